@@ -1,0 +1,28 @@
+/**
+ * Ports: what the use cases in `src/app/` need from the outside world. Adapters in
+ * `src/adapters/` implement them; tests fake them at this boundary (STYLE.md habit 6).
+ */
+
+/** What a registry knows about one manifest (tag or digest). */
+export interface ImageDescription {
+  /** The digest of the manifest or index the reference points at, verified locally. */
+  digest: string;
+  mediaType: string;
+  /** `os/arch[/variant]` of every manifest in an index; one entry for a single-platform image. */
+  platforms: string[];
+  /** Image config `created`, when the registry has it (for newest-build and minAge). */
+  created?: Date;
+  /** OCI label `org.opencontainers.image.revision`: the source commit it was built from. */
+  revision?: string;
+  labels: Record<string, string>;
+}
+
+/** Reads tags and manifests; implemented over HTTP by `src/adapters/registry/`. */
+export interface RegistryReader {
+  /** Every tag of `repository` (full name, e.g. `ghcr.io/acme/shop`), across all pages. */
+  listTags(repository: string): Promise<string[]>;
+  /** HEAD the reference and return its digest (cheap: no body, no rate-limit cost on Docker Hub). */
+  resolveDigest(repository: string, reference: string): Promise<string>;
+  /** GET the manifest (and its config blob when needed) and describe it. */
+  describe(repository: string, reference: string): Promise<ImageDescription>;
+}

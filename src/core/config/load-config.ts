@@ -1,0 +1,97 @@
+import { isMap, isNode, isPair, isScalar, LineCounter, parseDocument, type Document } from "yaml";
+import { configSchema, crossFieldProblems, type FerryConfig } from "./schema.js";
+
+export const CONFIG_PATH = ".github/ferry.yml";
+/** Config files are small; anything bigger is a mistake or an attack (RELIABILITY.md row 29). */
+export const MAX_CONFIG_BYTES = 256 * 1024;
+
+export interface ConfigProblem {
+  /** Dotted path of the offending field, e.g. `environments.prod.soak`; empty for the whole file. */
+  path: string;
+  message: string;
+  /** 1-based position of the offending node (or its nearest existing parent). */
+  line: number;
+  column: number;
+}
+
+export type LoadConfigResult = { ok: true; config: FerryConfig } | { ok: false; problems: ConfigProblem[] };
+
+/**
+ * Parses and validates `.github/ferry.yml`, reporting every problem at once with its path and
+ * line:column, so a check run can annotate each offending line.
+ */
+export function loadConfig(text: string): LoadConfigResult {
+  if (Buffer.byteLength(text, "utf8") > MAX_CONFIG_BYTES) {
+    return { ok: false, problems: [{ path: "", message: `config is larger than ${MAX_CONFIG_BYTES} bytes`, line: 1, column: 1 }] };
+  }
+  const lineCounter = new LineCounter();
+  const document = parseDocument(text, { lineCounter, uniqueKeys: true, prettyErrors: false });
+  const position = (offset: number | undefined): { line: number; column: number } => {
+    if (offset === undefined) return { line: 1, column: 1 };
+    const { line, col } = lineCounter.linePos(offset);
+    return { line, column: col };
+  };
+  if (document.errors.length > 0) {
+    return {
+      ok: false,
+      problems: document.errors.map((error) => ({
+        path: "",
+        message: `YAML: ${error.message.split("\n")[0]}`,
+        ...position(error.pos[0]),
+      })),
+    };
+  }
+  let data: unknown;
+  try {
+    // Aliases are capped: a "billion laughs" config fails here instead of exhausting memory.
+    data = document.toJS({ maxAliasCount: 100 });
+  } catch (error) {
+    return { ok: false, problems: [{ path: "", message: `YAML: ${(error as Error).message}`, line: 1, column: 1 }] };
+  }
+  const parsed = configSchema.safeParse(data ?? {});
+  if (parsed.success) return { ok: true, config: parsed.data };
+  // Zod skips refinements of an object whose fields failed; run the cross-field checks anyway so
+  // that every problem is reported at once.
+  const issues = parsed.error.issues.flatMap((issue) =>
+    // Point each unknown key at its own line (a typo or a secret pasted inline), not at its parent.
+    issue.code === "unrecognized_keys"
+      ? issue.keys.map((key) => ({ path: [...issue.path.map(String), key], message: `unknown key ${JSON.stringify(key)}` }))
+      : [{ path: issue.path.map(String), message: issue.message }],
+  );
+  for (const problem of crossFieldProblems(data)) {
+    if (!issues.some((issue) => issue.path.join(".") === problem.path.join(".") && issue.message === problem.message)) issues.push(problem);
+  }
+  const problems = issues.map((issue) => ({
+    path: issue.path.join("."),
+    message: issue.message,
+    ...position(offsetOf(document, issue.path)),
+  }));
+  problems.sort((a, b) => a.line - b.line || a.column - b.column);
+  return { ok: false, problems };
+}
+
+/** The source offset of the node at `path`, or of its nearest existing ancestor. */
+function offsetOf(document: Document, path: string[]): number | undefined {
+  for (let length = path.length; length >= 0; length--) {
+    const prefix = path.slice(0, length);
+    const node = length === 0 ? document.contents : document.getIn(prefix, true);
+    if (!isNode(node)) continue;
+    // For a key that is present, point at the key (more useful in an editor than the value).
+    if (length > 0) {
+      const parent = length === 1 ? document.contents : document.getIn(prefix.slice(0, -1), true);
+      if (isMap(parent)) {
+        const pair = parent.items.find((item) => isPair(item) && isScalar(item.key) && String(item.key.value) === prefix[length - 1]);
+        if (pair && isScalar(pair.key) && pair.key.range) return pair.key.range[0];
+      }
+    }
+    return node.range?.[0];
+  }
+  return undefined;
+}
+
+/** One line per problem: `FILE:LINE:COL message (path)`, the format of `ferry check`. */
+export function formatProblems(file: string, problems: ConfigProblem[]): string {
+  return problems
+    .map((problem) => `${file}:${problem.line}:${problem.column} ${problem.message}${problem.path ? ` (${problem.path})` : ""}`)
+    .join("\n");
+}

@@ -1,0 +1,191 @@
+import { z } from "zod";
+import { isDuration } from "../duration.js";
+import { InvalidImageRefError, parseImageName } from "../image-ref.js";
+import { policySchema, resolvePolicy, type Policy } from "../policy/schema.js";
+
+/**
+ * The one schema of `.github/ferry.yml` (DESIGN.md "Configuration"). It is the source of the
+ * TypeScript types, of runtime validation (`loadConfig`) and of the published JSON Schema
+ * (`schema/ferry.schema.json`, kept in sync by a test).
+ */
+
+const NAME = /^[a-z0-9][a-z0-9_-]{0,62}$/;
+const REPO_SLUG = /^[A-Za-z0-9-]{1,39}\/[A-Za-z0-9._-]{1,100}$/;
+const TEAM_SLUG = /^[A-Za-z0-9-]{1,39}\/[A-Za-z0-9._-]{1,100}$/;
+
+const duration = z.string().refine(isDuration, { message: "invalid duration: use e.g. 30s, 5m, 1h30m, 2d" });
+
+/** A config path: relative, inside the repo, never under .github/ (RELIABILITY.md row 15). */
+export const configPath = z.string().superRefine((path, ctx) => {
+  const problem = configPathProblem(path);
+  if (problem) ctx.addIssue({ code: "custom", message: problem });
+});
+
+export function configPathProblem(path: string): string | undefined {
+  if (path.length === 0) return "path is empty";
+  if (path.includes("\0")) return "path contains a NUL byte";
+  if (path.startsWith("/") || /^[A-Za-z]:[\\/]/.test(path)) return `path ${JSON.stringify(path)} must be relative to the repository root`;
+  if (path.includes("\\")) return `path ${JSON.stringify(path)} must use forward slashes`;
+  if (/%2e|%2f|%5c/i.test(path)) return `path ${JSON.stringify(path)} must not be URL-encoded`;
+  const segments = path.split("/").filter((segment) => segment !== "" && segment !== ".");
+  if (segments.some((segment) => segment === "..")) return `path ${JSON.stringify(path)} must not leave the repository (..)`;
+  if (segments[0] === ".git" || segments[0] === ".github") return `path ${JSON.stringify(path)} must not be under ${segments[0]}/`;
+  return undefined;
+}
+
+/** Key paths in a Helm values file for charts that don't use `image: {repository, tag}`. */
+const helmKeysSchema = z.strictObject({
+  tag: z.string().optional().describe("Dotted key path of the tag, e.g. app.image.version."),
+  repository: z.string().optional().describe("Dotted key path of the repository."),
+  registry: z.string().optional().describe("Dotted key path of the registry."),
+  digest: z.string().optional().describe("Dotted key path of the digest."),
+});
+
+const imageSchema = z.strictObject({
+  repository: z
+    .string()
+    .superRefine((value, ctx) => {
+      try {
+        parseImageName(value);
+      } catch (error) {
+        ctx.addIssue({ code: "custom", message: error instanceof InvalidImageRefError ? error.message : String(error) });
+      }
+    })
+    .describe("Where tags are looked up, e.g. ghcr.io/acme/shop."),
+  source: z.string().regex(REPO_SLUG, "source must be owner/repo").optional().describe("The app repo: enables CI gating and changelog links."),
+  policy: policySchema.optional().describe("Default tag policy for every environment."),
+  helm: z.array(helmKeysSchema).optional().describe("Extra Helm values key paths that hold this image."),
+});
+
+const PERMISSIONS = ["read", "triage", "write", "maintain", "admin"] as const;
+export type Permission = (typeof PERMISSIONS)[number];
+
+const environmentSchema = z.strictObject({
+  paths: z.array(configPath).min(1).describe("Files or folders whose image references Ferry edits."),
+  update: z.enum(["auto", "manual"]).default("auto").describe("auto: follow the registry; manual: only by command."),
+  merge: z.enum(["auto", "review"]).default("review").describe("auto: merge when required checks pass; review: wait for a human."),
+  from: z.string().optional().describe("Upstream environment: this one only gets what that one runs, same digest."),
+  soak: duration.optional().describe("How long the upstream must have been healthy before promotion."),
+  promoters: z
+    .strictObject({
+      permission: z.enum(PERMISSIONS).default("maintain").describe("Least repository permission to run /promote and /rollback."),
+      teams: z.array(z.string().regex(TEAM_SLUG, "team must be org/team-slug")).default([]).describe("Teams whose members may promote."),
+    })
+    .optional(),
+  reviewers: z
+    .strictObject({
+      users: z.array(z.string()).default([]),
+      teams: z.array(z.string()).default([]),
+    })
+    .optional()
+    .describe("Reviewers requested on this environment's PRs."),
+  policy: z.record(z.string(), policySchema).optional().describe("Per-image policy overrides, by image name."),
+});
+
+const registrySchema = z.strictObject({
+  auth: z.enum(["github", "basic", "bearer", "none"]).optional().describe("github: the installation token (GHCR)."),
+  username: z.string().optional(),
+  passwordEnv: z.string().regex(/^[A-Z_][A-Z0-9_]*$/, "passwordEnv names an environment variable").optional(),
+  tokenEnv: z.string().regex(/^[A-Z_][A-Z0-9_]*$/, "tokenEnv names an environment variable").optional(),
+  insecure: z.boolean().optional().describe("Plain HTTP (loopback registries are plain HTTP by default)."),
+  requestsPerMinute: z.number().int().positive().optional().describe("Request budget for this registry."),
+  concurrency: z.number().int().positive().max(64).optional(),
+});
+
+export const configSchema = z
+  .strictObject({
+    images: z.record(z.string().regex(NAME, "image names are lowercase letters, digits, - and _"), imageSchema),
+    environments: z.record(z.string().regex(NAME, "environment names are lowercase letters, digits, - and _"), environmentSchema),
+    registries: z.record(z.string(), registrySchema).optional(),
+    scan: z
+      .strictObject({ interval: duration.default("5m").describe("Periodic registry scan (the backstop for missed webhooks).") })
+      .optional(),
+  })
+  .superRefine((config, ctx) => {
+    for (const problem of crossFieldProblems(config)) ctx.addIssue({ code: "custom", ...problem });
+  });
+
+interface LooseConfig {
+  images?: Record<string, unknown>;
+  environments?: Record<string, { from?: unknown; soak?: unknown; policy?: Record<string, unknown> } | undefined>;
+  registries?: Record<string, { username?: unknown; passwordEnv?: unknown } | undefined>;
+}
+
+/**
+ * Checks across fields (unknown environments and images, promotion cycles). Tolerant of data that
+ * failed the schema, so that `loadConfig` can report these alongside type errors, all at once.
+ */
+export function crossFieldProblems(data: unknown): { path: string[]; message: string }[] {
+  const problems: { path: string[]; message: string }[] = [];
+  if (typeof data !== "object" || data === null) return problems;
+  const config = data as LooseConfig;
+  const images = typeof config.images === "object" && config.images !== null ? config.images : {};
+  const environments = typeof config.environments === "object" && config.environments !== null ? config.environments : {};
+  const names = Object.keys(environments);
+  for (const [name, environment] of Object.entries(environments)) {
+    if (typeof environment !== "object" || environment === null) continue;
+    if (typeof environment.from === "string" && !names.includes(environment.from)) {
+      problems.push({ path: ["environments", name, "from"], message: `unknown environment ${JSON.stringify(environment.from)}` });
+    }
+    if (typeof environment.policy === "object" && environment.policy !== null) {
+      for (const image of Object.keys(environment.policy)) {
+        if (!(image in images)) problems.push({ path: ["environments", name, "policy", image], message: `unknown image ${JSON.stringify(image)}` });
+      }
+    }
+    if (environment.soak !== undefined && environment.from === undefined) {
+      problems.push({ path: ["environments", name, "soak"], message: "soak needs from (the environment that must soak)" });
+    }
+  }
+  for (const name of names) {
+    const seen = [name];
+    let current = environments[name]?.from;
+    while (typeof current === "string" && names.includes(current)) {
+      if (seen.includes(current)) {
+        problems.push({ path: ["environments", name, "from"], message: `promotion cycle: ${[...seen, current].join(" -> ")}` });
+        break;
+      }
+      seen.push(current);
+      current = environments[current]?.from;
+    }
+  }
+  const registries = typeof config.registries === "object" && config.registries !== null ? config.registries : {};
+  for (const [host, registry] of Object.entries(registries)) {
+    if (typeof registry === "object" && registry !== null && registry.passwordEnv !== undefined && registry.username === undefined) {
+      problems.push({ path: ["registries", host, "username"], message: "passwordEnv needs username" });
+    }
+  }
+  return problems;
+}
+
+export type FerryConfig = z.infer<typeof configSchema>;
+export type ImageConfig = FerryConfig["images"][string];
+export type EnvironmentConfig = FerryConfig["environments"][string];
+export type RegistryConfig = NonNullable<FerryConfig["registries"]>[string];
+
+/** The policy an environment applies to an image: the image default, then the environment's override. */
+export function environmentPolicy(config: FerryConfig, environment: string, image: string): Policy {
+  return resolvePolicy(config.images[image]?.policy, config.environments[environment]?.policy?.[image]);
+}
+
+/** Environments in promotion order: those without `from` first, then their followers. */
+export function environmentOrder(config: FerryConfig): string[] {
+  const order: string[] = [];
+  const visit = (name: string, depth: number): void => {
+    if (order.includes(name) || depth > 64) return;
+    const from = config.environments[name]?.from;
+    if (from !== undefined) visit(from, depth + 1);
+    order.push(name);
+  };
+  for (const name of Object.keys(config.environments)) visit(name, 0);
+  return order;
+}
+
+/** The JSON Schema users point their editor at. */
+export function configJsonSchema(): Record<string, unknown> {
+  const schema = z.toJSONSchema(configSchema, { io: "input", unrepresentable: "any" }) as Record<string, unknown>;
+  return {
+    $id: "https://ferry.dev/schema/ferry.schema.json",
+    title: "Ferry configuration (.github/ferry.yml)",
+    ...schema,
+  };
+}

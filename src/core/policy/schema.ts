@@ -1,0 +1,126 @@
+import semver from "semver";
+import { z } from "zod";
+import { isDuration } from "../duration.js";
+import { isValidTag } from "../image-ref.js";
+
+export const STRATEGIES = ["semver", "numerical", "alphabetical", "newest-build", "digest"] as const;
+export type Strategy = (typeof STRATEGIES)[number];
+
+/**
+ * One tag policy, as written in `.github/ferry.yml` (DESIGN.md "Tag policy").
+ * Every field is optional so that environment overrides can be merged field by field over an
+ * image's default; `resolvePolicy` fills the defaults.
+ */
+export const policySchema = z
+  .strictObject({
+    strategy: z.enum(STRATEGIES).optional().describe("How tags are compared; semver by default."),
+    range: z.string().optional().describe('semver range (npm semver syntax), e.g. "^1.0.0".'),
+    prerelease: z.boolean().optional().describe("Admit prereleases (semver); false by default."),
+    allow: z.string().optional().describe("Regular expression a tag must match; named groups feed extract."),
+    extract: z
+      .string()
+      .optional()
+      .describe("What the strategy compares instead of the whole tag, e.g. $version or $ts (named groups of allow)."),
+    ignore: z.array(z.string()).optional().describe("Glob patterns (minimatch) of tags never chosen."),
+    order: z.enum(["asc", "desc"]).optional().describe("asc: the highest wins (default); desc: the lowest wins."),
+    tag: z.string().optional().describe("For strategy digest: the moving tag to follow, e.g. latest."),
+    minAge: z.string().optional().describe("A tag must be at least this old, e.g. 1h (needs the image's created date)."),
+    platforms: z.array(z.string()).optional().describe("An image index must contain all of these, e.g. linux/arm64."),
+    pin: z.enum(["tag", "digest", "digest-only"]).optional().describe("Write the tag (default), tag and digest, or only the digest."),
+  })
+  .superRefine((policy, ctx) => {
+    for (const problem of policyProblems(policy)) ctx.addIssue({ code: "custom", ...problem });
+  });
+
+export type PolicyInput = z.infer<typeof policySchema>;
+
+/** A policy with its defaults filled in, ready for selection. */
+export interface Policy {
+  strategy: Strategy;
+  range?: string;
+  prerelease: boolean;
+  allow?: string;
+  extract?: string;
+  ignore: string[];
+  order: "asc" | "desc";
+  tag?: string;
+  minAge?: string;
+  platforms: string[];
+  pin: "tag" | "digest" | "digest-only";
+}
+
+const PLATFORM_PATTERN = /^[a-z0-9]+\/[a-z0-9_]+(?:\/[a-z0-9.]+)?$/;
+
+/** Problems that a type cannot express; each names its field. */
+export function policyProblems(policy: PolicyInput): { path: string[]; message: string }[] {
+  const problems: { path: string[]; message: string }[] = [];
+  const strategy = policy.strategy ?? "semver";
+  if (policy.range !== undefined) {
+    if (strategy !== "semver") problems.push({ path: ["range"], message: `range applies only to strategy semver, not ${strategy}` });
+    else if (semver.validRange(policy.range, { loose: false }) === null) {
+      problems.push({ path: ["range"], message: `invalid semver range ${JSON.stringify(policy.range)}` });
+    }
+  }
+  let groups: Set<string> | undefined;
+  if (policy.allow !== undefined) {
+    try {
+      // `u` keeps Unicode escapes honest; the pattern is matched against whole tags only.
+      new RegExp(policy.allow, "u");
+      groups = new Set([...policy.allow.matchAll(/\(\?<([A-Za-z_][A-Za-z0-9_]*)>/g)].map((m) => m[1]!));
+    } catch (error) {
+      problems.push({ path: ["allow"], message: `invalid regular expression: ${(error as Error).message}` });
+    }
+  }
+  if (policy.extract !== undefined) {
+    const references = [...policy.extract.matchAll(/\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))/g)].map(
+      (m) => m[1] ?? m[2]!,
+    );
+    if (policy.allow === undefined) problems.push({ path: ["extract"], message: "extract needs allow with named groups" });
+    else if (references.length === 0) problems.push({ path: ["extract"], message: "extract must reference a named group, e.g. $version" });
+    else if (groups) {
+      for (const name of references) {
+        if (!groups.has(name)) problems.push({ path: ["extract"], message: `extract references $${name}, which allow does not define` });
+      }
+    }
+  }
+  if (strategy === "digest") {
+    if (policy.tag === undefined) problems.push({ path: ["tag"], message: "strategy digest needs tag, the moving tag to follow (e.g. latest)" });
+    if (policy.pin === "tag") problems.push({ path: ["pin"], message: "strategy digest must pin a digest (pin: digest or digest-only)" });
+  } else if (policy.tag !== undefined) {
+    problems.push({ path: ["tag"], message: "tag applies only to strategy digest" });
+  }
+  if (policy.tag !== undefined && !isValidTag(policy.tag)) problems.push({ path: ["tag"], message: `${JSON.stringify(policy.tag)} is not a valid OCI tag` });
+  if (policy.order !== undefined && strategy !== "numerical" && strategy !== "alphabetical") {
+    problems.push({ path: ["order"], message: "order applies only to strategies numerical and alphabetical" });
+  }
+  if (policy.prerelease !== undefined && strategy !== "semver") {
+    problems.push({ path: ["prerelease"], message: "prerelease applies only to strategy semver" });
+  }
+  if (policy.minAge !== undefined && !isDuration(policy.minAge)) {
+    problems.push({ path: ["minAge"], message: `invalid duration ${JSON.stringify(policy.minAge)}: use e.g. 30m, 1h, 2d` });
+  }
+  for (const [index, platform] of (policy.platforms ?? []).entries()) {
+    if (!PLATFORM_PATTERN.test(platform)) problems.push({ path: ["platforms", String(index)], message: `invalid platform ${JSON.stringify(platform)}: use os/arch[/variant]` });
+  }
+  return problems;
+}
+
+/** Merges overrides field by field (later wins) and fills the defaults. */
+export function resolvePolicy(...layers: (PolicyInput | undefined)[]): Policy {
+  const merged: PolicyInput = Object.assign({}, ...layers.filter((layer) => layer !== undefined));
+  const strategy = merged.strategy ?? "semver";
+  const policy: Policy = {
+    strategy,
+    prerelease: merged.prerelease ?? false,
+    ignore: merged.ignore ?? [],
+    order: merged.order ?? "asc",
+    platforms: merged.platforms ?? [],
+    pin: merged.pin ?? (strategy === "digest" ? "digest" : "tag"),
+  };
+  if (merged.range !== undefined) policy.range = merged.range;
+  if (merged.allow !== undefined) policy.allow = merged.allow;
+  if (merged.extract !== undefined) policy.extract = merged.extract;
+  if (merged.tag !== undefined) policy.tag = merged.tag;
+  if (merged.minAge !== undefined) policy.minAge = merged.minAge;
+  return policy;
+}

@@ -1,0 +1,76 @@
+import { describe, expect, it } from "vitest";
+import { loadConfig, formatProblems } from "../../../src/core/config/load-config.js";
+import { environmentOrder, environmentPolicy } from "../../../src/core/config/schema.js";
+
+const DESIGN_EXAMPLE = `images:
+  shop:
+    repository: ghcr.io/acme/shop     # where tags are looked up
+    source: acme/shop
+    policy: { range: "^1.0.0" }
+environments:
+  staging:
+    paths: [overlays/staging]
+    update: auto
+    merge: auto
+  prod:
+    paths: [overlays/prod]
+    from: staging
+    update: manual
+    merge: review
+    soak: 30m
+    promoters: { permission: maintain, teams: [acme/release] }
+    policy: { shop: { range: "^1.0.0" } }
+registries:
+  ghcr.io: { auth: github }
+  registry.example.com: { username: ferry, passwordEnv: REGISTRY_PASSWORD }
+  registry.internal:5000: { insecure: true }
+`;
+
+describe("loadConfig", () => {
+  it("accepts the example from DESIGN.md and fills defaults", () => {
+    const result = loadConfig(DESIGN_EXAMPLE);
+    if (!result.ok) throw new Error(formatProblems("ferry.yml", result.problems));
+    expect(result.config.environments.prod!.promoters).toEqual({ permission: "maintain", teams: ["acme/release"] });
+    expect(environmentOrder(result.config)).toEqual(["staging", "prod"]);
+    expect(environmentPolicy(result.config, "prod", "shop")).toMatchObject({ strategy: "semver", range: "^1.0.0", pin: "tag" });
+  });
+
+  it("reports every problem at once with its line and column", () => {
+    const text = `images:
+  shop:
+    repository: ghcr.io/Acme/Shop
+    policy: { range: "not a range", strategy: semver }
+environments:
+  prod:
+    paths: [../../.github/workflows/x.yml]
+    from: nowhere
+    merge: sometimes
+    password: hunter2
+`;
+    const result = loadConfig(text);
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    const byPath = Object.fromEntries(result.problems.map((p) => [p.path, p]));
+    expect(byPath["images.shop.repository"]).toMatchObject({ line: 3, column: 5 });
+    expect(byPath["images.shop.policy.range"]?.message).toMatch(/invalid semver range/);
+    expect(byPath["images.shop.policy.range"]?.line).toBe(4);
+    expect(byPath["environments.prod.paths.0"]?.message).toMatch(/must not leave the repository/);
+    expect(byPath["environments.prod.paths.0"]?.line).toBe(7);
+    expect(byPath["environments.prod.from"]?.message).toMatch(/unknown environment "nowhere"/);
+    expect(byPath["environments.prod.merge"]?.line).toBe(9);
+    expect(result.problems.some((p) => p.line === 10 && /password/.test(p.message))).toBe(true);
+  });
+
+  it("refuses a YAML alias bomb without expanding it", () => {
+    const bomb = ["a: &a [x,x,x,x,x,x,x,x,x,x]", ...Array.from({ length: 8 }, (_, i) => `${String.fromCharCode(98 + i)}: &${String.fromCharCode(98 + i)} [${Array(10).fill("*" + String.fromCharCode(97 + i)).join(",")}]`)].join("\n");
+    const result = loadConfig(bomb);
+    expect(result.ok).toBe(false);
+    if (!result.ok) expect(result.problems[0]!.message).toMatch(/alias/i);
+  });
+
+  it("detects promotion cycles", () => {
+    const result = loadConfig(`images: {a: {repository: nginx}}\nenvironments:\n  x: {paths: [x], from: y}\n  y: {paths: [y], from: x}\n`);
+    expect(result.ok).toBe(false);
+    if (!result.ok) expect(result.problems.map((p) => p.message).join("\n")).toMatch(/promotion cycle/);
+  });
+});
