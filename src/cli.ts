@@ -1,0 +1,94 @@
+#!/usr/bin/env node
+/**
+ * `ferry` — the command line. Each command lives in `src/cli/<command>.ts` and exports
+ * `run(args, io)`; this file only dispatches and turns errors into one-line messages and the
+ * documented exit codes (never a stack trace for bad input).
+ */
+import { realpathSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { isUserError } from "./core/errors.js";
+import { EXIT, UsageError, type CliIo, type CommandRun } from "./cli/io.js";
+
+const COMMANDS: Record<string, { summary: string; load: () => Promise<{ run: CommandRun }> }> = {
+  select: { summary: "print the tag a policy chooses from a tag list", load: () => import("./cli/select.js") },
+  "set-image": { summary: "edit every reference to an image in a file", load: () => import("./cli/set-image.js") },
+  check: { summary: "validate .github/ferry.yml and the image references it expects", load: () => import("./cli/check.js") },
+  plan: { summary: "query the registries and print what would change", load: () => import("./cli/plan.js") },
+  reconcile: { summary: "run the in-cluster reconciler", load: () => import("./cli/reconcile.js") },
+  serve: { summary: "run the GitHub App server (same as npm start)", load: () => import("./cli/serve.js") },
+  sandbox: { summary: "run the whole story on embedded parts", load: () => import("./cli/sandbox.js") },
+};
+
+const USAGE = `usage: ferry <command> [options]\n\ncommands:\n${Object.entries(COMMANDS)
+  .map(([name, command]) => `  ${name.padEnd(10)} ${command.summary}`)
+  .join("\n")}\n`;
+
+export async function main(argv: string[], io: CliIo): Promise<number> {
+  const [name, ...args] = argv;
+  if (name === undefined || name === "help" || name === "--help" || name === "-h") {
+    (name === undefined ? io.stderr : io.stdout)(USAGE);
+    return name === undefined ? EXIT.usage : EXIT.ok;
+  }
+  const command = COMMANDS[name];
+  if (!command) {
+    io.stderr(`ferry: unknown command ${JSON.stringify(name)}\n${USAGE}`);
+    return EXIT.usage;
+  }
+  try {
+    const { run } = await command.load();
+    return await run(args, io);
+  } catch (error) {
+    if (error instanceof UsageError) {
+      io.stderr(`ferry ${name}: ${error.message}\n`);
+      return EXIT.usage;
+    }
+    if (isUserError(error)) {
+      io.stderr(`ferry ${name}: ${error.message}\n`);
+      return EXIT.invalid;
+    }
+    // Node's parseArgs reports unknown flags and missing values with these codes.
+    const code = (error as { code?: string }).code;
+    if (code === "ERR_PARSE_ARGS_UNKNOWN_OPTION" || code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE" || code === "ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL") {
+      io.stderr(`ferry ${name}: ${(error as Error).message}\n`);
+      return EXIT.usage;
+    }
+    io.stderr(`ferry ${name}: internal error: ${(error as Error).message}\n`);
+    return EXIT.invalid;
+  }
+}
+
+export function processIo(): CliIo {
+  return {
+    stdout: (text) => process.stdout.write(text),
+    stderr: (text) => process.stderr.write(text),
+    readStdin: async () => {
+      const chunks: Buffer[] = [];
+      for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+      return Buffer.concat(chunks).toString("utf8");
+    },
+    cwd: process.cwd(),
+    env: process.env,
+    now: () => new Date(),
+  };
+}
+
+function isEntryPoint(): boolean {
+  if (process.argv[1] === undefined) return false;
+  try {
+    return realpathSync(process.argv[1]) === realpathSync(fileURLToPath(import.meta.url));
+  } catch {
+    return false;
+  }
+}
+
+if (isEntryPoint()) {
+  main(process.argv.slice(2), processIo()).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (error: unknown) => {
+      process.stderr.write(`ferry: ${(error as Error).message}\n`);
+      process.exitCode = EXIT.invalid;
+    },
+  );
+}
