@@ -1,0 +1,251 @@
+import type { FerryConfig } from "../core/config/schema.js";
+import { environmentPolicy } from "../core/config/schema.js";
+import { UserError } from "../core/errors.js";
+import { isValidDigest } from "../core/image-ref.js";
+import type { Policy } from "../core/policy/schema.js";
+import { isNewer, metadataNeeds, rankTags, selectTag, type TagCandidate } from "../core/policy/select-tag.js";
+import { currentImage, type FindOptions } from "../core/targets/index.js";
+import { updateImage } from "../core/yaml-edit/update-image.js";
+import type { ImageDescription, RegistryReader } from "./ports.js";
+
+/** Where an environment's files come from: a local checkout (CLI) or the Git Data API (app). */
+export interface FileSource {
+  /** Repo-relative paths of the YAML files under `paths`; refuses symlinks and paths outside the repo. */
+  listFiles(paths: string[]): Promise<string[]>;
+  readFile(path: string): Promise<string>;
+}
+
+export interface PlannedEdit {
+  file: string;
+  line: number;
+  field: string;
+  from: string;
+  to: string;
+}
+
+export interface ImageChange {
+  image: string;
+  repository: string;
+  from: { tag?: string; digest?: string };
+  to: { tag?: string; digest: string };
+  reason: string;
+  /** Source commit the image was built from (OCI revision label), when known. */
+  revision?: string;
+  edits: PlannedEdit[];
+}
+
+export interface EnvironmentPlan {
+  environment: string;
+  changes: ImageChange[];
+  unchanged: { image: string; reason: string }[];
+  /** path → full new content, changed files only. */
+  files: Record<string, string>;
+}
+
+export interface PlanDependencies {
+  registry: RegistryReader;
+  files: FileSource;
+  now: Date;
+}
+
+export interface PlanOptions {
+  /** Exact values for promotion and rollback; may go backwards, bypass policy and holds. */
+  pins?: Record<string, { tag?: string; digest: string }>;
+  /** Never propose a tag at or below this one (holds lifted after a human revert, rejected versions). */
+  floor?: Record<string, string>;
+  /** Only these images are planned (default: all). */
+  images?: string[];
+  /** CI gating: is this tag eligible (its source commit passed CI)? */
+  eligible?: (image: string, tag: string, description: ImageDescription) => Promise<boolean>;
+}
+
+/** How many candidate tags are described (manifest + config GET) before giving up on metadata policies. */
+const MAX_DESCRIBED_CANDIDATES = 50;
+
+export interface CurrentImage {
+  tag?: string;
+  digest?: string;
+  file: string;
+  line: number;
+}
+
+/** What each image runs in an environment, read from its files (first reference wins). */
+export async function currentImages(files: FileSource, config: FerryConfig, environment: string): Promise<Record<string, CurrentImage>> {
+  const texts = await readEnvironment(files, config, environment);
+  const result: Record<string, CurrentImage> = {};
+  for (const [name, image] of Object.entries(config.images)) {
+    const found = findCurrent(texts, image.repository, findOptions(config, name));
+    if (found) result[name] = found;
+  }
+  return result;
+}
+
+/**
+ * Plans one environment: for each image, the tag its policy admits (or the pinned value), and
+ * the byte-exact edits to its files. Pure of side effects apart from registry reads; the result
+ * is data for an executor (a PR, or `ferry plan`'s output).
+ */
+export async function planEnvironment(
+  deps: PlanDependencies,
+  config: FerryConfig,
+  environment: string,
+  options: PlanOptions = {},
+): Promise<EnvironmentPlan> {
+  if (!(environment in config.environments)) throw new UserError("unknown-environment", `unknown environment ${JSON.stringify(environment)}`);
+  const texts = await readEnvironment(deps.files, config, environment);
+  const working = new Map(texts);
+  const plan: EnvironmentPlan = { environment, changes: [], unchanged: [], files: {} };
+
+  for (const [name, image] of Object.entries(config.images)) {
+    if (options.images && !options.images.includes(name)) continue;
+    const policy = environmentPolicy(config, environment, name);
+    const find = findOptions(config, name);
+    const current = findCurrent(working, image.repository, find);
+    if (!current) {
+      plan.unchanged.push({ image: name, reason: `not referenced in ${config.environments[environment]!.paths.join(", ")}` });
+      continue;
+    }
+    const pin = options.pins?.[name];
+    const target = pin
+      ? await pinnedTarget(deps.registry, image.repository, pin)
+      : await chooseTarget(deps, name, image.repository, policy, current, options);
+    if ("unchanged" in target) {
+      plan.unchanged.push({ image: name, reason: target.unchanged });
+      continue;
+    }
+    // A pinned promotion carries the exact digest upstream runs, whatever the environment's pin.
+    const pinMode = pin && policy.pin === "tag" ? "digest" : policy.pin;
+    const edits: PlannedEdit[] = [];
+    for (const [file, text] of working) {
+      const update = { image: image.repository, pin: pinMode, digest: target.digest, ...(target.tag !== undefined ? { tag: target.tag } : {}) };
+      const result = updateImage(text, update, find);
+      if (result.edits.length === 0) continue;
+      working.set(file, result.text);
+      for (const edit of result.edits) edits.push({ file, line: edit.line, field: edit.field, from: edit.from, to: edit.to });
+    }
+    if (edits.length === 0) {
+      plan.unchanged.push({ image: name, reason: `already at ${describeVersion(target)}` });
+      continue;
+    }
+    const change: ImageChange = {
+      image: name,
+      repository: image.repository,
+      from: { ...(current.tag !== undefined ? { tag: current.tag } : {}), ...(current.digest !== undefined ? { digest: current.digest } : {}) },
+      to: { ...(target.tag !== undefined ? { tag: target.tag } : {}), digest: target.digest },
+      reason: target.reason,
+      edits,
+    };
+    if (target.revision !== undefined) change.revision = target.revision;
+    plan.changes.push(change);
+  }
+  for (const [file, text] of working) {
+    if (texts.get(file) !== text) plan.files[file] = text;
+  }
+  return plan;
+}
+
+type Target = { tag?: string; digest: string; reason: string; revision?: string } | { unchanged: string };
+
+async function pinnedTarget(registry: RegistryReader, repository: string, pin: { tag?: string; digest: string }): Promise<Target> {
+  if (!isValidDigest(pin.digest)) throw new UserError("invalid-digest", `invalid digest ${JSON.stringify(pin.digest)}`);
+  // The pinned digest must exist: a promotion never writes a reference the registry cannot serve.
+  const description = await registry.describe(repository, pin.digest);
+  const target: Target = { digest: description.digest, reason: `pinned to ${pin.tag ?? ""}@${pin.digest.slice(0, 19)}` };
+  if (pin.tag !== undefined) target.tag = pin.tag;
+  if (description.revision !== undefined) target.revision = description.revision;
+  return target;
+}
+
+async function chooseTarget(
+  deps: PlanDependencies,
+  name: string,
+  repository: string,
+  policy: Policy,
+  current: CurrentImage,
+  options: PlanOptions,
+): Promise<Target> {
+  if (policy.strategy === "digest") {
+    const tag = policy.tag!;
+    const description = await deps.registry.describe(repository, tag);
+    if (current.digest === description.digest) return { unchanged: `${tag} is still ${description.digest.slice(0, 19)}` };
+    const target: Target = { tag, digest: description.digest, reason: `${tag} moved to ${description.digest.slice(0, 19)}` };
+    if (description.revision !== undefined) target.revision = description.revision;
+    return target;
+  }
+  const tags = await deps.registry.listTags(repository);
+  const floor = options.floor?.[name];
+  let ranked = rankTags(tags, policy, current.tag);
+  if (floor !== undefined) ranked = ranked.filter((tag) => isNewer(tag, floor, policy) !== false);
+  if (ranked.length === 0) {
+    const selection = selectTag(tags.map((tag) => ({ tag })), withCurrent({ policy, now: deps.now }, current.tag));
+    return { unchanged: selection.kind === "none" ? selection.reason : `no tag newer than ${current.tag ?? "the current one"}` };
+  }
+  const needs = metadataNeeds(policy);
+  const describeAll = policy.strategy === "newest-build";
+  const gated = options.eligible !== undefined;
+  // Without metadata needs, the best-ranked tag wins; with them, walk the ranking best-first and
+  // describe only as many tags as it takes (newest-build must see them all, up to a cap).
+  if (!needs.created && !needs.platforms && !describeAll && !gated) {
+    const selection = selectTag(ranked.map((tag) => ({ tag })), withCurrent({ policy, now: deps.now }, current.tag));
+    if (selection.kind === "none") return { unchanged: selection.reason };
+    return withDescription(await deps.registry.describe(repository, selection.tag), selection.tag, selection.reason);
+  }
+  const candidates: { candidate: TagCandidate; description: ImageDescription }[] = [];
+  for (const tag of ranked.slice(0, MAX_DESCRIBED_CANDIDATES)) {
+    const description = await deps.registry.describe(repository, tag);
+    const candidate: TagCandidate = { tag, digest: description.digest, platforms: description.platforms };
+    if (description.created) candidate.created = description.created;
+    if (options.eligible && !(await options.eligible(name, tag, description))) continue;
+    if (!describeAll) {
+      const selection = selectTag([candidate], withCurrent({ policy, now: deps.now }, current.tag));
+      if (selection.kind === "selected") return withDescription(description, tag, selection.reason);
+      continue;
+    }
+    candidates.push({ candidate, description });
+  }
+  if (!describeAll) return { unchanged: `none of the ${Math.min(ranked.length, MAX_DESCRIBED_CANDIDATES)} newest admitted tags passed ${gated ? "CI gating and " : ""}the policy` };
+  const selection = selectTag(candidates.map((c) => c.candidate), withCurrent({ policy, now: deps.now }, current.tag));
+  if (selection.kind === "none") return { unchanged: selection.reason };
+  const chosen = candidates.find((c) => c.candidate.tag === selection.tag)!;
+  return withDescription(chosen.description, selection.tag, selection.reason);
+}
+
+function withCurrent(options: { policy: Policy; now: Date }, current: string | undefined): { policy: Policy; now: Date; current?: string } {
+  return current === undefined ? options : { ...options, current };
+}
+
+function withDescription(description: ImageDescription, tag: string, reason: string): Target {
+  const target: Target = { tag, digest: description.digest, reason };
+  if (description.revision !== undefined) target.revision = description.revision;
+  return target;
+}
+
+function describeVersion(target: { tag?: string; digest: string }): string {
+  return target.tag !== undefined ? `${target.tag} (${target.digest.slice(0, 19)})` : target.digest.slice(0, 19);
+}
+
+function findOptions(config: FerryConfig, name: string): FindOptions {
+  const helm = config.images[name]?.helm;
+  return { markerName: name, ...(helm ? { helm } : {}) };
+}
+
+function findCurrent(texts: Map<string, string>, repository: string, options: FindOptions): CurrentImage | undefined {
+  for (const [file, text] of texts) {
+    const found = currentImage(text, repository, { ...options, fileName: file });
+    if (found && (found.tag !== undefined || found.digest !== undefined)) {
+      const current: CurrentImage = { file, line: found.line };
+      if (found.tag !== undefined) current.tag = found.tag;
+      if (found.digest !== undefined) current.digest = found.digest;
+      return current;
+    }
+  }
+  return undefined;
+}
+
+async function readEnvironment(files: FileSource, config: FerryConfig, environment: string): Promise<Map<string, string>> {
+  const paths = config.environments[environment]?.paths ?? [];
+  const list = [...(await files.listFiles(paths))].sort();
+  const texts = new Map<string, string>();
+  for (const file of list) texts.set(file, await files.readFile(file));
+  return texts;
+}

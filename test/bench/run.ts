@@ -1,0 +1,48 @@
+/**
+ * `npm run bench [-- --json]`: every performance figure in one run, one object of named figures.
+ * Each area exports `bench(): Promise<Record<string, number>>`; the set is an explicit map
+ * (STYLE.md habit 12). Tests never assert on timing; this is where timing lives.
+ */
+import { performance } from "node:perf_hooks";
+
+type Bench = () => Promise<Record<string, number>>;
+
+const AREAS: Record<string, () => Promise<{ bench: Bench }>> = {
+  policy: () => import("./policy.js"),
+  edit: () => import("./edit.js"),
+  registry: () => import("./registry.js"),
+  app: () => import("./app.js"),
+  reconcile: () => import("./reconcile.js"),
+  reliability: () => import("./reliability.js"),
+};
+
+async function main(): Promise<void> {
+  const json = process.argv.includes("--json");
+  const only = process.argv.find((arg) => arg.startsWith("--only="))?.slice("--only=".length).split(",");
+  const figures: Record<string, number> = {};
+  const failures: Record<string, string> = {};
+  for (const [area, load] of Object.entries(AREAS)) {
+    if (only && !only.includes(area)) continue;
+    const started = performance.now();
+    try {
+      const { bench } = await load();
+      const result = await bench();
+      Object.assign(figures, result);
+      if (!json) {
+        process.stdout.write(`\n== ${area} (${((performance.now() - started) / 1000).toFixed(1)} s)\n`);
+        for (const [name, value] of Object.entries(result)) process.stdout.write(`  ${name.padEnd(56)} ${format(value)}\n`);
+      }
+    } catch (error) {
+      failures[area] = (error as Error).message.split("\n")[0]!;
+      if (!json) process.stdout.write(`\n== ${area}: FAILED: ${failures[area]}\n`);
+    }
+  }
+  if (json) process.stdout.write(`${JSON.stringify({ figures, failures }, null, 2)}\n`);
+  process.exitCode = Object.keys(failures).length > 0 ? 1 : 0;
+}
+
+function format(value: number): string {
+  return Number.isInteger(value) ? String(value) : value.toFixed(2);
+}
+
+await main();
