@@ -1,0 +1,38 @@
+# syntax=docker/dockerfile:1
+# One image for the GitHub App (`ferry serve`) and the in-cluster reconciler (`ferry reconcile`).
+ARG NODE_VERSION=24
+
+FROM node:${NODE_VERSION}-bookworm-slim AS build
+WORKDIR /src
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json ./
+COPY src ./src
+RUN npx tsc -p tsconfig.json && npm prune --omit=dev
+
+FROM node:${NODE_VERSION}-bookworm-slim AS kubectl
+ARG KUBECTL_VERSION=v1.32.4
+ARG TARGETARCH=amd64
+RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates curl && rm -rf /var/lib/apt/lists/*
+# kubectl renders Kustomize overlays for the reconciler; the download is checked against its published digest.
+RUN curl -fsSLo /kubectl "https://dl.k8s.io/release/${KUBECTL_VERSION}/bin/linux/${TARGETARCH}/kubectl" \
+ && echo "$(curl -fsSL "https://dl.k8s.io/release/${KUBECTL_VERSION}/bin/linux/${TARGETARCH}/kubectl.sha256")  /kubectl" | sha256sum -c - \
+ && chmod 0755 /kubectl
+
+FROM node:${NODE_VERSION}-bookworm-slim
+RUN apt-get update && apt-get install -y --no-install-recommends git ca-certificates tini && rm -rf /var/lib/apt/lists/*
+COPY --from=kubectl /kubectl /usr/local/bin/kubectl
+WORKDIR /app
+COPY --from=build /src/package.json ./
+COPY --from=build /src/node_modules ./node_modules
+COPY --from=build /src/dist ./dist
+COPY app.yml ./
+ENV NODE_ENV=production PORT=3000 FERRY_HEALTH_URL=http://127.0.0.1:3000/healthz
+# The image's own user: never root (uid 10001 so that runAsNonRoot can verify it).
+RUN useradd --uid 10001 --create-home --shell /usr/sbin/nologin ferry
+USER 10001:10001
+EXPOSE 3000
+HEALTHCHECK --interval=30s --timeout=3s --start-period=10s --retries=3 \
+  CMD ["node", "-e", "fetch(process.env.FERRY_HEALTH_URL).then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+ENTRYPOINT ["/usr/bin/tini", "--", "node", "/app/dist/src/cli.js"]
+CMD ["serve"]
