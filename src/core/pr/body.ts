@@ -1,0 +1,76 @@
+import { escapeMarkdown, inlineCode, shortDigest } from "./markdown.js";
+import { formatPlanBlock, parsePlanBlock, type PlanBlock } from "./plan-block.js";
+
+/**
+ * The PR body: a table of image, from → to, digest, policy and source compare link, a short
+ * explanation, and the hidden plan block Ferry parses back. Every user-controlled value is
+ * escaped (RELIABILITY.md row 14).
+ */
+export interface BodyRow {
+  image: string;
+  /** Policy in words, e.g. `semver ^1.0.0` or `promoted from staging`. */
+  policy: string;
+  /** The source repo (`acme/shop`) and the revisions the compare link spans, when known. */
+  source?: { repo: string; from?: string; to?: string };
+}
+
+export interface BodyInput {
+  plan: PlanBlock;
+  rows: Record<string, BodyRow>;
+  /** `https://github.com` or the GHE web URL, for compare links. */
+  webUrl: string;
+  /** One paragraph under the table: why this PR exists (e.g. who asked for a promotion). */
+  note?: string;
+}
+
+const MARKER = "<!-- ferry:pr -->";
+
+export function formatBody(input: BodyInput): string {
+  const { plan, rows, webUrl } = input;
+  const lines = [
+    MARKER,
+    `Ferry ${plan.kind === "rollback" ? "rolls back" : "promotes"} these images in **${escapeMarkdown(plan.environment)}**:`,
+    "",
+    "| Image | From → To | Digest | Policy | Source |",
+    "|---|---|---|---|---|",
+  ];
+  for (const change of plan.changes) {
+    const row = rows[change.image];
+    lines.push(
+      `| ${escapeMarkdown(change.image)} | ${versionCell(change.from)} → ${versionCell(change.to)} | ${inlineCode(shortDigest(change.to.digest))} | ${escapeMarkdown(row?.policy ?? "")} | ${sourceCell(webUrl, row?.source)} |`,
+    );
+  }
+  lines.push("");
+  if (input.note) lines.push(escapeMarkdown(input.note), "");
+  lines.push(
+    "Comment `/promote <env>`, `/rollback <env>`, `/hold <env>`, `/unhold <env>` or `/ferry status`. Ferry keeps this PR up to date; edits to its branch are overwritten.",
+    "",
+    formatPlanBlock(plan),
+  );
+  return lines.join("\n");
+}
+
+/** The plan a Ferry PR body carries, or undefined for a body Ferry did not write (or that was tampered with). */
+export function parseBody(body: string | null | undefined): PlanBlock | undefined {
+  if (!body?.includes(MARKER)) return undefined;
+  return parsePlanBlock(body);
+}
+
+function versionCell(version: { tag?: string; digest?: string }): string {
+  if (version.tag !== undefined) return inlineCode(version.tag);
+  if (version.digest !== undefined) return inlineCode(shortDigest(version.digest));
+  return "(none)";
+}
+
+const REPO = /^[A-Za-z0-9-]{1,39}\/[A-Za-z0-9._-]{1,100}$/;
+const REVISION = /^[0-9a-f]{7,64}$/;
+
+function sourceCell(webUrl: string, source: BodyRow["source"]): string {
+  if (!source || !REPO.test(source.repo)) return "";
+  const base = `${webUrl.replace(/\/+$/, "")}/${source.repo}`;
+  const from = source.from !== undefined && REVISION.test(source.from) ? source.from : undefined;
+  const to = source.to !== undefined && REVISION.test(source.to) ? source.to : undefined;
+  if (from && to && from !== to) return `[${from.slice(0, 7)}...${to.slice(0, 7)}](${base}/compare/${from}...${to})`;
+  if (to) return `[${to.slice(0, 7)}](${base}/commit/${to})`;
+  return `[${escapeMarkdown(source.repo)}](${base})`;
+}

@@ -1,0 +1,127 @@
+import { escapeMarkdown, formatHiddenBlock, inlineCode, parseHiddenBlock, shortDigest } from "./markdown.js";
+
+/**
+ * The pinned "Ferry dashboard" issue: the environments × images table, a Mermaid diagram of the
+ * promotion graph, and a hidden `ferry:state` block with the holds and floors. GitHub holds the
+ * state; Ferry re-reads it on every decision.
+ */
+export const DASHBOARD_TITLE = "Ferry dashboard";
+
+export interface Hold {
+  by: string;
+  /** ISO time. */
+  at: string;
+  reason: "hold" | "rollback";
+}
+
+export interface FerryState {
+  version: 1;
+  holds: Record<string, Hold>;
+  /**
+   * Per environment and image, the tag that automatic updates must stay above: the last tag a Ferry
+   * PR brought in (so a human revert is not undone by the next scan) or the tag a rollback left.
+   */
+  floors: Record<string, Record<string, string>>;
+}
+
+export function emptyState(): FerryState {
+  return { version: 1, holds: {}, floors: {} };
+}
+
+const NAME = /^[a-z0-9][a-z0-9_-]{0,62}$/;
+const LOGIN = /^[A-Za-z0-9-]{1,39}(?:\[bot\])?$/;
+const TAG = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$/;
+
+/** Reads the state back; anything malformed is dropped field by field (a body can be edited by hand). */
+export function parseState(body: string | null | undefined): FerryState {
+  const data = parseHiddenBlock("state", body ?? "") as Record<string, unknown> | undefined;
+  const state = emptyState();
+  if (typeof data !== "object" || data === null || data.version !== 1) return state;
+  const holds = data.holds as Record<string, unknown> | undefined;
+  if (typeof holds === "object" && holds !== null) {
+    for (const [environment, hold] of Object.entries(holds)) {
+      if (!NAME.test(environment) || typeof hold !== "object" || hold === null) continue;
+      const { by, at, reason } = hold as Record<string, unknown>;
+      if (typeof by !== "string" || !LOGIN.test(by) || typeof at !== "string" || Number.isNaN(Date.parse(at))) continue;
+      if (reason !== "hold" && reason !== "rollback") continue;
+      state.holds[environment] = { by, at, reason };
+    }
+  }
+  const floors = data.floors as Record<string, unknown> | undefined;
+  if (typeof floors === "object" && floors !== null) {
+    for (const [environment, images] of Object.entries(floors)) {
+      if (!NAME.test(environment) || typeof images !== "object" || images === null) continue;
+      for (const [image, tag] of Object.entries(images as Record<string, unknown>)) {
+        if (NAME.test(image) && typeof tag === "string" && TAG.test(tag)) (state.floors[environment] ??= {})[image] = tag;
+      }
+    }
+  }
+  return state;
+}
+
+export interface StatusCell {
+  tag?: string;
+  digest?: string;
+}
+
+export interface StatusInput {
+  /** Environments in promotion order, with their upstream. */
+  environments: { name: string; from?: string }[];
+  images: string[];
+  /** environment → image → what runs there. */
+  running: Record<string, Record<string, StatusCell>>;
+  /** environment → open Ferry PR. */
+  pulls: Record<string, { number: number; title: string } | undefined>;
+  holds: Record<string, Hold>;
+}
+
+/** The environments × images table (also the answer to `/ferry status`). */
+export function formatStatusTable(input: StatusInput): string {
+  const lines = ["| Environment | Image | Version | Digest | Open PR | Hold |", "|---|---|---|---|---|---|"];
+  for (const { name } of input.environments) {
+    const pull = input.pulls[name];
+    const hold = input.holds[name];
+    for (const image of input.images) {
+      const cell = input.running[name]?.[image];
+      lines.push(
+        `| ${escapeMarkdown(name)} | ${escapeMarkdown(image)} | ${cell?.tag !== undefined ? inlineCode(cell.tag) : cell?.digest ? "" : "(not found)"} | ${inlineCode(shortDigest(cell?.digest))} | ${pull ? `#${pull.number}` : ""} | ${hold ? `on hold (${hold.reason} by @${escapeMarkdown(hold.by)})` : ""} |`,
+      );
+    }
+  }
+  return lines.join("\n");
+}
+
+/** A Mermaid flowchart: each environment with what runs there, arrows along `from`. */
+export function formatMermaid(input: StatusInput): string {
+  const id = (name: string): string => `env_${name.replace(/[^a-z0-9_]/g, "_")}`;
+  const lines = ["```mermaid", "flowchart LR"];
+  for (const { name } of input.environments) {
+    const versions = input.images.map((image) => {
+      const cell = input.running[name]?.[image];
+      return `${image} ${cell?.tag ?? shortDigest(cell?.digest) ?? "?"}`.replace(/["<>`#]/g, "");
+    });
+    const hold = input.holds[name] ? " (on hold)" : "";
+    lines.push(`  ${id(name)}["${name}${hold}<br/>${versions.join("<br/>")}"]`);
+  }
+  for (const { name, from } of input.environments) if (from !== undefined) lines.push(`  ${id(from)} --> ${id(name)}`);
+  lines.push("```");
+  return lines.join("\n");
+}
+
+export function formatDashboard(input: StatusInput, state: FerryState, now: Date): string {
+  return [
+    "Ferry keeps this issue current: what runs in each environment, open promotion PRs and holds. Keep it open and pinned; Ferry stores its holds in it.",
+    "",
+    formatStatusTable(input),
+    "",
+    formatMermaid(input),
+    "",
+    `_Updated ${now.toISOString()}._`,
+    "",
+    formatState(state),
+  ].join("\n");
+}
+
+export function formatState(state: FerryState): string {
+  return formatHiddenBlock("state", state);
+}

@@ -1,0 +1,85 @@
+import { isValidDigest, isValidTag } from "../image-ref.js";
+import { formatHiddenBlock, parseHiddenBlock } from "./markdown.js";
+
+/**
+ * The hidden block in every Ferry PR body: what the PR changes, as data. Ferry keeps no state of
+ * its own; it reads this back to know what an open or merged PR carries (DESIGN.md "GitHub
+ * conventions"). Parsing validates every field, since anyone with write access can edit a body.
+ */
+export interface PlanBlockChange {
+  image: string;
+  repository: string;
+  from: { tag?: string; digest?: string };
+  to: { tag?: string; digest: string };
+  /** Source commit of the new image, when known (CI gating, compare links). */
+  revision?: string;
+}
+
+export type PlanKind = "bump" | "promote" | "rollback";
+
+export interface PlanBlock {
+  version: 1;
+  environment: string;
+  kind: PlanKind;
+  changes: PlanBlockChange[];
+  /** The base commit the branch was built on. */
+  base?: string;
+  /** Who asked (promote/rollback), for the audit trail. */
+  requestedBy?: string;
+}
+
+const NAME = /^[a-z0-9][a-z0-9_-]{0,62}$/;
+const SHA = /^[0-9a-f]{40}$/;
+const LOGIN = /^[A-Za-z0-9-]{1,39}(?:\[bot\])?$/;
+const REPOSITORY = /^[A-Za-z0-9._:\-/[\]]{1,255}$/;
+
+export function formatPlanBlock(block: PlanBlock): string {
+  return formatHiddenBlock("plan", block);
+}
+
+export function parsePlanBlock(body: string | null | undefined): PlanBlock | undefined {
+  const data = parseHiddenBlock("plan", body ?? "") as Record<string, unknown> | undefined;
+  if (typeof data !== "object" || data === null || data.version !== 1) return undefined;
+  const { environment, kind, changes, base, requestedBy } = data;
+  if (typeof environment !== "string" || !NAME.test(environment)) return undefined;
+  if (kind !== "bump" && kind !== "promote" && kind !== "rollback") return undefined;
+  if (!Array.isArray(changes)) return undefined;
+  const parsed: PlanBlockChange[] = [];
+  for (const change of changes) {
+    const valid = parseChange(change);
+    if (!valid) return undefined;
+    parsed.push(valid);
+  }
+  const block: PlanBlock = { version: 1, environment, kind, changes: parsed };
+  if (typeof base === "string" && SHA.test(base)) block.base = base;
+  if (typeof requestedBy === "string" && LOGIN.test(requestedBy)) block.requestedBy = requestedBy;
+  return block;
+}
+
+function parseChange(value: unknown): PlanBlockChange | undefined {
+  if (typeof value !== "object" || value === null) return undefined;
+  const { image, repository, from, to, revision } = value as Record<string, unknown>;
+  if (typeof image !== "string" || !NAME.test(image)) return undefined;
+  if (typeof repository !== "string" || !REPOSITORY.test(repository)) return undefined;
+  const parsedFrom = parseVersion(from, false);
+  const parsedTo = parseVersion(to, true);
+  if (!parsedFrom || !parsedTo || parsedTo.digest === undefined) return undefined;
+  const change: PlanBlockChange = { image, repository, from: parsedFrom, to: { ...parsedTo, digest: parsedTo.digest } };
+  if (typeof revision === "string" && /^[0-9a-f]{7,64}$/.test(revision)) change.revision = revision;
+  return change;
+}
+
+function parseVersion(value: unknown, digestRequired: boolean): { tag?: string; digest?: string } | undefined {
+  if (typeof value !== "object" || value === null) return undefined;
+  const { tag, digest } = value as Record<string, unknown>;
+  const version: { tag?: string; digest?: string } = {};
+  if (tag !== undefined) {
+    if (typeof tag !== "string" || !isValidTag(tag)) return undefined;
+    version.tag = tag;
+  }
+  if (digest !== undefined) {
+    if (typeof digest !== "string" || !isValidDigest(digest)) return undefined;
+    version.digest = digest;
+  } else if (digestRequired) return undefined;
+  return version;
+}

@@ -1,0 +1,38 @@
+/**
+ * PR titles: `Promote shop 1.8.0 to staging`, several images `Promote shop 1.8.0, cart 2.1.0 to
+ * staging`, a digest-only change names the short digest, a rollback says `Roll back … in prod`.
+ */
+export interface TitleImage {
+  image: string;
+  /** The tag, or the digest when the environment pins only a digest. */
+  version: string;
+}
+
+export type TitleKind = "promote" | "rollback";
+
+export function formatTitle(environment: string, images: TitleImage[], kind: TitleKind = "promote"): string {
+  const list = images.map(({ image, version }) => `${image} ${displayVersion(version)}`).join(", ");
+  return kind === "rollback" ? `Roll back ${list} in ${environment}` : `Promote ${list} to ${environment}`;
+}
+
+const PROMOTE_TITLE = /^Promote (.+) to ([a-z0-9][a-z0-9_-]{0,62})$/;
+const ROLLBACK_TITLE = /^Roll back (.+) in ([a-z0-9][a-z0-9_-]{0,62})$/;
+
+/** Parses a title Ferry wrote; undefined for any other title. */
+export function parseTitle(title: string): { kind: TitleKind; environment: string; images: TitleImage[] } | undefined {
+  const promote = PROMOTE_TITLE.exec(title);
+  const match = promote ?? ROLLBACK_TITLE.exec(title);
+  if (!match) return undefined;
+  const kind: TitleKind = promote ? "promote" : "rollback";
+  const images: TitleImage[] = [];
+  for (const part of match[1]!.split(", ")) {
+    const space = part.indexOf(" ");
+    if (space <= 0) return undefined;
+    images.push({ image: part.slice(0, space), version: part.slice(space + 1) });
+  }
+  return { kind, environment: match[2]!, images };
+}
+
+function displayVersion(version: string): string {
+  return version.startsWith("sha256:") ? version.slice(0, 19) : version;
+}
