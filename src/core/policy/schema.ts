@@ -2,6 +2,7 @@ import semver from "semver";
 import { z } from "zod";
 import { isDuration } from "../duration.js";
 import { isValidTag } from "../image-ref.js";
+import { compileAllow, namedGroups, templateReferences } from "./tag-pattern.js";
 
 export const STRATEGIES = ["semver", "numerical", "alphabetical", "newest-build", "digest"] as const;
 export type Strategy = (typeof STRATEGIES)[number];
@@ -64,17 +65,15 @@ export function policyProblems(policy: PolicyInput): { path: string[]; message: 
   let groups: Set<string> | undefined;
   if (policy.allow !== undefined) {
     try {
-      // `u` keeps Unicode escapes honest; the pattern is matched against whole tags only.
-      new RegExp(policy.allow, "u");
-      groups = new Set([...policy.allow.matchAll(/\(\?<([A-Za-z_][A-Za-z0-9_]*)>/g)].map((m) => m[1]!));
+      // Go's `(?P<name>…)` (as Flux users write it) is accepted too; see tag-pattern.ts.
+      compileAllow(policy.allow);
+      groups = namedGroups(policy.allow);
     } catch (error) {
       problems.push({ path: ["allow"], message: `invalid regular expression: ${(error as Error).message}` });
     }
   }
   if (policy.extract !== undefined) {
-    const references = [...policy.extract.matchAll(/\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))/g)].map(
-      (m) => m[1] ?? m[2]!,
-    );
+    const references = templateReferences(policy.extract);
     if (policy.allow === undefined) problems.push({ path: ["extract"], message: "extract needs allow with named groups" });
     else if (references.length === 0) problems.push({ path: ["extract"], message: "extract must reference a named group, e.g. $version" });
     else if (groups) {

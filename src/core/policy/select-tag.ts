@@ -1,0 +1,284 @@
+import { parseDuration } from "../duration.js";
+import type { Policy } from "./schema.js";
+import { compileTagOrder, type TagOrder } from "./tag-order.js";
+
+/**
+ * Tag selection (DESIGN.md "Tag policy"): pure, `now` is a parameter, diagnostics are returned
+ * as a one-line reason. One pass over the candidates, no sort: 100,000 tags must stay cheap.
+ */
+
+export interface TagCandidate {
+  tag: string;
+  /** The image config's `created` date (needed by newest-build and minAge). */
+  created?: Date;
+  /** The manifest or index digest (needed by strategy digest and pin digest/digest-only). */
+  digest?: string;
+  /** `os/arch[/variant]` of each manifest of an index (needed by platforms). */
+  platforms?: string[];
+}
+
+export type Selection =
+  | { kind: "selected"; tag: string; digest?: string; reason: string }
+  | { kind: "none"; reason: string };
+
+export interface SelectOptions {
+  policy: Policy;
+  /** The tag the environment runs now; nothing older or equal is chosen. */
+  current?: string;
+  /** The digest the environment runs now (strategy digest follows a moving tag by digest). */
+  currentDigest?: string;
+  now: Date;
+}
+
+// Compiling a policy (regex, globs, semver range) once per policy object, not once per call:
+// an adapter may call selectTag and rankTags repeatedly with the same resolved policy.
+const compiled = new WeakMap<Policy, TagOrder>();
+
+function tagOrderOf(policy: Policy): TagOrder {
+  let order = compiled.get(policy);
+  if (order === undefined) {
+    order = compileTagOrder(policy);
+    compiled.set(policy, order);
+  }
+  return order;
+}
+
+/** Which image metadata the policy needs, so that an adapter fetches only that (and lazily). */
+export function metadataNeeds(policy: Policy): { created: boolean; platforms: boolean; digest: boolean } {
+  return {
+    created: policy.strategy === "newest-build" || policy.minAge !== undefined,
+    platforms: policy.platforms.length > 0,
+    digest: policy.strategy === "digest" || policy.pin !== "tag",
+  };
+}
+
+/** Is `candidate` newer than `current` under this policy? undefined when current is unreadable by it. */
+export function isNewer(candidate: string, current: string, policy: Policy): boolean | undefined {
+  const order = tagOrderOf(policy);
+  if (order.compare === undefined) return undefined;
+  const currentKey = order.read(current);
+  if (currentKey === undefined) return undefined;
+  const candidateKey = order.read(candidate);
+  return candidateKey !== undefined && order.compare(candidateKey, currentKey) > 0;
+}
+
+/**
+ * Tags admitted by name (allow/ignore/range/validity), best first, only those newer than current.
+ * For newest-build/digest: every admitted tag (order unknown without metadata), in input order.
+ * Lets an adapter fetch metadata lazily for the best few only.
+ */
+export function rankTags(tags: string[], policy: Policy, current?: string): string[] {
+  const order = tagOrderOf(policy);
+  const compare = order.compare;
+  const currentKey = current !== undefined ? order.read(current) : undefined;
+  const admitted: { tag: string; key: unknown }[] = [];
+  const seen = new Set<string>();
+  for (const tag of tags) {
+    if (seen.has(tag)) continue;
+    seen.add(tag);
+    if (tag === current) continue;
+    const key = order.admit(tag);
+    if (key === undefined) continue;
+    if (compare !== undefined && currentKey !== undefined && compare(key, currentKey) <= 0) continue;
+    admitted.push({ tag, key });
+  }
+  if (compare !== undefined) {
+    admitted.sort((a, b) => compare(b.key, a.key) || order.tieBreak(b.key, a.key, b.tag, a.tag));
+  }
+  return admitted.map((entry) => entry.tag);
+}
+
+/** Why a tag the policy admits by name could not be used; counted for the reason line. */
+type Unusable = "no-created" | "too-young" | "platforms" | "no-digest";
+
+interface Admitted {
+  candidate: TagCandidate;
+  key: unknown;
+}
+
+export function selectTag(candidates: TagCandidate[], options: SelectOptions): Selection {
+  const { policy, current, currentDigest, now } = options;
+  const order = tagOrderOf(policy);
+  if (policy.strategy === "digest") return selectDigest(candidates, order, options);
+
+  const minAgeMs = policy.minAge !== undefined ? parseDuration(policy.minAge) : undefined;
+  const requiredPlatforms = policy.platforms.map(parsePlatform);
+  const needsDigest = policy.pin !== "tag";
+  const byCreated = policy.strategy === "newest-build";
+
+  // How "newer" is decided: by the tag's key, or (newest-build) by the created date.
+  const compare = byCreated
+    ? (a: Admitted, b: Admitted) => a.candidate.created!.getTime() - b.candidate.created!.getTime()
+    : (a: Admitted, b: Admitted) => order.compare!(a.key, b.key);
+  const better = (a: Admitted, b: Admitted) => compare(a, b) || order.tieBreak(a.key, b.key, a.candidate.tag, b.candidate.tag);
+
+  let currentEntry: Admitted | undefined;
+  if (current !== undefined) {
+    if (byCreated) {
+      const listed = candidates.find((candidate) => candidate.tag === current);
+      if (listed?.created !== undefined && order.read(current) !== undefined) currentEntry = { candidate: listed, key: current };
+    } else {
+      const key = order.read(current);
+      if (key !== undefined) currentEntry = { candidate: { tag: current }, key };
+    }
+  }
+
+  const seen = new Set<string>();
+  let distinct = 0;
+  let admittedCount = 0;
+  let best: Admitted | undefined;
+  /** The best admitted tag that is not newer than current, to explain "nothing newer". */
+  let bestNotNewer: Admitted | undefined;
+  const unusable = new Map<Unusable, number>();
+  let unusableNewer = 0;
+
+  for (const candidate of candidates) {
+    if (seen.has(candidate.tag)) continue;
+    seen.add(candidate.tag);
+    distinct++;
+    const key = order.admit(candidate.tag);
+    if (key === undefined) continue;
+    const problem = unusableBecause(candidate, { byCreated, minAgeMs, requiredPlatforms, needsDigest, now });
+    const entry: Admitted = { candidate, key };
+    // Without a created date, newest-build cannot say whether a tag is newer; other strategies can.
+    const comparable = !(byCreated && problem === "no-created");
+    const newer = currentEntry === undefined || (comparable && compare(entry, currentEntry) > 0);
+    if (problem !== undefined) {
+      // Only tags that would otherwise have been chosen are worth explaining.
+      if (newer) {
+        unusableNewer++;
+        unusable.set(problem, (unusable.get(problem) ?? 0) + 1);
+      }
+      continue;
+    }
+    admittedCount++;
+    if (!newer) {
+      if (bestNotNewer === undefined || better(entry, bestNotNewer) > 0) bestNotNewer = entry;
+      continue;
+    }
+    if (best === undefined || better(entry, best) > 0) best = entry;
+  }
+
+  const unreadableNote =
+    current !== undefined && currentEntry === undefined ? ` (current ${current} is not a tag ${order.describe} can order)` : "";
+  if (best !== undefined) {
+    const selection: Selection = {
+      kind: "selected",
+      tag: best.candidate.tag,
+      reason: `${order.describe} admits ${best.candidate.tag}, the ${superlative(policy)} of ${admittedCount} admitted ${plural(admittedCount, "tag")}${unreadableNote}`,
+    };
+    if (best.candidate.digest !== undefined) selection.digest = best.candidate.digest;
+    return selection;
+  }
+  if (unusableNewer > 0) {
+    const why = [...unusable].map(([problem, count]) => `${count} ${describeUnusable(problem, policy)}`).join(", ");
+    const scope = currentEntry !== undefined ? ` newer than current ${current}` : "";
+    return {
+      kind: "none",
+      reason: `${order.describe} admits ${unusableNewer} ${plural(unusableNewer, "tag")}${scope} but none is usable: ${why}`,
+    };
+  }
+  if (admittedCount === 0) {
+    return { kind: "none", reason: `${order.describe} admits none of ${distinct} ${plural(distinct, "tag")}` };
+  }
+  // Every admitted tag is older than or equal to current (currentEntry is set here).
+  const highest = bestNotNewer!;
+  if (compare(highest, currentEntry!) === 0) {
+    return { kind: "none", reason: `current ${current} is the newest tag ${order.describe} admits` };
+  }
+  return {
+    kind: "none",
+    reason: `no tag ${order.describe} admits is newer than current ${current} (the ${superlative(policy)} is ${highest.candidate.tag})`,
+  };
+}
+
+/** Strategy digest: follow one moving tag (`latest`) and choose it again when its digest moved. */
+function selectDigest(candidates: TagCandidate[], order: TagOrder, options: SelectOptions): Selection {
+  const { policy, currentDigest, now } = options;
+  const moving = policy.tag!;
+  const candidate = candidates.find((entry) => entry.tag === moving);
+  if (candidate === undefined || order.admit(candidate.tag) === undefined) {
+    return { kind: "none", reason: `${order.describe}: tag ${moving} is not among the ${candidates.length} listed tags` };
+  }
+  const problem = unusableBecause(candidate, {
+    byCreated: false,
+    minAgeMs: policy.minAge !== undefined ? parseDuration(policy.minAge) : undefined,
+    requiredPlatforms: policy.platforms.map(parsePlatform),
+    needsDigest: true,
+    now,
+  });
+  if (problem !== undefined) return { kind: "none", reason: `${order.describe}: ${moving} is not usable, ${describeUnusable(problem, policy, true)}` };
+  const digest = candidate.digest!;
+  if (currentDigest === digest) return { kind: "none", reason: `${moving} still points to the current digest ${shortDigest(digest)}` };
+  const was = currentDigest !== undefined ? ` (was ${shortDigest(currentDigest)})` : "";
+  return { kind: "selected", tag: moving, digest, reason: `${order.describe}: ${moving} points to ${shortDigest(digest)}${was}` };
+}
+
+function unusableBecause(
+  candidate: TagCandidate,
+  needs: { byCreated: boolean; minAgeMs: number | undefined; requiredPlatforms: Platform[]; needsDigest: boolean; now: Date },
+): Unusable | undefined {
+  if ((needs.byCreated || needs.minAgeMs !== undefined) && !isDate(candidate.created)) return "no-created";
+  // A created date in the future (clock skew, forged config) is too young, never old enough.
+  if (needs.minAgeMs !== undefined && needs.now.getTime() - candidate.created!.getTime() < needs.minAgeMs) return "too-young";
+  if (needs.requiredPlatforms.length > 0 && !hasPlatforms(candidate.platforms, needs.requiredPlatforms)) return "platforms";
+  if (needs.needsDigest && candidate.digest === undefined) return "no-digest";
+  return undefined;
+}
+
+function isDate(value: Date | undefined): value is Date {
+  return value instanceof Date && !Number.isNaN(value.getTime());
+}
+
+function describeUnusable(problem: Unusable, policy: Policy, singular = false): string {
+  switch (problem) {
+    case "no-created":
+      return singular ? "it has no created date" : "without a created date";
+    case "too-young":
+      return `${singular ? "it is " : ""}younger than minAge ${policy.minAge}`;
+    case "platforms":
+      return `${singular ? "it lacks" : "lacking"} a platform of ${policy.platforms.join(", ")}`;
+    case "no-digest":
+      return singular ? "the registry gave no digest" : `without a digest (pin ${policy.pin} needs one)`;
+  }
+}
+
+interface Platform {
+  os: string;
+  architecture: string;
+  variant?: string;
+}
+
+function parsePlatform(text: string): Platform {
+  const [os = "", architecture = "", variant] = text.toLowerCase().split("/");
+  return variant === undefined ? { os, architecture } : { os, architecture, variant };
+}
+
+/**
+ * An index must offer every required platform. A required platform without a variant
+ * (`linux/arm64`) is met by any variant (`linux/arm64/v8`), as `docker pull --platform` does;
+ * a required variant (`linux/arm/v7`) must be offered exactly.
+ */
+function hasPlatforms(offered: string[] | undefined, required: Platform[]): boolean {
+  if (offered === undefined) return false;
+  const parsed = offered.map(parsePlatform);
+  return required.every((need) =>
+    parsed.some(
+      (have) =>
+        have.os === need.os && have.architecture === need.architecture && (need.variant === undefined || have.variant === need.variant),
+    ),
+  );
+}
+
+function superlative(policy: Policy): string {
+  if (policy.strategy === "newest-build") return "newest build";
+  return policy.order === "desc" && (policy.strategy === "numerical" || policy.strategy === "alphabetical") ? "lowest" : "highest";
+}
+
+function plural(count: number, noun: string): string {
+  return count === 1 ? noun : `${noun}s`;
+}
+
+function shortDigest(digest: string): string {
+  return digest.length > 19 ? `${digest.slice(0, 19)}…` : digest;
+}

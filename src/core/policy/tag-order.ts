@@ -1,0 +1,177 @@
+import semver, { type SemVer } from "semver";
+import { Minimatch } from "minimatch";
+import { isValidTag } from "../image-ref.js";
+import type { Policy } from "./schema.js";
+import { compileAllow, compileExtract } from "./tag-pattern.js";
+
+/**
+ * A policy compiled once for a whole tag list: the allow regex, the ignore globs and the semver
+ * range are built here, never per tag (selection over 100,000 tags must stay linear and cheap).
+ *
+ * A tag's *value* is what the strategy compares: the tag itself, or what `extract` makes of the
+ * `allow` match. Its *key* is the parsed value (a SemVer, a number, a string).
+ */
+export interface TagOrder<Key = unknown> {
+  policy: Policy;
+  /** The key of a tag the policy admits by name (valid, allowed, not ignored, in range); else undefined. */
+  admit(tag: string): Key | undefined;
+  /** The key of any tag the strategy can read (allow + extract + parse), ignoring `ignore` and range: used for the current tag. */
+  read(tag: string): Key | undefined;
+  /**
+   * Compares by what the policy means by "newer": > 0 when `a` is newer than `b`, 0 when the
+   * policy cannot tell them apart (`1.0.0+b1` vs `1.0.0+b2`, numerical `007` vs `7`).
+   * Undefined for strategies that order by metadata (newest-build, digest).
+   */
+  compare?: (a: Key, b: Key) => number;
+  /** Breaks ties of `compare` the same way whatever the input order: > 0 when `a` wins. */
+  tieBreak(a: Key, b: Key, tagA: string, tagB: string): number;
+  /** "semver ^1.0.0", "numerical asc", "newest-build", "digest of latest" — for reasons. */
+  describe: string;
+}
+
+/** Compiles a policy into its tag order. The policy must have passed `policySchema`. */
+export function compileTagOrder(policy: Policy): TagOrder {
+  const allow = policy.allow !== undefined ? compileAllow(policy.allow) : undefined;
+  const extract = policy.extract !== undefined ? compileExtract(policy.extract) : undefined;
+  const ignore = policy.ignore.map(compileGlob);
+
+  /** The value the strategy compares, or undefined when `allow` does not match. */
+  const valueOf = (tag: string): string | undefined => {
+    if (allow === undefined) return tag;
+    const match = allow.exec(tag);
+    if (match === null) return undefined;
+    return extract === undefined ? tag : extract(match.groups ?? {});
+  };
+  const ignored = (tag: string): boolean => ignore.some((glob) => glob(tag));
+  const filters = describeFilters(policy);
+
+  switch (policy.strategy) {
+    case "semver": {
+      const range = new semver.Range(policy.range ?? "*", { includePrerelease: policy.prerelease });
+      const read = (tag: string): SemVer | undefined => {
+        const value = valueOf(tag);
+        return value === undefined ? undefined : parseSemver(value);
+      };
+      return {
+        policy,
+        read,
+        admit: (tag) => {
+          if (!isValidTag(tag) || ignored(tag)) return undefined;
+          const version = read(tag);
+          return version !== undefined && range.test(version) ? version : undefined;
+        },
+        compare: (a, b) => (a as SemVer).compare(b as SemVer),
+        // Build metadata does not order versions (semver.org §10), but a choice must not depend
+        // on the registry's listing order: the higher build wins, then the byte-wise higher tag.
+        tieBreak: (a, b, tagA, tagB) => (a as SemVer).compareBuild(b as SemVer) || compareBytes(tagA, tagB),
+        describe: `semver ${policy.range ?? "*"}${policy.prerelease ? " (prereleases admitted)" : ""}${filters}`,
+      };
+    }
+    case "numerical":
+    case "alphabetical": {
+      const parse = policy.strategy === "numerical" ? parseDecimal : (value: string) => value;
+      const ascending = policy.strategy === "numerical" ? compareDecimals : compareBytes;
+      const direction = policy.order === "asc" ? 1 : -1;
+      const read = (tag: string) => {
+        const value = valueOf(tag);
+        return value === undefined ? undefined : parse(value);
+      };
+      return {
+        policy,
+        read,
+        admit: (tag) => (isValidTag(tag) && !ignored(tag) ? read(tag) : undefined),
+        compare: (a, b) => direction * ascending(a as never, b as never),
+        tieBreak: (_a, _b, tagA, tagB) => compareBytes(tagA, tagB),
+        describe: `${policy.strategy} ${policy.order}${filters}`,
+      };
+    }
+    case "newest-build": {
+      const read = (tag: string) => (valueOf(tag) === undefined ? undefined : tag);
+      return {
+        policy,
+        read,
+        admit: (tag) => (isValidTag(tag) && !ignored(tag) ? read(tag) : undefined),
+        // Argo CD Image Updater, update-strategies.md: several tags built at the same time are
+        // sorted by name and the lexically highest is picked.
+        tieBreak: (_a, _b, tagA, tagB) => compareBytes(tagA, tagB),
+        describe: `newest-build${filters}`,
+      };
+    }
+    case "digest": {
+      const moving = policy.tag!;
+      return {
+        policy,
+        read: (tag) => (tag === moving ? tag : undefined),
+        admit: (tag) => (tag === moving && isValidTag(tag) && !ignored(tag) && valueOf(tag) !== undefined ? tag : undefined),
+        tieBreak: (_a, _b, tagA, tagB) => compareBytes(tagA, tagB),
+        describe: `digest of ${moving}`,
+      };
+    }
+  }
+}
+
+function describeFilters(policy: Policy): string {
+  let text = "";
+  if (policy.allow !== undefined) text += ` matching /${policy.allow}/`;
+  if (policy.extract !== undefined) text += ` by ${policy.extract}`;
+  return text;
+}
+
+/**
+ * Strict `X.Y.Z[-pre][+build]`, with an optional `v` prefix (Argo CD Image Updater treats `v1.2.3`
+ * and `1.2.3` alike). Not the loose or coerced forms: a numeric git SHA or a date such as `20240101`
+ * must not read as version 20240101.0.0 and outrank every release (fluxcd/flux issue 2729).
+ */
+export function parseSemver(value: string): SemVer | undefined {
+  // A cheap first check skips most non-versions without constructing a SemVer.
+  const first = value.charCodeAt(0);
+  if (!(first === 118 /* v */ || (first >= 48 && first <= 57))) return undefined;
+  try {
+    return new semver.SemVer(value, { loose: false });
+  } catch {
+    return undefined;
+  }
+}
+
+/** An exact decimal: sign, integer digits without leading zeros, fraction digits without trailing zeros. */
+export interface Decimal {
+  negative: boolean;
+  integer: string;
+  fraction: string;
+}
+
+const DECIMAL = /^([+-]?)(\d+)(?:\.(\d+))?$/;
+
+/**
+ * Reads a decimal number exactly. Flux's numerical policy uses Go's ParseFloat, which loses
+ * precision past 2^53 (long build numbers, nanosecond timestamps); comparing digit strings keeps
+ * the order exact. Exponents, `inf` and `NaN` are not build numbers and are not read.
+ */
+export function parseDecimal(value: string): Decimal | undefined {
+  const match = DECIMAL.exec(value);
+  if (match === null) return undefined;
+  const integer = match[2]!.replace(/^0+(?=\d)/, "");
+  const fraction = (match[3] ?? "").replace(/0+$/, "");
+  const zero = integer === "0" && fraction === "";
+  return { negative: match[1] === "-" && !zero, integer, fraction };
+}
+
+export function compareDecimals(a: Decimal, b: Decimal): number {
+  if (a.negative !== b.negative) return a.negative ? -1 : 1;
+  const sign = a.negative ? -1 : 1;
+  if (a.integer.length !== b.integer.length) return sign * (a.integer.length - b.integer.length);
+  return sign * (compareBytes(a.integer, b.integer) || compareBytes(a.fraction, b.fraction));
+}
+
+/** Byte-wise order (Go's sort.Strings, which Flux's alphabetical policy uses); never locale-aware. */
+export function compareBytes(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** A minimatch glob compiled once. Tags have no `/`, so path semantics never matter. */
+function compileGlob(pattern: string): (tag: string) => boolean {
+  const glob = new Minimatch(pattern, { dot: true, nocomment: true, nonegate: true });
+  // A pattern without wildcards is a plain name: compare strings, skip the matcher.
+  if (!glob.hasMagic()) return (tag) => tag === pattern;
+  return (tag) => glob.match(tag);
+}
