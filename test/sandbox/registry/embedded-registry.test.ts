@@ -70,7 +70,7 @@ describe("embedded registry: base and errors", () => {
     const reg = await registry();
     const response = await fetch(`${reg.url}/v2/Acme/Shop/tags/list`);
     expect(response.status).toBe(400);
-    const body = await response.json();
+    const body = await response.json() as any;
     expect(body.errors[0]).toMatchObject({ code: "NAME_INVALID", message: expect.any(String) });
     expect(body.errors[0]).toHaveProperty("detail");
   });
@@ -79,7 +79,7 @@ describe("embedded registry: base and errors", () => {
     const reg = await registry();
     const response = await fetch(`${reg.url}/v2/acme/nothing/tags/list`);
     expect(response.status).toBe(404);
-    expect((await response.json()).errors[0].code).toBe("NAME_UNKNOWN");
+    expect((await response.json() as any).errors[0].code).toBe("NAME_UNKNOWN");
   });
 });
 
@@ -128,7 +128,7 @@ describe("embedded registry: blobs and uploads", () => {
     const reg = await registry();
     const response = await fetch(`${reg.url}/v2/acme/shop/blobs/uploads/?digest=${digestOf("something else")}`, { method: "POST", body: "content" });
     expect(response.status).toBe(400);
-    expect((await response.json()).errors[0].code).toBe("DIGEST_INVALID");
+    expect((await response.json() as any).errors[0].code).toBe("DIGEST_INVALID");
     expect(reg.repositories()).toEqual([]);
   });
 
@@ -137,7 +137,7 @@ describe("embedded registry: blobs and uploads", () => {
     const { digest } = await pushBlob(reg.url, "acme/one", "shared");
     const response = await fetch(`${reg.url}/v2/acme/two/blobs/${digest}`);
     expect(response.status).toBe(404);
-    expect((await response.json()).errors[0].code).toBe("BLOB_UNKNOWN");
+    expect((await response.json() as any).errors[0].code).toBe("BLOB_UNKNOWN");
   });
 
   it("mounts a blob from another repository without re-uploading it", async () => {
@@ -152,7 +152,7 @@ describe("embedded registry: blobs and uploads", () => {
     const reg = await registry();
     const response = await fetch(`${reg.url}/v2/acme/shop/blobs/uploads/not-a-session`, { method: "PATCH", body: "x" });
     expect(response.status).toBe(404);
-    expect((await response.json()).errors[0].code).toBe("BLOB_UPLOAD_UNKNOWN");
+    expect((await response.json() as any).errors[0].code).toBe("BLOB_UPLOAD_UNKNOWN");
   });
 
   it("deletes a blob so that it is no longer served", async () => {
@@ -202,7 +202,7 @@ describe("embedded registry: manifests", () => {
     const missing = { digest: digestOf("never uploaded"), size: 14 };
     const response = await fetch(`${reg.url}/v2/acme/shop/manifests/1.0.0`, { method: "PUT", headers: { "Content-Type": MEDIA_TYPES.ociManifest }, body: imageManifest(config, [missing]) });
     expect(response.status).toBe(400);
-    const error = (await response.json()).errors[0];
+    const error = (await response.json() as any).errors[0];
     expect(error.code).toBe("MANIFEST_BLOB_UNKNOWN");
     expect(error.detail).toBe(missing.digest);
     expect(reg.tags("acme/shop")).toEqual([]);
@@ -212,7 +212,7 @@ describe("embedded registry: manifests", () => {
     const reg = await registry();
     const body = JSON.stringify({ schemaVersion: 2, mediaType: MEDIA_TYPES.ociIndex, manifests: [{ mediaType: MEDIA_TYPES.ociManifest, digest: digestOf("nope"), size: 4, platform: { os: "linux", architecture: "amd64" } }] });
     const response = await fetch(`${reg.url}/v2/acme/shop/manifests/1.0.0`, { method: "PUT", headers: { "Content-Type": MEDIA_TYPES.ociIndex }, body });
-    expect((await response.json()).errors[0].code).toBe("MANIFEST_BLOB_UNKNOWN");
+    expect((await response.json() as any).errors[0].code).toBe("MANIFEST_BLOB_UNKNOWN");
   });
 
   it("refuses a PUT by digest whose body has another digest", async () => {
@@ -220,7 +220,7 @@ describe("embedded registry: manifests", () => {
     const config = await pushBlob(reg.url, "acme/shop", "{}");
     const response = await fetch(`${reg.url}/v2/acme/shop/manifests/${digestOf("other")}`, { method: "PUT", headers: { "Content-Type": MEDIA_TYPES.ociManifest }, body: imageManifest(config, []) });
     expect(response.status).toBe(400);
-    expect((await response.json()).errors[0].code).toBe("DIGEST_INVALID");
+    expect((await response.json() as any).errors[0].code).toBe("DIGEST_INVALID");
   });
 
   it("refuses malformed manifests with MANIFEST_INVALID", async () => {
@@ -228,7 +228,7 @@ describe("embedded registry: manifests", () => {
     for (const body of ["{not json", "[]", JSON.stringify({ schemaVersion: 1, mediaType: MEDIA_TYPES.ociManifest })]) {
       const response = await fetch(`${reg.url}/v2/acme/shop/manifests/bad`, { method: "PUT", headers: { "Content-Type": MEDIA_TYPES.ociManifest }, body });
       expect(response.status).toBe(400);
-      expect((await response.json()).errors[0].code).toBe("MANIFEST_INVALID");
+      expect((await response.json() as any).errors[0].code).toBe("MANIFEST_INVALID");
     }
   });
 
@@ -269,7 +269,7 @@ describe("embedded registry: content negotiation like distribution", () => {
     for (const accept of [undefined, MEDIA_TYPES.dockerManifest, "*/*"]) {
       const response = await fetch(`${reg.url}/v2/acme/shop/manifests/1.0.0`, { headers: accept ? { Accept: accept } : {} });
       expect(response.status).toBe(404);
-      expect((await response.json()).errors[0].code).toBe("MANIFEST_UNKNOWN");
+      expect((await response.json() as any).errors[0].code).toBe("MANIFEST_UNKNOWN");
     }
     const ok = await fetch(`${reg.url}/v2/acme/shop/manifests/1.0.0`, { headers: { Accept: `${MEDIA_TYPES.dockerManifest}, ${MEDIA_TYPES.ociManifest};q=0.5` } });
     expect(ok.status).toBe(200);
@@ -302,14 +302,14 @@ describe("embedded registry: tag listing", () => {
     for (const tag of ["c", "a", "1.10.0", "1.9.0"]) {
       await fetch(`${reg.url}/v2/acme/shop/manifests/${tag}`, { method: "PUT", headers: { "Content-Type": MEDIA_TYPES.ociManifest }, body: first.body });
     }
-    const all = await (await fetch(`${reg.url}/v2/acme/shop/tags/list`)).json();
+    const all = await (await fetch(`${reg.url}/v2/acme/shop/tags/list`)).json() as any;
     expect(all).toEqual({ name: "acme/shop", tags: ["1.10.0", "1.9.0", "a", "b", "c"] });
 
     const pages: string[][] = [];
     let next: string | null = "/v2/acme/shop/tags/list?n=2";
     while (next) {
       const response: Response = await fetch(`${reg.url}${next}`);
-      pages.push((await response.json()).tags);
+      pages.push((await response.json() as any).tags);
       const link = response.headers.get("link");
       next = link ? /^<([^>]+)>; rel="next"$/.exec(link)![1]! : null;
     }
@@ -330,7 +330,7 @@ describe("embedded registry: tag listing", () => {
     for (const n of ["-1", "two"]) {
       const response = await fetch(`${reg.url}/v2/acme/shop/tags/list?n=${n}`);
       expect(response.status).toBe(400);
-      expect((await response.json()).errors[0].code).toBe("PAGINATION_NUMBER_INVALID");
+      expect((await response.json() as any).errors[0].code).toBe("PAGINATION_NUMBER_INVALID");
     }
   });
 });
@@ -343,7 +343,7 @@ describe("embedded registry: authentication", () => {
     const anonymous = await fetch(`${reg.url}/v2/`);
     expect(anonymous.status).toBe(401);
     expect(anonymous.headers.get("www-authenticate")).toMatch(/^Basic realm=/);
-    expect((await anonymous.json()).errors[0].code).toBe("UNAUTHORIZED");
+    expect((await anonymous.json() as any).errors[0].code).toBe("UNAUTHORIZED");
     expect((await fetch(`${reg.url}/v2/`, { headers: { Authorization: basic("ferry", "wrong") } })).status).toBe(401);
     expect((await fetch(`${reg.url}/v2/`, { headers: { Authorization: basic("ferry", "s3cret") } })).status).toBe(200);
     await pushImage(reg.url, "acme/shop", "1.0.0", { headers: { Authorization: basic("ferry", "s3cret") } });
@@ -362,7 +362,7 @@ describe("embedded registry: authentication", () => {
     expect((await fetch(`${params.realm}?service=${params.service}&scope=repository:acme/shop:pull,push`)).status).toBe(401);
     const tokenResponse = await fetch(`${params.realm}?service=${params.service}&scope=repository:acme/shop:pull,push`, { headers: { Authorization: basic("ferry", "s3cret") } });
     expect(tokenResponse.status).toBe(200);
-    const { token, expires_in } = await tokenResponse.json();
+    const { token, expires_in } = await tokenResponse.json() as any;
     expect(expires_in).toBe(60);
     const bearer = { Authorization: `Bearer ${token}` };
 
@@ -375,12 +375,12 @@ describe("embedded registry: authentication", () => {
     clock += 61_000;
     const expired = await fetch(`${reg.url}/v2/acme/shop/tags/list`, { headers: bearer });
     expect(expired.status).toBe(401);
-    expect((await expired.json()).errors[0].code).toBe("UNAUTHORIZED");
+    expect((await expired.json() as any).errors[0].code).toBe("UNAUTHORIZED");
   });
 
   it("grants no push with a pull-only token", async () => {
     const reg = await registry({ auth: { kind: "bearer", users: { ferry: "s3cret" } } });
-    const { token } = await (await fetch(`${reg.url}/token?scope=repository:acme/shop:pull`, { headers: { Authorization: basic("ferry", "s3cret") } })).json();
+    const { token } = await (await fetch(`${reg.url}/token?scope=repository:acme/shop:pull`, { headers: { Authorization: basic("ferry", "s3cret") } })).json() as any;
     const response = await fetch(`${reg.url}/v2/acme/shop/blobs/uploads/`, { method: "POST", headers: { Authorization: `Bearer ${token}` } });
     expect(response.status).toBe(401);
     expect(response.headers.get("www-authenticate")).toContain('scope="repository:acme/shop:pull,push"');
@@ -478,7 +478,7 @@ describe("embedded registry: introspection", () => {
       "PUT /v2/<name>/manifests/<reference>": 2,
     });
     expect(reg.repositories()).toEqual(["acme/api", "acme/shop"]);
-    const catalog = await (await fetch(`${reg.url}/v2/_catalog`)).json();
+    const catalog = await (await fetch(`${reg.url}/v2/_catalog`)).json() as any;
     expect(catalog).toEqual({ repositories: ["acme/api", "acme/shop"] });
   });
 });
