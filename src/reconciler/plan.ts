@@ -1,0 +1,202 @@
+/**
+ * The diff step, as data (STYLE.md habit 10): desired objects, their live state, what a
+ * server-side dry-run apply would make of them, and the stored inventory → a SyncPlan. Nothing
+ * here calls an API; `--dry-run` prints the plan and the executor carries it out.
+ */
+import { UserError } from "../core/errors.js";
+import { compareRefs, describeRef, inventoryKey } from "./object-ref.js";
+import { INSTANCE_LABEL, PRUNE_ANNOTATION, type DesiredObject } from "./desired-state.js";
+import type { KubeObject, ObjectRef } from "./types.js";
+
+export interface PruneOptions {
+  /** `--prune`: delete inventory members that left Git (off by default, as in Argo CD). */
+  prune: boolean;
+  /** `--allow-empty`: let an empty render prune everything. */
+  allowEmpty: boolean;
+  /** Circuit breaker: the most objects one cycle may delete. */
+  maxPrune: number;
+  /** Circuit breaker: the largest share of the inventory (percent) one cycle may delete. */
+  maxPrunePercent: number;
+}
+
+export const DEFAULT_PRUNE_OPTIONS: PruneOptions = { prune: false, allowEmpty: false, maxPrune: 10, maxPrunePercent: 30 };
+
+export interface ObservedObject {
+  /** The object as it is in the cluster; undefined when it does not exist. */
+  live?: KubeObject;
+  /** What the API server would store if we applied the desired object (dryRun=All). */
+  dryRun?: KubeObject;
+}
+
+export interface PlannedApply {
+  ref: ObjectRef;
+  object: KubeObject;
+  action: "create" | "update";
+  /** Paths that differ between live and the dry-run result, for humans (`spec.replicas`). */
+  changedPaths: string[];
+}
+
+export type KeepReason = "prune-disabled" | "has-owner" | "owned-by-another-instance" | "prune-off" | "circuit-breaker";
+
+export interface SyncPlan {
+  apply: PlannedApply[];
+  unchanged: ObjectRef[];
+  /** Inventory members to delete, in delete order (reverse apply order). */
+  prune: ObjectRef[];
+  /** Inventory members that left Git but stay, and why. */
+  keep: { ref: ObjectRef; reason: KeepReason }[];
+  /** Set when the circuit breaker refused the prune: nothing is deleted this cycle. */
+  pruneBlocked?: string;
+  /** The inventory to store once the plan has been carried out without error. */
+  nextInventory: ObjectRef[];
+}
+
+/** Fields the API server owns; comparing them would report phantom drift every cycle. */
+const SERVER_OWNED_METADATA = ["managedFields", "resourceVersion", "generation", "creationTimestamp", "uid", "selfLink"];
+
+export function comparable(object: KubeObject): Record<string, unknown> {
+  // A JSON round trip turns client-side Date objects back into the strings the server sent.
+  const copy = JSON.parse(JSON.stringify(object)) as Record<string, unknown> & { metadata?: Record<string, unknown> };
+  delete copy.status;
+  if (copy.metadata) for (const field of SERVER_OWNED_METADATA) delete copy.metadata[field];
+  return copy;
+}
+
+/** Dotted paths where two JSON values differ (at most `limit` of them). */
+export function changedPaths(before: unknown, after: unknown, limit = 20, prefix = ""): string[] {
+  if (isPlainObject(before) && isPlainObject(after)) {
+    const paths: string[] = [];
+    const keys = [...new Set([...Object.keys(before), ...Object.keys(after)])].sort();
+    for (const key of keys) {
+      if (paths.length >= limit) break;
+      paths.push(...changedPaths(before[key], after[key], limit - paths.length, prefix ? `${prefix}.${key}` : key));
+    }
+    return paths;
+  }
+  if (Array.isArray(before) && Array.isArray(after) && before.length === after.length) {
+    const paths: string[] = [];
+    for (let index = 0; index < before.length && paths.length < limit; index++) {
+      paths.push(...changedPaths(before[index], after[index], limit - paths.length, `${prefix}[${index}]`));
+    }
+    return paths;
+  }
+  return deepEqual(before, after) ? [] : [prefix || "."];
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+
+export function deepEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((item, index) => deepEqual(item, b[index]));
+  if (isPlainObject(a) && isPlainObject(b)) {
+    const keysA = Object.keys(a).filter((key) => a[key] !== undefined);
+    const keysB = Object.keys(b).filter((key) => b[key] !== undefined);
+    return keysA.length === keysB.length && keysA.every((key) => deepEqual(a[key], b[key]));
+  }
+  return false;
+}
+
+function pruneVeto(live: KubeObject, instance: string): KeepReason | undefined {
+  const { annotations = {}, labels = {}, ownerReferences } = live.metadata;
+  if (annotations[PRUNE_ANNOTATION] === "disabled" || labels[PRUNE_ANNOTATION] === "disabled") return "prune-disabled";
+  if (Array.isArray(ownerReferences) && ownerReferences.length > 0) return "has-owner";
+  if (labels[INSTANCE_LABEL] !== undefined && labels[INSTANCE_LABEL] !== instance) return "owned-by-another-instance";
+  return undefined;
+}
+
+/** Why the circuit breaker refuses to delete `count` of `inventorySize` objects, or undefined. */
+export function circuitBreakerVerdict(count: number, inventorySize: number, options: PruneOptions): string | undefined {
+  if (count > options.maxPrune) {
+    return `refusing to prune ${count} objects in one cycle (limit --max-prune ${options.maxPrune})`;
+  }
+  // A percentage of a tiny inventory would block the ordinary "remove one object" change,
+  // so one deletion is always within the percentage rule.
+  const allowed = Math.max(1, Math.floor((inventorySize * options.maxPrunePercent) / 100));
+  if (count > allowed) {
+    return `refusing to prune ${count} of ${inventorySize} inventory objects in one cycle (limit --max-prune-percent ${options.maxPrunePercent})`;
+  }
+  return undefined;
+}
+
+export interface PlanInput {
+  instance: string;
+  desired: DesiredObject[];
+  /** By inventory key, for every desired object. */
+  observed: Map<string, ObservedObject>;
+  inventory: ObjectRef[];
+  /** Live state of inventory members that left Git, by inventory key; undefined = already gone. */
+  orphansLive: Map<string, KubeObject | undefined>;
+  options: PruneOptions;
+}
+
+export function planSync(input: PlanInput): SyncPlan {
+  const { desired, observed, inventory, orphansLive, options, instance } = input;
+  if (desired.length === 0 && options.prune && !options.allowEmpty && inventory.length > 0) {
+    // Argo CD's rule: an empty render with prune on is far more often a mistake than an intent.
+    throw new UserError("empty-render", "the rendered config is empty; refusing to prune everything (use --allow-empty)");
+  }
+  const apply: PlannedApply[] = [];
+  const unchanged: ObjectRef[] = [];
+  for (const { ref, object } of desired) {
+    const seen = observed.get(inventoryKey(ref)) ?? {};
+    if (!seen.live) {
+      apply.push({ ref, object, action: "create", changedPaths: [] });
+      continue;
+    }
+    // Without a dry-run result (e.g. a custom resource whose CRD this very cycle creates) apply to be sure.
+    const paths = seen.dryRun ? changedPaths(comparable(seen.live), comparable(seen.dryRun)) : ["(unknown)"];
+    if (paths.length === 0) unchanged.push(ref);
+    else apply.push({ ref, object, action: "update", changedPaths: paths });
+  }
+
+  const desiredKeys = new Set(desired.map(({ ref }) => inventoryKey(ref)));
+  const orphans = inventory.filter((ref) => !desiredKeys.has(inventoryKey(ref))).sort(compareRefs);
+  const keep: SyncPlan["keep"] = [];
+  const candidates: ObjectRef[] = [];
+  const stillManaged: ObjectRef[] = [];
+  for (const ref of orphans) {
+    const key = inventoryKey(ref);
+    if (!orphansLive.has(key)) throw new Error(`bug: no live state looked up for orphan ${describeRef(ref)}`);
+    const live = orphansLive.get(key);
+    if (!live) continue; // already gone: drops out of the inventory
+    const veto = pruneVeto(live, instance);
+    if (veto) {
+      // Vetoed objects leave the inventory: Ferry stops managing them, as Flux does.
+      keep.push({ ref, reason: veto });
+    } else if (!options.prune) {
+      keep.push({ ref, reason: "prune-off" });
+      stillManaged.push(ref);
+    } else {
+      candidates.push(ref);
+    }
+  }
+  let prune: ObjectRef[] = [];
+  let pruneBlocked: string | undefined;
+  if (candidates.length > 0) {
+    pruneBlocked = circuitBreakerVerdict(candidates.length, inventory.length, options);
+    if (pruneBlocked) {
+      for (const ref of candidates) keep.push({ ref, reason: "circuit-breaker" });
+      stillManaged.push(...candidates);
+    } else {
+      prune = [...candidates].reverse();
+    }
+  }
+  const nextInventory = [...desired.map(({ ref }) => ref), ...stillManaged].sort(compareRefs);
+  return { apply, unchanged, prune, keep, nextInventory, ...(pruneBlocked ? { pruneBlocked } : {}) };
+}
+
+/** The plan as text, for `--dry-run` and logs. */
+export function formatPlan(plan: SyncPlan): string {
+  const lines: string[] = [];
+  for (const item of plan.apply) {
+    const detail = item.changedPaths.length > 0 ? ` (${item.changedPaths.join(", ")})` : "";
+    lines.push(`${item.action === "create" ? "create" : "update"} ${describeRef(item.ref)}${detail}`);
+  }
+  for (const ref of plan.prune) lines.push(`prune ${describeRef(ref)}`);
+  for (const { ref, reason } of plan.keep) lines.push(`keep ${describeRef(ref)} (${reason})`);
+  if (plan.pruneBlocked) lines.push(`prune blocked: ${plan.pruneBlocked}`);
+  lines.push(`${plan.apply.length} to apply, ${plan.unchanged.length} unchanged, ${plan.prune.length} to prune`);
+  return lines.join("\n") + "\n";
+}
