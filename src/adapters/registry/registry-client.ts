@@ -245,7 +245,7 @@ export function createRegistryClient(options: RegistryClientOptions = {}): Regis
         current = next;
         continue;
       }
-      return { status: response.status, headers: response.headers, body: await readCapped(state, response, method === "HEAD" ? 0 : maxBytes), url: current.href };
+      return { status: response.status, headers: response.headers, body: method === "HEAD" ? Buffer.alloc(0) : await readCapped(state, response, maxBytes), url: current.href };
     }
     throw new RegistryProtocolError("registry-too-many-redirects", `${state.registry}: more than ${limits.maxRedirects} redirects`);
   }

@@ -1,0 +1,111 @@
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startTokenIssuer, type TokenIssuer } from "./token-issuer.js";
+
+/**
+ * Starts Debian's CNCF distribution (`docker-registry serve CONFIG`) on 127.0.0.1 with a
+ * throw-away config and storage directory — never the packaged /etc/docker/registry config.
+ */
+export const DISTRIBUTION_BINARY = process.env.FERRY_DISTRIBUTION_BINARY ?? "/usr/bin/docker-registry";
+
+export type DistributionAuth = "none" | "basic" | "token";
+
+export interface RunningDistribution {
+  url: string;
+  host: string;
+  credentials?: { username: string; password: string };
+  tokenIssuer?: TokenIssuer;
+  close(): Promise<void>;
+}
+
+export function distributionMissingMessage(): string | undefined {
+  if (existsSync(DISTRIBUTION_BINARY)) return undefined;
+  return `${DISTRIBUTION_BINARY} is missing: the registry contract suite needs CNCF distribution. Install it with \`sudo apt-get install docker-registry apache2-utils\` (.ci/run does this on CI).`;
+}
+
+export async function startDistribution(auth: DistributionAuth): Promise<RunningDistribution> {
+  const missing = distributionMissingMessage();
+  if (missing) throw new Error(missing);
+  const dir = mkdtempSync(join(tmpdir(), "ferry-distribution-"));
+  const credentials = { username: "ferry", password: "s3cret-canary-Pa55" };
+  let tokenIssuer: TokenIssuer | undefined;
+  let authConfig = "";
+  if (auth === "basic") {
+    const line = execFileSync("htpasswd", ["-Bbn", credentials.username, credentials.password], { encoding: "utf8" });
+    writeFileSync(join(dir, "htpasswd"), line);
+    authConfig = `auth:\n  htpasswd:\n    realm: ferry-test\n    path: ${join(dir, "htpasswd")}\n`;
+  } else if (auth === "token") {
+    tokenIssuer = await startTokenIssuer({ dir, users: { [credentials.username]: credentials.password } });
+    authConfig = `auth:\n  token:\n    realm: ${tokenIssuer.realm}\n    service: ${tokenIssuer.service}\n    issuer: ${tokenIssuer.issuer}\n    rootcertbundle: ${tokenIssuer.rootCertBundlePath}\n`;
+  }
+  for (let attempt = 0; ; attempt += 1) {
+    const port = await freePort();
+    const config = join(dir, "config.yml");
+    writeFileSync(
+      config,
+      `version: 0.1\nlog:\n  level: error\n  accesslog:\n    disabled: true\nstorage:\n  filesystem:\n    rootdirectory: ${join(dir, "data")}\n  delete:\n    enabled: true\nhttp:\n  addr: 127.0.0.1:${port}\n  secret: ferry-test-secret\n${authConfig}`,
+    );
+    const child = spawn(DISTRIBUTION_BINARY, ["serve", config], { stdio: ["ignore", "ignore", "pipe"] });
+    let stderr = "";
+    child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    const url = `http://127.0.0.1:${port}`;
+    if (await waitUntilServing(url, child)) {
+      return {
+        url,
+        host: `127.0.0.1:${port}`,
+        ...(auth === "none" ? {} : { credentials }),
+        ...(tokenIssuer ? { tokenIssuer } : {}),
+        close: async () => {
+          await stop(child);
+          await tokenIssuer?.close();
+          rmSync(dir, { recursive: true, force: true });
+        },
+      };
+    }
+    await stop(child);
+    // The port may have been taken between probing and binding: try another a few times.
+    if (attempt >= 3) {
+      await tokenIssuer?.close();
+      throw new Error(`docker-registry did not start: ${stderr.slice(-2000)}`);
+    }
+  }
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitUntilServing(url: string, child: ChildProcess): Promise<boolean> {
+  const deadline = Date.now() + 10_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) return false;
+    try {
+      const response = await fetch(`${url}/v2/`);
+      await response.arrayBuffer();
+      if (response.status === 200 || response.status === 401) return true;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return false;
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  await new Promise<void>((resolve) => {
+    child.once("exit", () => resolve());
+    child.kill("SIGTERM");
+    setTimeout(() => child.kill("SIGKILL"), 2000).unref();
+  });
+}
