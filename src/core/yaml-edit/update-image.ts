@@ -1,0 +1,204 @@
+import { isAlias, isMap, isScalar, isSeq, type Document, type Node, type Scalar, type YAMLMap } from "yaml";
+import { UserError } from "../errors.js";
+import { isValidDigest, isValidTag, parseImageName, parseImageRef } from "../image-ref.js";
+import { findTargets, type FindOptions, type ImageReference } from "../targets/index.js";
+import { parseYaml, pathKey, walkDocument, type ParsedYaml } from "../targets/yaml-tree.js";
+import { planEdits, type EditPlan, type ImageUpdate, type KeyInsert } from "./plan-edits.js";
+import { renderLike, renderPlain } from "./scalar-text.js";
+
+export type { ImageUpdate } from "./plan-edits.js";
+
+export interface FileEdit {
+  line: number;
+  field: ImageReference["field"];
+  from: string;
+  to: string;
+}
+
+interface Splice {
+  start: number;
+  end: number;
+  text: string;
+}
+
+/**
+ * Pure. Returns the new text and the edits (empty when nothing changes). Throws UserError and
+ * changes nothing when the value is invalid or verification fails.
+ *
+ * Only the bytes of each value change (STYLE.md habit 3): the new value is spliced into the
+ * original text in the quoting style of the old one, then the result is parsed again and
+ * compared with the original, node by node, so that anything but the intended fields changing
+ * (an injected document, a type change, a moved key) is refused.
+ */
+export function updateImage(text: string, update: ImageUpdate, options: FindOptions = {}): { text: string; edits: FileEdit[] } {
+  validateUpdate(update);
+  const parsed = parseYaml(text);
+  const targets = findTargets(parsed, update.image, options);
+  if (targets.length === 0) return { text, edits: [] };
+  const plan = planEdits(parsed, targets, update);
+  if (plan.sets.length === 0 && plan.inserts.length === 0) return { text, edits: [] };
+  refuseSharedAnchors(parsed, plan, update.image);
+
+  const splices: Splice[] = [];
+  const edits: FileEdit[] = [];
+  for (const set of plan.sets) {
+    const [start, end] = set.scalar.range!;
+    splices.push({ start, end, text: renderLike(set.scalar, set.to) });
+    edits.push({ line: parsed.lineCounter.linePos(start).line, field: set.sites[0]!.field, from: set.from, to: set.to });
+  }
+  for (const insert of plan.inserts) {
+    const splice = insertion(parsed, insert);
+    splices.push(splice);
+    // Reported at the line the new key will occupy: one past the line it is inserted after.
+    edits.push({ line: parsed.lineCounter.linePos(splice.start).line + (splice.text.startsWith(",") ? 0 : 1), field: insert.field, from: "", to: insert.value });
+  }
+  const newText = applySplices(text, splices);
+  verify(parsed, newText, plan);
+  edits.sort((a, b) => a.line - b.line);
+  return { text: newText, edits };
+}
+
+/** Values are checked against the OCI grammar before anything is computed from them (RELIABILITY.md row 14). */
+function validateUpdate(update: ImageUpdate): void {
+  const quoted = (value: string): string => JSON.stringify(value.length > 80 ? `${value.slice(0, 77)}...` : value);
+  parseImageName(update.image);
+  if (update.tag !== undefined && !isValidTag(update.tag)) {
+    throw new UserError("invalid-tag", `tag ${quoted(update.tag)} is not a valid OCI tag (letters, digits, _ . -; at most 128; not starting with . or -)`);
+  }
+  if (update.digest !== undefined && !isValidDigest(update.digest)) {
+    throw new UserError("invalid-digest", `digest ${quoted(update.digest)} is not sha256: followed by 64 lowercase hex digits`);
+  }
+  if (update.pin !== "digest-only" && update.tag === undefined) throw new UserError("tag-required", `pin ${update.pin} needs a tag`);
+  if (update.pin !== "tag" && update.digest === undefined) throw new UserError("digest-required", `pin ${update.pin} needs a digest`);
+}
+
+/**
+ * An anchored value is edited only when every alias of it is a reference to this image in the
+ * same role; otherwise editing it would silently change something else too.
+ */
+function refuseSharedAnchors(parsed: ParsedYaml, plan: EditPlan, image: string): void {
+  const documents = new Set<Document.Parsed>(plan.sets.flatMap((set) => set.sites.map((site) => site.document)));
+  for (const document of documents) {
+    const planned = new Map<Scalar, Set<string>>();
+    for (const set of plan.sets) {
+      if (set.sites[0]!.document !== document) continue;
+      planned.set(set.scalar, new Set(set.sites.map((site) => pathKey(site.path))));
+    }
+    walkDocument(document, (visit) => {
+      if (!visit.throughAlias || !isScalar(visit.node)) return;
+      const sites = planned.get(visit.node);
+      if (!sites || sites.has(pathKey(visit.path))) return;
+      const { line } = parsed.lineCounter.linePos(visit.node.range?.[0] ?? 0);
+      throw new UserError(
+        "shared-anchor",
+        `the value on line ${line} is anchored and its alias at ${visit.path.join(".")} is not a reference to ${image}; ` +
+          "editing the anchor would change that too — give it its own value",
+      );
+    });
+  }
+}
+
+/** Where and what to write to add `key: value` at the end of a map, in its own layout. */
+function insertion(parsed: ParsedYaml, insert: KeyInsert): Splice {
+  const { text } = parsed;
+  const last = insert.map.items[insert.map.items.length - 1];
+  const lastNode = (last?.value ?? last?.key) as Node | undefined;
+  if (!last || !lastNode?.range || !isScalar(last.key) || !last.key.range) {
+    throw new UserError("cannot-insert", `cannot add ${insert.key} to an empty map`);
+  }
+  const entry = `${insert.key}: ${renderPlain(insert.value)}`;
+  if (insert.map.flow) {
+    const end = lastNode.range[1];
+    return { start: end, end, text: `, ${entry}` };
+  }
+  // After the last key's line (its trailing comment included), at the first key's indentation.
+  let end = lastNode.range[1];
+  while (end > 0 && /[\s]/.test(text[end - 1]!)) end--;
+  let lineEnd = text.indexOf("\n", end);
+  if (lineEnd < 0) lineEnd = text.length;
+  const crlf = text[lineEnd - 1] === "\r";
+  const at = crlf ? lineEnd - 1 : lineEnd;
+  const firstKey = insert.map.items[0]!.key as Scalar;
+  const column = parsed.lineCounter.linePos(firstKey.range![0]).col - 1;
+  const eol = crlf || (lineEnd === text.length && text.includes("\r\n")) ? "\r\n" : "\n";
+  return { start: at, end: at, text: `${eol}${" ".repeat(column)}${entry}` };
+}
+
+function applySplices(text: string, splices: Splice[]): string {
+  const ordered = [...splices].sort((a, b) => b.start - a.start);
+  for (let index = 1; index < ordered.length; index++) {
+    if (ordered[index]!.end > ordered[index - 1]!.start) throw new Error("overlapping splices");
+  }
+  let result = text;
+  for (const splice of ordered) result = result.slice(0, splice.start) + splice.text + result.slice(splice.end);
+  return result;
+}
+
+/** Parses the new text and checks that exactly the planned scalars and keys changed. */
+function verify(before: ParsedYaml, newText: string, plan: EditPlan): void {
+  const fail = (why: string): never => {
+    throw new UserError("edit-verification-failed", `the edit was not written: ${why}`);
+  };
+  let after: ParsedYaml;
+  try {
+    after = parseYaml(newText);
+  } catch (error) {
+    return fail(`the edited file does not parse (${(error as Error).message})`);
+  }
+  if (after.documents.length !== before.documents.length) fail("the number of documents changed");
+  const expected = new Map<Scalar, string>(plan.sets.map((set) => [set.scalar, set.to]));
+  const inserted = new Map<YAMLMap, KeyInsert[]>();
+  for (const insert of plan.inserts) inserted.set(insert.map, [...(inserted.get(insert.map) ?? []), insert]);
+
+  const compare = (a: unknown, b: unknown, where: string): void => {
+    if (a === null || a === undefined) {
+      if (!(b === null || b === undefined)) fail(`a value appeared at ${where}`);
+      return;
+    }
+    if (isAlias(a)) {
+      if (!isAlias(b) || a.source !== b.source) fail(`the alias at ${where} changed`);
+      return;
+    }
+    const nodeA = a as Node;
+    const nodeB = b as Node;
+    if (!nodeB || nodeA.anchor !== nodeB.anchor || nodeA.tag !== nodeB.tag) fail(`the node at ${where} changed its anchor or tag`);
+    if (isScalar(nodeA)) {
+      if (!isScalar(nodeB)) return fail(`the value at ${where} is no longer a scalar`);
+      const want = expected.get(nodeA);
+      if (want !== undefined) {
+        if (nodeB.value !== want) fail(`${where} reads ${JSON.stringify(nodeB.value)} instead of ${JSON.stringify(want)}`);
+      } else if (typeof nodeA.value !== typeof nodeB.value || String(nodeA.value) !== String(nodeB.value)) {
+        fail(`${where} changed`);
+      }
+      return;
+    }
+    if (isMap(nodeA)) {
+      if (!isMap(nodeB)) return fail(`${where} is no longer a map`);
+      const extra = inserted.get(nodeA) ?? [];
+      if (nodeB.items.length !== nodeA.items.length + extra.length) fail(`the keys of ${where} changed`);
+      nodeA.items.forEach((pair, index) => {
+        const other = nodeB.items[index]!;
+        compare(pair.key, other.key, `${where} key ${index}`);
+        compare(pair.value, other.value, `${where}.${isScalar(pair.key) ? String(pair.key.value) : index}`);
+      });
+      extra.forEach((insert, index) => {
+        const pair = nodeB.items[nodeA.items.length + index]!;
+        if (!isScalar(pair.key) || pair.key.value !== insert.key || !isScalar(pair.value) || pair.value.value !== insert.value) {
+          fail(`${where}.${insert.key} was not added as intended`);
+        }
+      });
+      return;
+    }
+    if (isSeq(nodeA)) {
+      if (!isSeq(nodeB) || nodeB.items.length !== nodeA.items.length) return fail(`${where} changed length`);
+      nodeA.items.forEach((item, index) => compare(item, nodeB.items[index], `${where}[${index}]`));
+      return;
+    }
+    fail(`unexpected node at ${where}`);
+  };
+  before.documents.forEach((document, index) => compare(document.contents, after.documents[index]!.contents, `document ${index + 1}`));
+  // Whole strings must still be valid references after the edit.
+  for (const set of plan.sets) {
+    if (set.sites.some((site) => site.field === "image")) parseImageRef(set.to);
+  }
+}
