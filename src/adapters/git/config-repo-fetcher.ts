@@ -1,0 +1,142 @@
+/**
+ * Pulls the config repo with the `git` CLI: shallow (`--depth 1`) at a branch, tag or SHA, over
+ * HTTPS with a token, `file://` or a local path. Each good revision is checked out into its own
+ * folder; when a fetch or checkout fails the previous folder stays in place, so the reconciler
+ * keeps the last good revision (RELIABILITY.md §6 rule 4).
+ *
+ * The token never appears in a URL, argv or a message: it reaches git as an `http.<origin>.extraHeader`
+ * through `GIT_CONFIG_*` variables in the child's environment only, scoped to the repo's origin.
+ */
+import { spawn } from "node:child_process";
+import { mkdir, rm } from "node:fs/promises";
+import path from "node:path";
+import { TransientError, UserError } from "../../core/errors.js";
+
+export interface FetchedRevision {
+  /** The commit SHA checked out. */
+  revision: string;
+  /** The folder holding that commit's files. */
+  dir: string;
+}
+
+export interface ConfigRepoFetcherOptions {
+  /** `https://…`, `http://…` (loopback emulators), `file://…` or a local path. */
+  repo: string;
+  /** Branch, tag or commit SHA; the remote's HEAD when absent. */
+  ref?: string;
+  /** Where the fetcher keeps its cache and checkouts; it owns this folder. */
+  workDir: string;
+  /** Sent as HTTP basic auth (`x-access-token:<token>`, as GitHub expects) for http(s) URLs. */
+  token?: string;
+  /** The environment for git (PATH, HOME…): the entry point passes it, nothing here reads process.env. */
+  env?: NodeJS.ProcessEnv;
+  timeoutMs?: number;
+  git?: string;
+}
+
+const FULL_SHA = /^[0-9a-f]{40}([0-9a-f]{24})?$/i;
+
+export class ConfigRepoFetcher {
+  private current: FetchedRevision | undefined;
+  private readonly cacheDir: string;
+
+  constructor(private readonly options: ConfigRepoFetcherOptions) {
+    this.cacheDir = path.join(options.workDir, "cache.git");
+  }
+
+  /** The last revision fetched and checked out successfully. */
+  lastGood(): FetchedRevision | undefined {
+    return this.current;
+  }
+
+  /** Fetches the ref; on success returns the new checkout, on failure throws and keeps the last good one. */
+  async fetch(): Promise<FetchedRevision> {
+    const { ref } = this.options;
+    await mkdir(this.options.workDir, { recursive: true });
+    await this.git(["init", "--quiet", "--bare", this.cacheDir]);
+    const source = ref ?? "HEAD";
+    // Fetch into a private ref (not FETCH_HEAD) so a concurrent or failed fetch cannot leave it half-written.
+    const target = "refs/ferry/fetched";
+    await this.git(["--git-dir", this.cacheDir, "fetch", "--quiet", "--no-tags", "--depth", "1", "--force", "--", this.remote(), `${source}:${target}`]);
+    const revision = (await this.git(["--git-dir", this.cacheDir, "rev-parse", "--verify", `${target}^{commit}`])).trim();
+    if (ref && FULL_SHA.test(ref) && revision.toLowerCase() !== ref.toLowerCase()) {
+      throw new UserError("git-ref-mismatch", `fetched ${revision} for ${ref}`);
+    }
+    if (this.current?.revision === revision) return this.current;
+    const dir = path.join(this.options.workDir, `rev-${revision}`);
+    await rm(dir, { recursive: true, force: true });
+    await mkdir(dir, { recursive: true });
+    try {
+      // A throwaway index keeps the cache bare and lets each revision live in its own folder.
+      await this.git(["--git-dir", this.cacheDir, "--work-tree", dir, "checkout", "--quiet", "--force", revision, "--", "."], {
+        GIT_INDEX_FILE: path.join(this.options.workDir, `index-${revision}`),
+      });
+    } catch (error) {
+      await rm(dir, { recursive: true, force: true });
+      throw error;
+    } finally {
+      await rm(path.join(this.options.workDir, `index-${revision}`), { force: true });
+    }
+    const previous = this.current;
+    this.current = { revision, dir };
+    if (previous && previous.dir !== dir) await rm(previous.dir, { recursive: true, force: true });
+    return this.current;
+  }
+
+  /** A plain path becomes absolute so git does not read it relative to the cache folder. */
+  private remote(): string {
+    const { repo } = this.options;
+    return /^[a-z][a-z0-9+.-]*:\/\//i.test(repo) ? repo : path.resolve(repo);
+  }
+
+  private authEnv(): Record<string, string> {
+    const { token, repo } = this.options;
+    if (!token || !/^https?:\/\//i.test(repo)) return {};
+    const origin = new URL(repo).origin;
+    const basic = Buffer.from(`x-access-token:${token}`).toString("base64");
+    return {
+      GIT_CONFIG_COUNT: "1",
+      GIT_CONFIG_KEY_0: `http.${origin}/.extraHeader`,
+      GIT_CONFIG_VALUE_0: `Authorization: Basic ${basic}`,
+    };
+  }
+
+  private git(args: string[], extraEnv: Record<string, string> = {}): Promise<string> {
+    const { env = {}, timeoutMs = 120_000, git = "git", token } = this.options;
+    const childEnv: NodeJS.ProcessEnv = {
+      ...env,
+      // Never wait for a password prompt in a headless reconciler.
+      GIT_TERMINAL_PROMPT: "0",
+      GIT_ASKPASS: "",
+      SSH_ASKPASS: "",
+      ...this.authEnv(),
+      ...extraEnv,
+    };
+    const redact = (text: string) => (token ? text.split(token).join("***") : text);
+    return new Promise((resolve, reject) => {
+      const child = spawn(git, args, { env: childEnv, stdio: ["ignore", "pipe", "pipe"] });
+      let stdout = "";
+      let stderr = "";
+      let timedOut = false;
+      const timer = setTimeout(() => {
+        timedOut = true;
+        child.kill("SIGKILL");
+      }, timeoutMs);
+      child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")));
+      child.stderr.on("data", (chunk: Buffer) => {
+        if (stderr.length < 8192) stderr += chunk.toString("utf8");
+      });
+      child.on("error", (error) => {
+        clearTimeout(timer);
+        reject(new TransientError("git-failed", `cannot run git: ${error.message}`));
+      });
+      child.on("close", (code) => {
+        clearTimeout(timer);
+        if (timedOut) return reject(new TransientError("git-timeout", `git ${args[2] === "fetch" ? "fetch" : args[0]} timed out after ${timeoutMs} ms`));
+        if (code === 0) return resolve(stdout);
+        const message = redact(stderr.trim().split("\n").filter(Boolean).slice(-2).join(" ")) || `exit code ${code}`;
+        reject(new TransientError("git-failed", `git ${args.includes("fetch") ? "fetch" : args.includes("checkout") ? "checkout" : args[0]} failed: ${message}`));
+      });
+    });
+  }
+}

@@ -1,0 +1,105 @@
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { ConfigRepoFetcher } from "../../src/adapters/git/config-repo-fetcher.js";
+
+const GIT_ENV = {
+  PATH: process.env.PATH,
+  HOME: tmpdir(),
+  GIT_AUTHOR_NAME: "Test",
+  GIT_AUTHOR_EMAIL: "test@example.com",
+  GIT_COMMITTER_NAME: "Test",
+  GIT_COMMITTER_EMAIL: "test@example.com",
+};
+
+const cleanup: string[] = [];
+afterEach(() => {
+  for (const dir of cleanup.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+function tempDir(): string {
+  const dir = mkdtempSync(path.join(tmpdir(), "ferry-fetch-"));
+  cleanup.push(dir);
+  return dir;
+}
+
+function git(cwd: string, ...args: string[]): string {
+  return execFileSync("git", args, { cwd, env: GIT_ENV, encoding: "utf8" }).trim();
+}
+
+function commitFile(repo: string, file: string, content: string): string {
+  writeFileSync(path.join(repo, file), content);
+  git(repo, "add", file);
+  git(repo, "commit", "-q", "-m", `write ${file}`);
+  return git(repo, "rev-parse", "HEAD");
+}
+
+function newRepo(): string {
+  const repo = tempDir();
+  git(repo, "init", "-q", "-b", "main");
+  return repo;
+}
+
+describe("ConfigRepoFetcher", () => {
+  it("checks out a branch from a local path and reports its commit", async () => {
+    const repo = newRepo();
+    const sha = commitFile(repo, "app.yaml", "one\n");
+    const fetcher = new ConfigRepoFetcher({ repo, ref: "main", workDir: tempDir(), env: GIT_ENV });
+    const fetched = await fetcher.fetch();
+    expect(fetched.revision).toBe(sha);
+    expect(readFileSync(path.join(fetched.dir, "app.yaml"), "utf8")).toBe("one\n");
+  });
+
+  it("follows new commits over file:// and removes the old checkout", async () => {
+    const repo = newRepo();
+    commitFile(repo, "app.yaml", "one\n");
+    const fetcher = new ConfigRepoFetcher({ repo: `file://${repo}`, workDir: tempDir(), env: GIT_ENV });
+    const first = await fetcher.fetch();
+    const second = commitFile(repo, "app.yaml", "two\n");
+    const fetched = await fetcher.fetch();
+    expect(fetched.revision).toBe(second);
+    expect(readFileSync(path.join(fetched.dir, "app.yaml"), "utf8")).toBe("two\n");
+    expect(existsSync(first.dir)).toBe(false);
+  });
+
+  it("checks out a tag and an exact commit SHA", async () => {
+    const repo = newRepo();
+    const old = commitFile(repo, "app.yaml", "one\n");
+    git(repo, "tag", "-a", "v1", "-m", "v1");
+    commitFile(repo, "app.yaml", "two\n");
+    const byTag = await new ConfigRepoFetcher({ repo: `file://${repo}`, ref: "v1", workDir: tempDir(), env: GIT_ENV }).fetch();
+    expect(byTag.revision).toBe(old);
+    const bySha = await new ConfigRepoFetcher({ repo: `file://${repo}`, ref: old, workDir: tempDir(), env: GIT_ENV }).fetch();
+    expect(readFileSync(path.join(bySha.dir, "app.yaml"), "utf8")).toBe("one\n");
+  });
+
+  it("keeps the last good revision when the repo becomes unreachable", async () => {
+    const repo = newRepo();
+    const sha = commitFile(repo, "app.yaml", "one\n");
+    const fetcher = new ConfigRepoFetcher({ repo, workDir: tempDir(), env: GIT_ENV });
+    await fetcher.fetch();
+    rmSync(repo, { recursive: true, force: true });
+    await expect(fetcher.fetch()).rejects.toThrow(/git fetch failed/);
+    expect(fetcher.lastGood()?.revision).toBe(sha);
+    expect(readFileSync(path.join(fetcher.lastGood()!.dir, "app.yaml"), "utf8")).toBe("one\n");
+  });
+
+  it("fails with a clear error for a ref that does not exist", async () => {
+    const repo = newRepo();
+    commitFile(repo, "app.yaml", "one\n");
+    const fetcher = new ConfigRepoFetcher({ repo, ref: "no-such-branch", workDir: tempDir(), env: GIT_ENV });
+    await expect(fetcher.fetch()).rejects.toThrow(/no-such-branch/);
+  });
+
+  it("never puts the token in an error message", async () => {
+    const token = "ghs_canarySECRET0123456789";
+    // Port 9 (discard) on loopback refuses the connection at once.
+    const fetcher = new ConfigRepoFetcher({ repo: "http://127.0.0.1:9/acme/config.git", token, workDir: tempDir(), env: GIT_ENV, timeoutMs: 20_000 });
+    const error = (await fetcher.fetch().catch((caught: unknown) => caught)) as Error;
+    expect(error).toBeInstanceOf(Error);
+    expect(error.message).not.toContain(token);
+    expect(error.message).not.toContain(Buffer.from(`x-access-token:${token}`).toString("base64"));
+  });
+});
