@@ -1,0 +1,38 @@
+import type { FerryConfig } from "../core/config/schema.js";
+import type { currentImages, planEnvironment } from "./plan-environment.js";
+import type { GitHubRepoPort } from "./github-port.js";
+import type { KeyedMutex } from "./keyed-mutex.js";
+import type { RegistryReader } from "./ports.js";
+
+/** A structured logger with bound context (STYLE.md habit 11); pino's and console-like loggers fit. */
+export interface AppLogger {
+  info(fields: Record<string, unknown>, message: string): void;
+  warn(fields: Record<string, unknown>, message: string): void;
+  error(fields: Record<string, unknown>, message: string): void;
+}
+
+/** Everything a use case needs, for one config repository of one installation. */
+export interface AppDeps {
+  github: GitHubRepoPort;
+  registry: RegistryReader;
+  /** The lead's planner and reader (`plan-environment.ts`), injected so tests can use fakes. */
+  planEnvironment: typeof planEnvironment;
+  currentImages: typeof currentImages;
+  now: () => Date;
+  log: AppLogger;
+  /** `https://github.com`, or the GHE web URL, for links in PR bodies. */
+  webUrl: string;
+  locks: KeyedMutex;
+  /** The app's own login (`ferry[bot]`): its comments are never commands. */
+  appLogin?: string;
+  /** Called after a PR is opened or updated (metrics and the bench's push-to-PR latency). */
+  onPullRequest?: (event: { environment: string; number: number; action: "opened" | "updated" }) => void;
+}
+
+export interface LoadedConfig {
+  config: FerryConfig;
+  baseBranch: string;
+  base: { sha: string; treeSha: string; protected: boolean };
+}
+
+export const silentLogger: AppLogger = { info: () => {}, warn: () => {}, error: () => {} };

@@ -1,0 +1,115 @@
+/**
+ * What the app's use cases need from GitHub, for one installation and one config repository.
+ * Implemented over Octokit in `src/adapters/github/`; faked in tests (STYLE.md habit 6). The
+ * methods are shaped so that a promotion costs few requests (DESIGN.md "GitHub conventions").
+ */
+import type { Permission } from "../core/config/schema.js";
+
+export interface BranchInfo {
+  sha: string;
+  treeSha: string;
+  /** Branch protection is on (then auto-merge is GitHub's native one). */
+  protected: boolean;
+}
+
+export interface TreeEntry {
+  path: string;
+  /** `symlink` and `submodule` entries are never read or written (RELIABILITY.md row 15). */
+  type: "blob" | "symlink" | "tree" | "submodule";
+  sha: string;
+}
+
+export interface PullRequestInfo {
+  number: number;
+  nodeId: string;
+  state: "open" | "closed";
+  merged: boolean;
+  headRef: string;
+  headSha: string;
+  baseRef: string;
+  title: string;
+  body: string;
+  labels: string[];
+}
+
+export type ReactionContent = "eyes" | "rocket" | "-1" | "+1" | "confused";
+export type ChecksState = "success" | "pending" | "failure";
+
+export interface CheckRunInput {
+  name: string;
+  headSha: string;
+  conclusion: "success" | "failure";
+  title: string;
+  summary: string;
+  annotations: {
+    path: string;
+    start_line: number;
+    end_line: number;
+    annotation_level: "failure" | "warning" | "notice";
+    message: string;
+    title?: string;
+  }[];
+}
+
+export interface IssueInfo {
+  number: number;
+  title: string;
+  body: string;
+  state: "open" | "closed";
+}
+
+export interface DeploymentHealth {
+  /** The config commit the environment last reported. */
+  sha: string;
+  state: "success" | "failure" | "error" | "in_progress" | "queued" | "pending" | "inactive";
+  /** When the latest status was reported. */
+  since: Date;
+}
+
+export interface GitHubRepoPort {
+  readonly owner: string;
+  readonly repo: string;
+  defaultBranch(): Promise<string>;
+  getBranch(name: string): Promise<BranchInfo | undefined>;
+  /** File content at a ref, or undefined when absent. */
+  readFile(ref: string, path: string): Promise<string | undefined>;
+  /** Every entry of a tree, recursively. */
+  listTree(treeSha: string): Promise<TreeEntry[]>;
+  readBlob(sha: string): Promise<string>;
+  /** One commit carrying every file (trees with inline content: no separate blob requests). */
+  createCommit(input: { baseTreeSha: string; parents: string[]; files: Record<string, string>; message: string }): Promise<{ sha: string; treeSha: string }>;
+  /** `exists` when the ref is already there (RELIABILITY.md row 23). */
+  createRef(branch: string, sha: string): Promise<"created" | "exists">;
+  /** Fast-forward only, never forced: `conflict` when the branch moved (RELIABILITY.md row 22). */
+  updateRef(branch: string, sha: string): Promise<"updated" | "conflict">;
+  findOpenPull(head: string): Promise<PullRequestInfo | undefined>;
+  getPull(number: number): Promise<PullRequestInfo | undefined>;
+  /** Closed Ferry PRs of an environment, newest first (for rollback). */
+  listClosedPulls(head: string): Promise<PullRequestInfo[]>;
+  createPull(input: { head: string; base: string; title: string; body: string }): Promise<PullRequestInfo>;
+  updatePull(number: number, input: { title?: string; body?: string; state?: "open" | "closed" }): Promise<void>;
+  addLabels(number: number, labels: string[]): Promise<void>;
+  requestReviewers(number: number, users: string[], teams: string[]): Promise<void>;
+  /** GitHub's native auto-merge; `unavailable` when the repo does not allow it. */
+  enableAutoMerge(pull: PullRequestInfo): Promise<"enabled" | "unavailable">;
+  /** Merges only if the head is still `sha` (RELIABILITY.md row 13). */
+  merge(number: number, sha: string): Promise<"merged" | "head-moved" | "base-moved" | "not-mergeable">;
+  /** Contexts required by branch protection, or undefined when the branch is unprotected. */
+  requiredChecks(branch: string): Promise<string[] | undefined>;
+  /** Combined state of checks and statuses on a commit, restricted to `contexts` when given. */
+  checksState(sha: string, contexts?: string[], repo?: { owner: string; repo: string }): Promise<ChecksState | "none">;
+  comment(issueNumber: number, body: string): Promise<void>;
+  /** Adds a reaction as the app; `existed` when the app had already reacted so (dedupes redeliveries). */
+  react(commentId: number, content: ReactionContent): Promise<"created" | "existed">;
+  permissionOf(login: string): Promise<Permission | "none">;
+  isTeamMember(team: string, login: string): Promise<boolean>;
+  findIssue(title: string): Promise<IssueInfo | undefined>;
+  createIssue(input: { title: string; body: string }): Promise<number>;
+  updateIssue(number: number, input: { body?: string; state?: "open" | "closed" }): Promise<void>;
+  pinIssue?(issue: number): Promise<void>;
+  createCheckRun(input: CheckRunInput): Promise<void>;
+  /** The commit a git tag points at in another repo (CI gating when an image has no revision label). */
+  tagCommit?(repo: { owner: string; repo: string }, tag: string): Promise<string | undefined>;
+  /** The latest Deployment status the reconciler reported for an environment. */
+  deploymentHealth(environment: string): Promise<DeploymentHealth | undefined>;
+}

@@ -1,0 +1,22 @@
+/**
+ * Serializes work per key (repository + environment) inside one process, so that concurrent
+ * triggers for the same environment (a registry hint and a workflow_run for the same push) run one
+ * after the other instead of racing on the same branch. Across replicas, compare-and-swap ref
+ * updates keep writes safe; this only avoids needless conflicts.
+ */
+export class KeyedMutex {
+  readonly #tails = new Map<string, Promise<unknown>>();
+
+  async run<T>(key: string, task: () => Promise<T>): Promise<T> {
+    const previous = this.#tails.get(key) ?? Promise.resolve();
+    const result = previous.then(task, task);
+    const tail = result.catch(() => undefined);
+    this.#tails.set(key, tail);
+    try {
+      return await result;
+    } finally {
+      // Forget the key once nothing is queued behind this task, so the map does not grow.
+      if (this.#tails.get(key) === tail) this.#tails.delete(key);
+    }
+  }
+}

@@ -1,0 +1,37 @@
+import { parseBody } from "../core/pr/body.js";
+import { parseBranchName } from "../core/pr/branch.js";
+import type { AppDeps, LoadedConfig } from "./app-deps.js";
+import type { PullRequestInfo } from "./github-port.js";
+
+export type MergeOutcome = "merged" | "waiting" | "not-ferry" | "review" | "stopped";
+
+/**
+ * `merge: auto` without native auto-merge: Ferry merges once the required checks pass (all checks
+ * when the base is unprotected), always with the head sha it validated, so a commit pushed after
+ * validation aborts the merge (RELIABILITY.md rows 13 and 24).
+ */
+export async function mergeWhenReady(deps: AppDeps, loaded: LoadedConfig, pull: PullRequestInfo): Promise<MergeOutcome> {
+  const environment = parseBranchName(pull.headRef);
+  if (!environment || pull.state !== "open" || pull.merged || !parseBody(pull.body)) return "not-ferry";
+  if (pull.baseRef !== loaded.baseBranch) return "not-ferry";
+  if (loaded.config.environments[environment]?.merge !== "auto") return "review";
+  const required = await deps.github.requiredChecks(pull.baseRef);
+  const state = await deps.github.checksState(pull.headSha, required);
+  // With protection and no required contexts, or no protection and no checks at all, nothing gates the merge.
+  if (state === "pending" || state === "failure") return "waiting";
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const result = await deps.github.merge(pull.number, pull.headSha);
+    if (result === "merged") {
+      deps.log.info({ environment, pull: pull.number, sha: pull.headSha }, "pull request merged");
+      return "merged";
+    }
+    if (result === "base-moved") continue;
+    if (result === "head-moved") {
+      deps.log.warn({ environment, pull: pull.number }, "head moved after validation; merge aborted");
+      return "stopped";
+    }
+    await deps.github.comment(pull.number, "Ferry could not merge this pull request (not mergeable: conflict or unmet requirements). Resolve it and merge by hand.");
+    return "stopped";
+  }
+  return "waiting";
+}

@@ -1,0 +1,171 @@
+import { parseDuration, formatDuration } from "../core/duration.js";
+import { UserError } from "../core/errors.js";
+import { parseBody } from "../core/pr/body.js";
+import { formatBranchName } from "../core/pr/branch.js";
+import type { AppDeps, LoadedConfig } from "./app-deps.js";
+import { repoFileSource } from "./repo-files.js";
+import { updateState } from "./state.js";
+import { bodyRows } from "./sync-repository.js";
+import { upsertPromotionPr, type UpsertResult } from "./upsert-promotion-pr.js";
+
+export interface PromoteInput {
+  environment: string;
+  image?: { name: string; tag: string };
+  by: string;
+}
+
+type Pins = Record<string, { tag?: string; digest: string }>;
+
+/**
+ * `/promote <env> [image@tag]` (issue 5 §4): with `from`, the environment gets exactly what its
+ * upstream runs (same digest), once the upstream has soaked when it reports health; without
+ * `from`, the named tag (or what the policy chooses). Returns the reply.
+ */
+export async function promote(deps: AppDeps, loaded: LoadedConfig, input: PromoteInput): Promise<string> {
+  const { config } = loaded;
+  const environmentConfig = config.environments[input.environment]!;
+  const files = repoFileSource(deps.github, loaded.base.treeSha);
+  let pins: Pins | undefined;
+  let note: string;
+  if (environmentConfig.from !== undefined) {
+    const upstream = environmentConfig.from;
+    await requireSoaked(deps, upstream, environmentConfig.soak);
+    const running = await deps.currentImages(files, config, upstream);
+    pins = {};
+    for (const [name, current] of Object.entries(running)) {
+      if (input.image && input.image.name !== name) continue;
+      if (input.image && current.tag !== input.image.tag) {
+        throw new UserError("not-upstream", `${upstream} runs ${name} ${current.tag ?? current.digest ?? "nothing"}, not ${input.image.tag}; promote what ${upstream} runs`);
+      }
+      const repository = config.images[name]!.repository;
+      const digest = current.digest ?? (current.tag ? await deps.registry.resolveDigest(repository, current.tag) : undefined);
+      if (!digest) continue;
+      pins[name] = { ...(current.tag ? { tag: current.tag } : {}), digest };
+    }
+    if (input.image && !(input.image.name in pins)) throw new UserError("unknown-image", `${upstream} does not run ${input.image.name}`);
+    note = `Requested by @${input.by} with /promote: the exact digests ${upstream} runs.`;
+  } else if (input.image) {
+    pins = { [input.image.name]: await resolvePin(deps, loaded, input.image) };
+    note = `Requested by @${input.by} with /promote.`;
+  } else {
+    note = `Requested by @${input.by} with /promote: the newest version the policy admits.`;
+  }
+  const plan = await deps.planEnvironment(
+    { registry: deps.registry, files, now: deps.now() },
+    config,
+    input.environment,
+    { ...(pins ? { pins } : {}), ...(input.image ? { images: [input.image.name] } : {}) },
+  );
+  const upsert = await deps.locks.run(`${deps.github.owner}/${deps.github.repo}#${input.environment}`, async () =>
+    upsertPromotionPr(deps, {
+      loaded,
+      plan,
+      kind: "promote",
+      requestedBy: input.by,
+      rows: await bodyRows(deps, config, input.environment, plan, environmentConfig.from ? `promoted from ${environmentConfig.from}` : undefined),
+      note,
+    }),
+  );
+  return reply(input.environment, upsert, "promote");
+}
+
+/**
+ * `/rollback <env> [image@tag]` (issue 5 §5): a PR restoring the previous version (what the last
+ * merged Ferry PR replaced) or the named one, and a hold on the environment so automatic updates
+ * do not undo it; the version rolled back from becomes the floor for after `/unhold`.
+ */
+export async function rollback(deps: AppDeps, loaded: LoadedConfig, input: PromoteInput): Promise<string> {
+  const { config } = loaded;
+  const files = repoFileSource(deps.github, loaded.base.treeSha);
+  const running = await deps.currentImages(files, config, input.environment);
+  let pins: Pins = {};
+  if (input.image) {
+    if (!(input.image.name in config.images)) throw new UserError("unknown-image", `unknown image ${input.image.name}`);
+    pins[input.image.name] = await resolvePin(deps, loaded, input.image);
+  } else {
+    pins = await previousVersions(deps, loaded, input.environment, running);
+    if (Object.keys(pins).length === 0) {
+      throw new UserError("no-previous", `no previous version of ${input.environment} is known; name one: /rollback ${input.environment} image@tag`);
+    }
+  }
+  const plan = await deps.planEnvironment({ registry: deps.registry, files, now: deps.now() }, config, input.environment, {
+    pins,
+    images: Object.keys(pins),
+  });
+  await updateState(deps, loaded, (state) => {
+    state.holds[input.environment] = { by: input.by, at: deps.now().toISOString(), reason: "rollback" };
+    for (const name of Object.keys(pins)) {
+      const tag = running[name]?.tag;
+      if (tag !== undefined) (state.floors[input.environment] ??= {})[name] = tag;
+    }
+  });
+  const upsert = await deps.locks.run(`${deps.github.owner}/${deps.github.repo}#${input.environment}`, async () =>
+    upsertPromotionPr(deps, {
+      loaded,
+      plan,
+      kind: "rollback",
+      requestedBy: input.by,
+      rows: await bodyRows(deps, config, input.environment, plan, "rollback"),
+      note: `Requested by @${input.by} with /rollback. ${input.environment} is on hold until /unhold ${input.environment}.`,
+    }),
+  );
+  return `${reply(input.environment, upsert, "rollback")} ${input.environment} is on hold until \`/unhold ${input.environment}\`.`;
+}
+
+/** What the most recent merged Ferry PR of the environment replaced, for images still at its target. */
+async function previousVersions(
+  deps: AppDeps,
+  loaded: LoadedConfig,
+  environment: string,
+  running: Record<string, { tag?: string; digest?: string }>,
+): Promise<Pins> {
+  const pins: Pins = {};
+  for (const pull of await deps.github.listClosedPulls(formatBranchName(environment))) {
+    if (!pull.merged) continue;
+    const block = parseBody(pull.body);
+    if (!block || block.environment !== environment) continue;
+    for (const change of block.changes) {
+      if (change.image in pins || !(change.image in loaded.config.images)) continue;
+      const now = running[change.image];
+      const atTarget = now && (now.digest === change.to.digest || (now.tag !== undefined && now.tag === change.to.tag));
+      if (!atTarget) continue;
+      const digest = change.from.digest ?? (change.from.tag ? await deps.registry.resolveDigest(change.repository, change.from.tag) : undefined);
+      if (digest) pins[change.image] = { ...(change.from.tag ? { tag: change.from.tag } : {}), digest };
+    }
+    if (Object.keys(pins).length > 0) break;
+  }
+  return pins;
+}
+
+async function resolvePin(deps: AppDeps, loaded: LoadedConfig, image: { name: string; tag: string }): Promise<{ tag: string; digest: string }> {
+  const config = loaded.config.images[image.name];
+  if (!config) throw new UserError("unknown-image", `unknown image ${image.name}`);
+  // Re-read the registry: a command names a tag, the registry says what it is now.
+  const digest = await deps.registry.resolveDigest(config.repository, image.tag);
+  return { tag: image.tag, digest };
+}
+
+async function requireSoaked(deps: AppDeps, upstream: string, soak: string | undefined): Promise<void> {
+  const health = await deps.github.deploymentHealth(upstream);
+  if (!health) return; // health is not reported for this environment: nothing to wait for
+  if (health.state !== "success") throw new UserError("unhealthy", `${upstream} is not healthy (${health.state})`);
+  if (soak === undefined) return;
+  const needed = parseDuration(soak);
+  const healthyFor = deps.now().getTime() - health.since.getTime();
+  if (healthyFor < needed) {
+    throw new UserError("soaking", `${upstream} has been healthy for ${formatDuration(healthyFor)}, less than its soak of ${soak}`);
+  }
+}
+
+function reply(environment: string, upsert: UpsertResult, verb: "promote" | "rollback"): string {
+  switch (upsert.action) {
+    case "opened":
+      return `Opened #${upsert.pull.number} to ${verb === "promote" ? "promote to" : "roll back"} ${environment}.`;
+    case "updated":
+      return `Updated #${upsert.pull.number} for ${environment}.`;
+    case "unchanged":
+      return `#${upsert.pull.number} already carries this for ${environment}.`;
+    default:
+      return `${environment} already runs that; nothing to change.`;
+  }
+}

@@ -1,0 +1,97 @@
+import type { Permission } from "../core/config/schema.js";
+import { UserError } from "../core/errors.js";
+import { parseCommands, type Command } from "../core/pr/commands.js";
+import type { AppDeps, LoadedConfig } from "./app-deps.js";
+import { loadRepoConfig } from "./load-repo-config.js";
+import { promote, rollback } from "./promote.js";
+import { statusTable, updateState } from "./state.js";
+
+export interface CommentInput {
+  commentId: number;
+  issueNumber: number;
+  /** The issue or PR the comment is on must be open (RELIABILITY.md row 12: not on a closed or merged PR). */
+  issueState: "open" | "closed";
+  body: string;
+  author: string;
+  authorType: string;
+  /** The webhook action: only `created` counts, never `edited`. */
+  action: string;
+}
+
+export type CommentOutcome = "ignored" | "duplicate" | "done" | "refused";
+
+const RANK: Record<Permission | "none", number> = { none: 0, read: 1, triage: 2, write: 3, maintain: 4, admin: 5 };
+
+/**
+ * `/promote`, `/rollback`, `/hold`, `/unhold`, `/ferry status` (issue 5 §4–6). Only newly created
+ * comments by people count; each comment is handled once: the 👀 reaction is the dedupe key (a
+ * redelivery finds it already there). The commenter's permission is checked live, never from
+ * `author_association`.
+ */
+export async function runCommentCommands(deps: AppDeps, input: CommentInput): Promise<CommentOutcome> {
+  if (input.action !== "created") return "ignored";
+  if (input.authorType === "Bot" || input.author.endsWith("[bot]") || input.author === deps.appLogin) return "ignored";
+  const commands = parseCommands(input.body);
+  if (commands.length === 0) return "ignored";
+  if ((await deps.github.react(input.commentId, "eyes")) === "existed") return "duplicate";
+  try {
+    if (input.issueState !== "open") throw new UserError("closed", "commands are only taken on open issues and pull requests");
+    const loaded = await loadRepoConfig(deps);
+    if (!loaded.ok) throw new UserError("config", loaded.reason === "missing" ? "this repository has no .github/ferry.yml" : ".github/ferry.yml is invalid; fix it first");
+    const replies: string[] = [];
+    for (const command of commands) replies.push(await runCommand(deps, loaded, command, input.author));
+    await deps.github.react(input.commentId, "rocket");
+    const text = replies.filter((reply) => reply.length > 0).join("\n\n");
+    if (text) await deps.github.comment(input.issueNumber, text);
+    return "done";
+  } catch (error) {
+    if (!(error instanceof UserError)) throw error;
+    await deps.github.react(input.commentId, "-1");
+    await deps.github.comment(input.issueNumber, `@${input.author} ${oneLine(error.message)}`);
+    deps.log.info({ author: input.author, reason: error.code }, "command refused");
+    return "refused";
+  }
+}
+
+async function runCommand(deps: AppDeps, loaded: LoadedConfig, command: Command, author: string): Promise<string> {
+  if (command.name === "status") {
+    await authorize(deps, loaded, author, undefined);
+    return statusTable(deps, loaded);
+  }
+  const environment = command.environment;
+  if (!(environment in loaded.config.environments)) throw new UserError("unknown-environment", `unknown environment ${environment}`);
+  await authorize(deps, loaded, author, environment);
+  switch (command.name) {
+    case "promote":
+      return promote(deps, loaded, { environment, ...(command.image ? { image: command.image } : {}), by: author });
+    case "rollback":
+      return rollback(deps, loaded, { environment, ...(command.image ? { image: command.image } : {}), by: author });
+    case "hold":
+      await updateState(deps, loaded, (state) => {
+        state.holds[environment] ??= { by: author, at: deps.now().toISOString(), reason: "hold" };
+      });
+      return `${environment} is on hold: automatic updates stop until \`/unhold ${environment}\`.`;
+    case "unhold":
+      await updateState(deps, loaded, (state) => {
+        delete state.holds[environment];
+      });
+      return `${environment} is no longer on hold: automatic updates resume with versions newer than what was held.`;
+  }
+}
+
+/**
+ * Live permission check (RELIABILITY.md row 12): the collaborator permission API, or membership
+ * of one of the environment's `promoters.teams`. `/ferry status` needs read access.
+ */
+async function authorize(deps: AppDeps, loaded: LoadedConfig, login: string, environment: string | undefined): Promise<void> {
+  const promoters = environment ? loaded.config.environments[environment]?.promoters : undefined;
+  const needed: Permission = environment ? (promoters?.permission ?? "maintain") : "read";
+  const permission = await deps.github.permissionOf(login);
+  if (RANK[permission] >= RANK[needed]) return;
+  for (const team of promoters?.teams ?? []) if (await deps.github.isTeamMember(team, login)) return;
+  throw new UserError("forbidden", environment ? `you need ${needed} permission${promoters?.teams.length ? ` or membership of ${promoters.teams.join(", ")}` : ""} to change ${environment}` : "you need read access to this repository");
+}
+
+function oneLine(text: string): string {
+  return text.replace(/[\r\n]+/g, " ").slice(0, 300);
+}

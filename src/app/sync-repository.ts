@@ -1,0 +1,121 @@
+import { environmentOrder, environmentPolicy, type FerryConfig } from "../core/config/schema.js";
+import type { BodyRow } from "../core/pr/body.js";
+import { isUserError } from "../core/errors.js";
+import type { AppDeps, LoadedConfig } from "./app-deps.js";
+import { loadRepoConfig } from "./load-repo-config.js";
+import type { EnvironmentPlan } from "./plan-environment.js";
+import type { ImageDescription } from "./ports.js";
+import { repoFileSource } from "./repo-files.js";
+import { isHeld, loadState } from "./state.js";
+import { upsertPromotionPr, type UpsertResult } from "./upsert-promotion-pr.js";
+
+export interface SyncTrigger {
+  /** Why we look (log context): `registry`, `workflow_run`, `push`, `scan`… */
+  reason: string;
+  /** Only environments/images related to the trigger; all when absent. */
+  repositories?: string[];
+  baseBranch?: string;
+}
+
+export interface SyncResult {
+  skipped?: "no-config" | "invalid-config";
+  environments: Record<string, UpsertResult["action"] | "held" | "error">;
+}
+
+/**
+ * New image → PR per environment (issue 5 §1). A trigger is only a hint: the registry and the
+ * repo are re-read, each `update: auto` environment is planned (policy, no downgrade, floors and
+ * holds respected, CI gating), and its PR is upserted. Environments are serialized per key.
+ */
+export async function syncRepository(deps: AppDeps, trigger: SyncTrigger): Promise<SyncResult> {
+  const loaded = await loadRepoConfig(deps, trigger.baseBranch);
+  if (!loaded.ok) return { skipped: loaded.reason === "missing" ? "no-config" : "invalid-config", environments: {} };
+  const { config } = loaded;
+  const images = imagesFor(config, trigger.repositories);
+  if (images.length === 0) return { environments: {} };
+  const { state } = await loadState(deps);
+  const result: SyncResult = { environments: {} };
+  for (const environment of environmentOrder(config)) {
+    const environmentConfig = config.environments[environment]!;
+    if (environmentConfig.update !== "auto") continue;
+    if (isHeld(state, environment)) {
+      result.environments[environment] = "held";
+      continue;
+    }
+    try {
+      result.environments[environment] = await deps.locks.run(`${deps.github.owner}/${deps.github.repo}#${environment}`, async () => {
+        const plan = await deps.planEnvironment(
+          { registry: deps.registry, files: repoFileSource(deps.github, loaded.base.treeSha), now: deps.now() },
+          config,
+          environment,
+          // Every image is planned, not only the triggering one: the PR carries the whole environment.
+          { floor: state.floors[environment] ?? {}, eligible: ciGate(deps, config) },
+        );
+        const upsert = await upsertPromotionPr(deps, { loaded, plan, kind: "bump", rows: await bodyRows(deps, config, environment, plan) });
+        return upsert.action;
+      });
+    } catch (error) {
+      if (!isUserError(error)) throw error;
+      deps.log.warn({ environment, error: error.message }, "environment skipped");
+      result.environments[environment] = "error";
+    }
+  }
+  deps.log.info({ reason: trigger.reason, environments: result.environments }, "sync done");
+  return result;
+}
+
+function imagesFor(config: FerryConfig, repositories: string[] | undefined): string[] {
+  const names = Object.keys(config.images);
+  if (!repositories) return names;
+  return names.filter((name) => repositories.some((repository) => sameRepository(config.images[name]!.repository, repository)));
+}
+
+function sameRepository(a: string, b: string): boolean {
+  const strip = (name: string): string => name.toLowerCase().replace(/^(docker\.io|index\.docker\.io)\/(library\/)?/, "");
+  return strip(a) === strip(b);
+}
+
+/**
+ * CI gating (issue 5 §2): when an image names a `source` repo, a tag is eligible only when the
+ * commit it was built from (OCI revision label, else the source repo's git tag) passed CI.
+ */
+export function ciGate(deps: AppDeps, config: FerryConfig): (image: string, tag: string, description: ImageDescription) => Promise<boolean> {
+  return async (image, tag, description) => {
+    const source = config.images[image]?.source;
+    if (!source) return true;
+    const [owner, repo] = source.split("/") as [string, string];
+    const revision = description.revision ?? (await deps.github.tagCommit?.({ owner, repo }, tag));
+    if (!revision) return false;
+    const state = await deps.github.checksState(revision, undefined, { owner, repo });
+    return state === "success";
+  };
+}
+
+/** Policy wording and source compare range for each changed image. */
+export async function bodyRows(deps: AppDeps, config: FerryConfig, environment: string, plan: EnvironmentPlan, policyText?: string): Promise<Record<string, BodyRow>> {
+  const rows: Record<string, BodyRow> = {};
+  for (const change of plan.changes) {
+    const image = config.images[change.image];
+    const policy = environmentPolicy(config, environment, change.image);
+    const row: BodyRow = { image: change.image, policy: policyText ?? describePolicy(policy) };
+    if (image?.source) {
+      let from: string | undefined;
+      const reference = change.from.digest ?? change.from.tag;
+      if (reference) from = await deps.registry.describe(change.repository, reference).then((d) => d.revision, () => undefined);
+      row.source = { repo: image.source, ...(from ? { from } : {}), ...(change.revision ? { to: change.revision } : {}) };
+    }
+    rows[change.image] = row;
+  }
+  return rows;
+}
+
+function describePolicy(policy: ReturnType<typeof environmentPolicy>): string {
+  const parts: string[] = [policy.strategy];
+  if (policy.range) parts.push(policy.range);
+  if (policy.allow) parts.push(`allow ${policy.allow}`);
+  if (policy.tag) parts.push(`tag ${policy.tag}`);
+  if (policy.pin !== "tag") parts.push(`pin ${policy.pin}`);
+  return parts.join(" ");
+}
+
+export type { LoadedConfig };

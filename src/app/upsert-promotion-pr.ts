@@ -1,0 +1,152 @@
+import { TransientError } from "../core/errors.js";
+import { formatBody, parseBody, type BodyRow } from "../core/pr/body.js";
+import { formatBranchName, formatLabels } from "../core/pr/branch.js";
+import type { PlanBlock, PlanKind } from "../core/pr/plan-block.js";
+import { formatTitle } from "../core/pr/title.js";
+import type { AppDeps, LoadedConfig } from "./app-deps.js";
+import type { PullRequestInfo } from "./github-port.js";
+import { mergeWhenReady } from "./merge-when-ready.js";
+import type { EnvironmentPlan } from "./plan-environment.js";
+
+export interface UpsertInput {
+  loaded: LoadedConfig;
+  plan: EnvironmentPlan;
+  kind: PlanKind;
+  requestedBy?: string;
+  /** Policy description and source range per image, for the body table. */
+  rows: Record<string, BodyRow>;
+  note?: string;
+}
+
+export type UpsertResult =
+  | { action: "opened" | "updated" | "unchanged"; pull: PullRequestInfo }
+  | { action: "closed"; pull: PullRequestInfo }
+  | { action: "none" };
+
+/** How many times a read-modify-write of the branch is redone after losing a race (RELIABILITY.md row 22). */
+const MAX_REF_ATTEMPTS = 5;
+
+/**
+ * One PR per environment on `ferry/<env>`: opens it, or updates the open one with a new commit on
+ * a branch built from the current base; closes it when its change is no longer wanted. Running it
+ * twice with the same plan changes nothing the second time (STYLE.md habit 9).
+ */
+export async function upsertPromotionPr(deps: AppDeps, input: UpsertInput): Promise<UpsertResult> {
+  const { loaded, plan, kind } = input;
+  const environment = plan.environment;
+  const branch = formatBranchName(environment);
+  const existing = await deps.github.findOpenPull(branch);
+  const existingPlan = existing ? parseBody(existing.body) : undefined;
+
+  if (plan.changes.length === 0) {
+    // An automatic PR whose change is already on the base (merged by hand, or superseded) is
+    // closed; PRs a person asked for (promote/rollback) are left to people.
+    if (existing && kind === "bump" && existingPlan?.kind === "bump") {
+      await deps.github.comment(existing.number, "Closing: the base branch already has this change, or it is no longer wanted.");
+      await deps.github.updatePull(existing.number, { state: "closed" });
+      deps.log.info({ environment, pull: existing.number }, "pull request closed: nothing to change");
+      return { action: "closed", pull: existing };
+    }
+    return { action: "none" };
+  }
+
+  const block: PlanBlock = {
+    version: 1,
+    environment,
+    kind,
+    changes: plan.changes.map((change) => ({
+      image: change.image,
+      repository: change.repository,
+      from: change.from,
+      to: change.to,
+      ...(change.revision ? { revision: change.revision } : {}),
+    })),
+    base: loaded.base.sha,
+    ...(input.requestedBy ? { requestedBy: input.requestedBy } : {}),
+  };
+  // A bump must not replace a PR a person asked for (a rollback or a promotion) with a newer tag.
+  if (existing && existingPlan && kind === "bump" && existingPlan.kind !== "bump") return { action: "unchanged", pull: existing };
+  if (existing && existingPlan && sameChanges(existingPlan, block)) return { action: "unchanged", pull: existing };
+
+  const title = formatTitle(
+    environment,
+    block.changes.map((change) => ({ image: change.image, version: change.to.tag ?? change.to.digest })),
+    kind === "rollback" ? "rollback" : "promote",
+  );
+  await writeBranch(deps, loaded, branch, plan, commitMessage(title, plan));
+  const body = formatBody({ plan: block, rows: input.rows, webUrl: deps.webUrl, ...(input.note ? { note: input.note } : {}) });
+
+  if (existing) {
+    await deps.github.updatePull(existing.number, { title, body });
+    deps.log.info({ environment, pull: existing.number }, "pull request updated");
+    deps.onPullRequest?.({ environment, number: existing.number, action: "updated" });
+    const pull = { ...existing, title, body };
+    await afterWrite(deps, loaded, pull);
+    return { action: "updated", pull };
+  }
+  let pull: PullRequestInfo;
+  try {
+    pull = await deps.github.createPull({ head: branch, base: loaded.baseBranch, title, body });
+  } catch (error) {
+    // Another replica opened it between our lookup and now: update theirs instead.
+    const raced = await deps.github.findOpenPull(branch);
+    if (!raced) throw error;
+    await deps.github.updatePull(raced.number, { title, body });
+    return { action: "updated", pull: { ...raced, title, body } };
+  }
+  await deps.github.addLabels(pull.number, formatLabels(environment));
+  const environmentConfig = loaded.config.environments[environment];
+  if (environmentConfig?.merge === "review" && environmentConfig.reviewers) {
+    const { users, teams } = environmentConfig.reviewers;
+    if (users.length + teams.length > 0) await deps.github.requestReviewers(pull.number, users, teams);
+  }
+  deps.log.info({ environment, pull: pull.number }, "pull request opened");
+  deps.onPullRequest?.({ environment, number: pull.number, action: "opened" });
+  await afterWrite(deps, loaded, pull, true);
+  return { action: "opened", pull };
+}
+
+async function afterWrite(deps: AppDeps, loaded: LoadedConfig, pull: PullRequestInfo, opened = false): Promise<void> {
+  const environmentConfig = loaded.config.environments[pull.headRef.replace(/^ferry\//, "")];
+  if (environmentConfig?.merge !== "auto") return;
+  if (loaded.base.protected && opened) {
+    // Native auto-merge: GitHub merges once required checks pass. If the repo does not allow it,
+    // Ferry merges itself when the checks report (mergeWhenReady on check events).
+    const enabled = await deps.github.enableAutoMerge(pull).catch(() => "unavailable" as const);
+    if (enabled === "enabled") return;
+  }
+  const fresh = await deps.github.getPull(pull.number);
+  if (fresh) await mergeWhenReady(deps, loaded, fresh);
+}
+
+/**
+ * Writes the plan's files as one commit whose first parent is the current base tip and moves
+ * `ferry/<env>` to it without force. When the branch exists, its head is the second parent, so the
+ * update is a fast-forward: if someone else moved the branch meanwhile, GitHub answers 422 and the
+ * read-modify-write is redone from the new tip (compare-and-swap, RELIABILITY.md row 22).
+ */
+async function writeBranch(deps: AppDeps, loaded: LoadedConfig, branch: string, plan: EnvironmentPlan, message: string): Promise<string> {
+  for (let attempt = 0; attempt < MAX_REF_ATTEMPTS; attempt++) {
+    const head = await deps.github.getBranch(branch);
+    const parents = head && head.sha !== loaded.base.sha ? [loaded.base.sha, head.sha] : [loaded.base.sha];
+    const commit = await deps.github.createCommit({ baseTreeSha: loaded.base.treeSha, parents, files: plan.files, message });
+    if (!head) {
+      if ((await deps.github.createRef(branch, commit.sha)) === "created") return commit.sha;
+    } else if ((await deps.github.updateRef(branch, commit.sha)) === "updated") {
+      return commit.sha;
+    }
+    deps.log.warn({ branch, attempt }, "branch moved while writing; redoing from the new tip");
+  }
+  throw new TransientError("branch-contended", `${branch} kept moving; will retry later`);
+}
+
+function sameChanges(a: PlanBlock, b: PlanBlock): boolean {
+  const key = (block: PlanBlock): string =>
+    JSON.stringify(block.changes.map((change) => [change.image, change.to.tag ?? "", change.to.digest]).sort());
+  return a.kind === b.kind && key(a) === key(b);
+}
+
+function commitMessage(title: string, plan: EnvironmentPlan): string {
+  const lines = plan.changes.flatMap((change) => change.edits.map((edit) => `- ${edit.file}:${edit.line} ${edit.field}: ${edit.from} -> ${edit.to}`));
+  return `${title}\n\n${lines.join("\n")}\n`;
+}
