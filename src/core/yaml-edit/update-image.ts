@@ -46,11 +46,16 @@ export function updateImage(text: string, update: ImageUpdate, options: FindOpti
     splices.push({ start, end, text: renderLike(set.scalar, set.to) });
     edits.push({ line: parsed.lineCounter.linePos(start).line, field: set.sites[0]!.field, from: set.from, to: set.to });
   }
-  for (const insert of plan.inserts) {
-    const splice = insertion(parsed, insert);
+  const insertsByMap = new Map<YAMLMap, KeyInsert[]>();
+  for (const insert of plan.inserts) insertsByMap.set(insert.map, [...(insertsByMap.get(insert.map) ?? []), insert]);
+  for (const [map, inserts] of insertsByMap) {
+    const splice = insertion(parsed, map, inserts);
     splices.push(splice);
-    // Reported at the line the new key will occupy: one past the line it is inserted after.
-    edits.push({ line: parsed.lineCounter.linePos(splice.start).line + (splice.text.startsWith(",") ? 0 : 1), field: insert.field, from: "", to: insert.value });
+    const line = parsed.lineCounter.linePos(splice.start).line;
+    // Reported at the line each new key will occupy (block maps get one line per key).
+    inserts.forEach((insert, index) => {
+      edits.push({ line: map.flow ? line : line + index + 1, field: insert.field, from: "", to: insert.value });
+    });
   }
   const newText = applySplices(text, splices);
   verify(parsed, newText, plan);
@@ -98,18 +103,18 @@ function refuseSharedAnchors(parsed: ParsedYaml, plan: EditPlan, image: string):
   }
 }
 
-/** Where and what to write to add `key: value` at the end of a map, in its own layout. */
-function insertion(parsed: ParsedYaml, insert: KeyInsert): Splice {
+/** Where and what to write to add `key: value` pairs at the end of a map, in its own layout. */
+function insertion(parsed: ParsedYaml, map: YAMLMap, inserts: KeyInsert[]): Splice {
   const { text } = parsed;
-  const last = insert.map.items[insert.map.items.length - 1];
+  const last = map.items[map.items.length - 1];
   const lastNode = (last?.value ?? last?.key) as Node | undefined;
   if (!last || !lastNode?.range || !isScalar(last.key) || !last.key.range) {
-    throw new UserError("cannot-insert", `cannot add ${insert.key} to an empty map`);
+    throw new UserError("cannot-insert", `cannot add ${inserts.map((insert) => insert.key).join(", ")} to an empty map`);
   }
-  const entry = `${insert.key}: ${renderPlain(insert.value)}`;
-  if (insert.map.flow) {
+  const entries = inserts.map((insert) => `${insert.key}: ${renderPlain(insert.value)}`);
+  if (map.flow) {
     const end = lastNode.range[1];
-    return { start: end, end, text: `, ${entry}` };
+    return { start: end, end, text: entries.map((entry) => `, ${entry}`).join("") };
   }
   // After the last key's line (its trailing comment included), at the first key's indentation.
   let end = lastNode.range[1];
@@ -118,10 +123,10 @@ function insertion(parsed: ParsedYaml, insert: KeyInsert): Splice {
   if (lineEnd < 0) lineEnd = text.length;
   const crlf = text[lineEnd - 1] === "\r";
   const at = crlf ? lineEnd - 1 : lineEnd;
-  const firstKey = insert.map.items[0]!.key as Scalar;
+  const firstKey = map.items[0]!.key as Scalar;
   const column = parsed.lineCounter.linePos(firstKey.range![0]).col - 1;
   const eol = crlf || (lineEnd === text.length && text.includes("\r\n")) ? "\r\n" : "\n";
-  return { start: at, end: at, text: `${eol}${" ".repeat(column)}${entry}` };
+  return { start: at, end: at, text: entries.map((entry) => `${eol}${" ".repeat(column)}${entry}`).join("") };
 }
 
 function applySplices(text: string, splices: Splice[]): string {
