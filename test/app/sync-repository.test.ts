@@ -1,0 +1,170 @@
+import { describe, expect, it } from "vitest";
+import { parseBody } from "../../src/core/pr/body.js";
+import { syncRepository } from "../../src/app/sync-repository.js";
+import { mergeWhenReady } from "../../src/app/merge-when-ready.js";
+import { recordMerge } from "../../src/app/record-merge.js";
+import { loadRepoConfig } from "../../src/app/load-repo-config.js";
+import { updateState } from "../../src/app/state.js";
+import { configRepo, FakeGitHub, FakeRegistry, fakeDeps } from "./fakes.js";
+
+function setup(files = configRepo()) {
+  const github = new FakeGitHub(files);
+  const registry = new FakeRegistry();
+  registry.push("ghcr.io/acme/shop", "1.7.0");
+  return { github, registry, deps: fakeDeps(github, registry) };
+}
+
+function changedLines(before: string, after: string): number {
+  const a = before.split("\n");
+  const b = after.split("\n");
+  return b.filter((line, index) => line !== a[index]).length;
+}
+
+describe("syncRepository: new image → PR per environment", () => {
+  it("opens exactly one staging PR with a one-line diff when shop 1.8.0 is pushed", async () => {
+    const { github, registry, deps } = setup();
+    github.checks.set("never", "pending");
+    github.protectedBranches.set("main", ["ci"]);
+    registry.push("ghcr.io/acme/shop", "1.8.0");
+    await syncRepository(deps, { reason: "registry" });
+    expect(github.pulls).toHaveLength(1);
+    const pull = github.pulls[0]!;
+    expect(pull.title).toBe("Promote shop 1.8.0 to staging");
+    expect(pull.headRef).toBe("ferry/staging");
+    expect(pull.labels).toEqual(["ferry", "env:staging"]);
+    const before = github.file("main", "overlays/staging/kustomization.yaml")!;
+    const after = github.file("ferry/staging", "overlays/staging/kustomization.yaml")!;
+    expect(changedLines(before, after)).toBe(1);
+    expect(after).toContain('newTag: "1.8.0"');
+    expect(github.file("ferry/staging", "overlays/prod/kustomization.yaml")).toBe(github.file("main", "overlays/prod/kustomization.yaml"));
+    expect(parseBody(pull.body)?.changes[0]?.to.tag).toBe("1.8.0");
+  });
+
+  it("changes nothing when the same trigger is delivered again", async () => {
+    const { github, registry, deps } = setup();
+    github.protectedBranches.set("main", ["ci"]);
+    registry.push("ghcr.io/acme/shop", "1.8.0");
+    await syncRepository(deps, { reason: "registry" });
+    const head = github.branches.get("ferry/staging");
+    const writes = github.calls.filter((call) => /create|update/.test(call)).length;
+    await syncRepository(deps, { reason: "registry" });
+    expect(github.branches.get("ferry/staging")).toBe(head);
+    expect(github.calls.filter((call) => /create|update/.test(call)).length).toBe(writes);
+    expect(github.pulls).toHaveLength(1);
+  });
+
+  it("updates the same PR when 1.8.1 arrives before it merged", async () => {
+    const { github, registry, deps } = setup();
+    github.protectedBranches.set("main", ["ci"]);
+    registry.push("ghcr.io/acme/shop", "1.8.0");
+    await syncRepository(deps, { reason: "registry" });
+    registry.push("ghcr.io/acme/shop", "1.8.1");
+    await syncRepository(deps, { reason: "registry" });
+    expect(github.pulls).toHaveLength(1);
+    expect(github.pulls[0]!.title).toBe("Promote shop 1.8.1 to staging");
+    expect(github.file("ferry/staging", "overlays/staging/kustomization.yaml")).toContain('newTag: "1.8.1"');
+  });
+
+  it("redoes the write from the new tip when the branch moves underneath, never forcing", async () => {
+    const { github, registry, deps } = setup();
+    github.protectedBranches.set("main", ["ci"]);
+    registry.push("ghcr.io/acme/shop", "1.8.0");
+    await syncRepository(deps, { reason: "registry" });
+    let intruder: string | undefined;
+    github.beforeUpdateRef = (branch) => {
+      intruder ??= github.push(branch, { "NOTES.md": "someone else" });
+    };
+    registry.push("ghcr.io/acme/shop", "1.8.1");
+    await syncRepository(deps, { reason: "registry" });
+    expect(github.calls.filter((call) => call === "updateRef").length).toBe(2);
+    expect(github.file("ferry/staging", "overlays/staging/kustomization.yaml")).toContain('newTag: "1.8.1"');
+    // A fast-forward over the other writer's commit, not a force-push that drops it from history.
+    expect(github.commits.get(github.branches.get("ferry/staging")!)!.parents).toContain(intruder);
+  });
+
+  it("merges itself on an unprotected base once checks pass, with the validated head sha", async () => {
+    const { github, registry, deps } = setup();
+    registry.push("ghcr.io/acme/shop", "1.8.0");
+    github.checks.set("pending-marker", "pending");
+    await syncRepository(deps, { reason: "registry" });
+    expect(github.pulls[0]!.merged).toBe(true);
+    expect(github.file("main", "overlays/staging/kustomization.yaml")).toContain('newTag: "1.8.0"');
+  });
+
+  it("waits for the required check on a protected base, then merges when it passes", async () => {
+    const { github, registry, deps } = setup();
+    github.protectedBranches.set("main", ["ci"]);
+    registry.push("ghcr.io/acme/shop", "1.8.0");
+    await syncRepository(deps, { reason: "registry" });
+    const pull = github.pulls[0]!;
+    github.checks.set(pull.headSha, "pending");
+    const loaded = await loadRepoConfig(deps);
+    if (!loaded.ok) throw new Error("config");
+    expect(await mergeWhenReady(deps, loaded, { ...pull })).toBe("waiting");
+    github.checks.set(pull.headSha, "success");
+    expect(await mergeWhenReady(deps, loaded, { ...pull })).toBe("merged");
+  });
+
+  it("aborts the merge when the head moved after validation", async () => {
+    const { github, registry, deps } = setup();
+    github.protectedBranches.set("main", ["ci"]);
+    registry.push("ghcr.io/acme/shop", "1.8.0");
+    await syncRepository(deps, { reason: "registry" });
+    const validated = { ...github.pulls[0]! };
+    github.checks.set(validated.headSha, "success");
+    github.pulls[0]!.headSha = github.push("ferry/staging", { "x.txt": "late push" });
+    const loaded = await loadRepoConfig(deps);
+    if (!loaded.ok) throw new Error("config");
+    expect(await mergeWhenReady(deps, loaded, validated)).toBe("stopped");
+    expect(github.pulls[0]!.merged).toBe(false);
+  });
+
+  it("leaves an environment on hold alone", async () => {
+    const { github, registry, deps } = setup();
+    const loaded = await loadRepoConfig(deps);
+    if (!loaded.ok) throw new Error("config");
+    await updateState(deps, loaded, (state) => {
+      state.holds.staging = { by: "mona", at: "2026-01-01T00:00:00.000Z", reason: "hold" };
+    });
+    registry.push("ghcr.io/acme/shop", "1.8.0");
+    const result = await syncRepository(deps, { reason: "scan" });
+    expect(result.environments.staging).toBe("held");
+    expect(github.pulls).toHaveLength(0);
+  });
+
+  it("does not undo a human revert below the last merged tag until a newer tag appears", async () => {
+    const { github, registry, deps } = setup();
+    registry.push("ghcr.io/acme/shop", "1.8.0");
+    await syncRepository(deps, { reason: "registry" });
+    expect(github.pulls[0]!.merged).toBe(true);
+    await recordMerge(deps, { ...github.pulls[0]! });
+    github.push("main", { "overlays/staging/kustomization.yaml": github.file("main", "overlays/staging/kustomization.yaml")!.replace('"1.8.0"', '"1.7.0"') });
+    await syncRepository(deps, { reason: "scan" });
+    expect(github.pulls).toHaveLength(1);
+    registry.push("ghcr.io/acme/shop", "1.8.2");
+    await syncRepository(deps, { reason: "scan" });
+    expect(github.pulls).toHaveLength(2);
+    expect(github.pulls[1]!.title).toBe("Promote shop 1.8.2 to staging");
+  });
+
+  it("closes an automatic PR whose change already landed on the base", async () => {
+    const { github, registry, deps } = setup();
+    github.protectedBranches.set("main", ["ci"]);
+    registry.push("ghcr.io/acme/shop", "1.8.0");
+    await syncRepository(deps, { reason: "registry" });
+    github.push("main", { "overlays/staging/kustomization.yaml": github.file("ferry/staging", "overlays/staging/kustomization.yaml")! });
+    await syncRepository(deps, { reason: "push" });
+    expect(github.pulls[0]!.state).toBe("closed");
+    expect(github.comments.at(-1)?.body).toMatch(/already has this change/);
+  });
+
+  it("makes no changes and opens one issue while the config is broken", async () => {
+    const { github, registry, deps } = setup({ ...configRepo(), ".github/ferry.yml": "images: {}\nenvironments:\n  staging:\n    paths: [../x]\n" });
+    registry.push("ghcr.io/acme/shop", "1.8.0");
+    const first = await syncRepository(deps, { reason: "scan" });
+    await syncRepository(deps, { reason: "scan" });
+    expect(first.skipped).toBe("invalid-config");
+    expect(github.pulls).toHaveLength(0);
+    expect(github.issues.filter((issue) => issue.title.includes("ferry.yml is invalid"))).toHaveLength(1);
+  });
+});
