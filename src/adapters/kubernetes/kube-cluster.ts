@@ -1,0 +1,173 @@
+/**
+ * The cluster port over @kubernetes/client-node 1.x: server-side apply (field manager `ferry`,
+ * force), dry-run, list, get, delete and watch. API errors are sorted into UserError (the config
+ * is wrong: 400/404/409/422, or credentials: 401/403) and TransientError (429, 5xx, network).
+ */
+import { ApiException, KubeConfig, KubernetesObjectApi, PatchStrategy, Watch, type KubernetesObject } from "@kubernetes/client-node";
+import { TransientError, UserError } from "../../core/errors.js";
+import { FIELD_MANAGER } from "../../reconciler/desired-state.js";
+import { apiVersionOf, describeRef } from "../../reconciler/object-ref.js";
+import type { ClusterPort } from "../../reconciler/ports.js";
+import type { KubeObject, ObjectRef } from "../../reconciler/types.js";
+
+/** Exposes client-node's cached discovery, which KubernetesObjectApi keeps protected. */
+class ObjectApi extends KubernetesObjectApi {
+  discover(apiVersion: string, kind: string) {
+    return this.resource(apiVersion, kind);
+  }
+}
+
+export interface KubeClusterOptions {
+  /** Kubeconfig YAML (e.g. the simulator's); otherwise `kubeconfigFile`, otherwise in-cluster/default loading. */
+  kubeconfig?: string;
+  kubeconfigFile?: string;
+}
+
+export function loadKubeConfig(options: KubeClusterOptions): KubeConfig {
+  const config = new KubeConfig();
+  if (options.kubeconfig !== undefined) config.loadFromString(options.kubeconfig);
+  else if (options.kubeconfigFile !== undefined) config.loadFromFile(options.kubeconfigFile);
+  // In a pod: the service-account token and KUBERNETES_SERVICE_HOST; elsewhere ~/.kube/config.
+  else config.loadFromDefault();
+  return config;
+}
+
+function statusOf(error: unknown): number | undefined {
+  return error instanceof ApiException ? error.code : undefined;
+}
+
+function apiMessage(error: unknown): string {
+  if (error instanceof ApiException) {
+    let body: unknown = error.body;
+    if (typeof body === "string") {
+      try {
+        body = JSON.parse(body);
+      } catch {
+        // a plain-text body is its own message
+      }
+    }
+    const message = (body as { message?: unknown } | undefined)?.message;
+    return typeof message === "string" ? message : `HTTP ${error.code}`;
+  }
+  return (error as Error).message;
+}
+
+/** Sorts an API failure: the caller aborts the cycle either way, but only transient ones back off quickly. */
+export function toFerryError(error: unknown, action: string): Error {
+  const status = statusOf(error);
+  const message = `${action}: ${apiMessage(error)}`;
+  if (status === undefined || status === 429 || status >= 500) return new TransientError("kubernetes-unavailable", message, { cause: error });
+  if (status === 401 || status === 403) return new UserError("kubernetes-forbidden", message, { cause: error });
+  return new UserError("kubernetes-rejected", message, { cause: error });
+}
+
+/** Turns client-node's typed models (Date objects and all) back into plain JSON. */
+function plain<T>(value: T): KubeObject {
+  return JSON.parse(JSON.stringify(value)) as KubeObject;
+}
+
+export class KubeCluster implements ClusterPort {
+  private readonly api: ObjectApi;
+  private readonly watcher: Watch;
+
+  constructor(readonly config: KubeConfig) {
+    this.api = config.makeApiClient(ObjectApi);
+    this.watcher = new Watch(config);
+  }
+
+  static fromOptions(options: KubeClusterOptions): KubeCluster {
+    return new KubeCluster(loadKubeConfig(options));
+  }
+
+  async isNamespaced(apiVersion: string, kind: string): Promise<boolean | undefined> {
+    try {
+      const resource = await this.api.discover(apiVersion, kind);
+      return resource?.namespaced;
+    } catch (error) {
+      // An unknown group/version is a 404 from discovery: the kind is not served (yet).
+      if (statusOf(error) === 404) return undefined;
+      throw toFerryError(error, `discover ${apiVersion} ${kind}`);
+    }
+  }
+
+  async list(apiVersion: string, kind: string, namespace: string | undefined, labelSelector: string): Promise<KubeObject[]> {
+    try {
+      const items: KubeObject[] = [];
+      let continueToken: string | undefined;
+      do {
+        const page = await this.api.list(apiVersion, kind, namespace, undefined, undefined, undefined, undefined, labelSelector, 500, continueToken);
+        for (const item of page.items) items.push({ ...plain(item), apiVersion, kind });
+        continueToken = page.metadata?._continue || undefined;
+      } while (continueToken);
+      return items;
+    } catch (error) {
+      throw toFerryError(error, `list ${kind} ${namespace ?? "(all namespaces)"}`);
+    }
+  }
+
+  async get(ref: ObjectRef): Promise<KubeObject | undefined> {
+    try {
+      const header = { apiVersion: apiVersionOf(ref), kind: ref.kind, metadata: { name: ref.name, ...(ref.namespace ? { namespace: ref.namespace } : {}) } };
+      return plain(await this.api.read(header));
+    } catch (error) {
+      if (statusOf(error) === 404) return undefined;
+      throw toFerryError(error, `get ${describeRef(ref)}`);
+    }
+  }
+
+  async apply(object: KubeObject, options: { dryRun: boolean }): Promise<KubeObject> {
+    try {
+      const result = await this.api.patch(
+        object as KubernetesObject,
+        undefined,
+        options.dryRun ? "All" : undefined,
+        FIELD_MANAGER,
+        true,
+        PatchStrategy.ServerSideApply,
+      );
+      return plain(result);
+    } catch (error) {
+      const ref = `${object.kind} ${object.metadata.namespace ? `${object.metadata.namespace}/` : ""}${object.metadata.name}`;
+      throw toFerryError(error, `${options.dryRun ? "dry-run apply" : "apply"} ${ref}`);
+    }
+  }
+
+  async delete(ref: ObjectRef): Promise<void> {
+    try {
+      const header = { apiVersion: apiVersionOf(ref), kind: ref.kind, metadata: { name: ref.name, ...(ref.namespace ? { namespace: ref.namespace } : {}) } };
+      // Background propagation, as kubectl: dependents are collected by Kubernetes' garbage collector.
+      await this.api.delete(header, undefined, undefined, undefined, undefined, "Background");
+    } catch (error) {
+      if (statusOf(error) === 404) return;
+      throw toFerryError(error, `delete ${describeRef(ref)}`);
+    }
+  }
+
+  async watch(apiVersion: string, kind: string, namespace: string | undefined, labelSelector: string, onChange: () => void): Promise<() => void> {
+    const resource = await this.api.discover(apiVersion, kind);
+    if (!resource) return () => {};
+    const base = apiVersion.includes("/") ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
+    const path = namespace && resource.namespaced ? `${base}/namespaces/${namespace}/${resource.name}` : `${base}/${resource.name}`;
+    let stopped = false;
+    let controller: AbortController | undefined;
+    const start = async (): Promise<void> => {
+      if (stopped) return;
+      try {
+        controller = await this.watcher.watch(path, { labelSelector }, (phase) => {
+          // The initial ADDED events replay what exists; any of them may be drift, so all count.
+          if (phase === "ADDED" || phase === "MODIFIED" || phase === "DELETED") onChange();
+        }, () => {
+          // The server ends watches now and then; reopen after a pause instead of hammering it.
+          if (!stopped) setTimeout(() => void start(), 5_000).unref();
+        });
+      } catch {
+        if (!stopped) setTimeout(() => void start(), 5_000).unref();
+      }
+    };
+    await start();
+    return () => {
+      stopped = true;
+      controller?.abort();
+    };
+  }
+}

@@ -1,0 +1,41 @@
+/**
+ * What the reconciler needs from the outside world. `src/adapters/kubernetes/` implements the
+ * cluster over @kubernetes/client-node; tests fake nothing here — they run the real adapter
+ * against the cluster simulator (STYLE.md habit 6).
+ */
+import type { KubeObject, ObjectRef } from "./types.js";
+
+export interface ClusterPort {
+  /** Whether the kind is namespaced; undefined when the API server does not serve it (yet). */
+  isNamespaced(apiVersion: string, kind: string): Promise<boolean | undefined>;
+  /** Objects of one kind carrying `labelSelector`, in one namespace (or cluster-wide for cluster-scoped kinds). */
+  list(apiVersion: string, kind: string, namespace: string | undefined, labelSelector: string): Promise<KubeObject[]>;
+  /** undefined when the object does not exist. */
+  get(ref: ObjectRef): Promise<KubeObject | undefined>;
+  /** Server-side apply with field manager `ferry` and force; `dryRun` asks for `dryRun=All`. */
+  apply(object: KubeObject, options: { dryRun: boolean }): Promise<KubeObject>;
+  /** Deletes the object; an object already gone is not an error. */
+  delete(ref: ObjectRef): Promise<void>;
+  /** Calls `onChange` when objects matching the selector change; returns a function that stops watching. */
+  watch?(apiVersion: string, kind: string, namespace: string | undefined, labelSelector: string, onChange: () => void): Promise<() => void>;
+}
+
+/** Fetches the config repo; throws when it cannot, keeping the last good checkout. */
+export interface ConfigSource {
+  fetch(): Promise<{ revision: string; dir: string }>;
+}
+
+/** Reports the outcome of a cycle to GitHub (Deployments and their statuses). */
+export interface DeploymentReporter {
+  report(report: DeploymentReport): Promise<void>;
+}
+
+export type DeploymentState = "in_progress" | "success" | "failure";
+
+export interface DeploymentReport {
+  /** The config commit the state refers to. */
+  revision: string;
+  state: DeploymentState;
+  /** Under 140 characters. */
+  description: string;
+}

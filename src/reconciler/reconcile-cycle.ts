@@ -1,0 +1,289 @@
+/**
+ * One reconcile cycle: fetch → render → observe → plan → apply → prune → health. Any error before
+ * the plan is complete aborts the cycle with nothing written (RELIABILITY.md §6 rule 1: never
+ * prune on an error); an apply error stops the prune but records what was applied.
+ */
+import { isTransientError } from "../core/errors.js";
+import { aggregateHealth, assessHealth } from "./health.js";
+import { inventoryEntries, inventoryObject, readInventory } from "./inventory.js";
+import { applyRank, inventoryKey, refOf } from "./object-ref.js";
+import { INSTANCE_LABEL, prepareDesiredState, scopeResolver, type DesiredObject } from "./desired-state.js";
+import { planSync, type ObservedObject, type PruneOptions, type SyncPlan } from "./plan.js";
+import type { ClusterPort, ConfigSource } from "./ports.js";
+import { renderPath, type RenderOptions } from "./render.js";
+import type { HealthStatus, KubeObject, ObjectRef, ObjectStatus, SyncStatus } from "./types.js";
+
+export interface CycleSettings {
+  /** Names this reconciler's objects (label `ferry.dev/instance`) and its inventory. */
+  instance: string;
+  /** The folder inside the config repo to render. */
+  path: string;
+  /** The namespace for namespaced objects that name none. */
+  namespace: string;
+  /** Where the inventory ConfigMap lives (the reconciler's own namespace). */
+  inventoryNamespace: string;
+  createNamespace: boolean;
+  /** Plan only: print what would change, write nothing. */
+  dryRun: boolean;
+  prune: PruneOptions;
+  render?: RenderOptions;
+  /** Parallel requests while observing and applying (same-rank objects only). */
+  concurrency?: number;
+}
+
+export type CyclePhase = "fetch" | "render" | "observe" | "plan" | "apply" | "prune" | "done";
+
+export interface CycleResult {
+  ok: boolean;
+  /** Where the cycle stopped: "done" when it ran to the end. */
+  phase: CyclePhase;
+  /** The revision this cycle tried (undefined when the fetch failed). */
+  revision?: string;
+  /** Set when every object of `revision` was applied (or already in sync). */
+  appliedRevision?: string;
+  plan?: SyncPlan;
+  applied: ObjectRef[];
+  pruned: ObjectRef[];
+  sync: SyncStatus;
+  health: HealthStatus;
+  objects: ObjectStatus[];
+  errors: string[];
+  /** True when the cycle failed in a way that may pass on retry (network, 5xx). */
+  transient: boolean;
+  /** Write requests made (applies, deletes, inventory). */
+  writes: number;
+}
+
+function failure(phase: CyclePhase, error: unknown, extra: Partial<CycleResult> = {}): CycleResult {
+  return {
+    ok: false,
+    phase,
+    applied: [],
+    pruned: [],
+    sync: "Unknown",
+    health: "Degraded",
+    objects: [],
+    errors: [`${phase}: ${(error as Error).message}`],
+    transient: isTransientError(error),
+    writes: 0,
+    ...extra,
+  };
+}
+
+/** Runs `work` over items with at most `limit` in flight; rejects with the first error after all settle. */
+async function forEachLimited<T>(items: T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  let firstError: unknown;
+  const runners = Array.from({ length: Math.min(limit, items.length) }, async () => {
+    while (next < items.length) {
+      const item = items[next++]!;
+      try {
+        await work(item);
+      } catch (error) {
+        firstError ??= error;
+      }
+    }
+  });
+  await Promise.all(runners);
+  if (firstError !== undefined) throw firstError;
+}
+
+interface Observation {
+  desired: DesiredObject[];
+  observed: Map<string, ObservedObject>;
+  inventory: ObjectRef[];
+  inventoryEntries: string[];
+  orphansLive: Map<string, KubeObject | undefined>;
+}
+
+/** Reads everything the plan needs. Throws on any error: a partial picture must never drive a prune. */
+async function observe(cluster: ClusterPort, settings: CycleSettings, rendered: Awaited<ReturnType<typeof renderPath>>): Promise<Observation> {
+  const concurrency = settings.concurrency ?? 8;
+  const scopes = new Map<string, boolean | undefined>();
+  for (const { object } of rendered) {
+    const key = `${object.apiVersion} ${object.kind}`;
+    if (!scopes.has(key)) scopes.set(key, await cluster.isNamespaced(object.apiVersion, object.kind));
+  }
+  const isNamespaced = scopeResolver(rendered.map(({ object }) => object), (apiVersion, kind) => scopes.get(`${apiVersion} ${kind}`));
+  const desired = prepareDesiredState(rendered, isNamespaced, {
+    instance: settings.instance,
+    defaultNamespace: settings.namespace,
+    createNamespace: settings.createNamespace,
+  });
+  if (settings.createNamespace && !scopes.has("v1 Namespace")) scopes.set("v1 Namespace", false);
+
+  const stored = await readInventory(cluster, settings.inventoryNamespace, settings.instance);
+
+  // One list per kind and namespace (label-selected) instead of one GET per object.
+  const live = new Map<string, KubeObject>();
+  const groups = new Map<string, { apiVersion: string; kind: string; namespace: string | undefined }>();
+  for (const { ref, object } of desired) {
+    if (scopes.get(`${object.apiVersion} ${object.kind}`) === undefined) continue; // kind not served yet (CRD created this cycle)
+    groups.set(`${object.apiVersion} ${object.kind} ${ref.namespace}`, { apiVersion: object.apiVersion, kind: object.kind, namespace: ref.namespace || undefined });
+  }
+  await forEachLimited([...groups.values()], concurrency, async ({ apiVersion, kind, namespace }) => {
+    for (const object of await cluster.list(apiVersion, kind, namespace, `${INSTANCE_LABEL}=${settings.instance}`)) {
+      live.set(inventoryKey(refOf(object)), object);
+    }
+  });
+
+  const observed = new Map<string, ObservedObject>();
+  await forEachLimited(desired, concurrency, async ({ ref, object }) => {
+    const key = inventoryKey(ref);
+    if (scopes.get(`${object.apiVersion} ${object.kind}`) === undefined) {
+      observed.set(key, {});
+      return;
+    }
+    const current = live.get(key);
+    // A create needs no diff, but its dry-run still validates the object before anything is written.
+    const dryRun = await cluster.apply(object, { dryRun: true });
+    observed.set(key, current ? { live: current, dryRun } : {});
+  });
+
+  const desiredKeys = new Set(desired.map(({ ref }) => inventoryKey(ref)));
+  const orphans = stored.refs.filter((ref) => !desiredKeys.has(inventoryKey(ref)));
+  const orphansLive = new Map<string, KubeObject | undefined>();
+  await forEachLimited(orphans, concurrency, async (ref) => {
+    orphansLive.set(inventoryKey(ref), await cluster.get(ref));
+  });
+  return { desired, observed, inventory: stored.refs, inventoryEntries: stored.entries, orphansLive };
+}
+
+export async function runCycle(cluster: ClusterPort, source: ConfigSource, settings: CycleSettings): Promise<CycleResult> {
+  let revision: string;
+  let dir: string;
+  try {
+    ({ revision, dir } = await source.fetch());
+  } catch (error) {
+    return failure("fetch", error);
+  }
+
+  let rendered: Awaited<ReturnType<typeof renderPath>>;
+  try {
+    rendered = await renderPath(dir, settings.path, settings.render);
+  } catch (error) {
+    return failure("render", error, { revision });
+  }
+
+  let observation: Observation;
+  try {
+    observation = await observe(cluster, settings, rendered);
+  } catch (error) {
+    return failure("observe", error, { revision });
+  }
+
+  let plan: SyncPlan;
+  try {
+    plan = planSync({ instance: settings.instance, ...observation, options: settings.prune });
+  } catch (error) {
+    return failure("plan", error, { revision });
+  }
+
+  if (settings.dryRun) return summarize({ revision, plan, observation, settings, liveAfter: new Map(), applied: [], pruned: [], errors: [], writes: 0, phase: "done", dryRun: true });
+
+  const errors: string[] = [];
+  const applied: ObjectRef[] = [];
+  const liveAfter = new Map<string, KubeObject>();
+  let writes = 0;
+  let transient = false;
+  // Apply rank by rank (Namespaces, CRDs, cluster-scoped, the rest), in parallel within a rank.
+  const ranks = [...new Set(plan.apply.map((item) => applyRank(item.ref)))];
+  for (const rank of ranks) {
+    const batch = plan.apply.filter((item) => applyRank(item.ref) === rank);
+    await forEachLimited(batch, settings.concurrency ?? 8, async (item) => {
+      writes++;
+      try {
+        liveAfter.set(inventoryKey(item.ref), await cluster.apply(item.object, { dryRun: false }));
+        applied.push(item.ref);
+      } catch (error) {
+        transient ||= isTransientError(error);
+        errors.push(`apply: ${(error as Error).message}`);
+      }
+    });
+  }
+
+  const pruned: ObjectRef[] = [];
+  let inventory = plan.nextInventory;
+  if (errors.length > 0) {
+    // Record what now exists in the cluster, drop nothing: a later cycle can still prune it.
+    const known = new Map(observation.inventory.map((ref) => [inventoryKey(ref), ref]));
+    for (const ref of applied) known.set(inventoryKey(ref), ref);
+    inventory = [...known.values()];
+  } else {
+    for (const ref of plan.prune) {
+      writes++;
+      try {
+        await cluster.delete(ref);
+        pruned.push(ref);
+      } catch (error) {
+        transient ||= isTransientError(error);
+        errors.push(`prune: ${(error as Error).message}`);
+      }
+    }
+    const prunedKeys = new Set(pruned.map(inventoryKey));
+    // Objects whose delete failed stay in the inventory, to be pruned on a later cycle.
+    inventory = [...plan.nextInventory, ...plan.prune.filter((ref) => !prunedKeys.has(inventoryKey(ref)))];
+  }
+  if (inventoryEntries(inventory).join("\n") !== observation.inventoryEntries.join("\n")) {
+    writes++;
+    try {
+      await cluster.apply(inventoryObject(settings.inventoryNamespace, settings.instance, inventory), { dryRun: false });
+    } catch (error) {
+      transient ||= isTransientError(error);
+      errors.push(`inventory: ${(error as Error).message}`);
+    }
+  }
+  const phase: CyclePhase = errors.some((error) => error.startsWith("apply:")) ? "apply" : errors.length > 0 ? "prune" : "done";
+  const result = summarize({ revision, plan, observation, settings, liveAfter, applied, pruned, errors, writes, phase, dryRun: false });
+  result.transient = transient;
+  return result;
+}
+
+function summarize(input: {
+  revision: string;
+  plan: SyncPlan;
+  observation: Observation;
+  settings: CycleSettings;
+  liveAfter: Map<string, KubeObject>;
+  applied: ObjectRef[];
+  pruned: ObjectRef[];
+  errors: string[];
+  writes: number;
+  phase: CyclePhase;
+  dryRun: boolean;
+}): CycleResult {
+  const { revision, plan, observation, liveAfter, applied, pruned, errors, writes, phase, dryRun } = input;
+  const appliedKeys = new Set(applied.map(inventoryKey));
+  const pendingKeys = new Set(plan.apply.map((item) => inventoryKey(item.ref)));
+  const objects: ObjectStatus[] = observation.desired.map(({ ref }) => {
+    const key = inventoryKey(ref);
+    const synced = !pendingKeys.has(key) || appliedKeys.has(key);
+    const live = liveAfter.get(key) ?? observation.observed.get(key)?.live;
+    const health = assessHealth(live);
+    return { ref, sync: synced ? "Synced" : "OutOfSync", health: health.status, message: health.message };
+  });
+  for (const { ref, reason } of plan.keep) {
+    if (reason === "prune-off" || reason === "circuit-breaker") {
+      objects.push({ ref, sync: "OutOfSync", health: "Healthy", message: `requires pruning (${reason})` });
+    }
+  }
+  const allErrors = [...errors];
+  if (plan.pruneBlocked) allErrors.push(`prune: ${plan.pruneBlocked}`);
+  const sync: SyncStatus = objects.every((object) => object.sync === "Synced") && allErrors.length === 0 ? "Synced" : "OutOfSync";
+  const applyFailed = errors.some((error) => error.startsWith("apply:"));
+  return {
+    ok: allErrors.length === 0 && (dryRun || sync === "Synced"),
+    phase,
+    revision,
+    ...(!dryRun && !applyFailed ? { appliedRevision: revision } : {}),
+    plan,
+    applied,
+    pruned,
+    sync,
+    health: applyFailed ? "Degraded" : aggregateHealth(objects.map((object) => object.health)),
+    objects,
+    errors: allErrors,
+    transient: false,
+    writes,
+  };
+}
