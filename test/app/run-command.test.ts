@@ -1,0 +1,135 @@
+import { describe, expect, it } from "vitest";
+import { parseBody } from "../../src/core/pr/body.js";
+import { parseState } from "../../src/core/pr/dashboard.js";
+import { runCommentCommands, type CommentInput } from "../../src/app/run-command.js";
+import { syncRepository } from "../../src/app/sync-repository.js";
+import { recordMerge } from "../../src/app/record-merge.js";
+import { configRepo, FakeGitHub, FakeRegistry, fakeDeps } from "./fakes.js";
+
+let commentId = 100;
+function comment(body: string, author = "mona", extra: Partial<CommentInput> = {}): CommentInput {
+  return { commentId: commentId++, issueNumber: 1, issueState: "open", body, author, authorType: "User", action: "created", ...extra };
+}
+
+/** staging runs 1.8.0 (merged by Ferry), prod runs 1.7.0. */
+async function released() {
+  const github = new FakeGitHub(configRepo());
+  const registry = new FakeRegistry();
+  registry.push("ghcr.io/acme/shop", "1.7.0");
+  const digest = registry.push("ghcr.io/acme/shop", "1.8.0");
+  const deps = fakeDeps(github, registry);
+  await syncRepository(deps, { reason: "registry" });
+  await recordMerge(deps, { ...github.pulls[0]! });
+  github.permissions.set("mona", "maintain");
+  github.permissions.set("hubot", "write");
+  return { github, registry, deps, digest };
+}
+
+const prodPulls = (github: FakeGitHub) => github.pulls.filter((pull) => pull.headRef === "ferry/prod");
+
+describe("/promote", () => {
+  it("opens the prod PR with the exact digest staging runs, for a maintainer", async () => {
+    const { github, deps, digest } = await released();
+    const input = comment("/promote prod");
+    expect(await runCommentCommands(deps, input)).toBe("done");
+    expect(prodPulls(github)).toHaveLength(1);
+    expect(parseBody(prodPulls(github)[0]!.body)?.changes[0]?.to).toEqual({ tag: "1.8.0", digest });
+    expect(github.file("ferry/prod", "overlays/prod/kustomization.yaml")).toContain(digest);
+    expect([...github.reactions.get(input.commentId)!]).toEqual(["eyes", "rocket"]);
+  });
+
+  it("refuses an outsider with 👎 and a one-line reason, changing nothing", async () => {
+    const { github, deps } = await released();
+    const input = comment("/promote prod", "eve");
+    expect(await runCommentCommands(deps, input)).toBe("refused");
+    expect(prodPulls(github)).toHaveLength(0);
+    expect(github.reactions.get(input.commentId)!.has("-1")).toBe(true);
+    expect(github.comments.at(-1)!.body).toMatch(/^@eve you need maintain permission or membership of acme\/release/);
+  });
+
+  it("refuses write access when the environment needs maintain", async () => {
+    const { github, deps } = await released();
+    expect(await runCommentCommands(deps, comment("/promote prod", "hubot"))).toBe("refused");
+    expect(prodPulls(github)).toHaveLength(0);
+  });
+
+  it("accepts a member of a promoters team", async () => {
+    const { github, deps } = await released();
+    github.teams.set("acme/release", ["rel"]);
+    expect(await runCommentCommands(deps, comment("/promote prod", "rel"))).toBe("done");
+    expect(prodPulls(github)).toHaveLength(1);
+  });
+
+  it("ignores bots, Ferry itself and edited comments without reacting", async () => {
+    const { github, deps } = await released();
+    for (const input of [comment("/promote prod", "dependabot[bot]", { authorType: "Bot" }), comment("/promote prod", "ferry[bot]"), comment("/promote prod", "mona", { action: "edited" })]) {
+      expect(await runCommentCommands(deps, input)).toBe("ignored");
+      expect(github.reactions.get(input.commentId)).toBeUndefined();
+    }
+    expect(prodPulls(github)).toHaveLength(0);
+  });
+
+  it("handles a redelivered comment once", async () => {
+    const { github, deps } = await released();
+    const input = comment("/promote prod");
+    await runCommentCommands(deps, input);
+    const comments = github.comments.length;
+    expect(await runCommentCommands(deps, input)).toBe("duplicate");
+    expect(github.comments.length).toBe(comments);
+    expect(prodPulls(github)).toHaveLength(1);
+  });
+
+  it("refuses commands on a closed issue or PR", async () => {
+    const { github, deps } = await released();
+    expect(await runCommentCommands(deps, comment("/promote prod", "mona", { issueState: "closed" }))).toBe("refused");
+    expect(prodPulls(github)).toHaveLength(0);
+  });
+
+  it("refuses a tag staging does not run", async () => {
+    const { github, deps } = await released();
+    expect(await runCommentCommands(deps, comment("/promote prod shop@1.7.0"))).toBe("refused");
+    expect(github.comments.at(-1)!.body).toMatch(/staging runs shop 1\.8\.0, not 1\.7\.0/);
+  });
+
+  it("waits until staging has soaked when it reports health", async () => {
+    const { github, deps } = await released();
+    github.health.set("staging", { sha: "x", state: "success", since: new Date("2025-12-31T23:50:00Z") });
+    const config = github.file("main", ".github/ferry.yml")!.replace("update: manual", "update: manual\n    soak: 30m");
+    github.push("main", { ".github/ferry.yml": config });
+    expect(await runCommentCommands(deps, comment("/promote prod"))).toBe("refused");
+    expect(github.comments.at(-1)!.body).toMatch(/healthy for 10m, less than its soak of 30m/);
+  });
+});
+
+describe("/rollback, /hold, /unhold, /ferry status", () => {
+  it("/rollback opens a PR restoring the previous version and holds the environment", async () => {
+    const { github, registry, deps } = await released();
+    expect(await runCommentCommands(deps, comment("/rollback staging"))).toBe("done");
+    const pull = github.pulls.at(-1)!;
+    expect(pull.title).toBe("Roll back shop 1.7.0 in staging");
+    // staging merges automatically (no checks in this repo), so the rollback is already on main.
+    expect(github.file("main", "overlays/staging/kustomization.yaml")).toContain('newTag: "1.7.0"');
+    const state = parseState(github.issues.find((issue) => issue.title === "Ferry dashboard")!.body);
+    expect(state.holds.staging?.reason).toBe("rollback");
+    registry.push("ghcr.io/acme/shop", "1.8.1");
+    expect((await syncRepository(deps, { reason: "scan" })).environments.staging).toBe("held");
+  });
+
+  it("/hold stops automatic updates and /unhold resumes them", async () => {
+    const { github, registry, deps } = await released();
+    await runCommentCommands(deps, comment("/hold staging"));
+    registry.push("ghcr.io/acme/shop", "1.8.1");
+    await syncRepository(deps, { reason: "scan" });
+    expect(github.pulls.filter((p) => p.headRef === "ferry/staging")).toHaveLength(1);
+    await runCommentCommands(deps, comment("/unhold staging"));
+    await syncRepository(deps, { reason: "scan" });
+    expect(github.pulls.filter((p) => p.headRef === "ferry/staging")).toHaveLength(2);
+  });
+
+  it("/ferry status answers with the environments × images table", async () => {
+    const { github, deps } = await released();
+    expect(await runCommentCommands(deps, comment("/ferry status", "hubot"))).toBe("done");
+    expect(github.comments.at(-1)!.body).toContain("| staging | shop | `1.8.0` |");
+    expect(github.comments.at(-1)!.body).toContain("| prod | shop | `1.7.0` |");
+  });
+});
