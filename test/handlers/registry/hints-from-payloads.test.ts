@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { describe, expect, it } from "vitest";
-import examples from "@octokit/webhooks-examples";
 import { hintsFromGitHubPackageEvent } from "../../../src/handlers/registry/hints-from-github.js";
 import {
   hintsFromDistribution,
@@ -9,6 +9,8 @@ import {
   hintsFromHarbor,
   hintsFromQuay,
 } from "../../../src/handlers/registry/hints-from-payloads.js";
+
+const examples = createRequire(import.meta.url)("@octokit/webhooks-examples") as { name: string; examples: unknown[] }[];
 
 const fixture = (name: string): unknown =>
   JSON.parse(readFileSync(new URL(`../../fixtures/registry-webhooks/${name}`, import.meta.url), "utf8"));
