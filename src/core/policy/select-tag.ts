@@ -216,7 +216,7 @@ function selectDigest(candidates: TagCandidate[], order: TagOrder, options: Sele
 
 function unusableBecause(
   candidate: TagCandidate,
-  needs: { byCreated: boolean; minAgeMs: number | undefined; requiredPlatforms: Platform[]; needsDigest: boolean; now: Date },
+  needs: { byCreated: boolean; minAgeMs: number | undefined; requiredPlatforms: PlatformTest[]; needsDigest: boolean; now: Date },
 ): Unusable | undefined {
   if ((needs.byCreated || needs.minAgeMs !== undefined) && !isDate(candidate.created)) return "no-created";
   // A created date in the future (clock skew, forged config) is too young, never old enough.
@@ -243,31 +243,26 @@ function describeUnusable(problem: Unusable, policy: Policy, singular = false): 
   }
 }
 
-interface Platform {
-  os: string;
-  architecture: string;
-  variant?: string;
-}
-
-function parsePlatform(text: string): Platform {
-  const [os = "", architecture = "", variant] = text.toLowerCase().split("/");
-  return variant === undefined ? { os, architecture } : { os, architecture, variant };
-}
-
 /**
- * An index must offer every required platform. A required platform without a variant
- * (`linux/arm64`) is met by any variant (`linux/arm64/v8`), as `docker pull --platform` does;
- * a required variant (`linux/arm/v7`) must be offered exactly.
+ * A test of one offered `os/arch[/variant]` string against a required platform. A required
+ * platform without a variant (`linux/arm64`) is met by any variant (`linux/arm64/v8`), as
+ * `docker pull --platform` does; a required variant (`linux/arm/v7`) must be offered exactly.
  */
-function hasPlatforms(offered: string[] | undefined, required: Platform[]): boolean {
+type PlatformTest = (offered: string) => boolean;
+
+function parsePlatform(text: string): PlatformTest {
+  const required = text.toLowerCase();
+  const hasVariant = required.split("/").length > 2;
+  return (offered) => {
+    const have = offered.toLowerCase();
+    return have === required || (!hasVariant && have.startsWith(required) && have.charCodeAt(required.length) === 47 /* / */);
+  };
+}
+
+/** An index must offer every required platform. */
+function hasPlatforms(offered: string[] | undefined, required: PlatformTest[]): boolean {
   if (offered === undefined) return false;
-  const parsed = offered.map(parsePlatform);
-  return required.every((need) =>
-    parsed.some(
-      (have) =>
-        have.os === need.os && have.architecture === need.architecture && (need.variant === undefined || have.variant === need.variant),
-    ),
-  );
+  return required.every((test) => offered.some(test));
 }
 
 function superlative(policy: Policy): string {

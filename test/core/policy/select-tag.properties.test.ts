@@ -19,13 +19,15 @@ const wordTag = fc.stringMatching(/^[A-Za-z0-9_][A-Za-z0-9._-]{0,8}$/);
 const anyTag = fc.oneof(semverTag, numberTag, wordTag, fc.constantFrom("latest", "main", "1.2", "v2", "-bad", "a+b", ""));
 const tagList = fc.array(anyTag, { maxLength: 40 });
 
-const namePolicy: fc.Arbitrary<PolicyInput> = fc.oneof(
+const namePolicy: fc.Arbitrary<PolicyInput> = fc
+  .oneof(
   fc.record({ range: fc.constantFrom("*", "^1.0.0", ">=2.0.0 <9.0.0", "~3.4", "1.x || 4.x"), prerelease: fc.boolean() }, { requiredKeys: [] }),
   fc.record({ strategy: fc.constant("numerical" as const), order: fc.constantFrom("asc" as const, "desc" as const) }),
   fc.record({ strategy: fc.constant("alphabetical" as const), order: fc.constantFrom("asc" as const, "desc" as const) }),
   fc.record({ strategy: fc.constant("numerical" as const), allow: fc.constant("^0*(?<n>\\d+)"), extract: fc.constant("$n") }),
   fc.record({ ignore: fc.constant(["*-rc.*", "v1.*"]), range: fc.constant("*") }),
-);
+  )
+  .map((input) => input as PolicyInput);
 
 function select(policyInput: PolicyInput, list: string[], current?: string) {
   const options: Parameters<typeof selectTag>[1] = { policy: parsePolicy(policyInput), now: NOW };

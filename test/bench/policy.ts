@@ -1,0 +1,113 @@
+/**
+ * Tag selection over 100,000 generated tags, for every strategy (run by test/bench/run.ts).
+ * Each figure is the median of several runs in milliseconds, with a fresh policy object each run
+ * so that compiling the policy (regex, globs, range) is part of the figure.
+ */
+import { performance } from "node:perf_hooks";
+import { parseTagList } from "../../src/cli/select.js";
+import { parsePolicy } from "../../src/core/policy/parse-policy.js";
+import { rankTags, selectTag, type TagCandidate } from "../../src/core/policy/select-tag.js";
+import type { PolicyInput } from "../../src/core/policy/schema.js";
+
+const COUNT = 100_000;
+const RUNS = 7;
+const NOW = new Date("2024-06-01T12:00:00Z");
+const DIGEST = `sha256:${"c".repeat(64)}`;
+
+/** A small deterministic generator (mulberry32): the same tags on every run and machine. */
+function random(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function generate(make: (next: () => number, index: number) => TagCandidate): TagCandidate[] {
+  const next = random(COUNT);
+  return Array.from({ length: COUNT }, (_, index) => make(next, index));
+}
+
+const int = (next: () => number, below: number) => Math.floor(next() * below);
+const hex = (next: () => number, length: number) =>
+  Array.from({ length }, () => "0123456789abcdef"[int(next, 16)]).join("");
+
+/** Mostly versions (some v-prefixed, prereleases, builds), with the noise real repositories hold. */
+const semverTags = generate((next, index) => {
+  const roll = next();
+  if (roll < 0.05) return { tag: hex(next, 7) };
+  if (roll < 0.08) return { tag: `pr-${index}` };
+  const pre = next() < 0.1 ? `-rc.${int(next, 5)}` : "";
+  const build = next() < 0.05 ? `_b${int(next, 100)}` : "";
+  return { tag: `${next() < 0.3 ? "v" : ""}${int(next, 6)}.${int(next, 40)}.${int(next, 200)}${pre}${build}` };
+});
+const numericalTags = generate((next) => ({ tag: String(int(next, 2 ** 40)) }));
+const buildTags = generate((next, index) => ({ tag: `main-${hex(next, 7)}-${1_700_000_000 + index * 7 + int(next, 5)}` }));
+const calverTags = generate((next) => ({ tag: `${2015 + int(next, 10)}-${String(1 + int(next, 12)).padStart(2, "0")}-${String(1 + int(next, 28)).padStart(2, "0")}` }));
+const createdTags = generate((next) => ({
+  tag: hex(next, 7) + hex(next, 5),
+  created: new Date(NOW.getTime() - int(next, 365 * 86_400_000)),
+  digest: DIGEST,
+  platforms: next() < 0.8 ? ["linux/amd64", "linux/arm64/v8"] : ["linux/amd64"],
+}));
+const semverWithMetadata = semverTags.map((candidate, index) => ({
+  ...candidate,
+  created: new Date(NOW.getTime() - (index % 1000) * 3_600_000),
+  platforms: index % 5 === 0 ? ["linux/amd64"] : ["linux/amd64", "linux/arm64"],
+  digest: DIGEST,
+}));
+const digestTags = [...createdTags, { tag: "latest", digest: DIGEST }];
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)]!;
+}
+
+function time(work: () => unknown): number {
+  const samples: number[] = [];
+  for (let run = 0; run < RUNS; run++) {
+    const started = performance.now();
+    const result = work();
+    samples.push(performance.now() - started);
+    // Keep the result alive so the engine cannot skip the work.
+    if (result === undefined) throw new Error("bench produced no result");
+  }
+  return median(samples);
+}
+
+function selectFigure(input: PolicyInput, candidates: TagCandidate[], current?: string): number {
+  return time(() => {
+    const options: Parameters<typeof selectTag>[1] = { policy: parsePolicy(input), now: NOW };
+    if (current !== undefined) options.current = current;
+    const selection = selectTag(candidates, options);
+    if (selection.kind !== "selected") throw new Error(`bench policy ${JSON.stringify(input)} chose nothing: ${selection.reason}`);
+    return selection;
+  });
+}
+
+export async function bench(): Promise<Record<string, number>> {
+  const semverNames = semverTags.map((candidate) => candidate.tag);
+  const tagListText = createdTags.map((candidate) => `${candidate.tag} ${candidate.created!.toISOString()}`).join("\n");
+  return {
+    "select.semver.100k_tags.ms": selectFigure({ range: "^3.0.0" }, semverTags),
+    "select.semver_prerelease_current.100k_tags.ms": selectFigure({ range: ">=1.0.0", prerelease: true }, semverTags, "2.0.0"),
+    "select.semver_ignore_globs.100k_tags.ms": selectFigure({ range: "*", ignore: ["*-rc.*", "v0.*", "pr-*"] }, semverTags),
+    "select.semver_minage_platforms_pin.100k_tags.ms": selectFigure(
+      { range: "^4.0.0", minAge: "2h", platforms: ["linux/arm64"], pin: "digest" },
+      semverWithMetadata,
+    ),
+    "select.numerical.100k_tags.ms": selectFigure({ strategy: "numerical" }, numericalTags),
+    "select.numerical_extract.100k_tags.ms": selectFigure(
+      { strategy: "numerical", allow: "^main-[a-f0-9]+-(?P<ts>[0-9]+)$", extract: "$ts" },
+      buildTags,
+    ),
+    "select.alphabetical.100k_tags.ms": selectFigure({ strategy: "alphabetical", allow: "^\\d{4}-\\d{2}-\\d{2}$" }, calverTags),
+    "select.newest_build.100k_tags.ms": selectFigure({ strategy: "newest-build", platforms: ["linux/arm64"] }, createdTags),
+    "select.digest.100k_tags.ms": selectFigure({ strategy: "digest", tag: "latest" }, digestTags),
+    "rank.semver.100k_tags.ms": time(() => rankTags(semverNames, parsePolicy({ range: "*" }))),
+    "cli.parse_tag_list.100k_lines.ms": time(() => parseTagList(tagListText, "bench")),
+  };
+}
