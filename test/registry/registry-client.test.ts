@@ -30,7 +30,7 @@ const json = (body: unknown, init: ResponseInit = {}) => new Response(JSON.strin
 const challenge = (realm: string, service = "svc") => new Response("", { status: 401, headers: { "www-authenticate": `Bearer realm="${realm}",service="${service}"` } });
 const authorized = (init: RequestInit, expected: string) => new Headers(init.headers).get("authorization") === expected;
 
-function client(fetch: typeof fetch, options: Partial<RegistryClientOptions> = {}) {
+function client(fetch: typeof globalThis.fetch, options: Partial<RegistryClientOptions> = {}) {
   return createRegistryClient({ fetch, sleep: async () => {}, random: () => 0.5, ...options });
 }
 
