@@ -1,0 +1,337 @@
+import type { Octokit } from "@octokit/rest";
+import type { Permission } from "../../core/config/schema.js";
+import { TransientError, UserError } from "../../core/errors.js";
+import type {
+  BranchInfo,
+  CheckRunInput,
+  ChecksState,
+  DeploymentHealth,
+  GitHubRepoPort,
+  IssueInfo,
+  PullRequestInfo,
+  ReactionContent,
+  TreeEntry,
+} from "../../app/github-port.js";
+
+/** The part of an Octokit (Probot's or @octokit/rest's) this adapter uses. */
+export type OctokitLike = Pick<Octokit, "rest" | "graphql">;
+
+/** Merge method for Ferry's PRs: squash keeps the base history one commit per promotion. */
+const MERGE_METHOD = "squash";
+const FERRY_ISSUE_LABEL = "ferry";
+
+function status(error: unknown): number | undefined {
+  const value = (error as { status?: unknown }).status;
+  return typeof value === "number" ? value : undefined;
+}
+
+function message(error: unknown): string {
+  const data = (error as { response?: { data?: { message?: unknown } } }).response?.data;
+  return typeof data?.message === "string" ? data.message : error instanceof Error ? error.message : String(error);
+}
+
+async function orUndefinedOn404<T>(request: Promise<T>): Promise<T | undefined> {
+  try {
+    return await request;
+  } catch (error) {
+    if (status(error) === 404) return undefined;
+    throw error;
+  }
+}
+
+/** Pull request data from the REST shape. */
+function toPull(data: {
+  number: number;
+  node_id: string;
+  state: string;
+  merged?: boolean | null;
+  merged_at?: string | null;
+  head: { ref: string; sha: string };
+  base: { ref: string };
+  title: string;
+  body?: string | null;
+  labels?: ({ name?: string } | string)[];
+}): PullRequestInfo {
+  return {
+    number: data.number,
+    nodeId: data.node_id,
+    state: data.state === "open" ? "open" : "closed",
+    merged: data.merged === true || Boolean(data.merged_at),
+    headRef: data.head.ref,
+    headSha: data.head.sha,
+    baseRef: data.base.ref,
+    title: data.title,
+    body: data.body ?? "",
+    labels: (data.labels ?? []).map((label) => (typeof label === "string" ? label : (label.name ?? ""))),
+  };
+}
+
+/**
+ * GitHubRepoPort over Octokit REST (and one GraphQL mutation for native auto-merge). Every write
+ * is an upsert or a compare-and-swap; nothing is forced (RELIABILITY.md rows 22–24).
+ */
+export class GitHubRepoAdapter implements GitHubRepoPort {
+  constructor(
+    private readonly octokit: OctokitLike,
+    readonly owner: string,
+    readonly repo: string,
+  ) {}
+
+  private get r() {
+    return { owner: this.owner, repo: this.repo };
+  }
+
+  async defaultBranch(): Promise<string> {
+    const { data } = await this.octokit.rest.repos.get(this.r);
+    return data.default_branch;
+  }
+
+  async getBranch(name: string): Promise<BranchInfo | undefined> {
+    const response = await orUndefinedOn404(this.octokit.rest.repos.getBranch({ ...this.r, branch: name }));
+    if (!response) return undefined;
+    const { data } = response;
+    return { sha: data.commit.sha, treeSha: data.commit.commit.tree.sha, protected: data.protected };
+  }
+
+  async readFile(ref: string, path: string): Promise<string | undefined> {
+    const response = await orUndefinedOn404(this.octokit.rest.repos.getContent({ ...this.r, path, ref }));
+    if (!response) return undefined;
+    const data = response.data as { type?: string; content?: string; encoding?: string };
+    if (Array.isArray(response.data) || data.type !== "file") {
+      throw new UserError("unsafe-path", `${path} is not a regular file`);
+    }
+    if (data.encoding === "base64" && data.content !== undefined) return Buffer.from(data.content, "base64").toString("utf8");
+    // Files over 1 MB come without content; config and overlay files are far smaller.
+    throw new UserError("file-too-large", `${path} is too large to read`);
+  }
+
+  async listTree(treeSha: string): Promise<TreeEntry[]> {
+    const { data } = await this.octokit.rest.git.getTree({ ...this.r, tree_sha: treeSha, recursive: "true" });
+    if (data.truncated) throw new UserError("tree-too-large", "the repository tree is too large to list in one request");
+    return data.tree.flatMap((entry) => {
+      if (entry.path === undefined || entry.sha === undefined) return [];
+      const type: TreeEntry["type"] =
+        entry.mode === "120000" ? "symlink" : entry.mode === "160000" || entry.type === "commit" ? "submodule" : entry.type === "tree" ? "tree" : "blob";
+      return [{ path: entry.path, type, sha: entry.sha }];
+    });
+  }
+
+  async readBlob(sha: string): Promise<string> {
+    const { data } = await this.octokit.rest.git.getBlob({ ...this.r, file_sha: sha });
+    return Buffer.from(data.content, data.encoding === "base64" ? "base64" : "utf8").toString("utf8");
+  }
+
+  async createCommit(input: { baseTreeSha: string; parents: string[]; files: Record<string, string>; message: string }) {
+    // Inline content: GitHub creates the blobs, one request instead of one per file.
+    const tree = await this.octokit.rest.git.createTree({
+      ...this.r,
+      base_tree: input.baseTreeSha,
+      tree: Object.entries(input.files).map(([path, content]) => ({ path, mode: "100644" as const, type: "blob" as const, content })),
+    });
+    const commit = await this.octokit.rest.git.createCommit({ ...this.r, message: input.message, tree: tree.data.sha, parents: input.parents });
+    return { sha: commit.data.sha, treeSha: tree.data.sha };
+  }
+
+  async createRef(branch: string, sha: string): Promise<"created" | "exists"> {
+    try {
+      await this.octokit.rest.git.createRef({ ...this.r, ref: `refs/heads/${branch}`, sha });
+      return "created";
+    } catch (error) {
+      if (status(error) === 422 && /already exists/i.test(message(error))) return "exists";
+      throw error;
+    }
+  }
+
+  async updateRef(branch: string, sha: string): Promise<"updated" | "conflict"> {
+    try {
+      await this.octokit.rest.git.updateRef({ ...this.r, ref: `heads/${branch}`, sha, force: false });
+      return "updated";
+    } catch (error) {
+      if (status(error) !== 422) throw error;
+      // "Reference already equals our commit" is success (RELIABILITY.md row 22).
+      const current = await orUndefinedOn404(this.octokit.rest.git.getRef({ ...this.r, ref: `heads/${branch}` }));
+      return current?.data.object.sha === sha ? "updated" : "conflict";
+    }
+  }
+
+  async findOpenPull(head: string): Promise<PullRequestInfo | undefined> {
+    const { data } = await this.octokit.rest.pulls.list({ ...this.r, head: `${this.owner}:${head}`, state: "open", per_page: 5 });
+    const pull = data.find((candidate) => candidate.head.ref === head);
+    return pull ? toPull(pull) : undefined;
+  }
+
+  async getPull(number: number): Promise<PullRequestInfo | undefined> {
+    const response = await orUndefinedOn404(this.octokit.rest.pulls.get({ ...this.r, pull_number: number }));
+    return response ? toPull(response.data) : undefined;
+  }
+
+  async listClosedPulls(head: string): Promise<PullRequestInfo[]> {
+    const { data } = await this.octokit.rest.pulls.list({ ...this.r, head: `${this.owner}:${head}`, state: "closed", sort: "updated", direction: "desc", per_page: 30 });
+    return data.filter((pull) => pull.head.ref === head).map(toPull);
+  }
+
+  async createPull(input: { head: string; base: string; title: string; body: string }): Promise<PullRequestInfo> {
+    const { data } = await this.octokit.rest.pulls.create({ ...this.r, ...input, maintainer_can_modify: false });
+    return toPull(data);
+  }
+
+  async updatePull(number: number, input: { title?: string; body?: string; state?: "open" | "closed" }): Promise<void> {
+    await this.octokit.rest.pulls.update({ ...this.r, pull_number: number, ...input });
+  }
+
+  async addLabels(number: number, labels: string[]): Promise<void> {
+    await this.octokit.rest.issues.addLabels({ ...this.r, issue_number: number, labels });
+  }
+
+  async requestReviewers(number: number, users: string[], teams: string[]): Promise<void> {
+    await this.octokit.rest.pulls.requestReviewers({
+      ...this.r,
+      pull_number: number,
+      reviewers: users,
+      team_reviewers: teams.map((team) => team.split("/").pop()!),
+    });
+  }
+
+  async enableAutoMerge(pull: PullRequestInfo): Promise<"enabled" | "unavailable"> {
+    try {
+      await this.octokit.graphql(
+        `mutation($id: ID!) { enablePullRequestAutoMerge(input: { pullRequestId: $id, mergeMethod: SQUASH }) { clientMutationId } }`,
+        { id: pull.nodeId },
+      );
+      return "enabled";
+    } catch {
+      // Auto-merge not allowed on the repo, or the PR is already mergeable: Ferry merges itself.
+      return "unavailable";
+    }
+  }
+
+  async merge(number: number, sha: string): Promise<"merged" | "head-moved" | "base-moved" | "not-mergeable"> {
+    try {
+      await this.octokit.rest.pulls.merge({ ...this.r, pull_number: number, sha, merge_method: MERGE_METHOD });
+      return "merged";
+    } catch (error) {
+      const code = status(error);
+      if (code === 409) return "head-moved";
+      if (code === 405 && /base branch was modified/i.test(message(error))) return "base-moved";
+      if (code === 405 || code === 422) return "not-mergeable";
+      throw error;
+    }
+  }
+
+  async requiredChecks(branch: string): Promise<string[] | undefined> {
+    // The branch endpoint shows the required contexts without needing the administration permission.
+    const response = await orUndefinedOn404(this.octokit.rest.repos.getBranch({ ...this.r, branch }));
+    if (!response?.data.protected) return undefined;
+    const checks = response.data.protection?.required_status_checks;
+    return [...new Set([...(checks?.contexts ?? []), ...(checks?.checks ?? []).map((check) => check.context)])];
+  }
+
+  async checksState(sha: string, contexts?: string[], repo?: { owner: string; repo: string }): Promise<ChecksState | "none"> {
+    const target = repo ?? this.r;
+    const [statuses, runs] = await Promise.all([
+      this.octokit.rest.repos.getCombinedStatusForRef({ ...target, ref: sha, per_page: 100 }),
+      this.octokit.rest.checks.listForRef({ ...target, ref: sha, per_page: 100 }),
+    ]);
+    const results = new Map<string, ChecksState>();
+    for (const item of statuses.data.statuses) {
+      if (!results.has(item.context)) results.set(item.context, item.state === "success" ? "success" : item.state === "pending" ? "pending" : "failure");
+    }
+    for (const run of runs.data.check_runs) {
+      const state: ChecksState =
+        run.status !== "completed" ? "pending" : run.conclusion === "success" || run.conclusion === "neutral" || run.conclusion === "skipped" ? "success" : "failure";
+      const previous = results.get(run.name);
+      if (!previous || previous === "success") results.set(run.name, state);
+    }
+    const relevant = contexts && contexts.length > 0 ? contexts.map((context) => results.get(context) ?? "pending") : [...results.values()];
+    if (relevant.length === 0) return "none";
+    if (relevant.includes("failure")) return "failure";
+    if (relevant.includes("pending")) return "pending";
+    return "success";
+  }
+
+  async comment(issueNumber: number, body: string): Promise<void> {
+    await this.octokit.rest.issues.createComment({ ...this.r, issue_number: issueNumber, body });
+  }
+
+  async react(commentId: number, content: ReactionContent): Promise<"created" | "existed"> {
+    // GitHub answers 200 when this app already reacted so, 201 when it is new: an atomic dedupe key.
+    const response = await this.octokit.rest.reactions.createForIssueComment({ ...this.r, comment_id: commentId, content });
+    return (response.status as number) === 200 ? "existed" : "created";
+  }
+
+  async permissionOf(login: string): Promise<Permission | "none"> {
+    const response = await orUndefinedOn404(this.octokit.rest.repos.getCollaboratorPermissionLevel({ ...this.r, username: login }));
+    if (!response) return "none";
+    const role = (response.data as { role_name?: string }).role_name;
+    const permission = role ?? response.data.permission;
+    return (["read", "triage", "write", "maintain", "admin"] as const).find((name) => name === permission) ?? (permission === "pull" ? "read" : permission === "push" ? "write" : "none");
+  }
+
+  async isTeamMember(team: string, login: string): Promise<boolean> {
+    const [org, slug] = team.includes("/") ? (team.split("/") as [string, string]) : [this.owner, team];
+    const response = await orUndefinedOn404(this.octokit.rest.teams.getMembershipForUserInOrg({ org, team_slug: slug, username: login }));
+    return response?.data.state === "active";
+  }
+
+  async findIssue(title: string): Promise<IssueInfo | undefined> {
+    const { data } = await this.octokit.rest.issues.listForRepo({ ...this.r, labels: FERRY_ISSUE_LABEL, state: "open", per_page: 100 });
+    const issue = data.find((candidate) => !candidate.pull_request && candidate.title === title);
+    return issue ? { number: issue.number, title: issue.title, body: issue.body ?? "", state: issue.state === "open" ? "open" : "closed" } : undefined;
+  }
+
+  async createIssue(input: { title: string; body: string }): Promise<number> {
+    const { data } = await this.octokit.rest.issues.create({ ...this.r, ...input, labels: [FERRY_ISSUE_LABEL] });
+    return data.number;
+  }
+
+  async updateIssue(number: number, input: { body?: string; state?: "open" | "closed" }): Promise<void> {
+    await this.octokit.rest.issues.update({ ...this.r, issue_number: number, ...input });
+  }
+
+  async pinIssue(number: number): Promise<void> {
+    const { data } = await this.octokit.rest.issues.get({ ...this.r, issue_number: number });
+    await this.octokit.graphql(`mutation($id: ID!) { pinIssue(input: { issueId: $id }) { clientMutationId } }`, { id: data.node_id });
+  }
+
+  async createCheckRun(input: CheckRunInput): Promise<void> {
+    await this.octokit.rest.checks.create({
+      ...this.r,
+      name: input.name,
+      head_sha: input.headSha,
+      status: "completed",
+      conclusion: input.conclusion,
+      output: { title: input.title, summary: input.summary, annotations: input.annotations },
+    });
+  }
+
+  async deploymentHealth(environment: string): Promise<DeploymentHealth | undefined> {
+    const { data } = await this.octokit.rest.repos.listDeployments({ ...this.r, environment, per_page: 1 });
+    const deployment = data[0];
+    if (!deployment) return undefined;
+    const statuses = await this.octokit.rest.repos.listDeploymentStatuses({ ...this.r, deployment_id: deployment.id, per_page: 1 });
+    const latest = statuses.data[0];
+    if (!latest) return undefined;
+    return { sha: deployment.sha, state: latest.state as DeploymentHealth["state"], since: new Date(latest.created_at) };
+  }
+
+  async tagCommit(repo: { owner: string; repo: string }, tag: string): Promise<string | undefined> {
+    const ref = await orUndefinedOn404(this.octokit.rest.git.getRef({ ...repo, ref: `tags/${tag}` }));
+    if (!ref) return undefined;
+    if (ref.data.object.type !== "tag") return ref.data.object.sha;
+    const annotated = await this.octokit.rest.git.getTag({ ...repo, tag_sha: ref.data.object.sha });
+    return annotated.data.object.sha;
+  }
+}
+
+/** Sorts an Octokit failure the way STYLE.md habit 7 wants: 429/5xx are transient, the rest as is. */
+export function classifyGitHubError(error: unknown): unknown {
+  const code = status(error);
+  if (code === 429 || (code !== undefined && code >= 500)) {
+    const retryAfter = Number((error as { response?: { headers?: Record<string, string> } }).response?.headers?.["retry-after"]);
+    return new TransientError("github-unavailable", `GitHub answered ${code}`, {
+      cause: error,
+      ...(Number.isFinite(retryAfter) ? { retryAfterMs: retryAfter * 1000 } : {}),
+    });
+  }
+  return error;
+}
