@@ -1,0 +1,35 @@
+/**
+ * A cycle's outcome → the GitHub Deployment status it means. Pure. success = Synced and Healthy,
+ * failure = Degraded or an error, in_progress otherwise (still rolling out or out of sync).
+ */
+import { describeRef } from "./object-ref.js";
+import type { DeploymentReport } from "./ports.js";
+import type { CycleResult } from "./reconcile-cycle.js";
+
+/** GitHub rejects deployment status descriptions of 140 characters or more. */
+export const MAX_DESCRIPTION = 139;
+
+export function truncateDescription(text: string): string {
+  const oneLine = text.replace(/\s+/g, " ").trim();
+  return oneLine.length <= MAX_DESCRIPTION ? oneLine : `${oneLine.slice(0, MAX_DESCRIPTION - 1)}…`;
+}
+
+/** undefined when there is no commit to attach a status to (the fetch failed). */
+export function deploymentReportOf(result: CycleResult): DeploymentReport | undefined {
+  if (!result.revision) return undefined;
+  const revision = result.revision;
+  if (result.errors.length > 0 && !result.errors.every((error) => error.startsWith("prune:"))) {
+    return { revision, state: "failure", description: truncateDescription(`${result.phase} failed: ${result.errors[0]}`) };
+  }
+  if (result.health === "Degraded") {
+    const culprit = result.objects.find((object) => object.health === "Degraded");
+    const detail = culprit ? `${describeRef(culprit.ref)}: ${culprit.message || "Degraded"}` : "Degraded";
+    return { revision, state: "failure", description: truncateDescription(`Degraded: ${detail}`) };
+  }
+  if (result.sync === "Synced" && result.health === "Healthy") {
+    return { revision, state: "success", description: truncateDescription(`Synced and Healthy: ${result.objects.length} objects`) };
+  }
+  const waiting = result.objects.find((object) => object.health !== "Healthy" || object.sync !== "Synced");
+  const detail = waiting ? `${describeRef(waiting.ref)}: ${waiting.message || waiting.health}` : result.errors[0] ?? "";
+  return { revision, state: "in_progress", description: truncateDescription(`${result.sync}, ${result.health}${detail ? ` — ${detail}` : ""}`) };
+}

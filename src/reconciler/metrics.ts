@@ -1,0 +1,53 @@
+/**
+ * Prometheus metrics of one reconciler, in its own registry so several reconcilers (the sandbox
+ * runs two) can live in one process without clashing.
+ */
+import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import type { CycleResult } from "./reconcile-cycle.js";
+import type { HealthStatus, SyncStatus } from "./types.js";
+
+const SYNC_STATUSES: SyncStatus[] = ["Synced", "OutOfSync", "Unknown"];
+const HEALTH_STATUSES: HealthStatus[] = ["Healthy", "Progressing", "Degraded", "Missing", "Suspended", "Unknown"];
+
+export class ReconcilerMetrics {
+  readonly registry = new Registry();
+  private readonly cycles: Counter<"instance" | "result">;
+  private readonly duration: Histogram<"instance">;
+  private readonly applied: Counter<"instance">;
+  private readonly pruned: Counter<"instance">;
+  private readonly sync: Gauge<"instance" | "status">;
+  private readonly health: Gauge<"instance" | "status">;
+  private readonly objects: Gauge<"instance">;
+
+  constructor(private readonly instance: string) {
+    const registers = [this.registry];
+    this.cycles = new Counter({ name: "ferry_reconcile_cycles_total", help: "Reconcile cycles by result", labelNames: ["instance", "result"], registers });
+    this.duration = new Histogram({
+      name: "ferry_reconcile_duration_seconds",
+      help: "Duration of reconcile cycles",
+      labelNames: ["instance"],
+      buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+      registers,
+    });
+    this.applied = new Counter({ name: "ferry_reconcile_applied_objects_total", help: "Objects applied", labelNames: ["instance"], registers });
+    this.pruned = new Counter({ name: "ferry_reconcile_pruned_objects_total", help: "Objects pruned", labelNames: ["instance"], registers });
+    this.sync = new Gauge({ name: "ferry_reconcile_sync_status", help: "1 for the current sync status", labelNames: ["instance", "status"], registers });
+    this.health = new Gauge({ name: "ferry_reconcile_health_status", help: "1 for the current health status", labelNames: ["instance", "status"], registers });
+    this.objects = new Gauge({ name: "ferry_reconcile_objects", help: "Objects in the desired state", labelNames: ["instance"], registers });
+  }
+
+  record(result: CycleResult, durationMs: number): void {
+    const instance = this.instance;
+    this.cycles.inc({ instance, result: result.ok ? "success" : "failure" });
+    this.duration.observe({ instance }, durationMs / 1000);
+    this.applied.inc({ instance }, result.applied.length);
+    this.pruned.inc({ instance }, result.pruned.length);
+    for (const status of SYNC_STATUSES) this.sync.set({ instance, status }, status === result.sync ? 1 : 0);
+    for (const status of HEALTH_STATUSES) this.health.set({ instance, status }, status === result.health ? 1 : 0);
+    if (result.plan) this.objects.set({ instance }, result.objects.length);
+  }
+
+  text(): Promise<string> {
+    return this.registry.metrics();
+  }
+}
