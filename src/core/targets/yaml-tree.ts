@@ -33,6 +33,17 @@ export const MAX_EXPANDED_NODES = 200_000;
 
 export type PathKey = string | number;
 
+/** A file that is not valid YAML, with the 1-based position of the first error. */
+export class YamlSyntaxError extends UserError {
+  readonly line: number;
+  readonly column: number;
+  constructor(line: number, column: number, why: string) {
+    super("invalid-yaml", `invalid YAML at ${line}:${column}: ${why}`);
+    this.line = line;
+    this.column = column;
+  }
+}
+
 export function parseYaml(text: string): ParsedYaml {
   if (text.length > MAX_YAML_CHARS) throw new UserError("file-too-large", `file is larger than ${MAX_YAML_CHARS} characters`);
   const lineCounter = new LineCounter();
@@ -43,7 +54,7 @@ export function parseYaml(text: string): ParsedYaml {
     const error = document.errors[0];
     if (error) {
       const { line, col } = lineCounter.linePos(error.pos[0]);
-      throw new UserError("invalid-yaml", `invalid YAML at ${line}:${col}: ${error.message.split("\n")[0]}`);
+      throw new YamlSyntaxError(line, col, error.message.split("\n")[0]!);
     }
   }
   return { text, documents, lineCounter };

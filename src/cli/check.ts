@@ -1,0 +1,54 @@
+import { readFile } from "node:fs/promises";
+import { resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { readEnvironmentFiles } from "../adapters/fs/read-environment-files.js";
+import { checkReferences, environmentPathsPosition, type ReferenceProblem } from "../core/check/check-references.js";
+import { CONFIG_PATH, formatProblems, loadConfig } from "../core/config/load-config.js";
+import { isUserError } from "../core/errors.js";
+import { EXIT, UsageError, type CliIo } from "./io.js";
+
+/**
+ * `ferry check [--dir DIR]`: validates `.github/ferry.yml` and that every image is referenced in
+ * each environment's paths. Problems print as `FILE:LINE:COL message`; exit 1 on any, 0 when clean.
+ */
+export async function run(args: string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { dir: { type: "string" } } });
+  if (positionals.length > 0) throw new UsageError("usage: ferry check [--dir DIR]");
+  const root = resolve(io.cwd, values.dir ?? ".");
+
+  let configText: string;
+  try {
+    configText = await readFile(resolve(root, CONFIG_PATH), "utf8");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+    io.stdout(`${CONFIG_PATH}:1:1 not found in ${values.dir ?? "."}\n`);
+    return EXIT.invalid;
+  }
+  const loaded = loadConfig(configText);
+  if (!loaded.ok) {
+    io.stdout(`${formatProblems(CONFIG_PATH, loaded.problems)}\n`);
+    return EXIT.invalid;
+  }
+
+  const problems: ReferenceProblem[] = [];
+  const filesByEnvironment = new Map<string, Map<string, string>>();
+  for (const [name, environment] of Object.entries(loaded.config.environments)) {
+    try {
+      filesByEnvironment.set(name, await readEnvironmentFiles(root, environment.paths));
+    } catch (error) {
+      if (!isUserError(error)) throw error;
+      problems.push({ file: CONFIG_PATH, ...environmentPathsPosition(configText, name), message: `environment ${name}: ${error.message}` });
+    }
+  }
+  // Environments whose files could not be read already have a problem; their images are not also called missing.
+  const readable = { ...loaded.config, environments: Object.fromEntries(Object.entries(loaded.config.environments).filter(([name]) => filesByEnvironment.has(name))) };
+  problems.push(...checkReferences(readable, filesByEnvironment, configText));
+  if (problems.length > 0) {
+    io.stdout(problems.map((problem) => `${problem.file}:${problem.line}:${problem.column} ${problem.message}`).join("\n") + "\n");
+    return EXIT.invalid;
+  }
+  const environments = Object.keys(loaded.config.environments).length;
+  const images = Object.keys(loaded.config.images).length;
+  io.stdout(`${CONFIG_PATH}: ok (${images} image${images === 1 ? "" : "s"}, ${environments} environment${environments === 1 ? "" : "s"})\n`);
+  return EXIT.ok;
+}
