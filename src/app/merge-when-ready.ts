@@ -17,8 +17,9 @@ export async function mergeWhenReady(deps: AppDeps, loaded: LoadedConfig, pull: 
   if (loaded.config.environments[environment]?.merge !== "auto") return "review";
   const required = await deps.github.requiredChecks(pull.baseRef);
   const state = await deps.github.checksState(pull.headSha, required);
-  // With protection and no required contexts, or no protection and no checks at all, nothing gates the merge.
-  if (state === "pending" || state === "failure") return "waiting";
+  // Required contexts must all have passed; without any (unprotected base, or protection without
+  // required checks) every reported check must pass, and a commit with no checks at all may merge.
+  if (required !== undefined && required.length > 0 ? state !== "success" : state === "pending" || state === "failure") return "waiting";
   for (let attempt = 0; attempt < 3; attempt++) {
     const result = await deps.github.merge(pull.number, pull.headSha);
     if (result === "merged") {

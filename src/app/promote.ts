@@ -2,7 +2,7 @@ import { parseDuration, formatDuration } from "../core/duration.js";
 import { UserError } from "../core/errors.js";
 import { parseBody } from "../core/pr/body.js";
 import { formatBranchName } from "../core/pr/branch.js";
-import type { AppDeps, LoadedConfig } from "./app-deps.js";
+import { registryOf, type AppDeps, type LoadedConfig } from "./app-deps.js";
 import { repoFileSource } from "./repo-files.js";
 import { updateState } from "./state.js";
 import { bodyRows } from "./sync-repository.js";
@@ -38,7 +38,7 @@ export async function promote(deps: AppDeps, loaded: LoadedConfig, input: Promot
         throw new UserError("not-upstream", `${upstream} runs ${name} ${current.tag ?? current.digest ?? "nothing"}, not ${input.image.tag}; promote what ${upstream} runs`);
       }
       const repository = config.images[name]!.repository;
-      const digest = current.digest ?? (current.tag ? await deps.registry.resolveDigest(repository, current.tag) : undefined);
+      const digest = current.digest ?? (current.tag ? await registryOf(deps, config).resolveDigest(repository, current.tag) : undefined);
       if (!digest) continue;
       pins[name] = { ...(current.tag ? { tag: current.tag } : {}), digest };
     }
@@ -51,7 +51,7 @@ export async function promote(deps: AppDeps, loaded: LoadedConfig, input: Promot
     note = `Requested by @${input.by} with /promote: the newest version the policy admits.`;
   }
   const plan = await deps.planEnvironment(
-    { registry: deps.registry, files, now: deps.now() },
+    { registry: registryOf(deps, config), files, now: deps.now() },
     config,
     input.environment,
     { ...(pins ? { pins } : {}), ...(input.image ? { images: [input.image.name] } : {}) },
@@ -88,7 +88,7 @@ export async function rollback(deps: AppDeps, loaded: LoadedConfig, input: Promo
       throw new UserError("no-previous", `no previous version of ${input.environment} is known; name one: /rollback ${input.environment} image@tag`);
     }
   }
-  const plan = await deps.planEnvironment({ registry: deps.registry, files, now: deps.now() }, config, input.environment, {
+  const plan = await deps.planEnvironment({ registry: registryOf(deps, config), files, now: deps.now() }, config, input.environment, {
     pins,
     images: Object.keys(pins),
   });
@@ -129,7 +129,7 @@ async function previousVersions(
       const now = running[change.image];
       const atTarget = now && (now.digest === change.to.digest || (now.tag !== undefined && now.tag === change.to.tag));
       if (!atTarget) continue;
-      const digest = change.from.digest ?? (change.from.tag ? await deps.registry.resolveDigest(change.repository, change.from.tag) : undefined);
+      const digest = change.from.digest ?? (change.from.tag ? await registryOf(deps, loaded.config).resolveDigest(change.repository, change.from.tag) : undefined);
       if (digest) pins[change.image] = { ...(change.from.tag ? { tag: change.from.tag } : {}), digest };
     }
     if (Object.keys(pins).length > 0) break;
@@ -141,7 +141,7 @@ async function resolvePin(deps: AppDeps, loaded: LoadedConfig, image: { name: st
   const config = loaded.config.images[image.name];
   if (!config) throw new UserError("unknown-image", `unknown image ${image.name}`);
   // Re-read the registry: a command names a tag, the registry says what it is now.
-  const digest = await deps.registry.resolveDigest(config.repository, image.tag);
+  const digest = await registryOf(deps, loaded.config).resolveDigest(config.repository, image.tag);
   return { tag: image.tag, digest };
 }
 

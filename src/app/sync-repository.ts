@@ -1,7 +1,7 @@
 import { environmentOrder, environmentPolicy, type FerryConfig } from "../core/config/schema.js";
 import type { BodyRow } from "../core/pr/body.js";
 import { isUserError } from "../core/errors.js";
-import type { AppDeps, LoadedConfig } from "./app-deps.js";
+import { registryOf, type AppDeps, type LoadedConfig } from "./app-deps.js";
 import { loadRepoConfig } from "./load-repo-config.js";
 import type { EnvironmentPlan } from "./plan-environment.js";
 import type { ImageDescription } from "./ports.js";
@@ -14,6 +14,8 @@ export interface SyncTrigger {
   reason: string;
   /** Only environments/images related to the trigger; all when absent. */
   repositories?: string[];
+  /** Only images built from these source repos (`acme/shop`): a workflow_run or check_suite there. */
+  sources?: string[];
   baseBranch?: string;
 }
 
@@ -31,7 +33,9 @@ export async function syncRepository(deps: AppDeps, trigger: SyncTrigger): Promi
   const loaded = await loadRepoConfig(deps, trigger.baseBranch);
   if (!loaded.ok) return { skipped: loaded.reason === "missing" ? "no-config" : "invalid-config", environments: {} };
   const { config } = loaded;
-  const images = imagesFor(config, trigger.repositories);
+  const images = imagesFor(config, trigger.repositories).filter(
+    (name) => !trigger.sources || trigger.sources.some((source) => source.toLowerCase() === config.images[name]!.source?.toLowerCase()),
+  );
   if (images.length === 0) return { environments: {} };
   const { state } = await loadState(deps);
   const result: SyncResult = { environments: {} };
@@ -45,7 +49,7 @@ export async function syncRepository(deps: AppDeps, trigger: SyncTrigger): Promi
     try {
       result.environments[environment] = await deps.locks.run(`${deps.github.owner}/${deps.github.repo}#${environment}`, async () => {
         const plan = await deps.planEnvironment(
-          { registry: deps.registry, files: repoFileSource(deps.github, loaded.base.treeSha), now: deps.now() },
+          { registry: registryOf(deps, config), files: repoFileSource(deps.github, loaded.base.treeSha), now: deps.now() },
           config,
           environment,
           // Every image is planned, not only the triggering one: the PR carries the whole environment.
@@ -101,7 +105,7 @@ export async function bodyRows(deps: AppDeps, config: FerryConfig, environment: 
     if (image?.source) {
       let from: string | undefined;
       const reference = change.from.digest ?? change.from.tag;
-      if (reference) from = await deps.registry.describe(change.repository, reference).then((d) => d.revision, () => undefined);
+      if (reference) from = await registryOf(deps, config).describe(change.repository, reference).then((d) => d.revision, () => undefined);
       row.source = { repo: image.source, ...(from ? { from } : {}), ...(change.revision ? { to: change.revision } : {}) };
     }
     rows[change.image] = row;
