@@ -118,5 +118,9 @@ describe("ferry select as a process", () => {
     const none = await run(["--policy", 'range: "^1.0.0"', "--current", "1.8.0"], "1.0.0\n1.8.0\n");
     expect(none.code).toBe(3);
     expect(none.stderr).toContain("current 1.8.0 is the newest tag");
+    // ^(a+)+$ backtracks exponentially on a long near-miss; the linear fallback keeps it finite.
+    const nearMisses = Array.from({ length: 50 }, (_, i) => `${"a".repeat(60 + i)}b`).join("\n");
+    const catastrophic = await run(["--policy", '{strategy: alphabetical, allow: "^(a+)+$"}'], `${nearMisses}\naaa\n`);
+    expect(catastrophic).toMatchObject({ code: 0, stdout: "aaa\n" });
   }, 120_000);
 });

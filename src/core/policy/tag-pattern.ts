@@ -8,6 +8,8 @@
  * `(?P<name>…)`; JavaScript spells them `(?<name>…)`, so Go's spelling is translated.
  */
 
+import { setFlagsFromString } from "node:v8";
+
 const GO_NAMED_GROUP = /\(\?P</g;
 const NAMED_GROUP = /\(\?<([A-Za-z_][A-Za-z0-9_]*)>/g;
 /** `$$`, `${name}` or `$name` (the longest run of word characters, as Go's Regexp.Expand reads it). */
@@ -18,10 +20,45 @@ export function toJavaScriptPattern(pattern: string): string {
   return pattern.replace(GO_NAMED_GROUP, "(?<");
 }
 
-/** Compiles `allow` once per policy; throws SyntaxError for an invalid expression. */
+/**
+ * Compiles `allow` once per policy; throws SyntaxError for an invalid expression or for syntax
+ * that Go's RE2 lacks (see `unsupportedSyntax`).
+ *
+ * No `u` flag: tags are ASCII, and only patterns without it can fall back to V8's linear-time
+ * engine when the process enables `--enable-experimental-regexp-engine-on-excessive-backtracks`
+ * (`enableRegexpBacktrackFallback`), which keeps a pattern such as `^(a+)+$` from hanging a worker
+ * the way RE2 never would. No `g`/`y`, so `exec` keeps no state between tags.
+ */
 export function compileAllow(pattern: string): RegExp {
-  // `u` keeps Unicode escapes honest; no `g`/`y` so that `exec` keeps no state between tags.
-  return new RegExp(toJavaScriptPattern(pattern), "u");
+  const unsupported = unsupportedSyntax(pattern);
+  if (unsupported !== undefined) throw new SyntaxError(unsupported);
+  return new RegExp(toJavaScriptPattern(pattern));
+}
+
+/**
+ * Backreferences and lookarounds: RE2 (Flux, Argo CD Image Updater) rejects them, so no policy
+ * written for those tools uses them, and they are what V8's linear engine cannot run.
+ */
+export function unsupportedSyntax(pattern: string): string | undefined {
+  let inClass = false;
+  for (let index = 0; index < pattern.length; index++) {
+    const char = pattern[index];
+    if (char === "\\") {
+      const next = pattern[index + 1] ?? "";
+      if (!inClass && (/[1-9]/.test(next) || next === "k")) return `backreference \\${next} is not supported (Go RE2 syntax only)`;
+      index++;
+    } else if (inClass) {
+      if (char === "]") inClass = false;
+    } else if (char === "[") {
+      inClass = true;
+    } else if (char === "(" && pattern[index + 1] === "?") {
+      const kind = pattern.slice(index + 2, index + 4);
+      if (kind.startsWith("=") || kind.startsWith("!") || kind === "<=" || kind === "<!") {
+        return `lookaround (?${kind.startsWith("<") ? kind : kind[0]} is not supported (Go RE2 syntax only)`;
+      }
+    }
+  }
+  return undefined;
 }
 
 /** Names of the groups `(?<name>…)` or `(?P<name>…)` that a pattern defines. */
@@ -66,4 +103,17 @@ export function compileExtract(template: string): (groups: Record<string, string
     for (const part of parts) out += "text" in part ? part.text : (groups[part.group] ?? "");
     return out;
   };
+}
+
+let fallbackEnabled = false;
+
+/**
+ * Lets V8 switch a regex that backtracks excessively to its linear-time engine, so a catastrophic
+ * `allow` pattern (`^(a+)+$`) costs milliseconds instead of hanging the process. Process-wide:
+ * only entry points call it (the CLI, the app server), before any policy is compiled. Idempotent.
+ */
+export function enableRegexpBacktrackFallback(): void {
+  if (fallbackEnabled) return;
+  setFlagsFromString("--enable-experimental-regexp-engine-on-excessive-backtracks");
+  fallbackEnabled = true;
 }

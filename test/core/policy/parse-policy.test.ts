@@ -55,6 +55,10 @@ describe("parsePolicy", () => {
     expect(problem({ allow: "(" })).toMatch(/^policy\.allow: invalid regular expression/);
   });
 
+  it("names allow when it uses syntax Go's RE2 lacks, such as a lookahead", () => {
+    expect(problem({ allow: "^v(?=1)" })).toBe("policy.allow: invalid regular expression: lookaround (?= is not supported (Go RE2 syntax only)");
+  });
+
   it("rejects extract referencing a group allow does not define", () => {
     expect(problem({ strategy: "numerical", allow: "^(?<ts>\\d+)$", extract: "$version" })).toBe(
       "policy.extract: extract references $version, which allow does not define",

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { compileAllow, compileExtract, namedGroups, templateReferences } from "../../../src/core/policy/tag-pattern.js";
+import { compileAllow, compileExtract, namedGroups, templateReferences, unsupportedSyntax } from "../../../src/core/policy/tag-pattern.js";
 
 function expand(pattern: string, template: string, tag: string): string | undefined {
   const match = compileAllow(pattern).exec(tag);
@@ -9,6 +9,19 @@ function expand(pattern: string, template: string, tag: string): string | undefi
 describe("allow patterns", () => {
   it("translates Go's (?P<name>…) into a JavaScript named group", () => {
     expect(compileAllow("^(?P<ts>\\d+)$").exec("123")?.groups).toEqual({ ts: "123" });
+  });
+
+  it("refuses backreferences and lookarounds, which Go's RE2 (Flux, Argo) does not have", () => {
+    for (const pattern of ["^(a)\\1$", "^(?<x>a)\\k<x>$", "^v(?=1)", "^v(?!0)", "(?<=v)1", "(?<!v)1"]) {
+      expect(unsupportedSyntax(pattern)).toBeDefined();
+      expect(() => compileAllow(pattern)).toThrow(SyntaxError);
+    }
+  });
+
+  it("does not mistake escaped or bracketed characters for those constructs", () => {
+    for (const pattern of ["^\\(?=$", "^[(?=]+$", "^(?:a|b)$", "^(?<name>x)$", "^(?P<ts>\\d+)$", "\\\\1"]) {
+      expect(unsupportedSyntax(pattern)).toBeUndefined();
+    }
   });
 
   it("lists the named groups of either spelling", () => {
