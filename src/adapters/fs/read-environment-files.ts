@@ -27,20 +27,20 @@ export async function readEnvironmentFiles(repoRoot: string, paths: string[]): P
     let current = root;
     for (const segment of segments) {
       current = join(current, segment);
-      await refuseSymlink(root, current);
+      await refuseSymlink(root, current, path);
     }
     await collect(root, current, files);
   }
   return files;
 }
 
-async function refuseSymlink(root: string, absolute: string): Promise<void> {
+async function refuseSymlink(root: string, absolute: string, configured?: string): Promise<void> {
   const display = relative(root, absolute).split(sep).join("/");
   let stats;
   try {
     stats = await lstat(absolute);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") throw new UserError("path-not-found", `path ${JSON.stringify(display)} does not exist`);
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") throw new UserError("path-not-found", `path ${JSON.stringify(configured ?? display)} does not exist`);
     throw error;
   }
   if (stats.isSymbolicLink()) throw new UserError("symlink-refused", `path ${JSON.stringify(display)} is a symlink; Ferry never reads or writes through symlinks`);

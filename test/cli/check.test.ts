@@ -1,0 +1,130 @@
+import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { readEnvironmentFiles } from "../../src/adapters/fs/read-environment-files.js";
+import { main } from "../../src/cli.js";
+import type { CliIo } from "../../src/cli/io.js";
+import { UserError } from "../../src/core/errors.js";
+
+const CONFIG = `images:
+  shop:
+    repository: ghcr.io/acme/shop
+environments:
+  staging:
+    paths: [overlays/staging]
+  prod:
+    paths:
+      - overlays/prod
+    from: staging
+`;
+const OVERLAY = "images:\n- name: ghcr.io/acme/shop\n  newTag: 1.8.0\n";
+
+let dir: string;
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), "ferry-check-"));
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function put(path: string, text: string): Promise<void> {
+  await mkdir(dirname(join(dir, path)), { recursive: true });
+  await writeFile(join(dir, path), text);
+}
+
+async function ferry(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  let stdout = "";
+  let stderr = "";
+  const io: CliIo = { stdout: (t) => void (stdout += t), stderr: (t) => void (stderr += t), readStdin: async () => "", cwd: dir, env: {}, now: () => new Date(0) };
+  return { code: await main(args, io), stdout, stderr };
+}
+
+describe("ferry check", () => {
+  it("exits 0 when the config is valid and every environment references every image", async () => {
+    await put(".github/ferry.yml", CONFIG);
+    await put("overlays/staging/kustomization.yaml", OVERLAY);
+    await put("overlays/prod/kustomization.yaml", OVERLAY);
+    const result = await ferry("check", "--dir", ".");
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("ok");
+  });
+
+  it("points at the environment's paths line when an image is not referenced", async () => {
+    await put(".github/ferry.yml", CONFIG);
+    await put("overlays/staging/kustomization.yaml", OVERLAY);
+    await put("overlays/prod/kustomization.yaml", "images:\n- name: ghcr.io/acme/cart\n  newTag: 1.0.0\n");
+    const result = await ferry("check");
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe(".github/ferry.yml:9:7 image shop (ghcr.io/acme/shop) is not referenced in environment prod's paths (overlays/prod)\n");
+  });
+
+  it("prints config problems as FILE:LINE:COL message", async () => {
+    await put(".github/ferry.yml", CONFIG.replace("from: staging", "from: qa"));
+    const result = await ferry("check");
+    expect(result.code).toBe(1);
+    expect(result.stdout).toMatch(/^\.github\/ferry\.yml:10:\d+ .*qa/);
+  });
+
+  it("reports a broken YAML file in an environment at its position", async () => {
+    await put(".github/ferry.yml", CONFIG);
+    await put("overlays/staging/kustomization.yaml", OVERLAY);
+    await put("overlays/prod/kustomization.yaml", OVERLAY);
+    await put("overlays/prod/broken.yaml", "a: [\n");
+    const result = await ferry("check");
+    expect(result.code).toBe(1);
+    expect(result.stdout).toMatch(/^overlays\/prod\/broken\.yaml:\d+:\d+ invalid YAML/);
+  });
+
+  it("reports an environment path that is a symlink instead of following it", async () => {
+    await put(".github/ferry.yml", CONFIG);
+    await put("overlays/staging/kustomization.yaml", OVERLAY);
+    await symlink(join(dir, "overlays/staging"), join(dir, "overlays/prod"));
+    const result = await ferry("check");
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe('.github/ferry.yml:9:7 environment prod: path "overlays/prod" is a symlink; Ferry never reads or writes through symlinks\n');
+  });
+
+  it("exits 1 when there is no config", async () => {
+    expect((await ferry("check")).code).toBe(1);
+  });
+});
+
+describe("readEnvironmentFiles", () => {
+  it("collects the YAML files under folders and named files, keyed by repo path", async () => {
+    await put("apps/shop/kustomization.yaml", OVERLAY);
+    await put("apps/shop/deploy/deployment.yml", "kind: Deployment\n");
+    await put("apps/shop/README.md", "# no\n");
+    await put("values/prod.yaml", "image: {}\n");
+    const files = await readEnvironmentFiles(dir, ["apps/shop", "values/prod.yaml"]);
+    expect([...files.keys()]).toEqual(["apps/shop/deploy/deployment.yml", "apps/shop/kustomization.yaml", "values/prod.yaml"]);
+    expect(files.get("apps/shop/kustomization.yaml")).toBe(OVERLAY);
+  });
+
+  it.each([
+    ["../../.github/workflows/x.yml"],
+    ["/etc/passwd"],
+    ["%2e%2e/x.yaml"],
+    [".github/workflows"],
+    [".git/config"],
+    ["apps\0/x.yaml"],
+  ])("refuses the configured path %j", async (path) => {
+    await expect(readEnvironmentFiles(dir, [path])).rejects.toThrow(UserError);
+  });
+
+  it("refuses a symlinked file inside a folder, naming it", async () => {
+    await put("apps/shop/kustomization.yaml", OVERLAY);
+    await symlink("/etc/passwd", join(dir, "apps/shop/passwd.yaml"));
+    await expect(readEnvironmentFiles(dir, ["apps/shop"])).rejects.toThrow(/apps\/shop\/passwd\.yaml.*symlink/);
+  });
+
+  it("refuses a symlinked folder on the way to a path", async () => {
+    await put("real/values.yaml", "a: 1\n");
+    await symlink(join(dir, "real"), join(dir, "linked"));
+    await expect(readEnvironmentFiles(dir, ["linked/values.yaml"])).rejects.toThrow(/"linked" is a symlink/);
+  });
+
+  it("names a path that does not exist", async () => {
+    await expect(readEnvironmentFiles(dir, ["overlays/none"])).rejects.toThrow(/overlays\/none.*does not exist/);
+  });
+});
