@@ -149,7 +149,9 @@ export function createRegistryClient(options: RegistryClientOptions = {}): Regis
   const tagCache = new Map<string, { expiresAt: number; tags: Promise<string[]> }>();
   // Manifests by digest and config blobs are immutable: cache them for the life of the client.
   const manifestCache = new Map<string, FetchedManifest>();
-  const configCache = new Map<string, ImageConfigBlob>();
+  const configCache = new Map<string, Promise<ImageConfigBlob>>();
+  // Tags seen before: later describes HEAD them (free on Docker Hub) and reuse the cached manifest.
+  const tagDigests = new Map<string, string>();
   const secrets = new Set<string>();
 
   function redact(text: string): string {
@@ -482,9 +484,18 @@ export function createRegistryClient(options: RegistryClientOptions = {}): Regis
   }
 
   async function fetchManifest(state: RegistryState, repository: string, reference: string): Promise<FetchedManifest> {
-    const cacheKey = `${state.registry}/${repository}@${reference}`;
-    const cached = manifestCache.get(cacheKey);
+    const cached = manifestCache.get(`${state.registry}/${repository}@${reference}`);
     if (cached) return cached;
+    const tagKey = `${state.registry}/${repository}:${reference}`;
+    if (!isValidDigest(reference) && tagDigests.has(tagKey)) {
+      const head = await request(state, repository, manifestUrl(state, repository, reference), "HEAD", MANIFEST_ACCEPT, 0);
+      const digest = head.headers.get("docker-content-digest");
+      if (head.status === 200 && digest && isValidDigest(digest)) {
+        tagDigests.set(tagKey, digest);
+        return manifestCache.get(`${state.registry}/${repository}@${digest}`) ?? fetchManifest(state, repository, digest);
+      }
+      if (head.status !== 200) failFor(state, repository, `manifest ${reference}`, head);
+    }
     const response = await request(state, repository, manifestUrl(state, repository, reference), "GET", MANIFEST_ACCEPT, limits.maxManifestBytes);
     if (response.status !== 200) failFor(state, repository, `manifest ${reference}`, response);
     const mediaType = bareMediaType(response.headers.get("content-type"));
@@ -507,12 +518,23 @@ export function createRegistryClient(options: RegistryClientOptions = {}): Regis
     }
     const manifest = { digest, mediaType, json: json as Record<string, unknown> };
     manifestCache.set(`${state.registry}/${repository}@${digest}`, manifest);
+    if (!isValidDigest(reference)) tagDigests.set(tagKey, digest);
     return manifest;
   }
 
-  async function fetchConfig(state: RegistryState, repository: string, digest: string): Promise<ImageConfigBlob> {
-    const cached = configCache.get(digest);
-    if (cached) return cached;
+  /** Config blobs by digest; the promise is cached so concurrent describes share one fetch. */
+  function fetchConfig(state: RegistryState, repository: string, digest: string): Promise<ImageConfigBlob> {
+    const key = `${state.registry}/${digest}`;
+    let config = configCache.get(key);
+    if (!config) {
+      config = fetchConfigOnce(state, repository, digest);
+      configCache.set(key, config);
+      config.catch(() => configCache.delete(key));
+    }
+    return config;
+  }
+
+  async function fetchConfigOnce(state: RegistryState, repository: string, digest: string): Promise<ImageConfigBlob> {
     if (!isValidDigest(digest)) throw new RegistryProtocolError("registry-bad-json", `${state.registry}/${repository}: manifest names an invalid config digest`);
     const url = new URL(`${state.origin}/v2/${repository}/blobs/${digest}`);
     const response = await request(state, repository, url, "GET", "application/json, */*", limits.maxConfigBytes);
@@ -525,7 +547,6 @@ export function createRegistryClient(options: RegistryClientOptions = {}): Regis
       throw new RegistryProtocolError("registry-bad-json", `${state.registry}/${repository}: config blob ${digest} is malformed JSON`);
     }
     if (typeof config !== "object" || config === null) throw new RegistryProtocolError("registry-bad-json", `${state.registry}/${repository}: config blob ${digest} is not an object`);
-    configCache.set(digest, config as ImageConfigBlob);
     return config as ImageConfigBlob;
   }
 
