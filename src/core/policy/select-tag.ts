@@ -65,6 +65,8 @@ export function isNewer(candidate: string, current: string, policy: Policy): boo
 /**
  * Tags admitted by name (allow/ignore/range/validity), best first, only those newer than current.
  * For newest-build/digest: every admitted tag (order unknown without metadata), in input order.
+ * Under newest-build the current tag, when listed and readable, comes first: its build date is
+ * what "newer" means, so the adapter must fetch it too (selectTag never chooses it).
  * Lets an adapter fetch metadata lazily for the best few only.
  */
 export function rankTags(tags: string[], policy: Policy, current?: string): string[] {
@@ -73,10 +75,14 @@ export function rankTags(tags: string[], policy: Policy, current?: string): stri
   const currentKey = current !== undefined ? order.read(current) : undefined;
   const admitted: { tag: string; key: unknown }[] = [];
   const seen = new Set<string>();
+  let currentListed = false;
   for (const tag of tags) {
     if (seen.has(tag)) continue;
     seen.add(tag);
-    if (tag === current) continue;
+    if (tag === current) {
+      currentListed = true;
+      continue;
+    }
     const key = order.admit(tag);
     if (key === undefined) continue;
     if (compare !== undefined && currentKey !== undefined && compare(key, currentKey) <= 0) continue;
@@ -85,7 +91,9 @@ export function rankTags(tags: string[], policy: Policy, current?: string): stri
   if (compare !== undefined) {
     admitted.sort((a, b) => compare(b.key, a.key) || order.tieBreak(b.key, a.key, b.tag, a.tag));
   }
-  return admitted.map((entry) => entry.tag);
+  const ranked = admitted.map((entry) => entry.tag);
+  if (policy.strategy === "newest-build" && currentListed && currentKey !== undefined && ranked.length > 0) ranked.unshift(current!);
+  return ranked;
 }
 
 /** Why a tag the policy admits by name could not be used; counted for the reason line. */

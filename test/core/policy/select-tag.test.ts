@@ -65,6 +65,11 @@ describe("semver strategy", () => {
     expect(chosenTag({ range: ">=2.0.0-rc.1 <3.0.0" }, ["1.9.0", "2.0.0-rc.1", "2.0.0-rc.3"])).toBe("2.0.0-rc.3");
   });
 
+  it("admits neither latest, main nor v1.0.0-rc1 under >=1.0.0 (Kargo in Action §3.6.1)", () => {
+    expect(choose({ range: ">=1.0.0" }, ["latest", "main", "v1.0.0-rc1"]).kind).toBe("none");
+    expect(chosenTag({ range: ">=1.0.0" }, ["latest", "main", "v1.0.0-rc1", "1.1.0"])).toBe("1.1.0");
+  });
+
   it("ranks a release above its own prereleases", () => {
     expect(chosenTag({ prerelease: true }, ["2.0.0-rc.9", "2.0.0", "2.0.0-beta"])).toBe("2.0.0");
   });
@@ -355,6 +360,18 @@ describe("rankTags", () => {
 
   it("keeps input order for newest-build, which needs created dates to order", () => {
     expect(rankTags(["b", "a", "latest"], parsePolicy({ strategy: "newest-build", ignore: ["latest"] }))).toEqual(["b", "a"]);
+  });
+
+  it("lists the current tag first under newest-build so that its build date gets fetched", () => {
+    expect(rankTags(["b", "cur", "a"], parsePolicy({ strategy: "newest-build" }), "cur")).toEqual(["cur", "b", "a"]);
+    expect(rankTags(["b", "a"], parsePolicy({ strategy: "newest-build" }), "cur")).toEqual(["b", "a"]);
+  });
+
+  it("never moves newest-build back when the adapter describes only the ranked tags", () => {
+    const policy = parsePolicy({ strategy: "newest-build" });
+    const created: Record<string, Date> = { old1: hoursAgo(9), cur: hoursAgo(2), old2: hoursAgo(5) };
+    const described = rankTags(Object.keys(created), policy, "cur").map((tag) => ({ tag, created: created[tag]! }));
+    expect(selectTag(described, { policy, now: NOW, current: "cur" }).kind).toBe("none");
   });
 
   it("lists only the moving tag for digest", () => {
