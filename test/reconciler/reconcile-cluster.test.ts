@@ -1,4 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { TransientError } from "../../src/core/errors.js";
+import type { ClusterPort } from "../../src/reconciler/ports.js";
+import { createReconciler } from "../../src/reconciler/reconciler.js";
 import { configMapYaml, deploymentYaml, setup, TempDirs, writesOf, type Setup } from "./harness.js";
 
 const temp = new TempDirs();
@@ -37,5 +40,231 @@ describe("reconciling against the cluster simulator", () => {
     expect(second.applied).toEqual([]);
     expect(writesOf(env.sim.requests())).toEqual([]);
     expect(second.sync).toBe("Synced");
+  });
+});
+
+type Deployment = { spec: { replicas: number }; metadata: { labels?: Record<string, string> } };
+
+describe("self-heal", () => {
+  it("undoes a human scaling a Deployment on the next cycle", async () => {
+    env = await setup(temp);
+    env.repo.commit({ "env/staging/web.yaml": deploymentYaml("web", { replicas: 2 }) });
+    const reconciler = env.reconciler();
+    await reconciler.cycle();
+    env.sim.scale("Deployment", "shop", "web", 5);
+    expect((env.sim.get("apps/v1", "Deployment", "shop", "web") as Deployment).spec.replicas).toBe(5);
+    const result = await reconciler.cycle();
+    expect(result.plan?.apply.map((item) => [item.ref.name, item.changedPaths])).toEqual([["web", ["spec.replicas"]]]);
+    expect((env.sim.get("apps/v1", "Deployment", "shop", "web") as Deployment).spec.replicas).toBe(2);
+  });
+
+  it("self-heals from the timed loop without being asked", async () => {
+    env = await setup(temp, { rolloutStepMs: 10 });
+    env.repo.commit({ "env/staging/web.yaml": deploymentYaml("web", { replicas: 2 }) });
+    const reconciler = env.reconciler({}, { intervalMs: 50, progressingIntervalMs: 50 });
+    await reconciler.cycle();
+    env.sim.scale("Deployment", "shop", "web", 7);
+    reconciler.start();
+    await env.sim.waitFor("apps/v1", "Deployment", "shop", "web", (object) => (object as Deployment).spec.replicas === 2, 5_000);
+  });
+});
+
+describe("pruning", () => {
+  it("prunes an object removed from Git", async () => {
+    env = await setup(temp);
+    env.repo.commit({ "env/staging/web.yaml": deploymentYaml("web"), "env/staging/old.yaml": configMapYaml("old") });
+    const reconciler = env.reconciler();
+    await reconciler.cycle();
+    env.repo.commit({ "env/staging/old.yaml": null });
+    const result = await reconciler.cycle();
+    expect(result.pruned.map((ref) => ref.name)).toEqual(["old"]);
+    expect(env.sim.get("v1", "ConfigMap", "shop", "old")).toBeUndefined();
+    expect(env.sim.get("apps/v1", "Deployment", "shop", "web")).toBeDefined();
+  });
+
+  it("deletes nothing without --prune, and reports the orphan OutOfSync", async () => {
+    env = await setup(temp);
+    env.repo.commit({ "env/staging/web.yaml": deploymentYaml("web"), "env/staging/old.yaml": configMapYaml("old") });
+    const reconciler = env.reconciler({ prune: { prune: false } });
+    await reconciler.cycle();
+    env.repo.commit({ "env/staging/old.yaml": null });
+    env.sim.resetRequests();
+    const result = await reconciler.cycle();
+    expect(writesOf(env.sim.requests()).filter((request) => request.verb === "delete")).toEqual([]);
+    expect(env.sim.get("v1", "ConfigMap", "shop", "old")).toBeDefined();
+    expect(result.sync).toBe("OutOfSync");
+  });
+
+  it("never prunes an object annotated ferry.dev/prune: disabled", async () => {
+    env = await setup(temp);
+    env.repo.commit({ "env/staging/web.yaml": deploymentYaml("web"), "env/staging/keep.yaml": configMapYaml("keep") });
+    const reconciler = env.reconciler();
+    await reconciler.cycle();
+    // Someone marks the live object as precious, then it leaves Git.
+    env.sim.apply({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "keep", namespace: "shop", annotations: { "ferry.dev/prune": "disabled" } } }, { fieldManager: "kubectl" });
+    env.repo.commit({ "env/staging/keep.yaml": null });
+    const result = await reconciler.cycle();
+    expect(result.pruned).toEqual([]);
+    expect(result.plan?.keep.map(({ ref, reason }) => [ref.name, reason])).toEqual([["keep", "prune-disabled"]]);
+    expect(env.sim.get("v1", "ConfigMap", "shop", "keep")).toBeDefined();
+  });
+
+  it("never touches objects outside its inventory, even when they carry its labels", async () => {
+    env = await setup(temp);
+    env.repo.commit({ "env/staging/web.yaml": deploymentYaml("web") });
+    env.sim.create({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "stranger", namespace: "shop", labels: { "ferry.dev/instance": "staging" } } });
+    const result = await env.reconciler().cycle();
+    expect(result.pruned).toEqual([]);
+    expect(env.sim.get("v1", "ConfigMap", "shop", "stranger")).toBeDefined();
+  });
+
+  it("trips the circuit breaker on a mass deletion and deletes nothing", async () => {
+    env = await setup(temp);
+    const many: Record<string, string> = {};
+    for (let index = 0; index < 12; index++) many[`env/staging/cm-${index}.yaml`] = configMapYaml(`cm-${index}`);
+    env.repo.commit({ ...many, "env/staging/web.yaml": deploymentYaml("web") });
+    const reconciler = env.reconciler();
+    await reconciler.cycle();
+    env.repo.commit(Object.fromEntries(Object.keys(many).map((file) => [file, null])));
+    env.sim.resetRequests();
+    const result = await reconciler.cycle();
+    expect(result.pruned).toEqual([]);
+    expect(result.errors.join("\n")).toMatch(/refusing to prune 12 objects/);
+    expect(result.ok).toBe(false);
+    expect(env.sim.requests().filter((request) => request.verb === "delete")).toEqual([]);
+    expect(env.sim.list("v1", "ConfigMap", "shop").length).toBeGreaterThanOrEqual(12);
+  });
+});
+
+describe("nothing is deleted when a cycle fails", () => {
+  async function appliedThenBroken(breakIt: (current: Setup) => void | Promise<void>) {
+    const current = (env = await setup(temp));
+    current.repo.commit({ "env/staging/web.yaml": deploymentYaml("web"), "env/staging/old.yaml": configMapYaml("old") });
+    const reconciler = current.reconciler();
+    const first = await reconciler.cycle();
+    expect(first.errors).toEqual([]);
+    await breakIt(current);
+    current.sim.resetRequests();
+    const result = await reconciler.cycle();
+    expect(result.ok).toBe(false);
+    expect(current.sim.requests().filter((request) => request.verb === "delete")).toEqual([]);
+    expect(current.sim.get("v1", "ConfigMap", "shop", "old")).toBeDefined();
+    expect(current.sim.get("apps/v1", "Deployment", "shop", "web")).toBeDefined();
+    return { result, first, status: reconciler.status() };
+  }
+
+  it("on a render error", async () => {
+    const { result } = await appliedThenBroken((current) => {
+      current.repo.commit({ "env/staging/old.yaml": null, "env/staging/web.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata: {}\n" });
+    });
+    expect(result.phase).toBe("render");
+    expect(writesOf(env!.sim.requests())).toEqual([]);
+  });
+
+  it("when Git is unreachable, keeping the last applied revision", async () => {
+    const { result, first, status } = await appliedThenBroken((current) => {
+      current.repo.commit({ "env/staging/old.yaml": null });
+      temp.cleanup(); // the repo folder vanishes
+    });
+    expect(result.phase).toBe("fetch");
+    expect(status.lastApplied).toBe(first.appliedRevision);
+    expect(status.health).toBe("Degraded");
+  });
+
+  it("when the API server fails a LIST", async () => {
+    const { result } = await appliedThenBroken((current) => {
+      current.repo.commit({ "env/staging/old.yaml": null });
+      current.sim.faults.failList({ count: Infinity });
+    });
+    expect(result.phase).toBe("observe");
+    expect(writesOf(env!.sim.requests())).toEqual([]);
+  });
+
+  it("on an empty render with prune on", async () => {
+    const { result } = await appliedThenBroken((current) => {
+      current.repo.commit({ "env/staging/old.yaml": null, "env/staging/web.yaml": null, "env/staging/README.md": "nothing here\n" });
+    });
+    expect(result.errors.join("\n")).toMatch(/empty/);
+  });
+
+  it("when the API server rejects the apply (the dry-run fails first, so nothing is written)", async () => {
+    const { result, status } = await appliedThenBroken((current) => {
+      current.repo.commit({ "env/staging/old.yaml": null, "env/staging/web.yaml": deploymentYaml("web", { replicas: 3 }) });
+      current.sim.faults.failApply({ resource: "deployments", count: Infinity });
+    });
+    expect(result.phase).toBe("observe");
+    expect(result.appliedRevision).toBeUndefined();
+    expect(writesOf(env!.sim.requests())).toEqual([]);
+    expect(status.consecutiveFailures).toBe(1);
+  });
+
+  it("when a real apply fails after a clean dry-run, keeping what was applied in the inventory", async () => {
+    env = await setup(temp);
+    env.repo.commit({ "env/staging/web.yaml": deploymentYaml("web"), "env/staging/old.yaml": configMapYaml("old") });
+    const cluster = env.cluster;
+    // Only the real write of the Deployment fails: the plan is made, then execution breaks half-way.
+    const flaky: ClusterPort = {
+      isNamespaced: (apiVersion, kind) => cluster.isNamespaced(apiVersion, kind),
+      list: (...args) => cluster.list(...args),
+      get: (ref) => cluster.get(ref),
+      delete: (ref) => cluster.delete(ref),
+      apply: async (object, options) => {
+        if (!options.dryRun && object.kind === "Deployment") throw new TransientError("kubernetes-unavailable", "apply Deployment: HTTP 503");
+        return cluster.apply(object, options);
+      },
+    };
+    const reconciler = createReconciler({ cluster, source: env.fetcher, settings: env.settings() });
+    await reconciler.cycle();
+    env.repo.commit({ "env/staging/old.yaml": null, "env/staging/web.yaml": deploymentYaml("web", { replicas: 3 }), "env/staging/new.yaml": configMapYaml("new") });
+    const broken = createReconciler({ cluster: flaky, source: env.fetcher, settings: env.settings() });
+    env.sim.resetRequests();
+    const result = await broken.cycle();
+    expect(result.phase).toBe("apply");
+    expect(result.transient).toBe(true);
+    expect(result.appliedRevision).toBeUndefined();
+    expect(broken.status().health).toBe("Degraded");
+    expect(env.sim.requests().filter((request) => request.verb === "delete")).toEqual([]);
+    expect(env.sim.get("v1", "ConfigMap", "shop", "old")).toBeDefined();
+    const inventory = env.sim.get("v1", "ConfigMap", "shop", "ferry-inventory-staging") as { data: { entries: string } };
+    expect(inventory.data.entries).toContain("_ConfigMap_shop_new|v1");
+    expect(inventory.data.entries).toContain("_ConfigMap_shop_old|v1");
+  });
+});
+
+describe("health", () => {
+  it("goes from Progressing to Healthy as the rollout completes", async () => {
+    env = await setup(temp, { rolloutStepMs: 20 });
+    env.repo.commit({ "env/staging/web.yaml": deploymentYaml("web", { replicas: 3 }) });
+    const reconciler = env.reconciler();
+    const first = await reconciler.cycle();
+    expect(first.health).toBe("Progressing");
+    await env.sim.waitFor("apps/v1", "Deployment", "shop", "web", (object) => (object.status as { availableReplicas?: number } | undefined)?.availableReplicas === 3);
+    const later = await reconciler.cycle();
+    expect(later.health).toBe("Healthy");
+    expect(later.sync).toBe("Synced");
+  });
+
+  it("reports Degraded when the image does not exist", async () => {
+    env = await setup(temp, { rolloutStepMs: 20, progressDeadlineMs: 200, imageExists: async (image) => !image.endsWith(":missing") });
+    env.repo.commit({ "env/staging/web.yaml": deploymentYaml("web", { image: "ghcr.io/acme/shop:missing" }) });
+    const reconciler = env.reconciler();
+    await reconciler.cycle();
+    await env.sim.waitFor("apps/v1", "Deployment", "shop", "web", (object) =>
+      ((object.status as { conditions?: { reason?: string }[] } | undefined)?.conditions ?? []).some((condition) => condition.reason === "ProgressDeadlineExceeded"),
+    );
+    const later = await reconciler.cycle();
+    expect(later.health).toBe("Degraded");
+    expect(later.objects.find((object) => object.ref.name === "web")?.message).toMatch(/progress deadline/);
+  });
+});
+
+describe("--dry-run", () => {
+  it("computes the plan and writes nothing", async () => {
+    env = await setup(temp);
+    env.repo.commit({ "env/staging/web.yaml": deploymentYaml("web") });
+    const result = await env.reconciler({ dryRun: true }).cycle();
+    expect(result.plan?.apply.map((item) => [item.action, item.ref.name])).toEqual([["create", "web"]]);
+    expect(writesOf(env.sim.requests())).toEqual([]);
+    expect(env.sim.get("apps/v1", "Deployment", "shop", "web")).toBeUndefined();
   });
 });
