@@ -1,0 +1,186 @@
+/**
+ * The Probot app: builds adapters per event, hands ports to the use cases (through the thin
+ * handlers), and exposes the periodic scan and registry-hint entry points to `src/main.ts`.
+ * With `src/main.ts` and `src/cli/serve.ts`, the only module that imports `probot`.
+ */
+import type { Probot } from "probot";
+import { createRegistryClient } from "./adapters/registry/index.js";
+import { GitHubRepoAdapter, type OctokitLike } from "./adapters/github/github-repo.js";
+import type { AppDeps, AppLogger } from "./app/app-deps.js";
+import { KeyedMutex } from "./app/keyed-mutex.js";
+import { currentImages, planEnvironment } from "./app/plan-environment.js";
+import type { RegistryReader } from "./app/ports.js";
+import { WorkQueue } from "./app/work-queue.js";
+import type { FerryConfig } from "./core/config/schema.js";
+import { hintsFromGitHubPackageEvent, type RegistryHint } from "./handlers/registry/index.js";
+import { onChecksCompleted, onInstallation, onIssueComment, onPackage, onPullRequest, onPush, syncInstallation } from "./handlers/github/handlers.js";
+import type { HandlerEvent, HandlerServices } from "./handlers/github/services.js";
+
+export interface FerryAppOptions {
+  /** Where registry `passwordEnv`/`tokenEnv` are read. */
+  env?: Record<string, string | undefined>;
+  now?: () => Date;
+  /** Web URL for links in PR bodies (`https://github.com`, or the GHE host). */
+  webUrl?: string;
+  /** Registry readers for a config (tests and the sandbox pass their own); default: the OCI client. */
+  registryFor?: (config: FerryConfig, githubToken: () => Promise<string>) => RegistryReader;
+  /** Observers (metrics, bench). */
+  onPullRequest?: AppDeps["onPullRequest"];
+  log?: AppLogger;
+}
+
+export interface Ferry {
+  /** The Probot application function. */
+  app: (probot: Probot) => void;
+  /** Periodic scan: every repository of every installation. */
+  scan(probot: Probot): Promise<void>;
+  /** Registry receiver hints → syncs of the config repos that use those repositories. */
+  hint(probot: Probot, hints: RegistryHint[]): Promise<void>;
+  /** Resolves when queued background work is done (tests, shutdown). */
+  idle(): Promise<void>;
+  readonly queue: WorkQueue;
+  /** Environments × images of every configured repository, for `GET /status`. */
+  status(probot: Probot): Promise<Record<string, unknown>>;
+}
+
+export function createFerry(options: FerryAppOptions = {}): Ferry {
+  const locks = new KeyedMutex();
+  let log: AppLogger = options.log ?? { info: () => {}, warn: () => {}, error: () => {} };
+  const queue = new WorkQueue({ info: (f, m) => log.info(f, m), warn: (f, m) => log.warn(f, m), error: (f, m) => log.error(f, m) });
+  const registries = new Map<string, RegistryReader>();
+  let appLogin: string | undefined;
+
+  const registryFor = (config: FerryConfig, octokit: OctokitLike, owner: string): RegistryReader => {
+    const token = async (): Promise<string> => {
+      const auth = (await (octokit as unknown as { auth: (o: { type: string }) => Promise<{ token: string }> }).auth({ type: "installation" })) ?? {};
+      return auth.token;
+    };
+    if (options.registryFor) return options.registryFor(config, token);
+    // One client per owner and registries block keeps the tag cache and per-registry budgets.
+    const key = `${owner}:${JSON.stringify(config.registries ?? {})}`;
+    let client = registries.get(key);
+    if (!client) {
+      client = createRegistryClient({ registries: config.registries ?? {}, env: options.env ?? {}, githubToken: token });
+      registries.set(key, client);
+    }
+    return client;
+  };
+
+  const depsFor = (octokit: OctokitLike, owner: string, repo: string): AppDeps => ({
+    github: new GitHubRepoAdapter(octokit, owner, repo),
+    registry: unconfiguredRegistry,
+    registryFor: (config) => registryFor(config, octokit, owner),
+    planEnvironment,
+    currentImages,
+    now: options.now ?? (() => new Date()),
+    log,
+    webUrl: options.webUrl ?? "https://github.com",
+    locks,
+    ...(appLogin ? { appLogin } : {}),
+    ...(options.onPullRequest ? { onPullRequest: options.onPullRequest } : {}),
+  });
+
+  const installationRepos = async (octokit: OctokitLike): Promise<{ owner: string; repo: string }[]> => {
+    const repos: { owner: string; repo: string }[] = [];
+    for (let page = 1; page <= 10; page++) {
+      const { data } = await octokit.rest.apps.listReposAccessibleToInstallation({ per_page: 100, page });
+      for (const repository of data.repositories) if (!repository.archived) repos.push({ owner: repository.owner.login, repo: repository.name });
+      if (data.repositories.length < 100) break;
+    }
+    return repos;
+  };
+
+  const services: HandlerServices = { depsFor, installationRepos, queue };
+
+  const eachInstallation = async (probot: Probot, visit: (octokit: OctokitLike) => Promise<void>): Promise<void> => {
+    const appOctokit = await probot.auth();
+    const installations = await appOctokit.paginate(appOctokit.rest.apps.listInstallations, { per_page: 100 });
+    for (const installation of installations) {
+      const octokit = (await probot.auth(installation.id)) as unknown as OctokitLike;
+      await visit(octokit);
+    }
+  };
+
+  const app = (probot: Probot): void => {
+    log = childLogger(probot);
+    const event = <P>(context: { id: string; name: string; payload: unknown; octokit: unknown }): HandlerEvent<P> => ({
+      id: context.id,
+      name: context.name,
+      payload: context.payload as P,
+      octokit: context.octokit as OctokitLike,
+    });
+    void probot
+      .auth()
+      .then((octokit) => octokit.rest.apps.getAuthenticated())
+      .then(({ data }) => {
+        if (data?.slug) appLogin = `${data.slug}[bot]`;
+      })
+      .catch(() => undefined);
+    probot.on("issue_comment.created", (context) => onIssueComment(event(context), services));
+    probot.on(["pull_request.opened", "pull_request.synchronize", "pull_request.reopened", "pull_request.closed"], (context) => onPullRequest(event(context), services));
+    probot.on("push", (context) => onPush(event(context), services));
+    probot.on(["check_suite.completed", "check_run.completed", "status", "workflow_run.completed"], (context) => onChecksCompleted(event(context), services));
+    probot.on(["registry_package.published", "package.published"], (context) =>
+      onPackage(event(context), services, hintsFromGitHubPackageEvent(context.name as "registry_package" | "package", context.payload).map(hintRepository)),
+    );
+    probot.on(["installation.created", "installation_repositories.added"], (context) => onInstallation(event(context), services));
+  };
+
+  return {
+    app,
+    queue,
+    idle: () => queue.idle(),
+    async scan(probot) {
+      await eachInstallation(probot, async (octokit) => {
+        syncInstallation({ octokit }, services, { reason: "scan" });
+      });
+    },
+    async hint(probot, hints) {
+      if (hints.length === 0) return;
+      for (const hint of hints) for (const client of registries.values()) (client as { invalidate?: (r: string) => void }).invalidate?.(hintRepository(hint));
+      const repositories = [...new Set(hints.map(hintRepository))];
+      await eachInstallation(probot, async (octokit) => {
+        syncInstallation({ octokit }, services, { reason: "registry", repositories });
+      });
+    },
+    async status(probot) {
+      const { loadRepoConfig } = await import("./app/load-repo-config.js");
+      const { collectStatus, loadState } = await import("./app/state.js");
+      const result: Record<string, unknown> = {};
+      await eachInstallation(probot, async (octokit) => {
+        for (const { owner, repo } of await installationRepos(octokit)) {
+          const deps = depsFor(octokit, owner, repo);
+          const loaded = await loadRepoConfig(deps);
+          if (!loaded.ok) continue;
+          const { state } = await loadState(deps);
+          result[`${owner}/${repo}`] = await collectStatus(deps, loaded, state);
+        }
+      });
+      return result;
+    },
+  };
+}
+
+/** The Probot application function alone (for `probot run` and tests that load it into a Probot). */
+export function createFerryApp(options: FerryAppOptions = {}): (probot: Probot) => void {
+  return createFerry(options).app;
+}
+
+function hintRepository(hint: RegistryHint): string {
+  return `${hint.registry}/${hint.repository}`;
+}
+
+const unconfiguredRegistry: RegistryReader = {
+  listTags: () => Promise.reject(new Error("registry used before the config was loaded")),
+  resolveDigest: () => Promise.reject(new Error("registry used before the config was loaded")),
+  describe: () => Promise.reject(new Error("registry used before the config was loaded")),
+};
+
+function childLogger(probot: Probot): AppLogger {
+  const base = probot.log.child({ name: "ferry" });
+  return {
+    info: (fields, message) => base.info(fields, message),
+    warn: (fields, message) => base.warn(fields, message),
+    error: (fields, message) => base.error(fields, message),
+  };
+}

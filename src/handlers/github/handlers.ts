@@ -1,0 +1,177 @@
+import { CONFIG_PATH } from "../../core/config/load-config.js";
+import { parseBranchName } from "../../core/pr/branch.js";
+import { checkConfigOnDefaultBranch, checkConfigPullRequest } from "../../app/check-config.js";
+import { loadRepoConfig } from "../../app/load-repo-config.js";
+import { mergeWhenReady } from "../../app/merge-when-ready.js";
+import { recordMerge } from "../../app/record-merge.js";
+import { runCommentCommands } from "../../app/run-command.js";
+import { syncRepository, type SyncTrigger } from "../../app/sync-repository.js";
+import { environmentOrder } from "../../core/config/schema.js";
+import { formatBranchName } from "../../core/pr/branch.js";
+import type { HandlerEvent, HandlerServices, RepositoryPayload } from "./services.js";
+
+/**
+ * GitHub webhook events → one use case each (thin). Work runs behind the ack on the queue; every
+ * use case re-reads GitHub and the registry, so redelivered or reordered events converge
+ * (RELIABILITY.md rows 7–8).
+ */
+
+const repoOf = (payload: RepositoryPayload) => ({ owner: payload.repository.owner.login, repo: payload.repository.name });
+
+interface CommentPayload extends RepositoryPayload {
+  action: string;
+  comment: { id: number; body: string; user: { login: string; type: string } };
+  issue: { number: number; state: string };
+}
+
+/** issue_comment: commands, `created` only (the use case checks the action and the author again). */
+export async function onIssueComment(event: HandlerEvent<CommentPayload>, services: HandlerServices): Promise<void> {
+  const { payload } = event;
+  if (payload.action !== "created" || payload.comment.user.type === "Bot") return;
+  const { owner, repo } = repoOf(payload);
+  services.queue.enqueue(`comment:${owner}/${repo}#${payload.comment.id}`, () =>
+    runCommentCommands(services.depsFor(event.octokit, owner, repo), {
+      action: payload.action,
+      commentId: payload.comment.id,
+      issueNumber: payload.issue.number,
+      issueState: payload.issue.state === "open" ? "open" : "closed",
+      body: payload.comment.body ?? "",
+      author: payload.comment.user.login,
+      authorType: payload.comment.user.type,
+    }),
+  );
+}
+
+interface PullRequestPayload extends RepositoryPayload {
+  action: string;
+  number: number;
+  pull_request: {
+    number: number;
+    node_id: string;
+    state: string;
+    merged?: boolean | null;
+    head: { ref: string; sha: string; repo?: { full_name: string } | null };
+    base: { ref: string };
+    title: string;
+    body?: string | null;
+    labels?: { name?: string }[];
+  };
+}
+
+/** pull_request: the config check on PRs touching ferry.yml; floors when a Ferry PR merges. */
+export async function onPullRequest(event: HandlerEvent<PullRequestPayload>, services: HandlerServices): Promise<void> {
+  const { payload } = event;
+  const { owner, repo } = repoOf(payload);
+  const pull = payload.pull_request;
+  if (["opened", "synchronize", "reopened"].includes(payload.action)) {
+    services.queue.enqueue(`config-check:${owner}/${repo}@${pull.head.sha}`, async () => {
+      const files = await event.octokit.rest.pulls.listFiles({ owner, repo, pull_number: pull.number, per_page: 100 });
+      await checkConfigPullRequest(services.depsFor(event.octokit, owner, repo), { headSha: pull.head.sha, changedFiles: files.data.map((file) => file.filename) });
+    });
+  }
+  if (payload.action === "closed" && pull.merged && parseBranchName(pull.head.ref)) {
+    services.queue.enqueue(`merged:${owner}/${repo}#${pull.number}`, () =>
+      recordMerge(services.depsFor(event.octokit, owner, repo), {
+        number: pull.number,
+        nodeId: pull.node_id,
+        state: "closed",
+        merged: true,
+        headRef: pull.head.ref,
+        headSha: pull.head.sha,
+        baseRef: pull.base.ref,
+        title: pull.title,
+        body: pull.body ?? "",
+        labels: (pull.labels ?? []).map((label) => label.name ?? ""),
+      }),
+    );
+  }
+}
+
+interface PushPayload extends RepositoryPayload {
+  ref: string;
+  after: string;
+  deleted?: boolean;
+  commits?: { added?: string[]; modified?: string[]; removed?: string[] }[];
+  head_commit?: { added?: string[]; modified?: string[]; removed?: string[] } | null;
+}
+
+/** push to the default branch: re-check the config when it changed, then sync (closes PRs already on base). */
+export async function onPush(event: HandlerEvent<PushPayload>, services: HandlerServices): Promise<void> {
+  const { payload } = event;
+  const branch = payload.repository.default_branch;
+  if (payload.deleted || branch === undefined || payload.ref !== `refs/heads/${branch}`) return;
+  const { owner, repo } = repoOf(payload);
+  const touched = [...(payload.commits ?? []), ...(payload.head_commit ? [payload.head_commit] : [])].some((commit) =>
+    [...(commit.added ?? []), ...(commit.modified ?? []), ...(commit.removed ?? [])].includes(CONFIG_PATH),
+  );
+  services.queue.enqueue(`sync:${owner}/${repo}`, async () => {
+    const deps = services.depsFor(event.octokit, owner, repo);
+    if (touched && !(await checkConfigOnDefaultBranch(deps, { branch, headSha: payload.after }))) return;
+    await syncRepository(deps, { reason: "push", baseBranch: branch });
+  });
+}
+
+interface CheckPayload extends RepositoryPayload {
+  action: string;
+  check_suite?: { head_sha: string; head_branch?: string | null; conclusion?: string | null; status?: string | null };
+  check_run?: { head_sha: string; conclusion?: string | null; status?: string };
+  sha?: string;
+  state?: string;
+  workflow_run?: { head_sha: string; conclusion?: string | null; status?: string | null };
+}
+
+/**
+ * check_suite/check_run/status/workflow_run completions: in the config repo they may make a Ferry
+ * PR mergeable; in a source repo a successful build makes its image eligible (CI gating), so the
+ * installation's config repos that name that source are synced.
+ */
+export async function onChecksCompleted(event: HandlerEvent<CheckPayload>, services: HandlerServices): Promise<void> {
+  const { payload } = event;
+  const sha = payload.check_suite?.head_sha ?? payload.check_run?.head_sha ?? payload.workflow_run?.head_sha ?? payload.sha;
+  if (!sha) return;
+  if (payload.state === "pending" || (payload.action !== undefined && payload.action !== "completed" && event.name !== "status")) return;
+  const { owner, repo } = repoOf(payload);
+  services.queue.enqueue(`checks:${owner}/${repo}@${sha}`, async () => {
+    const deps = services.depsFor(event.octokit, owner, repo);
+    await mergeFerryPullsAt(deps, sha);
+  });
+  const conclusion = payload.check_suite?.conclusion ?? payload.workflow_run?.conclusion ?? payload.check_run?.conclusion ?? payload.state;
+  if (conclusion === "success") {
+    const source = payload.repository.full_name;
+    syncInstallation(event, services, { reason: event.name, sources: [source] });
+  }
+}
+
+async function mergeFerryPullsAt(deps: ReturnType<HandlerServices["depsFor"]>, sha: string): Promise<void> {
+  const loaded = await loadRepoConfig(deps);
+  if (!loaded.ok) return;
+  for (const environment of environmentOrder(loaded.config)) {
+    if (loaded.config.environments[environment]?.merge !== "auto") continue;
+    const pull = await deps.github.findOpenPull(formatBranchName(environment));
+    if (pull && pull.headSha === sha) await mergeWhenReady(deps, loaded, pull);
+  }
+}
+
+interface PackagePayload extends RepositoryPayload {
+  action: string;
+}
+
+/** registry_package/package published (GHCR): hints for the repositories it names. */
+export async function onPackage(event: HandlerEvent<PackagePayload>, services: HandlerServices, repositories: string[]): Promise<void> {
+  if (repositories.length === 0) return;
+  syncInstallation(event, services, { reason: event.name, repositories });
+}
+
+/** installation / installation_repositories: a first sync of the repos Ferry can now see. */
+export async function onInstallation(event: HandlerEvent<{ installation?: { id: number } }>, services: HandlerServices): Promise<void> {
+  syncInstallation(event, services, { reason: event.name });
+}
+
+/** Queues a sync of every repository of the event's installation (each without a config is skipped cheaply). */
+export function syncInstallation(event: { octokit: HandlerEvent<unknown>["octokit"] }, services: HandlerServices, trigger: SyncTrigger): void {
+  services.queue.enqueue(`installation-sync:${JSON.stringify(trigger)}`, async () => {
+    for (const { owner, repo } of await services.installationRepos(event.octokit)) {
+      services.queue.enqueue(`sync:${owner}/${repo}:${JSON.stringify(trigger)}`, () => syncRepository(services.depsFor(event.octokit, owner, repo), trigger));
+    }
+  });
+}

@@ -1,0 +1,26 @@
+import type { AppDeps } from "../../app/app-deps.js";
+import type { WorkQueue } from "../../app/work-queue.js";
+import type { OctokitLike } from "../../adapters/github/github-repo.js";
+
+/** What the GitHub webhook handlers get from the app wiring (`src/app.ts`); no Probot types here. */
+export interface HandlerServices {
+  /** Use-case dependencies for one repository, over an installation-authenticated Octokit. */
+  depsFor(octokit: OctokitLike, owner: string, repo: string): AppDeps;
+  /** Repositories of the installation the event came from (to find config repos). */
+  installationRepos(octokit: OctokitLike): Promise<{ owner: string; repo: string }[]>;
+  queue: WorkQueue;
+}
+
+/** The bits of a Probot context a handler reads. */
+export interface HandlerEvent<P> {
+  id: string;
+  name: string;
+  payload: P;
+  octokit: OctokitLike;
+}
+
+export interface RepositoryPayload {
+  repository: { name: string; full_name: string; default_branch?: string; owner: { login: string } };
+  installation?: { id: number };
+  sender?: { login: string; type: string };
+}
