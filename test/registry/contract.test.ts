@@ -217,6 +217,19 @@ describe.each(targets)("registry client against $name", (target) => {
       }
     });
 
+    it("sees a tag that moved to a new digest, re-reading a known tag with HEAD", async () => {
+      const reader = client();
+      // its own repository, so that the tag lists other tests expect stay as pushed
+      const moving = `${proxy.host}/acme/moving`;
+      const first = await pushImage(registry.url, "acme/moving", "moving", { auth: registry.credentials, content: "first" });
+      expect((await reader.describe(moving, "moving")).digest).toBe(first.digest);
+      const second = await pushImage(registry.url, "acme/moving", "moving", { auth: registry.credentials, content: "second" });
+      proxy.requests.length = 0;
+      expect((await reader.describe(moving, "moving")).digest).toBe(second.digest);
+      expect(proxy.requests.some((request) => request.method === "HEAD" && request.path.endsWith("/manifests/moving"))).toBe(true);
+      expect(proxy.requests.some((request) => request.method === "GET" && request.path.endsWith("/manifests/moving"))).toBe(false);
+    });
+
     it("reports a missing tag as not found", async () => {
       await expect(client().resolveDigest(shop(), "9.9.9")).rejects.toBeInstanceOf(RegistryNotFoundError);
       await expect(client().describe(shop(), "9.9.9")).rejects.toBeInstanceOf(RegistryNotFoundError);
