@@ -6,8 +6,8 @@
  * - lists named in `LIST_MERGE_KEYS` (containers/env/volumes by name, ports by port, …) are keyed
  *   (`k:{"name":"app"}` with a `.` entry for the element itself); every other list is atomic;
  * - maps never carry a `.` entry (the real server adds one for `labels`/`annotations`);
- * - a manager's identity is its name: entries of one manager with different operations never
- *   conflict with each other.
+ * - as on the real server, a manager is identified by name, operation and subresource, so an
+ *   apply by `kubectl` conflicts with `kubectl scale` (an Update by `kubectl` on `/scale`).
  */
 import { ApiError } from "./status.js";
 import { deepClone, deepEqual, isKeyedList, isPlainObject, mergeKeyOf, type JsonObject } from "./patches.js";
@@ -269,13 +269,14 @@ export function recordUpdate(previous: JsonObject | undefined, next: JsonObject,
 export interface ApplyConflict {
   manager: string;
   apiVersion: string;
+  subresource?: string;
   path: FieldPath;
 }
 
 export function applyConflictError(conflicts: ApplyConflict[], kind: string, name: string): ApiError {
   const byManager = new Map<string, ApplyConflict[]>();
   for (const conflict of conflicts) {
-    const key = `"${conflict.manager}" using ${conflict.apiVersion}`;
+    const key = describeManager(conflict);
     byManager.set(key, [...(byManager.get(key) ?? []), conflict]);
   }
   const count = conflicts.length;
@@ -290,10 +291,15 @@ export function applyConflictError(conflicts: ApplyConflict[], kind: string, nam
     kind,
     causes: conflicts.map((c) => ({
       type: "FieldManagerConflict",
-      message: `conflict with "${c.manager}" using ${c.apiVersion}`,
+      message: `conflict with ${describeManager(c)}`,
       field: describePath(c.path),
     })),
   });
+}
+
+function describeManager(conflict: ApplyConflict): string {
+  const subresource = conflict.subresource ? ` with subresource "${conflict.subresource}"` : "";
+  return `"${conflict.manager}"${subresource} using ${conflict.apiVersion}`;
 }
 
 /** Merges the applied configuration into the live object: maps by key, keyed lists by key. */
@@ -347,7 +353,7 @@ export function serverSideApply(
     time: timestamp(who.now),
     ...(subresource ? { subresource } : {}),
   });
-  const others = owners.filter((owner) => owner.manager !== who.manager);
+  const others = owners.filter((owner) => owner !== self);
 
   const conflicts: { owner: Ownership; key: string; path: FieldPath }[] = [];
   for (const [key, path] of appliedPaths) {
@@ -360,7 +366,12 @@ export function serverSideApply(
   }
   if (conflicts.length > 0 && !who.force) {
     throw applyConflictError(
-      conflicts.map((c) => ({ manager: c.owner.manager, apiVersion: c.owner.apiVersion, path: c.path })),
+      conflicts.map((c) => ({
+        manager: c.owner.manager,
+        apiVersion: c.owner.apiVersion,
+        path: c.path,
+        ...(c.owner.subresource ? { subresource: c.owner.subresource } : {}),
+      })),
       who.kind,
       who.name,
     );

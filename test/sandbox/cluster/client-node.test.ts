@@ -126,7 +126,7 @@ describe("cluster simulator with @kubernetes/client-node", () => {
     expect(failure.body.details.causes).toEqual([
       expect.objectContaining({ type: "FieldManagerConflict", field: ".spec.replicas" }),
     ]);
-    expect(failure.body.message).toContain('conflict with "kubectl-scale"');
+    expect(failure.body.message).toBe('Apply failed with 1 conflict: conflict with "kubectl-scale" with subresource "scale" using apps/v1: .spec.replicas');
     expect(sim.get("apps/v1", "Deployment", "default", "web")?.spec).toMatchObject({ replicas: 5 });
   });
 
@@ -281,8 +281,9 @@ describe("cluster simulator with @kubernetes/client-node", () => {
     expect(sim.requests()).toEqual([]);
   });
 
-  it("refuses requests without the kubeconfig's bearer token", async () => {
-    const response = await fetch(`${sim.url}/api/v1/namespaces`);
+  it("refuses requests carrying a bearer token other than the kubeconfig's", async () => {
+    const response = await fetch(`${sim.url}/api/v1/namespaces`, { headers: { authorization: "Bearer wrong" } });
     expect(response.status).toBe(401);
+    expect(await response.json()).toMatchObject({ kind: "Status", reason: "Unauthorized" });
   });
 });
