@@ -92,13 +92,15 @@ ${Object.entries(data).map(([key, value]) => `  ${key}: "${value}"`).join("\n")}
 `;
 }
 
+export type SettingsOverrides = Partial<Omit<CycleSettings, "prune">> & { prune?: Partial<PruneOptions> };
+
 export interface Setup {
   sim: Awaited<ReturnType<typeof startClusterSimulator>>;
   repo: ConfigRepo;
   cluster: KubeCluster;
   fetcher: ConfigRepoFetcher;
-  settings(overrides?: Partial<CycleSettings> & { prune?: Partial<PruneOptions> }): CycleSettings;
-  reconciler(overrides?: Partial<CycleSettings> & { prune?: Partial<PruneOptions> }, options?: Partial<ReconcilerOptions>): ReturnType<typeof createReconciler>;
+  settings(overrides?: SettingsOverrides): CycleSettings;
+  reconciler(overrides?: SettingsOverrides, options?: Partial<ReconcilerOptions>): ReturnType<typeof createReconciler>;
   close(): Promise<void>;
 }
 
@@ -108,7 +110,7 @@ export async function setup(temp: TempDirs, simulatorOptions: ClusterSimulatorOp
   const cluster = KubeCluster.fromOptions({ kubeconfig: sim.kubeconfig() });
   const fetcher = new ConfigRepoFetcher({ repo: repo.dir, ref: "main", workDir: temp.make("ferry-work-"), env: GIT_ENV });
   sim.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: "shop" } });
-  const settings = (overrides: Partial<CycleSettings> & { prune?: Partial<PruneOptions> } = {}): CycleSettings => ({
+  const settings = (overrides: SettingsOverrides = {}): CycleSettings => ({
     instance: "staging",
     path: "env/staging",
     namespace: "shop",
@@ -138,6 +140,6 @@ export async function setup(temp: TempDirs, simulatorOptions: ClusterSimulatorOp
 }
 
 /** Requests that change the cluster (dry-runs excluded). */
-export function writesOf(requests: { verb: string; dryRun: boolean }[]) {
+export function writesOf<T extends { verb: string; dryRun: boolean }>(requests: T[]): T[] {
   return requests.filter((request) => ["create", "update", "patch", "delete", "deletecollection"].includes(request.verb) && !request.dryRun);
 }
