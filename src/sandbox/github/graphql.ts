@@ -1,0 +1,119 @@
+/**
+ * The few GraphQL operations Ferry uses: `enablePullRequestAutoMerge`,
+ * `disablePullRequestAutoMerge`, and looking a pull request's node id up. Not a GraphQL
+ * engine: the operation is recognised by name and its `input` read from the variables or
+ * the inline object. Errors come back as GitHub sends them (HTTP 200, `errors[]`).
+ */
+import type { GitHubEmulator } from "./emulator.js";
+import type { Issue, Repo } from "./model.js";
+import { enableAutoMerge } from "./pull-logic.js";
+import { ApiError, type Reply, type RequestContext } from "./router.js";
+
+type Value = string | number | boolean | null | Value[] | { [key: string]: Value };
+
+/** Parses a GraphQL input object literal like `{pullRequestId: $id, mergeMethod: SQUASH}`. */
+function parseInputLiteral(text: string, variables: Record<string, unknown>): Record<string, unknown> {
+  const result: Record<string, unknown> = {};
+  const pattern = /(\w+)\s*:\s*("(?:[^"\\]|\\.)*"|\$\w+|[\w.-]+)/g;
+  for (const match of text.matchAll(pattern)) {
+    const raw = match[2]!;
+    let value: unknown = raw;
+    if (raw.startsWith("$")) value = variables[raw.slice(1)];
+    else if (raw.startsWith('"')) value = JSON.parse(raw) as Value;
+    else if (raw === "true" || raw === "false") value = raw === "true";
+    else if (raw === "null") value = null;
+    result[match[1]!] = value;
+  }
+  return result;
+}
+
+function mutationInput(query: string, name: string, variables: Record<string, unknown>): Record<string, unknown> | undefined {
+  const start = query.indexOf(name);
+  if (start === -1) return undefined;
+  const rest = query.slice(start + name.length);
+  const byVariable = /^\s*\(\s*input\s*:\s*\$(\w+)\s*\)/.exec(rest);
+  if (byVariable) return (variables[byVariable[1]!] as Record<string, unknown>) ?? {};
+  const inline = /^\s*\(\s*input\s*:\s*\{([^}]*)\}\s*\)/.exec(rest);
+  return inline ? parseInputLiteral(inline[1]!, variables) : {};
+}
+
+function findByNodeId(emu: GitHubEmulator, nodeId: unknown): { repo: Repo; issue: Issue } | undefined {
+  for (const repo of emu.repos.values()) {
+    for (const issue of repo.issues.values()) {
+      if (issue.pull && (issue.pullNodeId === nodeId || issue.nodeId === nodeId)) return { repo, issue };
+    }
+  }
+  return undefined;
+}
+
+function failure(path: string, type: string, message: string): Reply {
+  return { body: { data: { [path]: null }, errors: [{ type, path: [path], locations: [{ line: 2, column: 3 }], message }] } };
+}
+
+function pullRequestNode(issue: Issue) {
+  const auto = issue.pull!.autoMerge;
+  return {
+    id: issue.pullNodeId,
+    number: issue.number,
+    state: issue.pull!.merged ? "MERGED" : issue.state.toUpperCase(),
+    autoMergeRequest: auto ? { enabledAt: issue.updatedAt, mergeMethod: auto.method, enabledBy: { login: auto.enabledBy } } : null,
+  };
+}
+
+export async function handleGraphql(emu: GitHubEmulator, ctx: RequestContext): Promise<Reply> {
+  const query = typeof ctx.body.query === "string" ? ctx.body.query : "";
+  const variables = (ctx.body.variables as Record<string, unknown>) ?? {};
+  if (ctx.actor.kind === "anonymous") throw new ApiError(401, "This endpoint requires you to be authenticated.");
+
+  for (const name of ["enablePullRequestAutoMerge", "disablePullRequestAutoMerge"]) {
+    const input = mutationInput(query, name, variables);
+    if (!input) continue;
+    const found = findByNodeId(emu, input.pullRequestId);
+    if (!found) return failure(name, "NOT_FOUND", `Could not resolve to a node with the global id of '${String(input.pullRequestId)}'`);
+    const { repo, issue } = found;
+    try {
+      emu.authorize(ctx.actor, repo, "pull_requests", "write", "write");
+      emu.authorize(ctx.actor, repo, "contents", "write", "write");
+    } catch (error) {
+      if (error instanceof ApiError) return failure(name, "FORBIDDEN", `${ctx.actor.kind === "installation" ? ctx.actor.login : "Viewer"} does not have permission to enable auto-merge on this pull request.`);
+      throw error;
+    }
+    const login = emu.actingLogin(ctx.actor);
+    if (name === "enablePullRequestAutoMerge") {
+      const method = String(input.mergeMethod ?? "MERGE").toUpperCase();
+      if (!["MERGE", "SQUASH", "REBASE"].includes(method)) return failure(name, "UNPROCESSABLE", `Invalid merge method ${method}`);
+      const problem = await enableAutoMerge(
+        emu,
+        repo,
+        issue,
+        login,
+        method as "MERGE" | "SQUASH" | "REBASE",
+        typeof input.commitHeadline === "string" ? input.commitHeadline : undefined,
+        typeof input.commitBody === "string" ? input.commitBody : undefined,
+      );
+      if (problem) return failure(name, "UNPROCESSABLE", problem);
+    } else if (issue.pull!.autoMerge) {
+      issue.pull!.autoMerge = null;
+      issue.updatedAt = emu.now();
+      await emu.emitPull(repo, issue, "auto_merge_disabled", login, { reason: "Disabled by user" });
+    }
+    return { body: { data: { [name]: { clientMutationId: input.clientMutationId ?? null, pullRequest: pullRequestNode(issue) } } } };
+  }
+
+  // `repository(owner:, name:) { pullRequest(number:) { id ... } }`
+  const lookup = /repository\s*\(([^)]*)\)\s*\{\s*pullRequest\s*\(([^)]*)\)/.exec(query);
+  if (lookup) {
+    const repoArgs = parseInputLiteral(lookup[1]!, variables);
+    const pullArgs = parseInputLiteral(lookup[2]!, variables);
+    const repo = emu.findRepo(String(repoArgs.owner), String(repoArgs.name));
+    if (!repo) return failure("repository", "NOT_FOUND", `Could not resolve to a Repository with the name '${String(repoArgs.owner)}/${String(repoArgs.name)}'.`);
+    try {
+      emu.authorize(ctx.actor, repo, "pull_requests", "read", "read");
+    } catch {
+      return failure("repository", "NOT_FOUND", `Could not resolve to a Repository with the name '${repo.owner}/${repo.name}'.`);
+    }
+    const issue = repo.issues.get(Number(pullArgs.number));
+    return { body: { data: { repository: { pullRequest: issue?.pull ? pullRequestNode(issue) : null } } } };
+  }
+  return { body: { errors: [{ message: "The emulator does not implement this GraphQL operation." }] } };
+}

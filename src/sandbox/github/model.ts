@@ -1,0 +1,295 @@
+/**
+ * The emulator's in-memory metadata: everything GitHub keeps outside git (accounts, pull
+ * requests, issues, comments, reviews, checks, statuses, deployments, apps, installations).
+ * Git objects and refs live in real repositories (git-store.ts).
+ */
+import type { KeyObject } from "node:crypto";
+import type { GitRepo } from "./git-store.js";
+
+export type RepoRole = "admin" | "maintain" | "write" | "triage" | "read";
+export const ROLE_ORDER: readonly (RepoRole | "none")[] = ["none", "read", "triage", "write", "maintain", "admin"];
+
+export function roleAtLeast(role: RepoRole | "none", wanted: RepoRole | "none"): boolean {
+  return ROLE_ORDER.indexOf(role) >= ROLE_ORDER.indexOf(wanted);
+}
+
+export interface Account {
+  id: number;
+  nodeId: string;
+  login: string;
+  type: "User" | "Bot" | "Organization";
+  name: string;
+  email: string;
+  /** Personal token; absent for organizations and app bots. */
+  token?: string;
+  createdAt: string;
+}
+
+export interface Team {
+  id: number;
+  nodeId: string;
+  org: string;
+  slug: string;
+  name: string;
+  members: Map<string, "member" | "maintainer">;
+}
+
+export interface BranchProtection {
+  requiredChecks: string[];
+  strict: boolean;
+  requiredApprovals: number;
+  enforceAdmins: boolean;
+}
+
+export interface Label {
+  id: number;
+  nodeId: string;
+  name: string;
+  color: string;
+  description: string | null;
+  default: boolean;
+}
+
+export interface Reaction {
+  id: number;
+  nodeId: string;
+  user: string;
+  content: string;
+  createdAt: string;
+}
+
+export interface PullState {
+  headRef: string;
+  /** Head SHA, kept current while the head branch moves (frozen once closed). */
+  headSha: string;
+  baseRef: string;
+  merged: boolean;
+  mergedAt: string | null;
+  mergedBy: string | null;
+  mergeCommitSha: string | null;
+  draft: boolean;
+  maintainerCanModify: boolean;
+  requestedReviewers: string[];
+  requestedTeams: string[];
+  /** The base tip when the PR closed, so counts of closed PRs stay meaningful. */
+  baseShaAtClose: string | null;
+  autoMerge: { enabledBy: string; method: "MERGE" | "SQUASH" | "REBASE"; commitTitle: string | null; commitMessage: string | null } | null;
+}
+
+/** Issues and pull requests share one numbering, as on GitHub. */
+export interface Issue {
+  id: number;
+  nodeId: string;
+  number: number;
+  title: string;
+  body: string | null;
+  state: "open" | "closed";
+  stateReason: string | null;
+  user: string;
+  labels: string[];
+  assignees: string[];
+  locked: boolean;
+  createdAt: string;
+  updatedAt: string;
+  closedAt: string | null;
+  closedBy: string | null;
+  reactions: Reaction[];
+  pull?: PullState;
+  /** The PR's own id/node id differ from its issue's on GitHub. */
+  pullId?: number;
+  pullNodeId?: string;
+}
+
+export interface IssueComment {
+  id: number;
+  nodeId: string;
+  issueNumber: number;
+  user: string;
+  body: string;
+  createdAt: string;
+  updatedAt: string;
+  /** Who acted through an app, when an installation wrote it. */
+  appId?: number;
+  reactions: Reaction[];
+  deleted: boolean;
+}
+
+export interface Review {
+  id: number;
+  nodeId: string;
+  pullNumber: number;
+  user: string;
+  body: string;
+  state: "APPROVED" | "CHANGES_REQUESTED" | "COMMENTED" | "DISMISSED" | "PENDING";
+  commitId: string;
+  submittedAt: string;
+}
+
+export interface CheckSuite {
+  id: number;
+  nodeId: string;
+  appId: number;
+  headSha: string;
+  headBranch: string | null;
+  status: "queued" | "in_progress" | "completed";
+  conclusion: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface CheckRun {
+  id: number;
+  nodeId: string;
+  suiteId: number;
+  appId: number;
+  name: string;
+  headSha: string;
+  status: "queued" | "in_progress" | "completed" | "waiting" | "requested" | "pending";
+  conclusion: string | null;
+  startedAt: string | null;
+  completedAt: string | null;
+  externalId: string | null;
+  detailsUrl: string | null;
+  output: { title: string | null; summary: string | null; text: string | null; annotations: unknown[] };
+}
+
+export interface CommitStatus {
+  id: number;
+  nodeId: string;
+  sha: string;
+  state: "error" | "failure" | "pending" | "success";
+  context: string;
+  description: string | null;
+  targetUrl: string | null;
+  creator: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface Deployment {
+  id: number;
+  nodeId: string;
+  sha: string;
+  ref: string;
+  task: string;
+  environment: string;
+  description: string | null;
+  payload: unknown;
+  creator: string;
+  productionEnvironment: boolean;
+  transientEnvironment: boolean;
+  createdAt: string;
+  updatedAt: string;
+  appId?: number;
+}
+
+export interface DeploymentStatus {
+  id: number;
+  nodeId: string;
+  deploymentId: number;
+  state: string;
+  description: string;
+  environment: string;
+  targetUrl: string;
+  logUrl: string;
+  environmentUrl: string;
+  creator: string;
+  createdAt: string;
+  updatedAt: string;
+  appId?: number;
+}
+
+export interface CiSimulation {
+  context: string;
+  conclusion: string;
+  delayMs: number;
+}
+
+export interface Repo {
+  id: number;
+  nodeId: string;
+  owner: string;
+  name: string;
+  description: string | null;
+  private: boolean;
+  defaultBranch: string;
+  git: GitRepo;
+  collaborators: Map<string, RepoRole>;
+  allowAutoMerge: boolean;
+  deleteBranchOnMerge: boolean;
+  allowMergeCommit: boolean;
+  allowSquashMerge: boolean;
+  allowRebaseMerge: boolean;
+  createdAt: string;
+  updatedAt: string;
+  pushedAt: string;
+  protections: Map<string, BranchProtection>;
+  labels: Map<string, Label>;
+  issues: Map<number, Issue>;
+  nextNumber: number;
+  comments: Map<number, IssueComment>;
+  reviews: Review[];
+  checkSuites: Map<number, CheckSuite>;
+  checkRuns: Map<number, CheckRun>;
+  statuses: CommitStatus[];
+  deployments: Map<number, Deployment>;
+  deploymentStatuses: DeploymentStatus[];
+  ci: CiSimulation[];
+}
+
+export type Permissions = Record<string, "read" | "write" | "admin">;
+
+export interface App {
+  id: number;
+  nodeId: string;
+  slug: string;
+  name: string;
+  clientId: string;
+  owner: string;
+  permissions: Permissions;
+  events: string[];
+  webhookUrl: string | null;
+  webhookSecret: string | null;
+  publicKey: KeyObject;
+  botLogin: string;
+  createdAt: string;
+}
+
+export interface Installation {
+  id: number;
+  appId: number;
+  account: string;
+  /** undefined: all repositories of the account. */
+  repositories: string[] | undefined;
+  permissions: Permissions;
+  events: string[];
+  createdAt: string;
+}
+
+export interface InstallationToken {
+  token: string;
+  installationId: number;
+  expiresAt: number;
+  permissions: Permissions;
+  repositories: string[] | undefined;
+}
+
+/** Who is calling. */
+export type Actor =
+  | { kind: "anonymous" }
+  | { kind: "user"; login: string }
+  | { kind: "app"; appId: number }
+  | { kind: "installation"; installationId: number; appId: number; permissions: Permissions; repositories: string[] | undefined; login: string };
+
+export function actorName(actor: Actor): string {
+  switch (actor.kind) {
+    case "anonymous":
+      return "anonymous";
+    case "user":
+      return actor.login;
+    case "app":
+      return `app:${actor.appId}`;
+    case "installation":
+      return actor.login;
+  }
+}
