@@ -4,7 +4,6 @@ import {
   createRegistryClient,
   RegistryAuthError,
   RegistryNotFoundError,
-  RegistryProtocolError,
   RegistryUnavailableError,
   type RegistryClientOptions,
   type RegistryLimits,
