@@ -1,0 +1,43 @@
+/** Shared set-up for the emulator tests: an org with a config repo, users of every role, and Octokit clients. */
+import { Octokit } from "@octokit/rest";
+import { startGitHubEmulator, type GitHubEmulator } from "../../../src/sandbox/github/index.js";
+
+export interface World {
+  emu: GitHubEmulator;
+  tokens: Record<"mona" | "hubot" | "eve" | "tri", string>;
+  as(login: "mona" | "hubot" | "eve" | "tri"): Octokit;
+  anonymous: Octokit;
+}
+
+export function octokitFor(emu: GitHubEmulator, token?: string): Octokit {
+  return new Octokit({ baseUrl: emu.apiUrl, ...(token ? { auth: token } : {}), request: { retries: 0 }, log: { debug() {}, info() {}, warn() {}, error() {} } });
+}
+
+/** acme/config (public) with mona as maintainer (admin), hubot with write, tri with triage, eve with nothing. */
+export async function startWorld(options: { private?: boolean; files?: Record<string, string>; allowAutoMerge?: boolean } = {}): Promise<World> {
+  const emu = await startGitHubEmulator();
+  const mona = emu.createUser("mona", { name: "Mona Lisa" });
+  const hubot = emu.createUser("hubot");
+  const eve = emu.createUser("eve");
+  const tri = emu.createUser("tri");
+  emu.createOrg("acme");
+  await emu.createRepo("acme", "config", {
+    files: options.files ?? { "overlays/staging/kustomization.yaml": "images:\n  - name: shop\n    newTag: 1.7.0\n", "README.md": "config\n" },
+    private: options.private ?? false,
+    collaborators: { mona: "admin", hubot: "write", tri: "triage" },
+    allowAutoMerge: options.allowAutoMerge ?? true,
+  });
+  const tokens = { mona: mona.token, hubot: hubot.token, eve: eve.token, tri: tri.token };
+  return { emu, tokens, as: (login) => octokitFor(emu, tokens[login]), anonymous: octokitFor(emu) };
+}
+
+export async function expectStatus(promise: Promise<unknown>, status: number): Promise<{ message: string; headers: Record<string, string> }> {
+  try {
+    await promise;
+  } catch (error) {
+    const e = error as { status?: number; response?: { data?: { message?: string }; headers?: Record<string, string> } };
+    if (e.status !== status) throw new Error(`expected HTTP ${status}, got ${e.status}: ${JSON.stringify(e.response?.data)}`);
+    return { message: e.response?.data?.message ?? "", headers: e.response?.headers ?? {} };
+  }
+  throw new Error(`expected HTTP ${status}, but the call succeeded`);
+}
