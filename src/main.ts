@@ -1,0 +1,226 @@
+/**
+ * `ferry serve`: the GitHub App server. Serves Probot's webhook endpoint, the registry receivers,
+ * `/healthz`, `/metrics` (Prometheus) and `/status`, and runs the periodic registry scan with
+ * jitter. The only place (with `src/cli.ts`) that reads `process.env`.
+ */
+import { readFileSync, realpathSync } from "node:fs";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { fileURLToPath } from "node:url";
+import { createNodeMiddleware, Probot, ProbotOctokit } from "probot";
+import { Counter, collectDefaultMetrics, Registry } from "prom-client";
+import { createFerry, type Ferry, type FerryAppOptions } from "./app.js";
+import { parseDuration } from "./core/duration.js";
+import { createRegistryReceiver, type RegistryReceiverOptions } from "./handlers/registry/index.js";
+
+/** At most this many retries of one request on rate limits (RELIABILITY.md rows 21, G6): deferred, never a hot loop. */
+const MAX_RATE_LIMIT_RETRIES = 3;
+
+/**
+ * Production Octokit: Probot's throttling (which honours `retry-after` and the rate-limit reset)
+ * and retry plugins, with bounded retries instead of Probot's retry-forever default.
+ */
+export const FerryOctokit = ProbotOctokit.defaults((options: Record<string, unknown>) => ({
+  ...options,
+  retry: { retries: 3, ...(options.retry as object | undefined) },
+  throttle: {
+    onRateLimit: (_retryAfter: number, _request: unknown, _octokit: unknown, retryCount: number) => retryCount < MAX_RATE_LIMIT_RETRIES,
+    onSecondaryRateLimit: (_retryAfter: number, _request: unknown, _octokit: unknown, retryCount: number) => retryCount < MAX_RATE_LIMIT_RETRIES,
+    ...(options.throttle as object | undefined),
+  },
+}));
+
+export interface FerryServerOptions {
+  appId: string | number;
+  privateKey: string;
+  webhookSecret: string;
+  /** GitHub API base URL (GHE or the emulator); default api.github.com. */
+  baseUrl?: string;
+  /** Web URL for links; default derived from baseUrl. */
+  webUrl?: string;
+  host?: string;
+  port?: number;
+  /** Tests pass `ProbotOctokit.defaults(… throttle/retry disabled …)`. */
+  Octokit?: typeof ProbotOctokit;
+  registrySecrets?: RegistryReceiverOptions["secrets"];
+  registryCoalesceMs?: number;
+  /** Periodic scan; default 5 minutes, ±20 % jitter; false to disable. */
+  scanIntervalMs?: number | false;
+  /** Refuse weak webhook secrets (NODE_ENV=production). */
+  production?: boolean;
+  logLevel?: "trace" | "debug" | "info" | "warn" | "error" | "fatal";
+  ferry?: FerryAppOptions;
+}
+
+export interface FerryServer {
+  url: string;
+  port: number;
+  probot: Probot;
+  ferry: Ferry;
+  /** Runs the periodic scan now and waits for it (and the work it queued). */
+  scanNow(): Promise<void>;
+  /** Waits for queued background work (webhook handlers, hints). */
+  idle(): Promise<void>;
+  metrics: Registry;
+  close(): Promise<void>;
+}
+
+export class WeakWebhookSecretError extends Error {}
+
+export async function startFerryServer(options: FerryServerOptions): Promise<FerryServer> {
+  if (options.production && (options.webhookSecret.length === 0 || options.webhookSecret === "development")) {
+    // RELIABILITY.md row 1: an empty or default secret would accept forged webhooks.
+    throw new WeakWebhookSecretError("WEBHOOK_SECRET must be set to a strong secret in production");
+  }
+  const metrics = new Registry();
+  collectDefaultMetrics({ register: metrics });
+  const pullRequests = new Counter({ name: "ferry_pull_requests_total", help: "Ferry PRs opened or updated", labelNames: ["action"], registers: [metrics] });
+  const hintsReceived = new Counter({ name: "ferry_registry_hints_total", help: "Registry hints received (after coalescing)", registers: [metrics] });
+  const scans = new Counter({ name: "ferry_scans_total", help: "Periodic scans run", registers: [metrics] });
+
+  const probot = new Probot({
+    appId: options.appId,
+    privateKey: options.privateKey,
+    secret: options.webhookSecret,
+    ...(options.baseUrl ? { baseUrl: options.baseUrl } : {}),
+    Octokit: options.Octokit ?? (FerryOctokit as unknown as typeof ProbotOctokit),
+    logLevel: options.logLevel ?? "info",
+  });
+  const ferry = createFerry({
+    ...options.ferry,
+    webUrl: options.webUrl ?? options.ferry?.webUrl ?? webUrlFor(options.baseUrl),
+    onPullRequest: (event) => {
+      pullRequests.inc({ action: event.action });
+      options.ferry?.onPullRequest?.(event);
+    },
+  });
+  const webhooks = await createNodeMiddleware(ferry.app, { probot, webhooksPath: "/api/github/webhooks" });
+  const receiver = createRegistryReceiver({
+    secrets: options.registrySecrets ?? {},
+    ...(options.registryCoalesceMs !== undefined ? { coalesceMs: options.registryCoalesceMs } : {}),
+    onHints: async (hints) => {
+      hintsReceived.inc(hints.length);
+      await ferry.hint(probot, hints);
+    },
+    log: { info: (fields, message) => probot.log.info(fields, message), warn: (fields, message) => probot.log.warn(fields, message) },
+  });
+
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const path = (req.url ?? "/").split("?")[0];
+    if (req.method === "GET" && path === "/healthz") return send(res, 200, "text/plain", "ok\n");
+    if (req.method === "GET" && path === "/metrics") return send(res, 200, metrics.contentType, await metrics.metrics());
+    if (req.method === "GET" && path === "/status") return send(res, 200, "application/json", JSON.stringify(await ferry.status(probot)));
+    if (path?.startsWith("/registry/") && (await receiver(req, res))) return;
+    const handled = await webhooks(req, res);
+    if (handled === false || !res.headersSent) {
+      if (!res.headersSent) send(res, 404, "text/plain", "not found\n");
+    }
+  };
+  const server: Server = createServer((req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      probot.log.error({ error: (error as Error).message }, "request failed");
+      if (!res.headersSent) send(res, 500, "text/plain", "internal error\n");
+    });
+  });
+  // Slow-drip clients are cut off (RELIABILITY.md row 4).
+  server.headersTimeout = 10_000;
+  server.requestTimeout = 30_000;
+  await new Promise<void>((resolve) => server.listen(options.port ?? 0, options.host ?? "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+
+  const scanNow = async (): Promise<void> => {
+    scans.inc();
+    await ferry.scan(probot);
+    await ferry.idle();
+  };
+  let timer: NodeJS.Timeout | undefined;
+  const interval = options.scanIntervalMs ?? parseDuration("5m");
+  const schedule = (): void => {
+    if (interval === false) return;
+    // ±20 % jitter spreads the scans of several replicas and installations.
+    const delay = interval * (0.8 + Math.random() * 0.4);
+    timer = setTimeout(() => {
+      scanNow()
+        .catch((error: unknown) => probot.log.warn({ error: (error as Error).message }, "scan failed"))
+        .finally(schedule);
+    }, delay);
+    timer.unref();
+  };
+  schedule();
+
+  return {
+    url: `http://${options.host ?? "127.0.0.1"}:${port}`,
+    port,
+    probot,
+    ferry,
+    scanNow,
+    idle: () => ferry.idle(),
+    metrics,
+    async close() {
+      if (timer) clearTimeout(timer);
+      receiver.close();
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      await ferry.idle();
+    },
+  };
+}
+
+function send(res: ServerResponse, status: number, type: string, body: string): void {
+  res.writeHead(status, { "content-type": type });
+  res.end(body);
+}
+
+function webUrlFor(baseUrl: string | undefined): string {
+  if (!baseUrl || /api\.github\.com/.test(baseUrl)) return "https://github.com";
+  return baseUrl.replace(/\/api\/v3\/?$/, "").replace(/\/+$/, "");
+}
+
+/** Server options from the environment (APP_ID, PRIVATE_KEY[_PATH], WEBHOOK_SECRET, GHE_HOST/GITHUB_API_URL…). */
+export function serverOptionsFromEnv(env: NodeJS.ProcessEnv): FerryServerOptions {
+  const appId = env.APP_ID;
+  const privateKey = env.PRIVATE_KEY ?? (env.PRIVATE_KEY_PATH ? readFileSync(env.PRIVATE_KEY_PATH, "utf8") : undefined);
+  if (!appId || !privateKey) throw new Error("APP_ID and PRIVATE_KEY (or PRIVATE_KEY_PATH) are required");
+  const baseUrl = env.GITHUB_API_URL ?? (env.GHE_HOST ? `${env.GHE_PROTOCOL ?? "https"}://${env.GHE_HOST}/api/v3` : undefined);
+  const options: FerryServerOptions = {
+    appId,
+    privateKey: privateKey.replace(/\\n/g, "\n"),
+    webhookSecret: env.WEBHOOK_SECRET ?? "",
+    production: env.NODE_ENV === "production",
+    host: env.HOST ?? "0.0.0.0",
+    port: Number(env.PORT ?? 3000),
+    registrySecrets: {
+      distribution: env.FERRY_REGISTRY_WEBHOOK_DISTRIBUTION,
+      harbor: env.FERRY_REGISTRY_WEBHOOK_HARBOR,
+      dockerhub: env.FERRY_REGISTRY_WEBHOOK_DOCKERHUB,
+      quay: env.FERRY_REGISTRY_WEBHOOK_QUAY,
+      generic: env.FERRY_REGISTRY_WEBHOOK_GENERIC,
+    },
+    ferry: { env },
+  };
+  if (baseUrl) options.baseUrl = baseUrl;
+  if (env.FERRY_SCAN_INTERVAL) options.scanIntervalMs = env.FERRY_SCAN_INTERVAL === "off" ? false : parseDuration(env.FERRY_SCAN_INTERVAL);
+  if (env.LOG_LEVEL) options.logLevel = env.LOG_LEVEL as FerryServerOptions["logLevel"];
+  return options;
+}
+
+function isEntryPoint(): boolean {
+  if (process.argv[1] === undefined) return false;
+  try {
+    return realpathSync(process.argv[1]) === realpathSync(fileURLToPath(import.meta.url));
+  } catch {
+    return false;
+  }
+}
+
+if (isEntryPoint()) {
+  startFerryServer(serverOptionsFromEnv(process.env)).then(
+    (server) => process.stdout.write(`ferry serving on ${server.url}\n`),
+    (error: unknown) => {
+      process.stderr.write(`ferry serve: ${(error as Error).message}\n`);
+      process.exitCode = 1;
+    },
+  );
+}
