@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { RegistryAuth, type AccessNeed, type RegistryAuthOptions } from "./registry-auth.js";
-import { RegistryHttpError, sendRegistryError } from "./registry-errors.js";
+import { PlainHttpError, RegistryHttpError, methodNotAllowed, pageNotFound, sendRegistryError } from "./registry-errors.js";
 import {
   EVENTS_MEDIA_TYPE,
   RegistryNotifier,
@@ -24,6 +24,11 @@ export interface EmbeddedRegistryOptions {
   now?: () => number;
   /** Answer DELETE requests (distribution `storage.delete.enabled`). Default true. */
   deleteEnabled?: boolean;
+  /**
+   * Send `Location` headers as paths (`/v2/...`) instead of absolute URLs as distribution does;
+   * the spec allows both, so clients must resolve either. Default false.
+   */
+  relativeLocations?: boolean;
 }
 
 export interface EmbeddedRegistry {
@@ -50,6 +55,14 @@ const NAME_PATTERN = /^[a-z0-9]+(?:(?:\.|_|__|-+)[a-z0-9]+)*(?:\/[a-z0-9]+(?:(?:
 const TAG_PATTERN = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$/;
 const DIGEST_PATTERN = /^[a-z0-9]+(?:[+._-][a-z0-9]+)*:[a-zA-Z0-9=_-]+$/;
 const SHA256_PATTERN = /^sha256:[a-f0-9]{64}$/;
+/** Encoded lengths of the algorithms distribution verifies; any other algorithm is invalid. */
+const DIGEST_HEX_LENGTH: Record<string, number> = { sha256: 64, sha384: 96, sha512: 128 };
+
+function isVerifiableDigest(digest: string): boolean {
+  const [algorithm, encoded] = digest.split(":") as [string, string];
+  const length = DIGEST_HEX_LENGTH[algorithm];
+  return length !== undefined && encoded.length === length && /^[a-f0-9]+$/.test(encoded);
+}
 /** distribution's `maxManifestBodySize`. */
 const MAX_MANIFEST_BYTES = 4 * 1024 * 1024;
 const MAX_BLOB_BYTES = 512 * 1024 * 1024;
@@ -123,6 +136,16 @@ export async function startEmbeddedRegistry(options: EmbeddedRegistryOptions = {
     total++;
     handle(req, res).catch((error: unknown) => {
       const isHead = req.method === "HEAD";
+      if (error instanceof PlainHttpError) {
+        if (!res.headersSent) {
+          res.statusCode = error.status;
+          res.setHeader("Content-Type", "text/plain; charset=utf-8");
+          res.setHeader("Content-Length", Buffer.byteLength(error.text));
+          res.end(isHead ? undefined : error.text);
+        }
+        req.resume();
+        return;
+      }
       if (error instanceof RegistryHttpError) {
         if (!res.headersSent) sendRegistryError(res, error, isHead);
         else res.destroy();
@@ -149,32 +172,34 @@ export async function startEmbeddedRegistry(options: EmbeddedRegistryOptions = {
     counts.set(label, (counts.get(label) ?? 0) + 1);
     res.setHeader("Docker-Distribution-API-Version", "registry/2.0");
 
-    if (!route) throw new RegistryHttpError("NAME_UNKNOWN", { message: "page not found", detail: url.pathname });
+    if (!route) throw pageNotFound();
     if (route.kind === "token") {
-      if (!auth || options.auth?.kind !== "bearer") throw new RegistryHttpError("UNSUPPORTED");
+      if (!auth || options.auth?.kind !== "bearer") throw pageNotFound();
       const issued = auth.issueToken(req, url);
       return sendJson(res, issued.status, issued.body);
     }
-    if ("name" in route && !(route.name.length <= 255 && NAME_PATTERN.test(route.name))) {
+    // Distribution's router only matches names in the grammar; a matching name may still be too long.
+    if ("name" in route && !NAME_PATTERN.test(route.name)) throw pageNotFound();
+    if ("name" in route && route.name.length > 255) {
       throw new RegistryHttpError("NAME_INVALID", { detail: { name: route.name } });
     }
     const actor = authorize(req, route, method);
 
     switch (route.kind) {
       case "base":
-        if (method !== "GET" && method !== "HEAD") throw new RegistryHttpError("UNSUPPORTED");
+        if (method !== "GET" && method !== "HEAD") throw methodNotAllowed();
         return sendJson(res, 200, {}, method === "HEAD");
       case "catalog":
         return listCatalog(req, res, url);
       case "tags":
-        if (method !== "GET") throw new RegistryHttpError("UNSUPPORTED");
+        if (method !== "GET") throw methodNotAllowed();
         return listTags(res, route.name, url);
       case "manifest":
         return manifest(req, res, route.name, route.reference, method, actor);
       case "blob":
         return blob(res, route.name, route.digest, method);
       case "uploads":
-        if (method !== "POST") throw new RegistryHttpError("UNSUPPORTED");
+        if (method !== "POST") throw methodNotAllowed();
         return startUpload(req, res, route.name, url);
       case "upload":
         return continueUpload(req, res, route.name, route.uuid, url, method);
@@ -196,7 +221,7 @@ export async function startEmbeddedRegistry(options: EmbeddedRegistryOptions = {
   }
 
   function listCatalog(req: IncomingMessage, res: ServerResponse, url: URL): void {
-    if (req.method !== "GET") throw new RegistryHttpError("UNSUPPORTED");
+    if (req.method !== "GET") throw methodNotAllowed();
     const page = paginate(store.repositoryNames(), url);
     if (page.next !== undefined) res.setHeader("Link", nextLink("/v2/_catalog", page.limit, page.next));
     sendJson(res, 200, { repositories: page.items });
@@ -221,9 +246,7 @@ export async function startEmbeddedRegistry(options: EmbeddedRegistryOptions = {
     actor: string | undefined,
   ): Promise<void> {
     const isDigest = DIGEST_PATTERN.test(reference);
-    if (!isDigest && !TAG_PATTERN.test(reference)) {
-      throw new RegistryHttpError(method === "PUT" ? "TAG_INVALID" : "MANIFEST_UNKNOWN", { detail: { reference } });
-    }
+    if (!isDigest && !TAG_PATTERN.test(reference)) throw pageNotFound();
     if (method === "GET" || method === "HEAD") return getManifest(req, res, name, reference, isDigest);
     if (method === "PUT") {
       const bytes = await readBody(req, MAX_MANIFEST_BYTES, "MANIFEST_INVALID");
@@ -232,7 +255,7 @@ export async function startEmbeddedRegistry(options: EmbeddedRegistryOptions = {
         throw new RegistryHttpError("DIGEST_INVALID", { detail: { digest: reference } });
       }
       const stored = store.putManifest(name, contentType, bytes, isDigest ? undefined : reference);
-      res.setHeader("Location", `/v2/${name}/manifests/${stored.digest}`);
+      res.setHeader("Location", location(`/v2/${name}/manifests/${stored.digest}`));
       res.setHeader("Docker-Content-Digest", stored.digest);
       res.statusCode = 201;
       res.setHeader("Content-Length", 0);
@@ -251,8 +274,11 @@ export async function startEmbeddedRegistry(options: EmbeddedRegistryOptions = {
     if (method === "DELETE") {
       if (options.deleteEnabled === false) throw new RegistryHttpError("UNSUPPORTED");
       if (isDigest) {
-        if (store.deleteManifest(name, reference) === undefined) throw new RegistryHttpError("MANIFEST_UNKNOWN");
+        const removedTags = store.deleteManifest(name, reference);
+        if (removedTags === undefined) throw new RegistryHttpError("MANIFEST_UNKNOWN");
+        // Like distribution: one event for the manifest, then one per tag that pointed at it.
         notify(req, "delete", actor, { digest: reference, repository: name });
+        for (const tag of removedTags) notify(req, "delete", actor, { repository: name, tag });
       } else {
         if (!store.deleteTag(name, reference)) throw new RegistryHttpError("MANIFEST_UNKNOWN", { detail: { tag: reference } });
         notify(req, "delete", actor, { repository: name, tag: reference });
@@ -262,7 +288,7 @@ export async function startEmbeddedRegistry(options: EmbeddedRegistryOptions = {
       res.end();
       return;
     }
-    throw new RegistryHttpError("UNSUPPORTED");
+    throw methodNotAllowed();
   }
 
   function getManifest(req: IncomingMessage, res: ServerResponse, name: string, reference: string, isDigest: boolean): void {
@@ -302,7 +328,8 @@ export async function startEmbeddedRegistry(options: EmbeddedRegistryOptions = {
   }
 
   function blob(res: ServerResponse, name: string, digest: string, method: string): void {
-    if (!DIGEST_PATTERN.test(digest)) throw new RegistryHttpError("DIGEST_INVALID", { detail: { digest } });
+    if (!DIGEST_PATTERN.test(digest)) throw pageNotFound();
+    if (!isVerifiableDigest(digest)) throw new RegistryHttpError("DIGEST_INVALID", { detail: { digest } });
     if (method === "GET" || method === "HEAD") {
       const bytes = store.getBlob(name, digest);
       if (!bytes) throw new RegistryHttpError("BLOB_UNKNOWN", { detail: { digest } });
@@ -324,7 +351,7 @@ export async function startEmbeddedRegistry(options: EmbeddedRegistryOptions = {
       res.end();
       return;
     }
-    throw new RegistryHttpError("UNSUPPORTED");
+    throw methodNotAllowed();
   }
 
   async function startUpload(req: IncomingMessage, res: ServerResponse, name: string, url: URL): Promise<void> {
@@ -359,7 +386,7 @@ export async function startEmbeddedRegistry(options: EmbeddedRegistryOptions = {
     if (!upload || upload.name !== name) throw new RegistryHttpError("BLOB_UPLOAD_UNKNOWN", { detail: { uuid } });
     if (method === "GET") {
       res.statusCode = 204;
-      res.setHeader("Location", `/v2/${name}/blobs/uploads/${uuid}`);
+      res.setHeader("Location", location(`/v2/${name}/blobs/uploads/${uuid}`));
       res.setHeader("Range", `0-${Math.max(upload.size - 1, 0)}`);
       res.setHeader("Docker-Upload-UUID", uuid);
       res.end();
@@ -371,7 +398,7 @@ export async function startEmbeddedRegistry(options: EmbeddedRegistryOptions = {
       res.end();
       return;
     }
-    if (method !== "PATCH" && method !== "PUT") throw new RegistryHttpError("UNSUPPORTED");
+    if (method !== "PATCH" && method !== "PUT") throw methodNotAllowed();
     const contentRange = req.headers["content-range"];
     if (contentRange !== undefined) {
       const range = /^(?:bytes[ =])?(\d+)-(\d+)$/.exec(contentRange);
@@ -379,7 +406,7 @@ export async function startEmbeddedRegistry(options: EmbeddedRegistryOptions = {
       if (!range || Number(range[1]) !== upload.size || Number(range[2]) < Number(range[1])) {
         req.resume();
         res.statusCode = 416;
-        res.setHeader("Location", `/v2/${name}/blobs/uploads/${uuid}`);
+        res.setHeader("Location", location(`/v2/${name}/blobs/uploads/${uuid}`));
         res.setHeader("Range", `0-${Math.max(upload.size - 1, 0)}`);
         res.setHeader("Docker-Upload-UUID", uuid);
         res.setHeader("Content-Length", 0);
@@ -400,6 +427,10 @@ export async function startEmbeddedRegistry(options: EmbeddedRegistryOptions = {
     blobCreated(res, name, digest);
   }
 
+  function location(path: string): string {
+    return options.relativeLocations ? path : `${baseUrl}${path}`;
+  }
+
   function commitBlob(name: string, digest: string, bytes: Buffer): void {
     if (!SHA256_PATTERN.test(digest) || sha256Digest(bytes) !== digest) {
       throw new RegistryHttpError("DIGEST_INVALID", { detail: { digest } });
@@ -409,7 +440,7 @@ export async function startEmbeddedRegistry(options: EmbeddedRegistryOptions = {
 
   function blobCreated(res: ServerResponse, name: string, digest: string): void {
     res.statusCode = 201;
-    res.setHeader("Location", `/v2/${name}/blobs/${digest}`);
+    res.setHeader("Location", location(`/v2/${name}/blobs/${digest}`));
     res.setHeader("Docker-Content-Digest", digest);
     res.setHeader("Content-Length", 0);
     res.end();
@@ -417,7 +448,7 @@ export async function startEmbeddedRegistry(options: EmbeddedRegistryOptions = {
 
   function uploadAccepted(res: ServerResponse, name: string, uuid: string, size: number): void {
     res.statusCode = 202;
-    res.setHeader("Location", `/v2/${name}/blobs/uploads/${uuid}`);
+    res.setHeader("Location", location(`/v2/${name}/blobs/uploads/${uuid}`));
     // distribution reports `0-0` for an empty upload and `0-(size-1)` once bytes arrived.
     res.setHeader("Range", `0-${Math.max(size - 1, 0)}`);
     res.setHeader("Docker-Upload-UUID", uuid);
@@ -510,7 +541,7 @@ function acceptedMediaTypes(req: IncomingMessage): Set<string> {
 function sendJson(res: ServerResponse, status: number, body: object, isHead = false): void {
   const text = JSON.stringify(body);
   res.statusCode = status;
-  res.setHeader("Content-Type", "application/json");
+  res.setHeader("Content-Type", "application/json; charset=utf-8");
   res.setHeader("Content-Length", Buffer.byteLength(text));
   res.end(isHead ? undefined : text);
 }

@@ -54,3 +54,20 @@ export function sendRegistryError(res: ServerResponse, error: RegistryHttpError,
   res.statusCode = error.status;
   res.end(isHead ? undefined : body);
 }
+
+/**
+ * Answers distribution's HTTP router gives before any handler runs, as plain text: a path that
+ * matches no route (including names and references outside the grammar) and a method the route
+ * does not serve.
+ */
+export class PlainHttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly text: string,
+  ) {
+    super(text.trim());
+  }
+}
+
+export const pageNotFound = () => new PlainHttpError(404, "404 page not found\n");
+export const methodNotAllowed = () => new PlainHttpError(405, "Method not allowed\n");

@@ -153,16 +153,12 @@ export function parseManifest(contentType: string, bytes: Buffer): StoredManifes
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
     throw new RegistryHttpError("MANIFEST_INVALID", { detail: "manifest must be a JSON object" });
   }
-  // Distribution falls back to the body's mediaType when no recognised Content-Type was sent.
-  const effectiveType = MANIFEST_MEDIA_TYPES.has(mediaType)
-    ? mediaType
-    : typeof body.mediaType === "string"
-      ? body.mediaType
-      : body.manifests !== undefined
-        ? MEDIA_TYPES.ociIndex
-        : MEDIA_TYPES.ociManifest;
+  // Distribution picks the parser by Content-Type alone; with schema 1 gone there is no default.
+  const effectiveType = mediaType;
   if (!MANIFEST_MEDIA_TYPES.has(effectiveType)) {
-    throw new RegistryHttpError("MANIFEST_INVALID", { detail: `unsupported manifest media type ${effectiveType}` });
+    throw new RegistryHttpError("MANIFEST_INVALID", {
+      detail: `unsupported manifest media type and no default available: ${JSON.stringify(effectiveType)}`,
+    });
   }
   if (body.mediaType !== undefined && body.mediaType !== effectiveType) {
     throw new RegistryHttpError("MANIFEST_INVALID", {

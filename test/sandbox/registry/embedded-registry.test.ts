@@ -66,13 +66,27 @@ describe("embedded registry: base and errors", () => {
     expect(reg.host).toMatch(/^127\.0\.0\.1:\d+$/);
   });
 
-  it("rejects an invalid repository name with NAME_INVALID in the spec's error format", async () => {
+  it("answers a name outside the grammar with the router's plain 404, as distribution does", async () => {
     const reg = await registry();
     const response = await fetch(`${reg.url}/v2/Acme/Shop/tags/list`);
+    expect(response.status).toBe(404);
+    expect(await response.text()).toBe("404 page not found\n");
+    expect((await fetch(`${reg.url}/v2/acme/shop/manifests/-not-a-tag`)).status).toBe(404);
+    expect((await fetch(`${reg.url}/v2/acme/shop/whatever`)).status).toBe(404);
+  });
+
+  it("rejects a name longer than 255 characters with NAME_INVALID in the spec's error format", async () => {
+    const reg = await registry();
+    const response = await fetch(`${reg.url}/v2/${"a".repeat(200)}/${"b".repeat(60)}/tags/list`);
     expect(response.status).toBe(400);
     const body = await response.json() as any;
     expect(body.errors[0]).toMatchObject({ code: "NAME_INVALID", message: expect.any(String) });
     expect(body.errors[0]).toHaveProperty("detail");
+  });
+
+  it("answers a method the route does not serve with 405", async () => {
+    const reg = await registry();
+    expect((await fetch(`${reg.url}/v2/acme/shop/tags/list`, { method: "POST" })).status).toBe(405);
   });
 
   it("answers NAME_UNKNOWN for the tags of a repository that does not exist", async () => {
@@ -100,19 +114,19 @@ describe("embedded registry: blobs and uploads", () => {
     const start = await fetch(`${reg.url}/v2/acme/shop/blobs/uploads/`, { method: "POST" });
     expect(start.status).toBe(202);
     const location = start.headers.get("location")!;
-    expect(location).toMatch(/^\/v2\/acme\/shop\/blobs\/uploads\/[0-9a-f-]+$/);
+    expect(location).toMatch(new RegExp(`^${reg.url}/v2/acme/shop/blobs/uploads/[0-9a-f-]+$`));
     expect(start.headers.get("docker-upload-uuid")).toBeTruthy();
 
-    const first = await fetch(`${reg.url}${location}`, { method: "PATCH", headers: { "Content-Type": "application/octet-stream", "Content-Range": "0-4" }, body: "hello" });
+    const first = await fetch(location, { method: "PATCH", headers: { "Content-Type": "application/octet-stream", "Content-Range": "0-4" }, body: "hello" });
     expect(first.status).toBe(202);
     expect(first.headers.get("range")).toBe("0-4");
-    const second = await fetch(`${reg.url}${first.headers.get("location")}`, { method: "PATCH", headers: { "Content-Range": "5-10" }, body: " world" });
+    const second = await fetch(first.headers.get("location")!, { method: "PATCH", headers: { "Content-Range": "5-10" }, body: " world" });
     expect(second.headers.get("range")).toBe("0-10");
 
     const digest = digestOf("hello world");
-    const done = await fetch(`${reg.url}${second.headers.get("location")}?digest=${digest}`, { method: "PUT" });
+    const done = await fetch(`${second.headers.get("location")}?digest=${digest}`, { method: "PUT" });
     expect(done.status).toBe(201);
-    expect(done.headers.get("location")).toBe(`/v2/acme/shop/blobs/${digest}`);
+    expect(done.headers.get("location")).toBe(`${reg.url}/v2/acme/shop/blobs/${digest}`);
     expect(done.headers.get("docker-content-digest")).toBe(digest);
     expect(await (await fetch(`${reg.url}/v2/acme/shop/blobs/${digest}`)).text()).toBe("hello world");
   });
@@ -120,7 +134,7 @@ describe("embedded registry: blobs and uploads", () => {
   it("refuses a chunk whose Content-Range does not continue the upload with 416", async () => {
     const reg = await registry();
     const start = await fetch(`${reg.url}/v2/acme/shop/blobs/uploads/`, { method: "POST" });
-    const response = await fetch(`${reg.url}${start.headers.get("location")}`, { method: "PATCH", headers: { "Content-Range": "3-5" }, body: "abc" });
+    const response = await fetch(start.headers.get("location")!, { method: "PATCH", headers: { "Content-Range": "3-5" }, body: "abc" });
     expect(response.status).toBe(416);
   });
 
@@ -155,6 +169,13 @@ describe("embedded registry: blobs and uploads", () => {
     expect((await response.json() as any).errors[0].code).toBe("BLOB_UPLOAD_UNKNOWN");
   });
 
+  it("answers DIGEST_INVALID for a blob digest of the wrong length", async () => {
+    const reg = await registry();
+    const response = await fetch(`${reg.url}/v2/acme/shop/blobs/sha256:abc`);
+    expect(response.status).toBe(400);
+    expect((await response.json() as any).errors[0].code).toBe("DIGEST_INVALID");
+  });
+
   it("deletes a blob so that it is no longer served", async () => {
     const reg = await registry();
     const { digest } = await pushBlob(reg.url, "acme/shop", "to delete");
@@ -183,7 +204,23 @@ describe("embedded registry: manifests", () => {
     const response = await fetch(`${reg.url}/v2/acme/shop/manifests/latest`, { method: "PUT", headers: { "Content-Type": MEDIA_TYPES.ociManifest }, body });
     expect(response.status).toBe(201);
     expect(response.headers.get("docker-content-digest")).toBe(digestOf(body));
-    expect(response.headers.get("location")).toBe(`/v2/acme/shop/manifests/${digestOf(body)}`);
+    expect(response.headers.get("location")).toBe(`${reg.url}/v2/acme/shop/manifests/${digestOf(body)}`);
+  });
+
+  it("sends Location as a path when asked to, which the spec also allows", async () => {
+    const reg = await registry({ relativeLocations: true });
+    const start = await fetch(`${reg.url}/v2/acme/shop/blobs/uploads/`, { method: "POST" });
+    expect(start.headers.get("location")).toMatch(/^\/v2\/acme\/shop\/blobs\/uploads\/[0-9a-f-]+$/);
+  });
+
+  it("refuses a manifest PUT without a manifest Content-Type, as distribution does without schema 1", async () => {
+    const reg = await registry();
+    const config = await pushBlob(reg.url, "acme/shop", "{}");
+    for (const headers of [{}, { "Content-Type": "application/json" }] as Record<string, string>[]) {
+      const response = await fetch(`${reg.url}/v2/acme/shop/manifests/1.0.0`, { method: "PUT", headers, body: imageManifest(config, []) });
+      expect(response.status).toBe(400);
+      expect((await response.json() as any).errors[0].code).toBe("MANIFEST_INVALID");
+    }
   });
 
   it("answers HEAD with headers only", async () => {
@@ -443,6 +480,18 @@ describe("embedded registry: notifications", () => {
     await reg.notificationsIdle();
     expect(endpoint.received.map((delivery) => delivery.body.events[0].action)).toEqual(["push", "delete"]);
     expect(endpoint.received[1]!.body.events[0].target).toEqual({ repository: "acme/shop", tag: "1.0.0" });
+  });
+
+  it("follows a delete by digest with one delete event per tag that pointed at it", async () => {
+    const endpoint = await receiver();
+    const reg = await registry({ notifications: [{ url: endpoint.url }] });
+    const pushed = await pushImage(reg.url, "acme/shop", "1.0.0");
+    await fetch(`${reg.url}/v2/acme/shop/manifests/${pushed.digest}`, { method: "DELETE" });
+    await reg.notificationsIdle();
+    expect(endpoint.received.slice(1).map((delivery) => delivery.body.events[0].target)).toEqual([
+      { repository: "acme/shop", digest: pushed.digest },
+      { repository: "acme/shop", tag: "1.0.0" },
+    ]);
   });
 
   it("retries a failed delivery until the endpoint accepts it", async () => {
