@@ -1,0 +1,116 @@
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { main } from "../../src/cli.js";
+import type { CliIo } from "../../src/cli/io.js";
+import { createReconciler } from "../../src/reconciler/reconciler.js";
+import { startStatusServer, parseListenAddress } from "../../src/reconciler/status-server.js";
+import { configMapYaml, deploymentYaml, GIT_ENV, setup, TempDirs, writesOf, type Setup } from "./harness.js";
+
+const temp = new TempDirs();
+let env: Setup | undefined;
+
+afterEach(async () => {
+  await env?.close();
+  env = undefined;
+  temp.cleanup();
+});
+
+function captureIo(cwd: string): CliIo & { out: string; err: string } {
+  const io = {
+    out: "",
+    err: "",
+    stdout: (text: string) => void (io.out += text),
+    stderr: (text: string) => void (io.err += text),
+    readStdin: async () => "",
+    cwd,
+    env: { ...GIT_ENV },
+    now: () => new Date("2026-01-01T00:00:00Z"),
+  };
+  return io;
+}
+
+async function kubeconfigFile(current: Setup): Promise<string> {
+  const file = path.join(temp.make(), "kubeconfig");
+  await current.sim.writeKubeconfig(file);
+  return file;
+}
+
+describe("ferry reconcile", () => {
+  it("--once applies the config and exits 0 once synced", async () => {
+    env = await setup(temp);
+    env.repo.commit({ "env/staging/config.yaml": configMapYaml("web-config") });
+    const io = captureIo(env.repo.dir);
+    const code = await main(
+      ["reconcile", "--repo", ".", "--path", "env/staging", "--namespace", "shop", "--environment", "staging", "--once", "--kubeconfig", await kubeconfigFile(env), "--work-dir", temp.make()],
+      io,
+    );
+    expect(io.err).not.toMatch(/failed/);
+    expect(code).toBe(0);
+    expect(io.out).toMatch(/Synced, Healthy; applied 1/);
+    expect(env.sim.get("v1", "ConfigMap", "shop", "web-config")).toBeDefined();
+  });
+
+  it("--dry-run prints the plan and writes nothing", async () => {
+    env = await setup(temp);
+    env.repo.commit({ "env/staging/web.yaml": deploymentYaml("web") });
+    const io = captureIo(env.repo.dir);
+    const code = await main(
+      ["reconcile", "--repo", env.repo.dir, "--path", "env/staging", "--namespace", "shop", "--dry-run", "--kubeconfig", await kubeconfigFile(env), "--work-dir", temp.make()],
+      io,
+    );
+    expect(code).toBe(0);
+    expect(io.out).toBe("create Deployment.apps shop/web\n1 to apply, 0 unchanged, 0 to prune\n");
+    expect(writesOf(env.sim.requests())).toEqual([]);
+  });
+
+  it("--once exits 1 when the config does not render", async () => {
+    env = await setup(temp);
+    env.repo.commit({ "env/staging/bad.yaml": "apiVersion: v1\nkind: ConfigMap\n" });
+    const io = captureIo(env.repo.dir);
+    const code = await main(
+      ["reconcile", "--repo", env.repo.dir, "--path", "env/staging", "--namespace", "shop", "--once", "--kubeconfig", await kubeconfigFile(env), "--work-dir", temp.make()],
+      io,
+    );
+    expect(code).toBe(1);
+    expect(io.err).toMatch(/render: .*bad\.yaml: metadata\.name is missing/);
+  });
+
+  it("exits 2 without --repo or --path, and on a bad --max-prune", async () => {
+    const io = captureIo(temp.make());
+    expect(await main(["reconcile", "--path", "x"], io)).toBe(2);
+    expect(await main(["reconcile", "--repo", "x"], io)).toBe(2);
+    expect(await main(["reconcile", "--repo", "x", "--path", "y", "--max-prune", "many"], io)).toBe(2);
+    expect(io.err).toMatch(/--repo is required/);
+  });
+});
+
+describe("the status server", () => {
+  it("serves /status, /metrics and /healthz", async () => {
+    env = await setup(temp);
+    env.repo.commit({ "env/staging/config.yaml": configMapYaml("web-config") });
+    const reconciler = createReconciler({ cluster: env.cluster, source: env.fetcher, settings: env.settings() });
+    await reconciler.cycle();
+    const server = await startStatusServer(reconciler, parseListenAddress("127.0.0.1:0"));
+    try {
+      const status = (await (await fetch(`${server.url}/status`)).json()) as Record<string, unknown>;
+      expect(status).toMatchObject({ instance: "staging", sync: "Synced", health: "Healthy", errors: [] });
+      expect(status.lastApplied).toBe(status.lastAttempted);
+      expect(status.objects).toEqual([{ kind: "ConfigMap", group: "", namespace: "shop", name: "web-config", sync: "Synced", health: "Healthy", message: "" }]);
+      const metrics = await (await fetch(`${server.url}/metrics`)).text();
+      expect(metrics).toMatch(/ferry_reconcile_cycles_total\{instance="staging",result="success"\} 1/);
+      expect(metrics).toMatch(/ferry_reconcile_sync_status\{instance="staging",status="Synced"\} 1/);
+      expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+      expect((await fetch(`${server.url}/nothing`)).status).toBe(404);
+    } finally {
+      await server.close();
+      await reconciler.stop();
+    }
+  });
+
+  it("parses listen addresses", () => {
+    expect(parseListenAddress("127.0.0.1:9090")).toEqual({ host: "127.0.0.1", port: 9090 });
+    expect(parseListenAddress(":8080")).toEqual({ host: "127.0.0.1", port: 8080 });
+    expect(parseListenAddress("[::1]:8080")).toEqual({ host: "::1", port: 8080 });
+    expect(() => parseListenAddress("nonsense")).toThrow(/invalid listen address/);
+  });
+});
