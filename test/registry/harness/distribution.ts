@@ -26,7 +26,12 @@ export function distributionMissingMessage(): string | undefined {
   return `${DISTRIBUTION_BINARY} is missing: the registry contract suite needs CNCF distribution. Install it with \`sudo apt-get install docker-registry apache2-utils\` (.ci/run does this on CI).`;
 }
 
-export async function startDistribution(auth: DistributionAuth): Promise<RunningDistribution> {
+export interface DistributionOptions {
+  /** Notification endpoints (distribution's `notifications.endpoints`), e.g. `ferry serve`'s /registry/distribution. */
+  notifications?: { url: string; headers?: Record<string, string> }[];
+}
+
+export async function startDistribution(auth: DistributionAuth, options: DistributionOptions = {}): Promise<RunningDistribution> {
   const missing = distributionMissingMessage();
   if (missing) throw new Error(missing);
   const dir = mkdtempSync(join(tmpdir(), "ferry-distribution-"));
@@ -40,6 +45,15 @@ export async function startDistribution(auth: DistributionAuth): Promise<Running
   } else if (auth === "token") {
     tokenIssuer = await startTokenIssuer({ dir, users: { [credentials.username]: credentials.password } });
     authConfig = `auth:\n  token:\n    realm: ${tokenIssuer.realm}\n    service: ${tokenIssuer.service}\n    issuer: ${tokenIssuer.issuer}\n    rootcertbundle: ${tokenIssuer.rootCertBundlePath}\n`;
+  }
+  if (options.notifications?.length) {
+    authConfig += `notifications:\n  endpoints:\n${options.notifications
+      .map(
+        (endpoint, index) =>
+          `    - name: ferry-${index}\n      url: ${endpoint.url}\n      timeout: 2s\n      threshold: 5\n      backoff: 200ms\n` +
+          (endpoint.headers ? `      headers:\n${Object.entries(endpoint.headers).map(([key, value]) => `        ${key}: [${JSON.stringify(value)}]\n`).join("")}` : ""),
+      )
+      .join("")}`;
   }
   for (let attempt = 0; ; attempt += 1) {
     const port = await freePort();

@@ -1,0 +1,131 @@
+import { readFile } from "node:fs/promises";
+import { join, resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { readEnvironmentFiles } from "../adapters/fs/read-environment-files.js";
+import { createRegistryClient } from "../adapters/registry/index.js";
+import { currentImages, planEnvironment, type EnvironmentPlan, type FileSource } from "../app/plan-environment.js";
+import { CONFIG_PATH, formatProblems, loadConfig } from "../core/config/load-config.js";
+import { environmentOrder, type FerryConfig } from "../core/config/schema.js";
+import { UserError } from "../core/errors.js";
+import type { RegistryReader } from "../app/ports.js";
+import { EXIT, UsageError, type CliIo } from "./io.js";
+
+const USAGE = "usage: ferry plan [--dir DIR] [--env NAME] [--json]";
+
+export interface PlanOutput {
+  changes: { environment: string; image: string; file: string; line: number; from: string; to: string; digest: string; reason: string }[];
+  unchanged: { environment: string; image: string; reason: string }[];
+}
+
+/**
+ * `ferry plan`: reads the config repo checkout, queries the registries, and prints per environment
+ * and image what would change and why — or why nothing does. Exit 0 when something would change,
+ * 3 when nothing would, 1 for invalid input or an unreachable registry.
+ */
+export async function run(args: string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    options: { dir: { type: "string" }, env: { type: "string" }, json: { type: "boolean" }, help: { type: "boolean", short: "h" } },
+    allowPositionals: true,
+  });
+  if (values.help) {
+    io.stdout(`${USAGE}\n`);
+    return EXIT.ok;
+  }
+  if (positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}\n${USAGE}`);
+  const dir = resolve(io.cwd, values.dir ?? ".");
+  const config = await readConfig(dir);
+  const environments = values.env !== undefined ? [values.env] : environmentOrder(config);
+  if (values.env !== undefined && !(values.env in config.environments)) {
+    throw new UserError("unknown-environment", `unknown environment ${JSON.stringify(values.env)} (known: ${Object.keys(config.environments).join(", ")})`);
+  }
+  const registry = createRegistryClient({ ...(config.registries ? { registries: config.registries } : {}), env: io.env });
+  const files = localFileSource(dir);
+  const output = await planAll(registry, files, config, environments, io.now());
+  if (values.json) io.stdout(`${JSON.stringify(output, null, 2)}\n`);
+  else io.stdout(formatPlan(output));
+  return output.changes.length > 0 ? EXIT.ok : EXIT.noMatch;
+}
+
+/**
+ * Plans each environment. An environment with `from` shows the promotion it would get: exactly
+ * what its upstream runs (same digest); a manual one without `from` changes only by command.
+ */
+export async function planAll(registry: RegistryReader, files: FileSource, config: FerryConfig, environments: string[], now: Date): Promise<PlanOutput> {
+  const output: PlanOutput = { changes: [], unchanged: [] };
+  for (const environment of environments) {
+    const settings = config.environments[environment]!;
+    let plan: EnvironmentPlan;
+    if (settings.from !== undefined) {
+      const upstream = await currentImages(files, config, settings.from);
+      const pins: Record<string, { tag?: string; digest: string }> = {};
+      for (const [image, running] of Object.entries(upstream)) {
+        const repository = config.images[image]!.repository;
+        const digest = running.digest ?? (await registry.resolveDigest(repository, running.tag!));
+        pins[image] = { digest, ...(running.tag !== undefined ? { tag: running.tag } : {}) };
+      }
+      plan = await planEnvironment({ registry, files, now }, config, environment, { pins });
+      for (const change of plan.changes) change.reason = `promotion from ${settings.from}: ${change.reason}`;
+    } else if (settings.update === "manual") {
+      for (const image of Object.keys(config.images)) output.unchanged.push({ environment, image, reason: "update: manual (changes only by /promote or /rollback)" });
+      continue;
+    } else {
+      plan = await planEnvironment({ registry, files, now }, config, environment);
+    }
+    for (const change of plan.changes) {
+      for (const edit of change.edits) {
+        output.changes.push({
+          environment,
+          image: change.image,
+          file: edit.file,
+          line: edit.line,
+          from: edit.from,
+          to: edit.to,
+          digest: change.to.digest,
+          reason: change.reason,
+        });
+      }
+    }
+    for (const entry of plan.unchanged) output.unchanged.push({ environment, ...entry });
+  }
+  return output;
+}
+
+export function formatPlan(output: PlanOutput): string {
+  const lines: string[] = [];
+  for (const change of output.changes) {
+    lines.push(`${change.environment}  ${change.image}  ${change.file}:${change.line}  ${change.from} -> ${change.to}  ${change.digest.slice(0, 19)}…  (${change.reason})`);
+  }
+  for (const entry of output.unchanged) lines.push(`${entry.environment}  ${entry.image}  unchanged: ${entry.reason}`);
+  if (lines.length === 0) lines.push("nothing to plan: no environments");
+  return `${lines.join("\n")}\n`;
+}
+
+async function readConfig(dir: string): Promise<FerryConfig> {
+  let text: string;
+  try {
+    text = await readFile(join(dir, CONFIG_PATH), "utf8");
+  } catch {
+    throw new UserError("config-missing", `no ${CONFIG_PATH} in ${dir}`);
+  }
+  const result = loadConfig(text);
+  if (!result.ok) throw new UserError("invalid-config", `invalid ${CONFIG_PATH}:\n${formatProblems(CONFIG_PATH, result.problems)}`);
+  return result.config;
+}
+
+/** A checkout's files, read once per environment path set (symlinks and escapes refused by the fs adapter). */
+function localFileSource(dir: string): FileSource {
+  const cache = new Map<string, string>();
+  return {
+    async listFiles(paths) {
+      const files = await readEnvironmentFiles(dir, paths);
+      for (const [path, text] of files) cache.set(path, text);
+      return [...files.keys()];
+    },
+    async readFile(path) {
+      const text = cache.get(path);
+      if (text === undefined) throw new UserError("file-not-listed", `${path} is not under an environment path`);
+      return text;
+    },
+  };
+}

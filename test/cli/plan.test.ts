@@ -1,0 +1,120 @@
+import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { main } from "../../src/cli.js";
+import type { CliIo } from "../../src/cli/io.js";
+import type { PlanOutput } from "../../src/cli/plan.js";
+import { createRegistryReceiver } from "../../src/handlers/registry/index.js";
+import type { RegistryHint } from "../../src/handlers/registry/registry-hint.js";
+import { startEmbeddedRegistry, type EmbeddedRegistry } from "../../src/sandbox/registry/embedded-registry.js";
+import { pushImage } from "../../src/sandbox/registry/push-image.js";
+import { startDistribution, type RunningDistribution } from "../registry/harness/distribution.js";
+
+function fakeIo(cwd: string): CliIo & { out: string[]; err: string[] } {
+  const out: string[] = [];
+  const err: string[] = [];
+  return { out, err, stdout: (t) => out.push(t), stderr: (t) => err.push(t), readStdin: async () => "", cwd, env: {}, now: () => new Date() };
+}
+
+function writeRepo(files: Record<string, string>): string {
+  const dir = mkdtempSync(join(tmpdir(), "ferry-plan-"));
+  for (const [path, text] of Object.entries(files)) {
+    mkdirSync(dirname(join(dir, path)), { recursive: true });
+    writeFileSync(join(dir, path), text);
+  }
+  return dir;
+}
+
+function configRepo(registryHost: string, staging: string, prod: string): Record<string, string> {
+  return {
+    ".github/ferry.yml": `images:\n  shop:\n    repository: ${registryHost}/acme/shop\n    policy: { range: "^1.0.0" }\nenvironments:\n  staging:\n    paths: [overlays/staging]\n    merge: auto\n  prod:\n    paths: [overlays/prod]\n    from: staging\n    update: manual\n`,
+    "overlays/staging/kustomization.yaml": `resources:\n  - ../../base\nimages:\n  - name: ${registryHost}/acme/shop\n    newTag: "${staging}" # staging follows the registry\n`,
+    "overlays/prod/kustomization.yaml": `resources:\n  - ../../base\nimages:\n  - name: ${registryHost}/acme/shop\n    newTag: "${prod}"\n`,
+  };
+}
+
+describe("ferry plan against the embedded registry", () => {
+  let registry: EmbeddedRegistry;
+  const digests: Record<string, string> = {};
+  beforeAll(async () => {
+    registry = await startEmbeddedRegistry();
+    for (const tag of ["1.6.0", "1.7.3", "1.8.0", "2.0.0", "latest"]) digests[tag] = (await pushImage(registry.url, "acme/shop", tag, { content: tag })).digest;
+  });
+  afterAll(async () => registry.close());
+
+  it("prints staging's next tag within its range and prod's promotion to exactly what staging runs", async () => {
+    const dir = writeRepo(configRepo(registry.host, "1.7.3", "1.6.0"));
+    const io = fakeIo(dir);
+    const code = await main(["plan", "--json"], io);
+    expect(io.err.join("")).toBe("");
+    expect(code).toBe(0);
+    const output = JSON.parse(io.out.join("")) as PlanOutput;
+    expect(output.changes).toEqual([
+      expect.objectContaining({ environment: "staging", image: "shop", file: "overlays/staging/kustomization.yaml", line: 5, from: "1.7.3", to: "1.8.0", digest: digests["1.8.0"] }),
+      // prod gets staging's version and its exact digest (written next to the tag).
+      expect.objectContaining({ environment: "prod", image: "shop", file: "overlays/prod/kustomization.yaml", from: "1.6.0", to: "1.7.3", digest: digests["1.7.3"] }),
+      expect.objectContaining({ environment: "prod", image: "shop", line: 6, from: "", to: digests["1.7.3"] }),
+    ]);
+    expect(output.changes[0]!.reason).toMatch(/\^1\.0\.0/);
+    expect(output.changes[1]!.reason).toMatch(/promotion from staging/);
+    rmSync(dir, { recursive: true });
+  });
+
+  it("exits 3 and says why when nothing would change", async () => {
+    const dir = writeRepo(configRepo(registry.host, "1.8.0", "1.8.0"));
+    const io = fakeIo(dir);
+    expect(await main(["plan", "--dir", dir, "--env", "staging"], io)).toBe(3);
+    expect(io.out.join("")).toMatch(/staging {2}shop {2}unchanged: .*1\.8\.0/);
+    rmSync(dir, { recursive: true });
+  });
+
+  it("refuses an unknown environment and a broken config with exit 1", async () => {
+    const dir = writeRepo(configRepo(registry.host, "1.8.0", "1.8.0"));
+    const io = fakeIo(dir);
+    expect(await main(["plan", "--env", "qa"], io)).toBe(1);
+    expect(io.err.join("")).toMatch(/unknown environment "qa"/);
+    writeFileSync(join(dir, ".github/ferry.yml"), "images: {}\nenvironments: { x: { paths: [../etc] } }\n");
+    const broken = fakeIo(dir);
+    expect(await main(["plan"], broken)).toBe(1);
+    expect(broken.err.join("")).toMatch(/\.github\/ferry\.yml:2:\d+ .*must not leave the repository/);
+    rmSync(dir, { recursive: true });
+  });
+});
+
+describe("a push to a real CNCF distribution registry, notified to Ferry's distribution route", () => {
+  let distribution: RunningDistribution;
+  let receiverServer: Server;
+  const hints: RegistryHint[] = [];
+  const SECRET = "Bearer notify-canary-7f3a";
+  beforeAll(async () => {
+    const receiver = createRegistryReceiver({ secrets: { distribution: SECRET }, coalesceMs: 10, onHints: (batch) => void hints.push(...batch) });
+    receiverServer = createServer((req, res) => {
+      void receiver(req, res).then((handled) => {
+        if (!handled) res.writeHead(404).end();
+      });
+    });
+    await new Promise<void>((resolve) => receiverServer.listen(0, "127.0.0.1", resolve));
+    const port = (receiverServer.address() as { port: number }).port;
+    distribution = await startDistribution("none", { notifications: [{ url: `http://127.0.0.1:${port}/registry/distribution`, headers: { Authorization: SECRET } }] });
+  }, 30_000);
+  afterAll(async () => {
+    await distribution?.close();
+    receiverServer?.close();
+  });
+
+  it("delivers a hint for the pushed tag, and ferry plan then proposes exactly that tag and digest", async () => {
+    await pushImage(distribution.url, "acme/shop", "1.7.3", { content: "old" });
+    const pushed = await pushImage(distribution.url, "acme/shop", "1.8.0", { content: "new" });
+    // Distribution sends notifications asynchronously; wait (bounded by count) for ours.
+    for (let i = 0; i < 100 && !hints.some((hint) => hint.tag === "1.8.0"); i++) await new Promise((r) => setTimeout(r, 50));
+    expect(hints).toContainEqual(expect.objectContaining({ repository: "acme/shop", tag: "1.8.0", source: "distribution" }));
+    const dir = writeRepo(configRepo(distribution.host, "1.7.3", "1.7.3"));
+    const io = fakeIo(dir);
+    expect(await main(["plan", "--env", "staging", "--json"], io)).toBe(0);
+    const output = JSON.parse(io.out.join("")) as PlanOutput;
+    expect(output.changes).toEqual([expect.objectContaining({ environment: "staging", from: "1.7.3", to: "1.8.0", digest: pushed.digest })]);
+    rmSync(dir, { recursive: true });
+  }, 30_000);
+});
