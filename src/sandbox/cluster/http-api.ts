@@ -3,14 +3,18 @@
  * `Table` answers for kubectl, bearer-token auth, the request log and fault injection.
  *
  * Not served (kubectl falls back or needs a flag): aggregated discovery (kubectl falls back to
- * /api and /apis), OpenAPI (`/openapi/v2|v3` answer 404, so `kubectl apply` needs
- * `--validate=false`), protobuf (JSON is always answered), the old `/api/v1/watch/…` paths.
+ * /api and /apis), OpenAPI schemas (`/openapi/v3` lists operations only, so kubectl leaves field
+ * validation to the server, which does not check unknown fields; `/openapi/v2` is 404, so
+ * `kubectl explain` does not work), protobuf (JSON is always answered; protobuf request bodies, which
+ * kubectl's typed generators such as `kubectl create namespace` send, get 415 — use
+ * `kubectl create -f` / `apply` instead), the old `/api/v1/watch/…` paths.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { ApiError, badRequest, methodNotAllowed, unsupportedMediaType, type KubeStatus } from "./status.js";
 import { ClusterState, PATCH_CONTENT_TYPES, metadataOf, parseJson, type StoredEvent } from "./cluster-state.js";
 import { ALL_VERBS, apiVersionOf, type ResourceType } from "./resource-types.js";
 import { ClusterFaults, reasonForStatus, type RequestRecord, type RequestVerb } from "./faults.js";
+import { parse as parseYaml } from "yaml";
 import { applyMergePatch, isPlainObject, type JsonObject } from "./patches.js";
 
 /** Bodies above this are refused with 413, like the real server's 3 MiB limit. */
@@ -111,6 +115,18 @@ export class HttpApi {
       return { major: "1", minor: "32", gitVersion: "v1.32.0-ferry-simulator", gitCommit: "simulated", gitTreeState: "clean", buildDate: "2025-01-01T00:00:00Z", goVersion: "go1.23", compiler: "gc", platform: "linux/amd64" };
     }
     if (isHealthPath(trimmed)) return "ok";
+    if (trimmed === "/openapi/v3") {
+      const paths: JsonObject = {};
+      for (const { group, versions } of state.registry.groupVersions()) {
+        for (const version of versions) {
+          const prefix = group ? `apis/${group}/${version}` : `api/${version}`;
+          paths[prefix] = { serverRelativeURL: `/openapi/v3/${prefix}?hash=${state.currentResourceVersion()}` };
+        }
+      }
+      return { paths };
+    }
+    const openApiMatch = /^\/openapi\/v3\/(api\/v1|apis\/[^/]+\/[^/]+)$/.exec(trimmed);
+    if (openApiMatch) return this.openApiDocument(openApiMatch[1]!);
     if (trimmed === "/api") {
       return { kind: "APIVersions", versions: ["v1"], serverAddressByClientCIDRs: [{ clientCIDR: "0.0.0.0/0", serverAddress: this.options.address() }] };
     }
@@ -155,6 +171,33 @@ export class HttpApi {
       return { kind: "APIResourceList", apiVersion: "v1", groupVersion, resources };
     }
     return undefined;
+  }
+
+  /**
+   * A skeleton OpenAPI v3 document per group version: no schemas, only the operations with their
+   * group-version-kind and the `fieldValidation` parameter — enough for kubectl to hand
+   * validation to the server (which accepts every field) instead of demanding `--validate=false`.
+   */
+  private openApiDocument(prefix: string): JsonObject | undefined {
+    const groupVersion = prefix.replace(/^apis?\//, "");
+    const types = this.options.state.registry.all().filter((t) => apiVersionOf(t) === groupVersion);
+    if (types.length === 0) return undefined;
+    const parameters = ["fieldValidation", "fieldManager", "dryRun"].map((name) => ({ name, in: "query", schema: { type: "string" } }));
+    const paths: JsonObject = {};
+    for (const type of types) {
+      const gvk = { group: type.group, version: type.version, kind: type.kind };
+      const operation = (action: string) => ({
+        operationId: `${action}${type.kind}`,
+        parameters,
+        responses: { "200": { description: "OK" } },
+        "x-kubernetes-action": action,
+        "x-kubernetes-group-version-kind": gvk,
+      });
+      const base = `/${prefix}${type.namespaced ? "/namespaces/{namespace}" : ""}/${type.plural}`;
+      paths[base] = { get: operation("list"), post: operation("post") };
+      paths[`${base}/{name}`] = { get: operation("get"), put: operation("put"), patch: operation("patch"), delete: operation("delete") };
+    }
+    return { openapi: "3.0.0", info: { title: "Kubernetes", version: "v1.32.0" }, paths, components: { schemas: {} } };
   }
 
   private route(path: string): Route {
@@ -221,10 +264,10 @@ export class HttpApi {
         return state.create(type, namespace, parseJsonOrYaml(body, contentType), write);
       case "update":
         if (subresource === "scale") {
-          const scale = parseJson(body);
+          const scale = parseJsonOrYaml(body, contentType);
           return state.updateScale(type, namespace, name!, () => scale, write);
         }
-        return state.update(type, namespace, name!, parseJson(body), write);
+        return state.update(type, namespace, name!, parseJsonOrYaml(body, contentType), write);
       case "patch": {
         const patchType = PATCH_CONTENT_TYPES[contentType];
         if (!patchType) throw unsupportedMediaType(contentType);
@@ -329,7 +372,9 @@ function defaultManager(userAgent: string | undefined): string {
   return product || "unknown";
 }
 
-function parseJsonOrYaml(body: string, _contentType: string): unknown {
+function parseJsonOrYaml(body: string, contentType: string): unknown {
+  if (contentType === "application/yaml") return parseYaml(body);
+  if (contentType !== "" && contentType !== "application/json") throw unsupportedMediaType(contentType);
   return parseJson(body);
 }
 

@@ -104,7 +104,11 @@ export function methodNotAllowed(): ApiError {
 }
 
 export function unsupportedMediaType(contentType: string): ApiError {
-  return new ApiError(415, "UnsupportedMediaType", `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml (got ${contentType})`);
+  return new ApiError(
+    415,
+    "UnsupportedMediaType",
+    `the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json, application/apply-patch+yaml (got ${contentType})`,
+  );
 }
 
 export function successStatus(details: StatusDetails): KubeStatus {
