@@ -49,6 +49,8 @@ export interface FerryServerOptions {
   /** Refuse weak webhook secrets (NODE_ENV=production). */
   production?: boolean;
   logLevel?: "trace" | "debug" | "info" | "warn" | "error" | "fatal";
+  /** A pino logger to use instead of Probot's stdout one (the reliability suite scans it for leaked secrets). */
+  log?: NonNullable<ConstructorParameters<typeof Probot>[0]>["log"];
   ferry?: FerryAppOptions;
 }
 
@@ -85,6 +87,7 @@ export async function startFerryServer(options: FerryServerOptions): Promise<Fer
     ...(options.baseUrl ? { baseUrl: options.baseUrl } : {}),
     Octokit: options.Octokit ?? (FerryOctokit as unknown as typeof ProbotOctokit),
     logLevel: options.logLevel ?? "info",
+    ...(options.log ? { log: options.log } : {}),
   });
   const ferry = createFerry({
     ...options.ferry,
