@@ -27,6 +27,22 @@ describe("hints from CNCF distribution envelopes", () => {
     ]);
   });
 
+  it("reads the tag and digest of a push captured from distribution 2.8", () => {
+    expect(hintsFromDistribution(fixture("distribution-2.8-push-tagged.json"))).toEqual([
+      {
+        registry: "127.0.0.1:40479",
+        repository: "acme/shop",
+        tag: "1.0.0",
+        digest: "sha256:142d93ddf36d6e7d037f837886fd3d610860484af0bf1695f84edf0c1ccc79fc",
+        source: "distribution",
+      },
+    ]);
+  });
+
+  it("ignores the blob push events distribution sends with application/octet-stream", () => {
+    expect(hintsFromDistribution(fixture("distribution-2.8-push-blob.json"))).toEqual([]);
+  });
+
   it("ignores pull events", () => {
     expect(hintsFromDistribution(fixture("distribution-pull.json"))).toEqual([]);
   });
