@@ -88,6 +88,42 @@ async function forEachLimited<T>(items: T[], limit: number, work: (item: T) => P
   if (firstError !== undefined) throw firstError;
 }
 
+/**
+ * Remembers, per object, the desired object last found in sync and the live resourceVersion it was
+ * in sync at. Server-side apply is deterministic, so while neither changes a dry-run would only
+ * repeat itself: a no-op cycle then costs a few LISTs instead of one dry-run per object. Any change
+ * to the live object (a hand edit, a controller's status update) bumps its resourceVersion and
+ * brings the dry-run back.
+ */
+export class DiffMemory {
+  private readonly inSync = new Map<string, { fingerprint: string; resourceVersion: string }>();
+
+  static fingerprint(object: KubeObject): string {
+    return JSON.stringify(object);
+  }
+
+  isKnownInSync(key: string, desired: KubeObject, live: KubeObject): boolean {
+    const entry = this.inSync.get(key);
+    const version = live.metadata.resourceVersion;
+    return entry !== undefined && typeof version === "string" && entry.resourceVersion === version && entry.fingerprint === DiffMemory.fingerprint(desired);
+  }
+
+  remember(key: string, desired: KubeObject, live: KubeObject | undefined): void {
+    const version = live?.metadata.resourceVersion;
+    if (typeof version === "string") this.inSync.set(key, { fingerprint: DiffMemory.fingerprint(desired), resourceVersion: version });
+    else this.inSync.delete(key);
+  }
+
+  forget(key: string): void {
+    this.inSync.delete(key);
+  }
+
+  /** Drops entries for objects no longer desired, so memory stays bounded by the desired set. */
+  retainOnly(keys: Set<string>): void {
+    for (const key of this.inSync.keys()) if (!keys.has(key)) this.inSync.delete(key);
+  }
+}
+
 interface Observation {
   desired: DesiredObject[];
   observed: Map<string, ObservedObject>;
@@ -97,7 +133,12 @@ interface Observation {
 }
 
 /** Reads everything the plan needs. Throws on any error: a partial picture must never drive a prune. */
-async function observe(cluster: ClusterPort, settings: CycleSettings, rendered: Awaited<ReturnType<typeof renderPath>>): Promise<Observation> {
+async function observe(
+  cluster: ClusterPort,
+  settings: CycleSettings,
+  rendered: Awaited<ReturnType<typeof renderPath>>,
+  memory: DiffMemory | undefined,
+): Promise<Observation> {
   const concurrency = settings.concurrency ?? 8;
   const scopes = new Map<string, boolean | undefined>();
   for (const { object } of rendered) {
@@ -135,6 +176,10 @@ async function observe(cluster: ClusterPort, settings: CycleSettings, rendered: 
       return;
     }
     const current = live.get(key);
+    if (current && memory?.isKnownInSync(key, object, current)) {
+      observed.set(key, { live: current, dryRun: current });
+      return;
+    }
     // A create needs no diff, but its dry-run still validates the object before anything is written.
     const dryRun = await cluster.apply(object, { dryRun: true });
     observed.set(key, current ? { live: current, dryRun } : {});
@@ -149,7 +194,7 @@ async function observe(cluster: ClusterPort, settings: CycleSettings, rendered: 
   return { desired, observed, inventory: stored.refs, inventoryEntries: stored.entries, orphansLive };
 }
 
-export async function runCycle(cluster: ClusterPort, source: ConfigSource, settings: CycleSettings): Promise<CycleResult> {
+export async function runCycle(cluster: ClusterPort, source: ConfigSource, settings: CycleSettings, memory?: DiffMemory): Promise<CycleResult> {
   let revision: string;
   let dir: string;
   try {
@@ -167,7 +212,7 @@ export async function runCycle(cluster: ClusterPort, source: ConfigSource, setti
 
   let observation: Observation;
   try {
-    observation = await observe(cluster, settings, rendered);
+    observation = await observe(cluster, settings, rendered, memory);
   } catch (error) {
     return failure("observe", error, { revision });
   }
@@ -233,10 +278,23 @@ export async function runCycle(cluster: ClusterPort, source: ConfigSource, setti
       errors.push(`inventory: ${(error as Error).message}`);
     }
   }
+  if (memory) rememberInSync(memory, plan, observation, liveAfter);
   const phase: CyclePhase = errors.some((error) => error.startsWith("apply:")) ? "apply" : errors.length > 0 ? "prune" : "done";
   const result = summarize({ revision, plan, observation, settings, liveAfter, applied, pruned, errors, writes, phase, dryRun: false });
   result.transient = transient;
   return result;
+}
+
+function rememberInSync(memory: DiffMemory, plan: SyncPlan, observation: Observation, liveAfter: Map<string, KubeObject>): void {
+  const unchanged = new Set(plan.unchanged.map(inventoryKey));
+  for (const { ref, object } of observation.desired) {
+    const key = inventoryKey(ref);
+    const applied = liveAfter.get(key);
+    if (applied) memory.remember(key, object, applied);
+    else if (unchanged.has(key)) memory.remember(key, object, observation.observed.get(key)?.live);
+    else memory.forget(key);
+  }
+  memory.retainOnly(new Set(observation.desired.map(({ ref }) => inventoryKey(ref))));
 }
 
 function summarize(input: {

@@ -9,7 +9,7 @@ import { deploymentReportOf } from "./deployment-report.js";
 import { ReconcilerMetrics } from "./metrics.js";
 import { describeRef } from "./object-ref.js";
 import type { ClusterPort, ConfigSource, DeploymentReporter } from "./ports.js";
-import { runCycle, type CycleResult, type CycleSettings } from "./reconcile-cycle.js";
+import { DiffMemory, runCycle, type CycleResult, type CycleSettings } from "./reconcile-cycle.js";
 import type { HealthStatus, ObjectStatus, SyncStatus } from "./types.js";
 
 export interface ReconcilerOptions {
@@ -73,13 +73,14 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
   let debounceTimer: NodeJS.Timeout | undefined;
   let running = false;
   const watches = new Map<string, () => void>();
+  const memory = new DiffMemory();
 
   const toStatusObjects = (objects: ObjectStatus[]) =>
     objects.map(({ ref, sync, health, message }) => ({ kind: ref.kind, group: ref.group, namespace: ref.namespace, name: ref.name, sync, health, message }));
 
   async function runOne(): Promise<CycleResult> {
     const started = performance.now();
-    const result = await runCycle(options.cluster, options.source, options.settings);
+    const result = await runCycle(options.cluster, options.source, options.settings, memory);
     const durationMs = performance.now() - started;
     metrics.record(result, durationMs);
     const failed = !result.ok && result.errors.length > 0 && result.phase !== "done";

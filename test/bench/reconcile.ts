@@ -1,0 +1,85 @@
+/**
+ * Reconciler figures: time and API requests to converge 1,000 objects from nothing, the same for
+ * a no-op cycle (which must write nothing), and the peak RSS sampled while doing it.
+ */
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { performance } from "node:perf_hooks";
+import { ConfigRepoFetcher } from "../../src/adapters/git/config-repo-fetcher.js";
+import { KubeCluster } from "../../src/adapters/kubernetes/kube-cluster.js";
+import { DEFAULT_PRUNE_OPTIONS } from "../../src/reconciler/plan.js";
+import { createReconciler } from "../../src/reconciler/reconciler.js";
+import { startClusterSimulator } from "../../src/sandbox/cluster/cluster-simulator.js";
+
+const OBJECTS = 1000;
+const DEPLOYMENTS = 50;
+
+function manifests(): string {
+  const documents: string[] = [];
+  for (let index = 0; index < OBJECTS - DEPLOYMENTS; index++) {
+    documents.push(`apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: config-${index}\ndata:\n  index: "${index}"\n  greeting: hello\n`);
+  }
+  for (let index = 0; index < DEPLOYMENTS; index++) {
+    documents.push(
+      `apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web-${index}\nspec:\n  replicas: 1\n  selector:\n    matchLabels: {app: web-${index}}\n` +
+        `  template:\n    metadata:\n      labels: {app: web-${index}}\n    spec:\n      containers:\n        - name: web\n          image: ghcr.io/acme/shop:1.8.0\n`,
+    );
+  }
+  return documents.join("---\n");
+}
+
+export async function bench(): Promise<Record<string, number>> {
+  const root = mkdtempSync(path.join(tmpdir(), "ferry-bench-reconcile-"));
+  const env = { PATH: process.env.PATH, HOME: root, GIT_AUTHOR_NAME: "bench", GIT_AUTHOR_EMAIL: "bench@example.com", GIT_COMMITTER_NAME: "bench", GIT_COMMITTER_EMAIL: "bench@example.com" };
+  const repo = path.join(root, "config");
+  mkdirSync(path.join(repo, "env"), { recursive: true });
+  writeFileSync(path.join(repo, "env", "all.yaml"), manifests());
+  const git = (...args: string[]) => execFileSync("git", args, { cwd: repo, env, stdio: "ignore" });
+  git("init", "-q", "-b", "main");
+  git("add", "env");
+  git("commit", "-q", "-m", "bench");
+
+  let peakRss = process.memoryUsage().rss;
+  const sampler = setInterval(() => {
+    peakRss = Math.max(peakRss, process.memoryUsage().rss);
+  }, 20);
+  const sim = await startClusterSimulator({ rolloutStepMs: 1000 });
+  try {
+    sim.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: "bench" } });
+    const reconciler = createReconciler({
+      cluster: KubeCluster.fromOptions({ kubeconfig: sim.kubeconfig() }),
+      source: new ConfigRepoFetcher({ repo, workDir: path.join(root, "work"), env }),
+      settings: { instance: "bench", path: "env", namespace: "bench", inventoryNamespace: "bench", createNamespace: false, dryRun: false, prune: { ...DEFAULT_PRUNE_OPTIONS, prune: true } },
+    });
+    sim.resetRequests();
+    let started = performance.now();
+    const first = await reconciler.cycle();
+    const convergeMs = performance.now() - started;
+    if (first.errors.length > 0 || first.applied.length !== OBJECTS) throw new Error(`converge failed: ${first.errors[0] ?? `${first.applied.length} applied`}`);
+    const convergeRequests = sim.requests().length;
+
+    sim.resetRequests();
+    started = performance.now();
+    const noop = await reconciler.cycle();
+    const noopMs = performance.now() - started;
+    const noopRequests = sim.requests();
+    const noopWrites = noopRequests.filter((request) => ["create", "update", "patch", "delete"].includes(request.verb) && !request.dryRun).length;
+    if (noop.errors.length > 0) throw new Error(`no-op cycle failed: ${noop.errors[0]}`);
+    await reconciler.stop();
+    peakRss = Math.max(peakRss, process.memoryUsage().rss);
+    return {
+      "reconcile.converge_1000_objects_ms": convergeMs,
+      "reconcile.converge_1000_objects_api_requests": convergeRequests,
+      "reconcile.noop_cycle_1000_objects_ms": noopMs,
+      "reconcile.noop_cycle_api_requests": noopRequests.length,
+      "reconcile.noop_cycle_writes": noopWrites,
+      "reconcile.peak_rss_mb": peakRss / (1024 * 1024),
+    };
+  } finally {
+    clearInterval(sampler);
+    await sim.close();
+    rmSync(root, { recursive: true, force: true });
+  }
+}
