@@ -3,138 +3,14 @@
  * emulator and the embedded OCI registry. Nothing is faked at a port here.
  */
 import { Octokit } from "@octokit/rest";
-import { ProbotOctokit } from "probot";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { startFerryServer, type FerryServer } from "../../src/main.js";
 import { parseBody } from "../../src/core/pr/body.js";
-import { startGitHubEmulator, type GitHubEmulator } from "../../src/sandbox/github/index.js";
-import { startEmbeddedRegistry, type EmbeddedRegistry } from "../../src/sandbox/registry/embedded-registry.js";
-import { pushImage } from "../../src/sandbox/registry/push-image.js";
-
-const SECRET = "e2e-webhook-secret";
-const REGISTRY_SECRET = "e2e-registry-secret";
-const TestOctokit = ProbotOctokit.defaults((options: Record<string, unknown>) => ({ ...options, throttle: { enabled: false }, retry: { enabled: false } }));
-
-interface World {
-  emu: GitHubEmulator;
-  registry: EmbeddedRegistry;
-  server: FerryServer;
-  as: Record<"mona" | "hubot" | "eve", Octokit>;
-  settle(): Promise<void>;
-  push(tag: string): Promise<string>;
-  /** An open issue to comment on (commands on the merged staging PR are refused, RELIABILITY.md row 12). */
-  openIssue(): Promise<number>;
-  pulls(state?: "open" | "closed" | "all"): Promise<{ number: number; title: string; head: { ref: string; sha: string }; body: string | null; merged_at: string | null; state: string }[]>;
-}
-
-function config(registryHost: string): string {
-  return `images:
-  shop:
-    repository: ${registryHost}/acme/shop
-    policy: { range: "^1.0.0" }
-environments:
-  staging:
-    paths: [overlays/staging]
-    update: auto
-    merge: auto
-  prod:
-    paths: [overlays/prod]
-    from: staging
-    update: manual
-    merge: review
-    promoters: { permission: maintain }
-`;
-}
-
-function overlay(registryHost: string, tag: string): string {
-  return `apiVersion: kustomize.config.k8s.io/v1beta1
-kind: Kustomization
-resources:
-  - deployment.yaml
-images:
-  - name: ${registryHost}/acme/shop
-    newTag: "${tag}"
-`;
-}
-
-async function startWorld(options: { ci: boolean }): Promise<World> {
-  const emu = await startGitHubEmulator();
-  const registry = await startEmbeddedRegistry();
-  const users = { mona: emu.createUser("mona"), hubot: emu.createUser("hubot"), eve: emu.createUser("eve") };
-  emu.createOrg("acme");
-  await pushImage(registry.url, "acme/shop", "1.7.0", { content: "1.7.0" });
-  await emu.createRepo("acme", "config", {
-    files: {
-      ".github/ferry.yml": config(registry.host),
-      "overlays/staging/kustomization.yaml": overlay(registry.host, "1.7.0"),
-      "overlays/staging/deployment.yaml": "kind: Deployment\n",
-      "overlays/prod/kustomization.yaml": overlay(registry.host, "1.7.0"),
-      "overlays/prod/deployment.yaml": "kind: Deployment\n",
-    },
-    collaborators: { mona: "maintain", hubot: "write" },
-    allowAutoMerge: true,
-  });
-  emu.protectBranch("acme", "config", "main", { requiredChecks: ["ci"] });
-  if (options.ci) emu.setCi("acme", "config", { context: "ci", conclusion: "success" });
-  const app = emu.createApp({
-    slug: "ferry",
-    permissions: { contents: "write", pull_requests: "write", issues: "write", checks: "write", statuses: "read", deployments: "read", members: "read", metadata: "read" },
-    webhookSecret: SECRET,
-  });
-  emu.installApp(app.id, "acme");
-  const server = await startFerryServer({
-    appId: app.id,
-    privateKey: app.privateKey,
-    webhookSecret: SECRET,
-    baseUrl: emu.apiUrl,
-    webUrl: emu.webUrl,
-    Octokit: TestOctokit as unknown as typeof ProbotOctokit,
-    scanIntervalMs: false,
-    registrySecrets: { distribution: REGISTRY_SECRET },
-    registryCoalesceMs: 20,
-    logLevel: "fatal",
-  });
-  emu.setWebhook(app.id, `${server.url}/api/github/webhooks`, SECRET);
-  registry.addNotificationEndpoint({ url: `${server.url}/registry/distribution`, headers: { Authorization: REGISTRY_SECRET } });
-  const octokit = (token: string) => new Octokit({ baseUrl: emu.apiUrl, auth: token, request: { retries: 0 } });
-  const as = { mona: octokit(users.mona.token), hubot: octokit(users.hubot.token), eve: octokit(users.eve.token) };
-
-  /** Until the emulator, the registry notifications and Ferry's queue are all quiet. */
-  const settle = async (): Promise<void> => {
-    for (let round = 0; round < 6; round++) {
-      await new Promise((resolve) => setTimeout(resolve, 60));
-      await emu.idle();
-      await server.idle();
-    }
-  };
-  return {
-    emu,
-    registry,
-    server,
-    as,
-    settle,
-    async push(tag) {
-      const { digest } = await pushImage(registry.url, "acme/shop", tag, { content: tag });
-      await settle();
-      return digest;
-    },
-    async openIssue() {
-      const { data } = await as.mona.rest.issues.create({ owner: "acme", repo: "config", title: "Release shop" });
-      return data.number;
-    },
-    async pulls(state = "all") {
-      const { data } = await as.mona.rest.pulls.list({ owner: "acme", repo: "config", state, per_page: 100 });
-      return data;
-    },
-  };
-}
+import { startWorld, type World } from "./e2e-world.js";
 
 describe("Ferry end to end (Probot + GitHub emulator + embedded registry)", () => {
   let world: World;
   afterEach(async () => {
-    await world.server.close();
-    await world.registry.close();
-    await world.emu.close();
+    await world.close();
   });
 
   describe("with CI that passes", () => {
@@ -169,6 +45,10 @@ describe("Ferry end to end (Probot + GitHub emulator + embedded registry)", () =
       const issue = await world.openIssue();
       const before = world.emu.requests().length;
       await world.as.eve.rest.issues.createComment({ owner: "acme", repo: "config", issue_number: issue, body: "/promote prod" });
+      // A bot with admin rights is still not a person: ignored without a reaction or reply.
+      const bot = world.emu.createUser("release-bot", { type: "Bot" });
+      world.emu.setCollaborator("acme", "config", "release-bot", "admin");
+      await new Octokit({ baseUrl: world.emu.apiUrl, auth: bot.token, request: { retries: 0 } }).rest.issues.createComment({ owner: "acme", repo: "config", issue_number: issue, body: "/promote prod" });
       const { data: harmless } = await world.as.hubot.rest.issues.createComment({ owner: "acme", repo: "config", issue_number: issue, body: "looks good" });
       await world.as.hubot.rest.issues.updateComment({ owner: "acme", repo: "config", comment_id: harmless.id, body: "/promote prod" });
       await world.settle();
