@@ -21,6 +21,8 @@ export interface ClusterSimulatorOptions {
   rolloutStepMs?: number;
   /** How long a rollout with a missing image runs before ProgressDeadlineExceeded. Default 1000 ms. */
   progressDeadlineMs?: number;
+  /** How many change events a watch can resume from before it gets 410 Expired. Default 5000. */
+  watchHistory?: number;
 }
 
 export interface ClusterSimulator {
@@ -60,7 +62,7 @@ export interface ClusterSimulator {
 }
 
 export async function startClusterSimulator(options: ClusterSimulatorOptions = {}): Promise<ClusterSimulator> {
-  const state = new ClusterState();
+  const state = new ClusterState(options.watchHistory);
   const faults = new ClusterFaults();
   const token = randomBytes(16).toString("hex");
   // Shared with the HTTP layer, which appends to it; reset empties it in place.

@@ -74,8 +74,8 @@ export const PATCH_CONTENT_TYPES: Record<string, PatchType> = {
   "application/apply-patch+cbor": "apply",
 };
 
-/** How many events watches can resume from; older resource versions get 410 Expired. */
-const EVENT_HISTORY = 5000;
+/** How many events watches can resume from by default; older resource versions get 410 Expired. */
+export const DEFAULT_WATCH_HISTORY = 5000;
 
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
@@ -108,7 +108,10 @@ export class ClusterState {
   private readonly listeners = new Set<(event: StoredEvent) => void>();
   private serviceIpCounter = 10;
 
-  constructor(private readonly now: () => Date = () => new Date()) {
+  constructor(
+    private readonly watchHistory = DEFAULT_WATCH_HISTORY,
+    private readonly now: () => Date = () => new Date(),
+  ) {
     for (const name of ["default", "kube-system", "kube-public", "kube-node-lease"]) {
       this.create(this.type("v1", "Namespace"), undefined, { apiVersion: "v1", kind: "Namespace", metadata: { name } }, {
         fieldManager: "kube-apiserver",
@@ -161,6 +164,10 @@ export class ClusterState {
     const object = this.bucket(type).get(objectKey(type.namespaced ? namespace : undefined, name));
     if (!object) throw notFound(type.plural, type.group, name);
     return object;
+  }
+
+  exists(type: ResourceType, namespace: string | undefined, name: string): boolean {
+    return this.bucket(type).has(objectKey(type.namespaced ? namespace : undefined, name));
   }
 
   get(type: ResourceType, namespace: string | undefined, name: string): JsonObject {
@@ -518,7 +525,7 @@ export class ClusterState {
       object: this.withApiVersion(type, object),
     };
     this.history.push(event);
-    if (this.history.length > EVENT_HISTORY) this.history.shift();
+    if (this.history.length > this.watchHistory) this.history.shift();
     for (const watcher of this.watchers) {
       if (watcher.typeKey !== event.typeKey) continue;
       if (watcher.namespace && metadataOf(event.object).namespace !== watcher.namespace) continue;

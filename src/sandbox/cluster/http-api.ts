@@ -91,8 +91,11 @@ export class HttpApi {
         record.status = 200;
         return this.watch(route, url, request, response);
       }
+      // Server-side apply answers 201 when it created the object, like a POST.
+      const applyCreates =
+        record.patchType === "apply" && !this.options.state.exists(route.type, route.namespace, route.name ?? "");
       const result = this.execute(record, route, url, body, contentType, request.headers["user-agent"]);
-      const status = record.verb === "create" && !record.dryRun ? 201 : 200;
+      const status = (record.verb === "create" || applyCreates) && !record.dryRun ? 201 : 200;
       record.status = status;
       const accept = request.headers.accept ?? "";
       if ((record.verb === "get" || record.verb === "list") && accept.includes("as=Table")) {
