@@ -20,7 +20,7 @@ export interface RegistryReceiverOptions {
   secrets: { distribution?: string; harbor?: string; dockerhub?: string; quay?: string; generic?: string };
   /** Body cap; default 3 MiB like Flux. Reading stops at cap+1 bytes and the answer is 413. */
   maxBodyBytes?: number;
-  /** Window in which hints for one repository are merged into one `onHints` call; default 1000 ms. */
+  /** Window in which hints for one repository are merged into one `onHints` call; default 1000 ms, 0 = next tick. */
   coalesceMs?: number;
   /** Time allowed to receive the body before 408; default 30 s (RELIABILITY.md #4). */
   bodyTimeoutMs?: number;
@@ -75,13 +75,14 @@ export function createRegistryReceiver(options: RegistryReceiverOptions): Regist
       log?.warn({ error: error instanceof Error ? error.message : String(error), hints: hints.length }, "registry hint handler failed");
     }
   };
-  const coalesceMs = options.coalesceMs ?? 1000;
-  const coalescer = new HintCoalescer(coalesceMs, deliver);
+  // A window of 0 still goes through the coalescer (next tick), so `flush` sees every delivery.
+  const coalescer = new HintCoalescer(Math.max(0, options.coalesceMs ?? 1000), deliver);
 
   const handler = async (req: IncomingMessage, res: ServerResponse): Promise<boolean> => {
     const pathname = (req.url ?? "/").split("?")[0]!;
     if (pathname !== "/registry" && !pathname.startsWith("/registry/")) return false;
     let provider: Provider | undefined;
+    let bodyRead = false;
     try {
       const match = /^\/registry\/(distribution|harbor|dockerhub|quay|generic)(?:\/([^/]*))?\/?$/.exec(pathname);
       const tokenInPath = match?.[2];
@@ -104,6 +105,7 @@ export function createRegistryReceiver(options: RegistryReceiverOptions): Regist
       if (!isJsonContentType(req.headers["content-type"])) throw new HttpRefusal(415, "content type must be JSON");
 
       const body = await readCappedBody(req, maxBodyBytes, bodyTimeoutMs);
+      bodyRead = true;
       // HMAC over the raw bytes, never over re-serialized JSON (RELIABILITY.md #3).
       if (route.auth === "hmac" && !signatureMatches(req.headers[SIGNATURE_HEADER], body, secret)) {
         throw new HttpRefusal(401, "bad signature");
@@ -121,17 +123,15 @@ export function createRegistryReceiver(options: RegistryReceiverOptions): Regist
         if (error instanceof InvalidGenericPayload) throw new HttpRefusal(400, error.message);
         throw error;
       }
-      if (hints.length > 0) {
-        if (coalesceMs <= 0) void deliver(hints);
-        else coalescer.add(hints);
-      }
+      if (hints.length > 0) coalescer.add(hints);
       log?.info({ route: provider, hints: hints.length }, hints.length > 0 ? "registry hints accepted" : "registry payload ignored");
       respond(res, 202, { accepted: hints.length });
     } catch (error) {
       if (error instanceof HttpRefusal) {
         // Only the route and the reason: never the body or the credentials that came with it.
         log?.warn({ route: provider ?? "unknown", status: error.status, reason: error.reason }, "registry webhook refused");
-        respond(res, error.status, { error: error.reason }, error.status === 413 || error.status === 408);
+        // An unread (or partly read) body is never drained for an unauthenticated sender: close instead.
+        respond(res, error.status, { error: error.reason }, !bodyRead);
       } else {
         log?.warn({ route: provider ?? "unknown", error: error instanceof Error ? error.message : String(error) }, "registry webhook failed");
         respond(res, 500, { error: "internal error" });

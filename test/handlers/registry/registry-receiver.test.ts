@@ -200,6 +200,21 @@ describe("bad requests", () => {
     expect(status).toBe(413);
   });
 
+  it("answers 408 when the body stalls past the body timeout", async () => {
+    const harness = await startReceiver({ bodyTimeoutMs: 50 });
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = request(`${harness.url}/registry/quay/${SECRETS.quay}`, { method: "POST", headers: { "Content-Type": "application/json", "Content-Length": "100" } }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on("error", reject);
+      req.write('{"docker_url":'); // and nothing more: a slow-drip sender
+    });
+    expect(status).toBe(408);
+    await harness.receiver.flush();
+    expect(harness.batches).toEqual([]);
+  });
+
   it("acknowledges unknown shapes, pulls, deletes and scans with 202 and ignores them", async () => {
     const harness = await startReceiver();
     const auth = { Authorization: SECRETS.harbor };
