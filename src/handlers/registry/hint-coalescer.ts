@@ -25,7 +25,12 @@ export class HintCoalescer {
         batch = { hints: new Map(), timer };
         this.batches.set(key, batch);
       }
-      const identity = hint.tag !== undefined ? `tag:${hint.tag}` : hint.digest !== undefined ? `digest:${hint.digest}` : "repository";
+      const identity =
+        hint.tag !== undefined
+          ? `tag:${hint.tag}`
+          : hint.digest !== undefined
+            ? `digest:${hint.digest}`
+            : "repository";
       // Delete first so that Map order is arrival order of the latest hint per identity.
       batch.hints.delete(identity);
       batch.hints.set(identity, hint);

@@ -62,15 +62,21 @@ const HARBOR_PUSH_TYPES = new Set(["PUSH_ARTIFACT", "pushImage", "harbor.artifac
  * host is the first component of `resource_url`.
  */
 export function hintsFromHarbor(payload: unknown): RegistryHint[] {
-  if (!isObject(payload) || typeof payload.type !== "string" || !HARBOR_PUSH_TYPES.has(payload.type)) return [];
-  const data = isObject(payload.event_data) ? payload.event_data : isObject(payload.data) ? payload.data : undefined;
+  if (!isObject(payload) || typeof payload.type !== "string" || !HARBOR_PUSH_TYPES.has(payload.type))
+    return [];
+  const data = isObject(payload.event_data)
+    ? payload.event_data
+    : isObject(payload.data)
+      ? payload.data
+      : undefined;
   if (!data || !Array.isArray(data.resources)) return [];
   const repository = isObject(data.repository) ? data.repository : {};
-  const fullName = typeof repository.repo_full_name === "string"
-    ? repository.repo_full_name
-    : typeof repository.namespace === "string" && typeof repository.name === "string"
-      ? `${repository.namespace}/${repository.name}`
-      : undefined;
+  const fullName =
+    typeof repository.repo_full_name === "string"
+      ? repository.repo_full_name
+      : typeof repository.namespace === "string" && typeof repository.name === "string"
+        ? `${repository.namespace}/${repository.name}`
+        : undefined;
   const hints: RegistryHint[] = [];
   for (const resource of data.resources) {
     if (!isObject(resource) || typeof resource.resource_url !== "string") continue;
@@ -88,11 +94,12 @@ export function hintsFromHarbor(payload: unknown): RegistryHint[] {
 export function hintsFromDockerHub(payload: unknown): RegistryHint[] {
   if (!isObject(payload) || !isObject(payload.push_data) || !isObject(payload.repository)) return [];
   const repository = payload.repository;
-  const name = typeof repository.repo_name === "string"
-    ? repository.repo_name
-    : typeof repository.namespace === "string" && typeof repository.name === "string"
-      ? `${repository.namespace}/${repository.name}`
-      : undefined;
+  const name =
+    typeof repository.repo_name === "string"
+      ? repository.repo_name
+      : typeof repository.namespace === "string" && typeof repository.name === "string"
+        ? `${repository.namespace}/${repository.name}`
+        : undefined;
   const hint = makeHint("dockerhub", "docker.io", name, payload.push_data.tag);
   return hint ? [hint] : [];
 }
@@ -102,7 +109,8 @@ export function hintsFromDockerHub(payload: unknown): RegistryHint[] {
  * of tags in current Quay and a tag → image id map in older versions. One hint per tag.
  */
 export function hintsFromQuay(payload: unknown): RegistryHint[] {
-  if (!isObject(payload) || typeof payload.docker_url !== "string" || payload.updated_tags === undefined) return [];
+  if (!isObject(payload) || typeof payload.docker_url !== "string" || payload.updated_tags === undefined)
+    return [];
   const slash = payload.docker_url.indexOf("/");
   if (slash <= 0) return [];
   const registry = payload.docker_url.slice(0, slash);
@@ -135,11 +143,15 @@ export function hintsFromGeneric(payload: unknown): RegistryHint[] {
   if (!isObject(payload) || typeof payload.repository !== "string") {
     throw new InvalidGenericPayload('expected {"repository": string, "tag"?: string, "digest"?: string}');
   }
-  if (payload.tag !== undefined && typeof payload.tag !== "string") throw new InvalidGenericPayload("tag must be a string");
-  if (payload.digest !== undefined && typeof payload.digest !== "string") throw new InvalidGenericPayload("digest must be a string");
+  if (payload.tag !== undefined && typeof payload.tag !== "string")
+    throw new InvalidGenericPayload("tag must be a string");
+  if (payload.digest !== undefined && typeof payload.digest !== "string")
+    throw new InvalidGenericPayload("digest must be a string");
   const hint = makeHint("generic", undefined, payload.repository, payload.tag, payload.digest);
   if (!hint) throw new InvalidGenericPayload("repository is not a valid image name");
-  if (payload.tag !== undefined && hint.tag === undefined) throw new InvalidGenericPayload("tag is not a valid OCI tag");
-  if (payload.digest !== undefined && hint.digest !== payload.digest) throw new InvalidGenericPayload("digest must be sha256: and 64 hex digits");
+  if (payload.tag !== undefined && hint.tag === undefined)
+    throw new InvalidGenericPayload("tag is not a valid OCI tag");
+  if (payload.digest !== undefined && hint.digest !== payload.digest)
+    throw new InvalidGenericPayload("digest must be sha256: and 64 hex digits");
   return [hint];
 }

@@ -39,7 +39,10 @@ export interface RegistryReceiver extends RegistryRequestHandler {
 type Provider = keyof RegistryReceiverOptions["secrets"];
 
 /** How each route authenticates and reads its payload: an explicit map, no discovery. */
-const ROUTES: Record<Provider, { auth: "authorization-header" | "url-token" | "hmac"; extract: (payload: unknown) => RegistryHint[] }> = {
+const ROUTES: Record<
+  Provider,
+  { auth: "authorization-header" | "url-token" | "hmac"; extract: (payload: unknown) => RegistryHint[] }
+> = {
   distribution: { auth: "authorization-header", extract: hintsFromDistribution },
   harbor: { auth: "authorization-header", extract: hintsFromHarbor },
   dockerhub: { auth: "url-token", extract: hintsFromDockerHub },
@@ -72,7 +75,10 @@ export function createRegistryReceiver(options: RegistryReceiverOptions): Regist
     try {
       await options.onHints(hints);
     } catch (error) {
-      log?.warn({ error: error instanceof Error ? error.message : String(error), hints: hints.length }, "registry hint handler failed");
+      log?.warn(
+        { error: error instanceof Error ? error.message : String(error), hints: hints.length },
+        "registry hint handler failed",
+      );
     }
   };
   // A window of 0 still goes through the coalescer (next tick), so `flush` sees every delivery.
@@ -84,7 +90,9 @@ export function createRegistryReceiver(options: RegistryReceiverOptions): Regist
     let provider: Provider | undefined;
     let bodyRead = false;
     try {
-      const match = /^\/registry\/(distribution|harbor|dockerhub|quay|generic)(?:\/([^/]*))?\/?$/.exec(pathname);
+      const match = /^\/registry\/(distribution|harbor|dockerhub|quay|generic)(?:\/([^/]*))?\/?$/.exec(
+        pathname,
+      );
       const tokenInPath = match?.[2];
       provider = match?.[1] as Provider | undefined;
       const route = provider ? ROUTES[provider] : undefined;
@@ -102,7 +110,8 @@ export function createRegistryReceiver(options: RegistryReceiverOptions): Regist
       if (route.auth === "url-token" && !constantTimeEqual(safeDecode(tokenInPath!), secret)) {
         throw new HttpRefusal(401, "bad credentials");
       }
-      if (!isJsonContentType(req.headers["content-type"])) throw new HttpRefusal(415, "content type must be JSON");
+      if (!isJsonContentType(req.headers["content-type"]))
+        throw new HttpRefusal(415, "content type must be JSON");
 
       const body = await readCappedBody(req, maxBodyBytes, bodyTimeoutMs);
       bodyRead = true;
@@ -124,16 +133,25 @@ export function createRegistryReceiver(options: RegistryReceiverOptions): Regist
         throw error;
       }
       if (hints.length > 0) coalescer.add(hints);
-      log?.info({ route: provider, hints: hints.length }, hints.length > 0 ? "registry hints accepted" : "registry payload ignored");
+      log?.info(
+        { route: provider, hints: hints.length },
+        hints.length > 0 ? "registry hints accepted" : "registry payload ignored",
+      );
       respond(res, 202, { accepted: hints.length });
     } catch (error) {
       if (error instanceof HttpRefusal) {
         // Only the route and the reason: never the body or the credentials that came with it.
-        log?.warn({ route: provider ?? "unknown", status: error.status, reason: error.reason }, "registry webhook refused");
+        log?.warn(
+          { route: provider ?? "unknown", status: error.status, reason: error.reason },
+          "registry webhook refused",
+        );
         // An unread (or partly read) body is never drained for an unauthenticated sender: close instead.
         respond(res, error.status, { error: error.reason }, !bodyRead);
       } else {
-        log?.warn({ route: provider ?? "unknown", error: error instanceof Error ? error.message : String(error) }, "registry webhook failed");
+        log?.warn(
+          { route: provider ?? "unknown", error: error instanceof Error ? error.message : String(error) },
+          "registry webhook failed",
+        );
         respond(res, 500, { error: "internal error" });
       }
     }
@@ -206,7 +224,8 @@ function safeDecode(segment: string): string {
  */
 function readCappedBody(req: IncomingMessage, max: number, timeoutMs: number): Promise<Buffer> {
   const declared = Number(req.headers["content-length"]);
-  if (Number.isFinite(declared) && declared > max) return Promise.reject(new HttpRefusal(413, "body too large"));
+  if (Number.isFinite(declared) && declared > max)
+    return Promise.reject(new HttpRefusal(413, "body too large"));
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;

@@ -2,7 +2,13 @@ import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { RegistryAuth, type AccessNeed, type RegistryAuthOptions } from "./registry-auth.js";
-import { PlainHttpError, RegistryHttpError, methodNotAllowed, pageNotFound, sendRegistryError } from "./registry-errors.js";
+import {
+  PlainHttpError,
+  RegistryHttpError,
+  methodNotAllowed,
+  pageNotFound,
+  sendRegistryError,
+} from "./registry-errors.js";
 import {
   EVENTS_MEDIA_TYPE,
   RegistryNotifier,
@@ -91,7 +97,8 @@ function matchRoute(pathname: string): Route | undefined {
   if ((match = /^\/v2\/(.+)\/blobs\/uploads\/([^/]+)$/.exec(pathname))) {
     return { kind: "upload", name: match[1]!, uuid: match[2]! };
   }
-  if ((match = /^\/v2\/(.+)\/blobs\/([^/]+)$/.exec(pathname))) return { kind: "blob", name: match[1]!, digest: match[2]! };
+  if ((match = /^\/v2\/(.+)\/blobs\/([^/]+)$/.exec(pathname)))
+    return { kind: "blob", name: match[1]!, digest: match[2]! };
   return undefined;
 }
 
@@ -121,7 +128,9 @@ interface Upload {
  * Accept negotiation, chunked and monolithic uploads, optional basic or token auth, and
  * distribution-format notifications after manifest pushes and deletes.
  */
-export async function startEmbeddedRegistry(options: EmbeddedRegistryOptions = {}): Promise<EmbeddedRegistry> {
+export async function startEmbeddedRegistry(
+  options: EmbeddedRegistryOptions = {},
+): Promise<EmbeddedRegistry> {
   const now = options.now ?? Date.now;
   const store = new RegistryStore();
   const uploads = new Map<string, Upload>();
@@ -156,7 +165,11 @@ export async function startEmbeddedRegistry(options: EmbeddedRegistryOptions = {
       if (!res.headersSent) {
         res.statusCode = 500;
         res.setHeader("Content-Type", "application/json");
-        res.end(isHead ? undefined : JSON.stringify({ errors: [{ code: "UNKNOWN", message: "unknown error", detail: null }] }));
+        res.end(
+          isHead
+            ? undefined
+            : JSON.stringify({ errors: [{ code: "UNKNOWN", message: "unknown error", detail: null }] }),
+        );
       } else {
         res.destroy();
       }
@@ -211,7 +224,10 @@ export async function startEmbeddedRegistry(options: EmbeddedRegistryOptions = {
     const read = method === "GET" || method === "HEAD";
     let need: AccessNeed;
     if ("name" in route) {
-      need = { repository: route.name, actions: method === "DELETE" ? ["delete"] : read ? ["pull"] : ["pull", "push"] };
+      need = {
+        repository: route.name,
+        actions: method === "DELETE" ? ["delete"] : read ? ["pull"] : ["pull", "push"],
+      };
     } else if (route.kind === "catalog") {
       need = { repository: "catalog", actions: ["*"] };
     } else {
@@ -233,7 +249,8 @@ export async function startEmbeddedRegistry(options: EmbeddedRegistryOptions = {
     if (page.limit !== 0 && !store.hasRepository(name)) {
       throw new RegistryHttpError("NAME_UNKNOWN", { detail: { name } });
     }
-    if (page.next !== undefined) res.setHeader("Link", nextLink(`/v2/${name}/tags/list`, page.limit, page.next));
+    if (page.next !== undefined)
+      res.setHeader("Link", nextLink(`/v2/${name}/tags/list`, page.limit, page.next));
     sendJson(res, 200, { name, tags: page.items });
   }
 
@@ -280,7 +297,8 @@ export async function startEmbeddedRegistry(options: EmbeddedRegistryOptions = {
         notify(req, "delete", actor, { digest: reference, repository: name });
         for (const tag of removedTags) notify(req, "delete", actor, { repository: name, tag });
       } else {
-        if (!store.deleteTag(name, reference)) throw new RegistryHttpError("MANIFEST_UNKNOWN", { detail: { tag: reference } });
+        if (!store.deleteTag(name, reference))
+          throw new RegistryHttpError("MANIFEST_UNKNOWN", { detail: { tag: reference } });
         notify(req, "delete", actor, { repository: name, tag: reference });
       }
       res.statusCode = 202;
@@ -291,24 +309,43 @@ export async function startEmbeddedRegistry(options: EmbeddedRegistryOptions = {
     throw methodNotAllowed();
   }
 
-  function getManifest(req: IncomingMessage, res: ServerResponse, name: string, reference: string, isDigest: boolean): void {
+  function getManifest(
+    req: IncomingMessage,
+    res: ServerResponse,
+    name: string,
+    reference: string,
+    isDigest: boolean,
+  ): void {
     let stored: StoredManifest | undefined = store.getManifest(name, reference);
-    if (!stored) throw new RegistryHttpError("MANIFEST_UNKNOWN", { detail: isDigest ? { digest: reference } : { tag: reference } });
+    if (!stored)
+      throw new RegistryHttpError("MANIFEST_UNKNOWN", {
+        detail: isDigest ? { digest: reference } : { tag: reference },
+      });
     const accepted = acceptedMediaTypes(req);
     // Negotiation exactly as distribution's GetManifest: OCI types need an explicit Accept, and a
     // Docker manifest list fetched by tag by a client that does not accept lists gets linux/amd64.
     if (stored.mediaType === MEDIA_TYPES.ociManifest && !accepted.has(MEDIA_TYPES.ociManifest)) {
-      throw new RegistryHttpError("MANIFEST_UNKNOWN", { message: "OCI manifest found, but accept header does not support OCI manifests" });
+      throw new RegistryHttpError("MANIFEST_UNKNOWN", {
+        message: "OCI manifest found, but accept header does not support OCI manifests",
+      });
     }
     if (stored.mediaType === MEDIA_TYPES.ociIndex && !accepted.has(MEDIA_TYPES.ociIndex)) {
-      throw new RegistryHttpError("MANIFEST_UNKNOWN", { message: "OCI index found, but accept header does not support OCI indexes" });
+      throw new RegistryHttpError("MANIFEST_UNKNOWN", {
+        message: "OCI index found, but accept header does not support OCI indexes",
+      });
     }
-    if (!isDigest && stored.mediaType === MEDIA_TYPES.dockerManifestList && !accepted.has(MEDIA_TYPES.dockerManifestList)) {
+    if (
+      !isDigest &&
+      stored.mediaType === MEDIA_TYPES.dockerManifestList &&
+      !accepted.has(MEDIA_TYPES.dockerManifestList)
+    ) {
       const child = stored.children.find((entry) => entry.os === "linux" && entry.architecture === "amd64");
       const resolved = child ? store.getManifest(name, child.digest) : undefined;
       if (!resolved) throw new RegistryHttpError("MANIFEST_UNKNOWN");
       if (resolved.mediaType === MEDIA_TYPES.dockerManifest && !accepted.has(MEDIA_TYPES.dockerManifest)) {
-        throw new RegistryHttpError("MANIFEST_INVALID", { message: "Schema 2 manifest not supported by client" });
+        throw new RegistryHttpError("MANIFEST_INVALID", {
+          message: "Schema 2 manifest not supported by client",
+        });
       }
       stored = resolved;
     }
@@ -344,7 +381,8 @@ export async function startEmbeddedRegistry(options: EmbeddedRegistryOptions = {
     }
     if (method === "DELETE") {
       if (options.deleteEnabled === false) throw new RegistryHttpError("UNSUPPORTED");
-      if (!store.deleteBlob(name, digest)) throw new RegistryHttpError("BLOB_UNKNOWN", { detail: { digest } });
+      if (!store.deleteBlob(name, digest))
+        throw new RegistryHttpError("BLOB_UNKNOWN", { detail: { digest } });
       res.statusCode = 202;
       res.setHeader("Content-Length", 0);
       res.setHeader("Docker-Content-Digest", digest);
@@ -354,7 +392,12 @@ export async function startEmbeddedRegistry(options: EmbeddedRegistryOptions = {
     throw methodNotAllowed();
   }
 
-  async function startUpload(req: IncomingMessage, res: ServerResponse, name: string, url: URL): Promise<void> {
+  async function startUpload(
+    req: IncomingMessage,
+    res: ServerResponse,
+    name: string,
+    url: URL,
+  ): Promise<void> {
     const mount = url.searchParams.get("mount");
     const from = url.searchParams.get("from");
     if (mount !== null && from !== null && DIGEST_PATTERN.test(mount) && NAME_PATTERN.test(from)) {
@@ -383,7 +426,8 @@ export async function startEmbeddedRegistry(options: EmbeddedRegistryOptions = {
     method: string,
   ): Promise<void> {
     const upload = uploads.get(uuid);
-    if (!upload || upload.name !== name) throw new RegistryHttpError("BLOB_UPLOAD_UNKNOWN", { detail: { uuid } });
+    if (!upload || upload.name !== name)
+      throw new RegistryHttpError("BLOB_UPLOAD_UNKNOWN", { detail: { uuid } });
     if (method === "GET") {
       res.statusCode = 204;
       res.setHeader("Location", location(`/v2/${name}/blobs/uploads/${uuid}`));
@@ -421,7 +465,8 @@ export async function startEmbeddedRegistry(options: EmbeddedRegistryOptions = {
     }
     if (method === "PATCH") return uploadAccepted(res, name, uuid, upload.size);
     const digest = url.searchParams.get("digest");
-    if (digest === null) throw new RegistryHttpError("DIGEST_INVALID", { message: "digest missing from upload completion" });
+    if (digest === null)
+      throw new RegistryHttpError("DIGEST_INVALID", { message: "digest missing from upload completion" });
     commitBlob(name, digest, Buffer.concat(upload.chunks));
     uploads.delete(uuid);
     blobCreated(res, name, digest);
@@ -456,7 +501,12 @@ export async function startEmbeddedRegistry(options: EmbeddedRegistryOptions = {
     res.end();
   }
 
-  function notify(req: IncomingMessage, action: "push" | "delete", actor: string | undefined, target: DistributionEvent["target"]): void {
+  function notify(
+    req: IncomingMessage,
+    action: "push" | "delete",
+    actor: string | undefined,
+    target: DistributionEvent["target"],
+  ): void {
     const event: DistributionEvent = {
       id: randomUUID(),
       timestamp: new Date(now()).toISOString(),
@@ -547,7 +597,11 @@ function sendJson(res: ServerResponse, status: number, body: object, isHead = fa
 }
 
 /** Reads a request body, refusing more than `max` bytes (the rest is never buffered). */
-async function readBody(req: IncomingMessage, max: number, code: "MANIFEST_INVALID" | "BLOB_UPLOAD_INVALID"): Promise<Buffer> {
+async function readBody(
+  req: IncomingMessage,
+  max: number,
+  code: "MANIFEST_INVALID" | "BLOB_UPLOAD_INVALID",
+): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req) {

@@ -44,7 +44,9 @@ export class RegistryAuth {
       const user = this.checkBasic(header);
       if (user === undefined) {
         throw new RegistryHttpError("UNAUTHORIZED", {
-          detail: need.repository ? [{ Type: "repository", Name: need.repository, Action: need.actions[0] }] : null,
+          detail: need.repository
+            ? [{ Type: "repository", Name: need.repository, Action: need.actions[0] }]
+            : null,
           headers: { "WWW-Authenticate": `Basic realm="${TOKEN_SERVICE}"` },
         });
       }
@@ -57,7 +59,9 @@ export class RegistryAuth {
       if (token) this.tokens.delete(match![1]!);
       throw new RegistryHttpError("UNAUTHORIZED", {
         message: token ? "authentication required: token expired" : "authentication required",
-        detail: need.repository ? [{ Type: "repository", Name: need.repository, Action: need.actions.join(",") }] : null,
+        detail: need.repository
+          ? [{ Type: "repository", Name: need.repository, Action: need.actions.join(",") }]
+          : null,
         headers: { "WWW-Authenticate": challenge },
       });
     }
@@ -81,7 +85,10 @@ export class RegistryAuth {
   issueToken(req: IncomingMessage, url: URL): { status: number; body: object } {
     const user = this.checkBasic(req.headers.authorization ?? "");
     if (user === undefined) {
-      return { status: 401, body: { errors: [{ code: "UNAUTHORIZED", message: "authentication required", detail: null }] } };
+      return {
+        status: 401,
+        body: { errors: [{ code: "UNAUTHORIZED", message: "authentication required", detail: null }] },
+      };
     }
     const grants = new Map<string, Set<string>>();
     for (const scope of url.searchParams.getAll("scope").flatMap((value) => value.split(" "))) {
@@ -92,7 +99,8 @@ export class RegistryAuth {
       const name = rest.join(":");
       if (type !== "repository" && type !== "registry") continue;
       const set = grants.get(name) ?? new Set<string>();
-      for (const action of actions.split(",")) if (["pull", "push", "delete", "*"].includes(action)) set.add(action);
+      for (const action of actions.split(","))
+        if (["pull", "push", "delete", "*"].includes(action)) set.add(action);
       grants.set(name, set);
     }
     const ttlSeconds = this.options.tokenTtlSeconds ?? 300;
@@ -110,7 +118,8 @@ export class RegistryAuth {
   }
 
   private bearerChallenge(need: AccessNeed, baseUrl: string): string {
-    const scope = need.repository !== undefined ? `,scope="repository:${need.repository}:${need.actions.join(",")}"` : "";
+    const scope =
+      need.repository !== undefined ? `,scope="repository:${need.repository}:${need.actions.join(",")}"` : "";
     return `Bearer realm="${baseUrl}/token",service="${TOKEN_SERVICE}"${scope}`;
   }
 

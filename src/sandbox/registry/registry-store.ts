@@ -10,7 +10,10 @@ export const MEDIA_TYPES = {
 } as const;
 
 const MANIFEST_MEDIA_TYPES: ReadonlySet<string> = new Set(Object.values(MEDIA_TYPES));
-const INDEX_MEDIA_TYPES: ReadonlySet<string> = new Set([MEDIA_TYPES.ociIndex, MEDIA_TYPES.dockerManifestList]);
+const INDEX_MEDIA_TYPES: ReadonlySet<string> = new Set([
+  MEDIA_TYPES.ociIndex,
+  MEDIA_TYPES.dockerManifestList,
+]);
 
 export function sha256Digest(bytes: Uint8Array): string {
   return `sha256:${createHash("sha256").update(bytes).digest("hex")}`;
@@ -144,7 +147,13 @@ interface Descriptor {
 /** Parses a manifest body the way distribution's UnmarshalManifest does: by Content-Type. */
 export function parseManifest(contentType: string, bytes: Buffer): StoredManifest {
   const mediaType = contentType.split(";")[0]!.trim();
-  let body: { mediaType?: unknown; schemaVersion?: unknown; config?: Descriptor; layers?: unknown; manifests?: unknown };
+  let body: {
+    mediaType?: unknown;
+    schemaVersion?: unknown;
+    config?: Descriptor;
+    layers?: unknown;
+    manifests?: unknown;
+  };
   try {
     body = JSON.parse(bytes.toString("utf8"));
   } catch (error) {
@@ -197,7 +206,8 @@ export function parseManifest(contentType: string, bytes: Buffer): StoredManifes
 }
 
 function descriptors(value: unknown, field: string): Descriptor[] {
-  if (!Array.isArray(value)) throw new RegistryHttpError("MANIFEST_INVALID", { detail: `${field} must be an array` });
+  if (!Array.isArray(value))
+    throw new RegistryHttpError("MANIFEST_INVALID", { detail: `${field} must be an array` });
   return value.map((descriptor: Descriptor) => {
     if (typeof descriptor !== "object" || descriptor === null || typeof descriptor.digest !== "string") {
       throw new RegistryHttpError("MANIFEST_INVALID", { detail: `${field}: descriptor without digest` });

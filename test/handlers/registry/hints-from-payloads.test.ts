@@ -10,7 +10,10 @@ import {
   hintsFromQuay,
 } from "../../../src/handlers/registry/hints-from-payloads.js";
 
-const examples = createRequire(import.meta.url)("@octokit/webhooks-examples") as { name: string; examples: unknown[] }[];
+const examples = createRequire(import.meta.url)("@octokit/webhooks-examples") as {
+  name: string;
+  examples: unknown[];
+}[];
 
 const fixture = (name: string): unknown =>
   JSON.parse(readFileSync(new URL(`../../fixtures/registry-webhooks/${name}`, import.meta.url), "utf8"));
@@ -50,10 +53,21 @@ describe("hints from CNCF distribution envelopes", () => {
   it("splits a multi-event envelope into one hint per manifest push, taking the tag", () => {
     const event = (repository: string, tag: string) => ({
       action: "push",
-      target: { mediaType: "application/vnd.oci.image.manifest.v1+json", repository, tag, url: `http://127.0.0.1:5000/v2/${repository}/manifests/${tag}` },
+      target: {
+        mediaType: "application/vnd.oci.image.manifest.v1+json",
+        repository,
+        tag,
+        url: `http://127.0.0.1:5000/v2/${repository}/manifests/${tag}`,
+      },
       request: { host: "127.0.0.1:5000" },
     });
-    const hints = hintsFromDistribution({ events: [event("acme/shop", "1.8.0"), { action: "delete", target: { repository: "acme/shop" } }, event("acme/api", "2.0.0")] });
+    const hints = hintsFromDistribution({
+      events: [
+        event("acme/shop", "1.8.0"),
+        { action: "delete", target: { repository: "acme/shop" } },
+        event("acme/api", "2.0.0"),
+      ],
+    });
     expect(hints).toEqual([
       { registry: "127.0.0.1:5000", repository: "acme/shop", tag: "1.8.0", source: "distribution" },
       { registry: "127.0.0.1:5000", repository: "acme/api", tag: "2.0.0", source: "distribution" },
@@ -61,7 +75,18 @@ describe("hints from CNCF distribution envelopes", () => {
   });
 
   it("drops a tag that is not a valid OCI tag instead of passing it on", () => {
-    const hints = hintsFromDistribution({ events: [{ action: "push", target: { repository: "acme/shop", tag: "v1\n---\nkind: ClusterRoleBinding", url: "http://r.example/v2/acme/shop/manifests/x" } }] });
+    const hints = hintsFromDistribution({
+      events: [
+        {
+          action: "push",
+          target: {
+            repository: "acme/shop",
+            tag: "v1\n---\nkind: ClusterRoleBinding",
+            url: "http://r.example/v2/acme/shop/manifests/x",
+          },
+        },
+      ],
+    });
     expect(hints).toEqual([{ registry: "r.example", repository: "acme/shop", source: "distribution" }]);
   });
 
@@ -97,7 +122,11 @@ describe("hints from Harbor", () => {
   });
 
   it("reads the CloudEvents format of an artifact push", () => {
-    const cloudEvent = { specversion: "1.0", type: "harbor.artifact.pushed", data: (fixture("harbor-push-image-v1.json") as { event_data: unknown }).event_data };
+    const cloudEvent = {
+      specversion: "1.0",
+      type: "harbor.artifact.pushed",
+      data: (fixture("harbor-push-image-v1.json") as { event_data: unknown }).event_data,
+    };
     expect(hintsFromHarbor(cloudEvent)).toHaveLength(1);
   });
 
@@ -136,7 +165,9 @@ describe("hints from Quay", () => {
   });
 
   it("ignores other Quay notifications such as build events", () => {
-    expect(hintsFromQuay({ build_id: "296ec063", docker_url: "quay.io/dgangaia/test", docker_tags: ["master"] })).toEqual([]);
+    expect(
+      hintsFromQuay({ build_id: "296ec063", docker_url: "quay.io/dgangaia/test", docker_tags: ["master"] }),
+    ).toEqual([]);
   });
 });
 
@@ -148,7 +179,13 @@ describe("hints from the generic format", () => {
   });
 
   it("rejects invalid fields with a message rather than ignoring them", () => {
-    for (const payload of [{}, { repository: "Acme/Shop" }, { repository: "acme/shop", tag: "-bad" }, { repository: "acme/shop", digest: "md5:abc" }, { repository: "acme/shop", tag: 1 }]) {
+    for (const payload of [
+      {},
+      { repository: "Acme/Shop" },
+      { repository: "acme/shop", tag: "-bad" },
+      { repository: "acme/shop", digest: "md5:abc" },
+      { repository: "acme/shop", tag: 1 },
+    ]) {
       expect(() => hintsFromGeneric(payload)).toThrow();
     }
   });
@@ -156,7 +193,9 @@ describe("hints from the generic format", () => {
 
 describe("hints from GitHub package events (GHCR)", () => {
   it("reads a published container registry_package event", () => {
-    expect(hintsFromGitHubPackageEvent("registry_package", fixture("github-registry-package-published.json"))).toEqual([
+    expect(
+      hintsFromGitHubPackageEvent("registry_package", fixture("github-registry-package-published.json")),
+    ).toEqual([
       {
         registry: "ghcr.io",
         repository: "acme/shop",

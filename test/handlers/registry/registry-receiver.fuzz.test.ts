@@ -5,10 +5,21 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { createRegistryReceiver } from "../../../src/handlers/registry/index.js";
 
-const SECRETS = { distribution: "dist-secret", harbor: "harbor-secret", dockerhub: "hub-token-123", quay: "quay-token-456", generic: "generic-secret" };
+const SECRETS = {
+  distribution: "dist-secret",
+  harbor: "harbor-secret",
+  dockerhub: "hub-token-123",
+  quay: "quay-token-456",
+  generic: "generic-secret",
+};
 
 /** A request as node:http hands it over: a readable body plus method, url and lower-cased headers. */
-function fakeRequest(method: string, url: string, headers: Record<string, string>, body: Uint8Array): IncomingMessage {
+function fakeRequest(
+  method: string,
+  url: string,
+  headers: Record<string, string>,
+  body: Uint8Array,
+): IncomingMessage {
   const req = Readable.from(body.length > 0 ? [Buffer.from(body)] : []) as unknown as IncomingMessage;
   Object.assign(req, { method, url, headers });
   return req;
@@ -45,15 +56,35 @@ const routes = [
 describe("RELIABILITY G1: fuzzed unauthenticated or mis-signed requests", () => {
   it("answers every one with a 4xx and never produces a hint", async () => {
     let hints = 0;
-    const receiver = createRegistryReceiver({ secrets: SECRETS, coalesceMs: 0, maxBodyBytes: 4096, onHints: () => void hints++ });
-    const secretValues = new Set<string>(Object.values(SECRETS).flatMap((secret) => [secret, `Bearer ${secret}`]));
+    const receiver = createRegistryReceiver({
+      secrets: SECRETS,
+      coalesceMs: 0,
+      maxBodyBytes: 4096,
+      onHints: () => void hints++,
+    });
+    const secretValues = new Set<string>(
+      Object.values(SECRETS).flatMap((secret) => [secret, `Bearer ${secret}`]),
+    );
 
     await fc.assert(
       fc.asyncProperty(
         fc.constantFrom(...routes),
-        fc.option(fc.oneof(fc.string(), fc.stringMatching(/^sha256=[0-9a-f]{64}$/), fc.constantFrom("Bearer ", "sha1=abc", "bogus=x")), { nil: undefined }),
+        fc.option(
+          fc.oneof(
+            fc.string(),
+            fc.stringMatching(/^sha256=[0-9a-f]{64}$/),
+            fc.constantFrom("Bearer ", "sha1=abc", "bogus=x"),
+          ),
+          { nil: undefined },
+        ),
         fc.string({ maxLength: 40 }),
-        fc.constantFrom("application/json", "application/vnd.docker.distribution.events.v1+json", "text/plain", "application/x-www-form-urlencoded", ""),
+        fc.constantFrom(
+          "application/json",
+          "application/vnd.docker.distribution.events.v1+json",
+          "text/plain",
+          "application/x-www-form-urlencoded",
+          "",
+        ),
         fc.oneof(
           fc.uint8Array({ maxLength: 6000 }),
           fc.json().map((text) => new TextEncoder().encode(text)),
@@ -65,12 +96,15 @@ describe("RELIABILITY G1: fuzzed unauthenticated or mis-signed requests", () => 
           fc.pre(credential === undefined || !secretValues.has(credential));
           fc.pre(!Object.values(SECRETS).includes(urlToken));
           if (route.header === "x-ferry-signature-256" && credential !== undefined) {
-            fc.pre(credential !== `sha256=${createHmac("sha256", SECRETS.generic).update(body).digest("hex")}`);
+            fc.pre(
+              credential !== `sha256=${createHmac("sha256", SECRETS.generic).update(body).digest("hex")}`,
+            );
           }
           const headers: Record<string, string> = {};
           if (contentType) headers["content-type"] = contentType;
           if (route.header && credential !== undefined) headers[route.header] = credential;
-          const path = route.header === undefined ? `${route.path}${encodeURIComponent(urlToken)}` : route.path;
+          const path =
+            route.header === undefined ? `${route.path}${encodeURIComponent(urlToken)}` : route.path;
           const res = fakeResponse();
           const handled = await receiver(fakeRequest(method, path, headers, body), res);
           expect(handled).toBe(true);

@@ -1,3 +1,4 @@
+/* eslint-disable @typescript-eslint/no-explicit-any -- raw HTTP tests read JSON bodies of many shapes */
 import { createHash } from "node:crypto";
 import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -23,7 +24,12 @@ async function registry(options?: Parameters<typeof startEmbeddedRegistry>[0]): 
   return instance;
 }
 
-async function pushBlob(base: string, name: string, content: string | Buffer, headers: Record<string, string> = {}) {
+async function pushBlob(
+  base: string,
+  name: string,
+  content: string | Buffer,
+  headers: Record<string, string> = {},
+) {
   const bytes = Buffer.from(content);
   const digest = digestOf(bytes);
   const response = await fetch(`${base}/v2/${name}/blobs/uploads/?digest=${digest}`, {
@@ -35,23 +41,51 @@ async function pushBlob(base: string, name: string, content: string | Buffer, he
   return { digest, size: bytes.length };
 }
 
-function imageManifest(config: { digest: string; size: number }, layers: { digest: string; size: number }[], mediaType: string = MEDIA_TYPES.ociManifest) {
+function imageManifest(
+  config: { digest: string; size: number },
+  layers: { digest: string; size: number }[],
+  mediaType: string = MEDIA_TYPES.ociManifest,
+) {
   const docker = mediaType === MEDIA_TYPES.dockerManifest;
   return JSON.stringify({
     schemaVersion: 2,
     mediaType,
-    config: { mediaType: docker ? "application/vnd.docker.container.image.v1+json" : "application/vnd.oci.image.config.v1+json", ...config },
-    layers: layers.map((layer) => ({ mediaType: docker ? "application/vnd.docker.image.rootfs.diff.tar.gzip" : "application/vnd.oci.image.layer.v1.tar+gzip", ...layer })),
+    config: {
+      mediaType: docker
+        ? "application/vnd.docker.container.image.v1+json"
+        : "application/vnd.oci.image.config.v1+json",
+      ...config,
+    },
+    layers: layers.map((layer) => ({
+      mediaType: docker
+        ? "application/vnd.docker.image.rootfs.diff.tar.gzip"
+        : "application/vnd.oci.image.layer.v1.tar+gzip",
+      ...layer,
+    })),
   });
 }
 
-async function pushImage(base: string, name: string, tag: string, options: { mediaType?: string; config?: string; headers?: Record<string, string> } = {}) {
+async function pushImage(
+  base: string,
+  name: string,
+  tag: string,
+  options: { mediaType?: string; config?: string; headers?: Record<string, string> } = {},
+) {
   const headers = options.headers ?? {};
-  const config = await pushBlob(base, name, options.config ?? JSON.stringify({ architecture: "amd64", os: "linux", created: "2024-01-01T00:00:00Z" }), headers);
+  const config = await pushBlob(
+    base,
+    name,
+    options.config ?? JSON.stringify({ architecture: "amd64", os: "linux", created: "2024-01-01T00:00:00Z" }),
+    headers,
+  );
   const layer = await pushBlob(base, name, `layer of ${name}:${tag}`, headers);
   const mediaType = options.mediaType ?? MEDIA_TYPES.ociManifest;
   const body = imageManifest(config, [layer], mediaType);
-  const response = await fetch(`${base}/v2/${name}/manifests/${tag}`, { method: "PUT", headers: { "Content-Type": mediaType, ...headers }, body });
+  const response = await fetch(`${base}/v2/${name}/manifests/${tag}`, {
+    method: "PUT",
+    headers: { "Content-Type": mediaType, ...headers },
+    body,
+  });
   expect(response.status).toBe(201);
   return { digest: digestOf(body), body, size: Buffer.byteLength(body), mediaType };
 }
@@ -79,7 +113,7 @@ describe("embedded registry: base and errors", () => {
     const reg = await registry();
     const response = await fetch(`${reg.url}/v2/${"a".repeat(200)}/${"b".repeat(60)}/tags/list`);
     expect(response.status).toBe(400);
-    const body = await response.json() as any;
+    const body = (await response.json()) as any;
     expect(body.errors[0]).toMatchObject({ code: "NAME_INVALID", message: expect.any(String) });
     expect(body.errors[0]).toHaveProperty("detail");
   });
@@ -93,7 +127,7 @@ describe("embedded registry: base and errors", () => {
     const reg = await registry();
     const response = await fetch(`${reg.url}/v2/acme/nothing/tags/list`);
     expect(response.status).toBe(404);
-    expect((await response.json() as any).errors[0].code).toBe("NAME_UNKNOWN");
+    expect(((await response.json()) as any).errors[0].code).toBe("NAME_UNKNOWN");
   });
 });
 
@@ -117,10 +151,18 @@ describe("embedded registry: blobs and uploads", () => {
     expect(location).toMatch(new RegExp(`^${reg.url}/v2/acme/shop/blobs/uploads/[0-9a-f-]+$`));
     expect(start.headers.get("docker-upload-uuid")).toBeTruthy();
 
-    const first = await fetch(location, { method: "PATCH", headers: { "Content-Type": "application/octet-stream", "Content-Range": "0-4" }, body: "hello" });
+    const first = await fetch(location, {
+      method: "PATCH",
+      headers: { "Content-Type": "application/octet-stream", "Content-Range": "0-4" },
+      body: "hello",
+    });
     expect(first.status).toBe(202);
     expect(first.headers.get("range")).toBe("0-4");
-    const second = await fetch(first.headers.get("location")!, { method: "PATCH", headers: { "Content-Range": "5-10" }, body: " world" });
+    const second = await fetch(first.headers.get("location")!, {
+      method: "PATCH",
+      headers: { "Content-Range": "5-10" },
+      body: " world",
+    });
     expect(second.headers.get("range")).toBe("0-10");
 
     const digest = digestOf("hello world");
@@ -134,15 +176,22 @@ describe("embedded registry: blobs and uploads", () => {
   it("refuses a chunk whose Content-Range does not continue the upload with 416", async () => {
     const reg = await registry();
     const start = await fetch(`${reg.url}/v2/acme/shop/blobs/uploads/`, { method: "POST" });
-    const response = await fetch(start.headers.get("location")!, { method: "PATCH", headers: { "Content-Range": "3-5" }, body: "abc" });
+    const response = await fetch(start.headers.get("location")!, {
+      method: "PATCH",
+      headers: { "Content-Range": "3-5" },
+      body: "abc",
+    });
     expect(response.status).toBe(416);
   });
 
   it("answers DIGEST_INVALID when the uploaded bytes do not match the digest", async () => {
     const reg = await registry();
-    const response = await fetch(`${reg.url}/v2/acme/shop/blobs/uploads/?digest=${digestOf("something else")}`, { method: "POST", body: "content" });
+    const response = await fetch(
+      `${reg.url}/v2/acme/shop/blobs/uploads/?digest=${digestOf("something else")}`,
+      { method: "POST", body: "content" },
+    );
     expect(response.status).toBe(400);
-    expect((await response.json() as any).errors[0].code).toBe("DIGEST_INVALID");
+    expect(((await response.json()) as any).errors[0].code).toBe("DIGEST_INVALID");
     expect(reg.repositories()).toEqual([]);
   });
 
@@ -151,29 +200,34 @@ describe("embedded registry: blobs and uploads", () => {
     const { digest } = await pushBlob(reg.url, "acme/one", "shared");
     const response = await fetch(`${reg.url}/v2/acme/two/blobs/${digest}`);
     expect(response.status).toBe(404);
-    expect((await response.json() as any).errors[0].code).toBe("BLOB_UNKNOWN");
+    expect(((await response.json()) as any).errors[0].code).toBe("BLOB_UNKNOWN");
   });
 
   it("mounts a blob from another repository without re-uploading it", async () => {
     const reg = await registry();
     const { digest } = await pushBlob(reg.url, "acme/one", "shared");
-    const response = await fetch(`${reg.url}/v2/acme/two/blobs/uploads/?mount=${digest}&from=acme/one`, { method: "POST" });
+    const response = await fetch(`${reg.url}/v2/acme/two/blobs/uploads/?mount=${digest}&from=acme/one`, {
+      method: "POST",
+    });
     expect(response.status).toBe(201);
     expect((await fetch(`${reg.url}/v2/acme/two/blobs/${digest}`, { method: "HEAD" })).status).toBe(200);
   });
 
   it("answers BLOB_UPLOAD_UNKNOWN for an unknown upload session", async () => {
     const reg = await registry();
-    const response = await fetch(`${reg.url}/v2/acme/shop/blobs/uploads/not-a-session`, { method: "PATCH", body: "x" });
+    const response = await fetch(`${reg.url}/v2/acme/shop/blobs/uploads/not-a-session`, {
+      method: "PATCH",
+      body: "x",
+    });
     expect(response.status).toBe(404);
-    expect((await response.json() as any).errors[0].code).toBe("BLOB_UPLOAD_UNKNOWN");
+    expect(((await response.json()) as any).errors[0].code).toBe("BLOB_UPLOAD_UNKNOWN");
   });
 
   it("answers DIGEST_INVALID for a blob digest of the wrong length", async () => {
     const reg = await registry();
     const response = await fetch(`${reg.url}/v2/acme/shop/blobs/sha256:abc`);
     expect(response.status).toBe(400);
-    expect((await response.json() as any).errors[0].code).toBe("DIGEST_INVALID");
+    expect(((await response.json()) as any).errors[0].code).toBe("DIGEST_INVALID");
   });
 
   it("deletes a blob so that it is no longer served", async () => {
@@ -189,7 +243,9 @@ describe("embedded registry: manifests", () => {
     const reg = await registry();
     const pushed = await pushImage(reg.url, "acme/shop", "1.8.0", { mediaType: MEDIA_TYPES.dockerManifest });
     for (const reference of ["1.8.0", pushed.digest]) {
-      const response = await fetch(`${reg.url}/v2/acme/shop/manifests/${reference}`, { headers: { Accept: MEDIA_TYPES.dockerManifest } });
+      const response = await fetch(`${reg.url}/v2/acme/shop/manifests/${reference}`, {
+        headers: { Accept: MEDIA_TYPES.dockerManifest },
+      });
       expect(response.status).toBe(200);
       expect(response.headers.get("content-type")).toBe(MEDIA_TYPES.dockerManifest);
       expect(response.headers.get("docker-content-digest")).toBe(pushed.digest);
@@ -201,7 +257,11 @@ describe("embedded registry: manifests", () => {
     const reg = await registry();
     const config = await pushBlob(reg.url, "acme/shop", "{}");
     const body = imageManifest(config, []);
-    const response = await fetch(`${reg.url}/v2/acme/shop/manifests/latest`, { method: "PUT", headers: { "Content-Type": MEDIA_TYPES.ociManifest }, body });
+    const response = await fetch(`${reg.url}/v2/acme/shop/manifests/latest`, {
+      method: "PUT",
+      headers: { "Content-Type": MEDIA_TYPES.ociManifest },
+      body,
+    });
     expect(response.status).toBe(201);
     expect(response.headers.get("docker-content-digest")).toBe(digestOf(body));
     expect(response.headers.get("location")).toBe(`${reg.url}/v2/acme/shop/manifests/${digestOf(body)}`);
@@ -217,16 +277,23 @@ describe("embedded registry: manifests", () => {
     const reg = await registry();
     const config = await pushBlob(reg.url, "acme/shop", "{}");
     for (const headers of [{}, { "Content-Type": "application/json" }] as Record<string, string>[]) {
-      const response = await fetch(`${reg.url}/v2/acme/shop/manifests/1.0.0`, { method: "PUT", headers, body: imageManifest(config, []) });
+      const response = await fetch(`${reg.url}/v2/acme/shop/manifests/1.0.0`, {
+        method: "PUT",
+        headers,
+        body: imageManifest(config, []),
+      });
       expect(response.status).toBe(400);
-      expect((await response.json() as any).errors[0].code).toBe("MANIFEST_INVALID");
+      expect(((await response.json()) as any).errors[0].code).toBe("MANIFEST_INVALID");
     }
   });
 
   it("answers HEAD with headers only", async () => {
     const reg = await registry();
     const pushed = await pushImage(reg.url, "acme/shop", "1.0.0");
-    const response = await fetch(`${reg.url}/v2/acme/shop/manifests/1.0.0`, { method: "HEAD", headers: { Accept: ALL_MANIFEST_TYPES } });
+    const response = await fetch(`${reg.url}/v2/acme/shop/manifests/1.0.0`, {
+      method: "HEAD",
+      headers: { Accept: ALL_MANIFEST_TYPES },
+    });
     expect(response.status).toBe(200);
     expect(response.headers.get("docker-content-digest")).toBe(pushed.digest);
     expect(response.headers.get("content-length")).toBe(String(pushed.size));
@@ -237,9 +304,13 @@ describe("embedded registry: manifests", () => {
     const reg = await registry();
     const config = await pushBlob(reg.url, "acme/shop", "{}");
     const missing = { digest: digestOf("never uploaded"), size: 14 };
-    const response = await fetch(`${reg.url}/v2/acme/shop/manifests/1.0.0`, { method: "PUT", headers: { "Content-Type": MEDIA_TYPES.ociManifest }, body: imageManifest(config, [missing]) });
+    const response = await fetch(`${reg.url}/v2/acme/shop/manifests/1.0.0`, {
+      method: "PUT",
+      headers: { "Content-Type": MEDIA_TYPES.ociManifest },
+      body: imageManifest(config, [missing]),
+    });
     expect(response.status).toBe(400);
-    const error = (await response.json() as any).errors[0];
+    const error = ((await response.json()) as any).errors[0];
     expect(error.code).toBe("MANIFEST_BLOB_UNKNOWN");
     expect(error.detail).toBe(missing.digest);
     expect(reg.tags("acme/shop")).toEqual([]);
@@ -247,38 +318,89 @@ describe("embedded registry: manifests", () => {
 
   it("refuses an index that references a manifest the repository does not have", async () => {
     const reg = await registry();
-    const body = JSON.stringify({ schemaVersion: 2, mediaType: MEDIA_TYPES.ociIndex, manifests: [{ mediaType: MEDIA_TYPES.ociManifest, digest: digestOf("nope"), size: 4, platform: { os: "linux", architecture: "amd64" } }] });
-    const response = await fetch(`${reg.url}/v2/acme/shop/manifests/1.0.0`, { method: "PUT", headers: { "Content-Type": MEDIA_TYPES.ociIndex }, body });
-    expect((await response.json() as any).errors[0].code).toBe("MANIFEST_BLOB_UNKNOWN");
+    const body = JSON.stringify({
+      schemaVersion: 2,
+      mediaType: MEDIA_TYPES.ociIndex,
+      manifests: [
+        {
+          mediaType: MEDIA_TYPES.ociManifest,
+          digest: digestOf("nope"),
+          size: 4,
+          platform: { os: "linux", architecture: "amd64" },
+        },
+      ],
+    });
+    const response = await fetch(`${reg.url}/v2/acme/shop/manifests/1.0.0`, {
+      method: "PUT",
+      headers: { "Content-Type": MEDIA_TYPES.ociIndex },
+      body,
+    });
+    expect(((await response.json()) as any).errors[0].code).toBe("MANIFEST_BLOB_UNKNOWN");
   });
 
   it("refuses a PUT by digest whose body has another digest", async () => {
     const reg = await registry();
     const config = await pushBlob(reg.url, "acme/shop", "{}");
-    const response = await fetch(`${reg.url}/v2/acme/shop/manifests/${digestOf("other")}`, { method: "PUT", headers: { "Content-Type": MEDIA_TYPES.ociManifest }, body: imageManifest(config, []) });
+    const response = await fetch(`${reg.url}/v2/acme/shop/manifests/${digestOf("other")}`, {
+      method: "PUT",
+      headers: { "Content-Type": MEDIA_TYPES.ociManifest },
+      body: imageManifest(config, []),
+    });
     expect(response.status).toBe(400);
-    expect((await response.json() as any).errors[0].code).toBe("DIGEST_INVALID");
+    expect(((await response.json()) as any).errors[0].code).toBe("DIGEST_INVALID");
   });
 
   it("refuses malformed manifests with MANIFEST_INVALID", async () => {
     const reg = await registry();
-    for (const body of ["{not json", "[]", JSON.stringify({ schemaVersion: 1, mediaType: MEDIA_TYPES.ociManifest })]) {
-      const response = await fetch(`${reg.url}/v2/acme/shop/manifests/bad`, { method: "PUT", headers: { "Content-Type": MEDIA_TYPES.ociManifest }, body });
+    for (const body of [
+      "{not json",
+      "[]",
+      JSON.stringify({ schemaVersion: 1, mediaType: MEDIA_TYPES.ociManifest }),
+    ]) {
+      const response = await fetch(`${reg.url}/v2/acme/shop/manifests/bad`, {
+        method: "PUT",
+        headers: { "Content-Type": MEDIA_TYPES.ociManifest },
+        body,
+      });
       expect(response.status).toBe(400);
-      expect((await response.json() as any).errors[0].code).toBe("MANIFEST_INVALID");
+      expect(((await response.json()) as any).errors[0].code).toBe("MANIFEST_INVALID");
     }
   });
 
   it("stores all four manifest media types", async () => {
     const reg = await registry();
     const oci = await pushImage(reg.url, "acme/shop", "oci", { mediaType: MEDIA_TYPES.ociManifest });
-    const docker = await pushImage(reg.url, "acme/shop", "docker", { mediaType: MEDIA_TYPES.dockerManifest, config: "{\"os\":\"linux\"}" });
+    const docker = await pushImage(reg.url, "acme/shop", "docker", {
+      mediaType: MEDIA_TYPES.dockerManifest,
+      config: '{"os":"linux"}',
+    });
     const platform = { os: "linux", architecture: "amd64" };
-    const index = JSON.stringify({ schemaVersion: 2, mediaType: MEDIA_TYPES.ociIndex, manifests: [{ mediaType: oci.mediaType, digest: oci.digest, size: oci.size, platform }] });
-    const list = JSON.stringify({ schemaVersion: 2, mediaType: MEDIA_TYPES.dockerManifestList, manifests: [{ mediaType: docker.mediaType, digest: docker.digest, size: docker.size, platform }] });
-    for (const [tag, mediaType, body] of [["index", MEDIA_TYPES.ociIndex, index], ["list", MEDIA_TYPES.dockerManifestList, list]] as const) {
-      expect((await fetch(`${reg.url}/v2/acme/shop/manifests/${tag}`, { method: "PUT", headers: { "Content-Type": mediaType }, body })).status).toBe(201);
-      const response = await fetch(`${reg.url}/v2/acme/shop/manifests/${tag}`, { headers: { Accept: ALL_MANIFEST_TYPES } });
+    const index = JSON.stringify({
+      schemaVersion: 2,
+      mediaType: MEDIA_TYPES.ociIndex,
+      manifests: [{ mediaType: oci.mediaType, digest: oci.digest, size: oci.size, platform }],
+    });
+    const list = JSON.stringify({
+      schemaVersion: 2,
+      mediaType: MEDIA_TYPES.dockerManifestList,
+      manifests: [{ mediaType: docker.mediaType, digest: docker.digest, size: docker.size, platform }],
+    });
+    for (const [tag, mediaType, body] of [
+      ["index", MEDIA_TYPES.ociIndex, index],
+      ["list", MEDIA_TYPES.dockerManifestList, list],
+    ] as const) {
+      expect(
+        (
+          await fetch(`${reg.url}/v2/acme/shop/manifests/${tag}`, {
+            method: "PUT",
+            headers: { "Content-Type": mediaType },
+            body,
+          })
+        ).status,
+      ).toBe(201);
+      const response = await fetch(`${reg.url}/v2/acme/shop/manifests/${tag}`, {
+        headers: { Accept: ALL_MANIFEST_TYPES },
+      });
       expect(response.headers.get("content-type")).toBe(mediaType);
       expect(response.headers.get("docker-content-digest")).toBe(digestOf(body));
     }
@@ -288,13 +410,21 @@ describe("embedded registry: manifests", () => {
   it("deletes a manifest by digest together with its tags, and a tag alone", async () => {
     const reg = await registry();
     const one = await pushImage(reg.url, "acme/shop", "1.0.0");
-    await fetch(`${reg.url}/v2/acme/shop/manifests/also-one`, { method: "PUT", headers: { "Content-Type": MEDIA_TYPES.ociManifest }, body: one.body });
-    await pushImage(reg.url, "acme/shop", "2.0.0", { config: "{\"v\":2}" });
+    await fetch(`${reg.url}/v2/acme/shop/manifests/also-one`, {
+      method: "PUT",
+      headers: { "Content-Type": MEDIA_TYPES.ociManifest },
+      body: one.body,
+    });
+    await pushImage(reg.url, "acme/shop", "2.0.0", { config: '{"v":2}' });
     expect((await fetch(`${reg.url}/v2/acme/shop/manifests/2.0.0`, { method: "DELETE" })).status).toBe(202);
     expect(reg.tags("acme/shop")).toEqual(["1.0.0", "also-one"]);
-    expect((await fetch(`${reg.url}/v2/acme/shop/manifests/${one.digest}`, { method: "DELETE" })).status).toBe(202);
+    expect(
+      (await fetch(`${reg.url}/v2/acme/shop/manifests/${one.digest}`, { method: "DELETE" })).status,
+    ).toBe(202);
     expect(reg.tags("acme/shop")).toEqual([]);
-    const gone = await fetch(`${reg.url}/v2/acme/shop/manifests/${one.digest}`, { headers: { Accept: ALL_MANIFEST_TYPES } });
+    const gone = await fetch(`${reg.url}/v2/acme/shop/manifests/${one.digest}`, {
+      headers: { Accept: ALL_MANIFEST_TYPES },
+    });
     expect(gone.status).toBe(404);
   });
 });
@@ -304,29 +434,74 @@ describe("embedded registry: content negotiation like distribution", () => {
     const reg = await registry();
     await pushImage(reg.url, "acme/shop", "1.0.0", { mediaType: MEDIA_TYPES.ociManifest });
     for (const accept of [undefined, MEDIA_TYPES.dockerManifest, "*/*"]) {
-      const response = await fetch(`${reg.url}/v2/acme/shop/manifests/1.0.0`, { headers: accept ? { Accept: accept } : {} });
+      const response = await fetch(`${reg.url}/v2/acme/shop/manifests/1.0.0`, {
+        headers: accept ? { Accept: accept } : {},
+      });
       expect(response.status).toBe(404);
-      expect((await response.json() as any).errors[0].code).toBe("MANIFEST_UNKNOWN");
+      expect(((await response.json()) as any).errors[0].code).toBe("MANIFEST_UNKNOWN");
     }
-    const ok = await fetch(`${reg.url}/v2/acme/shop/manifests/1.0.0`, { headers: { Accept: `${MEDIA_TYPES.dockerManifest}, ${MEDIA_TYPES.ociManifest};q=0.5` } });
+    const ok = await fetch(`${reg.url}/v2/acme/shop/manifests/1.0.0`, {
+      headers: { Accept: `${MEDIA_TYPES.dockerManifest}, ${MEDIA_TYPES.ociManifest};q=0.5` },
+    });
     expect(ok.status).toBe(200);
   });
 
   it("hides an OCI index from a client that does not accept OCI indexes", async () => {
     const reg = await registry();
     const child = await pushImage(reg.url, "acme/shop", "child");
-    const body = JSON.stringify({ schemaVersion: 2, mediaType: MEDIA_TYPES.ociIndex, manifests: [{ mediaType: child.mediaType, digest: child.digest, size: child.size, platform: { os: "linux", architecture: "arm64" } }] });
-    await fetch(`${reg.url}/v2/acme/shop/manifests/multi`, { method: "PUT", headers: { "Content-Type": MEDIA_TYPES.ociIndex }, body });
-    expect((await fetch(`${reg.url}/v2/acme/shop/manifests/multi`, { headers: { Accept: MEDIA_TYPES.ociManifest } })).status).toBe(404);
-    expect((await fetch(`${reg.url}/v2/acme/shop/manifests/multi`, { headers: { Accept: MEDIA_TYPES.ociIndex } })).status).toBe(200);
+    const body = JSON.stringify({
+      schemaVersion: 2,
+      mediaType: MEDIA_TYPES.ociIndex,
+      manifests: [
+        {
+          mediaType: child.mediaType,
+          digest: child.digest,
+          size: child.size,
+          platform: { os: "linux", architecture: "arm64" },
+        },
+      ],
+    });
+    await fetch(`${reg.url}/v2/acme/shop/manifests/multi`, {
+      method: "PUT",
+      headers: { "Content-Type": MEDIA_TYPES.ociIndex },
+      body,
+    });
+    expect(
+      (
+        await fetch(`${reg.url}/v2/acme/shop/manifests/multi`, {
+          headers: { Accept: MEDIA_TYPES.ociManifest },
+        })
+      ).status,
+    ).toBe(404);
+    expect(
+      (await fetch(`${reg.url}/v2/acme/shop/manifests/multi`, { headers: { Accept: MEDIA_TYPES.ociIndex } }))
+        .status,
+    ).toBe(200);
   });
 
   it("answers a Docker manifest list fetched by tag with the linux/amd64 manifest when lists are not accepted", async () => {
     const reg = await registry();
     const amd64 = await pushImage(reg.url, "acme/shop", "amd64", { mediaType: MEDIA_TYPES.dockerManifest });
-    const body = JSON.stringify({ schemaVersion: 2, mediaType: MEDIA_TYPES.dockerManifestList, manifests: [{ mediaType: amd64.mediaType, digest: amd64.digest, size: amd64.size, platform: { os: "linux", architecture: "amd64" } }] });
-    await fetch(`${reg.url}/v2/acme/shop/manifests/multi`, { method: "PUT", headers: { "Content-Type": MEDIA_TYPES.dockerManifestList }, body });
-    const response = await fetch(`${reg.url}/v2/acme/shop/manifests/multi`, { headers: { Accept: MEDIA_TYPES.dockerManifest } });
+    const body = JSON.stringify({
+      schemaVersion: 2,
+      mediaType: MEDIA_TYPES.dockerManifestList,
+      manifests: [
+        {
+          mediaType: amd64.mediaType,
+          digest: amd64.digest,
+          size: amd64.size,
+          platform: { os: "linux", architecture: "amd64" },
+        },
+      ],
+    });
+    await fetch(`${reg.url}/v2/acme/shop/manifests/multi`, {
+      method: "PUT",
+      headers: { "Content-Type": MEDIA_TYPES.dockerManifestList },
+      body,
+    });
+    const response = await fetch(`${reg.url}/v2/acme/shop/manifests/multi`, {
+      headers: { Accept: MEDIA_TYPES.dockerManifest },
+    });
     expect(response.status).toBe(200);
     expect(response.headers.get("docker-content-digest")).toBe(amd64.digest);
   });
@@ -337,16 +512,20 @@ describe("embedded registry: tag listing", () => {
     const reg = await registry();
     const first = await pushImage(reg.url, "acme/shop", "b");
     for (const tag of ["c", "a", "1.10.0", "1.9.0"]) {
-      await fetch(`${reg.url}/v2/acme/shop/manifests/${tag}`, { method: "PUT", headers: { "Content-Type": MEDIA_TYPES.ociManifest }, body: first.body });
+      await fetch(`${reg.url}/v2/acme/shop/manifests/${tag}`, {
+        method: "PUT",
+        headers: { "Content-Type": MEDIA_TYPES.ociManifest },
+        body: first.body,
+      });
     }
-    const all = await (await fetch(`${reg.url}/v2/acme/shop/tags/list`)).json() as any;
+    const all = (await (await fetch(`${reg.url}/v2/acme/shop/tags/list`)).json()) as any;
     expect(all).toEqual({ name: "acme/shop", tags: ["1.10.0", "1.9.0", "a", "b", "c"] });
 
     const pages: string[][] = [];
     let next: string | null = "/v2/acme/shop/tags/list?n=2";
     while (next) {
       const response: Response = await fetch(`${reg.url}${next}`);
-      pages.push((await response.json() as any).tags);
+      pages.push(((await response.json()) as any).tags);
       const link = response.headers.get("link");
       next = link ? /^<([^>]+)>; rel="next"$/.exec(link)![1]! : null;
     }
@@ -356,7 +535,11 @@ describe("embedded registry: tag listing", () => {
   it("puts last before n in the next link, as distribution does", async () => {
     const reg = await registry();
     const image = await pushImage(reg.url, "acme/shop", "a");
-    await fetch(`${reg.url}/v2/acme/shop/manifests/b`, { method: "PUT", headers: { "Content-Type": MEDIA_TYPES.ociManifest }, body: image.body });
+    await fetch(`${reg.url}/v2/acme/shop/manifests/b`, {
+      method: "PUT",
+      headers: { "Content-Type": MEDIA_TYPES.ociManifest },
+      body: image.body,
+    });
     const response = await fetch(`${reg.url}/v2/acme/shop/tags/list?n=1`);
     expect(response.headers.get("link")).toBe('</v2/acme/shop/tags/list?last=a&n=1>; rel="next"');
   });
@@ -367,39 +550,56 @@ describe("embedded registry: tag listing", () => {
     for (const n of ["-1", "two"]) {
       const response = await fetch(`${reg.url}/v2/acme/shop/tags/list?n=${n}`);
       expect(response.status).toBe(400);
-      expect((await response.json() as any).errors[0].code).toBe("PAGINATION_NUMBER_INVALID");
+      expect(((await response.json()) as any).errors[0].code).toBe("PAGINATION_NUMBER_INVALID");
     }
   });
 });
 
 describe("embedded registry: authentication", () => {
-  const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString("base64")}`;
+  const basic = (user: string, password: string) =>
+    `Basic ${Buffer.from(`${user}:${password}`).toString("base64")}`;
 
   it("demands basic credentials and accepts the right ones", async () => {
     const reg = await registry({ auth: { kind: "basic", users: { ferry: "s3cret" } } });
     const anonymous = await fetch(`${reg.url}/v2/`);
     expect(anonymous.status).toBe(401);
     expect(anonymous.headers.get("www-authenticate")).toMatch(/^Basic realm=/);
-    expect((await anonymous.json() as any).errors[0].code).toBe("UNAUTHORIZED");
-    expect((await fetch(`${reg.url}/v2/`, { headers: { Authorization: basic("ferry", "wrong") } })).status).toBe(401);
-    expect((await fetch(`${reg.url}/v2/`, { headers: { Authorization: basic("ferry", "s3cret") } })).status).toBe(200);
+    expect(((await anonymous.json()) as any).errors[0].code).toBe("UNAUTHORIZED");
+    expect(
+      (await fetch(`${reg.url}/v2/`, { headers: { Authorization: basic("ferry", "wrong") } })).status,
+    ).toBe(401);
+    expect(
+      (await fetch(`${reg.url}/v2/`, { headers: { Authorization: basic("ferry", "s3cret") } })).status,
+    ).toBe(200);
     await pushImage(reg.url, "acme/shop", "1.0.0", { headers: { Authorization: basic("ferry", "s3cret") } });
     expect(reg.tags("acme/shop")).toEqual(["1.0.0"]);
   });
 
   it("runs the token flow: challenge, token for the scope, access, expiry", async () => {
     let clock = Date.parse("2024-05-01T00:00:00Z");
-    const reg = await registry({ auth: { kind: "bearer", users: { ferry: "s3cret" }, tokenTtlSeconds: 60 }, now: () => clock });
+    const reg = await registry({
+      auth: { kind: "bearer", users: { ferry: "s3cret" }, tokenTtlSeconds: 60 },
+      now: () => clock,
+    });
     const challenge = await fetch(`${reg.url}/v2/acme/shop/tags/list`);
     expect(challenge.status).toBe(401);
     const header = challenge.headers.get("www-authenticate")!;
-    expect(header).toBe(`Bearer realm="${reg.url}/token",service="ferry-embedded-registry",scope="repository:acme/shop:pull"`);
+    expect(header).toBe(
+      `Bearer realm="${reg.url}/token",service="ferry-embedded-registry",scope="repository:acme/shop:pull"`,
+    );
 
-    const params = Object.fromEntries([...header.matchAll(/(\w+)="([^"]*)"/g)].map((match) => [match[1], match[2]]));
-    expect((await fetch(`${params.realm}?service=${params.service}&scope=repository:acme/shop:pull,push`)).status).toBe(401);
-    const tokenResponse = await fetch(`${params.realm}?service=${params.service}&scope=repository:acme/shop:pull,push`, { headers: { Authorization: basic("ferry", "s3cret") } });
+    const params = Object.fromEntries(
+      [...header.matchAll(/(\w+)="([^"]*)"/g)].map((match) => [match[1], match[2]]),
+    );
+    expect(
+      (await fetch(`${params.realm}?service=${params.service}&scope=repository:acme/shop:pull,push`)).status,
+    ).toBe(401);
+    const tokenResponse = await fetch(
+      `${params.realm}?service=${params.service}&scope=repository:acme/shop:pull,push`,
+      { headers: { Authorization: basic("ferry", "s3cret") } },
+    );
     expect(tokenResponse.status).toBe(200);
-    const { token, expires_in } = await tokenResponse.json() as any;
+    const { token, expires_in } = (await tokenResponse.json()) as any;
     expect(expires_in).toBe(60);
     const bearer = { Authorization: `Bearer ${token}` };
 
@@ -412,13 +612,20 @@ describe("embedded registry: authentication", () => {
     clock += 61_000;
     const expired = await fetch(`${reg.url}/v2/acme/shop/tags/list`, { headers: bearer });
     expect(expired.status).toBe(401);
-    expect((await expired.json() as any).errors[0].code).toBe("UNAUTHORIZED");
+    expect(((await expired.json()) as any).errors[0].code).toBe("UNAUTHORIZED");
   });
 
   it("grants no push with a pull-only token", async () => {
     const reg = await registry({ auth: { kind: "bearer", users: { ferry: "s3cret" } } });
-    const { token } = await (await fetch(`${reg.url}/token?scope=repository:acme/shop:pull`, { headers: { Authorization: basic("ferry", "s3cret") } })).json() as any;
-    const response = await fetch(`${reg.url}/v2/acme/shop/blobs/uploads/`, { method: "POST", headers: { Authorization: `Bearer ${token}` } });
+    const { token } = (await (
+      await fetch(`${reg.url}/token?scope=repository:acme/shop:pull`, {
+        headers: { Authorization: basic("ferry", "s3cret") },
+      })
+    ).json()) as any;
+    const response = await fetch(`${reg.url}/v2/acme/shop/blobs/uploads/`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${token}` },
+    });
     expect(response.status).toBe(401);
     expect(response.headers.get("www-authenticate")).toContain('scope="repository:acme/shop:pull,push"');
   });
@@ -431,19 +638,26 @@ describe("embedded registry: notifications", () => {
       const chunks: Buffer[] = [];
       for await (const chunk of req) chunks.push(chunk as Buffer);
       const code = status();
-      if (code < 300) received.push({ headers: req.headers, body: JSON.parse(Buffer.concat(chunks).toString()) });
+      if (code < 300)
+        received.push({ headers: req.headers, body: JSON.parse(Buffer.concat(chunks).toString()) });
       res.statusCode = code;
       res.end();
     });
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    const close = () => new Promise<void>((resolve) => { server.close(() => resolve()); server.closeAllConnections(); });
+    const close = () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
     started.push({ close });
     return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/events`, received };
   }
 
   it("posts a distribution push event with the endpoint's headers after a manifest PUT", async () => {
     const endpoint = await receiver();
-    const reg = await registry({ notifications: [{ url: endpoint.url, headers: { Authorization: "Bearer hook-secret" } }] });
+    const reg = await registry({
+      notifications: [{ url: endpoint.url, headers: { Authorization: "Bearer hook-secret" } }],
+    });
     const pushed = await pushImage(reg.url, "acme/shop", "1.8.0", { mediaType: MEDIA_TYPES.dockerManifest });
     await reg.notificationsIdle();
 
@@ -497,7 +711,10 @@ describe("embedded registry: notifications", () => {
   it("retries a failed delivery until the endpoint accepts it", async () => {
     let calls = 0;
     const endpoint = await receiver(() => (++calls <= 2 ? 503 : 200));
-    const reg = await registry({ notifications: [{ url: endpoint.url }], notificationDelivery: { backoffMs: 1 } });
+    const reg = await registry({
+      notifications: [{ url: endpoint.url }],
+      notificationDelivery: { backoffMs: 1 },
+    });
     await pushImage(reg.url, "acme/shop", "1.0.0");
     await reg.notificationsIdle();
     expect(calls).toBe(3);
@@ -505,7 +722,10 @@ describe("embedded registry: notifications", () => {
   });
 
   it("answers the manifest PUT even when the endpoint is unreachable", async () => {
-    const reg = await registry({ notifications: [{ url: "http://127.0.0.1:1/unreachable" }], notificationDelivery: { backoffMs: 1, maxAttempts: 2 } });
+    const reg = await registry({
+      notifications: [{ url: "http://127.0.0.1:1/unreachable" }],
+      notificationDelivery: { backoffMs: 1, maxAttempts: 2 },
+    });
     await pushImage(reg.url, "acme/shop", "1.0.0");
     expect(reg.tags("acme/shop")).toEqual(["1.0.0"]);
     await reg.notificationsIdle();
@@ -527,7 +747,7 @@ describe("embedded registry: introspection", () => {
       "PUT /v2/<name>/manifests/<reference>": 2,
     });
     expect(reg.repositories()).toEqual(["acme/api", "acme/shop"]);
-    const catalog = await (await fetch(`${reg.url}/v2/_catalog`)).json() as any;
+    const catalog = (await (await fetch(`${reg.url}/v2/_catalog`)).json()) as any;
     expect(catalog).toEqual({ repositories: ["acme/api", "acme/shop"] });
   });
 });

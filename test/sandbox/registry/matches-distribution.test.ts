@@ -1,7 +1,15 @@
 import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MEDIA_TYPES, startEmbeddedRegistry, type EmbeddedRegistry } from "../../../src/sandbox/registry/embedded-registry.js";
-import { distributionMissingMessage, startDistribution, type RunningDistribution } from "../../registry/harness/distribution.js";
+import {
+  MEDIA_TYPES,
+  startEmbeddedRegistry,
+  type EmbeddedRegistry,
+} from "../../../src/sandbox/registry/embedded-registry.js";
+import {
+  distributionMissingMessage,
+  startDistribution,
+  type RunningDistribution,
+} from "../../registry/harness/distribution.js";
 
 /**
  * Side by side with the CNCF distribution binary (Debian's docker-registry, when installed): the
@@ -22,14 +30,34 @@ describe.skipIf(missing !== undefined)("the embedded registry answers like CNCF 
   const oci = JSON.stringify({
     schemaVersion: 2,
     mediaType: MEDIA_TYPES.ociManifest,
-    config: { mediaType: "application/vnd.oci.image.config.v1+json", digest: digestOf(config), size: config.length },
-    layers: [{ mediaType: "application/vnd.oci.image.layer.v1.tar+gzip", digest: digestOf(layer), size: layer.length }],
+    config: {
+      mediaType: "application/vnd.oci.image.config.v1+json",
+      digest: digestOf(config),
+      size: config.length,
+    },
+    layers: [
+      {
+        mediaType: "application/vnd.oci.image.layer.v1.tar+gzip",
+        digest: digestOf(layer),
+        size: layer.length,
+      },
+    ],
   });
   const docker = JSON.stringify({
     schemaVersion: 2,
     mediaType: MEDIA_TYPES.dockerManifest,
-    config: { mediaType: "application/vnd.docker.container.image.v1+json", digest: digestOf(config), size: config.length },
-    layers: [{ mediaType: "application/vnd.docker.image.rootfs.diff.tar.gzip", digest: digestOf(layer), size: layer.length }],
+    config: {
+      mediaType: "application/vnd.docker.container.image.v1+json",
+      digest: digestOf(config),
+      size: config.length,
+    },
+    layers: [
+      {
+        mediaType: "application/vnd.docker.image.rootfs.diff.tar.gzip",
+        digest: digestOf(layer),
+        size: layer.length,
+      },
+    ],
   });
 
   beforeAll(async () => {
@@ -41,8 +69,19 @@ describe.skipIf(missing !== undefined)("the embedded registry answers like CNCF 
         location.searchParams.set("digest", digestOf(blob));
         expect((await fetch(location, { method: "PUT", body: blob })).status).toBe(201);
       }
-      for (const [tag, type, body] of [["oci", MEDIA_TYPES.ociManifest, oci], ["docker", MEDIA_TYPES.dockerManifest, docker]]) {
-        expect((await fetch(`${base}/v2/acme/shop/manifests/${tag}`, { method: "PUT", headers: { "Content-Type": type! }, body })).status).toBe(201);
+      for (const [tag, type, body] of [
+        ["oci", MEDIA_TYPES.ociManifest, oci],
+        ["docker", MEDIA_TYPES.dockerManifest, docker],
+      ]) {
+        expect(
+          (
+            await fetch(`${base}/v2/acme/shop/manifests/${tag}`, {
+              method: "PUT",
+              headers: { "Content-Type": type! },
+              body,
+            })
+          ).status,
+        ).toBe(201);
       }
     }
   }, 30_000);
@@ -62,18 +101,54 @@ describe.skipIf(missing !== undefined)("the embedded registry answers like CNCF 
     ["a blob digest of the wrong length", "/v2/acme/shop/blobs/sha256:abc"],
     ["an OCI manifest without Accept", "/v2/acme/shop/manifests/oci"],
     ["an OCI manifest with Accept */*", "/v2/acme/shop/manifests/oci", { headers: { Accept: "*/*" } }],
-    ["an OCI manifest with its Accept", "/v2/acme/shop/manifests/oci", { headers: { Accept: MEDIA_TYPES.ociManifest } }],
+    [
+      "an OCI manifest with its Accept",
+      "/v2/acme/shop/manifests/oci",
+      { headers: { Accept: MEDIA_TYPES.ociManifest } },
+    ],
     ["an OCI manifest by digest without Accept", `/v2/acme/shop/manifests/${digestOf(oci)}`],
-    ["a Docker manifest with its Accept", "/v2/acme/shop/manifests/docker", { method: "HEAD", headers: { Accept: MEDIA_TYPES.dockerManifest } }],
+    [
+      "a Docker manifest with its Accept",
+      "/v2/acme/shop/manifests/docker",
+      { method: "HEAD", headers: { Accept: MEDIA_TYPES.dockerManifest } },
+    ],
     ["an unknown tag", "/v2/acme/shop/manifests/9.9.9", { headers: { Accept: MEDIA_TYPES.dockerManifest } }],
     ["a manifest PUT without Content-Type", "/v2/acme/shop/manifests/x", { method: "PUT", body: oci }],
-    ["a manifest PUT whose Content-Type contradicts its mediaType", "/v2/acme/shop/manifests/x", { method: "PUT", body: oci, headers: { "Content-Type": MEDIA_TYPES.dockerManifest } }],
-    ["a manifest PUT of invalid JSON", "/v2/acme/shop/manifests/x", { method: "PUT", body: "{", headers: { "Content-Type": MEDIA_TYPES.ociManifest } }],
-    ["a manifest PUT naming a missing blob", "/v2/acme/shop/manifests/x", { method: "PUT", body: oci.replace(digestOf(layer), digestOf("missing")), headers: { "Content-Type": MEDIA_TYPES.ociManifest } }],
-    ["a manifest PUT by the wrong digest", `/v2/acme/shop/manifests/${digestOf("other")}`, { method: "PUT", body: oci, headers: { "Content-Type": MEDIA_TYPES.ociManifest } }],
-    ["a manifest PUT with an invalid tag", "/v2/acme/shop/manifests/-bad", { method: "PUT", body: oci, headers: { "Content-Type": MEDIA_TYPES.ociManifest } }],
+    [
+      "a manifest PUT whose Content-Type contradicts its mediaType",
+      "/v2/acme/shop/manifests/x",
+      { method: "PUT", body: oci, headers: { "Content-Type": MEDIA_TYPES.dockerManifest } },
+    ],
+    [
+      "a manifest PUT of invalid JSON",
+      "/v2/acme/shop/manifests/x",
+      { method: "PUT", body: "{", headers: { "Content-Type": MEDIA_TYPES.ociManifest } },
+    ],
+    [
+      "a manifest PUT naming a missing blob",
+      "/v2/acme/shop/manifests/x",
+      {
+        method: "PUT",
+        body: oci.replace(digestOf(layer), digestOf("missing")),
+        headers: { "Content-Type": MEDIA_TYPES.ociManifest },
+      },
+    ],
+    [
+      "a manifest PUT by the wrong digest",
+      `/v2/acme/shop/manifests/${digestOf("other")}`,
+      { method: "PUT", body: oci, headers: { "Content-Type": MEDIA_TYPES.ociManifest } },
+    ],
+    [
+      "a manifest PUT with an invalid tag",
+      "/v2/acme/shop/manifests/-bad",
+      { method: "PUT", body: oci, headers: { "Content-Type": MEDIA_TYPES.ociManifest } },
+    ],
     ["an upload session start", "/v2/acme/shop/blobs/uploads/", { method: "POST" }],
-    ["the delete of an unknown manifest", `/v2/acme/shop/manifests/${digestOf("unknown")}`, { method: "DELETE" }],
+    [
+      "the delete of an unknown manifest",
+      `/v2/acme/shop/manifests/${digestOf("unknown")}`,
+      { method: "DELETE" },
+    ],
   ];
 
   it.each(probes)("%s", async (_name, path, init) => {
@@ -82,7 +157,10 @@ describe.skipIf(missing !== undefined)("the embedded registry answers like CNCF 
       const text = await response.text();
       let code = "";
       try {
-        code = (JSON.parse(text) as { errors?: { code: string }[] }).errors?.map((error) => error.code).join(",") ?? "";
+        code =
+          (JSON.parse(text) as { errors?: { code: string }[] }).errors
+            ?.map((error) => error.code)
+            .join(",") ?? "";
       } catch {
         code = text.trim();
       }
