@@ -168,6 +168,9 @@ async function observe(
     }
   });
 
+  const namespacesCreatedHere = new Set(
+    desired.filter(({ ref }) => ref.group === "" && ref.kind === "Namespace" && !live.has(inventoryKey(ref))).map(({ ref }) => ref.name),
+  );
   const observed = new Map<string, ObservedObject>();
   await forEachLimited(desired, concurrency, async ({ ref, object }) => {
     const key = inventoryKey(ref);
@@ -181,7 +184,17 @@ async function observe(
       return;
     }
     // A create needs no diff, but its dry-run still validates the object before anything is written.
-    const dryRun = await cluster.apply(object, { dryRun: true });
+    let dryRun: KubeObject;
+    try {
+      dryRun = await cluster.apply(object, { dryRun: true });
+    } catch (error) {
+      // The namespace is created by this very plan, so nothing in it can exist yet: a plain create.
+      if (!current && (error as { code?: string }).code === "kubernetes-not-found" && namespacesCreatedHere.has(ref.namespace)) {
+        observed.set(key, {});
+        return;
+      }
+      throw error;
+    }
     observed.set(key, current ? { live: current, dryRun } : {});
   });
 

@@ -268,3 +268,70 @@ describe("--dry-run", () => {
     expect(env.sim.get("apps/v1", "Deployment", "shop", "web")).toBeUndefined();
   });
 });
+
+describe("watching applied objects", () => {
+  it("self-heals from a watch event long before the next interval", async () => {
+    env = await setup(temp);
+    env.repo.commit({ "env/staging/web.yaml": deploymentYaml("web", { replicas: 2 }) });
+    const reconciler = env.reconciler({}, { intervalMs: 3_600_000, progressingIntervalMs: 3_600_000, watch: true, debounceMs: 50 });
+    reconciler.start();
+    await env.sim.waitFor("apps/v1", "Deployment", "shop", "web", () => true);
+    // Let the first cycle finish and its watches open before the human acts.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    env.sim.scale("Deployment", "shop", "web", 6);
+    await env.sim.waitFor("apps/v1", "Deployment", "shop", "web", (object) => (object as Deployment).spec.replicas === 2, 5_000);
+  });
+});
+
+describe("ordering and namespaces", () => {
+  it("creates a CRD before the custom resources that use it, in one cycle", async () => {
+    env = await setup(temp);
+    const crd = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.example.com
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {kind: Widget, plural: widgets, singular: widget, listKind: WidgetList}
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      schema:
+        openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
+`;
+    env.repo.commit({ "env/staging/a-widget.yaml": "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: gear}\nspec: {size: 3}\n", "env/staging/z-crd.yaml": crd });
+    const reconciler = env.reconciler();
+    const first = await reconciler.cycle();
+    expect(first.errors).toEqual([]);
+    expect(first.applied.map((ref) => ref.kind)).toEqual(["CustomResourceDefinition", "Widget"]);
+    expect(env.sim.get("example.com/v1", "Widget", "shop", "gear")).toBeDefined();
+    env.sim.resetRequests();
+    const second = await reconciler.cycle();
+    expect(second.applied).toEqual([]);
+    expect(writesOf(env.sim.requests())).toEqual([]);
+  });
+
+  it("creates the target namespace with --create-namespace", async () => {
+    env = await setup(temp);
+    env.repo.commit({ "env/staging/config.yaml": configMapYaml("c") });
+    const result = await env.reconciler({ namespace: "fresh", createNamespace: true }).cycle();
+    expect(result.errors).toEqual([]);
+    expect(result.applied.map((ref) => `${ref.kind}/${ref.namespace}/${ref.name}`)).toEqual(["Namespace//fresh", "ConfigMap/fresh/c"]);
+    expect(env.sim.get("v1", "ConfigMap", "fresh", "c")).toBeDefined();
+  });
+
+  it("reports an object the API server rejects as a user error, before writing anything", async () => {
+    env = await setup(temp);
+    env.repo.commit({
+      "env/staging/ok.yaml": configMapYaml("ok"),
+      "env/staging/bad.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: Not_A_Valid_Name}\n",
+    });
+    env.sim.resetRequests();
+    const result = await env.reconciler().cycle();
+    expect(result.ok).toBe(false);
+    expect(result.transient).toBe(false);
+    expect(writesOf(env.sim.requests())).toEqual([]);
+  });
+});

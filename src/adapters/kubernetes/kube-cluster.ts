@@ -58,6 +58,7 @@ export function toFerryError(error: unknown, action: string): Error {
   const message = `${action}: ${apiMessage(error)}`;
   if (status === undefined || status === 429 || status >= 500) return new TransientError("kubernetes-unavailable", message, { cause: error });
   if (status === 401 || status === 403) return new UserError("kubernetes-forbidden", message, { cause: error });
+  if (status === 404) return new UserError("kubernetes-not-found", message, { cause: error });
   return new UserError("kubernetes-rejected", message, { cause: error });
 }
 
