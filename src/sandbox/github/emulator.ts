@@ -95,10 +95,8 @@ export const ALL_EVENTS = [
   "status",
   "workflow_run",
   "registry_package",
-  "package",
   "deployment",
   "deployment_status",
-  "installation",
   "label",
 ];
 
@@ -349,7 +347,9 @@ export class GitHubEmulator {
       login: botLogin,
       type: "Bot",
       name: botLogin,
-      email: `${botId}+${botLogin}@users.noreply.localhost`,
+      // GitHub writes `<id>+<slug>[bot]@users.noreply.github.com`; brackets are not valid in an
+      // RFC 5322 address (the OpenAPI "email" format), so the emulator drops them.
+      email: `${botId}+${options.slug}-bot@users.noreply.localhost`,
       createdAt: this.now(),
     });
     return { id, slug: app.slug, clientId: app.clientId, privateKey: privateKeyPem, botLogin, webhookSecret: app.webhookSecret };
@@ -395,8 +395,8 @@ export class GitHubEmulator {
         full_name: `${r.owner}/${r.name}`,
         private: r.private,
       })),
-      requester: null,
-      sender: shape.simpleUser(this.shapes, inst.account),
+      requester: shape.simpleUser(this.shapes, this.account(inst.account).type === "Organization" ? app.owner : inst.account),
+      sender: shape.simpleUser(this.shapes, this.account(inst.account).type === "Organization" ? app.owner : inst.account),
     });
     return { id };
   }
@@ -871,19 +871,20 @@ export class GitHubEmulator {
   }
 
   /** Emits check_run (and check_suite when the suite completes) for a run's change. */
-  emitCheckRun(repo: Repo, run: CheckRun, action: string, sender: string): void {
+  async emitCheckRun(repo: Repo, run: CheckRun, action: string, sender: string): Promise<void> {
     const suite = repo.checkSuites.get(run.suiteId)!;
-    const pulls = this.pullsForSha(repo, run.headSha);
-    const runShape = { ...shape.checkRun(this.shapes, repo, run, pulls), check_suite: this.suiteShape(repo, suite) };
-    this.emit(repo, "check_run", { action, check_run: runShape }, sender);
     const completed = this.refreshSuite(repo, suite);
-    if (completed) this.emit(repo, "check_suite", { action: "completed", check_suite: this.suiteShape(repo, suite) }, sender);
+    const pulls = this.pullsForSha(repo, run.headSha);
+    const runShape = { ...shape.checkRun(this.shapes, repo, run, pulls), check_suite: await this.suiteShape(repo, suite) };
+    this.emit(repo, "check_run", { action, check_run: runShape }, sender);
+    if (completed) this.emit(repo, "check_suite", { action: "completed", check_suite: await this.suiteShape(repo, suite) }, sender);
     if (run.status === "completed") this.scheduleAutoMerge(repo);
   }
 
-  suiteShape(repo: Repo, suite: CheckSuite) {
+  async suiteShape(repo: Repo, suite: CheckSuite) {
     const runs = [...repo.checkRuns.values()].filter((r) => r.suiteId === suite.id);
-    return shape.checkSuite(this.shapes, repo, suite, this.pullsForSha(repo, suite.headSha), runs.length);
+    const headCommit = await repo.git.readCommit(suite.headSha);
+    return shape.checkSuite(this.shapes, repo, suite, this.pullsForSha(repo, suite.headSha), runs.length, headCommit);
   }
 
   /** Simulated CI: a check run per configured context on the PR's head, completed after its delay. */
@@ -905,19 +906,18 @@ export class GitHubEmulator {
         conclusion: null,
         startedAt: this.now(),
         completedAt: null,
-        externalId: null,
+        externalId: "",
         detailsUrl: `${this.webUrl}/${repo.owner}/${repo.name}/actions/runs/${id}`,
         output: { title: null, summary: null, text: null, annotations: [] },
       };
       repo.checkRuns.set(id, run);
-      this.refreshSuite(repo, suite);
       const bot = this.appById(this.actionsAppId).botLogin;
-      this.emitCheckRun(repo, run, "created", bot);
+      this.later(() => this.emitCheckRun(repo, run, "created", bot));
       this.later(async () => {
         run.status = "completed";
         run.conclusion = ci.conclusion;
         run.completedAt = this.now();
-        this.emitCheckRun(repo, run, "completed", bot);
+        await this.emitCheckRun(repo, run, "completed", bot);
       }, ci.delayMs);
     }
   }
@@ -1013,13 +1013,13 @@ export class GitHubEmulator {
       conclusion,
       startedAt: this.now(),
       completedAt: this.now(),
-      externalId: null,
-      detailsUrl: null,
+      externalId: "",
+      detailsUrl: `${this.webUrl}/${r.owner}/${r.name}/actions/runs/${id}`,
       output: { title: null, summary: null, text: null, annotations: [] },
     };
     r.checkRuns.set(id, run);
     const bot = this.appById(this.actionsAppId).botLogin;
-    this.emitCheckRun(r, run, "completed", bot);
+    await this.emitCheckRun(r, run, "completed", bot);
     const commit = await r.git.readCommit(sha);
     const workflowId = 1000 + (name.length % 100);
     const base = `${this.apiUrl}/repos/${r.owner}/${r.name}`;
@@ -1036,7 +1036,7 @@ export class GitHubEmulator {
       updated_at: r.createdAt,
       url: `${base}/actions/workflows/${workflowId}`,
     };
-    const repoLite = shape.repository(this.shapes, r);
+    const repoLite = shape.minimalRepository(this.shapes, r);
     const person = (who: { name: string; email: string }) => ({ name: who.name, email: who.email });
     const actor = shape.simpleUser(this.shapes, this.loginForEmail(commit.author.email) ?? r.owner);
     const workflowRun = {

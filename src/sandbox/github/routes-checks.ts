@@ -131,18 +131,18 @@ export function registerCheckRoutes(emu: GitHubEmulator): void {
       conclusion: null,
       startedAt: emu.now(),
       completedAt: null,
-      externalId: null,
-      detailsUrl: null,
+      externalId: "",
+      detailsUrl: `${emu.webUrl}/${repo.owner}/${repo.name}/runs/${id}`,
       output: { title: null, summary: null, text: null, annotations: [] },
     };
     applyRunFields(run, ctx.body);
     repo.checkRuns.set(id, run);
-    emu.emitCheckRun(repo, run, "created", login);
-    if (run.status === "completed") emu.emitCheckRun(repo, run, "completed", login);
+    await emu.emitCheckRun(repo, run, "created", login);
+    if (run.status === "completed") await emu.emitCheckRun(repo, run, "completed", login);
     return { status: 201, body: runShape(repo, run) };
   });
 
-  r.add("PATCH", "/repos/:owner/:repo/check-runs/:id", (ctx) => {
+  r.add("PATCH", "/repos/:owner/:repo/check-runs/:id", async (ctx) => {
     const repo = emu.authorizeRepo(ctx, "checks", "write", "write");
     const appId = requireAppActor(ctx);
     const login = emu.actingLogin(ctx.actor);
@@ -151,7 +151,7 @@ export function registerCheckRoutes(emu: GitHubEmulator): void {
     if (run.appId !== appId) throw new ApiError(403, "Invalid app_id `" + appId + "` - check run can only be modified by the GitHub App that created it.");
     const wasCompleted = run.status === "completed";
     applyRunFields(run, ctx.body);
-    if (!wasCompleted && run.status === "completed") emu.emitCheckRun(repo, run, "completed", login);
+    if (!wasCompleted && run.status === "completed") await emu.emitCheckRun(repo, run, "completed", login);
     else emu.refreshSuite(repo, repo.checkSuites.get(run.suiteId)!);
     return { body: runShape(repo, run) };
   });
@@ -211,14 +211,17 @@ export function registerCheckRoutes(emu: GitHubEmulator): void {
     const sha = await repo.git.resolveCommit(ctx.params.ref!);
     if (!sha) throw notFound();
     const suites = [...repo.checkSuites.values()].filter((x) => x.headSha === sha);
-    return paginate(ctx, suites, (page) => ({ total_count: suites.length, check_suites: page.map((suite) => emu.suiteShape(repo, suite)) }));
+    const page = paginate(ctx, suites);
+    const shapes = [];
+    for (const suite of page.body as typeof suites) shapes.push(await emu.suiteShape(repo, suite));
+    return { headers: page.headers, body: { total_count: suites.length, check_suites: shapes } };
   });
 
-  r.add("GET", "/repos/:owner/:repo/check-suites/:id", (ctx) => {
+  r.add("GET", "/repos/:owner/:repo/check-suites/:id", async (ctx) => {
     const repo = emu.authorizeRepo(ctx, "checks", "read", "read");
     const suite = repo.checkSuites.get(Number(ctx.params.id));
     if (!suite) throw notFound();
-    return { body: emu.suiteShape(repo, suite) };
+    return { body: await emu.suiteShape(repo, suite) };
   });
 
   // ------------------------------------------------------------------ statuses
@@ -353,7 +356,7 @@ export function registerCheckRoutes(emu: GitHubEmulator): void {
     emu.emit(
       repo,
       "deployment_status",
-      { action: "created", deployment_status: shape.deploymentStatus(c(), repo, status), deployment: shape.deployment(c(), repo, deployment), check_run: null, workflow: null, workflow_run: null },
+      { action: "created", deployment_status: shape.deploymentStatus(c(), repo, status), deployment: shape.deployment(c(), repo, deployment) },
       login,
     );
     return { status: 201, body: shape.deploymentStatus(c(), repo, status) };

@@ -107,7 +107,7 @@ export async function submitReview(emu: GitHubEmulator, repo: Repo, issue: Issue
   if (state !== "PENDING") {
     const view = await computePull(emu, repo, issue);
     const reviewShape = { ...shape.review(emu.shapes, repo, review), state: state.toLowerCase() };
-    emu.emit(repo, "pull_request_review", { action: "submitted", review: reviewShape, pull_request: view.body }, login);
+    emu.emit(repo, "pull_request_review", { action: "submitted", review: reviewShape, pull_request: shape.pullSimple(emu.shapes, repo, issue, view.baseSha) }, login);
     emu.scheduleAutoMerge(repo);
   }
   return review;

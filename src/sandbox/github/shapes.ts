@@ -33,7 +33,8 @@ export interface ShapeContext {
 
 export function simpleUser(c: ShapeContext, login: string) {
   const a = c.account(login);
-  const url = `${c.api}/users/${a.login}`;
+  // Bot logins contain brackets (`ferry[bot]`), which GitHub percent-encodes in URLs.
+  const url = `${c.api}/users/${encodeURIComponent(a.login)}`;
   return {
     login: a.login,
     id: a.id,
@@ -41,7 +42,7 @@ export function simpleUser(c: ShapeContext, login: string) {
     avatar_url: `${c.web}/avatars/u/${a.id}`,
     gravatar_id: "",
     url,
-    html_url: `${c.web}/${a.login}`,
+    html_url: `${c.web}/${encodeURIComponent(a.login)}`,
     followers_url: `${url}/followers`,
     following_url: `${url}/following{/other_user}`,
     gists_url: `${url}/gists{/gist_id}`,
@@ -168,6 +169,33 @@ export function repository(c: ShapeContext, r: Repo) {
     network_count: 0,
     subscribers_count: 0,
     custom_properties: {},
+  };
+}
+
+const MINIMAL_REPOSITORY_FIELDS = [
+  "archive_url", "assignees_url", "blobs_url", "branches_url", "collaborators_url", "comments_url", "commits_url", "compare_url",
+  "contents_url", "contributors_url", "deployments_url", "description", "downloads_url", "events_url", "fork", "forks_url",
+  "full_name", "git_commits_url", "git_refs_url", "git_tags_url", "hooks_url", "html_url", "id", "issue_comment_url",
+  "issue_events_url", "issues_url", "keys_url", "labels_url", "languages_url", "merges_url", "milestones_url", "name", "node_id",
+  "notifications_url", "owner", "private", "pulls_url", "releases_url", "stargazers_url", "statuses_url", "subscribers_url",
+  "subscription_url", "tags_url", "teams_url", "trees_url", "url",
+];
+
+/** The short repository shape (minimal-repository / repository-lite). */
+export function minimalRepository(c: ShapeContext, r: Repo) {
+  const full = repository(c, r) as Record<string, unknown>;
+  return Object.fromEntries(MINIMAL_REPOSITORY_FIELDS.map((key) => [key, full[key]]));
+}
+
+/** A commit as check suites and workflow runs embed it. */
+export function simpleCommit(x: GitCommitObject) {
+  return {
+    id: x.sha,
+    tree_id: x.tree,
+    message: x.message.replace(/\n$/, ""),
+    timestamp: x.committer.date,
+    author: { name: x.author.name, email: x.author.email },
+    committer: { name: x.committer.name, email: x.committer.email },
   };
 }
 
@@ -545,7 +573,7 @@ export function installation(c: ShapeContext, inst: Installation, app: App) {
   };
 }
 
-export function checkSuite(c: ShapeContext, r: Repo, s: CheckSuite, pulls: unknown[], runsCount: number) {
+export function checkSuite(c: ShapeContext, r: Repo, s: CheckSuite, pulls: unknown[], runsCount: number, headCommit: GitCommitObject) {
   const base = `${c.api}/repos/${r.owner}/${r.name}`;
   return {
     id: s.id,
@@ -559,10 +587,10 @@ export function checkSuite(c: ShapeContext, r: Repo, s: CheckSuite, pulls: unkno
     after: s.headSha,
     pull_requests: pulls,
     app: integration(c, c.app(s.appId)),
-    repository: repository(c, r),
+    repository: minimalRepository(c, r),
     created_at: s.createdAt,
     updated_at: s.updatedAt,
-    head_commit: null as unknown,
+    head_commit: simpleCommit(headCommit),
     latest_check_runs_count: runsCount,
     check_runs_url: `${base}/check-suites/${s.id}/check-runs`,
     rerequestable: true,

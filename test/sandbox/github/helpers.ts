@@ -1,4 +1,5 @@
 /** Shared set-up for the emulator tests: an org with a config repo, users of every role, and Octokit clients. */
+import { sign } from "node:crypto";
 import { Octokit } from "@octokit/rest";
 import { startGitHubEmulator, type GitHubEmulator } from "../../../src/sandbox/github/index.js";
 
@@ -40,4 +41,29 @@ export async function expectStatus(promise: Promise<unknown>, status: number): P
     return { message: e.response?.data?.message ?? "", headers: e.response?.headers ?? {} };
   }
   throw new Error(`expected HTTP ${status}, but the call succeeded`);
+}
+
+/** An app JWT as GitHub documents it (RS256, iat 60 s in the past, exp 10 minutes after iat), signed with node:crypto. */
+export function appJwt(appId: number | string, privateKeyPem: string, nowSeconds = Math.floor(Date.now() / 1000)): string {
+  const encode = (value: unknown) => Buffer.from(JSON.stringify(value)).toString("base64url");
+  const unsigned = `${encode({ alg: "RS256", typ: "JWT" })}.${encode({ iat: nowSeconds - 60, exp: nowSeconds + 540, iss: appId })}`;
+  const signature = sign("RSA-SHA256", Buffer.from(unsigned), privateKeyPem).toString("base64url");
+  return `${unsigned}.${signature}`;
+}
+
+/** Installs a fresh app on acme with the given permissions; returns JWT and installation clients. */
+export async function installApp(
+  world: World,
+  options: { permissions?: Record<string, "read" | "write">; webhookUrl?: string; webhookSecret?: string; slug?: string } = {},
+): Promise<{ appId: number; installationId: number; privateKey: string; botLogin: string; app: Octokit; installation: Octokit; token: string }> {
+  const created = world.emu.createApp({
+    slug: options.slug ?? "ferry",
+    permissions: options.permissions ?? { contents: "write", pull_requests: "write", issues: "write", checks: "write", statuses: "write", deployments: "write", members: "read", administration: "read" },
+    ...(options.webhookUrl ? { webhookUrl: options.webhookUrl } : {}),
+    ...(options.webhookSecret ? { webhookSecret: options.webhookSecret } : {}),
+  });
+  const { id: installationId } = world.emu.installApp(created.id, "acme");
+  const app = octokitFor(world.emu, appJwt(created.id, created.privateKey));
+  const { data } = await app.rest.apps.createInstallationAccessToken({ installation_id: installationId });
+  return { appId: created.id, installationId, privateKey: created.privateKey, botLogin: created.botLogin, app, installation: octokitFor(world.emu, data.token), token: data.token };
 }
