@@ -57,6 +57,10 @@ export class SimulatedControllers {
   private readonly images = new Map<string, ImageVerdict>();
   /** When each ReplicaSet (by uid) started rolling out, for the progress deadline. */
   private readonly rolloutStarts = new Map<string, number>();
+  /** The resource version at which a step last found nothing to do; unchanged since, no step is needed… */
+  private settledAt: string | undefined;
+  /** …unless something waits on time: an image lookup, a missing image, a progress deadline. */
+  private waiting = false;
 
   constructor(
     private readonly state: ClusterState,
@@ -79,6 +83,18 @@ export class SimulatedControllers {
 
   /** One reconcile pass over everything; errors from one object never stop the others. */
   step(): void {
+    // Idle clusters cost nothing: skip the pass when nothing changed and nothing waits on time.
+    if (this.settledAt === this.state.currentResourceVersion() && !this.waiting) return;
+    this.waiting = false;
+    const before = this.state.currentResourceVersion();
+    this.pass();
+    // A pass that wrote something may have unblocked the next one (a ReplicaSet's new status
+    // feeds its Deployment), so only a pass without writes settles the cluster.
+    const after = this.state.currentResourceVersion();
+    this.settledAt = after === before ? after : undefined;
+  }
+
+  private pass(): void {
     const passes: [string, string, (object: JsonObject) => void][] = [
       ["apps/v1", "Deployment", (o) => this.deployment(o)],
       ["apps/v1", "ReplicaSet", (o) => this.replicaSet(o)],
@@ -115,6 +131,8 @@ export class SimulatedControllers {
       const current = this.images.get(image)!;
       if (current.state === "pending") answer = answer === false ? false : undefined;
       else if (!current.exists) answer = false;
+      // Missing images are asked about again (they may be pushed later), so keep stepping.
+      if (current.state === "pending" || !current.exists) this.waiting = true;
     }
     return answer;
   }
