@@ -61,7 +61,9 @@ export interface ClusterSimulator {
   close(): Promise<void>;
 }
 
-export async function startClusterSimulator(options: ClusterSimulatorOptions = {}): Promise<ClusterSimulator> {
+export async function startClusterSimulator(
+  options: ClusterSimulatorOptions = {},
+): Promise<ClusterSimulator> {
   const state = new ClusterState(options.watchHistory);
   const faults = new ClusterFaults();
   const token = randomBytes(16).toString("hex");
@@ -87,7 +89,8 @@ export async function startClusterSimulator(options: ClusterSimulatorOptions = {
   controllers.start();
 
   const typeOf = (apiVersion: string, kind: string) => state.type(apiVersion, kind);
-  const namespaceOf = (object: JsonObject) => (object.metadata as JsonObject | undefined)?.namespace as string | undefined;
+  const namespaceOf = (object: JsonObject) =>
+    (object.metadata as JsonObject | undefined)?.namespace as string | undefined;
   const nameOf = (object: JsonObject) => String((object.metadata as JsonObject | undefined)?.name ?? "");
 
   const kubeconfig = (namespace?: string) =>
@@ -99,7 +102,11 @@ export async function startClusterSimulator(options: ClusterSimulatorOptions = {
       contexts: [
         {
           name: "ferry-simulator",
-          context: { cluster: "ferry-simulator", user: "ferry-simulator-admin", ...(namespace ? { namespace } : {}) },
+          context: {
+            cluster: "ferry-simulator",
+            user: "ferry-simulator-admin",
+            ...(namespace ? { namespace } : {}),
+          },
         },
       ],
       "current-context": "ferry-simulator",
@@ -131,7 +138,9 @@ export async function startClusterSimulator(options: ClusterSimulatorOptions = {
     },
     create(object, createOptions = {}) {
       const type = typeOf(String(object.apiVersion), String(object.kind));
-      return state.create(type, namespaceOf(object), object, { fieldManager: createOptions.fieldManager ?? "sandbox" });
+      return state.create(type, namespaceOf(object), object, {
+        fieldManager: createOptions.fieldManager ?? "sandbox",
+      });
     },
     apply(object, applyOptions = {}) {
       const type = typeOf(String(object.apiVersion), String(object.kind));
@@ -146,9 +155,15 @@ export async function startClusterSimulator(options: ClusterSimulatorOptions = {
     scale(kind, namespace, name, replicas) {
       const type = state.registry.all().find((t) => t.kind === kind && t.hasScale);
       if (!type) throw new Error(`${kind} has no scale subresource`);
-      const scale = state.updateScale(type, namespace, name, (current) => ({ ...current, spec: { replicas } }), {
-        fieldManager: "kubectl-scale",
-      });
+      const scale = state.updateScale(
+        type,
+        namespace,
+        name,
+        (current) => ({ ...current, spec: { replicas } }),
+        {
+          fieldManager: "kubectl-scale",
+        },
+      );
       return scale;
     },
     step: () => controllers.step(),

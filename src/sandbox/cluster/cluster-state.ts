@@ -113,9 +113,14 @@ export class ClusterState {
     private readonly now: () => Date = () => new Date(),
   ) {
     for (const name of ["default", "kube-system", "kube-public", "kube-node-lease"]) {
-      this.create(this.type("v1", "Namespace"), undefined, { apiVersion: "v1", kind: "Namespace", metadata: { name } }, {
-        fieldManager: "kube-apiserver",
-      });
+      this.create(
+        this.type("v1", "Namespace"),
+        undefined,
+        { apiVersion: "v1", kind: "Namespace", metadata: { name } },
+        {
+          fieldManager: "kube-apiserver",
+        },
+      );
     }
   }
 
@@ -126,7 +131,12 @@ export class ClusterState {
   /** The type of `apiVersion`/`kind`, or a 404 like the real server for an unknown kind. */
   type(apiVersion: string, kind: string): ResourceType {
     const type = this.registry.byKind(apiVersion, kind);
-    if (!type) throw new ApiError(404, "NotFound", `the server could not find the requested resource (kind ${kind} in ${apiVersion})`);
+    if (!type)
+      throw new ApiError(
+        404,
+        "NotFound",
+        `the server could not find the requested resource (kind ${kind} in ${apiVersion})`,
+      );
     return type;
   }
 
@@ -154,7 +164,8 @@ export class ClusterState {
 
   private requireNamespace(type: ResourceType, namespace: string | undefined): void {
     if (!type.namespaced) return;
-    if (!namespace) throw badRequest("the server could not find the requested resource: a namespace is required");
+    if (!namespace)
+      throw badRequest("the server could not find the requested resource: a namespace is required");
     if (!this.bucket(this.type("v1", "Namespace")).has(objectKey(undefined, namespace))) {
       throw notFound("namespaces", "", namespace);
     }
@@ -197,7 +208,12 @@ export class ClusterState {
     return result;
   }
 
-  create(type: ResourceType, namespace: string | undefined, body: unknown, options: WriteOptions = {}): JsonObject {
+  create(
+    type: ResourceType,
+    namespace: string | undefined,
+    body: unknown,
+    options: WriteOptions = {},
+  ): JsonObject {
     const object = this.checkBody(type, namespace, body);
     const metadata = metadataOf(object);
     if (!metadata.name && typeof metadata.generateName === "string") {
@@ -208,7 +224,14 @@ export class ClusterState {
     if (this.bucket(type).has(objectKey(metadata.namespace as string | undefined, name))) {
       throw alreadyExists(type.plural, type.group, name);
     }
-    for (const field of ["resourceVersion", "uid", "creationTimestamp", "generation", "managedFields", "deletionTimestamp"]) {
+    for (const field of [
+      "resourceVersion",
+      "uid",
+      "creationTimestamp",
+      "generation",
+      "managedFields",
+      "deletionTimestamp",
+    ]) {
       delete metadata[field];
     }
     if (type.hasStatus) delete object.status;
@@ -217,15 +240,27 @@ export class ClusterState {
     return this.commit(type, undefined, object, options);
   }
 
-  update(type: ResourceType, namespace: string | undefined, name: string, body: unknown, options: WriteOptions = {}): JsonObject {
+  update(
+    type: ResourceType,
+    namespace: string | undefined,
+    name: string,
+    body: unknown,
+    options: WriteOptions = {},
+  ): JsonObject {
     const previous = this.find(type, namespace, name);
     const object = this.checkBody(type, namespace, body);
     const metadata = metadataOf(object);
     if (metadata.name !== name) {
-      throw badRequest(`the name of the object (${String(metadata.name)}) does not match the name on the URL (${name})`);
+      throw badRequest(
+        `the name of the object (${String(metadata.name)}) does not match the name on the URL (${name})`,
+      );
     }
     const requestedVersion = metadata.resourceVersion;
-    if (requestedVersion !== undefined && requestedVersion !== "" && requestedVersion !== metadataOf(previous).resourceVersion) {
+    if (
+      requestedVersion !== undefined &&
+      requestedVersion !== "" &&
+      requestedVersion !== metadataOf(previous).resourceVersion
+    ) {
       throw resourceVersionConflict(type.plural, type.group, name);
     }
     return this.write(type, previous, object, options);
@@ -266,7 +301,9 @@ export class ClusterState {
     options: WriteOptions & { force?: boolean },
   ): JsonObject {
     if (!options.fieldManager) {
-      throw badRequest("PATCH, application/apply-patch+yaml requests must specify fieldManager (the fieldManager query parameter)");
+      throw badRequest(
+        "PATCH, application/apply-patch+yaml requests must specify fieldManager (the fieldManager query parameter)",
+      );
     }
     let parsed: unknown;
     try {
@@ -277,13 +314,25 @@ export class ClusterState {
     const applied = this.checkBody(type, namespace, parsed);
     const metadata = metadataOf(applied);
     if (metadata.name !== name) {
-      throw badRequest(`the name of the object (${String(metadata.name)}) does not match the name on the URL (${name})`);
+      throw badRequest(
+        `the name of the object (${String(metadata.name)}) does not match the name on the URL (${name})`,
+      );
     }
     const existing = this.bucket(type).get(objectKey(type.namespaced ? namespace : undefined, name));
-    if (metadata.resourceVersion !== undefined && metadata.resourceVersion !== (existing && metadataOf(existing).resourceVersion)) {
+    if (
+      metadata.resourceVersion !== undefined &&
+      metadata.resourceVersion !== (existing && metadataOf(existing).resourceVersion)
+    ) {
       throw resourceVersionConflict(type.plural, type.group, name);
     }
-    for (const field of ["resourceVersion", "uid", "creationTimestamp", "generation", "managedFields", "deletionTimestamp"]) {
+    for (const field of [
+      "resourceVersion",
+      "uid",
+      "creationTimestamp",
+      "generation",
+      "managedFields",
+      "deletionTimestamp",
+    ]) {
       delete metadata[field];
     }
     if (!existing) {
@@ -326,9 +375,12 @@ export class ClusterState {
     const scale = change(scaleOf(previous));
     const replicas = isPlainObject(scale) && isPlainObject(scale.spec) ? scale.spec.replicas : undefined;
     if (typeof replicas !== "number" || !Number.isInteger(replicas) || replicas < 0) {
-      throw invalid("Scale", "autoscaling", name, [{ field: "spec.replicas", message: "must be a non-negative integer" }]);
+      throw invalid("Scale", "autoscaling", name, [
+        { field: "spec.replicas", message: "must be a non-negative integer" },
+      ]);
     }
-    const requested = isPlainObject(scale) && isPlainObject(scale.metadata) ? scale.metadata.resourceVersion : undefined;
+    const requested =
+      isPlainObject(scale) && isPlainObject(scale.metadata) ? scale.metadata.resourceVersion : undefined;
     if (requested && requested !== metadataOf(previous).resourceVersion) {
       throw resourceVersionConflict(type.plural, type.group, name);
     }
@@ -339,7 +391,12 @@ export class ClusterState {
   }
 
   /** Shared by update and non-apply patches: enforce the subresource, record ownership, commit. */
-  private write(type: ResourceType, previous: JsonObject, proposed: JsonObject, options: WriteOptions): JsonObject {
+  private write(
+    type: ResourceType,
+    previous: JsonObject,
+    proposed: JsonObject,
+    options: WriteOptions,
+  ): JsonObject {
     const scope = this.scope(type, options.subresource);
     let next: JsonObject;
     if (scope === "status") {
@@ -386,10 +443,14 @@ export class ClusterState {
     if (!isPlainObject(body)) throw badRequest("the request body must be a JSON or YAML object");
     const object = deepClone(body);
     if (object.kind !== undefined && object.kind !== type.kind) {
-      throw badRequest(`the kind of the object (${String(object.kind)}) does not match the resource (${type.kind})`);
+      throw badRequest(
+        `the kind of the object (${String(object.kind)}) does not match the resource (${type.kind})`,
+      );
     }
     if (object.apiVersion !== undefined && object.apiVersion !== apiVersionOf(type)) {
-      throw badRequest(`the API version in the data (${String(object.apiVersion)}) does not match the expected API version (${apiVersionOf(type)})`);
+      throw badRequest(
+        `the API version in the data (${String(object.apiVersion)}) does not match the expected API version (${apiVersionOf(type)})`,
+      );
     }
     object.apiVersion = apiVersionOf(type);
     object.kind = type.kind;
@@ -397,7 +458,9 @@ export class ClusterState {
     if (type.namespaced) {
       if (metadata.namespace === undefined || metadata.namespace === "") metadata.namespace = namespace;
       else if (namespace !== undefined && metadata.namespace !== namespace) {
-        throw badRequest("the namespace of the provided object does not match the namespace sent on the request");
+        throw badRequest(
+          "the namespace of the provided object does not match the namespace sent on the request",
+        );
       }
     } else {
       delete metadata.namespace;
@@ -407,11 +470,20 @@ export class ClusterState {
 
   private checkName(type: ResourceType, name: unknown): string {
     if (typeof name !== "string" || name === "") {
-      throw invalid(type.kind, type.group, "", [{ field: "metadata.name", type: "FieldValueRequired", message: "Required value: name or generateName is required" }]);
+      throw invalid(type.kind, type.group, "", [
+        {
+          field: "metadata.name",
+          type: "FieldValueRequired",
+          message: "Required value: name or generateName is required",
+        },
+      ]);
     }
     if (name.length > 253 || !DNS_SUBDOMAIN.test(name)) {
       throw invalid(type.kind, type.group, name, [
-        { field: "metadata.name", message: `Invalid value: "${name}": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character` },
+        {
+          field: "metadata.name",
+          message: `Invalid value: "${name}": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character`,
+        },
       ]);
     }
     return name;
@@ -419,23 +491,36 @@ export class ClusterState {
 
   /** Validation that the workloads Ferry cares about get from the real server. */
   private validate(type: ResourceType, object: JsonObject): void {
-    if (type.group === "apps" && ["Deployment", "StatefulSet", "DaemonSet", "ReplicaSet"].includes(type.kind)) {
+    if (
+      type.group === "apps" &&
+      ["Deployment", "StatefulSet", "DaemonSet", "ReplicaSet"].includes(type.kind)
+    ) {
       const spec = isPlainObject(object.spec) ? object.spec : {};
       const name = String(metadataOf(object).name);
-      const selector = isPlainObject(spec.selector) ? (spec.selector.matchLabels as Record<string, string> | undefined) : undefined;
+      const selector = isPlainObject(spec.selector)
+        ? (spec.selector.matchLabels as Record<string, string> | undefined)
+        : undefined;
       const template = isPlainObject(spec.template) ? spec.template : {};
-      const templateLabels = (isPlainObject(template.metadata) ? template.metadata.labels : undefined) as Record<string, string> | undefined;
+      const templateLabels = (isPlainObject(template.metadata) ? template.metadata.labels : undefined) as
+        Record<string, string> | undefined;
       if (!isPlainObject(spec.selector)) {
-        throw invalid(type.kind, type.group, name, [{ field: "spec.selector", type: "FieldValueRequired", message: "Required value" }]);
+        throw invalid(type.kind, type.group, name, [
+          { field: "spec.selector", type: "FieldValueRequired", message: "Required value" },
+        ]);
       }
       if (selector && !Object.entries(selector).every(([k, v]) => templateLabels?.[k] === v)) {
         throw invalid(type.kind, type.group, name, [
-          { field: "spec.template.metadata.labels", message: "Invalid value: `selector` does not match template `labels`" },
+          {
+            field: "spec.template.metadata.labels",
+            message: "Invalid value: `selector` does not match template `labels`",
+          },
         ]);
       }
       const containers = isPlainObject(template.spec) ? template.spec.containers : undefined;
       if (!Array.isArray(containers) || containers.length === 0) {
-        throw invalid(type.kind, type.group, name, [{ field: "spec.template.spec.containers", type: "FieldValueRequired", message: "Required value" }]);
+        throw invalid(type.kind, type.group, name, [
+          { field: "spec.template.spec.containers", type: "FieldValueRequired", message: "Required value" },
+        ]);
       }
     }
   }
@@ -448,7 +533,10 @@ export class ClusterState {
       if (type.kind === "Deployment") {
         spec.progressDeadlineSeconds ??= 600;
         spec.revisionHistoryLimit ??= 10;
-        spec.strategy ??= { type: "RollingUpdate", rollingUpdate: { maxSurge: "25%", maxUnavailable: "25%" } };
+        spec.strategy ??= {
+          type: "RollingUpdate",
+          rollingUpdate: { maxSurge: "25%", maxUnavailable: "25%" },
+        };
       }
     }
     if (type.group === "" && type.kind === "Service") {
@@ -468,11 +556,18 @@ export class ClusterState {
   }
 
   /** Stamps server metadata, bumps generation and resourceVersion, stores and notifies (unless dry run). */
-  private commit(type: ResourceType, previous: JsonObject | undefined, next: JsonObject, options: WriteOptions): JsonObject {
+  private commit(
+    type: ResourceType,
+    previous: JsonObject | undefined,
+    next: JsonObject,
+    options: WriteOptions,
+  ): JsonObject {
     this.applyDefaults(type, next);
     this.validate(type, next);
     const metadata = metadataOf(next);
-    const now = this.now().toISOString().replace(/\.\d{3}Z$/, "Z");
+    const now = this.now()
+      .toISOString()
+      .replace(/\.\d{3}Z$/, "Z");
     if (previous) {
       const before = metadataOf(previous);
       metadata.uid = before.uid;
@@ -482,7 +577,8 @@ export class ClusterState {
         metadata.generation = (Number(before.generation) || 1) + (specChanged ? 1 : 0);
       }
       metadata.resourceVersion = before.resourceVersion;
-      if (deepEqual(withoutVolatile(previous), withoutVolatile(next))) return this.withApiVersion(type, previous);
+      if (deepEqual(withoutVolatile(previous), withoutVolatile(next)))
+        return this.withApiVersion(type, previous);
     } else {
       metadata.uid = randomUUID();
       metadata.creationTimestamp = now;
@@ -496,7 +592,8 @@ export class ClusterState {
     metadata.resourceVersion = String(this.revision);
     this.bucket(type).set(objectKey(metadata.namespace as string | undefined, metadata.name as string), next);
     this.emit(type, previous ? "MODIFIED" : "ADDED", next);
-    if (type.group === "apiextensions.k8s.io" && type.kind === "CustomResourceDefinition") this.registerCrd(next);
+    if (type.group === "apiextensions.k8s.io" && type.kind === "CustomResourceDefinition")
+      this.registerCrd(next);
     return this.withApiVersion(type, next);
   }
 
@@ -505,14 +602,31 @@ export class ClusterState {
     const status = (crd.status ?? {}) as JsonObject;
     const established = Array.isArray(status.conditions) && status.conditions.length > 0;
     if (!established) {
-      const now = this.now().toISOString().replace(/\.\d{3}Z$/, "Z");
+      const now = this.now()
+        .toISOString()
+        .replace(/\.\d{3}Z$/, "Z");
       crd.status = {
         conditions: [
-          { type: "NamesAccepted", status: "True", reason: "NoConflicts", message: "no conflicts found", lastTransitionTime: now },
-          { type: "Established", status: "True", reason: "InitialNamesAccepted", message: "the initial names have been accepted", lastTransitionTime: now },
+          {
+            type: "NamesAccepted",
+            status: "True",
+            reason: "NoConflicts",
+            message: "no conflicts found",
+            lastTransitionTime: now,
+          },
+          {
+            type: "Established",
+            status: "True",
+            reason: "InitialNamesAccepted",
+            message: "the initial names have been accepted",
+            lastTransitionTime: now,
+          },
         ],
         acceptedNames: (crd.spec as JsonObject | undefined)?.names ?? {},
-        storedVersions: ((crd.spec as JsonObject | undefined)?.versions as JsonObject[] | undefined)?.filter((v) => v.storage).map((v) => v.name) ?? [],
+        storedVersions:
+          ((crd.spec as JsonObject | undefined)?.versions as JsonObject[] | undefined)
+            ?.filter((v) => v.storage)
+            .map((v) => v.name) ?? [],
       };
     }
   }
@@ -552,16 +666,30 @@ export class ClusterState {
     return successStatus(details);
   }
 
-  deleteCollection(type: ResourceType, namespace: string | undefined, options: ListOptions & { dryRun?: boolean; propagationPolicy?: string }): JsonObject {
-    const { items } = this.list(type, namespace, { labelSelector: options.labelSelector ?? null, fieldSelector: options.fieldSelector ?? null });
+  deleteCollection(
+    type: ResourceType,
+    namespace: string | undefined,
+    options: ListOptions & { dryRun?: boolean; propagationPolicy?: string },
+  ): JsonObject {
+    const { items } = this.list(type, namespace, {
+      labelSelector: options.labelSelector ?? null,
+      fieldSelector: options.fieldSelector ?? null,
+    });
     if (!options.dryRun) {
       for (const item of items) {
         const metadata = metadataOf(item);
-        const stored = this.bucket(type).get(objectKey(metadata.namespace as string | undefined, metadata.name as string));
+        const stored = this.bucket(type).get(
+          objectKey(metadata.namespace as string | undefined, metadata.name as string),
+        );
         if (stored) this.remove(type, stored, options.propagationPolicy ?? "Background");
       }
     }
-    return { apiVersion: apiVersionOf(type), kind: `${type.kind}List`, metadata: { resourceVersion: this.currentResourceVersion() }, items };
+    return {
+      apiVersion: apiVersionOf(type),
+      kind: `${type.kind}List`,
+      metadata: { resourceVersion: this.currentResourceVersion() },
+      items,
+    };
   }
 
   private remove(type: ResourceType, object: JsonObject, policy: string): void {
@@ -588,7 +716,8 @@ export class ClusterState {
       const names = (spec.names ?? {}) as JsonObject;
       const removed = this.registry.unregister(String(spec.group), String(names.plural));
       const first = removed[0];
-      if (first) for (const child of [...this.bucket(first).values()]) this.remove(first, child, "Background");
+      if (first)
+        for (const child of [...this.bucket(first).values()]) this.remove(first, child, "Background");
     }
     this.collectDependents(metadata.uid as string, policy);
   }
@@ -598,7 +727,8 @@ export class ClusterState {
     for (const type of this.registry.all()) {
       for (const dependent of [...this.bucket(type).values()]) {
         const references = metadataOf(dependent).ownerReferences;
-        if (!Array.isArray(references) || !references.some((ref: JsonObject) => ref.uid === ownerUid)) continue;
+        if (!Array.isArray(references) || !references.some((ref: JsonObject) => ref.uid === ownerUid))
+          continue;
         if (policy === "Orphan") {
           const next = deepClone(dependent);
           const remaining = references.filter((ref: JsonObject) => ref.uid !== ownerUid);
@@ -625,13 +755,19 @@ export class ClusterState {
     const labels = parseLabelSelector(options.labelSelector);
     const fields = parseFieldSelector(options.fieldSelector);
     const matches = (object: JsonObject) =>
-      matchesLabels(metadataOf(object).labels as Record<string, string>, labels) && matchesFields(object, fields);
+      matchesLabels(metadataOf(object).labels as Record<string, string>, labels) &&
+      matchesFields(object, fields);
     const typeKey = typeKeyOf(type);
     const requested = options.resourceVersion;
     const initial: StoredEvent[] = [];
     if (!requested || requested === "0") {
       for (const object of this.list(type, namespace, options).items) {
-        initial.push({ type: "ADDED", resourceVersion: Number(metadataOf(object).resourceVersion), typeKey, object });
+        initial.push({
+          type: "ADDED",
+          resourceVersion: Number(metadataOf(object).resourceVersion),
+          typeKey,
+          object,
+        });
       }
     } else {
       const from = Number(requested);
@@ -687,7 +823,8 @@ function scaleOf(object: JsonObject): JsonObject {
   const metadata = metadataOf(object);
   const spec = (object.spec ?? {}) as JsonObject;
   const status = (object.status ?? {}) as JsonObject;
-  const matchLabels = (isPlainObject(spec.selector) ? spec.selector.matchLabels : undefined) as Record<string, string> | undefined;
+  const matchLabels = (isPlainObject(spec.selector) ? spec.selector.matchLabels : undefined) as
+    Record<string, string> | undefined;
   return {
     kind: "Scale",
     apiVersion: "autoscaling/v1",
@@ -701,7 +838,9 @@ function scaleOf(object: JsonObject): JsonObject {
     spec: { replicas: spec.replicas ?? 0 },
     status: {
       replicas: status.replicas ?? 0,
-      selector: Object.entries(matchLabels ?? {}).map(([k, v]) => `${k}=${v}`).join(","),
+      selector: Object.entries(matchLabels ?? {})
+        .map(([k, v]) => `${k}=${v}`)
+        .join(","),
     },
   };
 }
@@ -730,5 +869,9 @@ function decodeContinue(token: string): string {
 
 /** The `pod-template-hash` the Deployment controller labels ReplicaSets and Pods with. */
 export function podTemplateHash(template: unknown): string {
-  return createHash("sha256").update(JSON.stringify(template ?? {})).digest("hex").slice(0, 10).replace(/[a-f]/g, (c) => "bcdfg"[c.charCodeAt(0) - 97] ?? c);
+  return createHash("sha256")
+    .update(JSON.stringify(template ?? {}))
+    .digest("hex")
+    .slice(0, 10)
+    .replace(/[a-f]/g, (c) => "bcdfg"[c.charCodeAt(0) - 97] ?? c);
 }

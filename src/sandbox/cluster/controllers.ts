@@ -29,7 +29,10 @@ function timestamp(): string {
 
 function containerImages(template: unknown): string[] {
   const spec = isPlainObject(template) && isPlainObject(template.spec) ? template.spec : {};
-  const all = [...(Array.isArray(spec.initContainers) ? spec.initContainers : []), ...(Array.isArray(spec.containers) ? spec.containers : [])];
+  const all = [
+    ...(Array.isArray(spec.initContainers) ? spec.initContainers : []),
+    ...(Array.isArray(spec.containers) ? spec.containers : []),
+  ];
   return all.map((c: JsonObject) => String(c.image ?? ""));
 }
 
@@ -45,10 +48,20 @@ function mergeConditions(previous: unknown, next: Condition[]): JsonObject[] {
   const before = Array.isArray(previous) ? (previous as JsonObject[]) : [];
   return next.map((condition) => {
     const old = before.find((c) => c.type === condition.type);
-    if (old && old.status === condition.status && old.reason === condition.reason && old.message === condition.message) return old;
+    if (
+      old &&
+      old.status === condition.status &&
+      old.reason === condition.reason &&
+      old.message === condition.message
+    )
+      return old;
     const now = timestamp();
     const transitioned = !old || old.status !== condition.status;
-    return { ...condition, lastUpdateTime: now, lastTransitionTime: transitioned ? now : old.lastTransitionTime };
+    return {
+      ...condition,
+      lastUpdateTime: now,
+      lastTransitionTime: transitioned ? now : old.lastTransitionTime,
+    };
   });
 }
 
@@ -120,7 +133,8 @@ export class SimulatedControllers {
     let answer: boolean | undefined = true;
     for (const image of containerImages(template)) {
       const verdict = this.images.get(image);
-      const stale = verdict?.state === "known" && !verdict.exists && Date.now() - verdict.at > NEGATIVE_IMAGE_TTL_MS;
+      const stale =
+        verdict?.state === "known" && !verdict.exists && Date.now() - verdict.at > NEGATIVE_IMAGE_TTL_MS;
       if (!verdict || stale) {
         if (!verdict) this.images.set(image, { state: "pending" });
         this.options.imageExists(image).then(
@@ -143,7 +157,11 @@ export class SimulatedControllers {
     return this.state.objectsOf(type).filter((object) => {
       const metadata = metadataOf(object);
       const refs = metadata.ownerReferences;
-      return metadata.namespace === namespace && Array.isArray(refs) && refs.some((ref: JsonObject) => ref.uid === uid);
+      return (
+        metadata.namespace === namespace &&
+        Array.isArray(refs) &&
+        refs.some((ref: JsonObject) => ref.uid === uid)
+      );
     });
   }
 
@@ -168,20 +186,35 @@ export class SimulatedControllers {
     const hash = podTemplateHash(template);
     const rsType = this.t("apps/v1", "ReplicaSet");
     const owned = this.ownedBy(deployment, rsType);
-    let current = owned.find((rs) => (metadataOf(rs).labels as JsonObject | undefined)?.["pod-template-hash"] === hash);
+    let current = owned.find(
+      (rs) => (metadataOf(rs).labels as JsonObject | undefined)?.["pod-template-hash"] === hash,
+    );
     if (!current) {
-      const labels = { ...((template.metadata as JsonObject | undefined)?.labels as object), "pod-template-hash": hash };
+      const labels = {
+        ...((template.metadata as JsonObject | undefined)?.labels as object),
+        "pod-template-hash": hash,
+      };
       const selector = (spec.selector as JsonObject | undefined)?.matchLabels as object | undefined;
-      current = this.state.create(rsType, namespace, {
-        apiVersion: "apps/v1",
-        kind: "ReplicaSet",
-        metadata: { name: `${metadata.name}-${hash}`, namespace, labels, ownerReferences: [this.ownerReference(deployment)] },
-        spec: {
-          replicas: desired,
-          selector: { matchLabels: { ...selector, "pod-template-hash": hash } },
-          template: { ...deepClone(template), metadata: { ...(template.metadata as object), labels } },
+      current = this.state.create(
+        rsType,
+        namespace,
+        {
+          apiVersion: "apps/v1",
+          kind: "ReplicaSet",
+          metadata: {
+            name: `${metadata.name}-${hash}`,
+            namespace,
+            labels,
+            ownerReferences: [this.ownerReference(deployment)],
+          },
+          spec: {
+            replicas: desired,
+            selector: { matchLabels: { ...selector, "pod-template-hash": hash } },
+            template: { ...deepClone(template), metadata: { ...(template.metadata as object), labels } },
+          },
         },
-      }, { fieldManager: MANAGER });
+        { fieldManager: MANAGER },
+      );
     }
     const currentUid = metadataOf(current).uid as string;
     if (!this.rolloutStarts.has(currentUid)) this.rolloutStarts.set(currentUid, Date.now());
@@ -210,16 +243,41 @@ export class SimulatedControllers {
     const rsName = String(metadataOf(current).name);
     let progressing: Condition;
     if (complete) {
-      progressing = { type: "Progressing", status: "True", reason: "NewReplicaSetAvailable", message: `ReplicaSet "${rsName}" has successfully progressed.` };
+      progressing = {
+        type: "Progressing",
+        status: "True",
+        reason: "NewReplicaSetAvailable",
+        message: `ReplicaSet "${rsName}" has successfully progressed.`,
+      };
     } else if (imagesOk === false && elapsed >= this.options.progressDeadlineMs) {
-      progressing = { type: "Progressing", status: "False", reason: "ProgressDeadlineExceeded", message: `ReplicaSet "${rsName}" has timed out progressing.` };
+      progressing = {
+        type: "Progressing",
+        status: "False",
+        reason: "ProgressDeadlineExceeded",
+        message: `ReplicaSet "${rsName}" has timed out progressing.`,
+      };
     } else {
-      progressing = { type: "Progressing", status: "True", reason: "ReplicaSetUpdated", message: `ReplicaSet "${rsName}" is progressing.` };
+      progressing = {
+        type: "Progressing",
+        status: "True",
+        reason: "ReplicaSetUpdated",
+        message: `ReplicaSet "${rsName}" is progressing.`,
+      };
     }
     const available: Condition =
       ready >= desired - maxUnavailable
-        ? { type: "Available", status: "True", reason: "MinimumReplicasAvailable", message: "Deployment has minimum availability." }
-        : { type: "Available", status: "False", reason: "MinimumReplicasUnavailable", message: "Deployment does not have minimum availability." };
+        ? {
+            type: "Available",
+            status: "True",
+            reason: "MinimumReplicasAvailable",
+            message: "Deployment has minimum availability.",
+          }
+        : {
+            type: "Available",
+            status: "False",
+            reason: "MinimumReplicasUnavailable",
+            message: "Deployment does not have minimum availability.",
+          };
     const previous = (deployment.status ?? {}) as JsonObject;
     const status: JsonObject = {
       observedGeneration: metadata.generation,
@@ -239,7 +297,9 @@ export class SimulatedControllers {
     const next = deepClone(object);
     (next.spec as JsonObject).replicas = replicas;
     const metadata = metadataOf(object);
-    this.state.update(type, metadata.namespace as string, metadata.name as string, next, { fieldManager: MANAGER });
+    this.state.update(type, metadata.namespace as string, metadata.name as string, next, {
+      fieldManager: MANAGER,
+    });
   }
 
   /** Pods of a ReplicaSet: one more becomes ready per step when its images exist. */
@@ -259,33 +319,56 @@ export class SimulatedControllers {
       availableReplicas: ready,
       observedGeneration: metadata.generation,
     };
-    for (const key of ["fullyLabeledReplicas", "readyReplicas", "availableReplicas"]) if (status[key] === 0) delete status[key];
+    for (const key of ["fullyLabeledReplicas", "readyReplicas", "availableReplicas"])
+      if (status[key] === 0) delete status[key];
     this.state.writeStatus(this.t("apps/v1", "ReplicaSet"), namespace, metadata.name as string, status);
   }
 
-  private syncPods(owner: JsonObject, template: JsonObject, replicas: number, ready: number, imagesOk: boolean | undefined): void {
+  private syncPods(
+    owner: JsonObject,
+    template: JsonObject,
+    replicas: number,
+    ready: number,
+    imagesOk: boolean | undefined,
+  ): void {
     const podType = this.t("v1", "Pod");
     const metadata = metadataOf(owner);
     const namespace = metadata.namespace as string;
-    const pods = this.ownedBy(owner, podType).sort((a, b) => String(metadataOf(a).name).localeCompare(String(metadataOf(b).name)));
-    for (const extra of pods.slice(replicas)) this.state.delete(podType, namespace, metadataOf(extra).name as string);
+    const pods = this.ownedBy(owner, podType).sort((a, b) =>
+      String(metadataOf(a).name).localeCompare(String(metadataOf(b).name)),
+    );
+    for (const extra of pods.slice(replicas))
+      this.state.delete(podType, namespace, metadataOf(extra).name as string);
     for (let index = 0; index < replicas; index++) {
       let pod = pods[index];
       if (!pod) {
-        const suffix = createHash("sha256").update(`${String(metadata.uid)}/${index}`).digest("hex").slice(0, 5);
-        pod = this.state.create(podType, namespace, {
-          apiVersion: "v1",
-          kind: "Pod",
-          metadata: {
-            name: `${String(metadata.name)}-${suffix}`,
-            namespace,
-            labels: (template.metadata as JsonObject | undefined)?.labels ?? {},
-            ownerReferences: [this.ownerReference(owner)],
+        const suffix = createHash("sha256")
+          .update(`${String(metadata.uid)}/${index}`)
+          .digest("hex")
+          .slice(0, 5);
+        pod = this.state.create(
+          podType,
+          namespace,
+          {
+            apiVersion: "v1",
+            kind: "Pod",
+            metadata: {
+              name: `${String(metadata.name)}-${suffix}`,
+              namespace,
+              labels: (template.metadata as JsonObject | undefined)?.labels ?? {},
+              ownerReferences: [this.ownerReference(owner)],
+            },
+            spec: deepClone(template.spec),
           },
-          spec: deepClone(template.spec),
-        }, { fieldManager: MANAGER });
+          { fieldManager: MANAGER },
+        );
       }
-      this.state.writeStatus(podType, namespace, metadataOf(pod).name as string, podStatus(template, index < ready, imagesOk, pod.status));
+      this.state.writeStatus(
+        podType,
+        namespace,
+        metadataOf(pod).name as string,
+        podStatus(template, index < ready, imagesOk, pod.status),
+      );
     }
   }
 
@@ -300,32 +383,42 @@ export class SimulatedControllers {
       ? Math.min(replicas, (restarted ? 0 : Number(previous.readyReplicas ?? 0)) + 1)
       : Math.min(replicas, restarted ? 0 : Number(previous.readyReplicas ?? 0));
     const done = ready === replicas;
-    this.state.writeStatus(this.t("apps/v1", "StatefulSet"), metadata.namespace as string, metadata.name as string, {
-      observedGeneration: metadata.generation,
-      replicas,
-      readyReplicas: ready,
-      currentReplicas: done ? replicas : ready,
-      updatedReplicas: ready,
-      availableReplicas: ready,
-      currentRevision: done ? revision : (previous.currentRevision ?? revision),
-      updateRevision: revision,
-      collisionCount: 0,
-    });
+    this.state.writeStatus(
+      this.t("apps/v1", "StatefulSet"),
+      metadata.namespace as string,
+      metadata.name as string,
+      {
+        observedGeneration: metadata.generation,
+        replicas,
+        readyReplicas: ready,
+        currentReplicas: done ? replicas : ready,
+        updatedReplicas: ready,
+        availableReplicas: ready,
+        currentRevision: done ? revision : (previous.currentRevision ?? revision),
+        updateRevision: revision,
+        collisionCount: 0,
+      },
+    );
   }
 
   private daemonSet(ds: JsonObject): void {
     const metadata = metadataOf(ds);
     const ok = this.imagesExist((ds.spec as JsonObject).template) === true;
-    this.state.writeStatus(this.t("apps/v1", "DaemonSet"), metadata.namespace as string, metadata.name as string, {
-      observedGeneration: metadata.generation,
-      desiredNumberScheduled: 1,
-      currentNumberScheduled: 1,
-      updatedNumberScheduled: 1,
-      numberMisscheduled: 0,
-      numberReady: ok ? 1 : 0,
-      numberAvailable: ok ? 1 : 0,
-      ...(ok ? {} : { numberUnavailable: 1 }),
-    });
+    this.state.writeStatus(
+      this.t("apps/v1", "DaemonSet"),
+      metadata.namespace as string,
+      metadata.name as string,
+      {
+        observedGeneration: metadata.generation,
+        desiredNumberScheduled: 1,
+        currentNumberScheduled: 1,
+        updatedNumberScheduled: 1,
+        numberMisscheduled: 0,
+        numberReady: ok ? 1 : 0,
+        numberAvailable: ok ? 1 : 0,
+        ...(ok ? {} : { numberUnavailable: 1 }),
+      },
+    );
   }
 
   private job(job: JsonObject): void {
@@ -344,12 +437,30 @@ export class SimulatedControllers {
         succeeded: Number(spec.completions ?? 1),
         ready: 0,
         conditions: [
-          { type: "SuccessCriteriaMet", status: "True", reason: "CompletionsReached", message: "Reached expected number of succeeded pods", lastProbeTime: now, lastTransitionTime: now },
-          { type: "Complete", status: "True", reason: "CompletionsReached", message: "Reached expected number of succeeded pods", lastProbeTime: now, lastTransitionTime: now },
+          {
+            type: "SuccessCriteriaMet",
+            status: "True",
+            reason: "CompletionsReached",
+            message: "Reached expected number of succeeded pods",
+            lastProbeTime: now,
+            lastTransitionTime: now,
+          },
+          {
+            type: "Complete",
+            status: "True",
+            reason: "CompletionsReached",
+            message: "Reached expected number of succeeded pods",
+            lastProbeTime: now,
+            lastTransitionTime: now,
+          },
         ],
       });
     } else {
-      this.state.writeStatus(type, metadata.namespace as string, metadata.name as string, { startTime, active: 1, ready: 0 });
+      this.state.writeStatus(type, metadata.namespace as string, metadata.name as string, {
+        startTime,
+        active: 1,
+        ready: 0,
+      });
     }
   }
 
@@ -357,22 +468,37 @@ export class SimulatedControllers {
     const metadata = metadataOf(pod);
     if (Array.isArray(metadata.ownerReferences) && metadata.ownerReferences.length > 0) return;
     const ok = this.imagesExist(pod);
-    this.state.writeStatus(this.t("v1", "Pod"), metadata.namespace as string, metadata.name as string, podStatus(pod, ok === true, ok, pod.status));
+    this.state.writeStatus(
+      this.t("v1", "Pod"),
+      metadata.namespace as string,
+      metadata.name as string,
+      podStatus(pod, ok === true, ok, pod.status),
+    );
   }
 
   private claim(pvc: JsonObject): void {
     const metadata = metadataOf(pvc);
     const spec = (pvc.spec ?? {}) as JsonObject;
     const requests = ((spec.resources as JsonObject | undefined)?.requests ?? {}) as JsonObject;
-    this.state.writeStatus(this.t("v1", "PersistentVolumeClaim"), metadata.namespace as string, metadata.name as string, {
-      phase: "Bound",
-      accessModes: spec.accessModes ?? ["ReadWriteOnce"],
-      capacity: { storage: requests.storage ?? "1Gi" },
-    });
+    this.state.writeStatus(
+      this.t("v1", "PersistentVolumeClaim"),
+      metadata.namespace as string,
+      metadata.name as string,
+      {
+        phase: "Bound",
+        accessModes: spec.accessModes ?? ["ReadWriteOnce"],
+        capacity: { storage: requests.storage ?? "1Gi" },
+      },
+    );
   }
 }
 
-function podStatus(template: JsonObject, ready: boolean, imagesOk: boolean | undefined, previous: unknown): JsonObject {
+function podStatus(
+  template: JsonObject,
+  ready: boolean,
+  imagesOk: boolean | undefined,
+  previous: unknown,
+): JsonObject {
   const spec = (template.spec ?? {}) as JsonObject;
   const containers = (Array.isArray(spec.containers) ? spec.containers : []) as JsonObject[];
   const before = (isPlainObject(previous) ? previous : {}) as JsonObject;

@@ -3,15 +3,7 @@
  * LISTs (the reconciler must not prune on them), failed applies, and added latency.
  */
 export type RequestVerb =
-  | "get"
-  | "list"
-  | "watch"
-  | "create"
-  | "update"
-  | "patch"
-  | "delete"
-  | "deletecollection"
-  | "discovery";
+  "get" | "list" | "watch" | "create" | "update" | "patch" | "delete" | "deletecollection" | "discovery";
 
 export interface RequestRecord {
   method: string;
@@ -55,7 +47,9 @@ export class ClusterFaults {
   }
 
   /** Fail the next `count` (default 1) server-side applies (optionally of one resource/name). */
-  failApply(options: { resource?: string; namespace?: string; name?: string; status?: number; count?: number } = {}): void {
+  failApply(
+    options: { resource?: string; namespace?: string; name?: string; status?: number; count?: number } = {},
+  ): void {
     this.fail({ ...options, verb: "apply" });
   }
 

@@ -11,7 +11,13 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { ApiError, badRequest, methodNotAllowed, unsupportedMediaType, type KubeStatus } from "./status.js";
-import { ClusterState, PATCH_CONTENT_TYPES, metadataOf, parseJson, type StoredEvent } from "./cluster-state.js";
+import {
+  ClusterState,
+  PATCH_CONTENT_TYPES,
+  metadataOf,
+  parseJson,
+  type StoredEvent,
+} from "./cluster-state.js";
 import { ALL_VERBS, apiVersionOf, type ResourceType } from "./resource-types.js";
 import { ClusterFaults, reasonForStatus, type RequestRecord, type RequestVerb } from "./faults.js";
 import { parse as parseYaml } from "yaml";
@@ -84,7 +90,11 @@ export class HttpApi {
 
       const fault = this.options.faults.take(record);
       if (fault) {
-        throw new ApiError(fault.status, reasonForStatus(fault.status), fault.message ?? `injected fault: ${record.verb} ${record.resource} failed`);
+        throw new ApiError(
+          fault.status,
+          reasonForStatus(fault.status),
+          fault.message ?? `injected fault: ${record.verb} ${record.resource} failed`,
+        );
       }
       const body = ["POST", "PUT", "PATCH", "DELETE"].includes(record.method) ? await readBody(request) : "";
       if (record.verb === "watch") {
@@ -93,7 +103,8 @@ export class HttpApi {
       }
       // Server-side apply answers 201 when it created the object, like a POST.
       const applyCreates =
-        record.patchType === "apply" && !this.options.state.exists(route.type, route.namespace, route.name ?? "");
+        record.patchType === "apply" &&
+        !this.options.state.exists(route.type, route.namespace, route.name ?? "");
       const result = this.execute(record, route, url, body, contentType, request.headers["user-agent"]);
       const status = (record.verb === "create" || applyCreates) && !record.dryRun ? 201 : 200;
       record.status = status;
@@ -103,7 +114,10 @@ export class HttpApi {
       }
       return sendJson(response, status, result);
     } catch (error) {
-      const apiError = error instanceof ApiError ? error : new ApiError(500, "InternalError", `internal error: ${(error as Error).message}`);
+      const apiError =
+        error instanceof ApiError
+          ? error
+          : new ApiError(500, "InternalError", `internal error: ${(error as Error).message}`);
       record.status = apiError.code;
       if (!this.options.log.includes(record)) this.options.log.push(record);
       const headers: Record<string, string> = apiError.code === 429 ? { "retry-after": "1" } : {};
@@ -115,7 +129,17 @@ export class HttpApi {
     const state = this.options.state;
     const trimmed = path.replace(/\/+$/, "") || "/";
     if (trimmed === "/version") {
-      return { major: "1", minor: "32", gitVersion: "v1.32.0-ferry-simulator", gitCommit: "simulated", gitTreeState: "clean", buildDate: "2025-01-01T00:00:00Z", goVersion: "go1.23", compiler: "gc", platform: "linux/amd64" };
+      return {
+        major: "1",
+        minor: "32",
+        gitVersion: "v1.32.0-ferry-simulator",
+        gitCommit: "simulated",
+        gitTreeState: "clean",
+        buildDate: "2025-01-01T00:00:00Z",
+        goVersion: "go1.23",
+        compiler: "gc",
+        platform: "linux/amd64",
+      };
     }
     if (isHealthPath(trimmed)) return "ok";
     if (trimmed === "/openapi/v3") {
@@ -123,7 +147,9 @@ export class HttpApi {
       for (const { group, versions } of state.registry.groupVersions()) {
         for (const version of versions) {
           const prefix = group ? `apis/${group}/${version}` : `api/${version}`;
-          paths[prefix] = { serverRelativeURL: `/openapi/v3/${prefix}?hash=${state.currentResourceVersion()}` };
+          paths[prefix] = {
+            serverRelativeURL: `/openapi/v3/${prefix}?hash=${state.currentResourceVersion()}`,
+          };
         }
       }
       return { paths };
@@ -131,7 +157,11 @@ export class HttpApi {
     const openApiMatch = /^\/openapi\/v3\/(api\/v1|apis\/[^/]+\/[^/]+)$/.exec(trimmed);
     if (openApiMatch) return this.openApiDocument(openApiMatch[1]!);
     if (trimmed === "/api") {
-      return { kind: "APIVersions", versions: ["v1"], serverAddressByClientCIDRs: [{ clientCIDR: "0.0.0.0/0", serverAddress: this.options.address() }] };
+      return {
+        kind: "APIVersions",
+        versions: ["v1"],
+        serverAddressByClientCIDRs: [{ clientCIDR: "0.0.0.0/0", serverAddress: this.options.address() }],
+      };
     }
     const groupEntry = (group: string, versions: string[]) => ({
       name: group,
@@ -140,7 +170,11 @@ export class HttpApi {
     });
     if (trimmed === "/apis") {
       const groups = state.registry.groupVersions().filter((g) => g.group !== "");
-      return { kind: "APIGroupList", apiVersion: "v1", groups: groups.map((g) => groupEntry(g.group, g.versions)) };
+      return {
+        kind: "APIGroupList",
+        apiVersion: "v1",
+        groups: groups.map((g) => groupEntry(g.group, g.versions)),
+      };
     }
     const groupMatch = /^\/apis\/([^/]+)$/.exec(trimmed);
     if (groupMatch) {
@@ -165,10 +199,24 @@ export class HttpApi {
           ...(type.categories ? { categories: type.categories } : {}),
         });
         if (type.hasStatus) {
-          resources.push({ name: `${type.plural}/status`, singularName: "", namespaced: type.namespaced, kind: type.kind, verbs: ["get", "patch", "update"] });
+          resources.push({
+            name: `${type.plural}/status`,
+            singularName: "",
+            namespaced: type.namespaced,
+            kind: type.kind,
+            verbs: ["get", "patch", "update"],
+          });
         }
         if (type.hasScale) {
-          resources.push({ name: `${type.plural}/scale`, singularName: "", namespaced: type.namespaced, group: "autoscaling", version: "v1", kind: "Scale", verbs: ["get", "patch", "update"] });
+          resources.push({
+            name: `${type.plural}/scale`,
+            singularName: "",
+            namespaced: type.namespaced,
+            group: "autoscaling",
+            version: "v1",
+            kind: "Scale",
+            verbs: ["get", "patch", "update"],
+          });
         }
       }
       return { kind: "APIResourceList", apiVersion: "v1", groupVersion, resources };
@@ -185,7 +233,11 @@ export class HttpApi {
     const groupVersion = prefix.replace(/^apis?\//, "");
     const types = this.options.state.registry.all().filter((t) => apiVersionOf(t) === groupVersion);
     if (types.length === 0) return undefined;
-    const parameters = ["fieldValidation", "fieldManager", "dryRun"].map((name) => ({ name, in: "query", schema: { type: "string" } }));
+    const parameters = ["fieldValidation", "fieldManager", "dryRun"].map((name) => ({
+      name,
+      in: "query",
+      schema: { type: "string" },
+    }));
     const paths: JsonObject = {};
     for (const type of types) {
       const gvk = { group: type.group, version: type.version, kind: type.kind };
@@ -198,13 +250,26 @@ export class HttpApi {
       });
       const base = `/${prefix}${type.namespaced ? "/namespaces/{namespace}" : ""}/${type.plural}`;
       paths[base] = { get: operation("list"), post: operation("post") };
-      paths[`${base}/{name}`] = { get: operation("get"), put: operation("put"), patch: operation("patch"), delete: operation("delete") };
+      paths[`${base}/{name}`] = {
+        get: operation("get"),
+        put: operation("put"),
+        patch: operation("patch"),
+        delete: operation("delete"),
+      };
     }
-    return { openapi: "3.0.0", info: { title: "Kubernetes", version: "v1.32.0" }, paths, components: { schemas: {} } };
+    return {
+      openapi: "3.0.0",
+      info: { title: "Kubernetes", version: "v1.32.0" },
+      paths,
+      components: { schemas: {} },
+    };
   }
 
   private route(path: string): Route {
-    const segments = path.split("/").filter((s) => s !== "").map(decodeURIComponent);
+    const segments = path
+      .split("/")
+      .filter((s) => s !== "")
+      .map(decodeURIComponent);
     let group: string;
     let version: string;
     let rest: string[];
@@ -231,7 +296,14 @@ export class HttpApi {
     return withParts(type, undefined, rest[1], rest[2], rest.length > 3);
   }
 
-  private execute(record: RequestRecord, route: Route, url: URL, body: string, contentType: string, userAgent: string | undefined): unknown {
+  private execute(
+    record: RequestRecord,
+    route: Route,
+    url: URL,
+    body: string,
+    contentType: string,
+    userAgent: string | undefined,
+  ): unknown {
     const state = this.options.state;
     const { type, namespace, name, subresource } = route;
     const dryRun = record.dryRun;
@@ -246,10 +318,13 @@ export class HttpApi {
     if (subresource && subresource !== "status" && subresource !== "scale") {
       throw new ApiError(404, "NotFound", "the server could not find the requested resource");
     }
-    if (subresource === "scale" && !type.hasScale) throw new ApiError(404, "NotFound", "the server could not find the requested resource");
+    if (subresource === "scale" && !type.hasScale)
+      throw new ApiError(404, "NotFound", "the server could not find the requested resource");
     switch (record.verb) {
       case "get":
-        return subresource === "scale" ? state.getScale(type, namespace, name!) : state.get(type, namespace, name!);
+        return subresource === "scale"
+          ? state.getScale(type, namespace, name!)
+          : state.get(type, namespace, name!);
       case "list": {
         const list = state.list(type, namespace, listOptions);
         return {
@@ -257,7 +332,9 @@ export class HttpApi {
           kind: `${type.kind}List`,
           metadata: {
             resourceVersion: list.resourceVersion,
-            ...(list.continueToken ? { continue: list.continueToken, remainingItemCount: list.remainingItemCount } : {}),
+            ...(list.continueToken
+              ? { continue: list.continueToken, remainingItemCount: list.remainingItemCount }
+              : {}),
           },
           items: list.items,
         };
@@ -280,14 +357,21 @@ export class HttpApi {
           return state.updateScale(type, namespace, name!, (scale) => applyMergePatch(scale, patch), write);
         }
         const force = url.searchParams.get("force") === "true";
-        if (force && patchType !== "apply") throw badRequest("force may not be specified for non-apply patch");
-        return state.patch(type, namespace, name!, patchType, body, { ...write, force, ...(record.fieldManager ? {} : patchType === "apply" ? { fieldManager: "" } : {}) });
+        if (force && patchType !== "apply")
+          throw badRequest("force may not be specified for non-apply patch");
+        return state.patch(type, namespace, name!, patchType, body, {
+          ...write,
+          force,
+          ...(record.fieldManager ? {} : patchType === "apply" ? { fieldManager: "" } : {}),
+        });
       }
       case "delete":
       case "deletecollection": {
         const options = body.trim() ? parseJson(body) : {};
         const deleteOptions = isPlainObject(options) ? options : {};
-        const propagationPolicy = url.searchParams.get("propagationPolicy") ?? (deleteOptions.propagationPolicy as string | undefined);
+        const propagationPolicy =
+          url.searchParams.get("propagationPolicy") ??
+          (deleteOptions.propagationPolicy as string | undefined);
         const bodyDryRun = Array.isArray(deleteOptions.dryRun) && deleteOptions.dryRun.includes("All");
         if (bodyDryRun) record.dryRun = true;
         const opts = { dryRun: record.dryRun, ...(propagationPolicy ? { propagationPolicy } : {}) };
@@ -313,19 +397,30 @@ export class HttpApi {
       this.openStreams.delete(response);
       if (!response.writableEnded) response.end();
     };
-    response.writeHead(200, { "content-type": "application/json", "cache-control": "no-cache, private", "transfer-encoding": "chunked" });
+    response.writeHead(200, {
+      "content-type": "application/json",
+      "cache-control": "no-cache, private",
+      "transfer-encoding": "chunked",
+    });
     response.flushHeaders();
     this.openStreams.add(response);
     try {
       unsubscribe = state.watch(
         route.type,
         route.namespace,
-        { labelSelector: url.searchParams.get("labelSelector"), fieldSelector, resourceVersion: url.searchParams.get("resourceVersion") },
+        {
+          labelSelector: url.searchParams.get("labelSelector"),
+          fieldSelector,
+          resourceVersion: url.searchParams.get("resourceVersion"),
+        },
         (event: StoredEvent) => send({ type: event.type, object: event.object }),
       );
     } catch (error) {
       // The real server reports an expired resourceVersion inside the stream, as an ERROR event.
-      const status = error instanceof ApiError ? error.toStatus() : new ApiError(500, "InternalError", String(error)).toStatus();
+      const status =
+        error instanceof ApiError
+          ? error.toStatus()
+          : new ApiError(500, "InternalError", String(error)).toStatus();
       send({ type: "ERROR", object: status });
       return finish();
     }
@@ -336,7 +431,13 @@ export class HttpApi {
   }
 }
 
-function withParts(type: ResourceType, namespace: string | undefined, name: string | undefined, subresource: string | undefined, tooLong: boolean): Route {
+function withParts(
+  type: ResourceType,
+  namespace: string | undefined,
+  name: string | undefined,
+  subresource: string | undefined,
+  tooLong: boolean,
+): Route {
   if (tooLong) throw new ApiError(404, "NotFound", "the server could not find the requested resource");
   return {
     type,
@@ -386,15 +487,25 @@ async function readBody(request: IncomingMessage): Promise<string> {
   let size = 0;
   for await (const chunk of request) {
     size += (chunk as Buffer).length;
-    if (size > MAX_BODY_BYTES) throw new ApiError(413, "RequestEntityTooLarge", "the request body is too large");
+    if (size > MAX_BODY_BYTES)
+      throw new ApiError(413, "RequestEntityTooLarge", "the request body is too large");
     chunks.push(chunk as Buffer);
   }
   return Buffer.concat(chunks).toString("utf8");
 }
 
-function sendJson(response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+function sendJson(
+  response: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
   const text = JSON.stringify(body);
-  response.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text), ...headers });
+  response.writeHead(status, {
+    "content-type": "application/json",
+    "content-length": Buffer.byteLength(text),
+    ...headers,
+  });
   response.end(text);
 }
 
@@ -412,10 +523,26 @@ function toTable(result: unknown, isList: boolean): JsonObject {
   return {
     kind: "Table",
     apiVersion: "meta.k8s.io/v1",
-    metadata: { resourceVersion: isList ? ((result as JsonObject).metadata as JsonObject).resourceVersion : metadataOf(result as JsonObject).resourceVersion },
+    metadata: {
+      resourceVersion: isList
+        ? ((result as JsonObject).metadata as JsonObject).resourceVersion
+        : metadataOf(result as JsonObject).resourceVersion,
+    },
     columnDefinitions: [
-      { name: "Name", type: "string", format: "name", description: "Name must be unique within a namespace.", priority: 0 },
-      { name: "Age", type: "string", format: "", description: "CreationTimestamp of the object.", priority: 0 },
+      {
+        name: "Name",
+        type: "string",
+        format: "name",
+        description: "Name must be unique within a namespace.",
+        priority: 0,
+      },
+      {
+        name: "Age",
+        type: "string",
+        format: "",
+        description: "CreationTimestamp of the object.",
+        priority: 0,
+      },
     ],
     rows: objects.map((object) => ({
       cells: [metadataOf(object).name, age(metadataOf(object).creationTimestamp)],

@@ -55,7 +55,8 @@ export function fieldPaths(object: JsonObject, scope: FieldScope): Map<string, F
       for (const element of value) {
         const elementPrefix = [...prefix, `k:${JSON.stringify(mergeKeyOf(fieldName, element))}`];
         add([...elementPrefix, "."]);
-        for (const [key, child] of Object.entries(element as JsonObject)) walk(child, [...elementPrefix, `f:${key}`], key);
+        for (const [key, child] of Object.entries(element as JsonObject))
+          walk(child, [...elementPrefix, `f:${key}`], key);
       }
     } else {
       add(prefix);
@@ -109,7 +110,12 @@ function locate(object: unknown, path: FieldPath): Located {
       return { found: false };
     }
   }
-  return { found: true, value: current, ...(parent ? { parent } : {}), ...(key !== undefined ? { key } : {}) };
+  return {
+    found: true,
+    value: current,
+    ...(parent ? { parent } : {}),
+    ...(key !== undefined ? { key } : {}),
+  };
 }
 
 export function valueAt(object: unknown, path: FieldPath): unknown {
@@ -131,7 +137,9 @@ export function describePath(path: FieldPath): string {
     if (segment.startsWith("f:")) text += `.${segment.slice(2)}`;
     else {
       const key = JSON.parse(segment.slice(2)) as JsonObject;
-      text += `[${Object.entries(key).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(",")}]`;
+      text += `[${Object.entries(key)
+        .map(([k, v]) => `${k}=${JSON.stringify(v)}`)
+        .join(",")}]`;
     }
   }
   return text;
@@ -174,7 +182,9 @@ interface Ownership {
 
 function readOwnership(object: JsonObject | undefined): Ownership[] {
   const metadata = (object?.metadata ?? {}) as JsonObject;
-  const entries = Array.isArray(metadata.managedFields) ? (metadata.managedFields as ManagedFieldsEntry[]) : [];
+  const entries = Array.isArray(metadata.managedFields)
+    ? (metadata.managedFields as ManagedFieldsEntry[])
+    : [];
   return entries
     .filter((entry) => isPlainObject(entry) && typeof entry.manager === "string")
     .map((entry) => ({
@@ -213,10 +223,19 @@ function dropVanishedPaths(owners: Ownership[], object: JsonObject): void {
 
 function ownerFor(
   owners: Ownership[],
-  identity: { manager: string; operation: "Apply" | "Update"; subresource?: string; apiVersion: string; time: string },
+  identity: {
+    manager: string;
+    operation: "Apply" | "Update";
+    subresource?: string;
+    apiVersion: string;
+    time: string;
+  },
 ): Ownership {
   let owner = owners.find(
-    (o) => o.manager === identity.manager && o.operation === identity.operation && o.subresource === identity.subresource,
+    (o) =>
+      o.manager === identity.manager &&
+      o.operation === identity.operation &&
+      o.subresource === identity.subresource,
   );
   if (!owner) {
     owner = { ...identity, paths: new Map() };
@@ -243,7 +262,12 @@ function timestamp(now: Date): string {
  * Records an ordinary write (create, update, non-apply patch): `manager` takes every field it
  * changed, away from whoever owned it before (updates never conflict).
  */
-export function recordUpdate(previous: JsonObject | undefined, next: JsonObject, scope: FieldScope, who: WriteIdentity): void {
+export function recordUpdate(
+  previous: JsonObject | undefined,
+  next: JsonObject,
+  scope: FieldScope,
+  who: WriteIdentity,
+): void {
   const owners = readOwnership(previous);
   const changed: FieldPath[] = [];
   for (const path of fieldPaths(next, scope).values()) {
@@ -382,12 +406,16 @@ export function serverSideApply(
   const ownedByOthers = (path: FieldPath): boolean => {
     const prefix = pathKey(path[path.length - 1] === "." ? path.slice(0, -1) : path).slice(0, -1);
     return owners.some(
-      (owner) => owner !== self && [...owner.paths.keys()].some((key) => key === pathKey(path) || key.startsWith(prefix + ",")),
+      (owner) =>
+        owner !== self &&
+        [...owner.paths.keys()].some((key) => key === pathKey(path) || key.startsWith(prefix + ",")),
     );
   };
   const dropped = [...self.paths].filter(([key]) => !appliedPaths.has(key)).map(([, path]) => path);
   // Leaves first, then whole keyed elements, so element lookups by key still work while removing.
-  dropped.sort((a, b) => Number(a[a.length - 1] === ".") - Number(b[b.length - 1] === ".") || b.length - a.length);
+  dropped.sort(
+    (a, b) => Number(a[a.length - 1] === ".") - Number(b[b.length - 1] === ".") || b.length - a.length,
+  );
   for (const path of dropped) {
     if (!ownedByOthers(path) && !isKeyField(path)) removeAt(result, path);
   }

@@ -117,7 +117,11 @@ export function applyStrategicMergePatch(target: unknown, patch: unknown, fieldN
 function stripDirectives(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(stripDirectives);
   if (!isPlainObject(value)) return value;
-  return Object.fromEntries(Object.entries(value).filter(([k]) => !k.startsWith("$")).map(([k, v]) => [k, stripDirectives(v)]));
+  return Object.fromEntries(
+    Object.entries(value)
+      .filter(([k]) => !k.startsWith("$"))
+      .map(([k, v]) => [k, stripDirectives(v)]),
+  );
 }
 
 interface JsonPatchOperation {
@@ -130,7 +134,10 @@ interface JsonPatchOperation {
 function parsePointer(pointer: string): string[] {
   if (pointer === "") return [];
   if (!pointer.startsWith("/")) throw badRequest(`invalid JSON pointer ${JSON.stringify(pointer)}`);
-  return pointer.slice(1).split("/").map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"));
+  return pointer
+    .slice(1)
+    .split("/")
+    .map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"));
 }
 
 function patchFailure(message: string): ApiError {
@@ -166,7 +173,9 @@ export function applyJsonPatch(target: unknown, operations: unknown): unknown {
         break;
       case "test":
         if (!deepEqual(pointerGet(document, path), raw.value)) {
-          throw patchFailure(`the server rejected our request due to an error in our request: test failed at ${raw.path}`);
+          throw patchFailure(
+            `the server rejected our request due to an error in our request: test failed at ${raw.path}`,
+          );
         }
         break;
       default:
@@ -193,7 +202,8 @@ function pointerAdd(document: unknown, path: string[], value: unknown): unknown 
   const last = path[path.length - 1]!;
   if (Array.isArray(parent)) {
     const index = last === "-" ? parent.length : Number(last);
-    if (!Number.isInteger(index) || index < 0 || index > parent.length) throw patchFailure(`invalid index ${last}`);
+    if (!Number.isInteger(index) || index < 0 || index > parent.length)
+      throw patchFailure(`invalid index ${last}`);
     parent.splice(index, 0, value);
   } else if (isPlainObject(parent)) {
     parent[last] = value;

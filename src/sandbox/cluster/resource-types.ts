@@ -50,25 +50,80 @@ function builtin(group: string, version: string, spec: BuiltinSpec): ResourceTyp
 const workload = { hasStatus: true, tracksGeneration: true, categories: ["all"] };
 
 export const BUILTIN_RESOURCE_TYPES: readonly ResourceType[] = [
-  builtin("", "v1", { kind: "Namespace", plural: "namespaces", namespaced: false, shortNames: ["ns"], hasStatus: true }),
+  builtin("", "v1", {
+    kind: "Namespace",
+    plural: "namespaces",
+    namespaced: false,
+    shortNames: ["ns"],
+    hasStatus: true,
+  }),
   builtin("", "v1", { kind: "ConfigMap", plural: "configmaps", shortNames: ["cm"] }),
   builtin("", "v1", { kind: "Secret", plural: "secrets" }),
-  builtin("", "v1", { kind: "Service", plural: "services", shortNames: ["svc"], hasStatus: true, categories: ["all"] }),
+  builtin("", "v1", {
+    kind: "Service",
+    plural: "services",
+    shortNames: ["svc"],
+    hasStatus: true,
+    categories: ["all"],
+  }),
   builtin("", "v1", { kind: "ServiceAccount", plural: "serviceaccounts", shortNames: ["sa"] }),
-  builtin("", "v1", { kind: "Pod", plural: "pods", shortNames: ["po"], hasStatus: true, categories: ["all"] }),
-  builtin("", "v1", { kind: "PersistentVolumeClaim", plural: "persistentvolumeclaims", shortNames: ["pvc"], hasStatus: true }),
+  builtin("", "v1", {
+    kind: "Pod",
+    plural: "pods",
+    shortNames: ["po"],
+    hasStatus: true,
+    categories: ["all"],
+  }),
+  builtin("", "v1", {
+    kind: "PersistentVolumeClaim",
+    plural: "persistentvolumeclaims",
+    shortNames: ["pvc"],
+    hasStatus: true,
+  }),
   builtin("", "v1", { kind: "Event", plural: "events", shortNames: ["ev"] }),
-  builtin("apps", "v1", { kind: "Deployment", plural: "deployments", shortNames: ["deploy"], hasScale: true, ...workload }),
-  builtin("apps", "v1", { kind: "StatefulSet", plural: "statefulsets", shortNames: ["sts"], hasScale: true, ...workload }),
+  builtin("apps", "v1", {
+    kind: "Deployment",
+    plural: "deployments",
+    shortNames: ["deploy"],
+    hasScale: true,
+    ...workload,
+  }),
+  builtin("apps", "v1", {
+    kind: "StatefulSet",
+    plural: "statefulsets",
+    shortNames: ["sts"],
+    hasScale: true,
+    ...workload,
+  }),
   builtin("apps", "v1", { kind: "DaemonSet", plural: "daemonsets", shortNames: ["ds"], ...workload }),
-  builtin("apps", "v1", { kind: "ReplicaSet", plural: "replicasets", shortNames: ["rs"], hasScale: true, ...workload }),
+  builtin("apps", "v1", {
+    kind: "ReplicaSet",
+    plural: "replicasets",
+    shortNames: ["rs"],
+    hasScale: true,
+    ...workload,
+  }),
   builtin("batch", "v1", { kind: "Job", plural: "jobs", ...workload }),
   builtin("batch", "v1", { kind: "CronJob", plural: "cronjobs", shortNames: ["cj"], ...workload }),
-  builtin("networking.k8s.io", "v1", { kind: "Ingress", plural: "ingresses", shortNames: ["ing"], hasStatus: true, tracksGeneration: true }),
+  builtin("networking.k8s.io", "v1", {
+    kind: "Ingress",
+    plural: "ingresses",
+    shortNames: ["ing"],
+    hasStatus: true,
+    tracksGeneration: true,
+  }),
   builtin("rbac.authorization.k8s.io", "v1", { kind: "Role", plural: "roles" }),
   builtin("rbac.authorization.k8s.io", "v1", { kind: "RoleBinding", plural: "rolebindings" }),
-  builtin("rbac.authorization.k8s.io", "v1", { kind: "ClusterRole", plural: "clusterroles", namespaced: false }),
-  builtin("rbac.authorization.k8s.io", "v1", { kind: "ClusterRoleBinding", plural: "clusterrolebindings", namespaced: false }),
+  builtin("rbac.authorization.k8s.io", "v1", {
+    kind: "ClusterRole",
+    plural: "clusterroles",
+    namespaced: false,
+  }),
+  builtin("rbac.authorization.k8s.io", "v1", {
+    kind: "ClusterRoleBinding",
+    plural: "clusterrolebindings",
+    namespaced: false,
+  }),
   builtin("coordination.k8s.io", "v1", { kind: "Lease", plural: "leases" }),
   builtin("apiextensions.k8s.io", "v1", {
     kind: "CustomResourceDefinition",
@@ -133,7 +188,13 @@ export function typesFromCrd(crd: Record<string, unknown>): ResourceType[] {
   const spec = (crd.spec ?? {}) as {
     group?: string;
     scope?: string;
-    names?: { plural?: string; singular?: string; kind?: string; shortNames?: string[]; categories?: string[] };
+    names?: {
+      plural?: string;
+      singular?: string;
+      kind?: string;
+      shortNames?: string[];
+      categories?: string[];
+    };
     versions?: { name?: string; served?: boolean; subresources?: { status?: unknown; scale?: unknown } }[];
   };
   const names = spec.names ?? {};

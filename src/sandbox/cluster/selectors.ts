@@ -5,8 +5,7 @@
 import { badRequest } from "./status.js";
 
 export type LabelRequirement =
-  | { key: string; op: "exists" | "notexists" }
-  | { key: string; op: "in" | "notin"; values: string[] };
+  { key: string; op: "exists" | "notexists" } | { key: string; op: "in" | "notin"; values: string[] };
 
 export function parseLabelSelector(text: string | null | undefined): LabelRequirement[] {
   if (!text || !text.trim()) return [];
@@ -16,7 +15,10 @@ export function parseLabelSelector(text: string | null | undefined): LabelRequir
     if (!term) continue;
     const setMatch = /^([^\s!=()]+)\s+(in|notin)\s+\(([^)]*)\)$/.exec(term);
     if (setMatch) {
-      const values = setMatch[3]!.split(",").map((v) => v.trim()).filter((v) => v !== "");
+      const values = setMatch[3]!
+        .split(",")
+        .map((v) => v.trim())
+        .filter((v) => v !== "");
       requirements.push({ key: setMatch[1]!, op: setMatch[2] as "in" | "notin", values });
       continue;
     }
@@ -55,7 +57,10 @@ function splitTopLevel(text: string): string[] {
   return parts;
 }
 
-export function matchesLabels(labels: Record<string, string> | undefined, requirements: LabelRequirement[]): boolean {
+export function matchesLabels(
+  labels: Record<string, string> | undefined,
+  requirements: LabelRequirement[],
+): boolean {
   const actual = labels ?? {};
   return requirements.every((req) => {
     const has = Object.prototype.hasOwnProperty.call(actual, req.key);

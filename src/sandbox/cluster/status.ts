@@ -100,7 +100,11 @@ export function invalid(kind: string, group: string, name: string, causes: Statu
 }
 
 export function methodNotAllowed(): ApiError {
-  return new ApiError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource");
+  return new ApiError(
+    405,
+    "MethodNotAllowed",
+    "the server does not allow this method on the requested resource",
+  );
 }
 
 export function unsupportedMediaType(contentType: string): ApiError {

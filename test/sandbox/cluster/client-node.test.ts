@@ -1,3 +1,4 @@
+/* eslint-disable @typescript-eslint/no-explicit-any -- these tests read Kubernetes JSON objects of many shapes */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import * as k8s from "@kubernetes/client-node";
 import { startClusterSimulator, type ClusterSimulator } from "../../../src/sandbox/cluster/index.js";
@@ -8,12 +9,20 @@ async function apiFailure(promise: Promise<unknown>): Promise<{ code: number; bo
     await promise;
   } catch (error) {
     const e = error as { code?: number; body?: unknown };
-    return { code: e.code ?? 0, body: typeof e.body === "string" ? JSON.parse(e.body) : (e.body as Record<string, any>) };
+    return {
+      code: e.code ?? 0,
+      body: typeof e.body === "string" ? JSON.parse(e.body) : (e.body as Record<string, any>),
+    };
   }
   throw new Error("expected the call to fail");
 }
 
-function deployment(name: string, image: string, replicas = 2, namespace = "default"): k8s.KubernetesObject & Record<string, any> {
+function deployment(
+  name: string,
+  image: string,
+  replicas = 2,
+  namespace = "default",
+): k8s.KubernetesObject & Record<string, any> {
   return {
     apiVersion: "apps/v1",
     kind: "Deployment",
@@ -50,7 +59,9 @@ describe("cluster simulator with @kubernetes/client-node", () => {
 
   it("lists the default namespaces and serves discovery for apps/v1", async () => {
     const namespaces = await core.listNamespace();
-    expect(namespaces.items.map((n) => n.metadata?.name)).toEqual(expect.arrayContaining(["default", "kube-system"]));
+    expect(namespaces.items.map((n) => n.metadata?.name)).toEqual(
+      expect.arrayContaining(["default", "kube-system"]),
+    );
     const resources = await kc.makeApiClient(k8s.ApisApi).getAPIVersions();
     expect(resources.groups.map((g) => g.name)).toContain("apps");
   });
@@ -68,7 +79,9 @@ describe("cluster simulator with @kubernetes/client-node", () => {
       namespace: "default",
       body: { ...read, data: { color: "green" } },
     });
-    expect(Number(replaced.metadata?.resourceVersion)).toBeGreaterThan(Number(read.metadata?.resourceVersion));
+    expect(Number(replaced.metadata?.resourceVersion)).toBeGreaterThan(
+      Number(read.metadata?.resourceVersion),
+    );
     await core.deleteNamespacedConfigMap({ name: "settings", namespace: "default" });
     const gone = await apiFailure(core.readNamespacedConfigMap({ name: "settings", namespace: "default" }));
     expect(gone.code).toBe(404);
@@ -76,9 +89,22 @@ describe("cluster simulator with @kubernetes/client-node", () => {
   });
 
   it("answers 409 Conflict to a replace carrying a stale resourceVersion", async () => {
-    const created = await core.createNamespacedConfigMap({ namespace: "default", body: { metadata: { name: "c" }, data: { a: "1" } } });
-    await core.replaceNamespacedConfigMap({ name: "c", namespace: "default", body: { ...created, data: { a: "2" } } });
-    const failure = await apiFailure(core.replaceNamespacedConfigMap({ name: "c", namespace: "default", body: { ...created, data: { a: "3" } } }));
+    const created = await core.createNamespacedConfigMap({
+      namespace: "default",
+      body: { metadata: { name: "c" }, data: { a: "1" } },
+    });
+    await core.replaceNamespacedConfigMap({
+      name: "c",
+      namespace: "default",
+      body: { ...created, data: { a: "2" } },
+    });
+    const failure = await apiFailure(
+      core.replaceNamespacedConfigMap({
+        name: "c",
+        namespace: "default",
+        body: { ...created, data: { a: "3" } },
+      }),
+    );
     expect(failure.code).toBe(409);
     expect(failure.body.reason).toBe("Conflict");
   });
@@ -97,21 +123,33 @@ describe("cluster simulator with @kubernetes/client-node", () => {
     expect(entry?.operation).toBe("Apply");
     const fields = entry?.fieldsV1 as Record<string, any>;
     expect(fields["f:spec"]["f:replicas"]).toEqual({});
-    expect(fields["f:spec"]["f:template"]["f:spec"]["f:containers"]['k:{"name":"app"}']["f:image"]).toEqual({});
+    expect(fields["f:spec"]["f:template"]["f:spec"]["f:containers"]['k:{"name":"app"}']["f:image"]).toEqual(
+      {},
+    );
   });
 
   it("bumps generation on spec changes only, and resourceVersion on every change", async () => {
     const first = await ssa(deployment("web", "nginx:1.0"));
-    const relabelled = await ssa({ ...deployment("web", "nginx:1.0"), metadata: { name: "web", namespace: "default", labels: { team: "a" } } });
+    const relabelled = await ssa({
+      ...deployment("web", "nginx:1.0"),
+      metadata: { name: "web", namespace: "default", labels: { team: "a" } },
+    });
     expect(relabelled.metadata?.generation).toBe(first.metadata?.generation);
-    expect(Number(relabelled.metadata?.resourceVersion)).toBeGreaterThan(Number(first.metadata?.resourceVersion));
+    expect(Number(relabelled.metadata?.resourceVersion)).toBeGreaterThan(
+      Number(first.metadata?.resourceVersion),
+    );
     const bumped = await ssa(deployment("web", "nginx:2.0"));
     expect(bumped.metadata?.generation).toBe((first.metadata?.generation ?? 0) + 1);
   });
 
   it("leaves resourceVersion alone when an apply changes nothing", async () => {
     // A ConfigMap: no controller writes status between the two applies.
-    const settings = { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "s", namespace: "default" }, data: { a: "1" } };
+    const settings = {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "s", namespace: "default" },
+      data: { a: "1" },
+    };
     const first = await ssa(settings);
     const again = await ssa(settings);
     expect(again.metadata?.resourceVersion).toBe(first.metadata?.resourceVersion);
@@ -126,7 +164,9 @@ describe("cluster simulator with @kubernetes/client-node", () => {
     expect(failure.body.details.causes).toEqual([
       expect.objectContaining({ type: "FieldManagerConflict", field: ".spec.replicas" }),
     ]);
-    expect(failure.body.message).toBe('Apply failed with 1 conflict: conflict with "kubectl-scale" with subresource "scale" using apps/v1: .spec.replicas');
+    expect(failure.body.message).toBe(
+      'Apply failed with 1 conflict: conflict with "kubectl-scale" with subresource "scale" using apps/v1: .spec.replicas',
+    );
     expect(sim.get("apps/v1", "Deployment", "default", "web")?.spec).toMatchObject({ replicas: 5 });
   });
 
@@ -179,11 +219,17 @@ describe("cluster simulator with @kubernetes/client-node", () => {
   });
 
   it("filters lists by label selector, field selector and pages with limit/continue", async () => {
-    for (const [name, labels] of [["a", { env: "prod", tier: "web" }], ["b", { env: "dev", tier: "web" }], ["c", { env: "prod" }]] as const) {
+    for (const [name, labels] of [
+      ["a", { env: "prod", tier: "web" }],
+      ["b", { env: "dev", tier: "web" }],
+      ["c", { env: "prod" }],
+    ] as const) {
       await core.createNamespacedConfigMap({ namespace: "default", body: { metadata: { name, labels } } });
     }
     const names = async (labelSelector?: string, fieldSelector?: string) =>
-      (await core.listNamespacedConfigMap({ namespace: "default", labelSelector, fieldSelector })).items.map((i) => i.metadata?.name);
+      (await core.listNamespacedConfigMap({ namespace: "default", labelSelector, fieldSelector })).items.map(
+        (i) => i.metadata?.name,
+      );
     expect(await names("env=prod")).toEqual(["a", "c"]);
     expect(await names("env!=prod")).toEqual(["b"]);
     expect(await names("env in (dev,qa),tier")).toEqual(["b"]);
@@ -191,7 +237,11 @@ describe("cluster simulator with @kubernetes/client-node", () => {
     expect(await names(undefined, "metadata.name=b")).toEqual(["b"]);
     const firstPage = await core.listNamespacedConfigMap({ namespace: "default", limit: 2 });
     expect(firstPage.items).toHaveLength(2);
-    const secondPage = await core.listNamespacedConfigMap({ namespace: "default", limit: 2, _continue: firstPage.metadata?._continue });
+    const secondPage = await core.listNamespacedConfigMap({
+      namespace: "default",
+      limit: 2,
+      _continue: firstPage.metadata?._continue,
+    });
     expect(secondPage.items.map((i) => i.metadata?.name)).toEqual(["c"]);
   });
 
@@ -212,8 +262,14 @@ describe("cluster simulator with @kubernetes/client-node", () => {
     await sim.waitFor("v1", "Namespace", undefined, "default", () => true);
     // Give the watch a moment to be registered before writing.
     while (!sim.requests().some((r) => r.verb === "watch")) await new Promise((r) => setTimeout(r, 5));
-    await core.createNamespacedConfigMap({ namespace: "default", body: { metadata: { name: "w" }, data: { a: "1" } } });
-    await core.patchNamespacedConfigMap({ name: "w", namespace: "default", body: { data: { a: "2" } } }, k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch));
+    await core.createNamespacedConfigMap({
+      namespace: "default",
+      body: { metadata: { name: "w" }, data: { a: "1" } },
+    });
+    await core.patchNamespacedConfigMap(
+      { name: "w", namespace: "default", body: { data: { a: "2" } } },
+      k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
+    );
     await core.deleteNamespacedConfigMap({ name: "w", namespace: "default" });
     await done;
     expect(events).toEqual(["ADDED w", "MODIFIED w", "DELETED w"]);
@@ -222,9 +278,17 @@ describe("cluster simulator with @kubernetes/client-node", () => {
   it("rolls a Deployment out: Progressing with ReplicaSetUpdated, then Available with NewReplicaSetAvailable", async () => {
     await ssa(deployment("web", "nginx:1.0", 3));
     const done = await sim.waitFor("apps/v1", "Deployment", "default", "web", (d: any) =>
-      d.status?.conditions?.some((c: any) => c.type === "Progressing" && c.reason === "NewReplicaSetAvailable"),
+      d.status?.conditions?.some(
+        (c: any) => c.type === "Progressing" && c.reason === "NewReplicaSetAvailable",
+      ),
     );
-    expect(done.status).toMatchObject({ replicas: 3, updatedReplicas: 3, readyReplicas: 3, availableReplicas: 3, observedGeneration: 1 });
+    expect(done.status).toMatchObject({
+      replicas: 3,
+      updatedReplicas: 3,
+      readyReplicas: 3,
+      availableReplicas: 3,
+      observedGeneration: 1,
+    });
     const read = await apps.readNamespacedDeployment({ name: "web", namespace: "default" });
     expect(read.status?.conditions?.find((c) => c.type === "Available")?.status).toBe("True");
     const replicaSets = await apps.listNamespacedReplicaSet({ namespace: "default" });
@@ -236,7 +300,13 @@ describe("cluster simulator with @kubernetes/client-node", () => {
     await sim.close();
     await start({ imageExists: async (image) => !image.endsWith(":missing") });
     await ssa(deployment("web", "nginx:1.0", 2));
-    await sim.waitFor("apps/v1", "Deployment", "default", "web", (d: any) => d.status?.readyReplicas === 2 && d.status?.updatedReplicas === 2);
+    await sim.waitFor(
+      "apps/v1",
+      "Deployment",
+      "default",
+      "web",
+      (d: any) => d.status?.readyReplicas === 2 && d.status?.updatedReplicas === 2,
+    );
     await ssa(deployment("web", "nginx:missing", 2));
     const failed = await sim.waitFor("apps/v1", "Deployment", "default", "web", (d: any) =>
       d.status?.conditions?.some((c: any) => c.type === "Progressing" && c.status === "False"),
@@ -245,12 +315,19 @@ describe("cluster simulator with @kubernetes/client-node", () => {
     expect(progressing.reason).toBe("ProgressDeadlineExceeded");
     expect((failed.status as any).readyReplicas).toBe(2);
     const pods = sim.list("v1", "Pod", "default");
-    const waiting = pods.flatMap((p: any) => p.status?.containerStatuses ?? []).map((s: any) => s.state?.waiting?.reason);
+    const waiting = pods
+      .flatMap((p: any) => p.status?.containerStatuses ?? [])
+      .map((s: any) => s.state?.waiting?.reason);
     expect(waiting).toContain("ImagePullBackOff");
   });
 
   it("serves a custom resource once its CustomResourceDefinition exists", async () => {
-    const widget = { apiVersion: "example.com/v1", kind: "Widget", metadata: { name: "w1", namespace: "default" }, spec: { size: 3 } };
+    const widget = {
+      apiVersion: "example.com/v1",
+      kind: "Widget",
+      metadata: { name: "w1", namespace: "default" },
+      spec: { size: 3 },
+    };
     await expect(ssa(widget)).rejects.toThrow();
     await ssa({
       apiVersion: "apiextensions.k8s.io/v1",
@@ -260,7 +337,14 @@ describe("cluster simulator with @kubernetes/client-node", () => {
         group: "example.com",
         scope: "Namespaced",
         names: { plural: "widgets", singular: "widget", kind: "Widget", shortNames: ["wd"] },
-        versions: [{ name: "v1", served: true, storage: true, schema: { openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true } } }],
+        versions: [
+          {
+            name: "v1",
+            served: true,
+            storage: true,
+            schema: { openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true } },
+          },
+        ],
       },
     } as k8s.KubernetesObject);
     const created = await ssa(widget);
@@ -276,13 +360,20 @@ describe("cluster simulator with @kubernetes/client-node", () => {
     expect(failure.body.reason).toBe("InternalError");
     const recovered = await apps.listNamespacedDeployment({ namespace: "default" });
     expect(recovered.items).toEqual([]);
-    expect(sim.requests().filter((r) => r.verb === "list").map((r) => r.status)).toEqual([500, 200]);
+    expect(
+      sim
+        .requests()
+        .filter((r) => r.verb === "list")
+        .map((r) => r.status),
+    ).toEqual([500, 200]);
     sim.resetRequests();
     expect(sim.requests()).toEqual([]);
   });
 
   it("refuses requests carrying a bearer token other than the kubeconfig's", async () => {
-    const response = await fetch(`${sim.url}/api/v1/namespaces`, { headers: { authorization: "Bearer wrong" } });
+    const response = await fetch(`${sim.url}/api/v1/namespaces`, {
+      headers: { authorization: "Bearer wrong" },
+    });
     expect(response.status).toBe(401);
     expect(await response.json()).toMatchObject({ kind: "Status", reason: "Unauthorized" });
   });

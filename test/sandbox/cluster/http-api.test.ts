@@ -1,3 +1,4 @@
+/* eslint-disable @typescript-eslint/no-explicit-any -- these tests read Kubernetes JSON objects of many shapes */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { startClusterSimulator, type ClusterSimulator } from "../../../src/sandbox/cluster/index.js";
 
@@ -6,7 +7,10 @@ let sim: ClusterSimulator;
 async function call(method: string, path: string, body?: unknown, contentType = "application/json") {
   const response = await fetch(`${sim.url}${path}`, {
     method,
-    headers: { authorization: `Bearer ${sim.token}`, ...(body !== undefined ? { "content-type": contentType } : {}) },
+    headers: {
+      authorization: `Bearer ${sim.token}`,
+      ...(body !== undefined ? { "content-type": contentType } : {}),
+    },
     ...(body !== undefined ? { body: typeof body === "string" ? body : JSON.stringify(body) } : {}),
   });
   return { status: response.status, body: (await response.json()) as any };
@@ -58,7 +62,9 @@ describe("cluster simulator over raw HTTP", () => {
     expect(names).toEqual(expect.arrayContaining(["deployments", "deployments/status", "deployments/scale"]));
     const deployments = body.resources.find((r: any) => r.name === "deployments");
     expect(deployments).toMatchObject({ kind: "Deployment", namespaced: true, shortNames: ["deploy"] });
-    expect(deployments.verbs).toEqual(expect.arrayContaining(["get", "list", "watch", "create", "update", "patch", "delete"]));
+    expect(deployments.verbs).toEqual(
+      expect.arrayContaining(["get", "list", "watch", "create", "update", "patch", "delete"]),
+    );
     expect((await call("GET", "/api")).body.versions).toEqual(["v1"]);
     expect((await call("GET", "/version")).body.major).toBe("1");
   });
@@ -89,14 +95,31 @@ describe("cluster simulator over raw HTTP", () => {
     const deleted = await call("DELETE", `${DEPLOYMENTS}/real?dryRun=All`);
     expect(deleted.body.status).toBe("Success");
     expect(sim.get("apps/v1", "Deployment", "default", "real")).toBeDefined();
-    expect(sim.requests().filter((r) => r.dryRun).map((r) => r.verb)).toEqual(["create", "delete"]);
+    expect(
+      sim
+        .requests()
+        .filter((r) => r.dryRun)
+        .map((r) => r.verb),
+    ).toEqual(["create", "delete"]);
   });
 
   it("deletes dependents in the background and leaves them with propagationPolicy=Orphan", async () => {
     await call("POST", DEPLOYMENTS, deployment("cascade"));
     await call("POST", DEPLOYMENTS, deployment("orphaned"));
-    await sim.waitFor("apps/v1", "Deployment", "default", "orphaned", (d: any) => d.status?.readyReplicas === 1);
-    await sim.waitFor("apps/v1", "Deployment", "default", "cascade", (d: any) => d.status?.readyReplicas === 1);
+    await sim.waitFor(
+      "apps/v1",
+      "Deployment",
+      "default",
+      "orphaned",
+      (d: any) => d.status?.readyReplicas === 1,
+    );
+    await sim.waitFor(
+      "apps/v1",
+      "Deployment",
+      "default",
+      "cascade",
+      (d: any) => d.status?.readyReplicas === 1,
+    );
     await call("DELETE", `${DEPLOYMENTS}/cascade`, { propagationPolicy: "Background" });
     await call("DELETE", `${DEPLOYMENTS}/orphaned?propagationPolicy=Orphan`);
     const replicaSets = sim.list("apps/v1", "ReplicaSet", "default").map((rs: any) => rs.metadata);
@@ -109,11 +132,29 @@ describe("cluster simulator over raw HTTP", () => {
       apiVersion: "apiextensions.k8s.io/v1",
       kind: "CustomResourceDefinition",
       metadata: { name: "gadgets.example.com" },
-      spec: { group: "example.com", scope: "Cluster", names: { plural: "gadgets", kind: "Gadget" }, versions: [{ name: "v1", served: true, storage: true }] },
+      spec: {
+        group: "example.com",
+        scope: "Cluster",
+        names: { plural: "gadgets", kind: "Gadget" },
+        versions: [{ name: "v1", served: true, storage: true }],
+      },
     });
-    expect((await call("GET", "/apis/example.com/v1")).body.resources[0]).toMatchObject({ name: "gadgets", namespaced: false });
-    await call("POST", "/apis/example.com/v1/gadgets", { apiVersion: "example.com/v1", kind: "Gadget", metadata: { name: "g" }, spec: { a: 1 } });
-    const patched = await call("PATCH", "/apis/example.com/v1/gadgets/g", { spec: { a: 2 } }, "application/strategic-merge-patch+json");
+    expect((await call("GET", "/apis/example.com/v1")).body.resources[0]).toMatchObject({
+      name: "gadgets",
+      namespaced: false,
+    });
+    await call("POST", "/apis/example.com/v1/gadgets", {
+      apiVersion: "example.com/v1",
+      kind: "Gadget",
+      metadata: { name: "g" },
+      spec: { a: 1 },
+    });
+    const patched = await call(
+      "PATCH",
+      "/apis/example.com/v1/gadgets/g",
+      { spec: { a: 2 } },
+      "application/strategic-merge-patch+json",
+    );
     expect(patched.status).toBe(415);
     expect(patched.body.reason).toBe("UnsupportedMediaType");
   });
@@ -122,30 +163,62 @@ describe("cluster simulator over raw HTTP", () => {
     const start = (await call("GET", "/api/v1/namespaces/default/configmaps")).body.metadata.resourceVersion;
     await call("POST", "/api/v1/namespaces/default/configmaps", { metadata: { name: "one" } });
     await call("POST", "/api/v1/namespaces/default/configmaps", { metadata: { name: "two" } });
-    const events = await watchEvents(`/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=${start}&timeoutSeconds=1`, 10);
+    const events = await watchEvents(
+      `/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=${start}&timeoutSeconds=1`,
+      10,
+    );
     expect(events.map((e) => `${e.type} ${e.object.metadata.name}`)).toEqual(["ADDED one", "ADDED two"]);
   });
 
   it("sends an ERROR event with 410 Expired for a resourceVersion older than the history", async () => {
-    for (let i = 0; i < 60; i++) sim.apply({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "churn", namespace: "default" }, data: { i: String(i) } });
-    const [event] = await watchEvents("/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=2", 1);
+    for (let i = 0; i < 60; i++)
+      sim.apply({
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        metadata: { name: "churn", namespace: "default" },
+        data: { i: String(i) },
+      });
+    const [event] = await watchEvents(
+      "/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=2",
+      1,
+    );
     expect(event).toMatchObject({ type: "ERROR", object: { kind: "Status", code: 410, reason: "Expired" } });
   });
 
   it("gives Services a clusterIP, binds claims and completes Jobs", async () => {
-    await call("POST", "/api/v1/namespaces/default/services", { metadata: { name: "web" }, spec: { ports: [{ port: 80 }] } });
-    expect(sim.get("v1", "Service", "default", "web")?.spec).toMatchObject({ type: "ClusterIP", clusterIP: expect.stringMatching(/^10\.96\./) });
+    await call("POST", "/api/v1/namespaces/default/services", {
+      metadata: { name: "web" },
+      spec: { ports: [{ port: 80 }] },
+    });
+    expect(sim.get("v1", "Service", "default", "web")?.spec).toMatchObject({
+      type: "ClusterIP",
+      clusterIP: expect.stringMatching(/^10\.96\./),
+    });
     await call("POST", "/api/v1/namespaces/default/persistentvolumeclaims", {
       metadata: { name: "data" },
       spec: { accessModes: ["ReadWriteOnce"], resources: { requests: { storage: "5Gi" } } },
     });
-    const claim = await sim.waitFor("v1", "PersistentVolumeClaim", "default", "data", (c: any) => c.status?.phase === "Bound");
+    const claim = await sim.waitFor(
+      "v1",
+      "PersistentVolumeClaim",
+      "default",
+      "data",
+      (c: any) => c.status?.phase === "Bound",
+    );
     expect(claim.status).toMatchObject({ capacity: { storage: "5Gi" } });
     await call("POST", "/apis/batch/v1/namespaces/default/jobs", {
       metadata: { name: "migrate" },
-      spec: { template: { spec: { restartPolicy: "Never", containers: [{ name: "m", image: "migrate:1" }] } } },
+      spec: {
+        template: { spec: { restartPolicy: "Never", containers: [{ name: "m", image: "migrate:1" }] } },
+      },
     });
-    const job = await sim.waitFor("batch/v1", "Job", "default", "migrate", (j: any) => j.status?.succeeded === 1);
+    const job = await sim.waitFor(
+      "batch/v1",
+      "Job",
+      "default",
+      "migrate",
+      (j: any) => j.status?.succeeded === 1,
+    );
     expect((job.status as any).conditions.map((c: any) => c.type)).toContain("Complete");
   });
 
@@ -154,12 +227,21 @@ describe("cluster simulator over raw HTTP", () => {
     bad.spec.template.metadata.labels = { app: "other" };
     const result = await call("POST", DEPLOYMENTS, bad);
     expect(result.status).toBe(422);
-    expect(result.body).toMatchObject({ reason: "Invalid", details: { causes: [expect.objectContaining({ field: "spec.template.metadata.labels" })] } });
+    expect(result.body).toMatchObject({
+      reason: "Invalid",
+      details: { causes: [expect.objectContaining({ field: "spec.template.metadata.labels" })] },
+    });
   });
 
   it("fails the given number of server-side applies on demand, then serves them again", async () => {
     sim.faults.failApply({ resource: "deployments", status: 503, count: 2 });
-    const apply = () => call("PATCH", `${DEPLOYMENTS}/web?fieldManager=ferry`, deployment("web"), "application/apply-patch+yaml");
+    const apply = () =>
+      call(
+        "PATCH",
+        `${DEPLOYMENTS}/web?fieldManager=ferry`,
+        deployment("web"),
+        "application/apply-patch+yaml",
+      );
     const first = await apply();
     expect(first.status).toBe(503);
     expect(first.body).toMatchObject({ kind: "Status", reason: "ServiceUnavailable", code: 503 });
@@ -170,7 +252,12 @@ describe("cluster simulator over raw HTTP", () => {
   });
 
   it("requires a fieldManager for server-side apply", async () => {
-    const result = await call("PATCH", `${DEPLOYMENTS}/web`, deployment("web"), "application/apply-patch+yaml");
+    const result = await call(
+      "PATCH",
+      `${DEPLOYMENTS}/web`,
+      deployment("web"),
+      "application/apply-patch+yaml",
+    );
     expect(result.status).toBe(400);
     expect(result.body.message).toContain("fieldManager");
   });

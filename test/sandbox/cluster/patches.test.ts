@@ -1,18 +1,35 @@
 import { describe, expect, it } from "vitest";
-import { applyJsonPatch, applyMergePatch, applyStrategicMergePatch } from "../../../src/sandbox/cluster/patches.js";
+import {
+  applyJsonPatch,
+  applyMergePatch,
+  applyStrategicMergePatch,
+} from "../../../src/sandbox/cluster/patches.js";
 import { matchesLabels, parseLabelSelector } from "../../../src/sandbox/cluster/selectors.js";
 import { ApiError } from "../../../src/sandbox/cluster/status.js";
 
-const podSpec = { containers: [{ name: "app", image: "a:1" }, { name: "log", image: "b:1" }] };
+const podSpec = {
+  containers: [
+    { name: "app", image: "a:1" },
+    { name: "log", image: "b:1" },
+  ],
+};
 
 describe("patches", () => {
   it("merge patch replaces lists whole and deletes keys set to null", () => {
-    expect(applyMergePatch({ a: 1, b: { c: 2 }, l: [1, 2] }, { a: null, b: { d: 3 }, l: [3] })).toEqual({ b: { c: 2, d: 3 }, l: [3] });
+    expect(applyMergePatch({ a: 1, b: { c: 2 }, l: [1, 2] }, { a: null, b: { d: 3 }, l: [3] })).toEqual({
+      b: { c: 2, d: 3 },
+      l: [3],
+    });
   });
 
   it("strategic merge patch updates one container by name and keeps the others", () => {
     const patched = applyStrategicMergePatch(podSpec, { containers: [{ name: "log", image: "b:2" }] });
-    expect(patched).toEqual({ containers: [{ name: "app", image: "a:1" }, { name: "log", image: "b:2" }] });
+    expect(patched).toEqual({
+      containers: [
+        { name: "app", image: "a:1" },
+        { name: "log", image: "b:2" },
+      ],
+    });
   });
 
   it("strategic merge patch deletes an element with $patch: delete and ignores $setElementOrder", () => {
