@@ -1,10 +1,13 @@
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { main } from "../../src/cli.js";
 import type { CliIo } from "../../src/cli/io.js";
 import { createReconciler } from "../../src/reconciler/reconciler.js";
 import { startStatusServer, parseListenAddress } from "../../src/reconciler/status-server.js";
 import { configMapYaml, deploymentYaml, GIT_ENV, setup, TempDirs, writesOf, type Setup } from "./harness.js";
+
+// Real git, HTTP servers and child processes on a shared, busy machine: allow for slow runs.
+vi.setConfig({ testTimeout: 30_000 });
 
 const temp = new TempDirs();
 let env: Setup | undefined;

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { ConfigRepoFetcher } from "../../src/adapters/git/config-repo-fetcher.js";
 import { KubeCluster } from "../../src/adapters/kubernetes/kube-cluster.js";
 import { GitHubDeploymentReporter } from "../../src/reconciler/github-deployment-reporter.js";
@@ -7,6 +7,9 @@ import { createReconciler } from "../../src/reconciler/reconciler.js";
 import { startClusterSimulator, type ClusterSimulator } from "../../src/sandbox/cluster/cluster-simulator.js";
 import { startGitHubEmulator } from "../../src/sandbox/github/index.js";
 import { deploymentYaml, GIT_ENV, TempDirs } from "./harness.js";
+
+// Real git, HTTP servers and child processes on a shared, busy machine: allow for slow runs.
+vi.setConfig({ testTimeout: 30_000 });
 
 type Emulator = Awaited<ReturnType<typeof startGitHubEmulator>>;
 

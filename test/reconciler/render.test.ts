@@ -1,8 +1,11 @@
 import { cpSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { renderPath } from "../../src/reconciler/render.js";
 import { configMapYaml, deploymentYaml, TempDirs } from "./harness.js";
+
+// Real git, HTTP servers and child processes on a shared, busy machine: allow for slow runs.
+vi.setConfig({ testTimeout: 30_000 });
 
 const temp = new TempDirs();
 afterEach(() => temp.cleanup());
