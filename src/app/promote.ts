@@ -146,10 +146,11 @@ async function resolvePin(deps: AppDeps, loaded: LoadedConfig, image: { name: st
 }
 
 async function requireSoaked(deps: AppDeps, upstream: string, soak: string | undefined): Promise<void> {
+  // Without a soak there is nothing to wait for; the PR's own checks and review gate the merge.
+  if (soak === undefined) return;
   const health = await deps.github.deploymentHealth(upstream);
   if (!health) return; // health is not reported for this environment: nothing to wait for
   if (health.state !== "success") throw new UserError("unhealthy", `${upstream} is not healthy (${health.state})`);
-  if (soak === undefined) return;
   const needed = parseDuration(soak);
   const healthyFor = deps.now().getTime() - health.since.getTime();
   if (healthyFor < needed) {

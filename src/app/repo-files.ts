@@ -13,6 +13,7 @@ export function repoFileSource(github: GitHubRepoPort, treeSha: string): FileSou
   let tree: Promise<Map<string, TreeEntry>> | undefined;
   const entries = (): Promise<Map<string, TreeEntry>> =>
     (tree ??= github.listTree(treeSha).then((list) => new Map(list.map((entry) => [entry.path, entry]))));
+  // Keyed by blob sha: identical files (the same overlay in two environments) are fetched once.
   const texts = new Map<string, Promise<string>>();
   return {
     async listFiles(paths) {
@@ -38,15 +39,13 @@ export function repoFileSource(github: GitHubRepoPort, treeSha: string): FileSou
     },
     async readFile(raw) {
       const path = normalize(raw);
-      let text = texts.get(path);
+      const entry = (await entries()).get(path);
+      if (!entry) throw new UserError("file-not-found", `${path} does not exist`);
+      if (entry.type !== "blob") throw new UserError("unsafe-path", `${path} is a ${entry.type}; Ferry never follows links`);
+      let text = texts.get(entry.sha);
       if (!text) {
-        text = entries().then((all) => {
-          const entry = all.get(path);
-          if (!entry) throw new UserError("file-not-found", `${path} does not exist`);
-          if (entry.type !== "blob") throw new UserError("unsafe-path", `${path} is a ${entry.type}; Ferry never follows links`);
-          return github.readBlob(entry.sha);
-        });
-        texts.set(path, text);
+        text = github.readBlob(entry.sha);
+        texts.set(entry.sha, text);
       }
       return text;
     },

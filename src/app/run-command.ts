@@ -16,6 +16,8 @@ export interface CommentInput {
   authorType: string;
   /** The webhook action: only `created` counts, never `edited`. */
   action: string;
+  /** The repository's default branch, from the payload (saves a request). */
+  defaultBranch?: string;
 }
 
 export type CommentOutcome = "ignored" | "duplicate" | "done" | "refused";
@@ -36,7 +38,7 @@ export async function runCommentCommands(deps: AppDeps, input: CommentInput): Pr
   if ((await deps.github.react(input.commentId, "eyes")) === "existed") return "duplicate";
   try {
     if (input.issueState !== "open") throw new UserError("closed", "commands are only taken on open issues and pull requests");
-    const loaded = await loadRepoConfig(deps);
+    const loaded = await loadRepoConfig(deps, input.defaultBranch);
     if (!loaded.ok) throw new UserError("config", loaded.reason === "missing" ? "this repository has no .github/ferry.yml" : ".github/ferry.yml is invalid; fix it first");
     const replies: string[] = [];
     for (const command of commands) replies.push(await runCommand(deps, loaded, command, input.author));

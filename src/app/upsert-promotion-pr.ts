@@ -73,7 +73,7 @@ export async function upsertPromotionPr(deps: AppDeps, input: UpsertInput): Prom
     block.changes.map((change) => ({ image: change.image, version: change.to.tag ?? change.to.digest })),
     kind === "rollback" ? "rollback" : "promote",
   );
-  await writeBranch(deps, loaded, branch, plan, commitMessage(title, plan));
+  await writeBranch(deps, loaded, branch, plan, commitMessage(title, plan), existing === undefined);
   const body = formatBody({ plan: block, rows: input.rows, webUrl: deps.webUrl, ...(input.note ? { note: input.note } : {}) });
 
   if (existing) {
@@ -125,7 +125,13 @@ async function afterWrite(deps: AppDeps, loaded: LoadedConfig, pull: PullRequest
  * update is a fast-forward: if someone else moved the branch meanwhile, GitHub answers 422 and the
  * read-modify-write is redone from the new tip (compare-and-swap, RELIABILITY.md row 22).
  */
-async function writeBranch(deps: AppDeps, loaded: LoadedConfig, branch: string, plan: EnvironmentPlan, message: string): Promise<string> {
+async function writeBranch(deps: AppDeps, loaded: LoadedConfig, branch: string, plan: EnvironmentPlan, message: string, probablyNew: boolean): Promise<string> {
+  if (probablyNew) {
+    // No open PR: the branch is usually gone (deleted on merge), so try to create it directly and
+    // fall back to the read-modify-write below when it exists after all (RELIABILITY.md row 23).
+    const commit = await deps.github.createCommit({ baseTreeSha: loaded.base.treeSha, parents: [loaded.base.sha], files: plan.files, message });
+    if ((await deps.github.createRef(branch, commit.sha)) === "created") return commit.sha;
+  }
   for (let attempt = 0; attempt < MAX_REF_ATTEMPTS; attempt++) {
     const head = await deps.github.getBranch(branch);
     const parents = head && head.sha !== loaded.base.sha ? [loaded.base.sha, head.sha] : [loaded.base.sha];

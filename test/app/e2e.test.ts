@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { parseBody } from "../../src/core/pr/body.js";
 import { startWorld, type World } from "./e2e-world.js";
 
-describe("Ferry end to end (Probot + GitHub emulator + embedded registry)", () => {
+describe("Ferry end to end (Probot + GitHub emulator + embedded registry)", { timeout: 30_000 }, () => {
   let world: World;
   afterEach(async () => {
     await world.close();

@@ -6,7 +6,6 @@ import { mergeWhenReady } from "../../app/merge-when-ready.js";
 import { recordMerge } from "../../app/record-merge.js";
 import { runCommentCommands } from "../../app/run-command.js";
 import { syncRepository, type SyncTrigger } from "../../app/sync-repository.js";
-import { environmentOrder } from "../../core/config/schema.js";
 import { formatBranchName } from "../../core/pr/branch.js";
 import type { HandlerEvent, HandlerServices, RepositoryPayload } from "./services.js";
 
@@ -38,6 +37,7 @@ export async function onIssueComment(event: HandlerEvent<CommentPayload>, servic
       body: payload.comment.body ?? "",
       author: payload.comment.user.login,
       authorType: payload.comment.user.type,
+      ...(payload.repository.default_branch ? { defaultBranch: payload.repository.default_branch } : {}),
     }),
   );
 }
@@ -63,7 +63,8 @@ export async function onPullRequest(event: HandlerEvent<PullRequestPayload>, ser
   const { payload } = event;
   const { owner, repo } = repoOf(payload);
   const pull = payload.pull_request;
-  if (["opened", "synchronize", "reopened"].includes(payload.action)) {
+  // Ferry's own PRs never touch the config, so they need no config check.
+  if (["opened", "synchronize", "reopened"].includes(payload.action) && !parseBranchName(pull.head.ref)) {
     services.queue.enqueue(`config-check:${owner}/${repo}@${pull.head.sha}`, async () => {
       const files = await event.octokit.rest.pulls.listFiles({ owner, repo, pull_number: pull.number, per_page: 100 });
       await checkConfigPullRequest(services.depsFor(event.octokit, owner, repo), { headSha: pull.head.sha, changedFiles: files.data.map((file) => file.filename) });
@@ -114,10 +115,11 @@ export async function onPush(event: HandlerEvent<PushPayload>, services: Handler
 interface CheckPayload extends RepositoryPayload {
   action: string;
   check_suite?: { head_sha: string; head_branch?: string | null; conclusion?: string | null; status?: string | null };
-  check_run?: { head_sha: string; conclusion?: string | null; status?: string };
+  check_run?: { head_sha: string; conclusion?: string | null; status?: string; check_suite?: { head_branch?: string | null } };
   sha?: string;
   state?: string;
-  workflow_run?: { head_sha: string; conclusion?: string | null; status?: string | null };
+  branches?: { name: string }[];
+  workflow_run?: { head_sha: string; head_branch?: string | null; conclusion?: string | null; status?: string | null };
 }
 
 /**
@@ -131,25 +133,31 @@ export async function onChecksCompleted(event: HandlerEvent<CheckPayload>, servi
   if (!sha) return;
   if (payload.state === "pending" || (payload.action !== undefined && payload.action !== "completed" && event.name !== "status")) return;
   const { owner, repo } = repoOf(payload);
-  services.queue.enqueue(`checks:${owner}/${repo}@${sha}`, async () => {
-    const deps = services.depsFor(event.octokit, owner, repo);
-    await mergeFerryPullsAt(deps, sha);
-  });
+  const branches = [payload.check_suite?.head_branch, payload.check_run?.check_suite?.head_branch, payload.workflow_run?.head_branch, ...(payload.branches ?? []).map((b) => b.name)];
+  const onFerryBranch = branches.some((branch) => typeof branch === "string" && parseBranchName(branch) !== undefined);
+  // Only Ferry's own branches carry PRs Ferry merges; other checks in the config repo are not its business.
+  if (onFerryBranch) {
+    const environment = branches.map((branch) => (typeof branch === "string" ? parseBranchName(branch) : undefined)).find((name) => name !== undefined)!;
+    services.queue.enqueue(`checks:${owner}/${repo}@${sha}`, async () => {
+      const deps = services.depsFor(event.octokit, owner, repo);
+      await mergeFerryPullAt(deps, environment, sha, payload.repository.default_branch);
+    });
+    return;
+  }
   const conclusion = payload.check_suite?.conclusion ?? payload.workflow_run?.conclusion ?? payload.check_run?.conclusion ?? payload.state;
-  if (conclusion === "success") {
+  // A finished build in a source repo: workflow_run and check_suite say it once (check_run and
+  // status would say it once per job).
+  if (conclusion === "success" && (event.name === "workflow_run" || event.name === "check_suite")) {
     const source = payload.repository.full_name;
     syncInstallation(event, services, { reason: event.name, sources: [source] });
   }
 }
 
-async function mergeFerryPullsAt(deps: ReturnType<HandlerServices["depsFor"]>, sha: string): Promise<void> {
-  const loaded = await loadRepoConfig(deps);
-  if (!loaded.ok) return;
-  for (const environment of environmentOrder(loaded.config)) {
-    if (loaded.config.environments[environment]?.merge !== "auto") continue;
-    const pull = await deps.github.findOpenPull(formatBranchName(environment));
-    if (pull && pull.headSha === sha) await mergeWhenReady(deps, loaded, pull);
-  }
+async function mergeFerryPullAt(deps: ReturnType<HandlerServices["depsFor"]>, environment: string, sha: string, defaultBranch: string | undefined): Promise<void> {
+  const loaded = await loadRepoConfig(deps, defaultBranch);
+  if (!loaded.ok || loaded.config.environments[environment]?.merge !== "auto") return;
+  const pull = await deps.github.findOpenPull(formatBranchName(environment));
+  if (pull && pull.headSha === sha) await mergeWhenReady(deps, loaded, pull);
 }
 
 interface PackagePayload extends RepositoryPayload {

@@ -1,0 +1,120 @@
+/**
+ * App figures (issue 5 "What must show"): GitHub API requests per promotion, time from a registry
+ * push to the PR, coalescing of a webhook burst, and the server's peak memory under it. Runs the
+ * real server against the GitHub emulator and the embedded registry on 127.0.0.1.
+ */
+import { performance } from "node:perf_hooks";
+import { REGISTRY_SECRET, startWorld, type World } from "../app/e2e-world.js";
+
+const APP_LOGIN = "ferry[bot]";
+
+function appRequests(world: World, from: number): number {
+  return world.emu.requests().slice(from).filter((request) => request.actor === APP_LOGIN || request.actor.startsWith("app:")).length;
+}
+
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+
+/** Requests Ferry sends for a bump (push → staging PR, auto-merged) and for `/promote prod` (new PR). */
+async function requestCounts(): Promise<Record<string, number>> {
+  const world = await startWorld({ ci: true });
+  try {
+    let mark = world.emu.requests().length;
+    await world.push("1.8.0");
+    const bump = appRequests(world, mark);
+    const issue = await world.openIssue();
+    await world.settle();
+    mark = world.emu.requests().length;
+    await world.as.mona.rest.issues.createComment({ owner: "acme", repo: "config", issue_number: issue, body: "/promote prod" });
+    await world.settle();
+    const promotion = appRequests(world, mark);
+    return { "app.github_requests_per_bump_pr_including_merge": bump, "app.github_requests_per_promotion_new_pr": promotion };
+  } finally {
+    await world.close();
+  }
+}
+
+/** Registry push → PR opened or updated, over 50 pushes (coalescing window 20 ms; production default 1 s). */
+async function pushToPr(): Promise<Record<string, number>> {
+  const pending = new Map<string, number>();
+  const latencies: number[] = [];
+  let waiting: (() => void) | undefined;
+  let pushedAt = 0;
+  const world = await startWorld({
+    ci: false,
+    server: {
+      ferry: {
+        onPullRequest: () => {
+          latencies.push(performance.now() - pushedAt);
+          waiting?.();
+        },
+      },
+    },
+  });
+  try {
+    for (let i = 0; i < 50; i++) {
+      const seen = new Promise<void>((resolve) => (waiting = resolve));
+      pushedAt = performance.now();
+      await (await import("../../src/sandbox/registry/push-image.js")).pushImage(world.registry.url, "acme/shop", `1.8.${i}`, { content: `1.8.${i}` });
+      await Promise.race([seen, new Promise((resolve) => setTimeout(resolve, 10_000))]);
+      await world.server.idle();
+    }
+    pending.clear();
+    return {
+      "app.push_to_pr_ms_p50": percentile(latencies, 50),
+      "app.push_to_pr_ms_p95": percentile(latencies, 95),
+      "app.push_to_pr_samples": latencies.length,
+    };
+  } finally {
+    await world.close();
+  }
+}
+
+/** 1,000 distribution notifications in a burst → how many syncs and PR writes, and peak RSS. */
+async function burst(): Promise<Record<string, number>> {
+  let prWrites = 0;
+  const world = await startWorld({ ci: false, server: { registryCoalesceMs: 200, ferry: { onPullRequest: () => void prWrites++ } } });
+  try {
+    const { pushImage } = await import("../../src/sandbox/registry/push-image.js");
+    await pushImage(world.registry.url, "acme/shop", "1.9.0", { content: "1.9.0" });
+    await world.settle();
+    prWrites = 0;
+    const before = world.server.ferry.queue.completed;
+    let peak = process.memoryUsage().rss;
+    const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 20);
+    const envelope = (i: number) =>
+      JSON.stringify({
+        events: [{ id: `e${i}`, action: "push", target: { mediaType: "application/vnd.oci.image.manifest.v1+json", repository: "acme/shop", tag: "1.9.0", url: `${world.registry.url}/v2/acme/shop/manifests/1.9.0` }, request: { host: world.registry.host } }],
+      });
+    const started = performance.now();
+    const sends: Promise<Response>[] = [];
+    for (let i = 0; i < 1000; i++) {
+      sends.push(
+        fetch(`${world.server.url}/registry/distribution`, {
+          method: "POST",
+          headers: { authorization: REGISTRY_SECRET, "content-type": "application/vnd.docker.distribution.events.v1+json" },
+          body: envelope(i),
+        }),
+      );
+      if (sends.length >= 50) await Promise.all(sends.splice(0));
+    }
+    await Promise.all(sends);
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    await world.settle();
+    clearInterval(sampler);
+    return {
+      "app.burst_1000_notifications_ms": performance.now() - started,
+      "app.burst_1000_notifications_sync_tasks": world.server.ferry.queue.completed - before,
+      "app.burst_1000_notifications_pr_writes": prWrites,
+      "app.burst_peak_rss_mb": Math.round(peak / 1024 / 1024),
+    };
+  } finally {
+    await world.close();
+  }
+}
+
+export async function bench(): Promise<Record<string, number>> {
+  return { ...(await requestCounts()), ...(await pushToPr()), ...(await burst()) };
+}
