@@ -296,6 +296,37 @@ describe("cluster simulator with @kubernetes/client-node", () => {
     expect(replicaSets.items[0]?.metadata?.ownerReferences?.[0]?.name).toBe("web");
   });
 
+  it("replaces the old ReplicaSet when a new image rolls out", async () => {
+    await ssa(deployment("web", "nginx:1.0", 2));
+    await sim.waitFor(
+      "apps/v1",
+      "Deployment",
+      "default",
+      "web",
+      (d: any) => d.status?.availableReplicas === 2,
+    );
+    await ssa(deployment("web", "nginx:1.1", 2));
+    const done = await sim.waitFor(
+      "apps/v1",
+      "Deployment",
+      "default",
+      "web",
+      (d: any) =>
+        d.status?.observedGeneration === 2 &&
+        d.status.conditions?.some(
+          (c: any) => c.type === "Progressing" && c.reason === "NewReplicaSetAvailable",
+        ),
+    );
+    expect(done.status).toMatchObject({ replicas: 2, updatedReplicas: 2, availableReplicas: 2 });
+    const replicaSets = (await apps.listNamespacedReplicaSet({ namespace: "default" })).items;
+    const byImage = Object.fromEntries(
+      replicaSets.map((rs) => [rs.spec?.template?.spec?.containers[0]?.image, rs.spec?.replicas]),
+    );
+    expect(byImage).toEqual({ "nginx:1.0": 0, "nginx:1.1": 2 });
+    const pods = sim.list("v1", "Pod", "default") as any[];
+    expect(pods.map((p) => p.spec.containers[0].image)).toEqual(["nginx:1.1", "nginx:1.1"]);
+  });
+
   it("fails a rollout whose image is missing with ProgressDeadlineExceeded and keeps the old pods serving", async () => {
     await sim.close();
     await start({ imageExists: async (image) => !image.endsWith(":missing") });

@@ -222,6 +222,51 @@ describe("cluster simulator over raw HTTP", () => {
     expect((job.status as any).conditions.map((c: any) => c.type)).toContain("Complete");
   });
 
+  it("gives StatefulSets and DaemonSets a ready status once their images exist", async () => {
+    const template = {
+      metadata: { labels: { app: "db" } },
+      spec: { containers: [{ name: "db", image: "postgres:16" }] },
+    };
+    const spec = { selector: { matchLabels: { app: "db" } }, template };
+    await call("POST", "/apis/apps/v1/namespaces/default/statefulsets", {
+      metadata: { name: "db" },
+      spec: { ...spec, replicas: 2, serviceName: "db" },
+    });
+    await call("POST", "/apis/apps/v1/namespaces/default/daemonsets", { metadata: { name: "agent" }, spec });
+    const sts = await sim.waitFor(
+      "apps/v1",
+      "StatefulSet",
+      "default",
+      "db",
+      (o: any) => o.status?.readyReplicas === 2,
+    );
+    expect(sts.status).toMatchObject({
+      observedGeneration: 1,
+      currentRevision: (sts.status as any).updateRevision,
+    });
+    const ds = await sim.waitFor(
+      "apps/v1",
+      "DaemonSet",
+      "default",
+      "agent",
+      (o: any) => o.status?.numberReady === 1,
+    );
+    expect(ds.status).toMatchObject({ desiredNumberScheduled: 1, numberAvailable: 1 });
+  });
+
+  it("deletes a labelled collection and leaves the rest", async () => {
+    for (const [name, team] of [
+      ["a", "x"],
+      ["b", "x"],
+      ["c", "y"],
+    ]) {
+      await call("POST", "/api/v1/namespaces/default/configmaps", { metadata: { name, labels: { team } } });
+    }
+    const deleted = await call("DELETE", "/api/v1/namespaces/default/configmaps?labelSelector=team%3Dx");
+    expect(deleted.body.items.map((i: any) => i.metadata.name)).toEqual(["a", "b"]);
+    expect(sim.list("v1", "ConfigMap", "default").map((c: any) => c.metadata.name)).toEqual(["c"]);
+  });
+
   it("rejects a Deployment whose selector does not match its template labels with 422", async () => {
     const bad = deployment("bad");
     bad.spec.template.metadata.labels = { app: "other" };

@@ -116,6 +116,20 @@ describe.runIf(await import("node:fs").then((fs) => fs.existsSync(KUBECTL)))(
       expect(sim.get("apps/v1", "Deployment", "shop", "web")?.spec).toMatchObject({ replicas: 3 });
     });
 
+    it("rolls out a new image set with kubectl set image and reports it with kubectl rollout status", async () => {
+      expect((await kubectl("set", "image", "deploy/web", "-n", "shop", "app=nginx:1.28")).code).toBe(0);
+      const status = await kubectl("rollout", "status", "deploy/web", "-n", "shop", "--timeout=20s");
+      expect(status.code).toBe(0);
+      expect(status.stdout).toContain('deployment "web" successfully rolled out');
+      const replicaSets = sim.list("apps/v1", "ReplicaSet", "shop") as any[];
+      expect(
+        replicaSets.map((rs) => [rs.spec.template.spec.containers[0].image, rs.spec.replicas]).sort(),
+      ).toEqual([
+        ["nginx:1.27", 0],
+        ["nginx:1.28", 3],
+      ]);
+    });
+
     it("deletes the namespace together with everything in it", async () => {
       expect((await kubectl("delete", "namespace", "shop")).code).toBe(0);
       expect(sim.list("apps/v1", "Deployment")).toEqual([]);
