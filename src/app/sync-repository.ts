@@ -6,7 +6,7 @@ import { loadRepoConfig } from "./load-repo-config.js";
 import type { EnvironmentPlan } from "./plan-environment.js";
 import type { ImageDescription } from "./ports.js";
 import { repoFileSource } from "./repo-files.js";
-import { isHeld, loadState } from "./state.js";
+import { isHeld, loadState, writeDashboard } from "./state.js";
 import { upsertPromotionPr, type UpsertResult } from "./upsert-promotion-pr.js";
 
 export interface SyncTrigger {
@@ -64,6 +64,8 @@ export async function syncRepository(deps: AppDeps, trigger: SyncTrigger): Promi
       result.environments[environment] = "error";
     }
   }
+  // The periodic scan also keeps the pinned dashboard current (merges and commands refresh it too).
+  if (trigger.reason === "scan") await writeDashboard(deps, loaded, state);
   deps.log.info({ reason: trigger.reason, environments: result.environments }, "sync done");
   return result;
 }

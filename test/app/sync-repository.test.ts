@@ -158,6 +158,14 @@ describe("syncRepository: new image → PR per environment", () => {
     expect(github.comments.at(-1)?.body).toMatch(/already has this change/);
   });
 
+  it("keeps the dashboard issue current on the periodic scan, with the table and the Mermaid diagram", async () => {
+    const { github, deps } = setup();
+    await syncRepository(deps, { reason: "scan" });
+    const dashboard = github.issues.find((issue) => issue.title === "Ferry dashboard")!;
+    expect(dashboard.body).toContain("| staging | shop | `1.7.0` |");
+    expect(dashboard.body).toContain("env_staging --> env_prod");
+  });
+
   it("makes no changes and opens one issue while the config is broken", async () => {
     const { github, registry, deps } = setup({ ...configRepo(), ".github/ferry.yml": "images: {}\nenvironments:\n  staging:\n    paths: [../x]\n" });
     registry.push("ghcr.io/acme/shop", "1.8.0");

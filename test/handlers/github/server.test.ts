@@ -1,0 +1,78 @@
+import { createHmac, generateKeyPairSync } from "node:crypto";
+import { ProbotOctokit } from "probot";
+import { afterEach, describe, expect, it } from "vitest";
+import { startFerryServer, serverOptionsFromEnv, WeakWebhookSecretError, type FerryServer } from "../../../src/main.js";
+
+const { privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048, privateKeyEncoding: { type: "pkcs8", format: "pem" }, publicKeyEncoding: { type: "spki", format: "pem" } });
+const SECRET = "handler-test-secret";
+const Octokit = ProbotOctokit.defaults((options: Record<string, unknown>) => ({ ...options, throttle: { enabled: false }, retry: { enabled: false } })) as unknown as typeof ProbotOctokit;
+
+function sign(body: string, secret = SECRET): string {
+  return `sha256=${createHmac("sha256", secret).update(body).digest("hex")}`;
+}
+
+const comment = JSON.stringify({
+  action: "created",
+  comment: { id: 1, body: "/promote prod ✨", user: { login: "eve", type: "User" } },
+  issue: { number: 1, state: "open" },
+  repository: { name: "config", full_name: "acme/config", default_branch: "main", owner: { login: "acme" } },
+  installation: { id: 1 },
+  sender: { login: "eve", type: "User" },
+});
+
+describe("ferry serve: webhook intake", () => {
+  let server: FerryServer | undefined;
+  afterEach(async () => {
+    await server?.close();
+    server = undefined;
+  });
+
+  const start = async () =>
+    (server = await startFerryServer({ appId: 1, privateKey, webhookSecret: SECRET, baseUrl: "http://127.0.0.1:9", Octokit, scanIntervalMs: false, logLevel: "fatal" }));
+
+  const post = (url: string, body: string, headers: Record<string, string>) =>
+    fetch(`${url}/api/github/webhooks`, { method: "POST", headers: { "content-type": "application/json", "x-github-event": "issue_comment", "x-github-delivery": "d1", ...headers }, body });
+
+  it("refuses to start in production with an empty or development secret", async () => {
+    for (const webhookSecret of ["", "development"]) {
+      await expect(startFerryServer({ appId: 1, privateKey, webhookSecret, production: true, scanIntervalMs: false })).rejects.toBeInstanceOf(WeakWebhookSecretError);
+    }
+  });
+
+  it("answers an unsigned or wrongly signed webhook with 4xx and queues no work", async () => {
+    const { url, ferry } = await start();
+    const wrong = sign(comment).replace(/.$/, (c) => (c === "0" ? "1" : "0"));
+    for (const headers of [{}, { "x-hub-signature-256": wrong }, { "x-hub-signature-256": sign(comment, "other") }, { "x-hub-signature-256": "sha1=abc" }]) {
+      const response = await post(url, comment, headers);
+      expect(response.status).toBeGreaterThanOrEqual(400);
+      expect(response.status).toBeLessThan(500);
+    }
+    await ferry.idle();
+    expect(ferry.queue.completed).toBe(0);
+    // The same delivery, correctly signed, does queue work (the control for the refusals above).
+    expect((await post(url, comment, { "x-hub-signature-256": sign(comment) })).status).toBeLessThan(300);
+    await ferry.idle();
+    expect(ferry.queue.completed).toBe(1);
+  });
+
+  it("accepts a signature over the raw bytes but not over re-serialized JSON", async () => {
+    const { url } = await start();
+    const reserialized = JSON.stringify(JSON.parse(comment), null, 2);
+    expect((await post(url, reserialized, { "x-hub-signature-256": sign(comment) })).status).toBeGreaterThanOrEqual(400);
+  });
+
+  it("serves /healthz and Prometheus /metrics", async () => {
+    const { url } = await start();
+    expect(await (await fetch(`${url}/healthz`)).text()).toBe("ok\n");
+    const metrics = await (await fetch(`${url}/metrics`)).text();
+    expect(metrics).toContain("ferry_pull_requests_total");
+  });
+
+  it("reads its settings from the environment without echoing the key", () => {
+    const options = serverOptionsFromEnv({ APP_ID: "7", PRIVATE_KEY: "-----BEGIN KEY-----\\nabc", WEBHOOK_SECRET: "s", GHE_HOST: "ghe.example.com", FERRY_SCAN_INTERVAL: "10m" });
+    expect(options.baseUrl).toBe("https://ghe.example.com/api/v3");
+    expect(options.privateKey).toBe("-----BEGIN KEY-----\nabc");
+    expect(options.scanIntervalMs).toBe(600_000);
+    expect(() => serverOptionsFromEnv({ APP_ID: "7" })).toThrow(/PRIVATE_KEY/);
+  });
+});
