@@ -6,24 +6,19 @@
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
-import { ConfigRepoFetcher } from "../adapters/git/config-repo-fetcher.js";
-import { KubeCluster, loadKubeConfig } from "../adapters/kubernetes/kube-cluster.js";
 import { parseDuration } from "../core/duration.js";
 import { UserError } from "../core/errors.js";
-import { GitHubDeploymentReporter } from "../reconciler/github-deployment-reporter.js";
 import { DEFAULT_PRUNE_OPTIONS, formatPlan } from "../reconciler/plan.js";
-import type { CycleSettings } from "../reconciler/reconcile-cycle.js";
-import { createReconciler, describeObjects } from "../reconciler/reconciler.js";
-import { parseListenAddress, startStatusServer } from "../reconciler/status-server.js";
+import { describeObjects } from "../reconciler/reconciler.js";
+import { buildReconciler, startReconciler, type ReconcilerSetup } from "../reconciler/start.js";
+import { parseListenAddress } from "../reconciler/status-server.js";
 import { EXIT, UsageError, type CliIo } from "./io.js";
 
 const USAGE =
   "usage: ferry reconcile --repo URL|PATH --path DIR [--ref REF] [--namespace NS] [--interval 2m] [--once] [--dry-run]\n" +
   "         [--prune] [--allow-empty] [--max-prune N] [--max-prune-percent P] [--create-namespace] [--environment NAME]\n" +
-  "         [--instance NAME] [--kubeconfig FILE] [--listen ADDR] [--github-repo O/R] [--github-api-url URL] [--work-dir DIR]\n";
-
-/** Label values: at most 63 characters, alphanumerics with `-`, `_` or `.` inside. */
-const LABEL_VALUE = /^[A-Za-z0-9]([A-Za-z0-9._-]{0,61}[A-Za-z0-9])?$/;
+  "         [--instance NAME] [--kubeconfig FILE] [--listen ADDR] [--github-repo O/R] [--github-api-url URL] [--work-dir DIR]\n" +
+  "tokens come from the environment: FERRY_GITHUB_TOKEN (Deployment statuses; also git), FERRY_GIT_TOKEN (git only)\n";
 
 function count(text: string | undefined, flag: string, fallback: number): number {
   if (text === undefined) return fallback;
@@ -66,40 +61,34 @@ export async function run(args: string[], io: CliIo): Promise<number> {
   }
   if (!values.repo) throw new UsageError(`--repo is required\n${USAGE}`);
   if (!values.path) throw new UsageError(`--path is required\n${USAGE}`);
-  const intervalMs = parseDuration(values.interval);
-  const instance = values.instance ?? values.environment ?? "default";
-  if (!LABEL_VALUE.test(instance)) {
-    throw new UserError("invalid-instance", `instance name ${JSON.stringify(instance)} must be a valid label value (set --instance)`);
-  }
   const maxPrunePercent = count(values["max-prune-percent"], "--max-prune-percent", DEFAULT_PRUNE_OPTIONS.maxPrunePercent);
   if (maxPrunePercent > 100) throw new UsageError(`--max-prune-percent must be at most 100\n${USAGE}`);
-
-  let kubeConfig;
+  let listen;
   try {
-    kubeConfig = loadKubeConfig(values.kubeconfig ? { kubeconfigFile: values.kubeconfig } : {});
+    listen = values.listen ? parseListenAddress(values.listen) : undefined;
   } catch (error) {
-    throw new UserError("invalid-kubeconfig", `cannot load the kubeconfig: ${(error as Error).message}`);
+    throw new UsageError(`${(error as Error).message}\n${USAGE}`);
   }
-  const contextNamespace = kubeConfig.getContextObject(kubeConfig.getCurrentContext())?.namespace;
-  const namespace = values.namespace ?? contextNamespace ?? "default";
-  const cluster = new KubeCluster(kubeConfig);
+  const githubToken = io.env.FERRY_GITHUB_TOKEN || undefined;
+  if (values["github-repo"] && !githubToken) throw new UserError("missing-token", "--github-repo needs a token in FERRY_GITHUB_TOKEN");
+  const gitToken = io.env.FERRY_GIT_TOKEN || githubToken;
+  const instance = values.instance ?? values.environment ?? "default";
+  const repo = /^[a-z][a-z0-9+.-]*:\/\//i.test(values.repo) ? values.repo : path.resolve(io.cwd, values.repo);
 
-  const repo = values.repo;
-  const source = new ConfigRepoFetcher({
-    repo: /^[a-z][a-z0-9+.-]*:\/\//i.test(repo) ? repo : path.resolve(io.cwd, repo),
-    ...(values.ref ? { ref: values.ref } : {}),
-    workDir: values["work-dir"] ?? path.join(tmpdir(), `ferry-reconcile-${instance}`),
-    ...(io.env.FERRY_GIT_TOKEN || io.env.FERRY_GITHUB_TOKEN ? { token: io.env.FERRY_GIT_TOKEN || io.env.FERRY_GITHUB_TOKEN } : {}),
-    env: { PATH: io.env.PATH, HOME: io.env.HOME ?? tmpdir(), ...(io.env.SSL_CERT_FILE ? { SSL_CERT_FILE: io.env.SSL_CERT_FILE } : {}) },
-  });
-
-  const settings: CycleSettings = {
-    instance,
+  const setup: ReconcilerSetup = {
+    repo,
     path: values.path,
-    namespace,
+    instance,
+    ...(values.ref ? { ref: values.ref } : {}),
+    ...(values.environment ? { environment: values.environment } : {}),
+    ...(values.namespace ? { namespace: values.namespace } : {}),
     // In a pod the reconciler keeps its inventory in its own namespace (downward API POD_NAMESPACE).
-    inventoryNamespace: values["inventory-namespace"] ?? io.env.POD_NAMESPACE ?? namespace,
+    ...(values["inventory-namespace"] || io.env.POD_NAMESPACE ? { inventoryNamespace: values["inventory-namespace"] || io.env.POD_NAMESPACE } : {}),
     createNamespace: values["create-namespace"],
+    ...(values.kubeconfig ? { kubeconfigFile: path.resolve(io.cwd, values.kubeconfig) } : {}),
+    ...(gitToken ? { gitToken } : {}),
+    gitEnv: { PATH: io.env.PATH, HOME: io.env.HOME ?? tmpdir(), ...(io.env.SSL_CERT_FILE ? { SSL_CERT_FILE: io.env.SSL_CERT_FILE } : {}) },
+    workDir: values["work-dir"] ? path.resolve(io.cwd, values["work-dir"]) : path.join(tmpdir(), `ferry-reconcile-${instance}`),
     dryRun: values["dry-run"],
     prune: {
       prune: values.prune,
@@ -107,38 +96,21 @@ export async function run(args: string[], io: CliIo): Promise<number> {
       maxPrune: count(values["max-prune"], "--max-prune", DEFAULT_PRUNE_OPTIONS.maxPrune),
       maxPrunePercent,
     },
+    intervalMs: parseDuration(values.interval),
+    watch: !values.once && !values["dry-run"],
+    ...(values["github-repo"] && githubToken
+      ? { github: { repository: values["github-repo"], token: githubToken, ...(values["github-api-url"] ? { apiUrl: values["github-api-url"] } : {}) } }
+      : {}),
+    log: (message, fields) => io.stderr(`${JSON.stringify({ time: io.now().toISOString(), message, ...fields })}\n`),
+    now: io.now,
   };
 
-  let reporter: GitHubDeploymentReporter | undefined;
-  if (values["github-repo"]) {
-    const token = io.env.FERRY_GITHUB_TOKEN;
-    if (!token) throw new UserError("missing-token", "--github-repo needs a token in FERRY_GITHUB_TOKEN");
-    reporter = new GitHubDeploymentReporter({
-      repository: values["github-repo"],
-      environment: values.environment ?? instance,
-      token,
-      instance,
-      ...(values["github-api-url"] ? { baseUrl: values["github-api-url"] } : {}),
-    });
-  }
-
-  const log = (message: string, fields: Record<string, unknown>) => io.stderr(`${JSON.stringify({ time: io.now().toISOString(), message, ...fields })}\n`);
-  const reconciler = createReconciler({
-    cluster,
-    source,
-    settings,
-    intervalMs,
-    watch: !values.once && !values["dry-run"],
-    ...(reporter ? { reporter } : {}),
-    log,
-    now: io.now,
-  });
-
   if (values.once || values["dry-run"]) {
+    const reconciler = buildReconciler(setup);
     const result = await reconciler.cycle();
     await reconciler.stop();
     if (values["dry-run"] && result.plan) io.stdout(formatPlan(result.plan));
-    else {
+    else if (!values["dry-run"]) {
       io.stdout(`revision ${result.revision ?? "(none)"}: ${result.sync}, ${result.health}; applied ${result.applied.length}, pruned ${result.pruned.length}\n`);
       for (const line of describeObjects(result)) io.stdout(`  ${line}\n`);
     }
@@ -147,15 +119,12 @@ export async function run(args: string[], io: CliIo): Promise<number> {
     return result.ok ? EXIT.ok : EXIT.invalid;
   }
 
-  const server = values.listen ? await startStatusServer(reconciler, parseListenAddress(values.listen)) : undefined;
-  if (server) log("status server listening", { url: server.url });
-  reconciler.start();
+  const running = await startReconciler({ ...setup, ...(listen ? { listen } : {}) });
+  if (running.statusUrl) setup.log?.("status server listening", { url: running.statusUrl });
   await new Promise<void>((resolve) => {
-    const stop = () => resolve();
-    process.once("SIGTERM", stop);
-    process.once("SIGINT", stop);
+    process.once("SIGTERM", resolve);
+    process.once("SIGINT", resolve);
   });
-  await reconciler.stop();
-  await server?.close();
+  await running.stop();
   return EXIT.ok;
 }

@@ -204,23 +204,6 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
   };
 }
 
-/** Starts a reconciler running its loop; pass `manual: true` to drive it with `cycle()` only. */
-export function startReconciler(options: ReconcilerOptions & { manual?: boolean }): Reconciler {
-  const reconciler = createReconciler(options);
-  if (!options.manual) reconciler.start();
-  return reconciler;
-}
-
-/** One cycle, no loop: what `ferry reconcile --once` runs. */
-export async function reconcileOnce(options: ReconcilerOptions): Promise<CycleResult> {
-  const reconciler = createReconciler({ ...options, watch: false });
-  try {
-    return await reconciler.cycle();
-  } finally {
-    await reconciler.stop();
-  }
-}
-
 export function describeObjects(result: CycleResult): string[] {
   return result.objects.map((object) => `${describeRef(object.ref)}: ${object.sync}, ${object.health}${object.message ? ` (${object.message})` : ""}`);
 }

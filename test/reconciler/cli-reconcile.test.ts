@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { main } from "../../src/cli.js";
 import type { CliIo } from "../../src/cli/io.js";
 import { createReconciler } from "../../src/reconciler/reconciler.js";
+import { startReconciler } from "../../src/reconciler/start.js";
 import { startStatusServer, parseListenAddress } from "../../src/reconciler/status-server.js";
 import { configMapYaml, deploymentYaml, GIT_ENV, setup, TempDirs, writesOf, type Setup } from "./harness.js";
 
@@ -115,5 +116,39 @@ describe("the status server", () => {
     expect(parseListenAddress(":8080")).toEqual({ host: "127.0.0.1", port: 8080 });
     expect(parseListenAddress("[::1]:8080")).toEqual({ host: "::1", port: 8080 });
     expect(() => parseListenAddress("nonsense")).toThrow(/invalid listen address/);
+  });
+});
+
+describe("startReconciler (the sandbox's entry)", () => {
+  it("wires the adapters from plain settings, runs its loop and serves its status", async () => {
+    env = await setup(temp);
+    const sha = env.repo.commit({ "env/staging/config.yaml": configMapYaml("web-config") });
+    const running = await startReconciler({
+      repo: env.repo.dir,
+      path: "env/staging",
+      environment: "staging",
+      kubeconfig: env.sim.kubeconfig("shop"),
+      gitEnv: GIT_ENV,
+      workDir: temp.make(),
+      listen: { host: "127.0.0.1", port: 0 },
+      intervalMs: 3_600_000,
+    });
+    try {
+      await env.sim.waitFor("v1", "ConfigMap", "shop", "web-config", () => true);
+      let status: Record<string, unknown> = {};
+      for (let attempt = 0; attempt < 100 && status.lastApplied !== sha; attempt++) {
+        status = (await (await fetch(`${running.statusUrl}/status`)).json()) as Record<string, unknown>;
+        if (status.lastApplied !== sha) await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      expect(status).toMatchObject({ instance: "staging", lastApplied: sha, lastAttempted: sha, sync: "Synced" });
+    } finally {
+      await running.stop();
+    }
+  });
+
+  it("refuses an instance name that is not a label value", async () => {
+    await expect(startReconciler({ repo: ".", path: ".", instance: "not a label!", manual: true, kubeconfig: "apiVersion: v1\nkind: Config\n" })).rejects.toThrow(
+      /valid label value/,
+    );
   });
 });

@@ -1,0 +1,168 @@
+/**
+ * The reconciler's composition root: turns plain settings (repo, path, kubeconfig, tokens…)
+ * into a running reconciler with its adapters, optional status server and GitHub reporter.
+ * Used by `ferry reconcile` and by the sandbox, which runs two of them in one process.
+ */
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { ConfigRepoFetcher } from "../adapters/git/config-repo-fetcher.js";
+import { KubeCluster, loadKubeConfig } from "../adapters/kubernetes/kube-cluster.js";
+import { UserError } from "../core/errors.js";
+import type { BackoffPolicy } from "./backoff.js";
+import { GitHubDeploymentReporter } from "./github-deployment-reporter.js";
+import { DEFAULT_PRUNE_OPTIONS, type PruneOptions } from "./plan.js";
+import type { ClusterPort, ConfigSource, DeploymentReporter } from "./ports.js";
+import type { CycleResult, CycleSettings } from "./reconcile-cycle.js";
+import { createReconciler, type Reconciler, type ReconcilerStatus } from "./reconciler.js";
+import { startStatusServer } from "./status-server.js";
+
+/** Label values: at most 63 characters, alphanumerics with `-`, `_` or `.` inside. */
+const LABEL_VALUE = /^[A-Za-z0-9]([A-Za-z0-9._-]{0,61}[A-Za-z0-9])?$/;
+
+export interface ReconcilerSetup {
+  /** Config repo: `https://…`, loopback `http://…`, `file://…` or a local path. */
+  repo: string;
+  ref?: string;
+  /** Folder inside the repo to render. */
+  path: string;
+  /** Names the reconciler's objects and inventory; defaults to `environment`, then `default`. */
+  instance?: string;
+  /** The Ferry environment (GitHub Deployment environment). */
+  environment?: string;
+  /** Namespace for namespaced objects without one; defaults to the kubeconfig context's, then `default`. */
+  namespace?: string;
+  inventoryNamespace?: string;
+  createNamespace?: boolean;
+  /** Kubeconfig YAML (the simulator's); otherwise `kubeconfigFile`; otherwise in-cluster / default loading. */
+  kubeconfig?: string;
+  kubeconfigFile?: string;
+  /** Token for fetching the config repo over HTTP(S). */
+  gitToken?: string;
+  /** Environment for the git child process (PATH, HOME…). */
+  gitEnv?: NodeJS.ProcessEnv;
+  workDir?: string;
+  dryRun?: boolean;
+  prune?: Partial<PruneOptions>;
+  intervalMs?: number;
+  progressingIntervalMs?: number;
+  backoff?: BackoffPolicy;
+  watch?: boolean;
+  debounceMs?: number;
+  /** Report Deployment statuses to GitHub. */
+  github?: { repository: string; token: string; apiUrl?: string };
+  /** Serve `/status`, `/metrics`, `/healthz` here (port 0 picks a free port). */
+  listen?: { host: string; port: number };
+  log?: (message: string, fields: Record<string, unknown>) => void;
+  now?: () => Date;
+  random?: () => number;
+  /** Test seams: use these instead of building the real adapters. */
+  cluster?: ClusterPort;
+  source?: ConfigSource;
+  reporter?: DeploymentReporter;
+}
+
+export interface RunningReconciler {
+  cycle(): Promise<CycleResult>;
+  status(): ReconcilerStatus;
+  stop(): Promise<void>;
+  /** Base URL of the status server, when `listen` was given. */
+  statusUrl?: string;
+  readonly reconciler: Reconciler;
+}
+
+/** Builds the reconciler and its adapters without starting anything. */
+export function buildReconciler(setup: ReconcilerSetup): Reconciler {
+  const instance = setup.instance ?? setup.environment ?? "default";
+  if (!LABEL_VALUE.test(instance)) {
+    throw new UserError("invalid-instance", `instance name ${JSON.stringify(instance)} must be a valid label value (set --instance)`);
+  }
+  let cluster = setup.cluster;
+  let contextNamespace: string | undefined;
+  if (!cluster) {
+    let config;
+    try {
+      config = loadKubeConfig({
+        ...(setup.kubeconfig !== undefined ? { kubeconfig: setup.kubeconfig } : {}),
+        ...(setup.kubeconfigFile !== undefined ? { kubeconfigFile: setup.kubeconfigFile } : {}),
+      });
+    } catch (error) {
+      throw new UserError("invalid-kubeconfig", `cannot load the kubeconfig: ${(error as Error).message}`, { cause: error });
+    }
+    contextNamespace = config.getContextObject(config.getCurrentContext())?.namespace;
+    cluster = new KubeCluster(config);
+  }
+  const namespace = setup.namespace ?? contextNamespace ?? "default";
+  const source =
+    setup.source ??
+    new ConfigRepoFetcher({
+      repo: setup.repo,
+      ...(setup.ref ? { ref: setup.ref } : {}),
+      workDir: setup.workDir ?? path.join(tmpdir(), `ferry-reconcile-${instance}`),
+      ...(setup.gitToken ? { token: setup.gitToken } : {}),
+      ...(setup.gitEnv ? { env: setup.gitEnv } : {}),
+    });
+  const settings: CycleSettings = {
+    instance,
+    path: setup.path,
+    namespace,
+    inventoryNamespace: setup.inventoryNamespace ?? namespace,
+    createNamespace: setup.createNamespace ?? false,
+    dryRun: setup.dryRun ?? false,
+    prune: { ...DEFAULT_PRUNE_OPTIONS, ...setup.prune },
+  };
+  const reporter =
+    setup.reporter ??
+    (setup.github
+      ? new GitHubDeploymentReporter({
+          repository: setup.github.repository,
+          environment: setup.environment ?? instance,
+          token: setup.github.token,
+          instance,
+          ...(setup.github.apiUrl ? { baseUrl: setup.github.apiUrl } : {}),
+        })
+      : undefined);
+  return createReconciler({
+    cluster,
+    source,
+    settings,
+    ...(setup.intervalMs !== undefined ? { intervalMs: setup.intervalMs } : {}),
+    ...(setup.progressingIntervalMs !== undefined ? { progressingIntervalMs: setup.progressingIntervalMs } : {}),
+    ...(setup.backoff ? { backoff: setup.backoff } : {}),
+    watch: setup.watch ?? false,
+    ...(setup.debounceMs !== undefined ? { debounceMs: setup.debounceMs } : {}),
+    ...(reporter ? { reporter } : {}),
+    ...(setup.log ? { log: setup.log } : {}),
+    ...(setup.now ? { now: setup.now } : {}),
+    ...(setup.random ? { random: setup.random } : {}),
+  });
+}
+
+/**
+ * Starts a reconciler: its loop (unless `manual`, for callers that drive `cycle()` themselves)
+ * and its status server when `listen` is set.
+ */
+export async function startReconciler(setup: ReconcilerSetup & { manual?: boolean }): Promise<RunningReconciler> {
+  const reconciler = buildReconciler(setup);
+  const server = setup.listen ? await startStatusServer(reconciler, setup.listen) : undefined;
+  if (!setup.manual) reconciler.start();
+  return {
+    cycle: () => reconciler.cycle(),
+    status: () => reconciler.status(),
+    async stop() {
+      await reconciler.stop();
+      await server?.close();
+    },
+    ...(server ? { statusUrl: server.url } : {}),
+    reconciler,
+  };
+}
+
+/** One cycle and done: what `ferry reconcile --once` runs. */
+export async function reconcileOnce(setup: ReconcilerSetup): Promise<CycleResult> {
+  const reconciler = buildReconciler({ ...setup, watch: false });
+  try {
+    return await reconciler.cycle();
+  } finally {
+    await reconciler.stop();
+  }
+}
