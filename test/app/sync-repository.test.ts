@@ -176,3 +176,26 @@ describe("syncRepository: new image → PR per environment", () => {
     expect(github.issues.filter((issue) => issue.title.includes("ferry.yml is invalid"))).toHaveLength(1);
   });
 });
+
+describe("CI gating", () => {
+  const gated = (files: Record<string, string>) => ({
+    ...files,
+    ".github/ferry.yml": files[".github/ferry.yml"]!.replace("    repository: ghcr.io/acme/shop\n", "    repository: ghcr.io/acme/shop\n    source: acme/shop\n"),
+  });
+
+  it("skips a tag whose source commit has no successful CI run, and takes it once CI passes", async () => {
+    const github = new FakeGitHub(gated(configRepo()));
+    const registry = new FakeRegistry();
+    registry.push("ghcr.io/acme/shop", "1.7.0", "a".repeat(40));
+    registry.push("ghcr.io/acme/shop", "1.8.0", "b".repeat(40));
+    github.protectedBranches.set("main", ["ci"]);
+    const deps = fakeDeps(github, registry);
+    github.checks.set("b".repeat(40), "failure");
+    await syncRepository(deps, { reason: "scan" });
+    expect(github.pulls).toHaveLength(0);
+    github.checks.set("b".repeat(40), "success");
+    await syncRepository(deps, { reason: "workflow_run", sources: ["acme/shop"] });
+    expect(github.pulls.map((pull) => pull.title)).toEqual(["Promote shop 1.8.0 to staging"]);
+    expect(github.pulls[0]!.body).toContain(`/acme/shop/compare/${"a".repeat(40)}...${"b".repeat(40)}`);
+  });
+});
