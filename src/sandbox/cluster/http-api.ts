@@ -517,9 +517,66 @@ function age(creationTimestamp: unknown): string {
   return `${Math.floor(seconds / 86400)}d`;
 }
 
-/** The `meta.k8s.io/v1` Table kubectl asks for (`Accept: …;as=Table`): Name and Age columns. */
+/** Extra columns kubectl shows for the kinds people look at in the sandbox (between Name and Age). */
+const EXTRA_COLUMNS: Record<string, { name: string; cell: (object: JsonObject) => unknown }[]> = {
+  Deployment: [
+    { name: "Ready", cell: (o) => `${num(o, "readyReplicas")}/${num(o, "replicas", "spec")}` },
+    { name: "Up-to-date", cell: (o) => num(o, "updatedReplicas") },
+    { name: "Available", cell: (o) => num(o, "availableReplicas") },
+  ],
+  ReplicaSet: [
+    { name: "Desired", cell: (o) => num(o, "replicas", "spec") },
+    { name: "Current", cell: (o) => num(o, "replicas") },
+    { name: "Ready", cell: (o) => num(o, "readyReplicas") },
+  ],
+  StatefulSet: [{ name: "Ready", cell: (o) => `${num(o, "readyReplicas")}/${num(o, "replicas", "spec")}` }],
+  Pod: [
+    {
+      name: "Ready",
+      cell: (o) => {
+        const statuses = ((o.status as JsonObject | undefined)?.containerStatuses ?? []) as JsonObject[];
+        return `${statuses.filter((c) => c.ready).length}/${statuses.length}`;
+      },
+    },
+    {
+      name: "Status",
+      cell: (o) => {
+        const statuses = ((o.status as JsonObject | undefined)?.containerStatuses ?? []) as JsonObject[];
+        const waiting = statuses
+          .map((c) => ((c.state as JsonObject | undefined)?.waiting as JsonObject | undefined)?.reason)
+          .find(Boolean);
+        return waiting ?? (o.status as JsonObject | undefined)?.phase ?? "Pending";
+      },
+    },
+  ],
+  Service: [
+    { name: "Type", cell: (o) => (o.spec as JsonObject | undefined)?.type ?? "" },
+    { name: "Cluster-IP", cell: (o) => (o.spec as JsonObject | undefined)?.clusterIP ?? "" },
+  ],
+  Namespace: [{ name: "Status", cell: (o) => (o.status as JsonObject | undefined)?.phase ?? "" }],
+  PersistentVolumeClaim: [
+    { name: "Status", cell: (o) => (o.status as JsonObject | undefined)?.phase ?? "Pending" },
+  ],
+};
+
+function num(object: JsonObject, field: string, part: "status" | "spec" = "status"): number {
+  return Number((object[part] as JsonObject | undefined)?.[field] ?? 0);
+}
+
+/** The `meta.k8s.io/v1` Table kubectl asks for (`Accept: …;as=Table`): Name, kind-specific columns, Age. */
 function toTable(result: unknown, isList: boolean): JsonObject {
   const objects = isList ? (((result as JsonObject).items ?? []) as JsonObject[]) : [result as JsonObject];
+  const kind = isList
+    ? String((result as JsonObject).kind).replace(/List$/, "")
+    : String((result as JsonObject).kind);
+  const extra = EXTRA_COLUMNS[kind] ?? [];
+  const column = (name: string, format = "") => ({
+    name,
+    type: "string",
+    format,
+    description: name,
+    priority: 0,
+  });
   return {
     kind: "Table",
     apiVersion: "meta.k8s.io/v1",
@@ -528,24 +585,13 @@ function toTable(result: unknown, isList: boolean): JsonObject {
         ? ((result as JsonObject).metadata as JsonObject).resourceVersion
         : metadataOf(result as JsonObject).resourceVersion,
     },
-    columnDefinitions: [
-      {
-        name: "Name",
-        type: "string",
-        format: "name",
-        description: "Name must be unique within a namespace.",
-        priority: 0,
-      },
-      {
-        name: "Age",
-        type: "string",
-        format: "",
-        description: "CreationTimestamp of the object.",
-        priority: 0,
-      },
-    ],
+    columnDefinitions: [column("Name", "name"), ...extra.map((c) => column(c.name)), column("Age")],
     rows: objects.map((object) => ({
-      cells: [metadataOf(object).name, age(metadataOf(object).creationTimestamp)],
+      cells: [
+        metadataOf(object).name,
+        ...extra.map((c) => c.cell(object)),
+        age(metadataOf(object).creationTimestamp),
+      ],
       object: { kind: "PartialObjectMetadata", apiVersion: "meta.k8s.io/v1", metadata: object.metadata },
     })),
   };
