@@ -6,7 +6,7 @@
  * Git objects and refs live in real bare repositories (git-store.ts); everything else is in
  * memory (model.ts). Responses follow api.github.com's OpenAPI description (shapes.ts).
  */
-import { randomBytes } from "node:crypto";
+import { createPublicKey, generateKeyPairSync, randomBytes } from "node:crypto";
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -321,7 +321,7 @@ export class GitHubEmulator {
 
   createApp(options: CreateAppOptions): { id: number; slug: string; clientId: string; privateKey: string; botLogin: string; webhookSecret: string | null } {
     const id = this.id();
-    const { privateKeyPem, publicKey } = generateAppKeyPair();
+    const { privateKeyPem, publicKey } = options.slug === ACTIONS_APP_SLUG && options.owner === "github" ? builtInKey() : generateAppKeyPair();
     const botLogin = `${options.slug}[bot]`;
     const owner = options.owner ?? this.defaultAppOwner();
     const app: App = {
@@ -1195,6 +1195,15 @@ export class GitHubEmulator {
     });
     if (this.ownsDataDir) await rm(this.dataDir, { recursive: true, force: true });
   }
+}
+
+/**
+ * The built-in GitHub Actions app never authenticates, so it skips RSA key generation (the
+ * slowest part of starting an emulator) and gets a key that verifies nothing.
+ */
+function builtInKey(): { privateKeyPem: string; publicKey: ReturnType<typeof createPublicKey> } {
+  const { publicKey } = generateKeyPairSync("ec", { namedCurve: "P-256" });
+  return { privateKeyPem: "", publicKey: createPublicKey(publicKey.export({ type: "spki", format: "pem" })) };
 }
 
 async function readJsonBody(req: IncomingMessage): Promise<Record<string, unknown>> {

@@ -113,7 +113,8 @@ function parseIdentity(line: string): GitIdentity {
 }
 
 function gitDate(iso: string): string {
-  return `${Math.floor(new Date(iso).getTime() / 1000)} +0000`;
+  // "@<seconds>" is git's unambiguous raw form (a bare small number reads as an invalid date).
+  return `@${Math.floor(new Date(iso).getTime() / 1000)} +0000`;
 }
 
 /** One bare repository. */

@@ -117,7 +117,12 @@ export function registerPullRoutes(emu: GitHubEmulator): void {
   const r = emu.router;
   const c = () => emu.shapes;
 
-  const simple = async (repo: Repo, issue: Issue) => shape.pullSimple(c(), repo, issue, (await computePull(emu, repo, issue)).baseSha);
+  const simple = async (repo: Repo, issue: Issue) => {
+    const p = issue.pull!;
+    const live = await repo.git.readRef(`refs/heads/${p.baseRef}`);
+    const baseSha = issue.state === "open" ? live ?? p.baseShaAtClose : p.baseShaAtClose ?? live;
+    return shape.pullSimple(c(), repo, issue, baseSha ?? "0".repeat(40));
+  };
 
   r.add("POST", "/repos/:owner/:repo/pulls", async (ctx) => {
     const repo = emu.authorizeRepo(ctx, "pull_requests", "write", "read");
