@@ -106,3 +106,27 @@ describe("ConfigRepoFetcher", () => {
     expect(error.message).not.toContain(Buffer.from(`x-access-token:${token}`).toString("base64"));
   });
 });
+
+describe("ConfigRepoFetcher input checks", () => {
+  it("refuses refs that could smuggle options or extra refspecs into git", () => {
+    for (const ref of ["--upload-pack=touch /tmp/x", "main:refs/heads/evil", "+main", "refs/*", "a..b", "main.lock", ""]) {
+      expect(() => new ConfigRepoFetcher({ repo: "/tmp/x", ref, workDir: "/tmp/y" }), ref).toThrow(/invalid --ref/);
+    }
+  });
+
+  it("accepts branches, nested branch names, tags and SHAs", () => {
+    for (const ref of ["main", "release/1.8", "v1.8.0", "0123456789abcdef0123456789abcdef01234567", "refs/heads/main"]) {
+      expect(() => new ConfigRepoFetcher({ repo: "/tmp/x", ref, workDir: "/tmp/y" }), ref).not.toThrow();
+    }
+  });
+
+  it("refuses transports other than https, http, ssh, git, file and paths", () => {
+    expect(() => new ConfigRepoFetcher({ repo: "ftp://example.com/repo.git", workDir: "/tmp/y" })).toThrow(/unsupported config repo URL scheme/);
+  });
+
+  it("treats ext:: transports as a plain (non-existent) path, never as a command", async () => {
+    const fetcher = new ConfigRepoFetcher({ repo: "ext::sh -c touch% /tmp/ferry-pwned", workDir: tempDir(), env: GIT_ENV });
+    await expect(fetcher.fetch()).rejects.toThrow(/git fetch failed/);
+    expect(existsSync("/tmp/ferry-pwned")).toBe(false);
+  });
+});

@@ -35,6 +35,23 @@ export interface ConfigRepoFetcherOptions {
 }
 
 const FULL_SHA = /^[0-9a-f]{40}([0-9a-f]{24})?$/i;
+const ALLOWED_SCHEMES = new Set(["https", "http", "ssh", "git", "file"]);
+
+/**
+ * A branch, tag or SHA as `git check-ref-format` would take it, and nothing that could turn the
+ * refspec into an option (`-…`), a second refspec (`:`), a forced update (`+`) or a pattern (`*`).
+ */
+export function isSafeRef(ref: string): boolean {
+  return (
+    /^[A-Za-z0-9][A-Za-z0-9._\/-]*$/.test(ref) &&
+    !ref.includes("..") &&
+    !ref.includes("//") &&
+    !ref.endsWith("/") &&
+    !ref.endsWith(".") &&
+    !ref.endsWith(".lock") &&
+    ref.length <= 255
+  );
+}
 
 export class ConfigRepoFetcher {
   private current: FetchedRevision | undefined;
@@ -42,6 +59,13 @@ export class ConfigRepoFetcher {
 
   constructor(private readonly options: ConfigRepoFetcherOptions) {
     this.cacheDir = path.join(options.workDir, "cache.git");
+    const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(options.repo)?.[1]?.toLowerCase();
+    if (scheme !== undefined && !ALLOWED_SCHEMES.has(scheme)) {
+      throw new UserError("invalid-repo", `unsupported config repo URL scheme ${JSON.stringify(scheme)}: use https, http, ssh, git, file or a path`);
+    }
+    if (options.ref !== undefined && !isSafeRef(options.ref)) {
+      throw new UserError("invalid-ref", `invalid --ref ${JSON.stringify(options.ref)}: use a branch, tag or commit SHA`);
+    }
   }
 
   /** The last revision fetched and checked out successfully. */
