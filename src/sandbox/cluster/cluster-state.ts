@@ -591,7 +591,7 @@ export class ClusterState {
     this.revision++;
     metadata.resourceVersion = String(this.revision);
     this.bucket(type).set(objectKey(metadata.namespace as string | undefined, metadata.name as string), next);
-    this.emit(type, previous ? "MODIFIED" : "ADDED", next);
+    this.emit(type, previous ? "MODIFIED" : "ADDED", next, previous);
     if (type.group === "apiextensions.k8s.io" && type.kind === "CustomResourceDefinition")
       this.registerCrd(next);
     return this.withApiVersion(type, next);
@@ -631,7 +631,12 @@ export class ClusterState {
     }
   }
 
-  private emit(type: ResourceType, eventType: WatchEventType, object: JsonObject): void {
+  private emit(
+    type: ResourceType,
+    eventType: WatchEventType,
+    object: JsonObject,
+    previous?: JsonObject,
+  ): void {
     const event: StoredEvent = {
       type: eventType,
       resourceVersion: this.revision,
@@ -643,7 +648,13 @@ export class ClusterState {
     for (const watcher of this.watchers) {
       if (watcher.typeKey !== event.typeKey) continue;
       if (watcher.namespace && metadataOf(event.object).namespace !== watcher.namespace) continue;
-      if (watcher.matches(event.object)) watcher.send(event);
+      const matchesNow = watcher.matches(event.object);
+      const matchedBefore = previous !== undefined && watcher.matches(previous);
+      // Like the real watch cache: an object entering a selector is ADDED, one leaving it DELETED.
+      if (eventType === "MODIFIED" && matchesNow && !matchedBefore) watcher.send({ ...event, type: "ADDED" });
+      else if (eventType === "MODIFIED" && !matchesNow && matchedBefore)
+        watcher.send({ ...event, type: "DELETED" });
+      else if (matchesNow) watcher.send(event);
     }
     for (const listener of this.listeners) listener(event);
   }

@@ -170,6 +170,26 @@ describe("cluster simulator over raw HTTP", () => {
     expect(events.map((e) => `${e.type} ${e.object.metadata.name}`)).toEqual(["ADDED one", "ADDED two"]);
   });
 
+  it("reports objects entering and leaving a watch's label selector as ADDED and DELETED", async () => {
+    const start = (await call("GET", "/api/v1/namespaces/default/configmaps")).body.metadata.resourceVersion;
+    const eventsPromise = watchEvents(
+      `/api/v1/namespaces/default/configmaps?watch=true&labelSelector=team%3Dx&resourceVersion=${start}`,
+      3,
+    );
+    while (!sim.requests().some((r) => r.verb === "watch")) await new Promise((r) => setTimeout(r, 5));
+    const labelled = (team: string) => ({
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "m", namespace: "default", labels: { team } },
+    });
+    sim.apply(labelled("y"));
+    sim.apply(labelled("x"));
+    sim.apply({ ...labelled("x"), data: { a: "1" } });
+    sim.apply(labelled("y"));
+    const events = await eventsPromise;
+    expect(events.map((e) => e.type)).toEqual(["ADDED", "MODIFIED", "DELETED"]);
+  });
+
   it("sends an ERROR event with 410 Expired for a resourceVersion older than the history", async () => {
     for (let i = 0; i < 60; i++)
       sim.apply({

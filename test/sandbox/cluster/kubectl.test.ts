@@ -97,9 +97,9 @@ describe.runIf(await import("node:fs").then((fs) => fs.existsSync(KUBECTL)))(
       expect(list.items).toHaveLength(1);
       expect(list.items[0].spec.template.spec.containers[0].image).toBe("nginx:1.27");
       expect(list.items[0].status.readyReplicas).toBe(2);
-    const table = await kubectl("get", "deploy", "-n", "shop");
-    expect(table.stdout).toMatch(/^NAME\s+READY\s+UP-TO-DATE\s+AVAILABLE\s+AGE$/m);
-    expect(table.stdout).toMatch(/^web\s+2\/2\s+2\s+2\s+\d+s$/m);
+      const table = await kubectl("get", "deploy", "-n", "shop");
+      expect(table.stdout).toMatch(/^NAME\s+READY\s+UP-TO-DATE\s+AVAILABLE\s+AGE$/m);
+      expect(table.stdout).toMatch(/^web\s+2\/2\s+2\s+2\s+\d+s$/m);
     });
 
     it("reports a conflict when re-applying after kubectl scale, and takes the field back with --force-conflicts", async () => {
