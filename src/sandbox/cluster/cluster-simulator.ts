@@ -1,6 +1,18 @@
 /**
  * A loopback Kubernetes API server for the sandbox and the tests (issue 6): in memory, on
  * 127.0.0.1 and a free port, spoken to by `@kubernetes/client-node` and `kubectl` unchanged.
+ *
+ * Module map: `cluster-state.ts` (verbs, storage, watch), `managed-fields.ts` (server-side
+ * apply), `patches.ts`, `selectors.ts`, `controllers.ts` (simulated rollouts), `http-api.ts`
+ * (routing, discovery, tables), `faults.ts` (fault injection and the request log).
+ *
+ * Known gaps, by design: no RBAC/admission/finalizers (deletes are immediate), no protobuf (so
+ * `kubectl create namespace|deployment …` generators fail with 415; `kubectl create -f`, `apply`,
+ * `apply --server-side`, `get`, `scale`, `set image`, `label`, `rollout status` and `delete` work),
+ * no OpenAPI schemas (`kubectl explain` fails; unknown fields are accepted), no aggregated
+ * discovery, no `kubectl logs/exec/port-forward`, one stored version per resource (no CRD
+ * conversion). kubectl sends no bearer token over plain http, so requests without one are
+ * accepted; a wrong token gets 401.
  */
 import { createServer, type Server } from "node:http";
 import { randomBytes } from "node:crypto";
