@@ -45,6 +45,8 @@ export interface ReconcilerStatus {
   errors: string[];
   lastCycleAt?: string;
   consecutiveFailures: number;
+  /** The wait before the next timed cycle, as last scheduled (backoff after failures). */
+  nextCycleInMs?: number;
 }
 
 export interface Reconciler {
@@ -172,6 +174,10 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
   function schedule(delayMs: number): void {
     clearTimeout(timer);
     if (!running) return;
+    state = { ...state, nextCycleInMs: delayMs };
+    if (state.consecutiveFailures > 0) {
+      log("reconcile backing off", { instance: options.settings.instance, failures: state.consecutiveFailures, retryInMs: delayMs });
+    }
     timer = setTimeout(() => {
       void cycle().then(
         (result) => schedule(nextDelay(result)),

@@ -338,3 +338,26 @@ spec:
     expect(writesOf(env.sim.requests())).toEqual([]);
   });
 });
+
+describe("a crash-looping apply", () => {
+  it("backs off exponentially instead of hammering the API server", async () => {
+    env = await setup(temp);
+    env.repo.commit({ "env/staging/web.yaml": deploymentYaml("web") });
+    env.sim.faults.failApply({ count: Infinity, status: 500 });
+    const delays: number[] = [];
+    let enough: () => void = () => {};
+    const fourFailures = new Promise<void>((resolve) => (enough = resolve));
+    const log = (message: string, fields: Record<string, unknown>) => {
+      if (message !== "reconcile backing off") return;
+      delays.push(fields.retryInMs as number);
+      if (delays.length === 4) enough();
+    };
+    const reconciler = env.reconciler({}, { intervalMs: 10, backoff: { baseMs: 40, maxMs: 160 }, random: () => 1, log });
+    reconciler.start();
+    await fourFailures;
+    await reconciler.stop();
+    expect(delays.slice(0, 4)).toEqual([40, 80, 160, 160]);
+    // One dry-run per failed cycle, never a write.
+    expect(writesOf(env.sim.requests())).toEqual([]);
+  });
+});
