@@ -26,6 +26,8 @@ describe("Ferry end to end (Probot + GitHub emulator + embedded registry)", { ti
       expect(files.map((file) => [file.filename, file.additions, file.deletions])).toEqual([["overlays/staging/kustomization.yaml", 1, 1]]);
       expect(pulls[0]!.merged_at).not.toBeNull();
       expect(await world.emu.readFile("acme", "config", "main", "overlays/staging/kustomization.yaml")).toContain('newTag: "1.8.0"');
+      const status = (await (await fetch(`${world.server.url}/status`)).json()) as Record<string, { running: Record<string, Record<string, { tag?: string }>> }>;
+      expect(status["acme/config"]?.running.staging?.shop?.tag).toBe("1.8.0");
     });
 
     it("/promote prod by a maintainer opens the prod PR with the digest staging runs", async () => {

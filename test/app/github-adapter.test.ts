@@ -1,0 +1,66 @@
+/**
+ * The GitHub adapter speaking real HTTP to the GitHub emulator (STYLE.md habit 6): compare-and-swap
+ * refs, sha-pinned merges, reaction dedupe, live permissions.
+ */
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { GitHubRepoAdapter } from "../../src/adapters/github/github-repo.js";
+import { installApp, startWorld, type World } from "../sandbox/github/helpers.js";
+
+describe("GitHubRepoAdapter against the emulator", () => {
+  let world: World;
+  let github: GitHubRepoAdapter;
+  beforeEach(async () => {
+    world = await startWorld();
+    const app = await installApp(world);
+    github = new GitHubRepoAdapter(app.installation, "acme", "config");
+  });
+  afterEach(async () => {
+    await world.emu.close();
+  });
+
+  async function commitOnMain(files: Record<string, string>) {
+    const base = (await github.getBranch("main"))!;
+    return github.createCommit({ baseTreeSha: base.treeSha, parents: [base.sha], files, message: "test" });
+  }
+
+  it("writes one commit with inline content and reads it back through the tree", async () => {
+    const commit = await commitOnMain({ "overlays/staging/kustomization.yaml": "images: []\n" });
+    expect(await github.createRef("ferry/staging", commit.sha)).toBe("created");
+    const branch = (await github.getBranch("ferry/staging"))!;
+    const entry = (await github.listTree(branch.treeSha)).find((e) => e.path === "overlays/staging/kustomization.yaml")!;
+    expect(entry.type).toBe("blob");
+    expect(await github.readBlob(entry.sha)).toBe("images: []\n");
+  });
+
+  it("reports an existing ref instead of failing, and a non-fast-forward update as a conflict", async () => {
+    const first = await commitOnMain({ "a.txt": "1" });
+    const second = await commitOnMain({ "a.txt": "2" });
+    expect(await github.createRef("ferry/staging", first.sha)).toBe("created");
+    expect(await github.createRef("ferry/staging", second.sha)).toBe("exists");
+    expect(await github.updateRef("ferry/staging", second.sha)).toBe("conflict");
+    expect((await github.getBranch("ferry/staging"))!.sha).toBe(first.sha);
+    expect(await github.updateRef("ferry/staging", first.sha)).toBe("updated");
+  });
+
+  it("refuses to merge when the head moved after validation", async () => {
+    const commit = await commitOnMain({ "a.txt": "1" });
+    await github.createRef("ferry/staging", commit.sha);
+    const pull = await github.createPull({ head: "ferry/staging", base: "main", title: "Promote shop 1.8.0 to staging", body: "" });
+    const moved = await github.createCommit({ baseTreeSha: commit.treeSha, parents: [commit.sha], files: { "b.txt": "late" }, message: "late" });
+    expect(await github.updateRef("ferry/staging", moved.sha)).toBe("updated");
+    expect(await github.merge(pull.number, commit.sha)).toBe("head-moved");
+    expect(await github.merge(pull.number, moved.sha)).toBe("merged");
+  });
+
+  it("dedupes by reaction: the second identical reaction says it existed", async () => {
+    const { id } = await world.emu.comment("acme", "config", (await github.createIssue({ title: "t", body: "b" })), "/ferry status", { as: "mona" });
+    expect(await github.react(id, "eyes")).toBe("created");
+    expect(await github.react(id, "eyes")).toBe("existed");
+  });
+
+  it("reads permissions live", async () => {
+    expect(await github.permissionOf("mona")).toBe("admin");
+    expect(await github.permissionOf("hubot")).toBe("write");
+    expect(["none", "read"]).toContain(await github.permissionOf("eve"));
+  });
+});
