@@ -130,3 +130,22 @@ describe("ConfigRepoFetcher input checks", () => {
     expect(existsSync("/tmp/ferry-pwned")).toBe(false);
   });
 });
+
+describe("ConfigRepoFetcher credentials", () => {
+  it("passes the token to git only through the child's environment, scoped to the repo's origin", async () => {
+    const dir = tempDir();
+    const record = path.join(dir, "record.txt");
+    const fakeGit = path.join(dir, "fake-git.sh");
+    writeFileSync(fakeGit, `#!/bin/sh\nprintf 'ARGV %s\\n' "$*" >> "${record}"\nenv | grep '^GIT_CONFIG_' >> "${record}"\n[ "$1" = init ] && exit 0\nexit 1\n`, { mode: 0o755 });
+    const token = "ghs_canaryTOKEN9876543210";
+    const fetcher = new ConfigRepoFetcher({ repo: "https://git.example.com/acme/config.git", token, workDir: path.join(dir, "work"), env: GIT_ENV, git: fakeGit });
+    await expect(fetcher.fetch()).rejects.toThrow();
+    const recorded = readFileSync(record, "utf8");
+    const argvLines = recorded.split("\n").filter((line) => line.startsWith("ARGV"));
+    expect(argvLines.some((line) => line.includes(" fetch ") && line.includes("https://git.example.com/acme/config.git"))).toBe(true);
+    expect(argvLines.join("\n")).not.toContain(token);
+    expect(recorded).not.toContain(token); // not even in plain text in the environment
+    expect(recorded).toContain("GIT_CONFIG_KEY_0=http.https://git.example.com/.extraHeader");
+    expect(recorded).toContain(`GIT_CONFIG_VALUE_0=Authorization: Basic ${Buffer.from(`x-access-token:${token}`).toString("base64")}`);
+  });
+});
