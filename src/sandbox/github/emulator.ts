@@ -102,6 +102,26 @@ export const ALL_EVENTS = [
 
 const ACTIONS_APP_SLUG = "github-actions";
 
+/**
+ * GitHub lets an app subscribe to an event only with a permission that covers it (any one of
+ * these), so an installation without it never receives the event.
+ */
+const EVENT_PERMISSIONS: Record<string, string[]> = {
+  push: ["contents"],
+  pull_request: ["pull_requests"],
+  pull_request_review: ["pull_requests"],
+  issue_comment: ["issues", "pull_requests"],
+  issues: ["issues"],
+  label: ["metadata"],
+  check_run: ["checks"],
+  check_suite: ["checks"],
+  status: ["statuses"],
+  workflow_run: ["actions"],
+  registry_package: ["packages"],
+  deployment: ["deployments"],
+  deployment_status: ["deployments"],
+};
+
 /** Internal operations that do not go through HTTP still need a reason to exist in tests: the helpers. */
 export class GitHubEmulator {
   readonly faults = new Faults();
@@ -700,7 +720,11 @@ export class GitHubEmulator {
   private deliverTo(inst: Installation, event: string, payload: Record<string, unknown>): void {
     const app = this.apps.get(inst.appId);
     if (!app?.webhookUrl) return;
-    if (event !== "installation" && !app.events.includes(event)) return;
+    if (event !== "installation") {
+      if (!app.events.includes(event)) return;
+      const needs = EVENT_PERMISSIONS[event] ?? [];
+      if (needs.length > 0 && !needs.some((name) => name === "metadata" || inst.permissions[name])) return;
+    }
     this.webhooks.enqueue(
       { appId: app.id, url: app.webhookUrl, secret: app.webhookSecret, targetId: app.id },
       event,

@@ -31,8 +31,9 @@ export class Faults {
   private rateLimits: Armed<RateLimitFault>[] = [];
   private serverErrors: Armed<ServerErrorFault>[] = [];
   private delayMs = 0;
+  /** Misses each resource created while armed answers before it "replicates". */
   private freshReads = 0;
-  private readonly freshKeys = new Set<string>();
+  private readonly freshKeys = new Map<string, number>();
   private refRaces: Armed<{ ref?: string }>[] = [];
 
   rateLimit(fault: RateLimitFault): void {
@@ -47,7 +48,7 @@ export class Faults {
     this.delayMs = ms;
   }
 
-  /** The next `count` GETs of something created after this call answer 404, like a lagging replica. */
+  /** From now on, the first `count` GETs of each thing created answer 404, like a lagging replica. */
   eventualConsistency(options: { count?: number } = {}): void {
     this.freshReads = options.count ?? 1;
     this.freshKeys.clear();
@@ -105,13 +106,14 @@ export class Faults {
 
   /** Records something created while eventual consistency is armed. */
   created(key: string): void {
-    if (this.freshReads > 0) this.freshKeys.add(key);
+    if (this.freshReads > 0) this.freshKeys.set(key, this.freshReads);
   }
 
   /** Whether a GET of `key` should miss (and consumes one miss). */
   missFresh(key: string): boolean {
-    if (this.freshReads <= 0 || !this.freshKeys.has(key)) return false;
-    this.freshReads--;
+    const left = this.freshKeys.get(key) ?? 0;
+    if (left <= 0) return false;
+    this.freshKeys.set(key, left - 1);
     return true;
   }
 

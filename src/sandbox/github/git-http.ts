@@ -70,9 +70,10 @@ export async function handleGitHttp(emu: GitHubEmulator, req: IncomingMessage, r
       await emu.onRefChanged(repo, ref, was, now, pusher, { forced });
     }
   }
+  res.end();
 }
 
-/** Runs git http-backend and relays its CGI response (headers, then the body as it streams). */
+/** Runs git http-backend and relays its CGI response (headers, then the body as it streams); the caller ends it. */
 function runBackend(req: IncomingMessage, res: ServerResponse, cgi: Record<string, string>): Promise<void> {
   return new Promise((resolve, reject) => {
     const child = spawn("git", ["http-backend"], {
@@ -107,9 +108,9 @@ function runBackend(req: IncomingMessage, res: ServerResponse, cgi: Record<strin
     });
     child.stderr.on("data", () => undefined);
     child.on("error", reject);
+    // The caller ends the response, so a push's events are queued before the client sees success.
     child.on("close", () => {
-      if (!headersDone) res.writeHead(500).end();
-      else res.end();
+      if (!headersDone) res.writeHead(500);
       resolve();
     });
     child.stdin.on("error", () => undefined);

@@ -58,7 +58,7 @@ export async function installApp(
 ): Promise<{ appId: number; installationId: number; privateKey: string; botLogin: string; app: Octokit; installation: Octokit; token: string }> {
   const created = world.emu.createApp({
     slug: options.slug ?? "ferry",
-    permissions: options.permissions ?? { contents: "write", pull_requests: "write", issues: "write", checks: "write", statuses: "write", deployments: "write", members: "read", administration: "read" },
+    permissions: options.permissions ?? { contents: "write", pull_requests: "write", issues: "write", checks: "write", statuses: "write", deployments: "write", members: "read", administration: "read", actions: "read", packages: "read" },
     ...(options.webhookUrl ? { webhookUrl: options.webhookUrl } : {}),
     ...(options.webhookSecret ? { webhookSecret: options.webhookSecret } : {}),
   });
