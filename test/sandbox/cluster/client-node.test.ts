@@ -275,7 +275,46 @@ describe("cluster simulator with @kubernetes/client-node", () => {
     expect(events).toEqual(["ADDED w", "MODIFIED w", "DELETED w"]);
   });
 
+  it("feeds a client-node informer its initial list and later changes", async () => {
+    await core.createNamespacedConfigMap({ namespace: "default", body: { metadata: { name: "before" } } });
+    const informer = k8s.makeInformer(kc, "/api/v1/namespaces/default/configmaps", () =>
+      core.listNamespacedConfigMap({ namespace: "default" }),
+    );
+    const seen: string[] = [];
+    const added = new Promise<void>((resolve) =>
+      informer.on("add", (object) => {
+        seen.push(object.metadata?.name ?? "");
+        if (object.metadata?.name === "after") resolve();
+      }),
+    );
+    await informer.start();
+    await core.createNamespacedConfigMap({ namespace: "default", body: { metadata: { name: "after" } } });
+    await added;
+    await informer.stop();
+    expect(seen).toEqual(["before", "after"]);
+    expect(
+      informer
+        .list("default")
+        .map((o) => o.metadata?.name)
+        .sort(),
+    ).toEqual(["after", "before"]);
+  });
+
   it("rolls a Deployment out: Progressing with ReplicaSetUpdated, then Available with NewReplicaSetAvailable", async () => {
+    const observed = new Set<string>();
+    const watching = sim
+      .waitFor(
+        "apps/v1",
+        "Deployment",
+        "default",
+        "web",
+        (d: any) => {
+          for (const c of d.status?.conditions ?? []) observed.add(`${c.type}=${c.status}/${c.reason}`);
+          return false;
+        },
+        1500,
+      )
+      .catch(() => undefined);
     await ssa(deployment("web", "nginx:1.0", 3));
     const done = await sim.waitFor("apps/v1", "Deployment", "default", "web", (d: any) =>
       d.status?.conditions?.some(
@@ -291,6 +330,9 @@ describe("cluster simulator with @kubernetes/client-node", () => {
     });
     const read = await apps.readNamespacedDeployment({ name: "web", namespace: "default" });
     expect(read.status?.conditions?.find((c) => c.type === "Available")?.status).toBe("True");
+    await watching;
+    expect(observed).toContain("Progressing=True/ReplicaSetUpdated");
+    expect(observed).toContain("Available=False/MinimumReplicasUnavailable");
     const replicaSets = await apps.listNamespacedReplicaSet({ namespace: "default" });
     expect(replicaSets.items).toHaveLength(1);
     expect(replicaSets.items[0]?.metadata?.ownerReferences?.[0]?.name).toBe("web");
