@@ -22,7 +22,8 @@ const USAGE =
 
 function count(text: string | undefined, flag: string, fallback: number): number {
   if (text === undefined) return fallback;
-  if (!/^\d+$/.test(text)) throw new UsageError(`${flag} must be a whole number, got ${JSON.stringify(text)}\n${USAGE}`);
+  if (!/^\d+$/.test(text))
+    throw new UsageError(`${flag} must be a whole number, got ${JSON.stringify(text)}\n${USAGE}`);
   return Number(text);
 }
 
@@ -61,7 +62,11 @@ export async function run(args: string[], io: CliIo): Promise<number> {
   }
   if (!values.repo) throw new UsageError(`--repo is required\n${USAGE}`);
   if (!values.path) throw new UsageError(`--path is required\n${USAGE}`);
-  const maxPrunePercent = count(values["max-prune-percent"], "--max-prune-percent", DEFAULT_PRUNE_OPTIONS.maxPrunePercent);
+  const maxPrunePercent = count(
+    values["max-prune-percent"],
+    "--max-prune-percent",
+    DEFAULT_PRUNE_OPTIONS.maxPrunePercent,
+  );
   if (maxPrunePercent > 100) throw new UsageError(`--max-prune-percent must be at most 100\n${USAGE}`);
   let listen;
   try {
@@ -70,7 +75,8 @@ export async function run(args: string[], io: CliIo): Promise<number> {
     throw new UsageError(`${(error as Error).message}\n${USAGE}`);
   }
   const githubToken = io.env.FERRY_GITHUB_TOKEN || undefined;
-  if (values["github-repo"] && !githubToken) throw new UserError("missing-token", "--github-repo needs a token in FERRY_GITHUB_TOKEN");
+  if (values["github-repo"] && !githubToken)
+    throw new UserError("missing-token", "--github-repo needs a token in FERRY_GITHUB_TOKEN");
   const gitToken = io.env.FERRY_GIT_TOKEN || githubToken;
   const instance = values.instance ?? values.environment ?? "default";
   const repo = /^[a-z][a-z0-9+.-]*:\/\//i.test(values.repo) ? values.repo : path.resolve(io.cwd, values.repo);
@@ -83,12 +89,20 @@ export async function run(args: string[], io: CliIo): Promise<number> {
     ...(values.environment ? { environment: values.environment } : {}),
     ...(values.namespace ? { namespace: values.namespace } : {}),
     // In a pod the reconciler keeps its inventory in its own namespace (downward API POD_NAMESPACE).
-    ...(values["inventory-namespace"] || io.env.POD_NAMESPACE ? { inventoryNamespace: values["inventory-namespace"] || io.env.POD_NAMESPACE } : {}),
+    ...(values["inventory-namespace"] || io.env.POD_NAMESPACE
+      ? { inventoryNamespace: values["inventory-namespace"] || io.env.POD_NAMESPACE }
+      : {}),
     createNamespace: values["create-namespace"],
     ...(values.kubeconfig ? { kubeconfigFile: path.resolve(io.cwd, values.kubeconfig) } : {}),
     ...(gitToken ? { gitToken } : {}),
-    gitEnv: { PATH: io.env.PATH, HOME: io.env.HOME ?? tmpdir(), ...(io.env.SSL_CERT_FILE ? { SSL_CERT_FILE: io.env.SSL_CERT_FILE } : {}) },
-    workDir: values["work-dir"] ? path.resolve(io.cwd, values["work-dir"]) : path.join(tmpdir(), `ferry-reconcile-${instance}`),
+    gitEnv: {
+      PATH: io.env.PATH,
+      HOME: io.env.HOME ?? tmpdir(),
+      ...(io.env.SSL_CERT_FILE ? { SSL_CERT_FILE: io.env.SSL_CERT_FILE } : {}),
+    },
+    workDir: values["work-dir"]
+      ? path.resolve(io.cwd, values["work-dir"])
+      : path.join(tmpdir(), `ferry-reconcile-${instance}`),
     dryRun: values["dry-run"],
     prune: {
       prune: values.prune,
@@ -99,9 +113,16 @@ export async function run(args: string[], io: CliIo): Promise<number> {
     intervalMs: parseDuration(values.interval),
     watch: !values.once && !values["dry-run"],
     ...(values["github-repo"] && githubToken
-      ? { github: { repository: values["github-repo"], token: githubToken, ...(values["github-api-url"] ? { apiUrl: values["github-api-url"] } : {}) } }
+      ? {
+          github: {
+            repository: values["github-repo"],
+            token: githubToken,
+            ...(values["github-api-url"] ? { apiUrl: values["github-api-url"] } : {}),
+          },
+        }
       : {}),
-    log: (message, fields) => io.stderr(`${JSON.stringify({ time: io.now().toISOString(), message, ...fields })}\n`),
+    log: (message, fields) =>
+      io.stderr(`${JSON.stringify({ time: io.now().toISOString(), message, ...fields })}\n`),
     now: io.now,
   };
 
@@ -111,7 +132,9 @@ export async function run(args: string[], io: CliIo): Promise<number> {
     await reconciler.stop();
     if (values["dry-run"] && result.plan) io.stdout(formatPlan(result.plan));
     else if (!values["dry-run"]) {
-      io.stdout(`revision ${result.revision ?? "(none)"}: ${result.sync}, ${result.health}; applied ${result.applied.length}, pruned ${result.pruned.length}\n`);
+      io.stdout(
+        `revision ${result.revision ?? "(none)"}: ${result.sync}, ${result.health}; applied ${result.applied.length}, pruned ${result.pruned.length}\n`,
+      );
       for (const line of describeObjects(result)) io.stdout(`  ${line}\n`);
     }
     for (const error of result.errors) io.stderr(`ferry reconcile: ${error}\n`);

@@ -19,7 +19,11 @@ export function deploymentReportOf(result: CycleResult): DeploymentReport | unde
   if (!result.revision) return undefined;
   const revision = result.revision;
   if (result.errors.length > 0 && !result.errors.every((error) => error.startsWith("prune:"))) {
-    return { revision, state: "failure", description: truncateDescription(`${result.phase} failed: ${result.errors[0]}`) };
+    return {
+      revision,
+      state: "failure",
+      description: truncateDescription(`${result.phase} failed: ${result.errors[0]}`),
+    };
   }
   if (result.health === "Degraded") {
     const culprit = result.objects.find((object) => object.health === "Degraded");
@@ -27,9 +31,19 @@ export function deploymentReportOf(result: CycleResult): DeploymentReport | unde
     return { revision, state: "failure", description: truncateDescription(`Degraded: ${detail}`) };
   }
   if (result.sync === "Synced" && result.health === "Healthy") {
-    return { revision, state: "success", description: truncateDescription(`Synced and Healthy: ${result.objects.length} objects`) };
+    return {
+      revision,
+      state: "success",
+      description: truncateDescription(`Synced and Healthy: ${result.objects.length} objects`),
+    };
   }
   const waiting = result.objects.find((object) => object.health !== "Healthy" || object.sync !== "Synced");
-  const detail = waiting ? `${describeRef(waiting.ref)}: ${waiting.message || waiting.health}` : result.errors[0] ?? "";
-  return { revision, state: "in_progress", description: truncateDescription(`${result.sync}, ${result.health}${detail ? ` — ${detail}` : ""}`) };
+  const detail = waiting
+    ? `${describeRef(waiting.ref)}: ${waiting.message || waiting.health}`
+    : (result.errors[0] ?? "");
+  return {
+    revision,
+    state: "in_progress",
+    description: truncateDescription(`${result.sync}, ${result.health}${detail ? ` — ${detail}` : ""}`),
+  };
 }

@@ -69,7 +69,11 @@ export function scopeResolver(objects: KubeObject[], lookup: ScopeLookup): (obje
   };
 }
 
-export function prepareDesiredState(rendered: RenderedObject[], isNamespaced: (object: KubeObject) => boolean, options: DesiredStateOptions): DesiredObject[] {
+export function prepareDesiredState(
+  rendered: RenderedObject[],
+  isNamespaced: (object: KubeObject) => boolean,
+  options: DesiredStateOptions,
+): DesiredObject[] {
   const byKey = new Map<string, DesiredObject>();
   const add = (object: KubeObject, source: string) => {
     const prepared = withOwnership(object, options.instance);
@@ -82,15 +86,27 @@ export function prepareDesiredState(rendered: RenderedObject[], isNamespaced: (o
     const key = inventoryKey(ref);
     const earlier = byKey.get(key);
     if (earlier) {
-      throw new UserError("duplicate-object", `${describeRef(ref)} is defined twice: in ${earlier.source} and in ${source}`);
+      throw new UserError(
+        "duplicate-object",
+        `${describeRef(ref)} is defined twice: in ${earlier.source} and in ${source}`,
+      );
     }
     byKey.set(key, { ref, object: prepared, source });
   };
   for (const { object, source } of rendered) add(object, source);
   if (options.createNamespace) {
-    const key = inventoryKey({ group: "", version: "v1", kind: "Namespace", namespace: "", name: options.defaultNamespace });
+    const key = inventoryKey({
+      group: "",
+      version: "v1",
+      kind: "Namespace",
+      namespace: "",
+      name: options.defaultNamespace,
+    });
     if (!byKey.has(key)) {
-      add({ apiVersion: "v1", kind: "Namespace", metadata: { name: options.defaultNamespace } }, "--create-namespace");
+      add(
+        { apiVersion: "v1", kind: "Namespace", metadata: { name: options.defaultNamespace } },
+        "--create-namespace",
+      );
     }
   }
   return [...byKey.values()].sort((a, b) => compareRefs(a.ref, b.ref));

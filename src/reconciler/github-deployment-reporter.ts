@@ -28,7 +28,8 @@ export class GitHubDeploymentReporter implements DeploymentReporter {
 
   constructor(private readonly options: GitHubDeploymentReporterOptions) {
     const [owner, repo, extra] = options.repository.split("/");
-    if (!owner || !repo || extra !== undefined) throw new Error(`--github-repo must be owner/repo, got ${JSON.stringify(options.repository)}`);
+    if (!owner || !repo || extra !== undefined)
+      throw new Error(`--github-repo must be owner/repo, got ${JSON.stringify(options.repository)}`);
     this.owner = owner;
     this.repo = repo;
     this.octokit = new Octokit({
@@ -43,7 +44,12 @@ export class GitHubDeploymentReporter implements DeploymentReporter {
     const id = await this.deploymentFor(report);
     const key = `${report.state}\n${report.description}`;
     if (!this.lastPosted.has(id)) {
-      const { data } = await this.octokit.rest.repos.listDeploymentStatuses({ owner: this.owner, repo: this.repo, deployment_id: id, per_page: 1 });
+      const { data } = await this.octokit.rest.repos.listDeploymentStatuses({
+        owner: this.owner,
+        repo: this.repo,
+        deployment_id: id,
+        per_page: 1,
+      });
       const latest = data[0];
       if (latest) this.lastPosted.set(id, `${latest.state}\n${latest.description ?? ""}`);
     }
@@ -66,8 +72,16 @@ export class GitHubDeploymentReporter implements DeploymentReporter {
     if (known !== undefined) return known;
     const { owner, repo } = this;
     const { environment } = this.options;
-    const { data: existing } = await this.octokit.rest.repos.listDeployments({ owner, repo, sha: report.revision, environment, per_page: 100 });
-    const mine = existing.find((deployment) => deployment.sha === report.revision && deployment.environment === environment);
+    const { data: existing } = await this.octokit.rest.repos.listDeployments({
+      owner,
+      repo,
+      sha: report.revision,
+      environment,
+      per_page: 100,
+    });
+    const mine = existing.find(
+      (deployment) => deployment.sha === report.revision && deployment.environment === environment,
+    );
     let id = mine?.id;
     if (id === undefined) {
       const created = await this.octokit.rest.repos.createDeployment({

@@ -42,7 +42,10 @@ export function deploymentHealth(object: KubeObject): HealthReport {
   if (spec.paused === true) return report("Suspended", "Deployment is paused");
   const generation = int(object.metadata.generation);
   if (generation > int(status.observedGeneration)) {
-    return report("Progressing", "Waiting for rollout to finish: observed deployment generation less than desired generation");
+    return report(
+      "Progressing",
+      "Waiting for rollout to finish: observed deployment generation less than desired generation",
+    );
   }
   const progressing = conditions(status).find((condition) => condition.type === "Progressing");
   if (progressing && progressing.reason === "ProgressDeadlineExceeded") {
@@ -51,15 +54,24 @@ export function deploymentHealth(object: KubeObject): HealthReport {
   const wanted = optionalInt(spec.replicas);
   const updated = int(status.updatedReplicas);
   if (wanted !== undefined && updated < wanted) {
-    return report("Progressing", `Waiting for rollout to finish: ${updated} out of ${wanted} new replicas have been updated...`);
+    return report(
+      "Progressing",
+      `Waiting for rollout to finish: ${updated} out of ${wanted} new replicas have been updated...`,
+    );
   }
   const replicas = int(status.replicas);
   if (replicas > updated) {
-    return report("Progressing", `Waiting for rollout to finish: ${replicas - updated} old replicas are pending termination...`);
+    return report(
+      "Progressing",
+      `Waiting for rollout to finish: ${replicas - updated} old replicas are pending termination...`,
+    );
   }
   const available = int(status.availableReplicas);
   if (available < updated) {
-    return report("Progressing", `Waiting for rollout to finish: ${available} of ${updated} updated replicas are available...`);
+    return report(
+      "Progressing",
+      `Waiting for rollout to finish: ${available} of ${updated} updated replicas are available...`,
+    );
   }
   return report("Healthy");
 }
@@ -95,26 +107,41 @@ export function statefulSetHealth(object: KubeObject): HealthReport {
       `waiting for statefulset rolling update to complete ${updated} pods at revision ${text(status.updateRevision)}...`,
     );
   }
-  return report("Healthy", `statefulset rolling update complete ${int(status.currentReplicas)} pods at revision ${text(status.currentRevision)}...`);
+  return report(
+    "Healthy",
+    `statefulset rolling update complete ${int(status.currentReplicas)} pods at revision ${text(status.currentRevision)}...`,
+  );
 }
 
 export function daemonSetHealth(object: KubeObject): HealthReport {
   const spec = record(object.spec);
   const status = record(object.status);
   if (int(object.metadata.generation) > int(status.observedGeneration)) {
-    return report("Progressing", "Waiting for rollout to finish: observed daemon set generation less than desired generation");
+    return report(
+      "Progressing",
+      "Waiting for rollout to finish: observed daemon set generation less than desired generation",
+    );
   }
   if (record(spec.updateStrategy).type === "OnDelete") {
-    return report("Healthy", `daemon set ${int(status.currentNumberScheduled)} out of ${int(status.desiredNumberScheduled)} new pods have been updated`);
+    return report(
+      "Healthy",
+      `daemon set ${int(status.currentNumberScheduled)} out of ${int(status.desiredNumberScheduled)} new pods have been updated`,
+    );
   }
   const desired = int(status.desiredNumberScheduled);
   const updated = int(status.updatedNumberScheduled);
   if (updated < desired) {
-    return report("Progressing", `Waiting for daemon set "${object.metadata.name}" rollout to finish: ${updated} out of ${desired} new pods have been updated...`);
+    return report(
+      "Progressing",
+      `Waiting for daemon set "${object.metadata.name}" rollout to finish: ${updated} out of ${desired} new pods have been updated...`,
+    );
   }
   const available = int(status.numberAvailable);
   if (available < desired) {
-    return report("Progressing", `Waiting for daemon set "${object.metadata.name}" rollout to finish: ${available} of ${desired} updated pods are available...`);
+    return report(
+      "Progressing",
+      `Waiting for daemon set "${object.metadata.name}" rollout to finish: ${available} of ${desired} updated pods are available...`,
+    );
   }
   return report("Healthy");
 }
@@ -123,14 +150,22 @@ export function replicaSetHealth(object: KubeObject): HealthReport {
   const spec = record(object.spec);
   const status = record(object.status);
   if (int(object.metadata.generation) > int(status.observedGeneration)) {
-    return report("Progressing", "Waiting for rollout to finish: observed replica set generation less than desired generation");
+    return report(
+      "Progressing",
+      "Waiting for rollout to finish: observed replica set generation less than desired generation",
+    );
   }
-  const failure = conditions(status).find((condition) => condition.type === "ReplicaFailure" && condition.status === "True");
+  const failure = conditions(status).find(
+    (condition) => condition.type === "ReplicaFailure" && condition.status === "True",
+  );
   if (failure) return report("Degraded", text(failure.message));
   const wanted = optionalInt(spec.replicas);
   const available = int(status.availableReplicas);
   if (wanted !== undefined && available < wanted) {
-    return report("Progressing", `Waiting for rollout to finish: ${available} out of ${wanted} new replicas are available...`);
+    return report(
+      "Progressing",
+      `Waiting for rollout to finish: ${available} out of ${wanted} new replicas are available...`,
+    );
   }
   return report("Healthy");
 }
@@ -165,16 +200,23 @@ export function podHealth(object: KubeObject): HealthReport {
         if (text(terminated.message)) return report("Degraded", text(terminated.message));
         if (terminated.reason === "OOMKilled") return report("Degraded", "OOMKilled");
         if (int(terminated.exitCode) !== 0) {
-          return report("Degraded", `container "${text(container.name)}" failed with exit code ${int(terminated.exitCode)}`);
+          return report(
+            "Degraded",
+            `container "${text(container.name)}" failed with exit code ${int(terminated.exitCode)}`,
+          );
         }
       }
       return report("Degraded");
     }
     case "Running": {
       if (restartPolicy !== "Always") return report("Progressing", message);
-      const ready = conditions(status).some((condition) => condition.type === "Ready" && condition.status === "True");
+      const ready = conditions(status).some(
+        (condition) => condition.type === "Ready" && condition.status === "True",
+      );
       if (ready) return report("Healthy", message);
-      const restarted = containerStatuses.some((container) => record(container.lastState).terminated !== undefined);
+      const restarted = containerStatuses.some(
+        (container) => record(container.lastState).terminated !== undefined,
+      );
       return report(restarted ? "Degraded" : "Progressing", message);
     }
     default:
@@ -188,11 +230,15 @@ function hasLoadBalancerIngress(object: KubeObject): boolean {
 
 export function serviceHealth(object: KubeObject): HealthReport {
   if (record(object.spec).type !== "LoadBalancer") return report("Healthy");
-  return hasLoadBalancerIngress(object) ? report("Healthy") : report("Progressing", "Waiting for a load balancer address");
+  return hasLoadBalancerIngress(object)
+    ? report("Healthy")
+    : report("Progressing", "Waiting for a load balancer address");
 }
 
 export function ingressHealth(object: KubeObject): HealthReport {
-  return hasLoadBalancerIngress(object) ? report("Healthy") : report("Progressing", "Waiting for an ingress address");
+  return hasLoadBalancerIngress(object)
+    ? report("Healthy")
+    : report("Progressing", "Waiting for an ingress address");
 }
 
 export function persistentVolumeClaimHealth(object: KubeObject): HealthReport {
@@ -229,7 +275,8 @@ export function jobHealth(object: KubeObject): HealthReport {
   }
   if (failed) return report("Degraded", failMessage);
   if (complete) return report("Healthy", message);
-  if (suspended || record(object.spec).suspend === true) return report("Suspended", message || "Job is suspended");
+  if (suspended || record(object.spec).suspend === true)
+    return report("Suspended", message || "Job is suspended");
   return report("Progressing", message);
 }
 
@@ -256,9 +303,18 @@ export function assessHealth(live: KubeObject | undefined): HealthReport {
 }
 
 /** Worst first: Argo CD's `healthOrder` (gitops-engine `pkg/health/health.go`), where Unknown ranks worst. */
-const HEALTH_SEVERITY: HealthStatus[] = ["Unknown", "Degraded", "Missing", "Progressing", "Suspended", "Healthy"];
+const HEALTH_SEVERITY: HealthStatus[] = [
+  "Unknown",
+  "Degraded",
+  "Missing",
+  "Progressing",
+  "Suspended",
+  "Healthy",
+];
 
 export function aggregateHealth(statuses: HealthStatus[]): HealthStatus {
   if (statuses.length === 0) return "Healthy";
-  return statuses.reduce((worst, next) => (HEALTH_SEVERITY.indexOf(next) < HEALTH_SEVERITY.indexOf(worst) ? next : worst));
+  return statuses.reduce((worst, next) =>
+    HEALTH_SEVERITY.indexOf(next) < HEALTH_SEVERITY.indexOf(worst) ? next : worst,
+  );
 }

@@ -25,13 +25,26 @@ export function inventoryEntries(refs: ObjectRef[]): string[] {
   return [...refs].sort(compareRefs).map(formatInventoryEntry);
 }
 
-export async function readInventory(cluster: ClusterPort, namespace: string, instance: string): Promise<StoredInventory> {
-  const stored = await cluster.get({ group: "", version: "v1", kind: "ConfigMap", namespace, name: inventoryName(instance) });
+export async function readInventory(
+  cluster: ClusterPort,
+  namespace: string,
+  instance: string,
+): Promise<StoredInventory> {
+  const stored = await cluster.get({
+    group: "",
+    version: "v1",
+    kind: "ConfigMap",
+    namespace,
+    name: inventoryName(instance),
+  });
   if (!stored) return { refs: [], entries: [] };
   const text = (stored.data as Record<string, unknown> | undefined)?.[INVENTORY_KEY];
   if (typeof text !== "string") {
     // A ConfigMap without the entries would read as "nothing applied" — refuse rather than guess.
-    throw new UserError("inventory-corrupt", `ConfigMap ${namespace}/${inventoryName(instance)} has no "${INVENTORY_KEY}" key`);
+    throw new UserError(
+      "inventory-corrupt",
+      `ConfigMap ${namespace}/${inventoryName(instance)} has no "${INVENTORY_KEY}" key`,
+    );
   }
   const entries = text.split("\n").filter((line) => line.trim() !== "");
   const refs = entries.map(parseInventoryEntry).filter((ref): ref is ObjectRef => ref !== undefined);

@@ -7,7 +7,14 @@ import type { CycleResult } from "./reconcile-cycle.js";
 import type { HealthStatus, SyncStatus } from "./types.js";
 
 const SYNC_STATUSES: SyncStatus[] = ["Synced", "OutOfSync", "Unknown"];
-const HEALTH_STATUSES: HealthStatus[] = ["Healthy", "Progressing", "Degraded", "Missing", "Suspended", "Unknown"];
+const HEALTH_STATUSES: HealthStatus[] = [
+  "Healthy",
+  "Progressing",
+  "Degraded",
+  "Missing",
+  "Suspended",
+  "Unknown",
+];
 
 export class ReconcilerMetrics {
   readonly registry = new Registry();
@@ -21,7 +28,12 @@ export class ReconcilerMetrics {
 
   constructor(private readonly instance: string) {
     const registers = [this.registry];
-    this.cycles = new Counter({ name: "ferry_reconcile_cycles_total", help: "Reconcile cycles by result", labelNames: ["instance", "result"], registers });
+    this.cycles = new Counter({
+      name: "ferry_reconcile_cycles_total",
+      help: "Reconcile cycles by result",
+      labelNames: ["instance", "result"],
+      registers,
+    });
     this.duration = new Histogram({
       name: "ferry_reconcile_duration_seconds",
       help: "Duration of reconcile cycles",
@@ -29,11 +41,36 @@ export class ReconcilerMetrics {
       buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
       registers,
     });
-    this.applied = new Counter({ name: "ferry_reconcile_applied_objects_total", help: "Objects applied", labelNames: ["instance"], registers });
-    this.pruned = new Counter({ name: "ferry_reconcile_pruned_objects_total", help: "Objects pruned", labelNames: ["instance"], registers });
-    this.sync = new Gauge({ name: "ferry_reconcile_sync_status", help: "1 for the current sync status", labelNames: ["instance", "status"], registers });
-    this.health = new Gauge({ name: "ferry_reconcile_health_status", help: "1 for the current health status", labelNames: ["instance", "status"], registers });
-    this.objects = new Gauge({ name: "ferry_reconcile_objects", help: "Objects in the desired state", labelNames: ["instance"], registers });
+    this.applied = new Counter({
+      name: "ferry_reconcile_applied_objects_total",
+      help: "Objects applied",
+      labelNames: ["instance"],
+      registers,
+    });
+    this.pruned = new Counter({
+      name: "ferry_reconcile_pruned_objects_total",
+      help: "Objects pruned",
+      labelNames: ["instance"],
+      registers,
+    });
+    this.sync = new Gauge({
+      name: "ferry_reconcile_sync_status",
+      help: "1 for the current sync status",
+      labelNames: ["instance", "status"],
+      registers,
+    });
+    this.health = new Gauge({
+      name: "ferry_reconcile_health_status",
+      help: "1 for the current health status",
+      labelNames: ["instance", "status"],
+      registers,
+    });
+    this.objects = new Gauge({
+      name: "ferry_reconcile_objects",
+      help: "Objects in the desired state",
+      labelNames: ["instance"],
+      registers,
+    });
   }
 
   record(result: CycleResult, durationMs: number): void {
@@ -43,7 +80,8 @@ export class ReconcilerMetrics {
     this.applied.inc({ instance }, result.applied.length);
     this.pruned.inc({ instance }, result.pruned.length);
     for (const status of SYNC_STATUSES) this.sync.set({ instance, status }, status === result.sync ? 1 : 0);
-    for (const status of HEALTH_STATUSES) this.health.set({ instance, status }, status === result.health ? 1 : 0);
+    for (const status of HEALTH_STATUSES)
+      this.health.set({ instance, status }, status === result.health ? 1 : 0);
     if (result.plan) this.objects.set({ instance }, result.objects.length);
   }
 

@@ -6,12 +6,20 @@ import type { KubeObject, ObjectRef } from "./types.js";
 
 export function splitApiVersion(apiVersion: string): { group: string; version: string } {
   const slash = apiVersion.lastIndexOf("/");
-  return slash === -1 ? { group: "", version: apiVersion } : { group: apiVersion.slice(0, slash), version: apiVersion.slice(slash + 1) };
+  return slash === -1
+    ? { group: "", version: apiVersion }
+    : { group: apiVersion.slice(0, slash), version: apiVersion.slice(slash + 1) };
 }
 
 export function refOf(object: KubeObject): ObjectRef {
   const { group, version } = splitApiVersion(object.apiVersion);
-  return { group, version, kind: object.kind, namespace: object.metadata.namespace ?? "", name: object.metadata.name };
+  return {
+    group,
+    version,
+    kind: object.kind,
+    namespace: object.metadata.namespace ?? "",
+    name: object.metadata.name,
+  };
 }
 
 export function apiVersionOf(ref: ObjectRef): string {

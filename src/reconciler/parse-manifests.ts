@@ -34,16 +34,24 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 
 /** Checks the fields every object needs before it goes near the API server. */
 export function validateObject(value: unknown, where: string): KubeObject {
-  if (!isRecord(value)) throw new UserError("invalid-manifest", `${where}: a manifest must be a mapping, got ${Array.isArray(value) ? "a list" : typeof value}`);
+  if (!isRecord(value))
+    throw new UserError(
+      "invalid-manifest",
+      `${where}: a manifest must be a mapping, got ${Array.isArray(value) ? "a list" : typeof value}`,
+    );
   if (typeof value.apiVersion !== "string" || value.apiVersion === "") {
     throw new UserError("invalid-manifest", `${where}: apiVersion is missing`);
   }
-  if (typeof value.kind !== "string" || value.kind === "") throw new UserError("invalid-manifest", `${where}: kind is missing`);
+  if (typeof value.kind !== "string" || value.kind === "")
+    throw new UserError("invalid-manifest", `${where}: kind is missing`);
   const metadata = value.metadata;
   if (!isRecord(metadata) || typeof metadata.name !== "string" || metadata.name === "") {
     throw new UserError("invalid-manifest", `${where}: metadata.name is missing (${value.kind})`);
   }
-  if (metadata.namespace !== undefined && (typeof metadata.namespace !== "string" || metadata.namespace === "")) {
+  if (
+    metadata.namespace !== undefined &&
+    (typeof metadata.namespace !== "string" || metadata.namespace === "")
+  ) {
     throw new UserError("invalid-manifest", `${where}: metadata.namespace must be a non-empty string`);
   }
   return value as KubeObject;
@@ -58,14 +66,20 @@ export class RenderBudget {
   addBytes(count: number, where: string): void {
     this.bytes += count;
     if (this.bytes > this.limits.maxBytes) {
-      throw new UserError("render-too-large", `${where}: manifests exceed ${this.limits.maxBytes} bytes in total`);
+      throw new UserError(
+        "render-too-large",
+        `${where}: manifests exceed ${this.limits.maxBytes} bytes in total`,
+      );
     }
   }
 
   addDocument(where: string): void {
     this.documents += 1;
     if (this.documents > this.limits.maxDocuments) {
-      throw new UserError("render-too-many-documents", `${where}: more than ${this.limits.maxDocuments} documents`);
+      throw new UserError(
+        "render-too-many-documents",
+        `${where}: more than ${this.limits.maxDocuments} documents`,
+      );
     }
   }
 }
@@ -92,7 +106,11 @@ export function parseManifests(text: string, source: string, budget: RenderBudge
       value = document.toJS({ maxAliasCount: budget.limits.maxAliasCount });
     } catch (cause) {
       // yaml throws a ReferenceError naming the excessive alias count.
-      throw new UserError("invalid-yaml", `${where}: ${(cause as Error).message} (YAML alias limit ${budget.limits.maxAliasCount})`, { cause });
+      throw new UserError(
+        "invalid-yaml",
+        `${where}: ${(cause as Error).message} (YAML alias limit ${budget.limits.maxAliasCount})`,
+        { cause },
+      );
     }
     if (value === null || value === undefined) return;
     if (isRecord(value) && value.kind === "List" && Array.isArray(value.items)) {

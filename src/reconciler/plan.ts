@@ -19,7 +19,12 @@ export interface PruneOptions {
   maxPrunePercent: number;
 }
 
-export const DEFAULT_PRUNE_OPTIONS: PruneOptions = { prune: false, allowEmpty: false, maxPrune: 10, maxPrunePercent: 30 };
+export const DEFAULT_PRUNE_OPTIONS: PruneOptions = {
+  prune: false,
+  allowEmpty: false,
+  maxPrune: 10,
+  maxPrunePercent: 30,
+};
 
 export interface ObservedObject {
   /** The object as it is in the cluster; undefined when it does not exist. */
@@ -36,7 +41,8 @@ export interface PlannedApply {
   changedPaths: string[];
 }
 
-export type KeepReason = "prune-disabled" | "has-owner" | "owned-by-another-instance" | "prune-off" | "circuit-breaker";
+export type KeepReason =
+  "prune-disabled" | "has-owner" | "owned-by-another-instance" | "prune-off" | "circuit-breaker";
 
 export interface SyncPlan {
   apply: PlannedApply[];
@@ -52,11 +58,20 @@ export interface SyncPlan {
 }
 
 /** Fields the API server owns; comparing them would report phantom drift every cycle. */
-const SERVER_OWNED_METADATA = ["managedFields", "resourceVersion", "generation", "creationTimestamp", "uid", "selfLink"];
+const SERVER_OWNED_METADATA = [
+  "managedFields",
+  "resourceVersion",
+  "generation",
+  "creationTimestamp",
+  "uid",
+  "selfLink",
+];
 
 export function comparable(object: KubeObject): Record<string, unknown> {
   // A JSON round trip turns client-side Date objects back into the strings the server sent.
-  const copy = JSON.parse(JSON.stringify(object)) as Record<string, unknown> & { metadata?: Record<string, unknown> };
+  const copy = JSON.parse(JSON.stringify(object)) as Record<string, unknown> & {
+    metadata?: Record<string, unknown>;
+  };
   delete copy.status;
   if (copy.metadata) for (const field of SERVER_OWNED_METADATA) delete copy.metadata[field];
   return copy;
@@ -69,7 +84,9 @@ export function changedPaths(before: unknown, after: unknown, limit = 20, prefix
     const keys = [...new Set([...Object.keys(before), ...Object.keys(after)])].sort();
     for (const key of keys) {
       if (paths.length >= limit) break;
-      paths.push(...changedPaths(before[key], after[key], limit - paths.length, prefix ? `${prefix}.${key}` : key));
+      paths.push(
+        ...changedPaths(before[key], after[key], limit - paths.length, prefix ? `${prefix}.${key}` : key),
+      );
     }
     return paths;
   }
@@ -89,7 +106,8 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 
 export function deepEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true;
-  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((item, index) => deepEqual(item, b[index]));
+  if (Array.isArray(a) && Array.isArray(b))
+    return a.length === b.length && a.every((item, index) => deepEqual(item, b[index]));
   if (isPlainObject(a) && isPlainObject(b)) {
     const keysA = Object.keys(a).filter((key) => a[key] !== undefined);
     const keysB = Object.keys(b).filter((key) => b[key] !== undefined);
@@ -100,14 +118,20 @@ export function deepEqual(a: unknown, b: unknown): boolean {
 
 function pruneVeto(live: KubeObject, instance: string): KeepReason | undefined {
   const { annotations = {}, labels = {}, ownerReferences } = live.metadata;
-  if (annotations[PRUNE_ANNOTATION] === "disabled" || labels[PRUNE_ANNOTATION] === "disabled") return "prune-disabled";
+  if (annotations[PRUNE_ANNOTATION] === "disabled" || labels[PRUNE_ANNOTATION] === "disabled")
+    return "prune-disabled";
   if (Array.isArray(ownerReferences) && ownerReferences.length > 0) return "has-owner";
-  if (labels[INSTANCE_LABEL] !== undefined && labels[INSTANCE_LABEL] !== instance) return "owned-by-another-instance";
+  if (labels[INSTANCE_LABEL] !== undefined && labels[INSTANCE_LABEL] !== instance)
+    return "owned-by-another-instance";
   return undefined;
 }
 
 /** Why the circuit breaker refuses to delete `count` of `inventorySize` objects, or undefined. */
-export function circuitBreakerVerdict(count: number, inventorySize: number, options: PruneOptions): string | undefined {
+export function circuitBreakerVerdict(
+  count: number,
+  inventorySize: number,
+  options: PruneOptions,
+): string | undefined {
   if (count > options.maxPrune) {
     return `refusing to prune ${count} objects in one cycle (limit --max-prune ${options.maxPrune})`;
   }
@@ -135,7 +159,10 @@ export function planSync(input: PlanInput): SyncPlan {
   const { desired, observed, inventory, orphansLive, options, instance } = input;
   if (desired.length === 0 && options.prune && !options.allowEmpty && inventory.length > 0) {
     // Argo CD's rule: an empty render with prune on is far more often a mistake than an intent.
-    throw new UserError("empty-render", "the rendered config is empty; refusing to prune everything (use --allow-empty)");
+    throw new UserError(
+      "empty-render",
+      "the rendered config is empty; refusing to prune everything (use --allow-empty)",
+    );
   }
   const apply: PlannedApply[] = [];
   const unchanged: ObjectRef[] = [];
@@ -197,6 +224,8 @@ export function formatPlan(plan: SyncPlan): string {
   for (const ref of plan.prune) lines.push(`prune ${describeRef(ref)}`);
   for (const { ref, reason } of plan.keep) lines.push(`keep ${describeRef(ref)} (${reason})`);
   if (plan.pruneBlocked) lines.push(`prune blocked: ${plan.pruneBlocked}`);
-  lines.push(`${plan.apply.length} to apply, ${plan.unchanged.length} unchanged, ${plan.prune.length} to prune`);
+  lines.push(
+    `${plan.apply.length} to apply, ${plan.unchanged.length} unchanged, ${plan.prune.length} to prune`,
+  );
   return lines.join("\n") + "\n";
 }

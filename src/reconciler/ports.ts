@@ -9,7 +9,12 @@ export interface ClusterPort {
   /** Whether the kind is namespaced; undefined when the API server does not serve it (yet). */
   isNamespaced(apiVersion: string, kind: string): Promise<boolean | undefined>;
   /** Objects of one kind carrying `labelSelector`, in one namespace (or cluster-wide for cluster-scoped kinds). */
-  list(apiVersion: string, kind: string, namespace: string | undefined, labelSelector: string): Promise<KubeObject[]>;
+  list(
+    apiVersion: string,
+    kind: string,
+    namespace: string | undefined,
+    labelSelector: string,
+  ): Promise<KubeObject[]>;
   /** undefined when the object does not exist. */
   get(ref: ObjectRef): Promise<KubeObject | undefined>;
   /** Server-side apply with field manager `ferry` and force; `dryRun` asks for `dryRun=All`. */
@@ -17,7 +22,13 @@ export interface ClusterPort {
   /** Deletes the object; an object already gone is not an error. */
   delete(ref: ObjectRef): Promise<void>;
   /** Calls `onChange` when objects matching the selector change; returns a function that stops watching. */
-  watch?(apiVersion: string, kind: string, namespace: string | undefined, labelSelector: string, onChange: () => void): Promise<() => void>;
+  watch?(
+    apiVersion: string,
+    kind: string,
+    namespace: string | undefined,
+    labelSelector: string,
+    onChange: () => void,
+  ): Promise<() => void>;
 }
 
 /** Fetches the config repo; throws when it cannot, keeping the last good checkout. */

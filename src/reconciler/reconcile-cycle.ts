@@ -105,12 +105,18 @@ export class DiffMemory {
   isKnownInSync(key: string, desired: KubeObject, live: KubeObject): boolean {
     const entry = this.inSync.get(key);
     const version = live.metadata.resourceVersion;
-    return entry !== undefined && typeof version === "string" && entry.resourceVersion === version && entry.fingerprint === DiffMemory.fingerprint(desired);
+    return (
+      entry !== undefined &&
+      typeof version === "string" &&
+      entry.resourceVersion === version &&
+      entry.fingerprint === DiffMemory.fingerprint(desired)
+    );
   }
 
   remember(key: string, desired: KubeObject, live: KubeObject | undefined): void {
     const version = live?.metadata.resourceVersion;
-    if (typeof version === "string") this.inSync.set(key, { fingerprint: DiffMemory.fingerprint(desired), resourceVersion: version });
+    if (typeof version === "string")
+      this.inSync.set(key, { fingerprint: DiffMemory.fingerprint(desired), resourceVersion: version });
     else this.inSync.delete(key);
   }
 
@@ -145,7 +151,10 @@ async function observe(
     const key = `${object.apiVersion} ${object.kind}`;
     if (!scopes.has(key)) scopes.set(key, await cluster.isNamespaced(object.apiVersion, object.kind));
   }
-  const isNamespaced = scopeResolver(rendered.map(({ object }) => object), (apiVersion, kind) => scopes.get(`${apiVersion} ${kind}`));
+  const isNamespaced = scopeResolver(
+    rendered.map(({ object }) => object),
+    (apiVersion, kind) => scopes.get(`${apiVersion} ${kind}`),
+  );
   const desired = prepareDesiredState(rendered, isNamespaced, {
     instance: settings.instance,
     defaultNamespace: settings.namespace,
@@ -160,16 +169,27 @@ async function observe(
   const groups = new Map<string, { apiVersion: string; kind: string; namespace: string | undefined }>();
   for (const { ref, object } of desired) {
     if (scopes.get(`${object.apiVersion} ${object.kind}`) === undefined) continue; // kind not served yet (CRD created this cycle)
-    groups.set(`${object.apiVersion} ${object.kind} ${ref.namespace}`, { apiVersion: object.apiVersion, kind: object.kind, namespace: ref.namespace || undefined });
+    groups.set(`${object.apiVersion} ${object.kind} ${ref.namespace}`, {
+      apiVersion: object.apiVersion,
+      kind: object.kind,
+      namespace: ref.namespace || undefined,
+    });
   }
   await forEachLimited([...groups.values()], concurrency, async ({ apiVersion, kind, namespace }) => {
-    for (const object of await cluster.list(apiVersion, kind, namespace, `${INSTANCE_LABEL}=${settings.instance}`)) {
+    for (const object of await cluster.list(
+      apiVersion,
+      kind,
+      namespace,
+      `${INSTANCE_LABEL}=${settings.instance}`,
+    )) {
       live.set(inventoryKey(refOf(object)), object);
     }
   });
 
   const namespacesCreatedHere = new Set(
-    desired.filter(({ ref }) => ref.group === "" && ref.kind === "Namespace" && !live.has(inventoryKey(ref))).map(({ ref }) => ref.name),
+    desired
+      .filter(({ ref }) => ref.group === "" && ref.kind === "Namespace" && !live.has(inventoryKey(ref)))
+      .map(({ ref }) => ref.name),
   );
   const observed = new Map<string, ObservedObject>();
   await forEachLimited(desired, concurrency, async ({ ref, object }) => {
@@ -189,7 +209,11 @@ async function observe(
       dryRun = await cluster.apply(object, { dryRun: true });
     } catch (error) {
       // The namespace is created by this very plan, so nothing in it can exist yet: a plain create.
-      if (!current && (error as { code?: string }).code === "kubernetes-not-found" && namespacesCreatedHere.has(ref.namespace)) {
+      if (
+        !current &&
+        (error as { code?: string }).code === "kubernetes-not-found" &&
+        namespacesCreatedHere.has(ref.namespace)
+      ) {
         observed.set(key, {});
         return;
       }
@@ -207,7 +231,12 @@ async function observe(
   return { desired, observed, inventory: stored.refs, inventoryEntries: stored.entries, orphansLive };
 }
 
-export async function runCycle(cluster: ClusterPort, source: ConfigSource, settings: CycleSettings, memory?: DiffMemory): Promise<CycleResult> {
+export async function runCycle(
+  cluster: ClusterPort,
+  source: ConfigSource,
+  settings: CycleSettings,
+  memory?: DiffMemory,
+): Promise<CycleResult> {
   let revision: string;
   let dir: string;
   try {
@@ -237,7 +266,20 @@ export async function runCycle(cluster: ClusterPort, source: ConfigSource, setti
     return failure("plan", error, { revision });
   }
 
-  if (settings.dryRun) return summarize({ revision, plan, observation, settings, liveAfter: new Map(), applied: [], pruned: [], errors: [], writes: 0, phase: "done", dryRun: true });
+  if (settings.dryRun)
+    return summarize({
+      revision,
+      plan,
+      observation,
+      settings,
+      liveAfter: new Map(),
+      applied: [],
+      pruned: [],
+      errors: [],
+      writes: 0,
+      phase: "done",
+      dryRun: true,
+    });
 
   const errors: string[] = [];
   const applied: ObjectRef[] = [];
@@ -285,20 +327,43 @@ export async function runCycle(cluster: ClusterPort, source: ConfigSource, setti
   if (inventoryEntries(inventory).join("\n") !== observation.inventoryEntries.join("\n")) {
     writes++;
     try {
-      await cluster.apply(inventoryObject(settings.inventoryNamespace, settings.instance, inventory), { dryRun: false });
+      await cluster.apply(inventoryObject(settings.inventoryNamespace, settings.instance, inventory), {
+        dryRun: false,
+      });
     } catch (error) {
       transient ||= isTransientError(error);
       errors.push(`inventory: ${(error as Error).message}`);
     }
   }
   if (memory) rememberInSync(memory, plan, observation, liveAfter);
-  const phase: CyclePhase = errors.some((error) => error.startsWith("apply:")) ? "apply" : errors.length > 0 ? "prune" : "done";
-  const result = summarize({ revision, plan, observation, settings, liveAfter, applied, pruned, errors, writes, phase, dryRun: false });
+  const phase: CyclePhase = errors.some((error) => error.startsWith("apply:"))
+    ? "apply"
+    : errors.length > 0
+      ? "prune"
+      : "done";
+  const result = summarize({
+    revision,
+    plan,
+    observation,
+    settings,
+    liveAfter,
+    applied,
+    pruned,
+    errors,
+    writes,
+    phase,
+    dryRun: false,
+  });
   result.transient = transient;
   return result;
 }
 
-function rememberInSync(memory: DiffMemory, plan: SyncPlan, observation: Observation, liveAfter: Map<string, KubeObject>): void {
+function rememberInSync(
+  memory: DiffMemory,
+  plan: SyncPlan,
+  observation: Observation,
+  liveAfter: Map<string, KubeObject>,
+): void {
   const unchanged = new Set(plan.unchanged.map(inventoryKey));
   for (const { ref, object } of observation.desired) {
     const key = inventoryKey(ref);
@@ -340,7 +405,8 @@ function summarize(input: {
   }
   const allErrors = [...errors];
   if (plan.pruneBlocked) allErrors.push(`prune: ${plan.pruneBlocked}`);
-  const sync: SyncStatus = objects.every((object) => object.sync === "Synced") && allErrors.length === 0 ? "Synced" : "OutOfSync";
+  const sync: SyncStatus =
+    objects.every((object) => object.sync === "Synced") && allErrors.length === 0 ? "Synced" : "OutOfSync";
   const applyFailed = errors.some((error) => error.startsWith("apply:"));
   return {
     ok: allErrors.length === 0 && (dryRun || sync === "Synced"),

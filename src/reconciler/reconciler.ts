@@ -41,7 +41,15 @@ export interface ReconcilerStatus {
   lastAttempted?: string;
   sync: SyncStatus;
   health: HealthStatus;
-  objects: { kind: string; group: string; namespace: string; name: string; sync: SyncStatus; health: HealthStatus; message: string }[];
+  objects: {
+    kind: string;
+    group: string;
+    namespace: string;
+    name: string;
+    sync: SyncStatus;
+    health: HealthStatus;
+    message: string;
+  }[];
   errors: string[];
   lastCycleAt?: string;
   consecutiveFailures: number;
@@ -69,7 +77,14 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
   const debounceMs = options.debounceMs ?? 2_000;
   const metrics = options.metrics ?? new ReconcilerMetrics(options.settings.instance);
 
-  let state: ReconcilerStatus = { instance: options.settings.instance, sync: "Unknown", health: "Unknown", objects: [], errors: [], consecutiveFailures: 0 };
+  let state: ReconcilerStatus = {
+    instance: options.settings.instance,
+    sync: "Unknown",
+    health: "Unknown",
+    objects: [],
+    errors: [],
+    consecutiveFailures: 0,
+  };
   let inFlight: Promise<CycleResult> | undefined;
   let timer: NodeJS.Timeout | undefined;
   let debounceTimer: NodeJS.Timeout | undefined;
@@ -78,7 +93,15 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
   const memory = new DiffMemory();
 
   const toStatusObjects = (objects: ObjectStatus[]) =>
-    objects.map(({ ref, sync, health, message }) => ({ kind: ref.kind, group: ref.group, namespace: ref.namespace, name: ref.name, sync, health, message }));
+    objects.map(({ ref, sync, health, message }) => ({
+      kind: ref.kind,
+      group: ref.group,
+      namespace: ref.namespace,
+      name: ref.name,
+      sync,
+      health,
+      message,
+    }));
 
   async function runOne(): Promise<CycleResult> {
     const started = performance.now();
@@ -114,7 +137,10 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
       const report = deploymentReportOf(result);
       if (report) {
         await options.reporter.report(report).catch((error: unknown) => {
-          log("deployment status report failed", { instance: options.settings.instance, error: (error as Error).message });
+          log("deployment status report failed", {
+            instance: options.settings.instance,
+            error: (error as Error).message,
+          });
         });
       }
     }
@@ -127,7 +153,11 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
     const wanted = new Map<string, { apiVersion: string; kind: string; namespace: string | undefined }>();
     for (const { ref } of result.objects) {
       const apiVersion = ref.group ? `${ref.group}/${ref.version}` : ref.version;
-      wanted.set(`${apiVersion} ${ref.kind} ${ref.namespace}`, { apiVersion, kind: ref.kind, namespace: ref.namespace || undefined });
+      wanted.set(`${apiVersion} ${ref.kind} ${ref.namespace}`, {
+        apiVersion,
+        kind: ref.kind,
+        namespace: ref.namespace || undefined,
+      });
     }
     for (const [key, stop] of watches) {
       if (!wanted.has(key)) {
@@ -138,9 +168,23 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
     for (const [key, { apiVersion, kind, namespace }] of wanted) {
       if (watches.has(key) || !running) continue;
       try {
-        watches.set(key, await watch(apiVersion, kind, namespace, `ferry.dev/instance=${options.settings.instance}`, onWatchEvent));
+        watches.set(
+          key,
+          await watch(
+            apiVersion,
+            kind,
+            namespace,
+            `ferry.dev/instance=${options.settings.instance}`,
+            onWatchEvent,
+          ),
+        );
       } catch (error) {
-        log("watch failed", { instance: options.settings.instance, kind, namespace, error: (error as Error).message });
+        log("watch failed", {
+          instance: options.settings.instance,
+          kind,
+          namespace,
+          error: (error as Error).message,
+        });
       }
     }
   }
@@ -167,7 +211,8 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
 
   function nextDelay(result: CycleResult | undefined): number {
     if (state.consecutiveFailures > 0) return backoffDelay(state.consecutiveFailures, backoff, random());
-    if (result && (result.health === "Progressing" || result.health === "Missing")) return Math.min(progressingMs, intervalMs);
+    if (result && (result.health === "Progressing" || result.health === "Missing"))
+      return Math.min(progressingMs, intervalMs);
     return jitteredInterval(intervalMs, random());
   }
 
@@ -176,14 +221,25 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
     if (!running) return;
     state = { ...state, nextCycleInMs: delayMs };
     if (state.consecutiveFailures > 0) {
-      log("reconcile backing off", { instance: options.settings.instance, failures: state.consecutiveFailures, retryInMs: delayMs });
+      log("reconcile backing off", {
+        instance: options.settings.instance,
+        failures: state.consecutiveFailures,
+        retryInMs: delayMs,
+      });
     }
     timer = setTimeout(() => {
       void cycle().then(
         (result) => schedule(nextDelay(result)),
         (error: unknown) => {
-          log("reconcile cycle crashed", { instance: options.settings.instance, error: (error as Error).message });
-          state = { ...state, consecutiveFailures: state.consecutiveFailures + 1, errors: [(error as Error).message] };
+          log("reconcile cycle crashed", {
+            instance: options.settings.instance,
+            error: (error as Error).message,
+          });
+          state = {
+            ...state,
+            consecutiveFailures: state.consecutiveFailures + 1,
+            errors: [(error as Error).message],
+          };
           schedule(nextDelay(undefined));
         },
       );
@@ -211,5 +267,8 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
 }
 
 export function describeObjects(result: CycleResult): string[] {
-  return result.objects.map((object) => `${describeRef(object.ref)}: ${object.sync}, ${object.health}${object.message ? ` (${object.message})` : ""}`);
+  return result.objects.map(
+    (object) =>
+      `${describeRef(object.ref)}: ${object.sync}, ${object.health}${object.message ? ` (${object.message})` : ""}`,
+  );
 }

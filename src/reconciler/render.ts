@@ -7,7 +7,13 @@ import { spawn } from "node:child_process";
 import { lstat, readdir, readFile, realpath, stat } from "node:fs/promises";
 import path from "node:path";
 import { UserError } from "../core/errors.js";
-import { DEFAULT_RENDER_LIMITS, parseManifests, RenderBudget, type RenderedObject, type RenderLimits } from "./parse-manifests.js";
+import {
+  DEFAULT_RENDER_LIMITS,
+  parseManifests,
+  RenderBudget,
+  type RenderedObject,
+  type RenderLimits,
+} from "./parse-manifests.js";
 
 export const KUSTOMIZATION_FILES = ["kustomization.yaml", "kustomization.yml", "Kustomization"];
 const MANIFEST_EXTENSIONS = new Set([".yaml", ".yml", ".json"]);
@@ -30,7 +36,10 @@ export async function resolveInside(root: string, relative: string): Promise<str
   try {
     real = await realpath(candidate);
   } catch {
-    throw new UserError("path-not-found", `path ${JSON.stringify(relative)} does not exist in the config repo`);
+    throw new UserError(
+      "path-not-found",
+      `path ${JSON.stringify(relative)} does not exist in the config repo`,
+    );
   }
   if (real !== realRoot && !real.startsWith(realRoot + path.sep)) {
     throw new UserError("path-outside-repo", `path ${JSON.stringify(relative)} leaves the config repo`);
@@ -38,7 +47,11 @@ export async function resolveInside(root: string, relative: string): Promise<str
   return real;
 }
 
-export async function renderPath(root: string, relative: string, options: RenderOptions = {}): Promise<RenderedObject[]> {
+export async function renderPath(
+  root: string,
+  relative: string,
+  options: RenderOptions = {},
+): Promise<RenderedObject[]> {
   const limits = { ...DEFAULT_RENDER_LIMITS, ...options.limits };
   const folder = await resolveInside(root, relative);
   const budget = new RenderBudget(limits);
@@ -47,7 +60,12 @@ export async function renderPath(root: string, relative: string, options: Render
   }
   const entries = await readdir(folder);
   if (KUSTOMIZATION_FILES.some((name) => entries.includes(name))) {
-    const output = await runKustomize(folder, options.kubectl ?? "kubectl", options.kustomizeTimeoutMs ?? 60_000, limits.maxBytes);
+    const output = await runKustomize(
+      folder,
+      options.kubectl ?? "kubectl",
+      options.kustomizeTimeoutMs ?? 60_000,
+      limits.maxBytes,
+    );
     return parseManifests(output, `kustomize build ${relative}`, budget);
   }
   const objects: RenderedObject[] = [];
@@ -62,7 +80,8 @@ export async function renderPath(root: string, relative: string, options: Render
 async function readCapped(file: string, remainingBytes: number): Promise<string> {
   const size = (await stat(file)).size;
   // Check before reading, so a huge file is refused without loading it.
-  if (size > remainingBytes) throw new UserError("render-too-large", `${path.basename(file)}: manifests exceed the size limit`);
+  if (size > remainingBytes)
+    throw new UserError("render-too-large", `${path.basename(file)}: manifests exceed the size limit`);
   return readFile(file, "utf8");
 }
 
@@ -85,7 +104,12 @@ async function listManifestFiles(folder: string): Promise<string[]> {
 }
 
 /** `kubectl kustomize DIR`, killed when it runs past the timeout or prints more than the cap. */
-export function runKustomize(folder: string, kubectl: string, timeoutMs: number, maxBytes: number): Promise<string> {
+export function runKustomize(
+  folder: string,
+  kubectl: string,
+  timeoutMs: number,
+  maxBytes: number,
+): Promise<string> {
   return new Promise((resolve, reject) => {
     const child = spawn(kubectl, ["kustomize", folder], { stdio: ["ignore", "pipe", "pipe"] });
     const chunks: Buffer[] = [];
@@ -96,10 +120,14 @@ export function runKustomize(folder: string, kubectl: string, timeoutMs: number,
       failure ??= error;
       child.kill("SIGKILL");
     };
-    const timer = setTimeout(() => stop(new UserError("render-timeout", `kustomize build timed out after ${timeoutMs} ms`)), timeoutMs);
+    const timer = setTimeout(
+      () => stop(new UserError("render-timeout", `kustomize build timed out after ${timeoutMs} ms`)),
+      timeoutMs,
+    );
     child.stdout.on("data", (chunk: Buffer) => {
       bytes += chunk.length;
-      if (bytes > maxBytes) stop(new UserError("render-too-large", `kustomize output exceeds ${maxBytes} bytes`));
+      if (bytes > maxBytes)
+        stop(new UserError("render-too-large", `kustomize output exceeds ${maxBytes} bytes`));
       else chunks.push(chunk);
     });
     child.stderr.on("data", (chunk: Buffer) => {
@@ -107,12 +135,20 @@ export function runKustomize(folder: string, kubectl: string, timeoutMs: number,
     });
     child.on("error", (error) => {
       clearTimeout(timer);
-      reject(new UserError("render-failed", `cannot run ${kubectl} kustomize: ${error.message}`, { cause: error }));
+      reject(
+        new UserError("render-failed", `cannot run ${kubectl} kustomize: ${error.message}`, { cause: error }),
+      );
     });
     child.on("close", (code) => {
       clearTimeout(timer);
       if (failure) reject(failure);
-      else if (code !== 0) reject(new UserError("render-failed", `kustomize build failed: ${stderr.trim().split("\n").slice(-3).join(" ")}`));
+      else if (code !== 0)
+        reject(
+          new UserError(
+            "render-failed",
+            `kustomize build failed: ${stderr.trim().split("\n").slice(-3).join(" ")}`,
+          ),
+        );
       else resolve(Buffer.concat(chunks).toString("utf8"));
     });
   });

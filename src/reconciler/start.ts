@@ -74,7 +74,10 @@ export interface RunningReconciler {
 export function buildReconciler(setup: ReconcilerSetup): Reconciler {
   const instance = setup.instance ?? setup.environment ?? "default";
   if (!LABEL_VALUE.test(instance)) {
-    throw new UserError("invalid-instance", `instance name ${JSON.stringify(instance)} must be a valid label value (set --instance)`);
+    throw new UserError(
+      "invalid-instance",
+      `instance name ${JSON.stringify(instance)} must be a valid label value (set --instance)`,
+    );
   }
   let cluster = setup.cluster;
   let contextNamespace: string | undefined;
@@ -86,7 +89,9 @@ export function buildReconciler(setup: ReconcilerSetup): Reconciler {
         ...(setup.kubeconfigFile !== undefined ? { kubeconfigFile: setup.kubeconfigFile } : {}),
       });
     } catch (error) {
-      throw new UserError("invalid-kubeconfig", `cannot load the kubeconfig: ${(error as Error).message}`, { cause: error });
+      throw new UserError("invalid-kubeconfig", `cannot load the kubeconfig: ${(error as Error).message}`, {
+        cause: error,
+      });
     }
     contextNamespace = config.getContextObject(config.getCurrentContext())?.namespace;
     cluster = new KubeCluster(config);
@@ -126,7 +131,9 @@ export function buildReconciler(setup: ReconcilerSetup): Reconciler {
     source,
     settings,
     ...(setup.intervalMs !== undefined ? { intervalMs: setup.intervalMs } : {}),
-    ...(setup.progressingIntervalMs !== undefined ? { progressingIntervalMs: setup.progressingIntervalMs } : {}),
+    ...(setup.progressingIntervalMs !== undefined
+      ? { progressingIntervalMs: setup.progressingIntervalMs }
+      : {}),
     ...(setup.backoff ? { backoff: setup.backoff } : {}),
     watch: setup.watch ?? false,
     ...(setup.debounceMs !== undefined ? { debounceMs: setup.debounceMs } : {}),
@@ -141,7 +148,9 @@ export function buildReconciler(setup: ReconcilerSetup): Reconciler {
  * Starts a reconciler: its loop (unless `manual`, for callers that drive `cycle()` themselves)
  * and its status server when `listen` is set.
  */
-export async function startReconciler(setup: ReconcilerSetup & { manual?: boolean }): Promise<RunningReconciler> {
+export async function startReconciler(
+  setup: ReconcilerSetup & { manual?: boolean },
+): Promise<RunningReconciler> {
   const reconciler = buildReconciler(setup);
   const server = setup.listen ? await startStatusServer(reconciler, setup.listen) : undefined;
   if (!setup.manual) reconciler.start();

@@ -13,13 +13,19 @@ export interface StatusServer {
 
 /** Parses `HOST:PORT`, `:PORT` or `PORT`; IPv6 hosts in brackets. */
 export function parseListenAddress(text: string): { host: string; port: number } {
-  const match = /^(?:\[([^\]]+)\]|([^:]*)):(\d+)$/.exec(text) ?? (/^\d+$/.test(text) ? [text, undefined, "", text] : null);
+  const match =
+    /^(?:\[([^\]]+)\]|([^:]*)):(\d+)$/.exec(text) ??
+    (/^\d+$/.test(text) ? [text, undefined, "", text] : null);
   const port = match ? Number(match[3]) : NaN;
-  if (!match || !Number.isInteger(port) || port < 0 || port > 65_535) throw new Error(`invalid listen address ${JSON.stringify(text)}: use HOST:PORT`);
+  if (!match || !Number.isInteger(port) || port < 0 || port > 65_535)
+    throw new Error(`invalid listen address ${JSON.stringify(text)}: use HOST:PORT`);
   return { host: match[1] ?? (match[2] || "127.0.0.1"), port };
 }
 
-export async function startStatusServer(reconciler: Reconciler, address: { host: string; port: number }): Promise<StatusServer> {
+export async function startStatusServer(
+  reconciler: Reconciler,
+  address: { host: string; port: number },
+): Promise<StatusServer> {
   const server: Server = createServer((request, response) => {
     const path = (request.url ?? "/").split("?")[0];
     if (request.method !== "GET" && request.method !== "HEAD") {
@@ -29,10 +35,13 @@ export async function startStatusServer(reconciler: Reconciler, address: { host:
     if (path === "/healthz") {
       response.writeHead(200, { "content-type": "text/plain" }).end("ok\n");
     } else if (path === "/status") {
-      response.writeHead(200, { "content-type": "application/json" }).end(`${JSON.stringify(reconciler.status(), null, 2)}\n`);
+      response
+        .writeHead(200, { "content-type": "application/json" })
+        .end(`${JSON.stringify(reconciler.status(), null, 2)}\n`);
     } else if (path === "/metrics") {
       reconciler.metrics.text().then(
-        (text) => response.writeHead(200, { "content-type": reconciler.metrics.registry.contentType }).end(text),
+        (text) =>
+          response.writeHead(200, { "content-type": reconciler.metrics.registry.contentType }).end(text),
         () => response.writeHead(500).end(),
       );
     } else {

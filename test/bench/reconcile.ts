@@ -19,7 +19,9 @@ const DEPLOYMENTS = 50;
 function manifests(): string {
   const documents: string[] = [];
   for (let index = 0; index < OBJECTS - DEPLOYMENTS; index++) {
-    documents.push(`apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: config-${index}\ndata:\n  index: "${index}"\n  greeting: hello\n`);
+    documents.push(
+      `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: config-${index}\ndata:\n  index: "${index}"\n  greeting: hello\n`,
+    );
   }
   for (let index = 0; index < DEPLOYMENTS; index++) {
     documents.push(
@@ -32,7 +34,14 @@ function manifests(): string {
 
 export async function bench(): Promise<Record<string, number>> {
   const root = mkdtempSync(path.join(tmpdir(), "ferry-bench-reconcile-"));
-  const env = { PATH: process.env.PATH, HOME: root, GIT_AUTHOR_NAME: "bench", GIT_AUTHOR_EMAIL: "bench@example.com", GIT_COMMITTER_NAME: "bench", GIT_COMMITTER_EMAIL: "bench@example.com" };
+  const env = {
+    PATH: process.env.PATH,
+    HOME: root,
+    GIT_AUTHOR_NAME: "bench",
+    GIT_AUTHOR_EMAIL: "bench@example.com",
+    GIT_COMMITTER_NAME: "bench",
+    GIT_COMMITTER_EMAIL: "bench@example.com",
+  };
   const repo = path.join(root, "config");
   mkdirSync(path.join(repo, "env"), { recursive: true });
   writeFileSync(path.join(repo, "env", "all.yaml"), manifests());
@@ -51,13 +60,22 @@ export async function bench(): Promise<Record<string, number>> {
     const reconciler = createReconciler({
       cluster: KubeCluster.fromOptions({ kubeconfig: sim.kubeconfig() }),
       source: new ConfigRepoFetcher({ repo, workDir: path.join(root, "work"), env }),
-      settings: { instance: "bench", path: "env", namespace: "bench", inventoryNamespace: "bench", createNamespace: false, dryRun: false, prune: { ...DEFAULT_PRUNE_OPTIONS, prune: true } },
+      settings: {
+        instance: "bench",
+        path: "env",
+        namespace: "bench",
+        inventoryNamespace: "bench",
+        createNamespace: false,
+        dryRun: false,
+        prune: { ...DEFAULT_PRUNE_OPTIONS, prune: true },
+      },
     });
     sim.resetRequests();
     let started = performance.now();
     const first = await reconciler.cycle();
     const convergeMs = performance.now() - started;
-    if (first.errors.length > 0 || first.applied.length !== OBJECTS) throw new Error(`converge failed: ${first.errors[0] ?? `${first.applied.length} applied`}`);
+    if (first.errors.length > 0 || first.applied.length !== OBJECTS)
+      throw new Error(`converge failed: ${first.errors[0] ?? `${first.applied.length} applied`}`);
     const convergeRequests = sim.requests().length;
 
     sim.resetRequests();
@@ -65,7 +83,9 @@ export async function bench(): Promise<Record<string, number>> {
     const noop = await reconciler.cycle();
     const noopMs = performance.now() - started;
     const noopRequests = sim.requests();
-    const noopWrites = noopRequests.filter((request) => ["create", "update", "patch", "delete"].includes(request.verb) && !request.dryRun).length;
+    const noopWrites = noopRequests.filter(
+      (request) => ["create", "update", "patch", "delete"].includes(request.verb) && !request.dryRun,
+    ).length;
     if (noop.errors.length > 0) throw new Error(`no-op cycle failed: ${noop.errors[0]}`);
     await reconciler.stop();
     peakRss = Math.max(peakRss, process.memoryUsage().rss);

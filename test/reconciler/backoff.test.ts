@@ -5,7 +5,9 @@ const policy = { baseMs: 1_000, maxMs: 60_000 };
 
 describe("backoffDelay", () => {
   it("doubles with each consecutive failure", () => {
-    expect([1, 2, 3, 4].map((failures) => backoffDelay(failures, policy, 1))).toEqual([1_000, 2_000, 4_000, 8_000]);
+    expect([1, 2, 3, 4].map((failures) => backoffDelay(failures, policy, 1))).toEqual([
+      1_000, 2_000, 4_000, 8_000,
+    ]);
   });
 
   it("never exceeds the cap, however many failures", () => {

@@ -45,7 +45,22 @@ describe("ferry reconcile", () => {
     env.repo.commit({ "env/staging/config.yaml": configMapYaml("web-config") });
     const io = captureIo(env.repo.dir);
     const code = await main(
-      ["reconcile", "--repo", ".", "--path", "env/staging", "--namespace", "shop", "--environment", "staging", "--once", "--kubeconfig", await kubeconfigFile(env), "--work-dir", temp.make()],
+      [
+        "reconcile",
+        "--repo",
+        ".",
+        "--path",
+        "env/staging",
+        "--namespace",
+        "shop",
+        "--environment",
+        "staging",
+        "--once",
+        "--kubeconfig",
+        await kubeconfigFile(env),
+        "--work-dir",
+        temp.make(),
+      ],
       io,
     );
     expect(io.err).not.toMatch(/failed/);
@@ -59,7 +74,20 @@ describe("ferry reconcile", () => {
     env.repo.commit({ "env/staging/web.yaml": deploymentYaml("web") });
     const io = captureIo(env.repo.dir);
     const code = await main(
-      ["reconcile", "--repo", env.repo.dir, "--path", "env/staging", "--namespace", "shop", "--dry-run", "--kubeconfig", await kubeconfigFile(env), "--work-dir", temp.make()],
+      [
+        "reconcile",
+        "--repo",
+        env.repo.dir,
+        "--path",
+        "env/staging",
+        "--namespace",
+        "shop",
+        "--dry-run",
+        "--kubeconfig",
+        await kubeconfigFile(env),
+        "--work-dir",
+        temp.make(),
+      ],
       io,
     );
     expect(code).toBe(0);
@@ -72,7 +100,20 @@ describe("ferry reconcile", () => {
     env.repo.commit({ "env/staging/bad.yaml": "apiVersion: v1\nkind: ConfigMap\n" });
     const io = captureIo(env.repo.dir);
     const code = await main(
-      ["reconcile", "--repo", env.repo.dir, "--path", "env/staging", "--namespace", "shop", "--once", "--kubeconfig", await kubeconfigFile(env), "--work-dir", temp.make()],
+      [
+        "reconcile",
+        "--repo",
+        env.repo.dir,
+        "--path",
+        "env/staging",
+        "--namespace",
+        "shop",
+        "--once",
+        "--kubeconfig",
+        await kubeconfigFile(env),
+        "--work-dir",
+        temp.make(),
+      ],
       io,
     );
     expect(code).toBe(1);
@@ -92,14 +133,28 @@ describe("the status server", () => {
   it("serves /status, /metrics and /healthz", async () => {
     env = await setup(temp);
     env.repo.commit({ "env/staging/config.yaml": configMapYaml("web-config") });
-    const reconciler = createReconciler({ cluster: env.cluster, source: env.fetcher, settings: env.settings() });
+    const reconciler = createReconciler({
+      cluster: env.cluster,
+      source: env.fetcher,
+      settings: env.settings(),
+    });
     await reconciler.cycle();
     const server = await startStatusServer(reconciler, parseListenAddress("127.0.0.1:0"));
     try {
       const status = (await (await fetch(`${server.url}/status`)).json()) as Record<string, unknown>;
       expect(status).toMatchObject({ instance: "staging", sync: "Synced", health: "Healthy", errors: [] });
       expect(status.lastApplied).toBe(status.lastAttempted);
-      expect(status.objects).toEqual([{ kind: "ConfigMap", group: "", namespace: "shop", name: "web-config", sync: "Synced", health: "Healthy", message: "" }]);
+      expect(status.objects).toEqual([
+        {
+          kind: "ConfigMap",
+          group: "",
+          namespace: "shop",
+          name: "web-config",
+          sync: "Synced",
+          health: "Healthy",
+          message: "",
+        },
+      ]);
       const metrics = await (await fetch(`${server.url}/metrics`)).text();
       expect(metrics).toMatch(/ferry_reconcile_cycles_total\{instance="staging",result="success"\} 1/);
       expect(metrics).toMatch(/ferry_reconcile_sync_status\{instance="staging",status="Synced"\} 1/);
@@ -140,15 +195,26 @@ describe("startReconciler (the sandbox's entry)", () => {
         status = (await (await fetch(`${running.statusUrl}/status`)).json()) as Record<string, unknown>;
         if (status.lastApplied !== sha) await new Promise((resolve) => setTimeout(resolve, 50));
       }
-      expect(status).toMatchObject({ instance: "staging", lastApplied: sha, lastAttempted: sha, sync: "Synced" });
+      expect(status).toMatchObject({
+        instance: "staging",
+        lastApplied: sha,
+        lastAttempted: sha,
+        sync: "Synced",
+      });
     } finally {
       await running.stop();
     }
   });
 
   it("refuses an instance name that is not a label value", async () => {
-    await expect(startReconciler({ repo: ".", path: ".", instance: "not a label!", manual: true, kubeconfig: "apiVersion: v1\nkind: Config\n" })).rejects.toThrow(
-      /valid label value/,
-    );
+    await expect(
+      startReconciler({
+        repo: ".",
+        path: ".",
+        instance: "not a label!",
+        manual: true,
+        kubeconfig: "apiVersion: v1\nkind: Config\n",
+      }),
+    ).rejects.toThrow(/valid label value/);
   });
 });

@@ -72,9 +72,19 @@ describe("ConfigRepoFetcher", () => {
     const old = commitFile(repo, "app.yaml", "one\n");
     git(repo, "tag", "-a", "v1", "-m", "v1");
     commitFile(repo, "app.yaml", "two\n");
-    const byTag = await new ConfigRepoFetcher({ repo: `file://${repo}`, ref: "v1", workDir: tempDir(), env: GIT_ENV }).fetch();
+    const byTag = await new ConfigRepoFetcher({
+      repo: `file://${repo}`,
+      ref: "v1",
+      workDir: tempDir(),
+      env: GIT_ENV,
+    }).fetch();
     expect(byTag.revision).toBe(old);
-    const bySha = await new ConfigRepoFetcher({ repo: `file://${repo}`, ref: old, workDir: tempDir(), env: GIT_ENV }).fetch();
+    const bySha = await new ConfigRepoFetcher({
+      repo: `file://${repo}`,
+      ref: old,
+      workDir: tempDir(),
+      env: GIT_ENV,
+    }).fetch();
     expect(readFileSync(path.join(bySha.dir, "app.yaml"), "utf8")).toBe("one\n");
   });
 
@@ -99,7 +109,13 @@ describe("ConfigRepoFetcher", () => {
   it("never puts the token in an error message", async () => {
     const token = "ghs_canarySECRET0123456789";
     // Port 9 (discard) on loopback refuses the connection at once.
-    const fetcher = new ConfigRepoFetcher({ repo: "http://127.0.0.1:9/acme/config.git", token, workDir: tempDir(), env: GIT_ENV, timeoutMs: 20_000 });
+    const fetcher = new ConfigRepoFetcher({
+      repo: "http://127.0.0.1:9/acme/config.git",
+      token,
+      workDir: tempDir(),
+      env: GIT_ENV,
+      timeoutMs: 20_000,
+    });
     const error = (await fetcher.fetch().catch((caught: unknown) => caught)) as Error;
     expect(error).toBeInstanceOf(Error);
     expect(error.message).not.toContain(token);
@@ -109,23 +125,45 @@ describe("ConfigRepoFetcher", () => {
 
 describe("ConfigRepoFetcher input checks", () => {
   it("refuses refs that could smuggle options or extra refspecs into git", () => {
-    for (const ref of ["--upload-pack=touch /tmp/x", "main:refs/heads/evil", "+main", "refs/*", "a..b", "main.lock", ""]) {
-      expect(() => new ConfigRepoFetcher({ repo: "/tmp/x", ref, workDir: "/tmp/y" }), ref).toThrow(/invalid --ref/);
+    for (const ref of [
+      "--upload-pack=touch /tmp/x",
+      "main:refs/heads/evil",
+      "+main",
+      "refs/*",
+      "a..b",
+      "main.lock",
+      "",
+    ]) {
+      expect(() => new ConfigRepoFetcher({ repo: "/tmp/x", ref, workDir: "/tmp/y" }), ref).toThrow(
+        /invalid --ref/,
+      );
     }
   });
 
   it("accepts branches, nested branch names, tags and SHAs", () => {
-    for (const ref of ["main", "release/1.8", "v1.8.0", "0123456789abcdef0123456789abcdef01234567", "refs/heads/main"]) {
+    for (const ref of [
+      "main",
+      "release/1.8",
+      "v1.8.0",
+      "0123456789abcdef0123456789abcdef01234567",
+      "refs/heads/main",
+    ]) {
       expect(() => new ConfigRepoFetcher({ repo: "/tmp/x", ref, workDir: "/tmp/y" }), ref).not.toThrow();
     }
   });
 
   it("refuses transports other than https, http, ssh, git, file and paths", () => {
-    expect(() => new ConfigRepoFetcher({ repo: "ftp://example.com/repo.git", workDir: "/tmp/y" })).toThrow(/unsupported config repo URL scheme/);
+    expect(() => new ConfigRepoFetcher({ repo: "ftp://example.com/repo.git", workDir: "/tmp/y" })).toThrow(
+      /unsupported config repo URL scheme/,
+    );
   });
 
   it("treats ext:: transports as a plain (non-existent) path, never as a command", async () => {
-    const fetcher = new ConfigRepoFetcher({ repo: "ext::sh -c touch% /tmp/ferry-pwned", workDir: tempDir(), env: GIT_ENV });
+    const fetcher = new ConfigRepoFetcher({
+      repo: "ext::sh -c touch% /tmp/ferry-pwned",
+      workDir: tempDir(),
+      env: GIT_ENV,
+    });
     await expect(fetcher.fetch()).rejects.toThrow(/git fetch failed/);
     expect(existsSync("/tmp/ferry-pwned")).toBe(false);
   });
@@ -136,16 +174,32 @@ describe("ConfigRepoFetcher credentials", () => {
     const dir = tempDir();
     const record = path.join(dir, "record.txt");
     const fakeGit = path.join(dir, "fake-git.sh");
-    writeFileSync(fakeGit, `#!/bin/sh\nprintf 'ARGV %s\\n' "$*" >> "${record}"\nenv | grep '^GIT_CONFIG_' >> "${record}"\n[ "$1" = init ] && exit 0\nexit 1\n`, { mode: 0o755 });
+    writeFileSync(
+      fakeGit,
+      `#!/bin/sh\nprintf 'ARGV %s\\n' "$*" >> "${record}"\nenv | grep '^GIT_CONFIG_' >> "${record}"\n[ "$1" = init ] && exit 0\nexit 1\n`,
+      { mode: 0o755 },
+    );
     const token = "ghs_canaryTOKEN9876543210";
-    const fetcher = new ConfigRepoFetcher({ repo: "https://git.example.com/acme/config.git", token, workDir: path.join(dir, "work"), env: GIT_ENV, git: fakeGit });
+    const fetcher = new ConfigRepoFetcher({
+      repo: "https://git.example.com/acme/config.git",
+      token,
+      workDir: path.join(dir, "work"),
+      env: GIT_ENV,
+      git: fakeGit,
+    });
     await expect(fetcher.fetch()).rejects.toThrow();
     const recorded = readFileSync(record, "utf8");
     const argvLines = recorded.split("\n").filter((line) => line.startsWith("ARGV"));
-    expect(argvLines.some((line) => line.includes(" fetch ") && line.includes("https://git.example.com/acme/config.git"))).toBe(true);
+    expect(
+      argvLines.some(
+        (line) => line.includes(" fetch ") && line.includes("https://git.example.com/acme/config.git"),
+      ),
+    ).toBe(true);
     expect(argvLines.join("\n")).not.toContain(token);
     expect(recorded).not.toContain(token); // not even in plain text in the environment
     expect(recorded).toContain("GIT_CONFIG_KEY_0=http.https://git.example.com/.extraHeader");
-    expect(recorded).toContain(`GIT_CONFIG_VALUE_0=Authorization: Basic ${Buffer.from(`x-access-token:${token}`).toString("base64")}`);
+    expect(recorded).toContain(
+      `GIT_CONFIG_VALUE_0=Authorization: Basic ${Buffer.from(`x-access-token:${token}`).toString("base64")}`,
+    );
   });
 });

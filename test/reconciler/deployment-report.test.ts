@@ -3,7 +3,11 @@ import { deploymentReportOf, truncateDescription } from "../../src/reconciler/de
 import type { CycleResult } from "../../src/reconciler/reconcile-cycle.js";
 import type { ObjectStatus } from "../../src/reconciler/types.js";
 
-const web = (health: ObjectStatus["health"], message = "", sync: ObjectStatus["sync"] = "Synced"): ObjectStatus => ({
+const web = (
+  health: ObjectStatus["health"],
+  message = "",
+  sync: ObjectStatus["sync"] = "Synced",
+): ObjectStatus => ({
   ref: { group: "apps", version: "v1", kind: "Deployment", namespace: "shop", name: "web" },
   sync,
   health,
@@ -11,37 +15,88 @@ const web = (health: ObjectStatus["health"], message = "", sync: ObjectStatus["s
 });
 
 function result(overrides: Partial<CycleResult>): CycleResult {
-  return { ok: true, phase: "done", revision: "a".repeat(40), applied: [], pruned: [], sync: "Synced", health: "Healthy", objects: [web("Healthy")], errors: [], transient: false, writes: 0, ...overrides };
+  return {
+    ok: true,
+    phase: "done",
+    revision: "a".repeat(40),
+    applied: [],
+    pruned: [],
+    sync: "Synced",
+    health: "Healthy",
+    objects: [web("Healthy")],
+    errors: [],
+    transient: false,
+    writes: 0,
+    ...overrides,
+  };
 }
 
 describe("deploymentReportOf", () => {
   it("reports success when Synced and Healthy", () => {
-    expect(deploymentReportOf(result({}))).toEqual({ revision: "a".repeat(40), state: "success", description: "Synced and Healthy: 1 objects" });
+    expect(deploymentReportOf(result({}))).toEqual({
+      revision: "a".repeat(40),
+      state: "success",
+      description: "Synced and Healthy: 1 objects",
+    });
   });
 
   it("reports in_progress while a rollout is Progressing", () => {
-    const report = deploymentReportOf(result({ health: "Progressing", objects: [web("Progressing", "Waiting for rollout to finish: 1 of 2 updated replicas are available...")] }));
+    const report = deploymentReportOf(
+      result({
+        health: "Progressing",
+        objects: [
+          web("Progressing", "Waiting for rollout to finish: 1 of 2 updated replicas are available..."),
+        ],
+      }),
+    );
     expect(report?.state).toBe("in_progress");
     expect(report?.description).toMatch(/Deployment\.apps shop\/web: Waiting for rollout/);
   });
 
   it("reports failure for a Degraded object, naming it", () => {
-    const report = deploymentReportOf(result({ health: "Degraded", objects: [web("Degraded", 'Deployment "web" exceeded its progress deadline')] }));
-    expect(report).toMatchObject({ state: "failure", description: 'Degraded: Deployment.apps shop/web: Deployment "web" exceeded its progress deadline' });
+    const report = deploymentReportOf(
+      result({
+        health: "Degraded",
+        objects: [web("Degraded", 'Deployment "web" exceeded its progress deadline')],
+      }),
+    );
+    expect(report).toMatchObject({
+      state: "failure",
+      description: 'Degraded: Deployment.apps shop/web: Deployment "web" exceeded its progress deadline',
+    });
   });
 
   it("reports failure when the cycle failed on the revision", () => {
-    const report = deploymentReportOf(result({ ok: false, phase: "render", errors: ["render: web.yaml: metadata.name is missing"], sync: "Unknown", health: "Degraded", objects: [] }));
+    const report = deploymentReportOf(
+      result({
+        ok: false,
+        phase: "render",
+        errors: ["render: web.yaml: metadata.name is missing"],
+        sync: "Unknown",
+        health: "Degraded",
+        objects: [],
+      }),
+    );
     expect(report?.state).toBe("failure");
     expect(report?.description).toMatch(/^render failed: /);
   });
 
   it("reports nothing when there is no revision to attach it to", () => {
-    expect(deploymentReportOf(result({ ok: false, phase: "fetch", revision: undefined, errors: ["fetch: unreachable"] }))).toBeUndefined();
+    expect(
+      deploymentReportOf(
+        result({ ok: false, phase: "fetch", revision: undefined, errors: ["fetch: unreachable"] }),
+      ),
+    ).toBeUndefined();
   });
 
   it("keeps a tripped circuit breaker in progress rather than failed: nothing broke, a human must decide", () => {
-    const report = deploymentReportOf(result({ ok: false, sync: "OutOfSync", errors: ["prune: refusing to prune 12 objects in one cycle (limit --max-prune 10)"] }));
+    const report = deploymentReportOf(
+      result({
+        ok: false,
+        sync: "OutOfSync",
+        errors: ["prune: refusing to prune 12 objects in one cycle (limit --max-prune 10)"],
+      }),
+    );
     expect(report?.state).toBe("in_progress");
   });
 });

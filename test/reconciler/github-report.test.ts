@@ -43,27 +43,61 @@ describe("reporting to GitHub", () => {
     sim = await startClusterSimulator({ rolloutStepMs: 20 });
     sim.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: "shop" } });
     const mona = github.createUser("mona");
-    const repo = await github.createRepo("mona", "config", { private: true, files: { "env/staging/web.yaml": deploymentYaml("web") } });
+    const repo = await github.createRepo("mona", "config", {
+      private: true,
+      files: { "env/staging/web.yaml": deploymentYaml("web") },
+    });
 
-    const reporter = new GitHubDeploymentReporter({ repository: "mona/config", environment: "staging", token: mona.token, baseUrl: github.apiUrl, instance: "staging" });
+    const reporter = new GitHubDeploymentReporter({
+      repository: "mona/config",
+      environment: "staging",
+      token: mona.token,
+      baseUrl: github.apiUrl,
+      instance: "staging",
+    });
     const reconciler = createReconciler({
       cluster: KubeCluster.fromOptions({ kubeconfig: sim.kubeconfig() }),
-      source: new ConfigRepoFetcher({ repo: github.gitUrl("mona", "config"), token: mona.token, workDir: temp.make(), env: GIT_ENV }),
-      settings: { instance: "staging", path: "env/staging", namespace: "shop", inventoryNamespace: "shop", createNamespace: false, dryRun: false, prune: DEFAULT_PRUNE_OPTIONS },
+      source: new ConfigRepoFetcher({
+        repo: github.gitUrl("mona", "config"),
+        token: mona.token,
+        workDir: temp.make(),
+        env: GIT_ENV,
+      }),
+      settings: {
+        instance: "staging",
+        path: "env/staging",
+        namespace: "shop",
+        inventoryNamespace: "shop",
+        createNamespace: false,
+        dryRun: false,
+        prune: DEFAULT_PRUNE_OPTIONS,
+      },
       reporter,
     });
 
     const first = await reconciler.cycle();
     expect(first.errors).toEqual([]);
     expect(first.revision).toBe(repo.headSha);
-    await sim.waitFor("apps/v1", "Deployment", "shop", "web", (object) => (object.status as { availableReplicas?: number } | undefined)?.availableReplicas === 2);
+    await sim.waitFor(
+      "apps/v1",
+      "Deployment",
+      "shop",
+      "web",
+      (object) => (object.status as { availableReplicas?: number } | undefined)?.availableReplicas === 2,
+    );
     await reconciler.cycle();
     await reconciler.cycle(); // unchanged state: no new status
 
-    const deployments = await api<DeploymentJson[]>(`/repos/mona/config/deployments?sha=${repo.headSha}`, mona.token);
+    const deployments = await api<DeploymentJson[]>(
+      `/repos/mona/config/deployments?sha=${repo.headSha}`,
+      mona.token,
+    );
     expect(deployments).toHaveLength(1);
     expect(deployments[0]).toMatchObject({ sha: repo.headSha, environment: "staging" });
-    const statuses = await api<{ state: string; description: string }[]>(`/repos/mona/config/deployments/${deployments[0]!.id}/statuses`, mona.token);
+    const statuses = await api<{ state: string; description: string }[]>(
+      `/repos/mona/config/deployments/${deployments[0]!.id}/statuses`,
+      mona.token,
+    );
     // Newest first, as GitHub lists them.
     expect(statuses.map((status) => status.state)).toEqual(["success", "in_progress"]);
     expect(statuses.every((status) => status.description.length < 140)).toBe(true);
@@ -73,14 +107,34 @@ describe("reporting to GitHub", () => {
     github = await startGitHubEmulator();
     const mona = github.createUser("mona");
     const repo = await github.createRepo("mona", "config", { files: { "README.md": "config\n" } });
-    const options = { repository: "mona/config", environment: "prod", token: mona.token, baseUrl: github.apiUrl, instance: "prod" };
-    await new GitHubDeploymentReporter(options).report({ revision: repo.headSha, state: "in_progress", description: "rolling out" });
+    const options = {
+      repository: "mona/config",
+      environment: "prod",
+      token: mona.token,
+      baseUrl: github.apiUrl,
+      instance: "prod",
+    };
+    await new GitHubDeploymentReporter(options).report({
+      revision: repo.headSha,
+      state: "in_progress",
+      description: "rolling out",
+    });
     const restarted = new GitHubDeploymentReporter(options);
-    await restarted.report({ revision: repo.headSha, state: "in_progress", description: "still rolling out" });
+    await restarted.report({
+      revision: repo.headSha,
+      state: "in_progress",
+      description: "still rolling out",
+    });
     await restarted.report({ revision: repo.headSha, state: "failure", description: "Degraded" });
-    const deployments = await api<DeploymentJson[]>(`/repos/mona/config/deployments?environment=prod`, mona.token);
+    const deployments = await api<DeploymentJson[]>(
+      `/repos/mona/config/deployments?environment=prod`,
+      mona.token,
+    );
     expect(deployments).toHaveLength(1);
-    const statuses = await api<{ state: string }[]>(`/repos/mona/config/deployments/${deployments[0]!.id}/statuses`, mona.token);
+    const statuses = await api<{ state: string }[]>(
+      `/repos/mona/config/deployments/${deployments[0]!.id}/statuses`,
+      mona.token,
+    );
     expect(statuses.map((status) => status.state)).toEqual(["failure", "in_progress"]);
   });
 });

@@ -11,7 +11,10 @@ import { KubeCluster } from "../../src/adapters/kubernetes/kube-cluster.js";
 import { DEFAULT_PRUNE_OPTIONS, type PruneOptions } from "../../src/reconciler/plan.js";
 import type { CycleSettings } from "../../src/reconciler/reconcile-cycle.js";
 import { createReconciler, type ReconcilerOptions } from "../../src/reconciler/reconciler.js";
-import { startClusterSimulator, type ClusterSimulatorOptions } from "../../src/sandbox/cluster/cluster-simulator.js";
+import {
+  startClusterSimulator,
+  type ClusterSimulatorOptions,
+} from "../../src/sandbox/cluster/cluster-simulator.js";
 
 export const GIT_ENV = {
   PATH: process.env.PATH,
@@ -60,9 +63,19 @@ export class ConfigRepo {
   }
 }
 
-export function deploymentYaml(name: string, options: { image?: string; replicas?: number; namespace?: string; annotations?: Record<string, string> } = {}): string {
+export function deploymentYaml(
+  name: string,
+  options: {
+    image?: string;
+    replicas?: number;
+    namespace?: string;
+    annotations?: Record<string, string>;
+  } = {},
+): string {
   const annotations = options.annotations
-    ? `  annotations:\n${Object.entries(options.annotations).map(([key, value]) => `    ${key}: "${value}"`).join("\n")}\n`
+    ? `  annotations:\n${Object.entries(options.annotations)
+        .map(([key, value]) => `    ${key}: "${value}"`)
+        .join("\n")}\n`
     : "";
   return `apiVersion: apps/v1
 kind: Deployment
@@ -82,13 +95,19 @@ ${options.namespace ? `  namespace: ${options.namespace}\n` : ""}${annotations}s
 `;
 }
 
-export function configMapYaml(name: string, data: Record<string, string> = { key: "value" }, extraMetadata = ""): string {
+export function configMapYaml(
+  name: string,
+  data: Record<string, string> = { key: "value" },
+  extraMetadata = "",
+): string {
   return `apiVersion: v1
 kind: ConfigMap
 metadata:
   name: ${name}
 ${extraMetadata}data:
-${Object.entries(data).map(([key, value]) => `  ${key}: "${value}"`).join("\n")}
+${Object.entries(data)
+  .map(([key, value]) => `  ${key}: "${value}"`)
+  .join("\n")}
 `;
 }
 
@@ -100,7 +119,10 @@ export interface Setup {
   cluster: KubeCluster;
   fetcher: ConfigRepoFetcher;
   settings(overrides?: SettingsOverrides): CycleSettings;
-  reconciler(overrides?: SettingsOverrides, options?: Partial<ReconcilerOptions>): ReturnType<typeof createReconciler>;
+  reconciler(
+    overrides?: SettingsOverrides,
+    options?: Partial<ReconcilerOptions>,
+  ): ReturnType<typeof createReconciler>;
   close(): Promise<void>;
 }
 
@@ -108,7 +130,12 @@ export async function setup(temp: TempDirs, simulatorOptions: ClusterSimulatorOp
   const sim = await startClusterSimulator(simulatorOptions);
   const repo = new ConfigRepo(temp.make("ferry-config-"));
   const cluster = KubeCluster.fromOptions({ kubeconfig: sim.kubeconfig() });
-  const fetcher = new ConfigRepoFetcher({ repo: repo.dir, ref: "main", workDir: temp.make("ferry-work-"), env: GIT_ENV });
+  const fetcher = new ConfigRepoFetcher({
+    repo: repo.dir,
+    ref: "main",
+    workDir: temp.make("ferry-work-"),
+    env: GIT_ENV,
+  });
   sim.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: "shop" } });
   const settings = (overrides: SettingsOverrides = {}): CycleSettings => ({
     instance: "staging",
@@ -128,7 +155,13 @@ export async function setup(temp: TempDirs, simulatorOptions: ClusterSimulatorOp
     fetcher,
     settings,
     reconciler(overrides = {}, options = {}) {
-      const reconciler = createReconciler({ cluster, source: fetcher, settings: settings(overrides), random: () => 0.5, ...options });
+      const reconciler = createReconciler({
+        cluster,
+        source: fetcher,
+        settings: settings(overrides),
+        random: () => 0.5,
+        ...options,
+      });
       reconcilers.push(reconciler);
       return reconciler;
     },
@@ -141,5 +174,8 @@ export async function setup(temp: TempDirs, simulatorOptions: ClusterSimulatorOp
 
 /** Requests that change the cluster (dry-runs excluded). */
 export function writesOf<T extends { verb: string; dryRun: boolean }>(requests: T[]): T[] {
-  return requests.filter((request) => ["create", "update", "patch", "delete", "deletecollection"].includes(request.verb) && !request.dryRun);
+  return requests.filter(
+    (request) =>
+      ["create", "update", "patch", "delete", "deletecollection"].includes(request.verb) && !request.dryRun,
+  );
 }

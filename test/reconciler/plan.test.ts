@@ -1,10 +1,26 @@
 import { describe, expect, it } from "vitest";
 import { prepareDesiredState, scopeResolver } from "../../src/reconciler/desired-state.js";
-import { inventoryKey, parseInventoryEntry, formatInventoryEntry, refOf } from "../../src/reconciler/object-ref.js";
-import { circuitBreakerVerdict, DEFAULT_PRUNE_OPTIONS, formatPlan, planSync, type ObservedObject, type PruneOptions } from "../../src/reconciler/plan.js";
+import {
+  inventoryKey,
+  parseInventoryEntry,
+  formatInventoryEntry,
+  refOf,
+} from "../../src/reconciler/object-ref.js";
+import {
+  circuitBreakerVerdict,
+  DEFAULT_PRUNE_OPTIONS,
+  formatPlan,
+  planSync,
+  type ObservedObject,
+  type PruneOptions,
+} from "../../src/reconciler/plan.js";
 import type { KubeObject, ObjectRef } from "../../src/reconciler/types.js";
 
-const configMap = (name: string, data: Record<string, string> = {}, metadata: Record<string, unknown> = {}): KubeObject => ({
+const configMap = (
+  name: string,
+  data: Record<string, string> = {},
+  metadata: Record<string, unknown> = {},
+): KubeObject => ({
   apiVersion: "v1",
   kind: "ConfigMap",
   metadata: { name, namespace: "shop", ...metadata },
@@ -21,7 +37,13 @@ const desiredOf = (objects: KubeObject[]) =>
 /** What the API server returns for an object: the desired object plus server-owned fields. */
 const asLive = (object: KubeObject, resourceVersion = "1"): KubeObject => ({
   ...structuredClone(object),
-  metadata: { ...structuredClone(object.metadata), resourceVersion, uid: "u-1", managedFields: [{ manager: "ferry" }], generation: 1 },
+  metadata: {
+    ...structuredClone(object.metadata),
+    resourceVersion,
+    uid: "u-1",
+    managedFields: [{ manager: "ferry" }],
+    generation: 1,
+  },
   status: {},
 });
 
@@ -44,7 +66,10 @@ function plan(options: {
   const desiredKeys = new Set(desired.map(({ ref }) => inventoryKey(ref)));
   for (const ref of options.inventory ?? []) {
     if (desiredKeys.has(inventoryKey(ref))) continue;
-    orphansLive.set(inventoryKey(ref), options.orphansLive?.find((object) => inventoryKey(refOf(object)) === inventoryKey(ref)));
+    orphansLive.set(
+      inventoryKey(ref),
+      options.orphansLive?.find((object) => inventoryKey(refOf(object)) === inventoryKey(ref)),
+    );
   }
   return planSync({
     instance: "staging",
@@ -93,25 +118,47 @@ describe("planSync", () => {
 
   it("prunes an inventory member that left Git when --prune is on", () => {
     const orphan = asLive(labelled(configMap("gone")));
-    const result = plan({ desired: [configMap("a")], inventory: [refOf(orphan)], orphansLive: [orphan], prune: { prune: true } });
+    const result = plan({
+      desired: [configMap("a")],
+      inventory: [refOf(orphan)],
+      orphansLive: [orphan],
+      prune: { prune: true },
+    });
     expect(result.prune.map((ref) => ref.name)).toEqual(["gone"]);
     expect(result.nextInventory.map((ref) => ref.name)).toEqual(["a"]);
   });
 
   it("never prunes an object annotated ferry.dev/prune: disabled, and stops managing it", () => {
-    const orphan = asLive(labelled(configMap("keep", {}, { annotations: { "ferry.dev/prune": "disabled" } })));
-    const result = plan({ desired: [configMap("a")], inventory: [refOf(orphan)], orphansLive: [orphan], prune: { prune: true } });
+    const orphan = asLive(
+      labelled(configMap("keep", {}, { annotations: { "ferry.dev/prune": "disabled" } })),
+    );
+    const result = plan({
+      desired: [configMap("a")],
+      inventory: [refOf(orphan)],
+      orphansLive: [orphan],
+      prune: { prune: true },
+    });
     expect(result.prune).toEqual([]);
     expect(result.keep).toEqual([{ ref: refOf(orphan), reason: "prune-disabled" }]);
     expect(result.nextInventory.map((ref) => ref.name)).toEqual(["a"]);
   });
 
   it("never prunes an object with ownerReferences or one labelled for another instance", () => {
-    const owned = asLive(labelled(configMap("owned", {}, { ownerReferences: [{ kind: "Deployment", name: "x" }] })));
+    const owned = asLive(
+      labelled(configMap("owned", {}, { ownerReferences: [{ kind: "Deployment", name: "x" }] })),
+    );
     const other = asLive(configMap("other", {}, { labels: { "ferry.dev/instance": "prod" } }));
-    const result = plan({ desired: [configMap("a")], inventory: [refOf(owned), refOf(other)], orphansLive: [owned, other], prune: { prune: true } });
+    const result = plan({
+      desired: [configMap("a")],
+      inventory: [refOf(owned), refOf(other)],
+      orphansLive: [owned, other],
+      prune: { prune: true },
+    });
     expect(result.prune).toEqual([]);
-    expect(result.keep.map(({ reason }) => reason).sort()).toEqual(["has-owner", "owned-by-another-instance"]);
+    expect(result.keep.map(({ reason }) => reason).sort()).toEqual([
+      "has-owner",
+      "owned-by-another-instance",
+    ]);
   });
 
   it("drops inventory members that are already gone from the cluster", () => {
@@ -123,14 +170,28 @@ describe("planSync", () => {
 
   it("refuses to prune everything on an empty render unless --allow-empty", () => {
     const orphan = asLive(labelled(configMap("gone")));
-    expect(() => plan({ desired: [], inventory: [refOf(orphan)], orphansLive: [orphan], prune: { prune: true } })).toThrow(/empty/);
-    const allowed = plan({ desired: [], inventory: [refOf(orphan)], orphansLive: [orphan], prune: { prune: true, allowEmpty: true, maxPrunePercent: 100 } });
+    expect(() =>
+      plan({ desired: [], inventory: [refOf(orphan)], orphansLive: [orphan], prune: { prune: true } }),
+    ).toThrow(/empty/);
+    const allowed = plan({
+      desired: [],
+      inventory: [refOf(orphan)],
+      orphansLive: [orphan],
+      prune: { prune: true, allowEmpty: true, maxPrunePercent: 100 },
+    });
     expect(allowed.prune.map((ref) => ref.name)).toEqual(["gone"]);
   });
 
   it("trips the circuit breaker on a mass deletion: nothing is pruned and the orphans stay in the inventory", () => {
-    const orphans = Array.from({ length: 12 }, (_, index) => asLive(labelled(configMap(`old-${String(index).padStart(2, "0")}`))));
-    const result = plan({ desired: [configMap("a")], inventory: orphans.map(refOf), orphansLive: orphans, prune: { prune: true, maxPrunePercent: 100 } });
+    const orphans = Array.from({ length: 12 }, (_, index) =>
+      asLive(labelled(configMap(`old-${String(index).padStart(2, "0")}`))),
+    );
+    const result = plan({
+      desired: [configMap("a")],
+      inventory: orphans.map(refOf),
+      orphansLive: orphans,
+      prune: { prune: true, maxPrunePercent: 100 },
+    });
     expect(result.prune).toEqual([]);
     expect(result.pruneBlocked).toMatch(/refusing to prune 12 objects/);
     expect(result.nextInventory).toHaveLength(13);
@@ -139,8 +200,15 @@ describe("planSync", () => {
 
   it("prints the plan for --dry-run", () => {
     const orphan = asLive(labelled(configMap("gone")));
-    const result = plan({ desired: [configMap("a")], inventory: [refOf(orphan)], orphansLive: [orphan], prune: { prune: true } });
-    expect(formatPlan(result)).toBe("create ConfigMap shop/a\nprune ConfigMap shop/gone\n1 to apply, 0 unchanged, 1 to prune\n");
+    const result = plan({
+      desired: [configMap("a")],
+      inventory: [refOf(orphan)],
+      orphansLive: [orphan],
+      prune: { prune: true },
+    });
+    expect(formatPlan(result)).toBe(
+      "create ConfigMap shop/a\nprune ConfigMap shop/gone\n1 to apply, 0 unchanged, 1 to prune\n",
+    );
   });
 });
 
@@ -167,17 +235,32 @@ describe("circuitBreakerVerdict", () => {
 describe("prepareDesiredState", () => {
   it("adds Ferry's ownership labels and keeps the user's", () => {
     const [first] = desiredOf([configMap("a", {}, { labels: { app: "shop" } })]);
-    expect(first?.object.metadata.labels).toEqual({ app: "shop", "app.kubernetes.io/managed-by": "ferry", "ferry.dev/instance": "staging" });
+    expect(first?.object.metadata.labels).toEqual({
+      app: "shop",
+      "app.kubernetes.io/managed-by": "ferry",
+      "ferry.dev/instance": "staging",
+    });
   });
 
   it("puts namespaced objects without a namespace into the default namespace, and strips it from cluster-scoped ones", () => {
     const objects: KubeObject[] = [
       { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "a" } },
-      { apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", metadata: { name: "r", namespace: "oops" } },
+      {
+        apiVersion: "rbac.authorization.k8s.io/v1",
+        kind: "ClusterRole",
+        metadata: { name: "r", namespace: "oops" },
+      },
     ];
     const isNamespaced = scopeResolver(objects, () => undefined);
-    const desired = prepareDesiredState(objects.map((object) => ({ object, source: "x" })), isNamespaced, { instance: "i", defaultNamespace: "team" });
-    expect(desired.map(({ ref }) => `${ref.kind}:${ref.namespace}`)).toEqual(["ClusterRole:", "ConfigMap:team"]);
+    const desired = prepareDesiredState(
+      objects.map((object) => ({ object, source: "x" })),
+      isNamespaced,
+      { instance: "i", defaultNamespace: "team" },
+    );
+    expect(desired.map(({ ref }) => `${ref.kind}:${ref.namespace}`)).toEqual([
+      "ClusterRole:",
+      "ConfigMap:team",
+    ]);
   });
 
   it("learns the scope of custom resources from CRDs rendered alongside them", () => {
@@ -194,15 +277,28 @@ describe("prepareDesiredState", () => {
   it("orders Namespaces, then CRDs, then the rest, whatever order the files came in", () => {
     const objects: KubeObject[] = [
       configMap("b"),
-      { apiVersion: "apiextensions.k8s.io/v1", kind: "CustomResourceDefinition", metadata: { name: "w.example.com" } },
+      {
+        apiVersion: "apiextensions.k8s.io/v1",
+        kind: "CustomResourceDefinition",
+        metadata: { name: "w.example.com" },
+      },
       configMap("a"),
       { apiVersion: "v1", kind: "Namespace", metadata: { name: "shop" } },
     ];
-    const names = prepareDesiredState(objects.map((object) => ({ object, source: "x" })), scopeResolver(objects, () => undefined), {
-      instance: "i",
-      defaultNamespace: "shop",
-    }).map(({ ref }) => `${ref.kind}/${ref.name}`);
-    expect(names).toEqual(["Namespace/shop", "CustomResourceDefinition/w.example.com", "ConfigMap/a", "ConfigMap/b"]);
+    const names = prepareDesiredState(
+      objects.map((object) => ({ object, source: "x" })),
+      scopeResolver(objects, () => undefined),
+      {
+        instance: "i",
+        defaultNamespace: "shop",
+      },
+    ).map(({ ref }) => `${ref.kind}/${ref.name}`);
+    expect(names).toEqual([
+      "Namespace/shop",
+      "CustomResourceDefinition/w.example.com",
+      "ConfigMap/a",
+      "ConfigMap/b",
+    ]);
   });
 
   it("refuses an object defined twice", () => {
@@ -210,14 +306,24 @@ describe("prepareDesiredState", () => {
   });
 
   it("adds the namespace itself with --create-namespace", () => {
-    const desired = prepareDesiredState([], () => true, { instance: "i", defaultNamespace: "shop", createNamespace: true });
+    const desired = prepareDesiredState([], () => true, {
+      instance: "i",
+      defaultNamespace: "shop",
+      createNamespace: true,
+    });
     expect(desired.map(({ ref }) => `${ref.kind}/${ref.name}`)).toEqual(["Namespace/shop"]);
   });
 });
 
 describe("inventory entries", () => {
   it("round-trip through their text form", () => {
-    const ref: ObjectRef = { group: "apps", version: "v1", kind: "Deployment", namespace: "shop", name: "web" };
+    const ref: ObjectRef = {
+      group: "apps",
+      version: "v1",
+      kind: "Deployment",
+      namespace: "shop",
+      name: "web",
+    };
     expect(formatInventoryEntry(ref)).toBe("apps_Deployment_shop_web|v1");
     expect(parseInventoryEntry(formatInventoryEntry(ref))).toEqual(ref);
   });

@@ -19,22 +19,41 @@ afterEach(async () => {
 describe("reconciling against the cluster simulator", () => {
   it("applies a fresh config with Ferry's labels and records the inventory", async () => {
     env = await setup(temp);
-    const sha = env.repo.commit({ "env/staging/web.yaml": deploymentYaml("web"), "env/staging/config.yaml": configMapYaml("web-config") });
+    const sha = env.repo.commit({
+      "env/staging/web.yaml": deploymentYaml("web"),
+      "env/staging/config.yaml": configMapYaml("web-config"),
+    });
     const result = await env.reconciler().cycle();
     expect(result.errors).toEqual([]);
     expect(result.appliedRevision).toBe(sha);
-    expect(result.applied.map((ref) => `${ref.kind}/${ref.name}`).sort()).toEqual(["ConfigMap/web-config", "Deployment/web"]);
-    const web = env.sim.get("apps/v1", "Deployment", "shop", "web") as { metadata: { labels: Record<string, string> } };
-    expect(web.metadata.labels).toMatchObject({ "app.kubernetes.io/managed-by": "ferry", "ferry.dev/instance": "staging" });
-    const inventory = env.sim.get("v1", "ConfigMap", "shop", "ferry-inventory-staging") as { data: { entries: string } };
-    expect(inventory.data.entries.split("\n").filter(Boolean).sort()).toEqual(["_ConfigMap_shop_web-config|v1", "apps_Deployment_shop_web|v1"]);
+    expect(result.applied.map((ref) => `${ref.kind}/${ref.name}`).sort()).toEqual([
+      "ConfigMap/web-config",
+      "Deployment/web",
+    ]);
+    const web = env.sim.get("apps/v1", "Deployment", "shop", "web") as {
+      metadata: { labels: Record<string, string> };
+    };
+    expect(web.metadata.labels).toMatchObject({
+      "app.kubernetes.io/managed-by": "ferry",
+      "ferry.dev/instance": "staging",
+    });
+    const inventory = env.sim.get("v1", "ConfigMap", "shop", "ferry-inventory-staging") as {
+      data: { entries: string };
+    };
+    expect(inventory.data.entries.split("\n").filter(Boolean).sort()).toEqual([
+      "_ConfigMap_shop_web-config|v1",
+      "apps_Deployment_shop_web|v1",
+    ]);
     const applies = writesOf(env.sim.requests());
     expect(applies.every((request) => request.fieldManager === "ferry")).toBe(true);
   });
 
   it("makes zero writes in a cycle where nothing changed", async () => {
     env = await setup(temp);
-    env.repo.commit({ "env/staging/web.yaml": deploymentYaml("web"), "env/staging/config.yaml": configMapYaml("web-config") });
+    env.repo.commit({
+      "env/staging/web.yaml": deploymentYaml("web"),
+      "env/staging/config.yaml": configMapYaml("web-config"),
+    });
     const reconciler = env.reconciler();
     await reconciler.cycle();
     env.sim.resetRequests();
@@ -57,7 +76,9 @@ describe("self-heal", () => {
     env.sim.scale("Deployment", "shop", "web", 5);
     expect((env.sim.get("apps/v1", "Deployment", "shop", "web") as Deployment).spec.replicas).toBe(5);
     const result = await reconciler.cycle();
-    expect(result.plan?.apply.map((item) => [item.ref.name, item.changedPaths])).toEqual([["web", ["spec.replicas"]]]);
+    expect(result.plan?.apply.map((item) => [item.ref.name, item.changedPaths])).toEqual([
+      ["web", ["spec.replicas"]],
+    ]);
     expect((env.sim.get("apps/v1", "Deployment", "shop", "web") as Deployment).spec.replicas).toBe(2);
   });
 
@@ -68,14 +89,24 @@ describe("self-heal", () => {
     await reconciler.cycle();
     env.sim.scale("Deployment", "shop", "web", 7);
     reconciler.start();
-    await env.sim.waitFor("apps/v1", "Deployment", "shop", "web", (object) => (object as Deployment).spec.replicas === 2, 5_000);
+    await env.sim.waitFor(
+      "apps/v1",
+      "Deployment",
+      "shop",
+      "web",
+      (object) => (object as Deployment).spec.replicas === 2,
+      5_000,
+    );
   });
 });
 
 describe("pruning", () => {
   it("prunes an object removed from Git", async () => {
     env = await setup(temp);
-    env.repo.commit({ "env/staging/web.yaml": deploymentYaml("web"), "env/staging/old.yaml": configMapYaml("old") });
+    env.repo.commit({
+      "env/staging/web.yaml": deploymentYaml("web"),
+      "env/staging/old.yaml": configMapYaml("old"),
+    });
     const reconciler = env.reconciler();
     await reconciler.cycle();
     env.repo.commit({ "env/staging/old.yaml": null });
@@ -87,7 +118,10 @@ describe("pruning", () => {
 
   it("deletes nothing without --prune, and reports the orphan OutOfSync", async () => {
     env = await setup(temp);
-    env.repo.commit({ "env/staging/web.yaml": deploymentYaml("web"), "env/staging/old.yaml": configMapYaml("old") });
+    env.repo.commit({
+      "env/staging/web.yaml": deploymentYaml("web"),
+      "env/staging/old.yaml": configMapYaml("old"),
+    });
     const reconciler = env.reconciler({ prune: { prune: false } });
     await reconciler.cycle();
     env.repo.commit({ "env/staging/old.yaml": null });
@@ -100,22 +134,38 @@ describe("pruning", () => {
 
   it("never prunes an object annotated ferry.dev/prune: disabled", async () => {
     env = await setup(temp);
-    env.repo.commit({ "env/staging/web.yaml": deploymentYaml("web"), "env/staging/keep.yaml": configMapYaml("keep") });
+    env.repo.commit({
+      "env/staging/web.yaml": deploymentYaml("web"),
+      "env/staging/keep.yaml": configMapYaml("keep"),
+    });
     const reconciler = env.reconciler();
     await reconciler.cycle();
     // Someone marks the live object as precious, then it leaves Git.
-    env.sim.apply({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "keep", namespace: "shop", annotations: { "ferry.dev/prune": "disabled" } } }, { fieldManager: "kubectl" });
+    env.sim.apply(
+      {
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        metadata: { name: "keep", namespace: "shop", annotations: { "ferry.dev/prune": "disabled" } },
+      },
+      { fieldManager: "kubectl" },
+    );
     env.repo.commit({ "env/staging/keep.yaml": null });
     const result = await reconciler.cycle();
     expect(result.pruned).toEqual([]);
-    expect(result.plan?.keep.map(({ ref, reason }) => [ref.name, reason])).toEqual([["keep", "prune-disabled"]]);
+    expect(result.plan?.keep.map(({ ref, reason }) => [ref.name, reason])).toEqual([
+      ["keep", "prune-disabled"],
+    ]);
     expect(env.sim.get("v1", "ConfigMap", "shop", "keep")).toBeDefined();
   });
 
   it("never touches objects outside its inventory, even when they carry its labels", async () => {
     env = await setup(temp);
     env.repo.commit({ "env/staging/web.yaml": deploymentYaml("web") });
-    env.sim.create({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "stranger", namespace: "shop", labels: { "ferry.dev/instance": "staging" } } });
+    env.sim.create({
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "stranger", namespace: "shop", labels: { "ferry.dev/instance": "staging" } },
+    });
     const result = await env.reconciler().cycle();
     expect(result.pruned).toEqual([]);
     expect(env.sim.get("v1", "ConfigMap", "shop", "stranger")).toBeDefined();
@@ -124,7 +174,8 @@ describe("pruning", () => {
   it("trips the circuit breaker on a mass deletion and deletes nothing", async () => {
     env = await setup(temp);
     const many: Record<string, string> = {};
-    for (let index = 0; index < 12; index++) many[`env/staging/cm-${index}.yaml`] = configMapYaml(`cm-${index}`);
+    for (let index = 0; index < 12; index++)
+      many[`env/staging/cm-${index}.yaml`] = configMapYaml(`cm-${index}`);
     env.repo.commit({ ...many, "env/staging/web.yaml": deploymentYaml("web") });
     const reconciler = env.reconciler();
     await reconciler.cycle();
@@ -142,7 +193,10 @@ describe("pruning", () => {
 describe("nothing is deleted when a cycle fails", () => {
   async function appliedThenBroken(breakIt: (current: Setup) => void | Promise<void>) {
     const current = (env = await setup(temp));
-    current.repo.commit({ "env/staging/web.yaml": deploymentYaml("web"), "env/staging/old.yaml": configMapYaml("old") });
+    current.repo.commit({
+      "env/staging/web.yaml": deploymentYaml("web"),
+      "env/staging/old.yaml": configMapYaml("old"),
+    });
     const reconciler = current.reconciler();
     const first = await reconciler.cycle();
     expect(first.errors).toEqual([]);
@@ -158,7 +212,10 @@ describe("nothing is deleted when a cycle fails", () => {
 
   it("on a render error", async () => {
     const { result } = await appliedThenBroken((current) => {
-      current.repo.commit({ "env/staging/old.yaml": null, "env/staging/web.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata: {}\n" });
+      current.repo.commit({
+        "env/staging/old.yaml": null,
+        "env/staging/web.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata: {}\n",
+      });
     });
     expect(result.phase).toBe("render");
     expect(writesOf(env!.sim.requests())).toEqual([]);
@@ -185,14 +242,21 @@ describe("nothing is deleted when a cycle fails", () => {
 
   it("on an empty render with prune on", async () => {
     const { result } = await appliedThenBroken((current) => {
-      current.repo.commit({ "env/staging/old.yaml": null, "env/staging/web.yaml": null, "env/staging/README.md": "nothing here\n" });
+      current.repo.commit({
+        "env/staging/old.yaml": null,
+        "env/staging/web.yaml": null,
+        "env/staging/README.md": "nothing here\n",
+      });
     });
     expect(result.errors.join("\n")).toMatch(/empty/);
   });
 
   it("when the API server rejects the apply (the dry-run fails first, so nothing is written)", async () => {
     const { result, status } = await appliedThenBroken((current) => {
-      current.repo.commit({ "env/staging/old.yaml": null, "env/staging/web.yaml": deploymentYaml("web", { replicas: 3 }) });
+      current.repo.commit({
+        "env/staging/old.yaml": null,
+        "env/staging/web.yaml": deploymentYaml("web", { replicas: 3 }),
+      });
       current.sim.faults.failApply({ resource: "deployments", count: Infinity });
     });
     expect(result.phase).toBe("observe");
@@ -203,7 +267,10 @@ describe("nothing is deleted when a cycle fails", () => {
 
   it("when a real apply fails after a clean dry-run, keeping what was applied in the inventory", async () => {
     env = await setup(temp);
-    env.repo.commit({ "env/staging/web.yaml": deploymentYaml("web"), "env/staging/old.yaml": configMapYaml("old") });
+    env.repo.commit({
+      "env/staging/web.yaml": deploymentYaml("web"),
+      "env/staging/old.yaml": configMapYaml("old"),
+    });
     const cluster = env.cluster;
     // Only the real write of the Deployment fails: the plan is made, then execution breaks half-way.
     const flaky: ClusterPort = {
@@ -212,13 +279,18 @@ describe("nothing is deleted when a cycle fails", () => {
       get: (ref) => cluster.get(ref),
       delete: (ref) => cluster.delete(ref),
       apply: async (object, options) => {
-        if (!options.dryRun && object.kind === "Deployment") throw new TransientError("kubernetes-unavailable", "apply Deployment: HTTP 503");
+        if (!options.dryRun && object.kind === "Deployment")
+          throw new TransientError("kubernetes-unavailable", "apply Deployment: HTTP 503");
         return cluster.apply(object, options);
       },
     };
     const reconciler = createReconciler({ cluster, source: env.fetcher, settings: env.settings() });
     await reconciler.cycle();
-    env.repo.commit({ "env/staging/old.yaml": null, "env/staging/web.yaml": deploymentYaml("web", { replicas: 3 }), "env/staging/new.yaml": configMapYaml("new") });
+    env.repo.commit({
+      "env/staging/old.yaml": null,
+      "env/staging/web.yaml": deploymentYaml("web", { replicas: 3 }),
+      "env/staging/new.yaml": configMapYaml("new"),
+    });
     const broken = createReconciler({ cluster: flaky, source: env.fetcher, settings: env.settings() });
     env.sim.resetRequests();
     const result = await broken.cycle();
@@ -228,7 +300,9 @@ describe("nothing is deleted when a cycle fails", () => {
     expect(broken.status().health).toBe("Degraded");
     expect(env.sim.requests().filter((request) => request.verb === "delete")).toEqual([]);
     expect(env.sim.get("v1", "ConfigMap", "shop", "old")).toBeDefined();
-    const inventory = env.sim.get("v1", "ConfigMap", "shop", "ferry-inventory-staging") as { data: { entries: string } };
+    const inventory = env.sim.get("v1", "ConfigMap", "shop", "ferry-inventory-staging") as {
+      data: { entries: string };
+    };
     expect(inventory.data.entries).toContain("_ConfigMap_shop_new|v1");
     expect(inventory.data.entries).toContain("_ConfigMap_shop_old|v1");
   });
@@ -241,19 +315,33 @@ describe("health", () => {
     const reconciler = env.reconciler();
     const first = await reconciler.cycle();
     expect(first.health).toBe("Progressing");
-    await env.sim.waitFor("apps/v1", "Deployment", "shop", "web", (object) => (object.status as { availableReplicas?: number } | undefined)?.availableReplicas === 3);
+    await env.sim.waitFor(
+      "apps/v1",
+      "Deployment",
+      "shop",
+      "web",
+      (object) => (object.status as { availableReplicas?: number } | undefined)?.availableReplicas === 3,
+    );
     const later = await reconciler.cycle();
     expect(later.health).toBe("Healthy");
     expect(later.sync).toBe("Synced");
   });
 
   it("reports Degraded when the image does not exist", async () => {
-    env = await setup(temp, { rolloutStepMs: 20, progressDeadlineMs: 200, imageExists: async (image) => !image.endsWith(":missing") });
-    env.repo.commit({ "env/staging/web.yaml": deploymentYaml("web", { image: "ghcr.io/acme/shop:missing" }) });
+    env = await setup(temp, {
+      rolloutStepMs: 20,
+      progressDeadlineMs: 200,
+      imageExists: async (image) => !image.endsWith(":missing"),
+    });
+    env.repo.commit({
+      "env/staging/web.yaml": deploymentYaml("web", { image: "ghcr.io/acme/shop:missing" }),
+    });
     const reconciler = env.reconciler();
     await reconciler.cycle();
     await env.sim.waitFor("apps/v1", "Deployment", "shop", "web", (object) =>
-      ((object.status as { conditions?: { reason?: string }[] } | undefined)?.conditions ?? []).some((condition) => condition.reason === "ProgressDeadlineExceeded"),
+      ((object.status as { conditions?: { reason?: string }[] } | undefined)?.conditions ?? []).some(
+        (condition) => condition.reason === "ProgressDeadlineExceeded",
+      ),
     );
     const later = await reconciler.cycle();
     expect(later.health).toBe("Degraded");
@@ -276,13 +364,23 @@ describe("watching applied objects", () => {
   it("self-heals from a watch event long before the next interval", async () => {
     env = await setup(temp);
     env.repo.commit({ "env/staging/web.yaml": deploymentYaml("web", { replicas: 2 }) });
-    const reconciler = env.reconciler({}, { intervalMs: 3_600_000, progressingIntervalMs: 3_600_000, watch: true, debounceMs: 50 });
+    const reconciler = env.reconciler(
+      {},
+      { intervalMs: 3_600_000, progressingIntervalMs: 3_600_000, watch: true, debounceMs: 50 },
+    );
     reconciler.start();
     await env.sim.waitFor("apps/v1", "Deployment", "shop", "web", () => true);
     // Let the first cycle finish and its watches open before the human acts.
     await new Promise((resolve) => setTimeout(resolve, 300));
     env.sim.scale("Deployment", "shop", "web", 6);
-    await env.sim.waitFor("apps/v1", "Deployment", "shop", "web", (object) => (object as Deployment).spec.replicas === 2, 5_000);
+    await env.sim.waitFor(
+      "apps/v1",
+      "Deployment",
+      "shop",
+      "web",
+      (object) => (object as Deployment).spec.replicas === 2,
+      5_000,
+    );
   });
 });
 
@@ -304,7 +402,11 @@ spec:
       schema:
         openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
 `;
-    env.repo.commit({ "env/staging/a-widget.yaml": "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: gear}\nspec: {size: 3}\n", "env/staging/z-crd.yaml": crd });
+    env.repo.commit({
+      "env/staging/a-widget.yaml":
+        "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: gear}\nspec: {size: 3}\n",
+      "env/staging/z-crd.yaml": crd,
+    });
     const reconciler = env.reconciler();
     const first = await reconciler.cycle();
     expect(first.errors).toEqual([]);
@@ -321,7 +423,10 @@ spec:
     env.repo.commit({ "env/staging/config.yaml": configMapYaml("c") });
     const result = await env.reconciler({ namespace: "fresh", createNamespace: true }).cycle();
     expect(result.errors).toEqual([]);
-    expect(result.applied.map((ref) => `${ref.kind}/${ref.namespace}/${ref.name}`)).toEqual(["Namespace//fresh", "ConfigMap/fresh/c"]);
+    expect(result.applied.map((ref) => `${ref.kind}/${ref.namespace}/${ref.name}`)).toEqual([
+      "Namespace//fresh",
+      "ConfigMap/fresh/c",
+    ]);
     expect(env.sim.get("v1", "ConfigMap", "fresh", "c")).toBeDefined();
   });
 
@@ -352,7 +457,10 @@ describe("a crash-looping apply", () => {
       delays.push(fields.retryInMs as number);
       if (delays.length === 4) enough();
     };
-    const reconciler = env.reconciler({}, { intervalMs: 10, backoff: { baseMs: 40, maxMs: 160 }, random: () => 1, log });
+    const reconciler = env.reconciler(
+      {},
+      { intervalMs: 10, backoff: { baseMs: 40, maxMs: 160 }, random: () => 1, log },
+    );
     reconciler.start();
     await fourFailures;
     await reconciler.stop();

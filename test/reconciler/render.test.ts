@@ -21,7 +21,8 @@ function tree(files: Record<string, string>): string {
   return root;
 }
 
-const names = (rendered: Awaited<ReturnType<typeof renderPath>>) => rendered.map(({ object }) => `${object.kind}/${object.metadata.name}`);
+const names = (rendered: Awaited<ReturnType<typeof renderPath>>) =>
+  rendered.map(({ object }) => `${object.kind}/${object.metadata.name}`);
 
 describe("renderPath", () => {
   it("reads plain manifests recursively in sorted order, ignoring other files and hidden folders", async () => {
@@ -39,11 +40,14 @@ describe("renderPath", () => {
     const root = tree({
       "base/web.yaml": deploymentYaml("web"),
       "base/kustomization.yaml": "resources: [web.yaml]\n",
-      "overlays/staging/kustomization.yaml": "resources: [../../base]\nnamePrefix: staging-\nimages:\n  - name: ghcr.io/acme/shop\n    newTag: 1.9.0\n",
+      "overlays/staging/kustomization.yaml":
+        "resources: [../../base]\nnamePrefix: staging-\nimages:\n  - name: ghcr.io/acme/shop\n    newTag: 1.9.0\n",
     });
     const rendered = await renderPath(root, "overlays/staging");
     expect(names(rendered)).toEqual(["Deployment/staging-web"]);
-    const containers = (rendered[0]!.object.spec as { template: { spec: { containers: { image: string }[] } } }).template.spec.containers;
+    const containers = (
+      rendered[0]!.object.spec as { template: { spec: { containers: { image: string }[] } } }
+    ).template.spec.containers;
     expect(containers[0]!.image).toBe("ghcr.io/acme/shop:1.9.0");
   });
 
@@ -69,7 +73,9 @@ describe("renderPath", () => {
 
   it("refuses manifests over the size limit", async () => {
     const root = tree({ "app/big.yaml": configMapYaml("big", { blob: "x".repeat(5000) }) });
-    await expect(renderPath(root, "app", { limits: { maxBytes: 4096 } })).rejects.toThrow(/size limit|exceed/);
+    await expect(renderPath(root, "app", { limits: { maxBytes: 4096 } })).rejects.toThrow(
+      /size limit|exceed/,
+    );
   });
 
   it("fails clearly for a path that does not exist", async () => {
@@ -78,10 +84,14 @@ describe("renderPath", () => {
 
   it("renders the Kubernetes guestbook example from the corpus", async () => {
     const root = temp.make();
-    cpSync(path.join(CORPUS, "kubernetes__examples/web/guestbook/all-in-one"), path.join(root, "guestbook"), { recursive: true });
+    cpSync(path.join(CORPUS, "kubernetes__examples/web/guestbook/all-in-one"), path.join(root, "guestbook"), {
+      recursive: true,
+    });
     const rendered = await renderPath(root, "guestbook");
     expect(rendered.length).toBeGreaterThan(0);
-    expect(rendered.every(({ object }) => object.apiVersion && object.kind && object.metadata.name)).toBe(true);
+    expect(rendered.every(({ object }) => object.apiVersion && object.kind && object.metadata.name)).toBe(
+      true,
+    );
   });
 
   it("renders podinfo's deploy bases from the corpus", async () => {

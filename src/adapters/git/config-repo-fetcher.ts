@@ -43,7 +43,7 @@ const ALLOWED_SCHEMES = new Set(["https", "http", "ssh", "git", "file"]);
  */
 export function isSafeRef(ref: string): boolean {
   return (
-    /^[A-Za-z0-9][A-Za-z0-9._\/-]*$/.test(ref) &&
+    /^[A-Za-z0-9][A-Za-z0-9._/-]*$/.test(ref) &&
     !ref.includes("..") &&
     !ref.includes("//") &&
     !ref.endsWith("/") &&
@@ -61,10 +61,16 @@ export class ConfigRepoFetcher {
     this.cacheDir = path.join(options.workDir, "cache.git");
     const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(options.repo)?.[1]?.toLowerCase();
     if (scheme !== undefined && !ALLOWED_SCHEMES.has(scheme)) {
-      throw new UserError("invalid-repo", `unsupported config repo URL scheme ${JSON.stringify(scheme)}: use https, http, ssh, git, file or a path`);
+      throw new UserError(
+        "invalid-repo",
+        `unsupported config repo URL scheme ${JSON.stringify(scheme)}: use https, http, ssh, git, file or a path`,
+      );
     }
     if (options.ref !== undefined && !isSafeRef(options.ref)) {
-      throw new UserError("invalid-ref", `invalid --ref ${JSON.stringify(options.ref)}: use a branch, tag or commit SHA`);
+      throw new UserError(
+        "invalid-ref",
+        `invalid --ref ${JSON.stringify(options.ref)}: use a branch, tag or commit SHA`,
+      );
     }
   }
 
@@ -81,8 +87,22 @@ export class ConfigRepoFetcher {
     const source = ref ?? "HEAD";
     // Fetch into a private ref (not FETCH_HEAD) so a concurrent or failed fetch cannot leave it half-written.
     const target = "refs/ferry/fetched";
-    await this.git(["--git-dir", this.cacheDir, "fetch", "--quiet", "--no-tags", "--depth", "1", "--force", "--", this.remote(), `${source}:${target}`]);
-    const revision = (await this.git(["--git-dir", this.cacheDir, "rev-parse", "--verify", `${target}^{commit}`])).trim();
+    await this.git([
+      "--git-dir",
+      this.cacheDir,
+      "fetch",
+      "--quiet",
+      "--no-tags",
+      "--depth",
+      "1",
+      "--force",
+      "--",
+      this.remote(),
+      `${source}:${target}`,
+    ]);
+    const revision = (
+      await this.git(["--git-dir", this.cacheDir, "rev-parse", "--verify", `${target}^{commit}`])
+    ).trim();
     if (ref && FULL_SHA.test(ref) && revision.toLowerCase() !== ref.toLowerCase()) {
       throw new UserError("git-ref-mismatch", `fetched ${revision} for ${ref}`);
     }
@@ -92,9 +112,23 @@ export class ConfigRepoFetcher {
     await mkdir(dir, { recursive: true });
     try {
       // A throwaway index keeps the cache bare and lets each revision live in its own folder.
-      await this.git(["--git-dir", this.cacheDir, "--work-tree", dir, "checkout", "--quiet", "--force", revision, "--", "."], {
-        GIT_INDEX_FILE: path.join(this.options.workDir, `index-${revision}`),
-      });
+      await this.git(
+        [
+          "--git-dir",
+          this.cacheDir,
+          "--work-tree",
+          dir,
+          "checkout",
+          "--quiet",
+          "--force",
+          revision,
+          "--",
+          ".",
+        ],
+        {
+          GIT_INDEX_FILE: path.join(this.options.workDir, `index-${revision}`),
+        },
+      );
     } catch (error) {
       await rm(dir, { recursive: true, force: true });
       throw error;
@@ -156,10 +190,22 @@ export class ConfigRepoFetcher {
       });
       child.on("close", (code) => {
         clearTimeout(timer);
-        if (timedOut) return reject(new TransientError("git-timeout", `git ${args[2] === "fetch" ? "fetch" : args[0]} timed out after ${timeoutMs} ms`));
+        if (timedOut)
+          return reject(
+            new TransientError(
+              "git-timeout",
+              `git ${args[2] === "fetch" ? "fetch" : args[0]} timed out after ${timeoutMs} ms`,
+            ),
+          );
         if (code === 0) return resolve(stdout);
-        const message = redact(stderr.trim().split("\n").filter(Boolean).slice(-2).join(" ")) || `exit code ${code}`;
-        reject(new TransientError("git-failed", `git ${args.includes("fetch") ? "fetch" : args.includes("checkout") ? "checkout" : args[0]} failed: ${message}`));
+        const message =
+          redact(stderr.trim().split("\n").filter(Boolean).slice(-2).join(" ")) || `exit code ${code}`;
+        reject(
+          new TransientError(
+            "git-failed",
+            `git ${args.includes("fetch") ? "fetch" : args.includes("checkout") ? "checkout" : args[0]} failed: ${message}`,
+          ),
+        );
       });
     });
   }

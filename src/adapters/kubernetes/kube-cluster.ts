@@ -3,7 +3,14 @@
  * force), dry-run, list, get, delete and watch. API errors are sorted into UserError (the config
  * is wrong: 400/404/409/422, or credentials: 401/403) and TransientError (429, 5xx, network).
  */
-import { ApiException, KubeConfig, KubernetesObjectApi, PatchStrategy, Watch, type KubernetesObject } from "@kubernetes/client-node";
+import {
+  ApiException,
+  KubeConfig,
+  KubernetesObjectApi,
+  PatchStrategy,
+  Watch,
+  type KubernetesObject,
+} from "@kubernetes/client-node";
 import { TransientError, UserError } from "../../core/errors.js";
 import { FIELD_MANAGER } from "../../reconciler/desired-state.js";
 import { apiVersionOf, describeRef } from "../../reconciler/object-ref.js";
@@ -56,8 +63,10 @@ function apiMessage(error: unknown): string {
 export function toFerryError(error: unknown, action: string): Error {
   const status = statusOf(error);
   const message = `${action}: ${apiMessage(error)}`;
-  if (status === undefined || status === 429 || status >= 500) return new TransientError("kubernetes-unavailable", message, { cause: error });
-  if (status === 401 || status === 403) return new UserError("kubernetes-forbidden", message, { cause: error });
+  if (status === undefined || status === 429 || status >= 500)
+    return new TransientError("kubernetes-unavailable", message, { cause: error });
+  if (status === 401 || status === 403)
+    return new UserError("kubernetes-forbidden", message, { cause: error });
   if (status === 404) return new UserError("kubernetes-not-found", message, { cause: error });
   return new UserError("kubernetes-rejected", message, { cause: error });
 }
@@ -91,12 +100,28 @@ export class KubeCluster implements ClusterPort {
     }
   }
 
-  async list(apiVersion: string, kind: string, namespace: string | undefined, labelSelector: string): Promise<KubeObject[]> {
+  async list(
+    apiVersion: string,
+    kind: string,
+    namespace: string | undefined,
+    labelSelector: string,
+  ): Promise<KubeObject[]> {
     try {
       const items: KubeObject[] = [];
       let continueToken: string | undefined;
       do {
-        const page = await this.api.list(apiVersion, kind, namespace, undefined, undefined, undefined, undefined, labelSelector, 500, continueToken);
+        const page = await this.api.list(
+          apiVersion,
+          kind,
+          namespace,
+          undefined,
+          undefined,
+          undefined,
+          undefined,
+          labelSelector,
+          500,
+          continueToken,
+        );
         for (const item of page.items) items.push({ ...plain(item), apiVersion, kind });
         continueToken = page.metadata?._continue || undefined;
       } while (continueToken);
@@ -108,7 +133,11 @@ export class KubeCluster implements ClusterPort {
 
   async get(ref: ObjectRef): Promise<KubeObject | undefined> {
     try {
-      const header = { apiVersion: apiVersionOf(ref), kind: ref.kind, metadata: { name: ref.name, ...(ref.namespace ? { namespace: ref.namespace } : {}) } };
+      const header = {
+        apiVersion: apiVersionOf(ref),
+        kind: ref.kind,
+        metadata: { name: ref.name, ...(ref.namespace ? { namespace: ref.namespace } : {}) },
+      };
       return plain(await this.api.read(header));
     } catch (error) {
       if (statusOf(error) === 404) return undefined;
@@ -135,7 +164,11 @@ export class KubeCluster implements ClusterPort {
 
   async delete(ref: ObjectRef): Promise<void> {
     try {
-      const header = { apiVersion: apiVersionOf(ref), kind: ref.kind, metadata: { name: ref.name, ...(ref.namespace ? { namespace: ref.namespace } : {}) } };
+      const header = {
+        apiVersion: apiVersionOf(ref),
+        kind: ref.kind,
+        metadata: { name: ref.name, ...(ref.namespace ? { namespace: ref.namespace } : {}) },
+      };
       // Background propagation, as kubectl: dependents are collected by Kubernetes' garbage collector.
       await this.api.delete(header, undefined, undefined, undefined, undefined, "Background");
     } catch (error) {
@@ -144,23 +177,37 @@ export class KubeCluster implements ClusterPort {
     }
   }
 
-  async watch(apiVersion: string, kind: string, namespace: string | undefined, labelSelector: string, onChange: () => void): Promise<() => void> {
+  async watch(
+    apiVersion: string,
+    kind: string,
+    namespace: string | undefined,
+    labelSelector: string,
+    onChange: () => void,
+  ): Promise<() => void> {
     const resource = await this.api.discover(apiVersion, kind);
     if (!resource) return () => {};
     const base = apiVersion.includes("/") ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
-    const path = namespace && resource.namespaced ? `${base}/namespaces/${namespace}/${resource.name}` : `${base}/${resource.name}`;
+    const path =
+      namespace && resource.namespaced
+        ? `${base}/namespaces/${namespace}/${resource.name}`
+        : `${base}/${resource.name}`;
     let stopped = false;
     let controller: AbortController | undefined;
     const start = async (): Promise<void> => {
       if (stopped) return;
       try {
-        controller = await this.watcher.watch(path, { labelSelector }, (phase) => {
-          // The initial ADDED events replay what exists; any of them may be drift, so all count.
-          if (phase === "ADDED" || phase === "MODIFIED" || phase === "DELETED") onChange();
-        }, () => {
-          // The server ends watches now and then; reopen after a pause instead of hammering it.
-          if (!stopped) setTimeout(() => void start(), 5_000).unref();
-        });
+        controller = await this.watcher.watch(
+          path,
+          { labelSelector },
+          (phase) => {
+            // The initial ADDED events replay what exists; any of them may be drift, so all count.
+            if (phase === "ADDED" || phase === "MODIFIED" || phase === "DELETED") onChange();
+          },
+          () => {
+            // The server ends watches now and then; reopen after a pause instead of hammering it.
+            if (!stopped) setTimeout(() => void start(), 5_000).unref();
+          },
+        );
       } catch {
         if (!stopped) setTimeout(() => void start(), 5_000).unref();
       }
