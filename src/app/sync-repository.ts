@@ -1,6 +1,7 @@
 import { environmentOrder, environmentPolicy, type FerryConfig } from "../core/config/schema.js";
 import type { BodyRow } from "../core/pr/body.js";
 import { isUserError } from "../core/errors.js";
+import { isNewer } from "../core/policy/select-tag.js";
 import { registryOf, type AppDeps, type LoadedConfig } from "./app-deps.js";
 import { loadRepoConfig } from "./load-repo-config.js";
 import type { EnvironmentPlan } from "./plan-environment.js";
@@ -48,12 +49,17 @@ export async function syncRepository(deps: AppDeps, trigger: SyncTrigger): Promi
     }
     try {
       result.environments[environment] = await deps.locks.run(`${deps.github.owner}/${deps.github.repo}#${environment}`, async () => {
+        const files = repoFileSource(deps.github, loaded.base.treeSha);
+        const follow = environmentConfig.from !== undefined ? await upstreamPins(deps, loaded, environment, files, state.floors[environment] ?? {}) : undefined;
         const plan = await deps.planEnvironment(
-          { registry: registryOf(deps, config), files: repoFileSource(deps.github, loaded.base.treeSha), now: deps.now() },
+          { registry: registryOf(deps, config), files, now: deps.now() },
           config,
           environment,
           // Every image is planned, not only the triggering one: the PR carries the whole environment.
-          { floor: state.floors[environment] ?? {}, eligible: ciGate(deps, config) },
+          // With `from`, the environment follows exactly what its upstream runs (same digest), never backwards.
+          follow
+            ? { pins: follow, images: Object.keys(follow) }
+            : { floor: state.floors[environment] ?? {}, eligible: ciGate(deps, config) },
         );
         const upsert = await upsertPromotionPr(deps, { loaded, plan, kind: "bump", rows: await bodyRows(deps, config, environment, plan) });
         return upsert.action;
@@ -68,6 +74,34 @@ export async function syncRepository(deps: AppDeps, trigger: SyncTrigger): Promi
   if (trigger.reason === "scan") await writeDashboard(deps, loaded, state);
   deps.log.info({ reason: trigger.reason, environments: result.environments }, "sync done");
   return result;
+}
+
+/**
+ * `update: auto` with `from`: the upstream's exact versions, for images where the upstream runs a
+ * newer tag than this environment and than its floor (no downgrade, human reverts respected).
+ */
+async function upstreamPins(
+  deps: AppDeps,
+  loaded: LoadedConfig,
+  environment: string,
+  files: ReturnType<typeof repoFileSource>,
+  floors: Record<string, string>,
+): Promise<Record<string, { tag?: string; digest: string }>> {
+  const { config } = loaded;
+  const upstream = config.environments[environment]!.from!;
+  const [theirs, ours] = await Promise.all([deps.currentImages(files, config, upstream), deps.currentImages(files, config, environment)]);
+  const pins: Record<string, { tag?: string; digest: string }> = {};
+  for (const [name, running] of Object.entries(theirs)) {
+    const current = ours[name];
+    if (!current || running.tag === undefined) continue;
+    const policy = environmentPolicy(config, environment, name);
+    if (current.tag !== undefined && isNewer(running.tag, current.tag, policy) !== true) continue;
+    const floor = floors[name];
+    if (floor !== undefined && isNewer(running.tag, floor, policy) !== true) continue;
+    const digest = running.digest ?? (await registryOf(deps, config).resolveDigest(config.images[name]!.repository, running.tag));
+    pins[name] = { tag: running.tag, digest };
+  }
+  return pins;
 }
 
 function imagesFor(config: FerryConfig, repositories: string[] | undefined): string[] {

@@ -199,3 +199,29 @@ describe("CI gating", () => {
     expect(github.pulls[0]!.body).toContain(`/acme/shop/compare/${"a".repeat(40)}...${"b".repeat(40)}`);
   });
 });
+
+describe("automatic environments with from", () => {
+  it("follow exactly what the upstream runs, and never move backwards", async () => {
+    const files = configRepo();
+    files[".github/ferry.yml"] += `  qa:
+    paths: [overlays/qa]
+    from: staging
+    update: auto
+    merge: review
+`;
+    files["overlays/qa/kustomization.yaml"] = files["overlays/staging/kustomization.yaml"]!.replace('"1.7.0"', '"1.9.0"');
+    const github = new FakeGitHub(files);
+    const registry = new FakeRegistry();
+    registry.push("ghcr.io/acme/shop", "1.7.0");
+    const digest = registry.push("ghcr.io/acme/shop", "1.8.0");
+    const deps = fakeDeps(github, registry);
+    await syncRepository(deps, { reason: "registry" });
+    // staging merged 1.8.0 on its own; qa runs 1.9.0 already, so it is not pulled back to 1.8.0.
+    expect(github.pulls.filter((pull) => pull.headRef === "ferry/qa")).toHaveLength(0);
+    github.push("main", { "overlays/qa/kustomization.yaml": files["overlays/qa/kustomization.yaml"]!.replace('"1.9.0"', '"1.6.0"') });
+    await syncRepository(deps, { reason: "scan" });
+    const qa = github.pulls.filter((pull) => pull.headRef === "ferry/qa");
+    expect(qa.map((pull) => pull.title)).toEqual(["Promote shop 1.8.0 to qa"]);
+    expect(parseBody(qa[0]!.body)?.changes[0]?.to).toEqual({ tag: "1.8.0", digest });
+  });
+});
