@@ -13,6 +13,9 @@ import { createFerry, type Ferry, type FerryAppOptions } from "./app.js";
 import { parseDuration } from "./core/duration.js";
 import { createRegistryReceiver, type RegistryReceiverOptions } from "./handlers/registry/index.js";
 
+/** GitHub caps webhook payloads at 25 MB; a bigger body is not GitHub and is refused unread (RELIABILITY.md row 4). */
+const GITHUB_MAX_BODY_BYTES = 25 * 1024 * 1024;
+
 /** At most this many retries of one request on rate limits (RELIABILITY.md rows 21, G6): deferred, never a hot loop. */
 const MAX_RATE_LIMIT_RETRIES = 3;
 
@@ -114,6 +117,16 @@ export async function startFerryServer(options: FerryServerOptions): Promise<Fer
     if (req.method === "GET" && path === "/metrics") return send(res, 200, metrics.contentType, await metrics.metrics());
     if (req.method === "GET" && path === "/status") return send(res, 200, "application/json", JSON.stringify(await ferry.status(probot)));
     if (path?.startsWith("/registry/") && (await receiver(req, res))) return;
+    if (req.method === "POST" && path === "/api/github/webhooks") {
+      // Octokit's middleware buffers any body whole; read it here with a cap and hand it over as a string.
+      const body = await readCappedBody(req, GITHUB_MAX_BODY_BYTES);
+      if (body === undefined) {
+        res.writeHead(413, { "content-type": "text/plain", connection: "close" });
+        res.end("payload too large\n");
+        return;
+      }
+      (req as IncomingMessage & { body?: string }).body = body.toString("utf8");
+    }
     const handled = await webhooks(req, res);
     if (handled === false || !res.headersSent) {
       if (!res.headersSent) send(res, 404, "text/plain", "not found\n");
@@ -169,6 +182,28 @@ export async function startFerryServer(options: FerryServerOptions): Promise<Fer
       await ferry.idle();
     },
   };
+}
+
+/** The body, or undefined once it passes `max` bytes (reading stops there; a declared length over it is not read at all). */
+function readCappedBody(req: IncomingMessage, max: number): Promise<Buffer | undefined> {
+  if (Number(req.headers["content-length"]) > max) return Promise.resolve(undefined);
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer): void => {
+      size += chunk.length;
+      if (size > max) {
+        req.off("data", onData);
+        req.pause();
+        resolve(undefined);
+        return;
+      }
+      chunks.push(chunk);
+    };
+    req.on("data", onData);
+    req.on("end", () => resolve(Buffer.concat(chunks)));
+    req.on("error", reject);
+  });
 }
 
 function send(res: ServerResponse, status: number, type: string, body: string): void {
