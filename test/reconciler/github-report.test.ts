@@ -48,6 +48,7 @@ describe("reporting to GitHub", () => {
       files: { "env/staging/web.yaml": deploymentYaml("web") },
     });
 
+    const logs: string[] = [];
     const reporter = new GitHubDeploymentReporter({
       repository: "mona/config",
       environment: "staging",
@@ -73,6 +74,7 @@ describe("reporting to GitHub", () => {
         prune: DEFAULT_PRUNE_OPTIONS,
       },
       reporter,
+      log: (message, fields) => logs.push(JSON.stringify({ message, ...fields })),
     });
 
     const first = await reconciler.cycle();
@@ -101,6 +103,9 @@ describe("reporting to GitHub", () => {
     // Newest first, as GitHub lists them.
     expect(statuses.map((status) => status.state)).toEqual(["success", "in_progress"]);
     expect(statuses.every((status) => status.description.length < 140)).toBe(true);
+    // The token shows up nowhere the reconciler writes: logs, status, descriptions.
+    const written = [...logs, JSON.stringify(reconciler.status()), JSON.stringify(statuses)].join("\n");
+    expect(written).not.toContain(mona.token);
   });
 
   it("finds the existing Deployment after a restart instead of creating a second one", async () => {

@@ -240,6 +240,30 @@ describe("nothing is deleted when a cycle fails", () => {
     expect(writesOf(env!.sim.requests())).toEqual([]);
   });
 
+  it("when reading an object that left Git fails", async () => {
+    const { result } = await appliedThenBroken((current) => {
+      current.repo.commit({ "env/staging/old.yaml": null });
+      current.sim.faults.fail({
+        verb: "get",
+        resource: "configmaps",
+        name: "old",
+        status: 503,
+        count: Infinity,
+      });
+    });
+    expect(result.phase).toBe("observe");
+    expect(result.transient).toBe(true);
+  });
+
+  it("when the API server refuses the credentials", async () => {
+    const { result } = await appliedThenBroken((current) => {
+      current.repo.commit({ "env/staging/old.yaml": null });
+      current.sim.faults.fail({ verb: "list", status: 401, count: Infinity });
+    });
+    expect(result.phase).toBe("observe");
+    expect(result.errors.join("\n")).toMatch(/list/);
+  });
+
   it("on an empty render with prune on", async () => {
     const { result } = await appliedThenBroken((current) => {
       current.repo.commit({
