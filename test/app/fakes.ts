@@ -271,7 +271,7 @@ export class FakeRegistry implements RegistryReader {
   }
 }
 
-export function fakeDeps(github: FakeGitHub, registry: FakeRegistry, now = new Date("2026-01-01T00:00:00Z")): AppDeps {
+export function fakeDeps(github: GitHubRepoPort, registry: RegistryReader, now = new Date("2026-01-01T00:00:00Z")): AppDeps {
   return {
     github,
     registry,
