@@ -717,14 +717,26 @@ export class GitHubEmulator {
     }
   }
 
+  /** Whether any installation on `repo` would receive `event` (so costly payloads are built only when needed). */
+  hasSubscribers(repo: Repo, event: string): boolean {
+    for (const inst of this.installations.values()) {
+      if (this.installationCovers(inst, repo) && this.receives(inst, event)) return true;
+    }
+    return false;
+  }
+
+  private receives(inst: Installation, event: string): boolean {
+    const app = this.apps.get(inst.appId);
+    if (!app?.webhookUrl) return false;
+    if (event === "installation") return true;
+    if (!app.events.includes(event)) return false;
+    const needs = EVENT_PERMISSIONS[event] ?? [];
+    return needs.length === 0 || needs.some((name) => name === "metadata" || inst.permissions[name] !== undefined);
+  }
+
   private deliverTo(inst: Installation, event: string, payload: Record<string, unknown>): void {
     const app = this.apps.get(inst.appId);
-    if (!app?.webhookUrl) return;
-    if (event !== "installation") {
-      if (!app.events.includes(event)) return;
-      const needs = EVENT_PERMISSIONS[event] ?? [];
-      if (needs.length > 0 && !needs.some((name) => name === "metadata" || inst.permissions[name])) return;
-    }
+    if (!app?.webhookUrl || !this.receives(inst, event)) return;
     this.webhooks.enqueue(
       { appId: app.id, url: app.webhookUrl, secret: app.webhookSecret, targetId: app.id },
       event,
@@ -776,6 +788,7 @@ export class GitHubEmulator {
   }
 
   private async emitPush(repo: Repo, ref: string, before: string, after: string, pusher: string, forced: boolean): Promise<void> {
+    if (!this.hasSubscribers(repo, "push")) return;
     const commits: Record<string, unknown>[] = [];
     if (after !== ZERO_SHA) {
       const shas = before === ZERO_SHA ? [after] : await repo.git.commitsBetween(before, after);
@@ -829,6 +842,7 @@ export class GitHubEmulator {
   }
 
   async emitPull(repo: Repo, issue: Issue, action: string, sender: string, extra: Record<string, unknown> = {}): Promise<void> {
+    if (!this.hasSubscribers(repo, "pull_request")) return;
     const view = await this.pullView(repo, issue);
     this.emit(repo, "pull_request", { action, number: issue.number, pull_request: view.body, ...extra }, sender);
   }
@@ -898,11 +912,12 @@ export class GitHubEmulator {
   async emitCheckRun(repo: Repo, run: CheckRun, action: string, sender: string): Promise<void> {
     const suite = repo.checkSuites.get(run.suiteId)!;
     const completed = this.refreshSuite(repo, suite);
+    if (run.status === "completed") this.scheduleAutoMerge(repo);
+    if (!this.hasSubscribers(repo, "check_run") && !this.hasSubscribers(repo, "check_suite")) return;
     const pulls = this.pullsForSha(repo, run.headSha);
     const runShape = { ...shape.checkRun(this.shapes, repo, run, pulls), check_suite: await this.suiteShape(repo, suite) };
     this.emit(repo, "check_run", { action, check_run: runShape }, sender);
     if (completed) this.emit(repo, "check_suite", { action: "completed", check_suite: await this.suiteShape(repo, suite) }, sender);
-    if (run.status === "completed") this.scheduleAutoMerge(repo);
   }
 
   async suiteShape(repo: Repo, suite: CheckSuite) {
