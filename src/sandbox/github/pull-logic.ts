@@ -254,7 +254,7 @@ export async function enableAutoMerge(emu: GitHubEmulator, repo: Repo, issue: Is
   if (view.mergeableState === "dirty") return "Pull request Pull request is in dirty status";
   p.autoMerge = { enabledBy: login, method, commitTitle: commitTitle ?? null, commitMessage: commitMessage ?? null };
   issue.updatedAt = emu.now();
-  await emu.emitPull(repo, issue, "auto_merge_enabled", login);
+  await emu.emitPull(repo, issue, "auto_merge_enabled", login, { reason: "" });
   emu.scheduleAutoMerge(repo);
   return undefined;
 }

@@ -95,10 +95,17 @@ describe("the emulator's REST responses and webhook payloads match GitHub's publ
 
     await mona.rest.repos.getBranchProtection({ owner, repo, branch: "main" });
     await mona.rest.repos.updateBranchProtection({ owner, repo, branch: "main", required_status_checks: { strict: false, contexts: ["ci/test"] }, enforce_admins: true, required_pull_request_reviews: { required_approving_review_count: 1 }, restrictions: null });
+    await bot.graphql(`mutation($id: ID!) { enablePullRequestAutoMerge(input: {pullRequestId: $id, mergeMethod: SQUASH}) { clientMutationId } }`, { id: pr.node_id });
+    await bot.graphql(`mutation($id: ID!) { disablePullRequestAutoMerge(input: {pullRequestId: $id}) { clientMutationId } }`, { id: pr.node_id });
+    await emu.commit(owner, repo, "ferry/staging", { "notes.txt": "synchronize\n" }, "another commit", { as: "hubot" });
+    const { data: synced } = await bot.rest.pulls.get({ owner, repo, pull_number: pr.number });
+    await bot.rest.repos.createCommitStatus({ owner, repo, sha: synced.head.sha, state: "success", context: "ci/test" });
+    const { data: doomed } = await bot.rest.issues.createComment({ owner, repo, issue_number: pr.number, body: "temporary" });
+    await bot.rest.issues.deleteComment({ owner, repo, comment_id: doomed.id });
     await mona.rest.pulls.createReview({ owner, repo, pull_number: pr.number, event: "APPROVE" });
     await mona.rest.pulls.listReviews({ owner, repo, pull_number: pr.number });
-    await emu.completeWorkflowRun(owner, repo, commit.sha, "success");
-    await bot.rest.pulls.merge({ owner, repo, pull_number: pr.number, merge_method: "squash", sha: commit.sha });
+    await emu.completeWorkflowRun(owner, repo, synced.head.sha, "success");
+    await bot.rest.pulls.merge({ owner, repo, pull_number: pr.number, merge_method: "squash", sha: synced.head.sha });
 
     const { data: merged } = await bot.rest.git.getRef({ owner, repo, ref: "heads/main" });
     const { data: deployment } = await bot.rest.repos.createDeployment({ owner, repo, ref: merged.object.sha, environment: "staging", auto_merge: false, required_contexts: [] });
@@ -137,7 +144,7 @@ describe("the emulator's REST responses and webhook payloads match GitHub's publ
 
   it("sends webhook payloads that validate against @octokit/webhooks-schemas", { timeout: 60_000 }, () => {
     const events = new Set(receiver.received.map((h) => `${h.event}.${String(h.payload.action ?? "")}`));
-    for (const wanted of ["push.", "pull_request.opened", "pull_request.closed", "pull_request.labeled", "issue_comment.created", "issue_comment.edited", "issues.opened", "check_run.completed", "check_suite.completed", "status.", "pull_request_review.submitted", "workflow_run.completed", "deployment.created", "deployment_status.created", "registry_package.published", "installation.created"]) {
+    for (const wanted of ["push.", "pull_request.opened", "pull_request.closed", "pull_request.labeled", "pull_request.synchronize", "pull_request.auto_merge_enabled", "pull_request.auto_merge_disabled", "pull_request.edited", "pull_request.review_requested", "issue_comment.deleted", "issues.closed", "check_run.created", "issue_comment.created", "issue_comment.edited", "issues.opened", "check_run.completed", "check_suite.completed", "status.", "pull_request_review.submitted", "workflow_run.completed", "deployment.created", "deployment_status.created", "registry_package.published", "installation.created"]) {
       expect(events).toContain(wanted);
     }
     const problems = receiver.received
