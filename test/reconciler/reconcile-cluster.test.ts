@@ -493,3 +493,36 @@ describe("a crash-looping apply", () => {
     expect(writesOf(env.sim.requests())).toEqual([]);
   });
 });
+
+describe("fidelity to Git", () => {
+  it("applies fields the Kubernetes client's models do not know, byte for byte, and stays in sync", async () => {
+    env = await setup(temp);
+    const manifest = deploymentYaml("web").replace(
+      "          image:",
+      "          futureKnob: enabled\n          image:",
+    );
+    env.repo.commit({ "env/staging/web.yaml": manifest });
+    const reconciler = env.reconciler();
+    await reconciler.cycle();
+    const containers = (
+      env.sim.get("apps/v1", "Deployment", "shop", "web") as {
+        spec: { template: { spec: { containers: Record<string, unknown>[] } } };
+      }
+    ).spec.template.spec.containers;
+    expect(containers[0]?.futureKnob).toBe("enabled");
+    env.sim.resetRequests();
+    expect((await reconciler.cycle()).applied).toEqual([]);
+  });
+
+  it("reads every page of a long list", async () => {
+    env = await setup(temp);
+    const files: Record<string, string> = {};
+    for (let index = 0; index < 520; index++)
+      files[`env/staging/cm-${index}.yaml`] = configMapYaml(`cm-${index}`);
+    env.repo.commit(files);
+    const reconciler = env.reconciler();
+    expect((await reconciler.cycle()).errors).toEqual([]);
+    const listed = await env.cluster.list("v1", "ConfigMap", "shop", "ferry.dev/instance=staging");
+    expect(listed).toHaveLength(520);
+  });
+});

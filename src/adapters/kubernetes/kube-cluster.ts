@@ -5,11 +5,13 @@
  */
 import {
   ApiException,
+  HttpMethod,
   KubeConfig,
   KubernetesObjectApi,
   PatchStrategy,
   Watch,
   type KubernetesObject,
+  type ResponseContext,
 } from "@kubernetes/client-node";
 import { TransientError, UserError } from "../../core/errors.js";
 import { FIELD_MANAGER } from "../../reconciler/desired-state.js";
@@ -17,10 +19,42 @@ import { apiVersionOf, describeRef } from "../../reconciler/object-ref.js";
 import type { ClusterPort } from "../../reconciler/ports.js";
 import type { KubeObject, ObjectRef } from "../../reconciler/types.js";
 
-/** Exposes client-node's cached discovery, which KubernetesObjectApi keeps protected. */
-class ObjectApi extends KubernetesObjectApi {
+/**
+ * client-node's object API, with two changes that matter for GitOps: bodies go out as the
+ * manifest's own JSON and answers come back as plain JSON. Its typed (de)serializer silently
+ * drops every field its models do not know — a field newer than the client, a CRD-like extension,
+ * a typo — so the cluster would quietly differ from Git. Discovery, auth and TLS stay client-node's.
+ */
+class RawObjectApi extends KubernetesObjectApi {
   discover(apiVersion: string, kind: string) {
     return this.resource(apiVersion, kind);
+  }
+
+  async serverSideApply(object: KubeObject, dryRun: boolean): Promise<KubeObject> {
+    const path = await this.specUriPath(object as KubernetesObject, "patch");
+    const request = this.configuration.baseServer.makeRequestContext(path, HttpMethod.PATCH);
+    request.setHeaderParam("Accept", "application/json");
+    request.setHeaderParam("Content-Type", PatchStrategy.ServerSideApply);
+    if (dryRun) request.setQueryParam("dryRun", "All");
+    request.setQueryParam("fieldManager", FIELD_MANAGER);
+    // force: Git wins over hand edits (self-heal), as Flux and Argo CD's server-side apply do.
+    request.setQueryParam("force", "true");
+    request.setBody(JSON.stringify(object));
+    return (await this.requestPromise(request)) as unknown as KubeObject;
+  }
+
+  protected override async processResponse<T extends KubernetesObject>(
+    response: ResponseContext,
+  ): Promise<T> {
+    const text = await response.body.text();
+    if (response.httpStatusCode >= 200 && response.httpStatusCode <= 299) return JSON.parse(text) as T;
+    let body: unknown = text;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      // keep the plain-text body
+    }
+    throw new ApiException(response.httpStatusCode, "Unsuccessful HTTP Request", body, response.headers);
   }
 }
 
@@ -77,11 +111,11 @@ function plain<T>(value: T): KubeObject {
 }
 
 export class KubeCluster implements ClusterPort {
-  private readonly api: ObjectApi;
+  private readonly api: RawObjectApi;
   private readonly watcher: Watch;
 
   constructor(readonly config: KubeConfig) {
-    this.api = config.makeApiClient(ObjectApi);
+    this.api = config.makeApiClient(RawObjectApi);
     this.watcher = new Watch(config);
   }
 
@@ -123,7 +157,9 @@ export class KubeCluster implements ClusterPort {
           continueToken,
         );
         for (const item of page.items) items.push({ ...plain(item), apiVersion, kind });
-        continueToken = page.metadata?._continue || undefined;
+        // Plain JSON now (see RawObjectApi): the field is `continue`, which the typed model renamed `_continue`.
+        const metadata = page.metadata as { continue?: string; _continue?: string } | undefined;
+        continueToken = metadata?.continue || metadata?._continue || undefined;
       } while (continueToken);
       return items;
     } catch (error) {
@@ -147,14 +183,7 @@ export class KubeCluster implements ClusterPort {
 
   async apply(object: KubeObject, options: { dryRun: boolean }): Promise<KubeObject> {
     try {
-      const result = await this.api.patch(
-        object as KubernetesObject,
-        undefined,
-        options.dryRun ? "All" : undefined,
-        FIELD_MANAGER,
-        true,
-        PatchStrategy.ServerSideApply,
-      );
+      const result = await this.api.serverSideApply(object, options.dryRun);
       return plain(result);
     } catch (error) {
       const ref = `${object.kind} ${object.metadata.namespace ? `${object.metadata.namespace}/` : ""}${object.metadata.name}`;
