@@ -30,7 +30,11 @@ const badJwt = (why: string) => new ApiError(401, `'${why}' A JSON web token cou
  * `iat` not in the future (60 s of drift allowed), `exp` in the future and at most 10 minutes
  * after `iat`.
  */
-export function verifyAppJwt(token: string, keyFor: (issuer: string) => KeyObject | undefined, nowMs: number): string {
+export function verifyAppJwt(
+  token: string,
+  keyFor: (issuer: string) => KeyObject | undefined,
+  nowMs: number,
+): string {
   const [headerPart, payloadPart, signaturePart] = token.split(".") as [string, string, string];
   let header: { alg?: string };
   let payload: { iat?: number; exp?: number; iss?: string | number };
@@ -45,12 +49,23 @@ export function verifyAppJwt(token: string, keyFor: (issuer: string) => KeyObjec
   const issuer = String(payload.iss);
   const key = keyFor(issuer);
   if (!key) throw new ApiError(401, "Integration not found");
-  const signed = verify("RSA-SHA256", Buffer.from(`${headerPart}.${payloadPart}`), key, Buffer.from(signaturePart, "base64url"));
+  const signed = verify(
+    "RSA-SHA256",
+    Buffer.from(`${headerPart}.${payloadPart}`),
+    key,
+    Buffer.from(signaturePart, "base64url"),
+  );
   if (!signed) throw badJwt("signature");
   const now = Math.floor(nowMs / 1000);
   if (typeof payload.iat !== "number" || typeof payload.exp !== "number") throw badJwt("claims");
-  if (payload.iat > now + 60) throw new ApiError(401, "'Issued at' claim ('iat') must be an Integer representing a time in the past.");
-  if (payload.exp <= now) throw new ApiError(401, "'Expiration time' claim ('exp') must be a numeric value representing the future time at which the assertion expires.");
-  if (payload.exp - payload.iat > 600) throw new ApiError(401, "'Expiration time' claim ('exp') is too far in the future");
+  if (payload.iat > now + 60)
+    throw new ApiError(401, "'Issued at' claim ('iat') must be an Integer representing a time in the past.");
+  if (payload.exp <= now)
+    throw new ApiError(
+      401,
+      "'Expiration time' claim ('exp') must be a numeric value representing the future time at which the assertion expires.",
+    );
+  if (payload.exp - payload.iat > 600)
+    throw new ApiError(401, "'Expiration time' claim ('exp') is too far in the future");
   return issuer;
 }

@@ -166,7 +166,12 @@ export class GitHubEmulator {
     const { port } = emulator.server.address() as AddressInfo;
     emulator.origin = `http://127.0.0.1:${port}`;
     emulator.createOrg("github");
-    const actions = emulator.createApp({ slug: ACTIONS_APP_SLUG, name: "GitHub Actions", owner: "github", events: [] });
+    const actions = emulator.createApp({
+      slug: ACTIONS_APP_SLUG,
+      name: "GitHub Actions",
+      owner: "github",
+      events: [],
+    });
     emulator.actionsAppId = actions.id;
     return emulator;
   }
@@ -217,7 +222,10 @@ export class GitHubEmulator {
     return this.accounts.get(login.toLowerCase());
   }
 
-  createUser(login: string, options: { type?: "User" | "Bot"; name?: string; email?: string } = {}): { login: string; id: number; token: string } {
+  createUser(
+    login: string,
+    options: { type?: "User" | "Bot"; name?: string; email?: string } = {},
+  ): { login: string; id: number; token: string } {
     if (this.accounts.has(login.toLowerCase())) throw new Error(`account ${login} exists`);
     const id = this.id();
     const token = newToken("ghp");
@@ -248,7 +256,12 @@ export class GitHubEmulator {
     return { login, id };
   }
 
-  createTeam(org: string, slug: string, members: string[], options: { maintainers?: string[] } = {}): { id: number; slug: string } {
+  createTeam(
+    org: string,
+    slug: string,
+    members: string[],
+    options: { maintainers?: string[] } = {},
+  ): { id: number; slug: string } {
     this.account(org);
     const id = this.id();
     const team: Team = { id, nodeId: shape.nodeIdFor("T", id), org, slug, name: slug, members: new Map() };
@@ -258,7 +271,11 @@ export class GitHubEmulator {
     return { id, slug };
   }
 
-  async createRepo(owner: string, name: string, options: CreateRepoOptions = {}): Promise<{ id: number; fullName: string; defaultBranch: string; headSha: string }> {
+  async createRepo(
+    owner: string,
+    name: string,
+    options: CreateRepoOptions = {},
+  ): Promise<{ id: number; fullName: string; defaultBranch: string; headSha: string }> {
     const account = this.account(owner);
     const key = `${account.login}/${name}`.toLowerCase();
     if (this.repos.has(key)) throw new Error(`repository ${key} exists`);
@@ -276,7 +293,9 @@ export class GitHubEmulator {
       private: options.private ?? false,
       defaultBranch,
       git,
-      collaborators: new Map(Object.entries(options.collaborators ?? {}).map(([login, role]) => [this.account(login).login, role])),
+      collaborators: new Map(
+        Object.entries(options.collaborators ?? {}).map(([login, role]) => [this.account(login).login, role]),
+      ),
       allowAutoMerge: options.allowAutoMerge ?? false,
       deleteBranchOnMerge: options.deleteBranchOnMerge ?? false,
       allowMergeCommit: true,
@@ -325,7 +344,21 @@ export class GitHubEmulator {
     else r.collaborators.set(this.account(login).login, role);
   }
 
-  setRepoSettings(owner: string, repo: string, settings: Partial<Pick<Repo, "allowAutoMerge" | "deleteBranchOnMerge" | "allowMergeCommit" | "allowSquashMerge" | "allowRebaseMerge" | "private">>): void {
+  setRepoSettings(
+    owner: string,
+    repo: string,
+    settings: Partial<
+      Pick<
+        Repo,
+        | "allowAutoMerge"
+        | "deleteBranchOnMerge"
+        | "allowMergeCommit"
+        | "allowSquashMerge"
+        | "allowRebaseMerge"
+        | "private"
+      >
+    >,
+  ): void {
     Object.assign(this.repo(owner, repo), settings);
   }
 
@@ -339,9 +372,17 @@ export class GitHubEmulator {
     this.repo(owner, repo).protections.set(branch, protection);
   }
 
-  createApp(options: CreateAppOptions): { id: number; slug: string; clientId: string; privateKey: string; botLogin: string; webhookSecret: string | null } {
+  createApp(options: CreateAppOptions): {
+    id: number;
+    slug: string;
+    clientId: string;
+    privateKey: string;
+    botLogin: string;
+    webhookSecret: string | null;
+  } {
     const id = this.id();
-    const { privateKeyPem, publicKey } = options.slug === ACTIONS_APP_SLUG && options.owner === "github" ? builtInKey() : generateAppKeyPair();
+    const { privateKeyPem, publicKey } =
+      options.slug === ACTIONS_APP_SLUG && options.owner === "github" ? builtInKey() : generateAppKeyPair();
     const botLogin = `${options.slug}[bot]`;
     const owner = options.owner ?? this.defaultAppOwner();
     const app: App = {
@@ -372,7 +413,14 @@ export class GitHubEmulator {
       email: `${botId}+${options.slug}-bot@users.noreply.localhost`,
       createdAt: this.now(),
     });
-    return { id, slug: app.slug, clientId: app.clientId, privateKey: privateKeyPem, botLogin, webhookSecret: app.webhookSecret };
+    return {
+      id,
+      slug: app.slug,
+      clientId: app.clientId,
+      privateKey: privateKeyPem,
+      botLogin,
+      webhookSecret: app.webhookSecret,
+    };
   }
 
   /** Points an app's webhooks somewhere else (e.g. once the Probot server knows its port). */
@@ -392,7 +440,11 @@ export class GitHubEmulator {
     return app;
   }
 
-  installApp(appId: number, account: string, options: { repositories?: string[]; permissions?: Permissions } = {}): { id: number } {
+  installApp(
+    appId: number,
+    account: string,
+    options: { repositories?: string[]; permissions?: Permissions } = {},
+  ): { id: number } {
     const app = this.appById(appId);
     const id = this.id();
     const inst: Installation = {
@@ -415,8 +467,14 @@ export class GitHubEmulator {
         full_name: `${r.owner}/${r.name}`,
         private: r.private,
       })),
-      requester: shape.simpleUser(this.shapes, this.account(inst.account).type === "Organization" ? app.owner : inst.account),
-      sender: shape.simpleUser(this.shapes, this.account(inst.account).type === "Organization" ? app.owner : inst.account),
+      requester: shape.simpleUser(
+        this.shapes,
+        this.account(inst.account).type === "Organization" ? app.owner : inst.account,
+      ),
+      sender: shape.simpleUser(
+        this.shapes,
+        this.account(inst.account).type === "Organization" ? app.owner : inst.account,
+      ),
     });
     return { id };
   }
@@ -447,14 +505,25 @@ export class GitHubEmulator {
    * the GitHub App permission (contents, pull_requests, issues, checks, statuses, deployments,
    * administration, metadata), `userRole` the least repository role a user needs.
    */
-  authorizeRepo(ctx: RequestContext, category: string | string[], level: "read" | "write", userRole: RepoRole): Repo {
+  authorizeRepo(
+    ctx: RequestContext,
+    category: string | string[],
+    level: "read" | "write",
+    userRole: RepoRole,
+  ): Repo {
     const repo = this.findRepo(ctx.params.owner ?? "", ctx.params.repo ?? "");
     if (!repo) throw new ApiError(404, "Not Found");
     this.authorize(ctx.actor, repo, category, level, userRole);
     return repo;
   }
 
-  authorize(actor: Actor, repo: Repo, category: string | string[], level: "read" | "write", userRole: RepoRole): void {
+  authorize(
+    actor: Actor,
+    repo: Repo,
+    category: string | string[],
+    level: "read" | "write",
+    userRole: RepoRole,
+  ): void {
     switch (actor.kind) {
       case "anonymous":
         if (repo.private) throw new ApiError(404, "Not Found");
@@ -466,13 +535,19 @@ export class GitHubEmulator {
         const role = this.roleOf(repo, actor.login);
         if (role === "none") throw new ApiError(404, "Not Found");
         if (!roleAtLeast(role, userRole)) {
-          throw new ApiError(403, level === "write" ? "Resource not accessible by personal access token" : "Not Found");
+          throw new ApiError(
+            403,
+            level === "write" ? "Resource not accessible by personal access token" : "Not Found",
+          );
         }
         return;
       }
       case "installation": {
         const inst = this.installations.get(actor.installationId);
-        const covered = inst !== undefined && this.installationCovers(inst, repo) && (actor.repositories === undefined || actor.repositories.includes(repo.name.toLowerCase()));
+        const covered =
+          inst !== undefined &&
+          this.installationCovers(inst, repo) &&
+          (actor.repositories === undefined || actor.repositories.includes(repo.name.toLowerCase()));
         if (!covered) {
           if (repo.private) throw new ApiError(404, "Not Found");
           if (level === "write") throw new ApiError(403, "Resource not accessible by integration");
@@ -523,9 +598,12 @@ export class GitHubEmulator {
       const issuer = verifyAppJwt(token, (iss) => this.appByIssuer(iss)?.publicKey, Date.now());
       return { kind: "app", appId: this.appByIssuer(issuer)!.id };
     }
-    return this.actorForToken(token) ?? (() => {
-      throw new ApiError(401, "Bad credentials");
-    })();
+    return (
+      this.actorForToken(token) ??
+      (() => {
+        throw new ApiError(401, "Bad credentials");
+      })()
+    );
   }
 
   actorForToken(token: string): Actor | undefined {
@@ -557,7 +635,10 @@ export class GitHubEmulator {
     return undefined;
   }
 
-  issueInstallationToken(inst: Installation, request: { repositories?: string[]; permissions?: Permissions } = {}): InstallationToken {
+  issueInstallationToken(
+    inst: Installation,
+    request: { repositories?: string[]; permissions?: Permissions } = {},
+  ): InstallationToken {
     const permissions: Permissions = { ...inst.permissions };
     if (request.permissions) {
       for (const [name, level] of Object.entries(request.permissions)) {
@@ -566,7 +647,8 @@ export class GitHubEmulator {
           throw new ApiError(422, `The permissions requested are not granted to this installation.`);
         }
       }
-      for (const name of Object.keys(permissions)) if (!(name in request.permissions)) delete permissions[name];
+      for (const name of Object.keys(permissions))
+        if (!(name in request.permissions)) delete permissions[name];
       Object.assign(permissions, request.permissions);
     }
     const repositories = request.repositories?.map((name) => name.toLowerCase());
@@ -635,7 +717,11 @@ export class GitHubEmulator {
         Object.assign(headers, error.headers);
       } else {
         status = 500;
-        payload = { message: "Internal Server Error", documentation_url: "https://docs.github.com/rest", status: "500" };
+        payload = {
+          message: "Internal Server Error",
+          documentation_url: "https://docs.github.com/rest",
+          status: "500",
+        };
         // An emulator bug must be loud in tests.
         console.error("github emulator:", error);
       }
@@ -709,7 +795,11 @@ export class GitHubEmulator {
       if (!this.installationCovers(inst, repo)) continue;
       const app = this.apps.get(inst.appId);
       if (!app) continue;
-      const full: Record<string, unknown> = { ...payload, repository: shape.repository(this.shapes, repo), sender: shape.simpleUser(this.shapes, senderLogin) };
+      const full: Record<string, unknown> = {
+        ...payload,
+        repository: shape.repository(this.shapes, repo),
+        sender: shape.simpleUser(this.shapes, senderLogin),
+      };
       const owner = this.account(repo.owner);
       if (owner.type === "Organization") full.organization = shape.organization(this.shapes, owner.login);
       full.installation = { id: inst.id, node_id: shape.nodeIdFor("INST", inst.id) };
@@ -731,7 +821,9 @@ export class GitHubEmulator {
     if (event === "installation") return true;
     if (!app.events.includes(event)) return false;
     const needs = EVENT_PERMISSIONS[event] ?? [];
-    return needs.length === 0 || needs.some((name) => name === "metadata" || inst.permissions[name] !== undefined);
+    return (
+      needs.length === 0 || needs.some((name) => name === "metadata" || inst.permissions[name] !== undefined)
+    );
   }
 
   private deliverTo(inst: Installation, event: string, payload: Record<string, unknown>): void {
@@ -757,7 +849,14 @@ export class GitHubEmulator {
    * open PRs on it get the new head (synchronize), a push event goes out, simulated CI starts,
    * and auto-merge is reconsidered.
    */
-  async onRefChanged(repo: Repo, ref: string, before: string, after: string, pusher: string, options: { forced?: boolean } = {}): Promise<void> {
+  async onRefChanged(
+    repo: Repo,
+    ref: string,
+    before: string,
+    after: string,
+    pusher: string,
+    options: { forced?: boolean } = {},
+  ): Promise<void> {
     repo.pushedAt = this.now();
     const branch = ref.startsWith("refs/heads/") ? ref.slice("refs/heads/".length) : undefined;
     await this.emitPush(repo, ref, before, after, pusher, options.forced ?? false);
@@ -787,7 +886,14 @@ export class GitHubEmulator {
     this.scheduleAutoMerge(repo);
   }
 
-  private async emitPush(repo: Repo, ref: string, before: string, after: string, pusher: string, forced: boolean): Promise<void> {
+  private async emitPush(
+    repo: Repo,
+    ref: string,
+    before: string,
+    after: string,
+    pusher: string,
+    forced: boolean,
+  ): Promise<void> {
     if (!this.hasSubscribers(repo, "push")) return;
     const commits: Record<string, unknown>[] = [];
     if (after !== ZERO_SHA) {
@@ -841,10 +947,21 @@ export class GitHubEmulator {
     return computePull(this, repo, issue);
   }
 
-  async emitPull(repo: Repo, issue: Issue, action: string, sender: string, extra: Record<string, unknown> = {}): Promise<void> {
+  async emitPull(
+    repo: Repo,
+    issue: Issue,
+    action: string,
+    sender: string,
+    extra: Record<string, unknown> = {},
+  ): Promise<void> {
     if (!this.hasSubscribers(repo, "pull_request")) return;
     const view = await this.pullView(repo, issue);
-    this.emit(repo, "pull_request", { action, number: issue.number, pull_request: view.body, ...extra }, sender);
+    this.emit(
+      repo,
+      "pull_request",
+      { action, number: issue.number, pull_request: view.body, ...extra },
+      sender,
+    );
   }
 
   scheduleAutoMerge(repo: Repo): void {
@@ -880,7 +997,16 @@ export class GitHubEmulator {
     if (runs.length === 0) return false;
     if (runs.every((r) => r.status === "completed")) {
       suite.status = "completed";
-      const order = ["action_required", "cancelled", "timed_out", "failure", "neutral", "skipped", "stale", "success"];
+      const order = [
+        "action_required",
+        "cancelled",
+        "timed_out",
+        "failure",
+        "neutral",
+        "skipped",
+        "stale",
+        "success",
+      ];
       const conclusions = runs.map((r) => r.conclusion ?? "neutral");
       suite.conclusion = order.find((c) => conclusions.includes(c)) ?? "success";
     } else {
@@ -915,15 +1041,31 @@ export class GitHubEmulator {
     if (run.status === "completed") this.scheduleAutoMerge(repo);
     if (!this.hasSubscribers(repo, "check_run") && !this.hasSubscribers(repo, "check_suite")) return;
     const pulls = this.pullsForSha(repo, run.headSha);
-    const runShape = { ...shape.checkRun(this.shapes, repo, run, pulls), check_suite: await this.suiteShape(repo, suite) };
+    const runShape = {
+      ...shape.checkRun(this.shapes, repo, run, pulls),
+      check_suite: await this.suiteShape(repo, suite),
+    };
     this.emit(repo, "check_run", { action, check_run: runShape }, sender);
-    if (completed) this.emit(repo, "check_suite", { action: "completed", check_suite: await this.suiteShape(repo, suite) }, sender);
+    if (completed)
+      this.emit(
+        repo,
+        "check_suite",
+        { action: "completed", check_suite: await this.suiteShape(repo, suite) },
+        sender,
+      );
   }
 
   async suiteShape(repo: Repo, suite: CheckSuite) {
     const runs = [...repo.checkRuns.values()].filter((r) => r.suiteId === suite.id);
     const headCommit = await repo.git.readCommit(suite.headSha);
-    return shape.checkSuite(this.shapes, repo, suite, this.pullsForSha(repo, suite.headSha), runs.length, headCommit);
+    return shape.checkSuite(
+      this.shapes,
+      repo,
+      suite,
+      this.pullsForSha(repo, suite.headSha),
+      runs.length,
+      headCommit,
+    );
   }
 
   /** Simulated CI: a check run per configured context on the PR's head, completed after its delay. */
@@ -961,11 +1103,17 @@ export class GitHubEmulator {
     }
   }
 
-
   // ---------------------------------------------------------------- test and sandbox helpers
 
   /** Pushes one commit to `branch` as `as` (creating the branch from the default branch if needed); fires push. */
-  async commit(owner: string, repo: string, branch: string, files: Record<string, string | null>, message: string, options: { as?: string } = {}): Promise<string> {
+  async commit(
+    owner: string,
+    repo: string,
+    branch: string,
+    files: Record<string, string | null>,
+    message: string,
+    options: { as?: string } = {},
+  ): Promise<string> {
     const r = this.repo(owner, repo);
     const login = options.as ?? r.owner;
     const ref = `refs/heads/${branch}`;
@@ -973,27 +1121,51 @@ export class GitHubEmulator {
       const base = await r.git.readRef(`refs/heads/${r.defaultBranch}`);
       if (base) await r.git.compareAndSwapRef(ref, base, ZERO_SHA);
     }
-    const changes = Object.entries(files).map(([path, content]) => (content === null ? { path, sha: null } : { path, content }));
+    const changes = Object.entries(files).map(([path, content]) =>
+      content === null ? { path, sha: null } : { path, content },
+    );
     return (await writeFilesCommit(this, r, branch, changes, message, login)).sha;
   }
 
   /** Creates a branch at `from` (a branch or SHA; default: the default branch). */
-  async createBranch(owner: string, repo: string, branch: string, from?: string, options: { as?: string } = {}): Promise<string> {
+  async createBranch(
+    owner: string,
+    repo: string,
+    branch: string,
+    from?: string,
+    options: { as?: string } = {},
+  ): Promise<string> {
     const r = this.repo(owner, repo);
     const sha = await r.git.resolveCommit(from ?? r.defaultBranch);
     if (!sha) throw new Error(`unknown revision ${from}`);
-    if (!(await r.git.compareAndSwapRef(`refs/heads/${branch}`, sha, ZERO_SHA))) throw new Error(`branch ${branch} exists`);
+    if (!(await r.git.compareAndSwapRef(`refs/heads/${branch}`, sha, ZERO_SHA)))
+      throw new Error(`branch ${branch} exists`);
     await this.onRefChanged(r, `refs/heads/${branch}`, ZERO_SHA, sha, options.as ?? r.owner);
     return sha;
   }
 
-  async openPullRequest(owner: string, repo: string, input: { head: string; base?: string; title?: string; body?: string; as?: string }): Promise<number> {
+  async openPullRequest(
+    owner: string,
+    repo: string,
+    input: { head: string; base?: string; title?: string; body?: string; as?: string },
+  ): Promise<number> {
     const r = this.repo(owner, repo);
-    const issue = await openPull(this, r, input.as ?? r.owner, { head: input.head, base: input.base ?? r.defaultBranch, title: input.title ?? input.head, body: input.body ?? null });
+    const issue = await openPull(this, r, input.as ?? r.owner, {
+      head: input.head,
+      base: input.base ?? r.defaultBranch,
+      title: input.title ?? input.head,
+      body: input.body ?? null,
+    });
     return issue.number;
   }
 
-  async comment(owner: string, repo: string, number: number, body: string, options: { as: string }): Promise<{ id: number }> {
+  async comment(
+    owner: string,
+    repo: string,
+    number: number,
+    body: string,
+    options: { as: string },
+  ): Promise<{ id: number }> {
     const r = this.repo(owner, repo);
     const issue = r.issues.get(number);
     if (!issue) throw new Error(`no issue #${number}`);
@@ -1009,22 +1181,48 @@ export class GitHubEmulator {
     editCommentOp(this, r, comment, this.account(options.as).login, body);
   }
 
-  async review(owner: string, repo: string, number: number, options: { as: string; event: "APPROVE" | "REQUEST_CHANGES" | "COMMENT"; body?: string }): Promise<{ id: number }> {
+  async review(
+    owner: string,
+    repo: string,
+    number: number,
+    options: { as: string; event: "APPROVE" | "REQUEST_CHANGES" | "COMMENT"; body?: string },
+  ): Promise<{ id: number }> {
     const r = this.repo(owner, repo);
     const issue = r.issues.get(number);
     if (!issue?.pull) throw new Error(`no pull request #${number}`);
-    const review = await submitReview(this, r, issue, this.account(options.as).login, { event: options.event, body: options.body ?? (options.event === "APPROVE" ? "" : "Review") });
+    const review = await submitReview(this, r, issue, this.account(options.as).login, {
+      event: options.event,
+      body: options.body ?? (options.event === "APPROVE" ? "" : "Review"),
+    });
     return { id: review.id };
   }
 
   /** A commit status, as an external CI would post it. */
-  setStatus(owner: string, repo: string, sha: string, input: { context: string; state: "error" | "failure" | "pending" | "success"; as?: string; description?: string }): void {
+  setStatus(
+    owner: string,
+    repo: string,
+    sha: string,
+    input: {
+      context: string;
+      state: "error" | "failure" | "pending" | "success";
+      as?: string;
+      description?: string;
+    },
+  ): void {
     const r = this.repo(owner, repo);
-    createStatus(this, r, sha, input.as ?? r.owner, { state: input.state, context: input.context, description: input.description ?? null });
+    createStatus(this, r, sha, input.as ?? r.owner, {
+      state: input.state,
+      context: input.context,
+      description: input.description ?? null,
+    });
   }
 
   /** Simulated CI: every new PR head SHA gets a `context` check run that concludes after `delayMs`. */
-  setCi(owner: string, repo: string, ci: { context: string; conclusion?: string; delayMs?: number } | null): void {
+  setCi(
+    owner: string,
+    repo: string,
+    ci: { context: string; conclusion?: string; delayMs?: number } | null,
+  ): void {
     const r = this.repo(owner, repo);
     if (ci === null) {
       r.ci = [];
@@ -1035,10 +1233,19 @@ export class GitHubEmulator {
   }
 
   /** A GitHub Actions run finished on `sha`: a completed check suite + run and a `workflow_run` event. */
-  async completeWorkflowRun(owner: string, repo: string, sha: string, conclusion: string, options: { name?: string; branch?: string; event?: string } = {}): Promise<{ id: number }> {
+  async completeWorkflowRun(
+    owner: string,
+    repo: string,
+    sha: string,
+    conclusion: string,
+    options: { name?: string; branch?: string; event?: string } = {},
+  ): Promise<{ id: number }> {
     const r = this.repo(owner, repo);
     const name = options.name ?? "CI";
-    const branch = options.branch ?? (await r.git.listRefs("refs/heads/")).find((x) => x.sha === sha)?.ref.slice(11) ?? r.defaultBranch;
+    const branch =
+      options.branch ??
+      (await r.git.listRefs("refs/heads/")).find((x) => x.sha === sha)?.ref.slice(11) ??
+      r.defaultBranch;
     const suite = this.checkSuiteFor(r, this.actionsAppId, sha, branch);
     const id = this.id();
     const run: CheckRun = {
@@ -1090,7 +1297,14 @@ export class GitHubEmulator {
       created_at: this.now(),
       event: options.event ?? "push",
       head_branch: branch,
-      head_commit: { id: sha, tree_id: commit.tree, message: commit.message.trim(), timestamp: commit.committer.date, author: person(commit.author), committer: person(commit.committer) },
+      head_commit: {
+        id: sha,
+        tree_id: commit.tree,
+        message: commit.message.trim(),
+        timestamp: commit.committer.date,
+        author: person(commit.author),
+        committer: person(commit.committer),
+      },
       head_repository: repoLite,
       head_sha: sha,
       html_url: `${html}/actions/runs/${id}`,
@@ -1120,7 +1334,11 @@ export class GitHubEmulator {
   }
 
   /** A container image version was published to GHCR from `repo`: a `registry_package` event. */
-  publishPackage(owner: string, repo: string, input: { name: string; tag: string; digest: string; as?: string }): void {
+  publishPackage(
+    owner: string,
+    repo: string,
+    input: { name: string; tag: string; digest: string; as?: string },
+  ): void {
     const r = this.repo(owner, repo);
     const login = input.as ?? r.owner;
     const id = this.id();
@@ -1154,11 +1372,21 @@ export class GitHubEmulator {
             package_files: [],
             installation_command: `docker pull ghcr.io/${r.owner.toLowerCase()}/${input.name}:${input.tag}`,
             package_url: `ghcr.io/${r.owner.toLowerCase()}/${input.name}:${input.tag}`,
-            container_metadata: { tag: { name: input.tag, digest: input.digest }, labels: null, manifest: null },
+            container_metadata: {
+              tag: { name: input.tag, digest: input.digest },
+              labels: null,
+              manifest: null,
+            },
             created_at: now,
             updated_at: now,
           },
-          registry: { about_url: "https://docs.github.com/packages", name: "GitHub CONTAINER registry", type: "CONTAINER", url: `https://ghcr.io/${r.owner.toLowerCase()}`, vendor: "GitHub Inc" },
+          registry: {
+            about_url: "https://docs.github.com/packages",
+            name: "GitHub CONTAINER registry",
+            type: "CONTAINER",
+            url: `https://ghcr.io/${r.owner.toLowerCase()}`,
+            vendor: "GitHub Inc",
+          },
         },
       },
       login,
@@ -1182,7 +1410,10 @@ export class GitHubEmulator {
     if (!sha) return [];
     const entries = await r.git.listTree((await r.git.readCommit(sha)).tree, true);
     const prefix = dir ? `${dir.replace(/\/+$/, "")}/` : "";
-    return entries.filter((e) => e.type === "blob" && e.path.startsWith(prefix)).map((e) => e.path).sort();
+    return entries
+      .filter((e) => e.type === "blob" && e.path.startsWith(prefix))
+      .map((e) => e.path)
+      .sort();
   }
 
   async branchSha(owner: string, repo: string, branch: string): Promise<string | undefined> {
@@ -1198,7 +1429,11 @@ export class GitHubEmulator {
   }
 
   /** Pull requests in `repo` (JSON as `GET /pulls/{n}`), optionally filtered. */
-  async listPulls(owner: string, repo: string, filter: { state?: "open" | "closed" | "all"; head?: string } = {}): Promise<PullView["body"][]> {
+  async listPulls(
+    owner: string,
+    repo: string,
+    filter: { state?: "open" | "closed" | "all"; head?: string } = {},
+  ): Promise<PullView["body"][]> {
     const r = this.repo(owner, repo);
     const result = [];
     for (const issue of r.issues.values()) {
@@ -1211,11 +1446,20 @@ export class GitHubEmulator {
   }
 
   /** Comments on an issue or PR, oldest first. */
-  listComments(owner: string, repo: string, number: number): { id: number; user: string; body: string; reactions: string[] }[] {
+  listComments(
+    owner: string,
+    repo: string,
+    number: number,
+  ): { id: number; user: string; body: string; reactions: string[] }[] {
     const r = this.repo(owner, repo);
     return [...r.comments.values()]
       .filter((x) => x.issueNumber === number && !x.deleted)
-      .map((x) => ({ id: x.id, user: x.user, body: x.body, reactions: x.reactions.map((y) => `${y.user}:${y.content}`) }));
+      .map((x) => ({
+        id: x.id,
+        user: x.user,
+        body: x.body,
+        reactions: x.reactions.map((y) => `${y.user}:${y.content}`),
+      }));
   }
 
   /** Creates an issue or pull request number. */
@@ -1252,7 +1496,8 @@ async function readJsonBody(req: IncomingMessage): Promise<Record<string, unknow
   if (text.trim() === "") return {};
   try {
     const parsed: unknown = JSON.parse(text);
-    if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) throw new Error("not an object");
+    if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed))
+      throw new Error("not an object");
     return parsed as Record<string, unknown>;
   } catch {
     throw new ApiError(400, "Problems parsing JSON");

@@ -100,7 +100,10 @@ export class Faults {
     if (error) {
       error.remaining--;
       const status = error.fault.status ?? 502;
-      throw new ApiError(status, status === 502 ? "Server Error" : status === 503 ? "Service Unavailable" : "Internal Server Error");
+      throw new ApiError(
+        status,
+        status === 502 ? "Server Error" : status === 503 ? "Service Unavailable" : "Internal Server Error",
+      );
     }
   }
 
@@ -119,7 +122,9 @@ export class Faults {
 
   /** Whether a rival should move `ref` right now (and consumes one race). */
   takeRefRace(ref: string): boolean {
-    const race = this.refRaces.find((x) => x.remaining > 0 && (x.fault.ref === undefined || x.fault.ref === ref));
+    const race = this.refRaces.find(
+      (x) => x.remaining > 0 && (x.fault.ref === undefined || x.fault.ref === ref),
+    );
     if (!race) return false;
     race.remaining--;
     return true;

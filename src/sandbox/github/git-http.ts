@@ -23,12 +23,26 @@ function actorFromBasic(emu: GitHubEmulator, header: string | undefined): Actor 
   return emu.actorForToken(token) ?? "invalid";
 }
 
-export async function handleGitHttp(emu: GitHubEmulator, req: IncomingMessage, res: ServerResponse, pathname: string, url: URL): Promise<void> {
+export async function handleGitHttp(
+  emu: GitHubEmulator,
+  req: IncomingMessage,
+  res: ServerResponse,
+  pathname: string,
+  url: URL,
+): Promise<void> {
   const match = /^\/([^/]+)\/([^/]+?)\.git(\/.*)$/.exec(pathname);
   const repo = match ? emu.findRepo(match[1]!, match[2]!) : undefined;
-  const service = url.searchParams.get("service") ?? (pathname.endsWith("/git-receive-pack") ? "git-receive-pack" : pathname.endsWith("/git-upload-pack") ? "git-upload-pack" : undefined);
+  const service =
+    url.searchParams.get("service") ??
+    (pathname.endsWith("/git-receive-pack")
+      ? "git-receive-pack"
+      : pathname.endsWith("/git-upload-pack")
+        ? "git-upload-pack"
+        : undefined);
   const challenge = (): void => {
-    res.writeHead(401, { "www-authenticate": 'Basic realm="GitHub"', "content-type": "text/plain" }).end("Authentication required\n");
+    res
+      .writeHead(401, { "www-authenticate": 'Basic realm="GitHub"', "content-type": "text/plain" })
+      .end("Authentication required\n");
   };
   if (!match || !repo || !service || !["git-upload-pack", "git-receive-pack"].includes(service)) {
     res.writeHead(404, { "content-type": "text/plain" }).end("Repository not found.\n");
@@ -42,7 +56,9 @@ export async function handleGitHttp(emu: GitHubEmulator, req: IncomingMessage, r
   } catch (error) {
     if (!(error instanceof ApiError)) throw error;
     if (actor.kind === "anonymous") return challenge();
-    res.writeHead(error.status === 404 ? 404 : 403, { "content-type": "text/plain" }).end(error.status === 404 ? "Repository not found.\n" : "Permission denied\n");
+    res
+      .writeHead(error.status === 404 ? 404 : 403, { "content-type": "text/plain" })
+      .end(error.status === 404 ? "Repository not found.\n" : "Permission denied\n");
     return;
   }
   const before = writing ? new Map((await repo.git.listRefs("refs/")).map((r) => [r.ref, r.sha])) : undefined;
@@ -56,7 +72,9 @@ export async function handleGitHttp(emu: GitHubEmulator, req: IncomingMessage, r
     CONTENT_TYPE: req.headers["content-type"] ?? "",
     REMOTE_USER: actor.kind === "user" || actor.kind === "installation" ? actor.login : "anonymous",
     REMOTE_ADDR: "127.0.0.1",
-    ...(req.headers["content-encoding"] ? { HTTP_CONTENT_ENCODING: String(req.headers["content-encoding"]) } : {}),
+    ...(req.headers["content-encoding"]
+      ? { HTTP_CONTENT_ENCODING: String(req.headers["content-encoding"]) }
+      : {}),
     ...(req.headers["git-protocol"] ? { GIT_PROTOCOL: String(req.headers["git-protocol"]) } : {}),
   });
   if (before && req.method === "POST") {
@@ -77,7 +95,13 @@ export async function handleGitHttp(emu: GitHubEmulator, req: IncomingMessage, r
 function runBackend(req: IncomingMessage, res: ServerResponse, cgi: Record<string, string>): Promise<void> {
   return new Promise((resolve, reject) => {
     const child = spawn("git", ["http-backend"], {
-      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: "/dev/null", HOME: cgi.GIT_PROJECT_ROOT!, ...cgi },
+      env: {
+        PATH: process.env.PATH ?? "/usr/bin:/bin",
+        GIT_CONFIG_NOSYSTEM: "1",
+        GIT_CONFIG_GLOBAL: "/dev/null",
+        HOME: cgi.GIT_PROJECT_ROOT!,
+        ...cgi,
+      },
       stdio: ["pipe", "pipe", "pipe"],
     });
     let headerBuffer = Buffer.alloc(0);

@@ -152,9 +152,14 @@ export class GitRepo {
   /** Resolves a branch name, tag, full ref or SHA to a commit SHA; undefined when unknown. */
   async resolveCommit(rev: string): Promise<string | undefined> {
     if (rev.startsWith("-")) return undefined;
-    const candidates = rev.startsWith("refs/") || /^[0-9a-f]{40}$/i.test(rev) ? [rev] : [`refs/heads/${rev}`, `refs/tags/${rev}`, rev];
+    const candidates =
+      rev.startsWith("refs/") || /^[0-9a-f]{40}$/i.test(rev)
+        ? [rev]
+        : [`refs/heads/${rev}`, `refs/tags/${rev}`, rev];
     for (const candidate of candidates) {
-      const run = await this.git(["rev-parse", "--verify", "--quiet", `${candidate}^{commit}`], { allowExit: [1, 128] });
+      const run = await this.git(["rev-parse", "--verify", "--quiet", `${candidate}^{commit}`], {
+        allowExit: [1, 128],
+      });
       if (run.exitCode === 0) return run.stdout.toString().trim();
     }
     return undefined;
@@ -165,7 +170,14 @@ export class GitRepo {
     const split = text.indexOf("\n\n");
     const header = split === -1 ? text : text.slice(0, split);
     const message = split === -1 ? "" : text.slice(split + 2);
-    const commit: GitCommitObject = { sha, tree: "", parents: [], author: undefined!, committer: undefined!, message };
+    const commit: GitCommitObject = {
+      sha,
+      tree: "",
+      parents: [],
+      author: undefined!,
+      committer: undefined!,
+      message,
+    };
     for (const line of header.split("\n")) {
       const space = line.indexOf(" ");
       const key = line.slice(0, space);
@@ -211,7 +223,12 @@ export class GitRepo {
       .map((record) => {
         const tab = record.indexOf("\t");
         const [mode, type, sha, size] = record.slice(0, tab).split(/\s+/);
-        const entry: GitTreeEntry = { mode: mode!, type: type as GitTreeEntry["type"], sha: sha!, path: record.slice(tab + 1) };
+        const entry: GitTreeEntry = {
+          mode: mode!,
+          type: type as GitTreeEntry["type"],
+          sha: sha!,
+          path: record.slice(tab + 1),
+        };
         if (type === "blob") entry.size = Number(size);
         return entry;
       });
@@ -259,7 +276,8 @@ export class GitRepo {
         }
         lines.push(`${mode} ${sha}\t${path}`);
       }
-      if (lines.length > 0) await this.git(["update-index", "--index-info"], { env, input: lines.join("\n") + "\n" });
+      if (lines.length > 0)
+        await this.git(["update-index", "--index-info"], { env, input: lines.join("\n") + "\n" });
       return (await this.git(["write-tree"], { env })).stdout.toString().trim();
     } finally {
       await rm(scratch, { recursive: true, force: true });
@@ -341,17 +359,28 @@ export class GitRepo {
    */
   async cherryPickTree(commit: GitCommitObject, onto: string): Promise<MergeOutcome> {
     const ident = { name: "ferry-emulator", email: "emulator@localhost", date: new Date(0).toISOString() };
-    const parentTree = commit.parents[0] ? (await this.readCommit(commit.parents[0])).tree : await this.writeTree(undefined, []);
+    const parentTree = commit.parents[0]
+      ? (await this.readCommit(commit.parents[0])).tree
+      : await this.writeTree(undefined, []);
     const ontoTree = (await this.readCommit(onto)).tree;
     const root = await this.commitTree({ tree: parentTree, parents: [], message: "base", author: ident });
-    const theirs = await this.commitTree({ tree: commit.tree, parents: [root], message: "theirs", author: ident });
+    const theirs = await this.commitTree({
+      tree: commit.tree,
+      parents: [root],
+      message: "theirs",
+      author: ident,
+    });
     const ours = await this.commitTree({ tree: ontoTree, parents: [root], message: "ours", author: ident });
     return this.mergeCommits(ours, theirs);
   }
 
   async changedFiles(fromTreeish: string, toTreeish: string): Promise<ChangedFile[]> {
-    const status = (await this.git(["diff-tree", "-r", "-z", "-M", "--raw", fromTreeish, toTreeish])).stdout.toString("utf8");
-    const numstat = (await this.git(["diff-tree", "-r", "-z", "-M", "--numstat", fromTreeish, toTreeish])).stdout.toString("utf8");
+    const status = (
+      await this.git(["diff-tree", "-r", "-z", "-M", "--raw", fromTreeish, toTreeish])
+    ).stdout.toString("utf8");
+    const numstat = (
+      await this.git(["diff-tree", "-r", "-z", "-M", "--numstat", fromTreeish, toTreeish])
+    ).stdout.toString("utf8");
     const counts = new Map<string, { additions: number; deletions: number }>();
     const numParts = numstat.split("\0");
     for (let i = 0; i < numParts.length; i++) {
@@ -381,8 +410,14 @@ export class GitRepo {
         path = parts[++i]!;
       }
       const count = counts.get(path) ?? { additions: 0, deletions: 0 };
-      const statusName = letter === "A" ? "added" : letter === "D" ? "removed" : letter === "R" ? "renamed" : "modified";
-      const file: ChangedFile = { path, status: statusName, ...count, sha: letter === "D" ? meta.slice(1).split(" ")[2]! : newSha! };
+      const statusName =
+        letter === "A" ? "added" : letter === "D" ? "removed" : letter === "R" ? "renamed" : "modified";
+      const file: ChangedFile = {
+        path,
+        status: statusName,
+        ...count,
+        sha: letter === "D" ? meta.slice(1).split(" ")[2]! : newSha!,
+      };
       if (previousPath) file.previousPath = previousPath;
       files.push(file);
     }

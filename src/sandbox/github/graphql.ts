@@ -27,7 +27,11 @@ function parseInputLiteral(text: string, variables: Record<string, unknown>): Re
   return result;
 }
 
-function mutationInput(query: string, name: string, variables: Record<string, unknown>): Record<string, unknown> | undefined {
+function mutationInput(
+  query: string,
+  name: string,
+  variables: Record<string, unknown>,
+): Record<string, unknown> | undefined {
   const start = query.indexOf(name);
   if (start === -1) return undefined;
   const rest = query.slice(start + name.length);
@@ -47,7 +51,12 @@ function findByNodeId(emu: GitHubEmulator, nodeId: unknown): { repo: Repo; issue
 }
 
 function failure(path: string, type: string, message: string): Reply {
-  return { body: { data: { [path]: null }, errors: [{ type, path: [path], locations: [{ line: 2, column: 3 }], message }] } };
+  return {
+    body: {
+      data: { [path]: null },
+      errors: [{ type, path: [path], locations: [{ line: 2, column: 3 }], message }],
+    },
+  };
 }
 
 function pullRequestNode(issue: Issue) {
@@ -56,32 +65,46 @@ function pullRequestNode(issue: Issue) {
     id: issue.pullNodeId,
     number: issue.number,
     state: issue.pull!.merged ? "MERGED" : issue.state.toUpperCase(),
-    autoMergeRequest: auto ? { enabledAt: issue.updatedAt, mergeMethod: auto.method, enabledBy: { login: auto.enabledBy } } : null,
+    autoMergeRequest: auto
+      ? { enabledAt: issue.updatedAt, mergeMethod: auto.method, enabledBy: { login: auto.enabledBy } }
+      : null,
   };
 }
 
 export async function handleGraphql(emu: GitHubEmulator, ctx: RequestContext): Promise<Reply> {
   const query = typeof ctx.body.query === "string" ? ctx.body.query : "";
   const variables = (ctx.body.variables as Record<string, unknown>) ?? {};
-  if (ctx.actor.kind === "anonymous") throw new ApiError(401, "This endpoint requires you to be authenticated.");
+  if (ctx.actor.kind === "anonymous")
+    throw new ApiError(401, "This endpoint requires you to be authenticated.");
 
   for (const name of ["enablePullRequestAutoMerge", "disablePullRequestAutoMerge"]) {
     const input = mutationInput(query, name, variables);
     if (!input) continue;
     const found = findByNodeId(emu, input.pullRequestId);
-    if (!found) return failure(name, "NOT_FOUND", `Could not resolve to a node with the global id of '${String(input.pullRequestId)}'`);
+    if (!found)
+      return failure(
+        name,
+        "NOT_FOUND",
+        `Could not resolve to a node with the global id of '${String(input.pullRequestId)}'`,
+      );
     const { repo, issue } = found;
     try {
       emu.authorize(ctx.actor, repo, "pull_requests", "write", "write");
       emu.authorize(ctx.actor, repo, "contents", "write", "write");
     } catch (error) {
-      if (error instanceof ApiError) return failure(name, "FORBIDDEN", `${ctx.actor.kind === "installation" ? ctx.actor.login : "Viewer"} does not have permission to enable auto-merge on this pull request.`);
+      if (error instanceof ApiError)
+        return failure(
+          name,
+          "FORBIDDEN",
+          `${ctx.actor.kind === "installation" ? ctx.actor.login : "Viewer"} does not have permission to enable auto-merge on this pull request.`,
+        );
       throw error;
     }
     const login = emu.actingLogin(ctx.actor);
     if (name === "enablePullRequestAutoMerge") {
       const method = String(input.mergeMethod ?? "MERGE").toUpperCase();
-      if (!["MERGE", "SQUASH", "REBASE"].includes(method)) return failure(name, "UNPROCESSABLE", `Invalid merge method ${method}`);
+      if (!["MERGE", "SQUASH", "REBASE"].includes(method))
+        return failure(name, "UNPROCESSABLE", `Invalid merge method ${method}`);
       const problem = await enableAutoMerge(
         emu,
         repo,
@@ -97,7 +120,13 @@ export async function handleGraphql(emu: GitHubEmulator, ctx: RequestContext): P
       issue.updatedAt = emu.now();
       await emu.emitPull(repo, issue, "auto_merge_disabled", login, { reason: "Disabled by user" });
     }
-    return { body: { data: { [name]: { clientMutationId: input.clientMutationId ?? null, pullRequest: pullRequestNode(issue) } } } };
+    return {
+      body: {
+        data: {
+          [name]: { clientMutationId: input.clientMutationId ?? null, pullRequest: pullRequestNode(issue) },
+        },
+      },
+    };
   }
 
   // `repository(owner:, name:) { pullRequest(number:) { id ... } }`
@@ -106,11 +135,20 @@ export async function handleGraphql(emu: GitHubEmulator, ctx: RequestContext): P
     const repoArgs = parseInputLiteral(lookup[1]!, variables);
     const pullArgs = parseInputLiteral(lookup[2]!, variables);
     const repo = emu.findRepo(String(repoArgs.owner), String(repoArgs.name));
-    if (!repo) return failure("repository", "NOT_FOUND", `Could not resolve to a Repository with the name '${String(repoArgs.owner)}/${String(repoArgs.name)}'.`);
+    if (!repo)
+      return failure(
+        "repository",
+        "NOT_FOUND",
+        `Could not resolve to a Repository with the name '${String(repoArgs.owner)}/${String(repoArgs.name)}'.`,
+      );
     try {
       emu.authorize(ctx.actor, repo, "pull_requests", "read", "read");
     } catch {
-      return failure("repository", "NOT_FOUND", `Could not resolve to a Repository with the name '${repo.owner}/${repo.name}'.`);
+      return failure(
+        "repository",
+        "NOT_FOUND",
+        `Could not resolve to a Repository with the name '${repo.owner}/${repo.name}'.`,
+      );
     }
     const issue = repo.issues.get(Number(pullArgs.number));
     return { body: { data: { repository: { pullRequest: issue?.pull ? pullRequestNode(issue) : null } } } };

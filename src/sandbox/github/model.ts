@@ -7,7 +7,14 @@ import type { KeyObject } from "node:crypto";
 import type { GitRepo } from "./git-store.js";
 
 export type RepoRole = "admin" | "maintain" | "write" | "triage" | "read";
-export const ROLE_ORDER: readonly (RepoRole | "none")[] = ["none", "read", "triage", "write", "maintain", "admin"];
+export const ROLE_ORDER: readonly (RepoRole | "none")[] = [
+  "none",
+  "read",
+  "triage",
+  "write",
+  "maintain",
+  "admin",
+];
 
 export function roleAtLeast(role: RepoRole | "none", wanted: RepoRole | "none"): boolean {
   return ROLE_ORDER.indexOf(role) >= ROLE_ORDER.indexOf(wanted);
@@ -73,7 +80,12 @@ export interface PullState {
   requestedTeams: string[];
   /** The base tip when the PR closed, so counts of closed PRs stay meaningful. */
   baseShaAtClose: string | null;
-  autoMerge: { enabledBy: string; method: "MERGE" | "SQUASH" | "REBASE"; commitTitle: string | null; commitMessage: string | null } | null;
+  autoMerge: {
+    enabledBy: string;
+    method: "MERGE" | "SQUASH" | "REBASE";
+    commitTitle: string | null;
+    commitMessage: string | null;
+  } | null;
 }
 
 /** Issues and pull requests share one numbering, as on GitHub. */
@@ -279,7 +291,14 @@ export type Actor =
   | { kind: "anonymous" }
   | { kind: "user"; login: string }
   | { kind: "app"; appId: number }
-  | { kind: "installation"; installationId: number; appId: number; permissions: Permissions; repositories: string[] | undefined; login: string };
+  | {
+      kind: "installation";
+      installationId: number;
+      appId: number;
+      permissions: Permissions;
+      repositories: string[] | undefined;
+      login: string;
+    };
 
 export function actorName(actor: Actor): string {
   switch (actor.kind) {

@@ -29,7 +29,8 @@ export function contextState(repo: Repo, sha: string, context: string): CheckSta
     return ["success", "neutral", "skipped"].includes(run.conclusion ?? "") ? "success" : "failure";
   }
   const status = repo.statuses.filter((s) => s.sha === sha && s.context === context).at(-1);
-  if (status) return status.state === "success" ? "success" : status.state === "pending" ? "pending" : "failure";
+  if (status)
+    return status.state === "success" ? "success" : status.state === "pending" ? "pending" : "failure";
   return "missing";
 }
 
@@ -41,16 +42,22 @@ function allContexts(repo: Repo, sha: string): string[] {
 }
 
 /** Approvals that count: the latest review of each user with write access. */
-export function reviewVerdicts(emu: GitHubEmulator, repo: Repo, issue: Issue): { approvals: number; changesRequested: boolean } {
+export function reviewVerdicts(
+  emu: GitHubEmulator,
+  repo: Repo,
+  issue: Issue,
+): { approvals: number; changesRequested: boolean } {
   const latest = new Map<string, string>();
   for (const review of repo.reviews) {
-    if (review.pullNumber !== issue.number || review.state === "COMMENTED" || review.state === "PENDING") continue;
+    if (review.pullNumber !== issue.number || review.state === "COMMENTED" || review.state === "PENDING")
+      continue;
     latest.set(review.user, review.state);
   }
   let approvals = 0;
   let changesRequested = false;
   for (const [login, state] of latest) {
-    if (!roleAtLeast(emu.roleOf(repo, login), "write") && !emu.findAccount(login)?.login.endsWith("[bot]")) continue;
+    if (!roleAtLeast(emu.roleOf(repo, login), "write") && !emu.findAccount(login)?.login.endsWith("[bot]"))
+      continue;
     if (state === "APPROVED") approvals++;
     if (state === "CHANGES_REQUESTED") changesRequested = true;
   }
@@ -60,7 +67,10 @@ export function reviewVerdicts(emu: GitHubEmulator, repo: Repo, issue: Issue): {
 export async function computePull(emu: GitHubEmulator, repo: Repo, issue: Issue): Promise<PullView> {
   const p = issue.pull!;
   const liveBase = await repo.git.readRef(`refs/heads/${p.baseRef}`);
-  const baseSha = issue.state === "open" ? liveBase ?? p.baseShaAtClose ?? ZERO_SHA : p.baseShaAtClose ?? liveBase ?? ZERO_SHA;
+  const baseSha =
+    issue.state === "open"
+      ? (liveBase ?? p.baseShaAtClose ?? ZERO_SHA)
+      : (p.baseShaAtClose ?? liveBase ?? ZERO_SHA);
   let mergeable: boolean | null = null;
   let rebaseable: boolean | null = null;
   let mergeableState = "unknown";
@@ -80,7 +90,8 @@ export async function computePull(emu: GitHubEmulator, repo: Repo, issue: Issue)
       const required = protection?.requiredChecks ?? [];
       for (const context of required) {
         const state = contextState(repo, p.headSha, context);
-        if (state === "missing" || state === "pending") blockers.push(`Required status check "${context}" is expected.`);
+        if (state === "missing" || state === "pending")
+          blockers.push(`Required status check "${context}" is expected.`);
         if (state === "failure") blockers.push(`Required status check "${context}" is failing.`);
       }
       for (const context of allContexts(repo, p.headSha)) {
@@ -91,7 +102,9 @@ export async function computePull(emu: GitHubEmulator, repo: Repo, issue: Issue)
         const verdict = reviewVerdicts(emu, repo, issue);
         if (verdict.changesRequested) blockers.push("Changes requested by a reviewer with write access.");
         else if (verdict.approvals < protection.requiredApprovals) {
-          blockers.push(`At least ${protection.requiredApprovals} approving review${protection.requiredApprovals === 1 ? " is" : "s are"} required by reviewers with write access.`);
+          blockers.push(
+            `At least ${protection.requiredApprovals} approving review${protection.requiredApprovals === 1 ? " is" : "s are"} required by reviewers with write access.`,
+          );
         }
       }
       const behind = protection?.strict === true && !(await repo.git.isAncestor(baseSha, p.headSha));
@@ -119,7 +132,16 @@ export async function computePull(emu: GitHubEmulator, repo: Repo, issue: Issue)
       deletions = files.reduce((sum, f) => sum + f.deletions, 0);
     }
   }
-  const body = shape.pull(emu.shapes, repo, issue, { mergeable, rebaseable, mergeableState, commits, additions, deletions, changedFiles, baseSha });
+  const body = shape.pull(emu.shapes, repo, issue, {
+    mergeable,
+    rebaseable,
+    mergeableState,
+    commits,
+    additions,
+    deletions,
+    changedFiles,
+    baseSha,
+  });
   return { body, baseSha, mergeableState, blockers };
 }
 
@@ -135,21 +157,38 @@ export interface MergeRequest {
 }
 
 /** Merges like `PUT /pulls/{n}/merge`; returns the new base tip. Throws GitHub's 405/409 errors. */
-export async function mergePull(emu: GitHubEmulator, repo: Repo, issue: Issue, request: MergeRequest): Promise<string> {
+export async function mergePull(
+  emu: GitHubEmulator,
+  repo: Repo,
+  issue: Issue,
+  request: MergeRequest,
+): Promise<string> {
   const key = `${repo.owner}/${repo.name}`;
   const previous = emu.mergeLocks.get(key) ?? Promise.resolve();
   const run = previous.catch(() => undefined).then(() => mergeNow(emu, repo, issue, request));
-  emu.mergeLocks.set(key, run.catch(() => undefined));
+  emu.mergeLocks.set(
+    key,
+    run.catch(() => undefined),
+  );
   return run;
 }
 
-async function mergeNow(emu: GitHubEmulator, repo: Repo, issue: Issue, request: MergeRequest): Promise<string> {
+async function mergeNow(
+  emu: GitHubEmulator,
+  repo: Repo,
+  issue: Issue,
+  request: MergeRequest,
+): Promise<string> {
   const p = issue.pull!;
   if (issue.state !== "open" || p.merged) throw new ApiError(405, "Pull Request is not mergeable");
   if (request.sha !== undefined && request.sha !== p.headSha) {
     throw new ApiError(409, "Head branch was modified. Review and try the merge again.");
   }
-  const allowed = { merge: repo.allowMergeCommit, squash: repo.allowSquashMerge, rebase: repo.allowRebaseMerge }[request.method];
+  const allowed = {
+    merge: repo.allowMergeCommit,
+    squash: repo.allowSquashMerge,
+    rebase: repo.allowRebaseMerge,
+  }[request.method];
   if (!allowed) {
     const names = { merge: "Merge commits", squash: "Squash merges", rebase: "Rebase merges" };
     throw new ApiError(405, `${names[request.method]} are not allowed on this repository.`);
@@ -158,8 +197,15 @@ async function mergeNow(emu: GitHubEmulator, repo: Repo, issue: Issue, request: 
   if (view.mergeableState === "dirty") throw new ApiError(405, "Pull Request is not mergeable");
   if (view.blockers.length > 0) {
     const protection = repo.protections.get(p.baseRef);
-    const bypass = protection !== undefined && !protection.enforceAdmins && emu.roleOf(repo, request.login) === "admin";
-    if (!bypass) throw new ApiError(405, view.blockers.length === 1 ? view.blockers[0]! : `Repository rule violations found\n\n${view.blockers.join("\n")}`);
+    const bypass =
+      protection !== undefined && !protection.enforceAdmins && emu.roleOf(repo, request.login) === "admin";
+    if (!bypass)
+      throw new ApiError(
+        405,
+        view.blockers.length === 1
+          ? view.blockers[0]!
+          : `Repository rule violations found\n\n${view.blockers.join("\n")}`,
+      );
   }
   const git = repo.git;
   const baseSha = view.baseSha;
@@ -175,7 +221,13 @@ async function mergeNow(emu: GitHubEmulator, repo: Repo, issue: Issue, request: 
       if (original.parents.length > 1) throw new ApiError(405, "This branch can't be rebased");
       const applied = await git.cherryPickTree(original, tip);
       if (!applied.clean) throw new ApiError(405, "This branch can't be rebased");
-      tip = await git.commitTree({ tree: applied.tree, parents: [tip], message: original.message, author: original.author, committer });
+      tip = await git.commitTree({
+        tree: applied.tree,
+        parents: [tip],
+        message: original.message,
+        author: original.author,
+        committer,
+      });
     }
     newSha = tip;
   } else {
@@ -183,14 +235,28 @@ async function mergeNow(emu: GitHubEmulator, repo: Repo, issue: Issue, request: 
     if (!merged.clean) throw new ApiError(405, "Pull Request is not mergeable");
     if (request.method === "squash") {
       const messages: string[] = [];
-      for (const sha of await git.commitsBetween(baseSha, p.headSha)) messages.push(`* ${(await git.readCommit(sha)).message.trim()}`);
+      for (const sha of await git.commitsBetween(baseSha, p.headSha))
+        messages.push(`* ${(await git.readCommit(sha)).message.trim()}`);
       const title = request.commitTitle ?? `${issue.title} (#${issue.number})`;
       const message = request.commitMessage ?? messages.join("\n\n");
-      newSha = await git.commitTree({ tree: merged.tree, parents: [baseSha], message: `${title}\n\n${message}\n`, author: merger, committer });
+      newSha = await git.commitTree({
+        tree: merged.tree,
+        parents: [baseSha],
+        message: `${title}\n\n${message}\n`,
+        author: merger,
+        committer,
+      });
     } else {
-      const title = request.commitTitle ?? `Merge pull request #${issue.number} from ${repo.owner}/${p.headRef}`;
+      const title =
+        request.commitTitle ?? `Merge pull request #${issue.number} from ${repo.owner}/${p.headRef}`;
       const message = request.commitMessage ?? issue.title;
-      newSha = await git.commitTree({ tree: merged.tree, parents: [baseSha, headCommit.sha], message: `${title}\n\n${message}\n`, author: merger, committer });
+      newSha = await git.commitTree({
+        tree: merged.tree,
+        parents: [baseSha, headCommit.sha],
+        message: `${title}\n\n${message}\n`,
+        author: merger,
+        committer,
+      });
     }
   }
   const swapped = await git.compareAndSwapRef(`refs/heads/${p.baseRef}`, newSha, baseSha);
@@ -211,7 +277,9 @@ async function mergeNow(emu: GitHubEmulator, repo: Repo, issue: Issue, request: 
   if (repo.deleteBranchOnMerge) {
     const headRef = `refs/heads/${p.headRef}`;
     const current = await git.readRef(headRef);
-    const stillUsed = [...repo.issues.values()].some((i) => i.state === "open" && i.pull && (i.pull.baseRef === p.headRef || i.pull.headRef === p.headRef));
+    const stillUsed = [...repo.issues.values()].some(
+      (i) => i.state === "open" && i.pull && (i.pull.baseRef === p.headRef || i.pull.headRef === p.headRef),
+    );
     if (current && !stillUsed && (await git.deleteRef(headRef, current))) {
       await emu.onRefChanged(repo, headRef, current, ZERO_SHA, request.login);
     }
@@ -241,7 +309,15 @@ export async function evaluateAutoMerge(emu: GitHubEmulator, repo: Repo): Promis
 }
 
 /** GraphQL `enablePullRequestAutoMerge` rules. Returns an error message, or undefined when enabled. */
-export async function enableAutoMerge(emu: GitHubEmulator, repo: Repo, issue: Issue, login: string, method: "MERGE" | "SQUASH" | "REBASE", commitTitle?: string, commitMessage?: string): Promise<string | undefined> {
+export async function enableAutoMerge(
+  emu: GitHubEmulator,
+  repo: Repo,
+  issue: Issue,
+  login: string,
+  method: "MERGE" | "SQUASH" | "REBASE",
+  commitTitle?: string,
+  commitMessage?: string,
+): Promise<string | undefined> {
   const p = issue.pull!;
   if (!repo.allowAutoMerge) return "Auto merge is not allowed for this repository";
   if (issue.state !== "open") return "Pull request is closed";
@@ -252,7 +328,12 @@ export async function enableAutoMerge(emu: GitHubEmulator, repo: Repo, issue: Is
   const view = await computePull(emu, repo, issue);
   if (view.mergeableState === "clean") return "Pull request Pull request is in clean status";
   if (view.mergeableState === "dirty") return "Pull request Pull request is in dirty status";
-  p.autoMerge = { enabledBy: login, method, commitTitle: commitTitle ?? null, commitMessage: commitMessage ?? null };
+  p.autoMerge = {
+    enabledBy: login,
+    method,
+    commitTitle: commitTitle ?? null,
+    commitMessage: commitMessage ?? null,
+  };
   issue.updatedAt = emu.now();
   await emu.emitPull(repo, issue, "auto_merge_enabled", login, { reason: "" });
   emu.scheduleAutoMerge(repo);

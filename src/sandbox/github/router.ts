@@ -18,7 +18,8 @@ export class ApiError extends Error {
 }
 
 export const notFound = () => new ApiError(404, "Not Found");
-export const validationFailed = (message = "Validation Failed", errors?: unknown[]) => new ApiError(422, message, errors);
+export const validationFailed = (message = "Validation Failed", errors?: unknown[]) =>
+  new ApiError(422, message, errors);
 
 export interface RequestContext {
   method: string;
@@ -52,7 +53,10 @@ export class Router {
   }
 
   /** The matching route; `methodMismatch` when the path exists under another method. */
-  match(method: string, pathname: string): { handler: Handler; params: Record<string, string> } | "methodMismatch" | undefined {
+  match(
+    method: string,
+    pathname: string,
+  ): { handler: Handler; params: Record<string, string> } | "methodMismatch" | undefined {
     const raw = pathname.split("/").filter(Boolean);
     let pathMatched = false;
     for (const route of this.routes) {

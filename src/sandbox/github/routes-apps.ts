@@ -11,7 +11,11 @@ function requireApp(actor: Actor): number {
   return actor.appId;
 }
 
-function ownInstallation(emu: GitHubEmulator, ctx: RequestContext, installation: Installation | undefined): Installation {
+function ownInstallation(
+  emu: GitHubEmulator,
+  ctx: RequestContext,
+  installation: Installation | undefined,
+): Installation {
   const appId = requireApp(ctx.actor);
   if (!installation || installation.appId !== appId) throw new ApiError(404, "Not Found");
   return installation;
@@ -27,7 +31,10 @@ export function registerAppRoutes(emu: GitHubEmulator): void {
     const appId = requireApp(ctx.actor);
     const app = emu.appById(appId);
     const list = [...emu.installations.values()].filter((i) => i.appId === appId);
-    return paginate(ctx, list.map((i) => shape.installation(c(), i, app)));
+    return paginate(
+      ctx,
+      list.map((i) => shape.installation(c(), i, app)),
+    );
   });
 
   r.add("GET", "/app/installations/:id", (ctx) => {
@@ -40,11 +47,19 @@ export function registerAppRoutes(emu: GitHubEmulator): void {
     const names = Array.isArray(ctx.body.repositories) ? (ctx.body.repositories as string[]) : undefined;
     const ids = Array.isArray(ctx.body.repository_ids) ? (ctx.body.repository_ids as number[]) : undefined;
     let repositories = names;
-    if (ids) repositories = emu.installedRepos(inst).filter((repo) => ids.includes(repo.id)).map((repo) => repo.name);
+    if (ids)
+      repositories = emu
+        .installedRepos(inst)
+        .filter((repo) => ids.includes(repo.id))
+        .map((repo) => repo.name);
     if (repositories) {
       for (const name of repositories) {
         const repo = emu.findRepo(inst.account, name);
-        if (!repo || !emu.installationCovers(inst, repo)) throw new ApiError(422, "There is at least one repository that does not exist or is not accessible to the parent installation.");
+        if (!repo || !emu.installationCovers(inst, repo))
+          throw new ApiError(
+            422,
+            "There is at least one repository that does not exist or is not accessible to the parent installation.",
+          );
       }
     }
     const token = emu.issueInstallationToken(inst, {
@@ -58,7 +73,10 @@ export function registerAppRoutes(emu: GitHubEmulator): void {
       repository_selection: token.repositories ? "selected" : "all",
     };
     if (token.repositories) {
-      body.repositories = emu.installedRepos(inst).filter((repo) => token.repositories!.includes(repo.name.toLowerCase())).map((repo) => shape.repository(c(), repo));
+      body.repositories = emu
+        .installedRepos(inst)
+        .filter((repo) => token.repositories!.includes(repo.name.toLowerCase()))
+        .map((repo) => shape.repository(c(), repo));
     }
     return { status: 201, body };
   });
@@ -75,39 +93,74 @@ export function registerAppRoutes(emu: GitHubEmulator): void {
     }
     throw new ApiError(404, "Not Found");
   };
-  r.add("GET", "/repos/:owner/:repo/installation", (ctx) => installationOf(ctx, ctx.params.owner!, ctx.params.repo!));
+  r.add("GET", "/repos/:owner/:repo/installation", (ctx) =>
+    installationOf(ctx, ctx.params.owner!, ctx.params.repo!),
+  );
   r.add("GET", "/orgs/:org/installation", (ctx) => installationOf(ctx, ctx.params.org!));
   r.add("GET", "/users/:user/installation", (ctx) => installationOf(ctx, ctx.params.user!));
 
   r.add("GET", "/installation/repositories", (ctx) => {
-    if (ctx.actor.kind !== "installation") throw new ApiError(403, "This endpoint requires an installation token");
+    if (ctx.actor.kind !== "installation")
+      throw new ApiError(403, "This endpoint requires an installation token");
     const actor = ctx.actor;
     const inst = emu.installations.get(actor.installationId)!;
-    const repos = emu.installedRepos(inst).filter((repo) => actor.repositories === undefined || actor.repositories.includes(repo.name.toLowerCase()));
-    return paginate(ctx, repos.map((repo) => shape.repository(c(), repo)), (page) => ({
-      total_count: repos.length,
-      repository_selection: inst.repositories ? "selected" : "all",
-      repositories: page,
-    }));
+    const repos = emu
+      .installedRepos(inst)
+      .filter(
+        (repo) => actor.repositories === undefined || actor.repositories.includes(repo.name.toLowerCase()),
+      );
+    return paginate(
+      ctx,
+      repos.map((repo) => shape.repository(c(), repo)),
+      (page) => ({
+        total_count: repos.length,
+        repository_selection: inst.repositories ? "selected" : "all",
+        repositories: page,
+      }),
+    );
   });
 
   r.add("GET", "/users/:user", (ctx) => {
     const account = emu.findAccount(ctx.params.user!);
     if (!account) throw new ApiError(404, "Not Found");
-    return { body: { ...shape.simpleUser(c(), account.login), name: account.name, created_at: account.createdAt, updated_at: account.createdAt } };
+    return {
+      body: {
+        ...shape.simpleUser(c(), account.login),
+        name: account.name,
+        created_at: account.createdAt,
+        updated_at: account.createdAt,
+      },
+    };
   });
 
   r.add("GET", "/user", (ctx) => {
-    if (ctx.actor.kind !== "user") throw new ApiError(ctx.actor.kind === "anonymous" ? 401 : 403, ctx.actor.kind === "anonymous" ? "Requires authentication" : "Resource not accessible by integration");
+    if (ctx.actor.kind !== "user")
+      throw new ApiError(
+        ctx.actor.kind === "anonymous" ? 401 : 403,
+        ctx.actor.kind === "anonymous" ? "Requires authentication" : "Resource not accessible by integration",
+      );
     const account = emu.account(ctx.actor.login);
-    return { body: { ...shape.simpleUser(c(), account.login), name: account.name, email: null, created_at: account.createdAt, updated_at: account.createdAt } };
+    return {
+      body: {
+        ...shape.simpleUser(c(), account.login),
+        name: account.name,
+        email: null,
+        created_at: account.createdAt,
+        updated_at: account.createdAt,
+      },
+    };
   });
 
   r.add("GET", "/rate_limit", (ctx) => {
     const reset = Math.ceil(Date.now() / 1000 / 3600) * 3600;
     const limit = ctx.actor.kind === "anonymous" ? 60 : 5000;
     const core = { limit, used: 0, remaining: limit, reset };
-    return { body: { resources: { core, graphql: core, search: { limit: 30, used: 0, remaining: 30, reset } }, rate: core } };
+    return {
+      body: {
+        resources: { core, graphql: core, search: { limit: 30, used: 0, remaining: 30, reset } },
+        rate: core,
+      },
+    };
   });
 
   r.add("GET", "/repos/:owner/:repo/collaborators/:user/permission", (ctx) => {
@@ -138,8 +191,13 @@ export function registerAppRoutes(emu: GitHubEmulator): void {
 
   r.add("GET", "/repos/:owner/:repo/collaborators", (ctx) => {
     const repo = emu.authorizeRepo(ctx, "metadata", "read", "write");
-    const logins = [repo.owner, ...repo.collaborators.keys()].filter((login, i, all) => all.indexOf(login) === i && emu.account(login).type !== "Organization");
-    return paginate(ctx, logins.map((login) => ({ ...shape.simpleUser(c(), login), role_name: emu.roleOf(repo, login) })));
+    const logins = [repo.owner, ...repo.collaborators.keys()].filter(
+      (login, i, all) => all.indexOf(login) === i && emu.account(login).type !== "Organization",
+    );
+    return paginate(
+      ctx,
+      logins.map((login) => ({ ...shape.simpleUser(c(), login), role_name: emu.roleOf(repo, login) })),
+    );
   });
 
   r.add("GET", "/orgs/:org/teams/:slug/memberships/:user", (ctx) => {
@@ -147,7 +205,8 @@ export function registerAppRoutes(emu: GitHubEmulator): void {
     if (ctx.actor.kind === "anonymous") throw new ApiError(401, "Requires authentication");
     if (ctx.actor.kind === "installation") {
       const inst = emu.installations.get(ctx.actor.installationId);
-      if (!inst || inst.account.toLowerCase() !== ctx.params.org!.toLowerCase()) throw new ApiError(404, "Not Found");
+      if (!inst || inst.account.toLowerCase() !== ctx.params.org!.toLowerCase())
+        throw new ApiError(404, "Not Found");
       if (!ctx.actor.permissions.members) throw new ApiError(403, "Resource not accessible by integration");
     }
     if (!team) throw new ApiError(404, "Not Found");
@@ -165,6 +224,15 @@ export function registerAppRoutes(emu: GitHubEmulator): void {
   r.add("GET", "/orgs/:org/teams/:slug", (ctx) => {
     const team = emu.teams.get(`${ctx.params.org}/${ctx.params.slug}`.toLowerCase());
     if (!team || ctx.actor.kind === "anonymous") throw new ApiError(404, "Not Found");
-    return { body: { ...shape.team(c(), team), members_count: team.members.size, repos_count: 0, created_at: emu.now(), updated_at: emu.now(), organization: shape.organization(c(), team.org) } };
+    return {
+      body: {
+        ...shape.team(c(), team),
+        members_count: team.members.size,
+        repos_count: 0,
+        created_at: emu.now(),
+        updated_at: emu.now(),
+        organization: shape.organization(c(), team.org),
+      },
+    };
   });
 }

@@ -2,16 +2,40 @@
 import type { GitHubEmulator } from "./emulator.js";
 import type { CheckRun, CommitStatus, Deployment, DeploymentStatus, Repo } from "./model.js";
 import { contextState } from "./pull-logic.js";
-import { ApiError, notFound, paginate, requireString, validationFailed, type RequestContext } from "./router.js";
+import {
+  ApiError,
+  notFound,
+  paginate,
+  requireString,
+  validationFailed,
+  type RequestContext,
+} from "./router.js";
 import * as shape from "./shapes.js";
 
 const CHECK_STATUSES = ["queued", "in_progress", "completed", "waiting", "requested", "pending"];
-const CONCLUSIONS = ["action_required", "cancelled", "failure", "neutral", "success", "skipped", "stale", "timed_out"];
+const CONCLUSIONS = [
+  "action_required",
+  "cancelled",
+  "failure",
+  "neutral",
+  "success",
+  "skipped",
+  "stale",
+  "timed_out",
+];
 
 /** Records a commit status and tells the apps; shared with the test helpers. */
-export function createStatus(emu: GitHubEmulator, repo: Repo, sha: string, login: string, input: { state: string; context?: string; description?: string | null; targetUrl?: string | null }): CommitStatus {
+export function createStatus(
+  emu: GitHubEmulator,
+  repo: Repo,
+  sha: string,
+  login: string,
+  input: { state: string; context?: string; description?: string | null; targetUrl?: string | null },
+): CommitStatus {
   if (!["error", "failure", "pending", "success"].includes(input.state)) {
-    throw validationFailed("Validation Failed", [{ resource: "Status", field: "state", code: "custom", message: "state is not included in the list" }]);
+    throw validationFailed("Validation Failed", [
+      { resource: "Status", field: "state", code: "custom", message: "state is not included in the list" },
+    ]);
   }
   const id = emu.id();
   const now = emu.now();
@@ -44,7 +68,11 @@ export function createStatus(emu: GitHubEmulator, repo: Repo, sha: string, login
         description: status.description,
         state: status.state,
         commit: shape.commit(emu.shapes, repo, commit, emu.loginForEmail),
-        branches: branches.map((b) => ({ name: b.ref.slice(11), commit: { sha: b.sha, url: `${emu.apiUrl}/repos/${repo.owner}/${repo.name}/commits/${b.sha}` }, protected: repo.protections.has(b.ref.slice(11)) })),
+        branches: branches.map((b) => ({
+          name: b.ref.slice(11),
+          commit: { sha: b.sha, url: `${emu.apiUrl}/repos/${repo.owner}/${repo.name}/commits/${b.sha}` },
+          protected: repo.protections.has(b.ref.slice(11)),
+        })),
         created_at: status.createdAt,
         updated_at: status.updatedAt,
       },
@@ -82,7 +110,8 @@ export function registerCheckRoutes(emu: GitHubEmulator): void {
     return sha;
   };
 
-  const runShape = (repo: Repo, run: CheckRun) => shape.checkRun(c(), repo, run, emu.pullsForSha(repo, run.headSha));
+  const runShape = (repo: Repo, run: CheckRun) =>
+    shape.checkRun(c(), repo, run, emu.pullsForSha(repo, run.headSha));
 
   const applyRunFields = (run: CheckRun, body: Record<string, unknown>) => {
     if (typeof body.name === "string") run.name = body.name;
@@ -90,24 +119,41 @@ export function registerCheckRoutes(emu: GitHubEmulator): void {
     if (typeof body.external_id === "string") run.externalId = body.external_id;
     if (typeof body.started_at === "string") run.startedAt = body.started_at;
     if (body.status !== undefined) {
-      if (typeof body.status !== "string" || !CHECK_STATUSES.includes(body.status)) throw validationFailed("Validation Failed", [{ resource: "CheckRun", field: "status", code: "invalid" }]);
+      if (typeof body.status !== "string" || !CHECK_STATUSES.includes(body.status))
+        throw validationFailed("Validation Failed", [
+          { resource: "CheckRun", field: "status", code: "invalid" },
+        ]);
       run.status = body.status as CheckRun["status"];
     }
     if (body.conclusion !== undefined) {
-      if (typeof body.conclusion !== "string" || !CONCLUSIONS.includes(body.conclusion)) throw validationFailed("Validation Failed", [{ resource: "CheckRun", field: "conclusion", code: "invalid" }]);
+      if (typeof body.conclusion !== "string" || !CONCLUSIONS.includes(body.conclusion))
+        throw validationFailed("Validation Failed", [
+          { resource: "CheckRun", field: "conclusion", code: "invalid" },
+        ]);
       run.conclusion = body.conclusion;
       run.status = "completed";
     }
     if (run.status === "completed") {
-      if (!run.conclusion) throw validationFailed("Invalid request.\n\n\"conclusion\" wasn't supplied.");
-      run.completedAt = typeof body.completed_at === "string" ? body.completed_at : run.completedAt ?? emu.now();
+      if (!run.conclusion) throw validationFailed('Invalid request.\n\n"conclusion" wasn\'t supplied.');
+      run.completedAt =
+        typeof body.completed_at === "string" ? body.completed_at : (run.completedAt ?? emu.now());
     }
-    const output = body.output as { title?: string; summary?: string; text?: string; annotations?: unknown[] } | undefined;
+    const output = body.output as
+      { title?: string; summary?: string; text?: string; annotations?: unknown[] } | undefined;
     if (output) {
-      if (typeof output.title !== "string" || typeof output.summary !== "string") throw validationFailed("Invalid request.\n\nFor 'properties/output', \"title\" and \"summary\" are required.");
+      if (typeof output.title !== "string" || typeof output.summary !== "string")
+        throw validationFailed(
+          'Invalid request.\n\nFor \'properties/output\', "title" and "summary" are required.',
+        );
       const annotations = output.annotations ?? [];
-      if (annotations.length > 50) throw validationFailed("Invalid request.\n\nOnly 50 annotations are allowed per request.");
-      run.output = { title: output.title, summary: output.summary, text: output.text ?? null, annotations: [...run.output.annotations, ...annotations] };
+      if (annotations.length > 50)
+        throw validationFailed("Invalid request.\n\nOnly 50 annotations are allowed per request.");
+      run.output = {
+        title: output.title,
+        summary: output.summary,
+        text: output.text ?? null,
+        annotations: [...run.output.annotations, ...annotations],
+      };
     }
   };
 
@@ -148,7 +194,11 @@ export function registerCheckRoutes(emu: GitHubEmulator): void {
     const login = emu.actingLogin(ctx.actor);
     const run = repo.checkRuns.get(Number(ctx.params.id));
     if (!run) throw notFound();
-    if (run.appId !== appId) throw new ApiError(403, "Invalid app_id `" + appId + "` - check run can only be modified by the GitHub App that created it.");
+    if (run.appId !== appId)
+      throw new ApiError(
+        403,
+        "Invalid app_id `" + appId + "` - check run can only be modified by the GitHub App that created it.",
+      );
     const wasCompleted = run.status === "completed";
     applyRunFields(run, ctx.body);
     if (!wasCompleted && run.status === "completed") await emu.emitCheckRun(repo, run, "completed", login);
@@ -203,7 +253,10 @@ export function registerCheckRoutes(emu: GitHubEmulator): void {
       runs = [...latest.values()];
     }
     runs.reverse();
-    return paginate(ctx, runs, (page) => ({ total_count: runs.length, check_runs: page.map((run) => runShape(repo, run)) }));
+    return paginate(ctx, runs, (page) => ({
+      total_count: runs.length,
+      check_runs: page.map((run) => runShape(repo, run)),
+    }));
   });
 
   r.add("GET", "/repos/:owner/:repo/commits/:ref/check-suites", async (ctx) => {
@@ -230,7 +283,8 @@ export function registerCheckRoutes(emu: GitHubEmulator): void {
     const repo = emu.authorizeRepo(ctx, "statuses", "write", "write");
     const login = emu.actingLogin(ctx.actor);
     const sha = ctx.params.sha!;
-    if ((await repo.git.objectType(sha)) !== "commit") throw validationFailed(`No commit found for SHA: ${sha}`);
+    if ((await repo.git.objectType(sha)) !== "commit")
+      throw validationFailed(`No commit found for SHA: ${sha}`);
     const status = createStatus(emu, repo, sha, login, {
       state: requireString(ctx.body, "state", "Status"),
       ...(typeof ctx.body.context === "string" ? { context: ctx.body.context } : {}),
@@ -264,7 +318,13 @@ export function registerCheckRoutes(emu: GitHubEmulator): void {
     const repo = emu.authorizeRepo(ctx, "statuses", "read", "read");
     const sha = await repo.git.resolveCommit(ctx.params.ref!);
     if (!sha) throw notFound();
-    return paginate(ctx, repo.statuses.filter((s) => s.sha === sha).reverse().map((s) => shape.commitStatus(c(), repo, s)));
+    return paginate(
+      ctx,
+      repo.statuses
+        .filter((s) => s.sha === sha)
+        .reverse()
+        .map((s) => shape.commitStatus(c(), repo, s)),
+    );
   });
 
   // ------------------------------------------------------------------ deployments
@@ -276,11 +336,24 @@ export function registerCheckRoutes(emu: GitHubEmulator): void {
     const sha = await repo.git.resolveCommit(ref);
     if (!sha) throw validationFailed(`No ref found for: ${ref}`);
     // GitHub verifies the commit's statuses first: every required context (default: all of them) must be green.
-    const required = Array.isArray(ctx.body.required_contexts) ? (ctx.body.required_contexts as string[]) : undefined;
-    const contexts = required ?? [...new Set([...repo.statuses.filter((s) => s.sha === sha).map((s) => s.context)])];
+    const required = Array.isArray(ctx.body.required_contexts)
+      ? (ctx.body.required_contexts as string[])
+      : undefined;
+    const contexts = required ?? [
+      ...new Set([...repo.statuses.filter((s) => s.sha === sha).map((s) => s.context)]),
+    ];
     const failing = contexts.filter((context) => contextState(repo, sha, context) !== "success");
     if (failing.length > 0) {
-      throw new ApiError(409, `Conflict: Commit status checks failed for ${ref}.`, failing.map((context) => ({ contexts: [{ context, state: contextState(repo, sha, context) }], resource: "Deployment", field: "required_contexts", code: "invalid" })));
+      throw new ApiError(
+        409,
+        `Conflict: Commit status checks failed for ${ref}.`,
+        failing.map((context) => ({
+          contexts: [{ context, state: contextState(repo, sha, context) }],
+          resource: "Deployment",
+          field: "required_contexts",
+          code: "invalid",
+        })),
+      );
     }
     const id = emu.id();
     const now = emu.now();
@@ -293,9 +366,12 @@ export function registerCheckRoutes(emu: GitHubEmulator): void {
       task: typeof ctx.body.task === "string" ? ctx.body.task : "deploy",
       environment,
       description: typeof ctx.body.description === "string" ? ctx.body.description : null,
-      payload: typeof ctx.body.payload === "string" ? safeJson(ctx.body.payload) : ctx.body.payload ?? {},
+      payload: typeof ctx.body.payload === "string" ? safeJson(ctx.body.payload) : (ctx.body.payload ?? {}),
       creator: login,
-      productionEnvironment: typeof ctx.body.production_environment === "boolean" ? ctx.body.production_environment : environment === "production",
+      productionEnvironment:
+        typeof ctx.body.production_environment === "boolean"
+          ? ctx.body.production_environment
+          : environment === "production",
       transientEnvironment: ctx.body.transient_environment === true,
       createdAt: now,
       updatedAt: now,
@@ -303,18 +379,36 @@ export function registerCheckRoutes(emu: GitHubEmulator): void {
     const appId = emu.actingAppId(ctx.actor);
     if (appId !== undefined) deployment.appId = appId;
     repo.deployments.set(id, deployment);
-    emu.emit(repo, "deployment", { action: "created", deployment: shape.deployment(c(), repo, deployment), workflow: null, workflow_run: null }, login);
+    emu.emit(
+      repo,
+      "deployment",
+      {
+        action: "created",
+        deployment: shape.deployment(c(), repo, deployment),
+        workflow: null,
+        workflow_run: null,
+      },
+      login,
+    );
     return { status: 201, body: shape.deployment(c(), repo, deployment) };
   });
 
   r.add("GET", "/repos/:owner/:repo/deployments", (ctx) => {
     const repo = emu.authorizeRepo(ctx, "deployments", "read", "read");
     let list = [...repo.deployments.values()].reverse();
-    for (const [field, key] of [["sha", "sha"], ["ref", "ref"], ["task", "task"], ["environment", "environment"]] as const) {
+    for (const [field, key] of [
+      ["sha", "sha"],
+      ["ref", "ref"],
+      ["task", "task"],
+      ["environment", "environment"],
+    ] as const) {
       const wanted = ctx.query.get(field);
       if (wanted) list = list.filter((d) => d[key] === wanted);
     }
-    return paginate(ctx, list.map((d) => shape.deployment(c(), repo, d)));
+    return paginate(
+      ctx,
+      list.map((d) => shape.deployment(c(), repo, d)),
+    );
   });
 
   r.add("GET", "/repos/:owner/:repo/deployments/:id", (ctx) => {
@@ -331,7 +425,9 @@ export function registerCheckRoutes(emu: GitHubEmulator): void {
     if (!deployment) throw notFound();
     const state = requireString(ctx.body, "state", "DeploymentStatus");
     if (!["error", "failure", "inactive", "in_progress", "queued", "pending", "success"].includes(state)) {
-      throw validationFailed("Validation Failed", [{ resource: "DeploymentStatus", field: "state", code: "invalid" }]);
+      throw validationFailed("Validation Failed", [
+        { resource: "DeploymentStatus", field: "state", code: "invalid" },
+      ]);
     }
     const text = (field: string) => (typeof ctx.body[field] === "string" ? (ctx.body[field] as string) : "");
     const environment = text("environment") || deployment.environment;
@@ -347,16 +443,29 @@ export function registerCheckRoutes(emu: GitHubEmulator): void {
     // auto_inactive (default true): an earlier successful deployment to the environment becomes inactive.
     if (state === "success" && ctx.body.auto_inactive !== false) {
       for (const other of repo.deployments.values()) {
-        if (other.id === deployment.id || other.environment !== environment || other.transientEnvironment) continue;
+        if (other.id === deployment.id || other.environment !== environment || other.transientEnvironment)
+          continue;
         const latest = repo.deploymentStatuses.filter((s) => s.deploymentId === other.id).at(-1);
-        if (latest?.state === "success") repo.deploymentStatuses.push(newDeploymentStatus(emu, other, login, "inactive", environment, { description: "", targetUrl: "", logUrl: "", environmentUrl: "" }));
+        if (latest?.state === "success")
+          repo.deploymentStatuses.push(
+            newDeploymentStatus(emu, other, login, "inactive", environment, {
+              description: "",
+              targetUrl: "",
+              logUrl: "",
+              environmentUrl: "",
+            }),
+          );
       }
     }
     deployment.updatedAt = status.createdAt;
     emu.emit(
       repo,
       "deployment_status",
-      { action: "created", deployment_status: shape.deploymentStatus(c(), repo, status), deployment: shape.deployment(c(), repo, deployment) },
+      {
+        action: "created",
+        deployment_status: shape.deploymentStatus(c(), repo, status),
+        deployment: shape.deployment(c(), repo, deployment),
+      },
       login,
     );
     return { status: 201, body: shape.deploymentStatus(c(), repo, status) };
@@ -367,7 +476,10 @@ export function registerCheckRoutes(emu: GitHubEmulator): void {
     const deployment = repo.deployments.get(Number(ctx.params.id));
     if (!deployment) throw notFound();
     const statuses = repo.deploymentStatuses.filter((s) => s.deploymentId === deployment.id).reverse();
-    return paginate(ctx, statuses.map((s) => shape.deploymentStatus(c(), repo, s)));
+    return paginate(
+      ctx,
+      statuses.map((s) => shape.deploymentStatus(c(), repo, s)),
+    );
   });
 }
 
@@ -381,7 +493,17 @@ function newDeploymentStatus(
 ): DeploymentStatus {
   const id = emu.id();
   const now = emu.now();
-  return { id, nodeId: shape.nodeIdFor("DES", id), deploymentId: deployment.id, state, environment, creator: login, createdAt: now, updatedAt: now, ...urls };
+  return {
+    id,
+    nodeId: shape.nodeIdFor("DES", id),
+    deploymentId: deployment.id,
+    state,
+    environment,
+    creator: login,
+    createdAt: now,
+    updatedAt: now,
+    ...urls,
+  };
 }
 
 function safeJson(text: string): unknown {

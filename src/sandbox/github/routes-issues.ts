@@ -12,33 +12,88 @@ export function findIssue(repo: Repo, number: string | number): Issue {
   return issue;
 }
 
-async function emitIssueChange(emu: GitHubEmulator, repo: Repo, issue: Issue, action: string, login: string, extra: Record<string, unknown> = {}): Promise<void> {
+async function emitIssueChange(
+  emu: GitHubEmulator,
+  repo: Repo,
+  issue: Issue,
+  action: string,
+  login: string,
+  extra: Record<string, unknown> = {},
+): Promise<void> {
   if (issue.pull) await emu.emitPull(repo, issue, action, login, extra);
   else emu.emit(repo, "issues", { action, issue: shape.issue(emu.shapes, repo, issue), ...extra }, login);
 }
 
-export async function createComment(emu: GitHubEmulator, repo: Repo, issue: Issue, login: string, body: string, appId?: number): Promise<IssueComment> {
+export async function createComment(
+  emu: GitHubEmulator,
+  repo: Repo,
+  issue: Issue,
+  login: string,
+  body: string,
+  appId?: number,
+): Promise<IssueComment> {
   const id = emu.id();
   const now = emu.now();
-  const comment: IssueComment = { id, nodeId: shape.nodeIdFor("IC", id), issueNumber: issue.number, user: login, body, createdAt: now, updatedAt: now, reactions: [], deleted: false };
+  const comment: IssueComment = {
+    id,
+    nodeId: shape.nodeIdFor("IC", id),
+    issueNumber: issue.number,
+    user: login,
+    body,
+    createdAt: now,
+    updatedAt: now,
+    reactions: [],
+    deleted: false,
+  };
   if (appId !== undefined) comment.appId = appId;
   repo.comments.set(id, comment);
   issue.updatedAt = now;
   emu.faults.created(`comment:${repo.id}:${id}`);
-  emu.emit(repo, "issue_comment", { action: "created", issue: shape.issue(emu.shapes, repo, issue), comment: shape.issueComment(emu.shapes, repo, comment) }, login);
+  emu.emit(
+    repo,
+    "issue_comment",
+    {
+      action: "created",
+      issue: shape.issue(emu.shapes, repo, issue),
+      comment: shape.issueComment(emu.shapes, repo, comment),
+    },
+    login,
+  );
   return comment;
 }
 
-export function editComment(emu: GitHubEmulator, repo: Repo, comment: IssueComment, login: string, body: string): IssueComment {
+export function editComment(
+  emu: GitHubEmulator,
+  repo: Repo,
+  comment: IssueComment,
+  login: string,
+  body: string,
+): IssueComment {
   const previous = comment.body;
   comment.body = body;
   comment.updatedAt = emu.now();
   const issue = repo.issues.get(comment.issueNumber)!;
-  emu.emit(repo, "issue_comment", { action: "edited", changes: { body: { from: previous } }, issue: shape.issue(emu.shapes, repo, issue), comment: shape.issueComment(emu.shapes, repo, comment) }, login);
+  emu.emit(
+    repo,
+    "issue_comment",
+    {
+      action: "edited",
+      changes: { body: { from: previous } },
+      issue: shape.issue(emu.shapes, repo, issue),
+      comment: shape.issueComment(emu.shapes, repo, comment),
+    },
+    login,
+  );
   return comment;
 }
 
-export function ensureLabel(emu: GitHubEmulator, repo: Repo, name: string, color = "ededed", description: string | null = null): Label {
+export function ensureLabel(
+  emu: GitHubEmulator,
+  repo: Repo,
+  name: string,
+  color = "ededed",
+  description: string | null = null,
+): Label {
   const existing = [...repo.labels.values()].find((l) => l.name.toLowerCase() === name.toLowerCase());
   if (existing) return existing;
   const id = emu.id();
@@ -47,14 +102,27 @@ export function ensureLabel(emu: GitHubEmulator, repo: Repo, name: string, color
   return label;
 }
 
-function addReaction(emu: GitHubEmulator, list: Reaction[], login: string, content: unknown): { reaction: Reaction; created: boolean } {
+function addReaction(
+  emu: GitHubEmulator,
+  list: Reaction[],
+  login: string,
+  content: unknown,
+): { reaction: Reaction; created: boolean } {
   if (typeof content !== "string" || !REACTIONS.includes(content)) {
-    throw validationFailed("Validation Failed", [{ resource: "Reaction", field: "content", code: "invalid" }]);
+    throw validationFailed("Validation Failed", [
+      { resource: "Reaction", field: "content", code: "invalid" },
+    ]);
   }
   const existing = list.find((x) => x.user === login && x.content === content);
   if (existing) return { reaction: existing, created: false };
   const id = emu.id();
-  const reaction: Reaction = { id, nodeId: shape.nodeIdFor("REA", id), user: login, content, createdAt: emu.now() };
+  const reaction: Reaction = {
+    id,
+    nodeId: shape.nodeIdFor("REA", id),
+    user: login,
+    content,
+    createdAt: emu.now(),
+  };
   list.push(reaction);
   return { reaction, created: true };
 }
@@ -72,7 +140,9 @@ export function registerIssueRoutes(emu: GitHubEmulator): void {
     const id = emu.id();
     const now = emu.now();
     const number = emu.nextNumber(repo);
-    const labels = Array.isArray(ctx.body.labels) ? (ctx.body.labels as (string | { name: string })[]).map((l) => (typeof l === "string" ? l : l.name)) : [];
+    const labels = Array.isArray(ctx.body.labels)
+      ? (ctx.body.labels as (string | { name: string })[]).map((l) => (typeof l === "string" ? l : l.name))
+      : [];
     const issue: Issue = {
       id,
       nodeId: shape.nodeIdFor("I", id),
@@ -83,7 +153,9 @@ export function registerIssueRoutes(emu: GitHubEmulator): void {
       stateReason: null,
       user: login,
       labels: labels.map((name) => ensureLabel(emu, repo, name).name),
-      assignees: Array.isArray(ctx.body.assignees) ? (ctx.body.assignees as string[]).map((a) => emu.account(a).login) : [],
+      assignees: Array.isArray(ctx.body.assignees)
+        ? (ctx.body.assignees as string[]).map((a) => emu.account(a).login)
+        : [],
       locked: false,
       createdAt: now,
       updatedAt: now,
@@ -100,14 +172,20 @@ export function registerIssueRoutes(emu: GitHubEmulator): void {
   r.add("GET", "/repos/:owner/:repo/issues", (ctx) => {
     const repo = emu.authorizeRepo(ctx, ISSUES_OR_PULLS, "read", "read");
     const state = ctx.query.get("state") ?? "open";
-    const labels = (ctx.query.get("labels") ?? "").split(",").map((l) => l.trim().toLowerCase()).filter(Boolean);
+    const labels = (ctx.query.get("labels") ?? "")
+      .split(",")
+      .map((l) => l.trim().toLowerCase())
+      .filter(Boolean);
     const creator = ctx.query.get("creator");
     let issues = [...repo.issues.values()].filter((i) => state === "all" || i.state === state);
     issues = issues.filter((i) => labels.every((l) => i.labels.some((x) => x.toLowerCase() === l)));
     if (creator) issues = issues.filter((i) => i.user.toLowerCase() === creator.toLowerCase());
     issues.sort((a, b) => b.number - a.number);
     if (ctx.query.get("direction") === "asc") issues.reverse();
-    return paginate(ctx, issues.map((i) => shape.issue(c(), repo, i)));
+    return paginate(
+      ctx,
+      issues.map((i) => shape.issue(c(), repo, i)),
+    );
   });
 
   r.add("GET", "/repos/:owner/:repo/issues/comments/:id", (ctx) => {
@@ -123,10 +201,20 @@ export function registerIssueRoutes(emu: GitHubEmulator): void {
     const login = emu.actingLogin(ctx.actor);
     const comment = repo.comments.get(Number(ctx.params.id));
     if (!comment || comment.deleted) throw notFound();
-    if (comment.user !== login && emu.roleOf(repo, login) !== "admin" && !["maintain", "write", "triage"].includes(emu.roleOf(repo, login))) {
+    if (
+      comment.user !== login &&
+      emu.roleOf(repo, login) !== "admin" &&
+      !["maintain", "write", "triage"].includes(emu.roleOf(repo, login))
+    ) {
       throw new ApiError(403, "Resource not accessible by personal access token");
     }
-    return { body: shape.issueComment(c(), repo, editComment(emu, repo, comment, login, requireString(ctx.body, "body", "IssueComment"))) };
+    return {
+      body: shape.issueComment(
+        c(),
+        repo,
+        editComment(emu, repo, comment, login, requireString(ctx.body, "body", "IssueComment")),
+      ),
+    };
   });
 
   r.add("DELETE", "/repos/:owner/:repo/issues/comments/:id", (ctx) => {
@@ -134,17 +222,30 @@ export function registerIssueRoutes(emu: GitHubEmulator): void {
     const login = emu.actingLogin(ctx.actor);
     const comment = repo.comments.get(Number(ctx.params.id));
     if (!comment || comment.deleted) throw notFound();
-    if (comment.user !== login && !["admin", "maintain", "write"].includes(emu.roleOf(repo, login))) throw new ApiError(403, "Resource not accessible by personal access token");
+    if (comment.user !== login && !["admin", "maintain", "write"].includes(emu.roleOf(repo, login)))
+      throw new ApiError(403, "Resource not accessible by personal access token");
     comment.deleted = true;
     const issue = repo.issues.get(comment.issueNumber)!;
-    emu.emit(repo, "issue_comment", { action: "deleted", issue: shape.issue(c(), repo, issue), comment: shape.issueComment(c(), repo, comment) }, login);
+    emu.emit(
+      repo,
+      "issue_comment",
+      {
+        action: "deleted",
+        issue: shape.issue(c(), repo, issue),
+        comment: shape.issueComment(c(), repo, comment),
+      },
+      login,
+    );
     return { status: 204 };
   });
 
   r.add("GET", "/repos/:owner/:repo/issues/comments", (ctx) => {
     const repo = emu.authorizeRepo(ctx, ISSUES_OR_PULLS, "read", "read");
     const comments = [...repo.comments.values()].filter((x) => !x.deleted);
-    return paginate(ctx, comments.map((x) => shape.issueComment(c(), repo, x)));
+    return paginate(
+      ctx,
+      comments.map((x) => shape.issueComment(c(), repo, x)),
+    );
   });
 
   r.add("POST", "/repos/:owner/:repo/issues/comments/:id/reactions", (ctx) => {
@@ -161,7 +262,10 @@ export function registerIssueRoutes(emu: GitHubEmulator): void {
     const comment = repo.comments.get(Number(ctx.params.id));
     if (!comment || comment.deleted) throw notFound();
     const content = ctx.query.get("content");
-    return paginate(ctx, comment.reactions.filter((x) => !content || x.content === content).map((x) => shape.reaction(c(), x)));
+    return paginate(
+      ctx,
+      comment.reactions.filter((x) => !content || x.content === content).map((x) => shape.reaction(c(), x)),
+    );
   });
 
   r.add("DELETE", "/repos/:owner/:repo/issues/comments/:id/reactions/:reactionId", (ctx) => {
@@ -183,14 +287,19 @@ export function registerIssueRoutes(emu: GitHubEmulator): void {
     const login = emu.actingLogin(ctx.actor);
     const issue = findIssue(repo, ctx.params.number!);
     if (typeof ctx.body.title === "string") issue.title = ctx.body.title;
-    if (typeof ctx.body.body === "string" || ctx.body.body === null) issue.body = ctx.body.body as string | null;
+    if (typeof ctx.body.body === "string" || ctx.body.body === null)
+      issue.body = ctx.body.body as string | null;
     if (Array.isArray(ctx.body.labels)) {
-      issue.labels = (ctx.body.labels as (string | { name: string })[]).map((l) => ensureLabel(emu, repo, typeof l === "string" ? l : l.name).name);
+      issue.labels = (ctx.body.labels as (string | { name: string })[]).map(
+        (l) => ensureLabel(emu, repo, typeof l === "string" ? l : l.name).name,
+      );
     }
-    if (Array.isArray(ctx.body.assignees)) issue.assignees = (ctx.body.assignees as string[]).map((a) => emu.account(a).login);
+    if (Array.isArray(ctx.body.assignees))
+      issue.assignees = (ctx.body.assignees as string[]).map((a) => emu.account(a).login);
     issue.updatedAt = emu.now();
     if (ctx.body.state === "closed" && issue.state === "open") {
-      if (issue.pull) issue.pull.baseShaAtClose = (await repo.git.readRef(`refs/heads/${issue.pull.baseRef}`)) ?? null;
+      if (issue.pull)
+        issue.pull.baseShaAtClose = (await repo.git.readRef(`refs/heads/${issue.pull.baseRef}`)) ?? null;
       issue.state = "closed";
       issue.closedAt = emu.now();
       issue.closedBy = login;
@@ -211,16 +320,31 @@ export function registerIssueRoutes(emu: GitHubEmulator): void {
     const repo = emu.authorizeRepo(ctx, ISSUES_OR_PULLS, "write", "read");
     const login = emu.actingLogin(ctx.actor);
     const issue = findIssue(repo, ctx.params.number!);
-    if (issue.locked && emu.roleOf(repo, login) === "read") throw new ApiError(403, "Unable to create comment because issue is locked.");
-    const comment = await createComment(emu, repo, issue, login, requireString(ctx.body, "body", "IssueComment"), emu.actingAppId(ctx.actor));
-    return { status: 201, body: shape.issueComment(c(), repo, comment), headers: { location: `${emu.apiUrl}/repos/${repo.owner}/${repo.name}/issues/comments/${comment.id}` } };
+    if (issue.locked && emu.roleOf(repo, login) === "read")
+      throw new ApiError(403, "Unable to create comment because issue is locked.");
+    const comment = await createComment(
+      emu,
+      repo,
+      issue,
+      login,
+      requireString(ctx.body, "body", "IssueComment"),
+      emu.actingAppId(ctx.actor),
+    );
+    return {
+      status: 201,
+      body: shape.issueComment(c(), repo, comment),
+      headers: { location: `${emu.apiUrl}/repos/${repo.owner}/${repo.name}/issues/comments/${comment.id}` },
+    };
   });
 
   r.add("GET", "/repos/:owner/:repo/issues/:number/comments", (ctx) => {
     const repo = emu.authorizeRepo(ctx, ISSUES_OR_PULLS, "read", "read");
     const issue = findIssue(repo, ctx.params.number!);
     const comments = [...repo.comments.values()].filter((x) => x.issueNumber === issue.number && !x.deleted);
-    return paginate(ctx, comments.map((x) => shape.issueComment(c(), repo, x)));
+    return paginate(
+      ctx,
+      comments.map((x) => shape.issueComment(c(), repo, x)),
+    );
   });
 
   r.add("POST", "/repos/:owner/:repo/issues/:number/reactions", (ctx) => {
@@ -235,7 +359,10 @@ export function registerIssueRoutes(emu: GitHubEmulator): void {
     const repo = emu.authorizeRepo(ctx, ISSUES_OR_PULLS, "read", "read");
     const issue = findIssue(repo, ctx.params.number!);
     const content = ctx.query.get("content");
-    return paginate(ctx, issue.reactions.filter((x) => !content || x.content === content).map((x) => shape.reaction(c(), x)));
+    return paginate(
+      ctx,
+      issue.reactions.filter((x) => !content || x.content === content).map((x) => shape.reaction(c(), x)),
+    );
   });
 
   // ------------------------------------------------------------------ labels
@@ -244,21 +371,34 @@ export function registerIssueRoutes(emu: GitHubEmulator): void {
     const repo = emu.authorizeRepo(ctx, "issues", "write", "write");
     const name = requireString(ctx.body, "name", "Label");
     if ([...repo.labels.values()].some((l) => l.name.toLowerCase() === name.toLowerCase())) {
-      throw validationFailed("Validation Failed", [{ resource: "Label", code: "already_exists", field: "name" }]);
+      throw validationFailed("Validation Failed", [
+        { resource: "Label", code: "already_exists", field: "name" },
+      ]);
     }
     const color = typeof ctx.body.color === "string" ? ctx.body.color.replace(/^#/, "") : "ededed";
-    const label = ensureLabel(emu, repo, name, color, typeof ctx.body.description === "string" ? ctx.body.description : null);
+    const label = ensureLabel(
+      emu,
+      repo,
+      name,
+      color,
+      typeof ctx.body.description === "string" ? ctx.body.description : null,
+    );
     return { status: 201, body: shape.label(c(), repo, label) };
   });
 
   r.add("GET", "/repos/:owner/:repo/labels", (ctx) => {
     const repo = emu.authorizeRepo(ctx, ISSUES_OR_PULLS, "read", "read");
-    return paginate(ctx, [...repo.labels.values()].map((l) => shape.label(c(), repo, l)));
+    return paginate(
+      ctx,
+      [...repo.labels.values()].map((l) => shape.label(c(), repo, l)),
+    );
   });
 
   r.add("GET", "/repos/:owner/:repo/labels/:name", (ctx) => {
     const repo = emu.authorizeRepo(ctx, ISSUES_OR_PULLS, "read", "read");
-    const label = [...repo.labels.values()].find((l) => l.name.toLowerCase() === ctx.params.name!.toLowerCase());
+    const label = [...repo.labels.values()].find(
+      (l) => l.name.toLowerCase() === ctx.params.name!.toLowerCase(),
+    );
     if (!label) throw notFound();
     return { body: shape.label(c(), repo, label) };
   });
@@ -274,11 +414,15 @@ export function registerIssueRoutes(emu: GitHubEmulator): void {
     issue.updatedAt = emu.now();
     for (const name of next) {
       if (before.has(name)) continue;
-      await emitIssueChange(emu, repo, issue, "labeled", login, { label: shape.label(c(), repo, repo.labels.get(name)!) });
+      await emitIssueChange(emu, repo, issue, "labeled", login, {
+        label: shape.label(c(), repo, repo.labels.get(name)!),
+      });
     }
     for (const name of before) {
       if (next.includes(name)) continue;
-      await emitIssueChange(emu, repo, issue, "unlabeled", login, { label: shape.label(c(), repo, repo.labels.get(name)!) });
+      await emitIssueChange(emu, repo, issue, "unlabeled", login, {
+        label: shape.label(c(), repo, repo.labels.get(name)!),
+      });
     }
   };
 
@@ -295,14 +439,19 @@ export function registerIssueRoutes(emu: GitHubEmulator): void {
     const repo = emu.authorizeRepo(ctx, ISSUES_OR_PULLS, "write", "triage");
     const login = emu.actingLogin(ctx.actor);
     const issue = findIssue(repo, ctx.params.number!);
-    await changeLabels(repo, issue, login, [...new Set(labelNames(ctx.body).map((name) => ensureLabel(emu, repo, name).name))]);
+    await changeLabels(repo, issue, login, [
+      ...new Set(labelNames(ctx.body).map((name) => ensureLabel(emu, repo, name).name)),
+    ]);
     return { body: issue.labels.map((name) => shape.label(c(), repo, repo.labels.get(name)!)) };
   });
 
   r.add("GET", "/repos/:owner/:repo/issues/:number/labels", (ctx) => {
     const repo = emu.authorizeRepo(ctx, ISSUES_OR_PULLS, "read", "read");
     const issue = findIssue(repo, ctx.params.number!);
-    return paginate(ctx, issue.labels.map((name) => shape.label(c(), repo, repo.labels.get(name)!)));
+    return paginate(
+      ctx,
+      issue.labels.map((name) => shape.label(c(), repo, repo.labels.get(name)!)),
+    );
   });
 
   r.add("DELETE", "/repos/:owner/:repo/issues/:number/labels/:name", async (ctx) => {
@@ -311,7 +460,12 @@ export function registerIssueRoutes(emu: GitHubEmulator): void {
     const issue = findIssue(repo, ctx.params.number!);
     const name = issue.labels.find((l) => l.toLowerCase() === ctx.params.name!.toLowerCase());
     if (!name) throw new ApiError(404, "Label does not exist");
-    await changeLabels(repo, issue, login, issue.labels.filter((l) => l !== name));
+    await changeLabels(
+      repo,
+      issue,
+      login,
+      issue.labels.filter((l) => l !== name),
+    );
     return { body: issue.labels.map((l) => shape.label(c(), repo, repo.labels.get(l)!)) };
   });
 }

@@ -2,7 +2,14 @@
 import type { GitHubEmulator } from "./emulator.js";
 import type { Issue, Repo, Review } from "./model.js";
 import { computePull, mergePull, type MergeMethod } from "./pull-logic.js";
-import { ApiError, notFound, paginate, requireString, validationFailed, type RequestContext } from "./router.js";
+import {
+  ApiError,
+  notFound,
+  paginate,
+  requireString,
+  validationFailed,
+  type RequestContext,
+} from "./router.js";
 import * as shape from "./shapes.js";
 
 export function findPull(repo: Repo, number: string | number): Issue {
@@ -16,24 +23,51 @@ export async function openPull(
   emu: GitHubEmulator,
   repo: Repo,
   login: string,
-  input: { title: string; head: string; base: string; body?: string | null; draft?: boolean; maintainerCanModify?: boolean },
+  input: {
+    title: string;
+    head: string;
+    base: string;
+    body?: string | null;
+    draft?: boolean;
+    maintainerCanModify?: boolean;
+  },
 ): Promise<Issue> {
   const headBranch = input.head.includes(":") ? input.head.slice(input.head.indexOf(":") + 1) : input.head;
   const headOwner = input.head.includes(":") ? input.head.slice(0, input.head.indexOf(":")) : repo.owner;
   if (headOwner.toLowerCase() !== repo.owner.toLowerCase()) {
-    throw validationFailed("Validation Failed", [{ resource: "PullRequest", field: "head", code: "invalid" }]);
+    throw validationFailed("Validation Failed", [
+      { resource: "PullRequest", field: "head", code: "invalid" },
+    ]);
   }
   const baseSha = await repo.git.readRef(`refs/heads/${input.base}`);
-  if (!baseSha) throw validationFailed("Validation Failed", [{ resource: "PullRequest", field: "base", code: "invalid" }]);
+  if (!baseSha)
+    throw validationFailed("Validation Failed", [
+      { resource: "PullRequest", field: "base", code: "invalid" },
+    ]);
   const headSha = await repo.git.readRef(`refs/heads/${headBranch}`);
-  if (!headSha) throw validationFailed("Validation Failed", [{ resource: "PullRequest", field: "head", code: "invalid" }]);
+  if (!headSha)
+    throw validationFailed("Validation Failed", [
+      { resource: "PullRequest", field: "head", code: "invalid" },
+    ]);
   for (const other of repo.issues.values()) {
     if (other.state === "open" && other.pull?.headRef === headBranch && other.pull.baseRef === input.base) {
-      throw validationFailed("Validation Failed", [{ resource: "PullRequest", code: "custom", message: `A pull request already exists for ${repo.owner}:${headBranch}.` }]);
+      throw validationFailed("Validation Failed", [
+        {
+          resource: "PullRequest",
+          code: "custom",
+          message: `A pull request already exists for ${repo.owner}:${headBranch}.`,
+        },
+      ]);
     }
   }
   if ((await repo.git.commitsBetween(baseSha, headSha)).length === 0) {
-    throw validationFailed("Validation Failed", [{ resource: "PullRequest", code: "custom", message: `No commits between ${input.base} and ${headBranch}` }]);
+    throw validationFailed("Validation Failed", [
+      {
+        resource: "PullRequest",
+        code: "custom",
+        message: `No commits between ${input.base} and ${headBranch}`,
+      },
+    ]);
   }
   const number = emu.nextNumber(repo);
   const id = emu.id();
@@ -82,14 +116,31 @@ export async function openPull(
   return issue;
 }
 
-export async function submitReview(emu: GitHubEmulator, repo: Repo, issue: Issue, login: string, input: { event?: string; body?: string; commitId?: string }): Promise<Review> {
-  const states: Record<string, Review["state"]> = { APPROVE: "APPROVED", REQUEST_CHANGES: "CHANGES_REQUESTED", COMMENT: "COMMENTED" };
+export async function submitReview(
+  emu: GitHubEmulator,
+  repo: Repo,
+  issue: Issue,
+  login: string,
+  input: { event?: string; body?: string; commitId?: string },
+): Promise<Review> {
+  const states: Record<string, Review["state"]> = {
+    APPROVE: "APPROVED",
+    REQUEST_CHANGES: "CHANGES_REQUESTED",
+    COMMENT: "COMMENTED",
+  };
   const state = input.event ? states[input.event] : "PENDING";
-  if (!state) throw validationFailed(`Unprocessable Entity: event "${input.event}" is not one of APPROVE, REQUEST_CHANGES, COMMENT`);
-  if (issue.user === login && state === "APPROVED") throw validationFailed("Unprocessable Entity", ["Can not approve your own pull request"]);
-  if (issue.user === login && state === "CHANGES_REQUESTED") throw validationFailed("Unprocessable Entity", ["Can not request changes on your own pull request"]);
+  if (!state)
+    throw validationFailed(
+      `Unprocessable Entity: event "${input.event}" is not one of APPROVE, REQUEST_CHANGES, COMMENT`,
+    );
+  if (issue.user === login && state === "APPROVED")
+    throw validationFailed("Unprocessable Entity", ["Can not approve your own pull request"]);
+  if (issue.user === login && state === "CHANGES_REQUESTED")
+    throw validationFailed("Unprocessable Entity", ["Can not request changes on your own pull request"]);
   if ((state === "CHANGES_REQUESTED" || state === "COMMENTED") && !input.body) {
-    throw validationFailed("Unprocessable Entity", [`Review Body is required when the event is ${input.event}`]);
+    throw validationFailed("Unprocessable Entity", [
+      `Review Body is required when the event is ${input.event}`,
+    ]);
   }
   const id = emu.id();
   const review: Review = {
@@ -107,7 +158,16 @@ export async function submitReview(emu: GitHubEmulator, repo: Repo, issue: Issue
   if (state !== "PENDING") {
     const view = await computePull(emu, repo, issue);
     const reviewShape = { ...shape.review(emu.shapes, repo, review), state: state.toLowerCase() };
-    emu.emit(repo, "pull_request_review", { action: "submitted", review: reviewShape, pull_request: shape.pullSimple(emu.shapes, repo, issue, view.baseSha) }, login);
+    emu.emit(
+      repo,
+      "pull_request_review",
+      {
+        action: "submitted",
+        review: reviewShape,
+        pull_request: shape.pullSimple(emu.shapes, repo, issue, view.baseSha),
+      },
+      login,
+    );
     emu.scheduleAutoMerge(repo);
   }
   return review;
@@ -120,7 +180,7 @@ export function registerPullRoutes(emu: GitHubEmulator): void {
   const simple = async (repo: Repo, issue: Issue) => {
     const p = issue.pull!;
     const live = await repo.git.readRef(`refs/heads/${p.baseRef}`);
-    const baseSha = issue.state === "open" ? live ?? p.baseShaAtClose : p.baseShaAtClose ?? live;
+    const baseSha = issue.state === "open" ? (live ?? p.baseShaAtClose) : (p.baseShaAtClose ?? live);
     return shape.pullSimple(c(), repo, issue, baseSha ?? "0".repeat(40));
   };
 
@@ -130,7 +190,10 @@ export function registerPullRoutes(emu: GitHubEmulator): void {
     const head = requireString(ctx.body, "head", "PullRequest");
     const base = requireString(ctx.body, "base", "PullRequest");
     const title = typeof ctx.body.title === "string" ? ctx.body.title : undefined;
-    if (!title) throw validationFailed("Validation Failed", [{ resource: "PullRequest", field: "title", code: "missing_field" }]);
+    if (!title)
+      throw validationFailed("Validation Failed", [
+        { resource: "PullRequest", field: "title", code: "missing_field" },
+      ]);
     const issue = await openPull(emu, repo, login, {
       title,
       head,
@@ -151,11 +214,14 @@ export function registerPullRoutes(emu: GitHubEmulator): void {
     let pulls = [...repo.issues.values()].filter((i) => i.pull && (state === "all" || i.state === state));
     if (head) {
       const [owner, branch] = head.includes(":") ? head.split(/:(.*)/s) : [repo.owner, head];
-      pulls = pulls.filter((i) => owner!.toLowerCase() === repo.owner.toLowerCase() && i.pull!.headRef === branch);
+      pulls = pulls.filter(
+        (i) => owner!.toLowerCase() === repo.owner.toLowerCase() && i.pull!.headRef === branch,
+      );
     }
     if (base) pulls = pulls.filter((i) => i.pull!.baseRef === base);
     const sort = ctx.query.get("sort") ?? "created";
-    const key = (i: Issue) => (sort === "updated" ? i.updatedAt : i.createdAt) + String(i.number).padStart(9, "0");
+    const key = (i: Issue) =>
+      (sort === "updated" ? i.updatedAt : i.createdAt) + String(i.number).padStart(9, "0");
     pulls.sort((a, b) => key(a).localeCompare(key(b)));
     if ((ctx.query.get("direction") ?? "desc") === "desc") pulls.reverse();
     const page = paginate(ctx, pulls);
@@ -186,11 +252,18 @@ export function registerPullRoutes(emu: GitHubEmulator): void {
       issue.body = ctx.body.body as string | null;
     }
     if (typeof ctx.body.base === "string" && ctx.body.base !== p.baseRef) {
-      if (!(await repo.git.readRef(`refs/heads/${ctx.body.base}`))) throw validationFailed("Validation Failed", [{ resource: "PullRequest", field: "base", code: "invalid" }]);
-      changes.base = { ref: { from: p.baseRef }, sha: { from: (await computePull(emu, repo, issue)).baseSha } };
+      if (!(await repo.git.readRef(`refs/heads/${ctx.body.base}`)))
+        throw validationFailed("Validation Failed", [
+          { resource: "PullRequest", field: "base", code: "invalid" },
+        ]);
+      changes.base = {
+        ref: { from: p.baseRef },
+        sha: { from: (await computePull(emu, repo, issue)).baseSha },
+      };
       p.baseRef = ctx.body.base;
     }
-    if (typeof ctx.body.maintainer_can_modify === "boolean") p.maintainerCanModify = ctx.body.maintainer_can_modify;
+    if (typeof ctx.body.maintainer_can_modify === "boolean")
+      p.maintainerCanModify = ctx.body.maintainer_can_modify;
     let stateAction: string | undefined;
     if (ctx.body.state === "closed" && issue.state === "open") {
       p.baseShaAtClose = (await repo.git.readRef(`refs/heads/${p.baseRef}`)) ?? null;
@@ -200,9 +273,15 @@ export function registerPullRoutes(emu: GitHubEmulator): void {
       p.autoMerge = null;
       stateAction = "closed";
     } else if (ctx.body.state === "open" && issue.state === "closed") {
-      if (p.merged) throw validationFailed("Validation Failed", [{ resource: "PullRequest", code: "custom", message: "Cannot reopen a merged pull request" }]);
+      if (p.merged)
+        throw validationFailed("Validation Failed", [
+          { resource: "PullRequest", code: "custom", message: "Cannot reopen a merged pull request" },
+        ]);
       const head = await repo.git.readRef(`refs/heads/${p.headRef}`);
-      if (!head) throw validationFailed("Validation Failed", [{ resource: "PullRequest", code: "custom", message: "The head branch was deleted" }]);
+      if (!head)
+        throw validationFailed("Validation Failed", [
+          { resource: "PullRequest", code: "custom", message: "The head branch was deleted" },
+        ]);
       p.headSha = head;
       issue.state = "open";
       issue.closedAt = null;
@@ -220,7 +299,10 @@ export function registerPullRoutes(emu: GitHubEmulator): void {
     const login = emu.actingLogin(ctx.actor);
     const issue = findPull(repo, ctx.params.number!);
     const method = (ctx.body.merge_method ?? "merge") as MergeMethod;
-    if (!["merge", "squash", "rebase"].includes(method)) throw validationFailed("Validation Failed", [{ resource: "PullRequest", field: "merge_method", code: "invalid" }]);
+    if (!["merge", "squash", "rebase"].includes(method))
+      throw validationFailed("Validation Failed", [
+        { resource: "PullRequest", field: "merge_method", code: "invalid" },
+      ]);
     const sha = await mergePull(emu, repo, issue, {
       method,
       login,
@@ -251,7 +333,8 @@ export function registerPullRoutes(emu: GitHubEmulator): void {
     const files = await repo.git.changedFiles(mergeBase, head);
     const page = paginate(ctx, files);
     const body = [];
-    for (const f of page.body as typeof files) body.push(shape.diffEntry(c(), repo, head, f, await repo.git.patch(mergeBase, head, f.path)));
+    for (const f of page.body as typeof files)
+      body.push(shape.diffEntry(c(), repo, head, f, await repo.git.patch(mergeBase, head, f.path)));
     return { body, headers: page.headers };
   });
 
@@ -261,7 +344,8 @@ export function registerPullRoutes(emu: GitHubEmulator): void {
     const { mergeBase, head } = await pullRange(repo, issue);
     const page = paginate(ctx, await repo.git.commitsBetween(mergeBase, head));
     const body = [];
-    for (const sha of page.body as string[]) body.push(shape.commit(c(), repo, await repo.git.readCommit(sha), emu.loginForEmail));
+    for (const sha of page.body as string[])
+      body.push(shape.commit(c(), repo, await repo.git.readCommit(sha), emu.loginForEmail));
     return { body, headers: page.headers };
   });
 
@@ -273,10 +357,18 @@ export function registerPullRoutes(emu: GitHubEmulator): void {
     const teams = Array.isArray(ctx.body.team_reviewers) ? (ctx.body.team_reviewers as string[]) : [];
     for (const reviewer of reviewers) {
       const account = emu.findAccount(reviewer);
-      if (!account || emu.roleOf(repo, account.login) === "none" || (!repo.collaborators.has(account.login) && account.login !== repo.owner)) {
-        throw validationFailed("Reviews may only be requested from collaborators. One or more of the users or teams you specified is not a collaborator of the " + `${repo.owner}/${repo.name} repository.`);
+      if (
+        !account ||
+        emu.roleOf(repo, account.login) === "none" ||
+        (!repo.collaborators.has(account.login) && account.login !== repo.owner)
+      ) {
+        throw validationFailed(
+          "Reviews may only be requested from collaborators. One or more of the users or teams you specified is not a collaborator of the " +
+            `${repo.owner}/${repo.name} repository.`,
+        );
       }
-      if (account.login === issue.user) throw validationFailed("Review cannot be requested from pull request author.");
+      if (account.login === issue.user)
+        throw validationFailed("Review cannot be requested from pull request author.");
     }
     const p = issue.pull!;
     for (const reviewer of reviewers) {
@@ -284,7 +376,17 @@ export function registerPullRoutes(emu: GitHubEmulator): void {
       if (!p.requestedReviewers.includes(account.login)) {
         p.requestedReviewers.push(account.login);
         const view = await computePull(emu, repo, issue);
-        emu.emit(repo, "pull_request", { action: "review_requested", number: issue.number, pull_request: view.body, requested_reviewer: shape.simpleUser(c(), account.login) }, login);
+        emu.emit(
+          repo,
+          "pull_request",
+          {
+            action: "review_requested",
+            number: issue.number,
+            pull_request: view.body,
+            requested_reviewer: shape.simpleUser(c(), account.login),
+          },
+          login,
+        );
       }
     }
     for (const team of teams) if (!p.requestedTeams.includes(team)) p.requestedTeams.push(team);
@@ -294,7 +396,9 @@ export function registerPullRoutes(emu: GitHubEmulator): void {
   r.add("GET", "/repos/:owner/:repo/pulls/:number/requested_reviewers", (ctx) => {
     const repo = emu.authorizeRepo(ctx, "pull_requests", "read", "read");
     const issue = findPull(repo, ctx.params.number!);
-    return { body: { users: issue.pull!.requestedReviewers.map((login) => shape.simpleUser(c(), login)), teams: [] } };
+    return {
+      body: { users: issue.pull!.requestedReviewers.map((login) => shape.simpleUser(c(), login)), teams: [] },
+    };
   });
 
   r.add("POST", "/repos/:owner/:repo/pulls/:number/reviews", async (ctx) => {
@@ -313,12 +417,17 @@ export function registerPullRoutes(emu: GitHubEmulator): void {
     const repo = emu.authorizeRepo(ctx, "pull_requests", "read", "read");
     const issue = findPull(repo, ctx.params.number!);
     const reviews = repo.reviews.filter((x) => x.pullNumber === issue.number);
-    return paginate(ctx, reviews.map((x) => shape.review(c(), repo, x)));
+    return paginate(
+      ctx,
+      reviews.map((x) => shape.review(c(), repo, x)),
+    );
   });
 
   r.add("GET", "/repos/:owner/:repo/pulls/:number/reviews/:id", (ctx) => {
     const repo = emu.authorizeRepo(ctx, "pull_requests", "read", "read");
-    const review = repo.reviews.find((x) => x.id === Number(ctx.params.id) && x.pullNumber === Number(ctx.params.number));
+    const review = repo.reviews.find(
+      (x) => x.id === Number(ctx.params.id) && x.pullNumber === Number(ctx.params.number),
+    );
     if (!review) throw new ApiError(404, "Not Found");
     return { body: shape.review(c(), repo, review) };
   });

@@ -2,7 +2,14 @@
 import type { GitHubEmulator } from "./emulator.js";
 import { ZERO_SHA, type GitIdentity, type TreeChange } from "./git-store.js";
 import type { Repo } from "./model.js";
-import { ApiError, notFound, paginate, requireString, validationFailed, type RequestContext } from "./router.js";
+import {
+  ApiError,
+  notFound,
+  paginate,
+  requireString,
+  validationFailed,
+  type RequestContext,
+} from "./router.js";
 import * as shape from "./shapes.js";
 
 const SHA = /^[0-9a-f]{40}$/;
@@ -10,7 +17,7 @@ const SHA = /^[0-9a-f]{40}$/;
 function identityFrom(value: unknown, fallback: GitIdentity): GitIdentity {
   if (!value || typeof value !== "object") return fallback;
   const v = value as { name?: string; email?: string; date?: string };
-  if (!v.name || !v.email) throw validationFailed("Invalid request.\n\n\"name\" and \"email\" are required.");
+  if (!v.name || !v.email) throw validationFailed('Invalid request.\n\n"name" and "email" are required.');
   return { name: v.name, email: v.email, date: v.date ? new Date(v.date).toISOString() : fallback.date };
 }
 
@@ -32,12 +39,20 @@ export async function writeFilesCommit(
 ): Promise<{ sha: string; tree: string; parent: string | undefined }> {
   const ref = `refs/heads/${branch}`;
   const parent = await repo.git.readRef(ref);
-  if (options.expectedHead !== undefined && parent !== options.expectedHead) throw new ApiError(409, "Branch was modified");
+  if (options.expectedHead !== undefined && parent !== options.expectedHead)
+    throw new ApiError(409, "Branch was modified");
   const baseTree = parent ? (await repo.git.readCommit(parent)).tree : undefined;
   const tree = await repo.git.writeTree(baseTree, changes);
   const author = options.author ?? emu.identityOf(login);
-  const sha = await repo.git.commitTree({ tree, parents: parent ? [parent] : [], message: message.endsWith("\n") ? message : `${message}\n`, author, committer: options.committer ?? author });
-  if (!(await repo.git.compareAndSwapRef(ref, sha, parent ?? ZERO_SHA))) throw new ApiError(409, `${branch} was modified concurrently`);
+  const sha = await repo.git.commitTree({
+    tree,
+    parents: parent ? [parent] : [],
+    message: message.endsWith("\n") ? message : `${message}\n`,
+    author,
+    committer: options.committer ?? author,
+  });
+  if (!(await repo.git.compareAndSwapRef(ref, sha, parent ?? ZERO_SHA)))
+    throw new ApiError(409, `${branch} was modified concurrently`);
   await emu.onRefChanged(repo, ref, parent ?? ZERO_SHA, sha, login);
   return { sha, tree, parent };
 }
@@ -76,7 +91,14 @@ export function registerRepoRoutes(emu: GitHubEmulator): void {
     if (!entry) throw notFound();
     if (entry.type === "tree") {
       const children = await repo.git.listTree(entry.sha, false);
-      return { body: children.map((child) => shape.contentEntry(c(), repo, ref, { ...child, path: path ? `${path.replace(/\/+$/, "")}/${child.path}` : child.path })) };
+      return {
+        body: children.map((child) =>
+          shape.contentEntry(c(), repo, ref, {
+            ...child,
+            path: path ? `${path.replace(/\/+$/, "")}/${child.path}` : child.path,
+          }),
+        ),
+      };
     }
     const content = entry.type === "blob" ? await repo.git.readBlob(entry.sha) : undefined;
     return { body: shape.contentEntry(c(), repo, ref, entry, content) };
@@ -93,15 +115,27 @@ export function registerRepoRoutes(emu: GitHubEmulator): void {
     if (!head) throw new ApiError(404, `Branch ${branch} not found`);
     const existing = await repo.git.entryAt((await repo.git.readCommit(head)).tree, path);
     const givenSha = typeof ctx.body.sha === "string" ? ctx.body.sha : undefined;
-    if (existing && givenSha === undefined) throw validationFailed("Invalid request.\n\n\"sha\" wasn't supplied.");
+    if (existing && givenSha === undefined)
+      throw validationFailed('Invalid request.\n\n"sha" wasn\'t supplied.');
     if (existing && givenSha !== existing.sha) throw new ApiError(409, `${path} does not match ${givenSha}`);
     const author = identityFrom(ctx.body.author, emu.identityOf(login));
     const committer = identityFrom(ctx.body.committer, author);
-    const written = await writeFilesCommit(emu, repo, branch, [{ path, content: Buffer.from(content, "base64") }], message, login, { author, committer, expectedHead: head });
+    const written = await writeFilesCommit(
+      emu,
+      repo,
+      branch,
+      [{ path, content: Buffer.from(content, "base64") }],
+      message,
+      login,
+      { author, committer, expectedHead: head },
+    );
     const entry = (await repo.git.entryAt(written.tree, path))!;
     const commitObject = await repo.git.readCommit(written.sha);
     const contentShape = shape.contentEntry(c(), repo, branch, entry);
-    return { status: existing ? 200 : 201, body: { content: contentShape, commit: shape.gitCommit(c(), repo, commitObject) } };
+    return {
+      status: existing ? 200 : 201,
+      body: { content: contentShape, commit: shape.gitCommit(c(), repo, commitObject) },
+    };
   });
 
   r.add("DELETE", "/repos/:owner/:repo/contents/*path", async (ctx) => {
@@ -116,20 +150,30 @@ export function registerRepoRoutes(emu: GitHubEmulator): void {
     const existing = await repo.git.entryAt((await repo.git.readCommit(head)).tree, path);
     if (!existing) throw notFound();
     if (existing.sha !== givenSha) throw new ApiError(409, `${path} does not match ${givenSha}`);
-    const written = await writeFilesCommit(emu, repo, branch, [{ path, sha: null }], message, login, { expectedHead: head });
-    return { body: { content: null, commit: shape.gitCommit(c(), repo, await repo.git.readCommit(written.sha)) } };
+    const written = await writeFilesCommit(emu, repo, branch, [{ path, sha: null }], message, login, {
+      expectedHead: head,
+    });
+    return {
+      body: { content: null, commit: shape.gitCommit(c(), repo, await repo.git.readCommit(written.sha)) },
+    };
   });
 
   // ------------------------------------------------------------------ git data
 
   r.add("POST", "/repos/:owner/:repo/git/blobs", async (ctx) => {
     const repo = emu.authorizeRepo(ctx, "contents", "write", "write");
-    if (typeof ctx.body.content !== "string") throw validationFailed("Invalid request.\n\n\"content\" wasn't supplied.");
+    if (typeof ctx.body.content !== "string")
+      throw validationFailed('Invalid request.\n\n"content" wasn\'t supplied.');
     const encoding = ctx.body.encoding ?? "utf-8";
-    if (encoding !== "utf-8" && encoding !== "utf8" && encoding !== "base64") throw validationFailed(`encoding must be "utf-8" or "base64"`);
-    const bytes = encoding === "base64" ? Buffer.from(ctx.body.content, "base64") : Buffer.from(ctx.body.content, "utf8");
+    if (encoding !== "utf-8" && encoding !== "utf8" && encoding !== "base64")
+      throw validationFailed(`encoding must be "utf-8" or "base64"`);
+    const bytes =
+      encoding === "base64" ? Buffer.from(ctx.body.content, "base64") : Buffer.from(ctx.body.content, "utf8");
     const sha = await repo.git.writeBlob(bytes);
-    return { status: 201, body: { url: `${emu.apiUrl}/repos/${repo.owner}/${repo.name}/git/blobs/${sha}`, sha } };
+    return {
+      status: 201,
+      body: { url: `${emu.apiUrl}/repos/${repo.owner}/${repo.name}/git/blobs/${sha}`, sha },
+    };
   });
 
   r.add("GET", "/repos/:owner/:repo/git/blobs/:sha", async (ctx) => {
@@ -166,12 +210,20 @@ export function registerRepoRoutes(emu: GitHubEmulator): void {
       const commitSha = await repo.git.resolveCommit(baseTree);
       if (!commitSha) throw validationFailed("Invalid request.\n\nbase_tree is not a valid tree oid");
     }
-    const resolvedBase = baseTree && (await repo.git.objectType(baseTree)) === "commit" ? (await repo.git.readCommit(baseTree)).tree : baseTree;
+    const resolvedBase =
+      baseTree && (await repo.git.objectType(baseTree)) === "commit"
+        ? (await repo.git.readCommit(baseTree)).tree
+        : baseTree;
     const changes: TreeChange[] = [];
     for (const raw of entries as Record<string, unknown>[]) {
       const path = raw.path;
       const mode = raw.mode;
-      if (typeof path !== "string" || path === "" || path.startsWith("/") || path.split("/").some((s) => s === "" || s === "." || s === "..")) {
+      if (
+        typeof path !== "string" ||
+        path === "" ||
+        path.startsWith("/") ||
+        path.split("/").some((s) => s === "" || s === "." || s === "..")
+      ) {
         throw validationFailed("Invalid tree info", [{ resource: "Tree", field: "path", code: "invalid" }]);
       }
       if (typeof mode !== "string" || !["100644", "100755", "040000", "160000", "120000"].includes(mode)) {
@@ -182,9 +234,20 @@ export function registerRepoRoutes(emu: GitHubEmulator): void {
       else if (typeof raw.sha === "string") {
         const type = await repo.git.objectType(raw.sha);
         const wanted = mode === "040000" ? "tree" : mode === "160000" ? "commit" : "blob";
-        if (type !== wanted && mode !== "160000") throw validationFailed(`Invalid tree info`, [{ resource: "Tree", field: "sha", code: "invalid", message: `${raw.sha} is not a valid ${wanted}` }]);
+        if (type !== wanted && mode !== "160000")
+          throw validationFailed(`Invalid tree info`, [
+            {
+              resource: "Tree",
+              field: "sha",
+              code: "invalid",
+              message: `${raw.sha} is not a valid ${wanted}`,
+            },
+          ]);
         changes.push({ path, mode, sha: raw.sha });
-      } else throw validationFailed("Invalid tree info", [{ resource: "Tree", field: "sha", code: "missing_field" }]);
+      } else
+        throw validationFailed("Invalid tree info", [
+          { resource: "Tree", field: "sha", code: "missing_field" },
+        ]);
     }
     const sha = await repo.git.writeTree(resolvedBase, changes);
     return { status: 201, body: await treeBody(repo, sha, false) };
@@ -200,7 +263,8 @@ export function registerRepoRoutes(emu: GitHubEmulator): void {
       if (!commit) throw notFound();
       sha = (await repo.git.readCommit(commit)).tree;
     }
-    const recursive = ctx.query.has("recursive") && !["0", "false"].includes(ctx.query.get("recursive") ?? "");
+    const recursive =
+      ctx.query.has("recursive") && !["0", "false"].includes(ctx.query.get("recursive") ?? "");
     return { body: await treeBody(repo, sha, recursive) };
   });
 
@@ -212,7 +276,8 @@ export function registerRepoRoutes(emu: GitHubEmulator): void {
     if ((await repo.git.objectType(tree)) !== "tree") throw validationFailed("Tree SHA does not exist");
     const parents = Array.isArray(ctx.body.parents) ? (ctx.body.parents as unknown[]) : [];
     for (const parent of parents) {
-      if (typeof parent !== "string" || (await repo.git.objectType(parent)) !== "commit") throw validationFailed("Parent SHA does not exist or is not a commit object");
+      if (typeof parent !== "string" || (await repo.git.objectType(parent)) !== "commit")
+        throw validationFailed("Parent SHA does not exist or is not a commit object");
     }
     const author = identityFrom(ctx.body.author, emu.identityOf(login));
     const committer = identityFrom(ctx.body.committer, author);
@@ -222,13 +287,15 @@ export function registerRepoRoutes(emu: GitHubEmulator): void {
 
   r.add("GET", "/repos/:owner/:repo/git/commits/:sha", async (ctx) => {
     const repo = emu.authorizeRepo(ctx, "contents", "read", "read");
-    if (!SHA.test(ctx.params.sha!) || (await repo.git.objectType(ctx.params.sha!)) !== "commit") throw notFound();
+    if (!SHA.test(ctx.params.sha!) || (await repo.git.objectType(ctx.params.sha!)) !== "commit")
+      throw notFound();
     return { body: shape.gitCommit(c(), repo, await repo.git.readCommit(ctx.params.sha!)) };
   });
 
   // ------------------------------------------------------------------ refs
 
-  const refShape = async (repo: Repo, fullRef: string, sha: string) => shape.gitRef(c(), repo, fullRef, sha, (await repo.git.objectType(sha)) ?? "commit");
+  const refShape = async (repo: Repo, fullRef: string, sha: string) =>
+    shape.gitRef(c(), repo, fullRef, sha, (await repo.git.objectType(sha)) ?? "commit");
 
   const getRef = async (ctx: RequestContext) => {
     const repo = emu.authorizeRepo(ctx, "contents", "read", "read");
@@ -243,9 +310,14 @@ export function registerRepoRoutes(emu: GitHubEmulator): void {
   const matching = async (ctx: RequestContext, prefix: string) => {
     const repo = emu.authorizeRepo(ctx, "contents", "read", "read");
     const refs = (await repo.git.listRefs("refs/")).filter((x) => x.ref.startsWith(`refs/${prefix}`));
-    return paginate(ctx, refs.map((x) => shape.gitRef(c(), repo, x.ref, x.sha, x.type)));
+    return paginate(
+      ctx,
+      refs.map((x) => shape.gitRef(c(), repo, x.ref, x.sha, x.type)),
+    );
   };
-  r.add("GET", "/repos/:owner/:repo/git/matching-refs/*ref", (ctx) => matching(ctx, ctx.params.ref!.replace(/^refs\//, "")));
+  r.add("GET", "/repos/:owner/:repo/git/matching-refs/*ref", (ctx) =>
+    matching(ctx, ctx.params.ref!.replace(/^refs\//, "")),
+  );
   r.add("GET", "/repos/:owner/:repo/git/matching-refs", (ctx) => matching(ctx, ""));
   // The legacy list endpoint: an exact ref answers one object, a prefix answers an array.
   r.add("GET", "/repos/:owner/:repo/git/refs/*ref", async (ctx) => {
@@ -264,14 +336,24 @@ export function registerRepoRoutes(emu: GitHubEmulator): void {
     const login = emu.actingLogin(ctx.actor);
     const ref = requireString(ctx.body, "ref", "Reference");
     const sha = requireString(ctx.body, "sha", "Reference");
-    if (!ref.startsWith("refs/") || ref.split("/").length < 3 || ref.endsWith("/") || /\.\.|[\s~^:?*[\\]|@\{|\.lock$/.test(ref)) {
+    if (
+      !ref.startsWith("refs/") ||
+      ref.split("/").length < 3 ||
+      ref.endsWith("/") ||
+      /\.\.|[\s~^:?*[\\]|@\{|\.lock$/.test(ref)
+    ) {
       throw validationFailed("Reference name must start with 'refs/' and have at least two slashes.");
     }
     if (!(await repo.git.objectType(sha))) throw validationFailed("Object does not exist");
-    if (!(await repo.git.compareAndSwapRef(ref, sha, ZERO_SHA))) throw validationFailed("Reference already exists");
+    if (!(await repo.git.compareAndSwapRef(ref, sha, ZERO_SHA)))
+      throw validationFailed("Reference already exists");
     emu.faults.created(`ref:${repo.id}:${ref.slice(5)}`);
     await emu.onRefChanged(repo, ref, ZERO_SHA, sha, login);
-    return { status: 201, body: await refShape(repo, ref, sha), headers: { location: `${emu.apiUrl}/repos/${repo.owner}/${repo.name}/git/${ref}` } };
+    return {
+      status: 201,
+      body: await refShape(repo, ref, sha),
+      headers: { location: `${emu.apiUrl}/repos/${repo.owner}/${repo.name}/git/${ref}` },
+    };
   });
 
   r.add("PATCH", "/repos/:owner/:repo/git/refs/*ref", async (ctx) => {
@@ -285,8 +367,10 @@ export function registerRepoRoutes(emu: GitHubEmulator): void {
     if ((await repo.git.objectType(sha)) === undefined) throw validationFailed("Object does not exist");
     if (current === sha) return { body: await refShape(repo, ref, sha) };
     const force = ctx.body.force === true;
-    if (!force && !(await repo.git.isAncestor(current, sha))) throw validationFailed("Update is not a fast forward");
-    if (!(await repo.git.compareAndSwapRef(ref, sha, current))) throw validationFailed("Reference update failed");
+    if (!force && !(await repo.git.isAncestor(current, sha)))
+      throw validationFailed("Update is not a fast forward");
+    if (!(await repo.git.compareAndSwapRef(ref, sha, current)))
+      throw validationFailed("Reference update failed");
     await emu.onRefChanged(repo, ref, current, sha, login, { forced: force });
     return { body: await refShape(repo, ref, sha) };
   });
@@ -308,7 +392,8 @@ export function registerRepoRoutes(emu: GitHubEmulator): void {
     const repo = emu.authorizeRepo(ctx, "contents", "read", "read");
     const refs = await repo.git.listRefs("refs/heads/");
     let branches = refs.map((x) => ({ name: x.ref.slice("refs/heads/".length), sha: x.sha }));
-    if (ctx.query.get("protected") === "true") branches = branches.filter((b) => repo.protections.has(b.name));
+    if (ctx.query.get("protected") === "true")
+      branches = branches.filter((b) => repo.protections.has(b.name));
     return paginate(
       ctx,
       branches.map((b) => ({
@@ -362,16 +447,28 @@ export function registerRepoRoutes(emu: GitHubEmulator): void {
     const repo = emu.authorizeRepo(ctx, "administration", "write", "admin");
     const branch = ctx.params.branch!;
     if (!(await repo.git.readRef(`refs/heads/${branch}`))) throw new ApiError(404, "Branch not found");
-    for (const field of ["required_status_checks", "enforce_admins", "required_pull_request_reviews", "restrictions"]) {
-      if (!(field in ctx.body)) throw validationFailed("Invalid request.\n\n" + `"${field}" wasn't supplied.`);
+    for (const field of [
+      "required_status_checks",
+      "enforce_admins",
+      "required_pull_request_reviews",
+      "restrictions",
+    ]) {
+      if (!(field in ctx.body))
+        throw validationFailed("Invalid request.\n\n" + `"${field}" wasn't supplied.`);
     }
-    const checks = ctx.body.required_status_checks as { strict?: boolean; contexts?: string[]; checks?: { context: string }[] } | null;
-    const reviews = ctx.body.required_pull_request_reviews as { required_approving_review_count?: number } | null;
+    const checks = ctx.body.required_status_checks as {
+      strict?: boolean;
+      contexts?: string[];
+      checks?: { context: string }[];
+    } | null;
+    const reviews = ctx.body.required_pull_request_reviews as {
+      required_approving_review_count?: number;
+    } | null;
     const contexts = [...(checks?.contexts ?? []), ...(checks?.checks ?? []).map((x) => x.context)];
     emu.protectBranch(repo.owner, repo.name, branch, {
       requiredChecks: [...new Set(contexts)],
       strict: checks?.strict ?? false,
-      requiredApprovals: reviews ? reviews.required_approving_review_count ?? 1 : 0,
+      requiredApprovals: reviews ? (reviews.required_approving_review_count ?? 1) : 0,
       enforceAdmins: ctx.body.enforce_admins === true,
     });
     return { body: protectionBody(repo, branch) };
@@ -418,7 +515,8 @@ export function registerRepoRoutes(emu: GitHubEmulator): void {
     const shas = await repo.git.log(head, path ? { path } : {});
     const page = paginate(ctx, shas);
     const commits = [];
-    for (const sha of page.body as string[]) commits.push(shape.commit(c(), repo, await repo.git.readCommit(sha), emu.loginForEmail));
+    for (const sha of page.body as string[])
+      commits.push(shape.commit(c(), repo, await repo.git.readCommit(sha), emu.loginForEmail));
     return { body: commits, headers: page.headers };
   });
 
@@ -426,14 +524,19 @@ export function registerRepoRoutes(emu: GitHubEmulator): void {
     const repo = emu.authorizeRepo(ctx, "contents", "read", "read");
     const sha = await resolveOr404(repo, ctx.params.ref!);
     const commit = await repo.git.readCommit(sha);
-    const files = await changedFileShapes(repo, commit.parents[0] ?? (await repo.git.writeTree(undefined, [])), sha);
+    const files = await changedFileShapes(
+      repo,
+      commit.parents[0] ?? (await repo.git.writeTree(undefined, [])),
+      sha,
+    );
     return { body: shape.commit(c(), repo, commit, emu.loginForEmail, files) };
   });
 
   const changedFileShapes = async (repo: Repo, from: string, to: string) => {
     const files = await repo.git.changedFiles(from, to);
     const shapes = [];
-    for (const f of files) shapes.push(shape.diffEntry(c(), repo, to, f, await repo.git.patch(from, to, f.path)));
+    for (const f of files)
+      shapes.push(shape.diffEntry(c(), repo, to, f, await repo.git.patch(from, to, f.path)));
     return shapes;
   };
 
@@ -450,10 +553,18 @@ export function registerRepoRoutes(emu: GitHubEmulator): void {
     if (!mergeBase) throw notFound();
     const ahead = await repo.git.commitsBetween(base, head);
     const behind = await repo.git.commitsBetween(head, base);
-    const status = ahead.length === 0 && behind.length === 0 ? "identical" : behind.length === 0 ? "ahead" : ahead.length === 0 ? "behind" : "diverged";
+    const status =
+      ahead.length === 0 && behind.length === 0
+        ? "identical"
+        : behind.length === 0
+          ? "ahead"
+          : ahead.length === 0
+            ? "behind"
+            : "diverged";
     const page = paginate(ctx, ahead);
     const commits = [];
-    for (const sha of page.body as string[]) commits.push(shape.commit(c(), repo, await repo.git.readCommit(sha), emu.loginForEmail));
+    for (const sha of page.body as string[])
+      commits.push(shape.commit(c(), repo, await repo.git.readCommit(sha), emu.loginForEmail));
     const html = `${emu.webUrl}/${repo.owner}/${repo.name}/compare/${spec}`;
     return {
       headers: page.headers,
@@ -482,6 +593,12 @@ async function rivalPush(emu: GitHubEmulator, repo: Repo, ref: string): Promise<
   if (!current) return;
   const tree = (await repo.git.readCommit(current)).tree;
   const ident = { name: "rival", email: "rival@localhost", date: emu.now() };
-  const sha = await repo.git.commitTree({ tree, parents: [current], message: "A concurrent change\n", author: ident });
-  if (await repo.git.compareAndSwapRef(ref, sha, current)) await emu.onRefChanged(repo, ref, current, sha, repo.owner);
+  const sha = await repo.git.commitTree({
+    tree,
+    parents: [current],
+    message: "A concurrent change\n",
+    author: ident,
+  });
+  if (await repo.git.compareAndSwapRef(ref, sha, current))
+    await emu.onRefChanged(repo, ref, current, sha, repo.owner);
 }

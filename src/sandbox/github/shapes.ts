@@ -173,12 +173,52 @@ export function repository(c: ShapeContext, r: Repo) {
 }
 
 const MINIMAL_REPOSITORY_FIELDS = [
-  "archive_url", "assignees_url", "blobs_url", "branches_url", "collaborators_url", "comments_url", "commits_url", "compare_url",
-  "contents_url", "contributors_url", "deployments_url", "description", "downloads_url", "events_url", "fork", "forks_url",
-  "full_name", "git_commits_url", "git_refs_url", "git_tags_url", "hooks_url", "html_url", "id", "issue_comment_url",
-  "issue_events_url", "issues_url", "keys_url", "labels_url", "languages_url", "merges_url", "milestones_url", "name", "node_id",
-  "notifications_url", "owner", "private", "pulls_url", "releases_url", "stargazers_url", "statuses_url", "subscribers_url",
-  "subscription_url", "tags_url", "teams_url", "trees_url", "url",
+  "archive_url",
+  "assignees_url",
+  "blobs_url",
+  "branches_url",
+  "collaborators_url",
+  "comments_url",
+  "commits_url",
+  "compare_url",
+  "contents_url",
+  "contributors_url",
+  "deployments_url",
+  "description",
+  "downloads_url",
+  "events_url",
+  "fork",
+  "forks_url",
+  "full_name",
+  "git_commits_url",
+  "git_refs_url",
+  "git_tags_url",
+  "hooks_url",
+  "html_url",
+  "id",
+  "issue_comment_url",
+  "issue_events_url",
+  "issues_url",
+  "keys_url",
+  "labels_url",
+  "languages_url",
+  "merges_url",
+  "milestones_url",
+  "name",
+  "node_id",
+  "notifications_url",
+  "owner",
+  "private",
+  "pulls_url",
+  "releases_url",
+  "stargazers_url",
+  "statuses_url",
+  "subscribers_url",
+  "subscription_url",
+  "tags_url",
+  "teams_url",
+  "trees_url",
+  "url",
 ];
 
 /** The short repository shape (minimal-repository / repository-lite). */
@@ -228,7 +268,13 @@ function reactionRollup(url: string, reactions: Reaction[]) {
 }
 
 export function reaction(c: ShapeContext, x: Reaction) {
-  return { id: x.id, node_id: x.nodeId, user: simpleUser(c, x.user), content: x.content, created_at: x.createdAt };
+  return {
+    id: x.id,
+    node_id: x.nodeId,
+    user: simpleUser(c, x.user),
+    content: x.content,
+    created_at: x.createdAt,
+  };
 }
 
 function authorAssociation(r: Repo, login: string): string {
@@ -429,13 +475,23 @@ export function gitCommit(c: ShapeContext, r: Repo, x: GitCommitObject) {
     committer: { ...x.committer },
     tree: { sha: x.tree, url: `${base}/git/trees/${x.tree}` },
     message: x.message.replace(/\n$/, ""),
-    parents: x.parents.map((sha) => ({ sha, url: `${base}/git/commits/${sha}`, html_url: `${c.web}/${r.owner}/${r.name}/commit/${sha}` })),
+    parents: x.parents.map((sha) => ({
+      sha,
+      url: `${base}/git/commits/${sha}`,
+      html_url: `${c.web}/${r.owner}/${r.name}/commit/${sha}`,
+    })),
     verification: { verified: false, reason: "unsigned", signature: null, payload: null, verified_at: null },
   };
 }
 
 /** The "commit" shape of the commits and compare endpoints. `loginFor` maps a git email to an account. */
-export function commit(c: ShapeContext, r: Repo, x: GitCommitObject, loginFor: (email: string) => string | undefined, files?: ReturnType<typeof diffEntry>[]) {
+export function commit(
+  c: ShapeContext,
+  r: Repo,
+  x: GitCommitObject,
+  loginFor: (email: string) => string | undefined,
+  files?: ReturnType<typeof diffEntry>[],
+) {
   const base = `${c.api}/repos/${r.owner}/${r.name}`;
   const author = loginFor(x.author.email);
   const committer = loginFor(x.committer.email);
@@ -452,11 +508,21 @@ export function commit(c: ShapeContext, r: Repo, x: GitCommitObject, loginFor: (
       message: x.message.replace(/\n$/, ""),
       comment_count: 0,
       tree: { sha: x.tree, url: `${base}/git/trees/${x.tree}` },
-      verification: { verified: false, reason: "unsigned", signature: null, payload: null, verified_at: null },
+      verification: {
+        verified: false,
+        reason: "unsigned",
+        signature: null,
+        payload: null,
+        verified_at: null,
+      },
     },
     author: author ? simpleUser(c, author) : null,
     committer: committer ? simpleUser(c, committer) : null,
-    parents: x.parents.map((sha) => ({ sha, url: `${base}/commits/${sha}`, html_url: `${c.web}/${r.owner}/${r.name}/commit/${sha}` })),
+    parents: x.parents.map((sha) => ({
+      sha,
+      url: `${base}/commits/${sha}`,
+      html_url: `${c.web}/${r.owner}/${r.name}/commit/${sha}`,
+    })),
   };
   if (files) {
     const additions = files.reduce((sum, f) => sum + f.additions, 0);
@@ -506,7 +572,8 @@ export function gitRef(c: ShapeContext, r: Repo, ref: string, sha: string, type:
 
 export function contentEntry(c: ShapeContext, r: Repo, ref: string, e: GitTreeEntry, content?: Buffer) {
   const base = `${c.api}/repos/${r.owner}/${r.name}`;
-  const type = e.type === "tree" ? "dir" : e.type === "commit" ? "submodule" : e.mode === "120000" ? "symlink" : "file";
+  const type =
+    e.type === "tree" ? "dir" : e.type === "commit" ? "submodule" : e.mode === "120000" ? "symlink" : "file";
   const selfUrl = `${base}/contents/${e.path}?ref=${encodeURIComponent(ref)}`;
   const gitUrl = `${base}/git/${e.type === "tree" ? "trees" : "blobs"}/${e.sha}`;
   const htmlUrl = `${c.web}/${r.owner}/${r.name}/${e.type === "tree" ? "tree" : "blob"}/${ref}/${e.path}`;
@@ -573,7 +640,14 @@ export function installation(c: ShapeContext, inst: Installation, app: App) {
   };
 }
 
-export function checkSuite(c: ShapeContext, r: Repo, s: CheckSuite, pulls: unknown[], runsCount: number, headCommit: GitCommitObject) {
+export function checkSuite(
+  c: ShapeContext,
+  r: Repo,
+  s: CheckSuite,
+  pulls: unknown[],
+  runsCount: number,
+  headCommit: GitCommitObject,
+) {
   const base = `${c.api}/repos/${r.owner}/${r.name}`;
   return {
     id: s.id,

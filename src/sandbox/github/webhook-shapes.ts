@@ -6,7 +6,8 @@
  */
 type Json = Record<string, unknown>;
 
-const isObject = (value: unknown): value is Json => value !== null && typeof value === "object" && !Array.isArray(value);
+const isObject = (value: unknown): value is Json =>
+  value !== null && typeof value === "object" && !Array.isArray(value);
 
 /** REST-only fields that webhook objects do not carry. */
 function trim(node: unknown): unknown {
@@ -24,8 +25,29 @@ function trim(node: unknown): unknown {
   return out;
 }
 
-const CHECK_RUN_SUITE_FIELDS = ["after", "app", "before", "conclusion", "created_at", "head_branch", "head_sha", "id", "node_id", "pull_requests", "status", "updated_at", "url"];
-const CHECK_SUITE_FIELDS = [...CHECK_RUN_SUITE_FIELDS, "check_runs_url", "head_commit", "latest_check_runs_count", "rerequestable", "runs_rerequestable"];
+const CHECK_RUN_SUITE_FIELDS = [
+  "after",
+  "app",
+  "before",
+  "conclusion",
+  "created_at",
+  "head_branch",
+  "head_sha",
+  "id",
+  "node_id",
+  "pull_requests",
+  "status",
+  "updated_at",
+  "url",
+];
+const CHECK_SUITE_FIELDS = [
+  ...CHECK_RUN_SUITE_FIELDS,
+  "check_runs_url",
+  "head_commit",
+  "latest_check_runs_count",
+  "rerequestable",
+  "runs_rerequestable",
+];
 
 function pick(object: Json, fields: string[]): Json {
   return Object.fromEntries(Object.entries(object).filter(([key]) => fields.includes(key)));
@@ -42,7 +64,8 @@ export function toWebhookPayload(event: string, payload: Json): Json {
     }
   }
   const checkRun = result.check_run;
-  if (isObject(checkRun) && isObject(checkRun.check_suite)) checkRun.check_suite = pick(checkRun.check_suite, CHECK_RUN_SUITE_FIELDS);
+  if (isObject(checkRun) && isObject(checkRun.check_suite))
+    checkRun.check_suite = pick(checkRun.check_suite, CHECK_RUN_SUITE_FIELDS);
   if (isObject(result.check_suite)) result.check_suite = pick(result.check_suite, CHECK_SUITE_FIELDS);
   return result;
 }

@@ -93,11 +93,17 @@ export class WebhookDispatcher {
       "x-github-hook-installation-target-type": "integration",
     };
     if (target.secret) {
-      headers["x-hub-signature-256"] = `sha256=${createHmac("sha256", target.secret).update(body).digest("hex")}`;
+      headers["x-hub-signature-256"] =
+        `sha256=${createHmac("sha256", target.secret).update(body).digest("hex")}`;
       headers["x-hub-signature"] = `sha1=${createHmac("sha1", target.secret).update(body).digest("hex")}`;
     }
     try {
-      const response = await fetch(target.url, { method: "POST", headers, body, signal: AbortSignal.timeout(10_000) });
+      const response = await fetch(target.url, {
+        method: "POST",
+        headers,
+        body,
+        signal: AbortSignal.timeout(10_000),
+      });
       delivery.status = response.status;
       await response.arrayBuffer().catch(() => undefined);
     } catch (error) {

@@ -8,7 +8,11 @@ describe("authentication and permissions", () => {
   let world: World;
   beforeAll(async () => {
     world = await startWorld();
-    await world.emu.createRepo("acme", "secret", { private: true, files: { "a.txt": "a\n" }, collaborators: { mona: "admin" } });
+    await world.emu.createRepo("acme", "secret", {
+      private: true,
+      files: { "a.txt": "a\n" },
+      collaborators: { mona: "admin" },
+    });
     world.emu.createTeam("acme", "release", ["mona"], { maintainers: ["hubot"] });
   });
   afterAll(async () => {
@@ -16,7 +20,10 @@ describe("authentication and permissions", () => {
   });
 
   it("rejects unknown tokens with 401 Bad credentials", async () => {
-    const failure = await expectStatus(octokitFor(world.emu, "ghp_nottherealtoken").rest.repos.get({ owner, repo }), 401);
+    const failure = await expectStatus(
+      octokitFor(world.emu, "ghp_nottherealtoken").rest.repos.get({ owner, repo }),
+      401,
+    );
     expect(failure.message).toBe("Bad credentials");
   });
 
@@ -38,28 +45,65 @@ describe("authentication and permissions", () => {
   it("reports each user's role through the collaborator permission endpoint", async () => {
     const roles: Record<string, [string, string]> = {};
     for (const username of ["mona", "hubot", "tri", "eve"]) {
-      const { data } = await world.as("hubot").rest.repos.getCollaboratorPermissionLevel({ owner, repo, username });
+      const { data } = await world
+        .as("hubot")
+        .rest.repos.getCollaboratorPermissionLevel({ owner, repo, username });
       roles[username] = [data.permission, data.role_name];
     }
-    expect(roles).toEqual({ mona: ["admin", "admin"], hubot: ["write", "write"], tri: ["read", "triage"], eve: ["read", "read"] });
-    const { data: secret } = await world.as("mona").rest.repos.getCollaboratorPermissionLevel({ owner, repo: "secret", username: "eve" });
+    expect(roles).toEqual({
+      mona: ["admin", "admin"],
+      hubot: ["write", "write"],
+      tri: ["read", "triage"],
+      eve: ["read", "read"],
+    });
+    const { data: secret } = await world
+      .as("mona")
+      .rest.repos.getCollaboratorPermissionLevel({ owner, repo: "secret", username: "eve" });
     expect(secret.permission).toBe("none");
   });
 
   it("answers team membership for members and 404 for others", async () => {
-    const ferry = await installApp(world, { slug: "teams-app", permissions: { members: "read", contents: "read" } });
-    const { data } = await ferry.installation.rest.teams.getMembershipForUserInOrg({ org: "acme", team_slug: "release", username: "hubot" });
+    const ferry = await installApp(world, {
+      slug: "teams-app",
+      permissions: { members: "read", contents: "read" },
+    });
+    const { data } = await ferry.installation.rest.teams.getMembershipForUserInOrg({
+      org: "acme",
+      team_slug: "release",
+      username: "hubot",
+    });
     expect(data).toMatchObject({ role: "maintainer", state: "active" });
-    await expectStatus(ferry.installation.rest.teams.getMembershipForUserInOrg({ org: "acme", team_slug: "release", username: "eve" }), 404);
+    await expectStatus(
+      ferry.installation.rest.teams.getMembershipForUserInOrg({
+        org: "acme",
+        team_slug: "release",
+        username: "eve",
+      }),
+      404,
+    );
   });
 
   it("limits an installation token to the installation's permissions", async () => {
-    const reader = await installApp(world, { slug: "reader", permissions: { contents: "read", pull_requests: "read" } });
-    expect((await reader.installation.rest.git.getRef({ owner, repo, ref: "heads/main" })).data.ref).toBe("refs/heads/main");
-    const denied = await expectStatus(reader.installation.rest.git.createBlob({ owner, repo, content: "x" }), 403);
+    const reader = await installApp(world, {
+      slug: "reader",
+      permissions: { contents: "read", pull_requests: "read" },
+    });
+    expect((await reader.installation.rest.git.getRef({ owner, repo, ref: "heads/main" })).data.ref).toBe(
+      "refs/heads/main",
+    );
+    const denied = await expectStatus(
+      reader.installation.rest.git.createBlob({ owner, repo, content: "x" }),
+      403,
+    );
     expect(denied.message).toBe("Resource not accessible by integration");
-    await expectStatus(reader.installation.rest.issues.createComment({ owner, repo, issue_number: 1, body: "x" }), 403);
-    await expectStatus(reader.installation.rest.checks.create({ owner, repo, name: "x", head_sha: "main" }), 403);
+    await expectStatus(
+      reader.installation.rest.issues.createComment({ owner, repo, issue_number: 1, body: "x" }),
+      403,
+    );
+    await expectStatus(
+      reader.installation.rest.checks.create({ owner, repo, name: "x", head_sha: "main" }),
+      403,
+    );
   });
 
   it("lets an installation see only the repositories it was installed on", async () => {
@@ -78,17 +122,37 @@ describe("authentication and permissions", () => {
     const created = world.emu.createApp({ slug: "jwt-check" });
     const other = world.emu.createApp({ slug: "jwt-other" });
     const now = Math.floor(Date.now() / 1000);
-    expect((await octokitFor(world.emu, appJwt(created.id, created.privateKey)).rest.apps.getAuthenticated()).data?.slug).toBe("jwt-check");
-    await expectStatus(octokitFor(world.emu, appJwt(created.id, other.privateKey)).rest.apps.getAuthenticated(), 401);
-    await expectStatus(octokitFor(world.emu, appJwt(created.id, created.privateKey, now - 3600)).rest.apps.getAuthenticated(), 401);
-    await expectStatus(octokitFor(world.emu, appJwt(created.id, created.privateKey, now + 600)).rest.apps.getAuthenticated(), 401);
+    expect(
+      (await octokitFor(world.emu, appJwt(created.id, created.privateKey)).rest.apps.getAuthenticated()).data
+        ?.slug,
+    ).toBe("jwt-check");
+    await expectStatus(
+      octokitFor(world.emu, appJwt(created.id, other.privateKey)).rest.apps.getAuthenticated(),
+      401,
+    );
+    await expectStatus(
+      octokitFor(world.emu, appJwt(created.id, created.privateKey, now - 3600)).rest.apps.getAuthenticated(),
+      401,
+    );
+    await expectStatus(
+      octokitFor(world.emu, appJwt(created.id, created.privateKey, now + 600)).rest.apps.getAuthenticated(),
+      401,
+    );
     // An app JWT is not an installation token: repository endpoints refuse it.
-    await expectStatus(octokitFor(world.emu, appJwt(created.id, created.privateKey)).rest.repos.get({ owner, repo }), 403);
+    await expectStatus(
+      octokitFor(world.emu, appJwt(created.id, created.privateKey)).rest.repos.get({ owner, repo }),
+      403,
+    );
   });
 
   it("issues installation tokens that expire in an hour with the installation's permissions", async () => {
-    const ferry = await installApp(world, { slug: "token-app", permissions: { contents: "write", issues: "read" } });
-    const { data } = await ferry.app.rest.apps.createInstallationAccessToken({ installation_id: ferry.installationId });
+    const ferry = await installApp(world, {
+      slug: "token-app",
+      permissions: { contents: "write", issues: "read" },
+    });
+    const { data } = await ferry.app.rest.apps.createInstallationAccessToken({
+      installation_id: ferry.installationId,
+    });
     const lifetime = new Date(data.expires_at).getTime() - Date.now();
     expect(lifetime).toBeGreaterThan(59 * 60 * 1000);
     expect(lifetime).toBeLessThanOrEqual(60 * 60 * 1000);
@@ -99,10 +163,18 @@ describe("authentication and permissions", () => {
   it("sends rate-limit headers on every response", async () => {
     const first = await world.as("eve").rest.repos.get({ owner, repo });
     const second = await world.as("eve").rest.repos.get({ owner, repo });
-    for (const name of ["x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset", "x-ratelimit-used", "x-ratelimit-resource"]) {
+    for (const name of [
+      "x-ratelimit-limit",
+      "x-ratelimit-remaining",
+      "x-ratelimit-reset",
+      "x-ratelimit-used",
+      "x-ratelimit-resource",
+    ]) {
       expect(second.headers[name]).toBeDefined();
     }
-    expect(Number(second.headers["x-ratelimit-remaining"])).toBe(Number(first.headers["x-ratelimit-remaining"]) - 1);
+    expect(Number(second.headers["x-ratelimit-remaining"])).toBe(
+      Number(first.headers["x-ratelimit-remaining"]) - 1,
+    );
     expect(second.headers["x-ratelimit-resource"]).toBe("core");
   });
 });

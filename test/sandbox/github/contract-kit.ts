@@ -16,7 +16,13 @@ const require = createRequire(import.meta.url);
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
 interface OpenApi {
-  paths: Record<string, Record<string, { operationId: string; responses: Record<string, { content?: Record<string, { schema?: unknown }> }> }>>;
+  paths: Record<
+    string,
+    Record<
+      string,
+      { operationId: string; responses: Record<string, { content?: Record<string, { schema?: unknown }> }> }
+    >
+  >;
 }
 
 /**
@@ -27,7 +33,8 @@ function rewriteNullable(node: unknown): unknown {
   if (Array.isArray(node)) return node.map(rewriteNullable);
   if (!node || typeof node !== "object") return node;
   const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(node)) out[key] = key === "example" || key === "examples" ? value : rewriteNullable(value);
+  for (const [key, value] of Object.entries(node))
+    out[key] = key === "example" || key === "examples" ? value : rewriteNullable(value);
   if (!("nullable" in out)) return out;
   const nullable = out.nullable === true;
   delete out.nullable;
@@ -46,7 +53,9 @@ const restValidators = new Map<string, ValidateFunction>();
 
 function loadOpenApi(): { spec: OpenApi; ajv: Ajv } {
   if (!openapi || !restAjv) {
-    openapi = rewriteNullable(JSON.parse(readFileSync(require.resolve("@octokit/openapi/generated/api.github.com.json"), "utf8"))) as OpenApi;
+    openapi = rewriteNullable(
+      JSON.parse(readFileSync(require.resolve("@octokit/openapi/generated/api.github.com.json"), "utf8")),
+    ) as OpenApi;
     restAjv = new Ajv({ strict: false, allErrors: true, validateSchema: false, validateFormats: true });
     addFormats(restAjv);
     restAjv.addSchema({ ...(openapi as object), $id: "openapi" });
@@ -73,7 +82,8 @@ const KNOWN_SPEC_DEFECTS: { operation: string; instancePath: RegExp; reason: str
   {
     operation: "apps/list-installations",
     instancePath: /^\/\d+\/account$/,
-    reason: "the list inlines `account` as allOf [simple-user, enterprise] where apps/get-installation says anyOf",
+    reason:
+      "the list inlines `account` as allOf [simple-user, enterprise] where apps/get-installation says anyOf",
   },
 ];
 
@@ -83,13 +93,23 @@ function pointer(segment: string): string {
 }
 
 /** Validates one response against the operation's schema; returns undefined when the spec has no JSON body for it. */
-export function validateRestResponse(method: string, template: string, status: number, body: unknown): { operation: string; errors: string[] } | undefined {
+export function validateRestResponse(
+  method: string,
+  template: string,
+  status: number,
+  body: unknown,
+): { operation: string; errors: string[] } | undefined {
   const { spec, ajv } = loadOpenApi();
   const path = template.replace(/\{\+?(\w+)\}/g, "{$1}").split("?")[0]!;
   const operation = spec.paths[path]?.[method.toLowerCase()];
-  if (!operation) return { operation: `${method} ${path}`, errors: [`no such operation in the OpenAPI description`] };
+  if (!operation)
+    return { operation: `${method} ${path}`, errors: [`no such operation in the OpenAPI description`] };
   const response = operation.responses[String(status)];
-  if (!response) return { operation: operation.operationId, errors: [`status ${status} is not documented for this operation`] };
+  if (!response)
+    return {
+      operation: operation.operationId,
+      errors: [`status ${status} is not documented for this operation`],
+    };
   if (!response.content?.["application/json"]?.schema) return undefined;
   const key = `${path} ${method} ${status}`;
   let validate = restValidators.get(key);
@@ -99,21 +119,32 @@ export function validateRestResponse(method: string, template: string, status: n
     restValidators.set(key, validate);
   }
   const ok = validate(body);
-  const errors = (ok ? [] : validate.errors ?? []).filter(
-    (e) => !KNOWN_SPEC_DEFECTS.some((d) => d.operation === operation.operationId && d.instancePath.test(e.instancePath)),
+  const errors = (ok ? [] : (validate.errors ?? [])).filter(
+    (e) =>
+      !KNOWN_SPEC_DEFECTS.some(
+        (d) => d.operation === operation.operationId && d.instancePath.test(e.instancePath),
+      ),
   );
-  return { operation: operation.operationId, errors: errors.slice(0, 10).map((e) => `${e.instancePath} ${e.message} ${JSON.stringify(e.params)}`) };
+  return {
+    operation: operation.operationId,
+    errors: errors.slice(0, 10).map((e) => `${e.instancePath} ${e.message} ${JSON.stringify(e.params)}`),
+  };
 }
 
 /** Records every response an Octokit client receives and validates it against the OpenAPI description. */
-export function recordContract(octokit: Octokit, checked: CheckedResponse[], failures: ContractFailure[]): void {
+export function recordContract(
+  octokit: Octokit,
+  checked: CheckedResponse[],
+  failures: ContractFailure[],
+): void {
   octokit.hook.after("request", (response, options) => {
     // GraphQL is not part of the REST description; graphql.test-style assertions cover it.
     if (options.url === "/graphql") return;
     const result = validateRestResponse(options.method, options.url, response.status, response.data);
     if (!result) return;
     checked.push({ operation: result.operation, status: response.status });
-    if (result.errors.length) failures.push({ operation: result.operation, status: response.status, errors: result.errors });
+    if (result.errors.length)
+      failures.push({ operation: result.operation, status: response.status, errors: result.errors });
   });
   octokit.hook.error("request", (error, options) => {
     const e = error as { status?: number; response?: { data?: unknown } };
@@ -121,7 +152,8 @@ export function recordContract(octokit: Octokit, checked: CheckedResponse[], fai
       const result = validateRestResponse(options.method, options.url, e.status, e.response.data);
       if (result) {
         checked.push({ operation: result.operation, status: e.status });
-        if (result.errors.length) failures.push({ operation: result.operation, status: e.status, errors: result.errors });
+        if (result.errors.length)
+          failures.push({ operation: result.operation, status: e.status, errors: result.errors });
       }
     }
     throw error;
@@ -133,7 +165,9 @@ let webhookAjv: Ajv | undefined;
 /** Validates a webhook payload against `<event>$<action>` (or `<event>$event`) of @octokit/webhooks-schemas. */
 export function validateWebhook(event: string, payload: Record<string, unknown>): string[] {
   if (!webhookAjv) {
-    const schema = JSON.parse(readFileSync(require.resolve("@octokit/webhooks-schemas/schema.json"), "utf8")) as Record<string, unknown>;
+    const schema = JSON.parse(
+      readFileSync(require.resolve("@octokit/webhooks-schemas/schema.json"), "utf8"),
+    ) as Record<string, unknown>;
     webhookAjv = new Ajv({ strict: false, allErrors: true, validateSchema: false });
     addFormats(webhookAjv);
     webhookAjv.addSchema({ ...schema, $id: "webhooks" });
@@ -141,7 +175,11 @@ export function validateWebhook(event: string, payload: Record<string, unknown>)
   const action = typeof payload.action === "string" ? payload.action : "event";
   const validate = webhookAjv.getSchema(`webhooks#/definitions/${event}$${action}`);
   if (!validate) return [`no schema for ${event}$${action}`];
-  return validate(payload) ? [] : (validate.errors ?? []).slice(0, 10).map((e) => `${e.instancePath} ${e.message} ${JSON.stringify(e.params)}`);
+  return validate(payload)
+    ? []
+    : (validate.errors ?? [])
+        .slice(0, 10)
+        .map((e) => `${e.instancePath} ${e.message} ${JSON.stringify(e.params)}`);
 }
 
 export interface ReceivedWebhook {
@@ -153,7 +191,10 @@ export interface ReceivedWebhook {
 }
 
 /** A webhook receiver on 127.0.0.1 that checks signatures and keeps what it got. */
-export async function startReceiver(secret: string, answer = 200): Promise<{ url: string; received: ReceivedWebhook[]; close(): Promise<void>; server: Server }> {
+export async function startReceiver(
+  secret: string,
+  answer = 200,
+): Promise<{ url: string; received: ReceivedWebhook[]; close(): Promise<void>; server: Server }> {
   const received: ReceivedWebhook[] = [];
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];

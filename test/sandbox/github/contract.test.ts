@@ -4,7 +4,13 @@
  * @octokit/webhooks-schemas.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { recordContract, startReceiver, validateWebhook, type CheckedResponse, type ContractFailure } from "./contract-kit.js";
+import {
+  recordContract,
+  startReceiver,
+  validateWebhook,
+  type CheckedResponse,
+  type ContractFailure,
+} from "./contract-kit.js";
 import { expectStatus, installApp, startWorld, type World } from "./helpers.js";
 
 describe("the emulator's REST responses and webhook payloads match GitHub's published schemas", () => {
@@ -32,7 +38,10 @@ describe("the emulator's REST responses and webhook payloads match GitHub's publ
     await ferry.app.rest.apps.getInstallation({ installation_id: ferry.installationId });
     await ferry.app.rest.apps.getRepoInstallation({ owner, repo });
     await ferry.app.rest.apps.getOrgInstallation({ org: owner });
-    await ferry.app.rest.apps.createInstallationAccessToken({ installation_id: ferry.installationId, repositories: ["config"] });
+    await ferry.app.rest.apps.createInstallationAccessToken({
+      installation_id: ferry.installationId,
+      repositories: ["config"],
+    });
     await bot.rest.apps.listReposAccessibleToInstallation();
 
     await bot.rest.repos.get({ owner, repo });
@@ -40,14 +49,36 @@ describe("the emulator's REST responses and webhook payloads match GitHub's publ
     await bot.rest.repos.getContent({ owner, repo, path: "overlays" });
     await expectStatus(bot.rest.repos.getContent({ owner, repo, path: "missing.yaml" }), 404);
     const { data: mainRef } = await bot.rest.git.getRef({ owner, repo, ref: "heads/main" });
-    const { data: mainCommit } = await bot.rest.git.getCommit({ owner, repo, commit_sha: mainRef.object.sha });
-    const { data: blob } = await bot.rest.git.createBlob({ owner, repo, content: "images:\n  - name: shop\n    newTag: 1.8.0\n" });
+    const { data: mainCommit } = await bot.rest.git.getCommit({
+      owner,
+      repo,
+      commit_sha: mainRef.object.sha,
+    });
+    const { data: blob } = await bot.rest.git.createBlob({
+      owner,
+      repo,
+      content: "images:\n  - name: shop\n    newTag: 1.8.0\n",
+    });
     await bot.rest.git.getBlob({ owner, repo, file_sha: blob.sha });
-    const { data: tree } = await bot.rest.git.createTree({ owner, repo, base_tree: mainCommit.tree.sha, tree: [{ path: "overlays/staging/kustomization.yaml", mode: "100644", type: "blob", sha: blob.sha }] });
+    const { data: tree } = await bot.rest.git.createTree({
+      owner,
+      repo,
+      base_tree: mainCommit.tree.sha,
+      tree: [{ path: "overlays/staging/kustomization.yaml", mode: "100644", type: "blob", sha: blob.sha }],
+    });
     await bot.rest.git.getTree({ owner, repo, tree_sha: tree.sha, recursive: "true" });
-    const { data: commit } = await bot.rest.git.createCommit({ owner, repo, message: "Promote shop 1.8.0 to staging", tree: tree.sha, parents: [mainRef.object.sha] });
+    const { data: commit } = await bot.rest.git.createCommit({
+      owner,
+      repo,
+      message: "Promote shop 1.8.0 to staging",
+      tree: tree.sha,
+      parents: [mainRef.object.sha],
+    });
     await bot.rest.git.createRef({ owner, repo, ref: "refs/heads/ferry/staging", sha: commit.sha });
-    await expectStatus(bot.rest.git.createRef({ owner, repo, ref: "refs/heads/ferry/staging", sha: commit.sha }), 422);
+    await expectStatus(
+      bot.rest.git.createRef({ owner, repo, ref: "refs/heads/ferry/staging", sha: commit.sha }),
+      422,
+    );
     await bot.rest.git.updateRef({ owner, repo, ref: "heads/ferry/staging", sha: commit.sha, force: true });
     await bot.rest.git.listMatchingRefs({ owner, repo, ref: "heads/ferry" });
     await bot.rest.repos.getBranch({ owner, repo, branch: "main" });
@@ -58,8 +89,18 @@ describe("the emulator's REST responses and webhook payloads match GitHub's publ
     await bot.rest.repos.getCollaboratorPermissionLevel({ owner, repo, username: "mona" });
     await bot.rest.teams.getMembershipForUserInOrg({ org: owner, team_slug: "release", username: "mona" });
 
-    const { data: pr } = await bot.rest.pulls.create({ owner, repo, head: "ferry/staging", base: "main", title: "Promote shop 1.8.0 to staging", body: "body" });
-    await expectStatus(bot.rest.pulls.create({ owner, repo, head: "ferry/staging", base: "main", title: "again" }), 422);
+    const { data: pr } = await bot.rest.pulls.create({
+      owner,
+      repo,
+      head: "ferry/staging",
+      base: "main",
+      title: "Promote shop 1.8.0 to staging",
+      body: "body",
+    });
+    await expectStatus(
+      bot.rest.pulls.create({ owner, repo, head: "ferry/staging", base: "main", title: "again" }),
+      422,
+    );
     await bot.rest.pulls.list({ owner, repo, head: "acme:ferry/staging", state: "open" });
     await bot.rest.pulls.get({ owner, repo, pull_number: pr.number });
     await bot.rest.pulls.listFiles({ owner, repo, pull_number: pr.number });
@@ -68,10 +109,20 @@ describe("the emulator's REST responses and webhook payloads match GitHub's publ
     await bot.rest.pulls.requestReviewers({ owner, repo, pull_number: pr.number, reviewers: ["mona"] });
     await bot.rest.issues.createLabel({ owner, repo, name: "ferry", color: "0e8a16" });
     await bot.rest.issues.listLabelsForRepo({ owner, repo });
-    await bot.rest.issues.addLabels({ owner, repo, issue_number: pr.number, labels: ["ferry", "env:staging"] });
+    await bot.rest.issues.addLabels({
+      owner,
+      repo,
+      issue_number: pr.number,
+      labels: ["ferry", "env:staging"],
+    });
     await bot.rest.issues.listLabelsOnIssue({ owner, repo, issue_number: pr.number });
     await bot.rest.issues.removeLabel({ owner, repo, issue_number: pr.number, name: "env:staging" });
-    const { data: comment } = await bot.rest.issues.createComment({ owner, repo, issue_number: pr.number, body: "hello" });
+    const { data: comment } = await bot.rest.issues.createComment({
+      owner,
+      repo,
+      issue_number: pr.number,
+      body: "hello",
+    });
     await bot.rest.issues.getComment({ owner, repo, comment_id: comment.id });
     await bot.rest.issues.updateComment({ owner, repo, comment_id: comment.id, body: "hello again" });
     await bot.rest.issues.listComments({ owner, repo, issue_number: pr.number });
@@ -79,43 +130,122 @@ describe("the emulator's REST responses and webhook payloads match GitHub's publ
     await bot.rest.reactions.listForIssueComment({ owner, repo, comment_id: comment.id });
     await bot.rest.reactions.createForIssue({ owner, repo, issue_number: pr.number, content: "rocket" });
     await bot.rest.reactions.listForIssue({ owner, repo, issue_number: pr.number });
-    const { data: issue } = await bot.rest.issues.create({ owner, repo, title: "Hold prod", labels: ["ferry"] });
+    const { data: issue } = await bot.rest.issues.create({
+      owner,
+      repo,
+      title: "Hold prod",
+      labels: ["ferry"],
+    });
     await bot.rest.issues.get({ owner, repo, issue_number: issue.number });
     await bot.rest.issues.update({ owner, repo, issue_number: issue.number, state: "closed" });
     await bot.rest.issues.listForRepo({ owner, repo, labels: "ferry", state: "all" });
 
-    const { data: run } = await bot.rest.checks.create({ owner, repo, name: "ferry/config", head_sha: commit.sha, status: "in_progress" });
-    await bot.rest.checks.update({ owner, repo, check_run_id: run.id, conclusion: "success", output: { title: "ok", summary: "fine" } });
+    const { data: run } = await bot.rest.checks.create({
+      owner,
+      repo,
+      name: "ferry/config",
+      head_sha: commit.sha,
+      status: "in_progress",
+    });
+    await bot.rest.checks.update({
+      owner,
+      repo,
+      check_run_id: run.id,
+      conclusion: "success",
+      output: { title: "ok", summary: "fine" },
+    });
     await bot.rest.checks.get({ owner, repo, check_run_id: run.id });
     await bot.rest.checks.listForRef({ owner, repo, ref: commit.sha });
     await bot.rest.checks.listSuitesForRef({ owner, repo, ref: commit.sha });
-    await bot.rest.repos.createCommitStatus({ owner, repo, sha: commit.sha, state: "success", context: "ci/test" });
+    await bot.rest.repos.createCommitStatus({
+      owner,
+      repo,
+      sha: commit.sha,
+      state: "success",
+      context: "ci/test",
+    });
     await bot.rest.repos.getCombinedStatusForRef({ owner, repo, ref: commit.sha });
     await bot.rest.repos.listCommitStatusesForRef({ owner, repo, ref: commit.sha });
 
     await mona.rest.repos.getBranchProtection({ owner, repo, branch: "main" });
-    await mona.rest.repos.updateBranchProtection({ owner, repo, branch: "main", required_status_checks: { strict: false, contexts: ["ci/test"] }, enforce_admins: true, required_pull_request_reviews: { required_approving_review_count: 1 }, restrictions: null });
-    await bot.graphql(`mutation($id: ID!) { enablePullRequestAutoMerge(input: {pullRequestId: $id, mergeMethod: SQUASH}) { clientMutationId } }`, { id: pr.node_id });
-    await bot.graphql(`mutation($id: ID!) { disablePullRequestAutoMerge(input: {pullRequestId: $id}) { clientMutationId } }`, { id: pr.node_id });
-    await emu.commit(owner, repo, "ferry/staging", { "notes.txt": "synchronize\n" }, "another commit", { as: "hubot" });
+    await mona.rest.repos.updateBranchProtection({
+      owner,
+      repo,
+      branch: "main",
+      required_status_checks: { strict: false, contexts: ["ci/test"] },
+      enforce_admins: true,
+      required_pull_request_reviews: { required_approving_review_count: 1 },
+      restrictions: null,
+    });
+    await bot.graphql(
+      `mutation($id: ID!) { enablePullRequestAutoMerge(input: {pullRequestId: $id, mergeMethod: SQUASH}) { clientMutationId } }`,
+      { id: pr.node_id },
+    );
+    await bot.graphql(
+      `mutation($id: ID!) { disablePullRequestAutoMerge(input: {pullRequestId: $id}) { clientMutationId } }`,
+      { id: pr.node_id },
+    );
+    await emu.commit(owner, repo, "ferry/staging", { "notes.txt": "synchronize\n" }, "another commit", {
+      as: "hubot",
+    });
     const { data: synced } = await bot.rest.pulls.get({ owner, repo, pull_number: pr.number });
-    await bot.rest.repos.createCommitStatus({ owner, repo, sha: synced.head.sha, state: "success", context: "ci/test" });
-    const { data: doomed } = await bot.rest.issues.createComment({ owner, repo, issue_number: pr.number, body: "temporary" });
+    await bot.rest.repos.createCommitStatus({
+      owner,
+      repo,
+      sha: synced.head.sha,
+      state: "success",
+      context: "ci/test",
+    });
+    const { data: doomed } = await bot.rest.issues.createComment({
+      owner,
+      repo,
+      issue_number: pr.number,
+      body: "temporary",
+    });
     await bot.rest.issues.deleteComment({ owner, repo, comment_id: doomed.id });
     await mona.rest.pulls.createReview({ owner, repo, pull_number: pr.number, event: "APPROVE" });
     await mona.rest.pulls.listReviews({ owner, repo, pull_number: pr.number });
     await emu.completeWorkflowRun(owner, repo, synced.head.sha, "success");
-    await bot.rest.pulls.merge({ owner, repo, pull_number: pr.number, merge_method: "squash", sha: synced.head.sha });
+    await bot.rest.pulls.merge({
+      owner,
+      repo,
+      pull_number: pr.number,
+      merge_method: "squash",
+      sha: synced.head.sha,
+    });
 
     const { data: merged } = await bot.rest.git.getRef({ owner, repo, ref: "heads/main" });
-    const { data: deployment } = await bot.rest.repos.createDeployment({ owner, repo, ref: merged.object.sha, environment: "staging", auto_merge: false, required_contexts: [] });
+    const { data: deployment } = await bot.rest.repos.createDeployment({
+      owner,
+      repo,
+      ref: merged.object.sha,
+      environment: "staging",
+      auto_merge: false,
+      required_contexts: [],
+    });
     if (!("id" in deployment)) throw new Error("deployment was not created");
     await bot.rest.repos.listDeployments({ owner, repo, environment: "staging" });
     await bot.rest.repos.getDeployment({ owner, repo, deployment_id: deployment.id });
-    await bot.rest.repos.createDeploymentStatus({ owner, repo, deployment_id: deployment.id, state: "success", description: "Synced, Healthy", log_url: "http://127.0.0.1/log", environment_url: "http://127.0.0.1/staging" });
+    await bot.rest.repos.createDeploymentStatus({
+      owner,
+      repo,
+      deployment_id: deployment.id,
+      state: "success",
+      description: "Synced, Healthy",
+      log_url: "http://127.0.0.1/log",
+      environment_url: "http://127.0.0.1/staging",
+    });
     await bot.rest.repos.listDeploymentStatuses({ owner, repo, deployment_id: deployment.id });
     const { data: readme } = await hubot.rest.repos.getContent({ owner, repo, path: "README.md" });
-    await hubot.rest.repos.createOrUpdateFileContents({ owner, repo, path: "README.md", message: "docs", content: Buffer.from("x\n").toString("base64"), sha: (readme as { sha: string }).sha, branch: "ferry/staging" });
+    await hubot.rest.repos.createOrUpdateFileContents({
+      owner,
+      repo,
+      path: "README.md",
+      message: "docs",
+      content: Buffer.from("x\n").toString("base64"),
+      sha: (readme as { sha: string }).sha,
+      branch: "ferry/staging",
+    });
     await bot.rest.git.deleteRef({ owner, repo, ref: "heads/ferry/staging" });
     emu.publishPackage(owner, repo, { name: "shop", tag: "1.8.0", digest: `sha256:${"a".repeat(64)}` });
     await emu.comment(owner, repo, pr.number, "/promote prod", { as: "eve" });
@@ -127,10 +257,14 @@ describe("the emulator's REST responses and webhook payloads match GitHub's publ
     await receiver?.close();
   });
 
-  it("answers every call with a body that validates against the operation's OpenAPI response schema", { timeout: 60_000 }, () => {
-    expect(failures).toEqual([]);
-    expect(new Set(checked.map((c) => c.operation)).size).toBeGreaterThan(60);
-  });
+  it(
+    "answers every call with a body that validates against the operation's OpenAPI response schema",
+    { timeout: 60_000 },
+    () => {
+      expect(failures).toEqual([]);
+      expect(new Set(checked.map((c) => c.operation)).size).toBeGreaterThan(60);
+    },
+  );
 
   it("signs every webhook delivery and sends GitHub's headers", () => {
     expect(receiver.received.length).toBeGreaterThan(20);
@@ -144,11 +278,39 @@ describe("the emulator's REST responses and webhook payloads match GitHub's publ
 
   it("sends webhook payloads that validate against @octokit/webhooks-schemas", { timeout: 60_000 }, () => {
     const events = new Set(receiver.received.map((h) => `${h.event}.${String(h.payload.action ?? "")}`));
-    for (const wanted of ["push.", "pull_request.opened", "pull_request.closed", "pull_request.labeled", "pull_request.synchronize", "pull_request.auto_merge_enabled", "pull_request.auto_merge_disabled", "pull_request.edited", "pull_request.review_requested", "issue_comment.deleted", "issues.closed", "check_run.created", "issue_comment.created", "issue_comment.edited", "issues.opened", "check_run.completed", "check_suite.completed", "status.", "pull_request_review.submitted", "workflow_run.completed", "deployment.created", "deployment_status.created", "registry_package.published", "installation.created"]) {
+    for (const wanted of [
+      "push.",
+      "pull_request.opened",
+      "pull_request.closed",
+      "pull_request.labeled",
+      "pull_request.synchronize",
+      "pull_request.auto_merge_enabled",
+      "pull_request.auto_merge_disabled",
+      "pull_request.edited",
+      "pull_request.review_requested",
+      "issue_comment.deleted",
+      "issues.closed",
+      "check_run.created",
+      "issue_comment.created",
+      "issue_comment.edited",
+      "issues.opened",
+      "check_run.completed",
+      "check_suite.completed",
+      "status.",
+      "pull_request_review.submitted",
+      "workflow_run.completed",
+      "deployment.created",
+      "deployment_status.created",
+      "registry_package.published",
+      "installation.created",
+    ]) {
       expect(events).toContain(wanted);
     }
     const problems = receiver.received
-      .map((h) => ({ event: `${h.event}.${String(h.payload.action ?? "")}`, errors: validateWebhook(h.event, h.payload) }))
+      .map((h) => ({
+        event: `${h.event}.${String(h.payload.action ?? "")}`,
+        errors: validateWebhook(h.event, h.payload),
+      }))
       .filter((x) => x.errors.length > 0);
     expect(problems).toEqual([]);
   });

@@ -48,9 +48,13 @@ describe("faults on demand", () => {
     const main = (await world.emu.branchSha(owner, repo, "main"))!;
     await world.as("hubot").rest.git.createRef({ owner, repo, ref: "refs/heads/fresh", sha: main });
     await expectStatus(world.as("hubot").rest.git.getRef({ owner, repo, ref: "heads/fresh" }), 404);
-    expect((await world.as("hubot").rest.git.getRef({ owner, repo, ref: "heads/fresh" })).data.object.sha).toBe(main);
+    expect(
+      (await world.as("hubot").rest.git.getRef({ owner, repo, ref: "heads/fresh" })).data.object.sha,
+    ).toBe(main);
     await world.emu.commit(owner, repo, "fresh", { "f.txt": "f\n" }, "f", { as: "hubot" });
-    const { data: pr } = await world.as("hubot").rest.pulls.create({ owner, repo, head: "fresh", base: "main", title: "fresh" });
+    const { data: pr } = await world
+      .as("hubot")
+      .rest.pulls.create({ owner, repo, head: "fresh", base: "main", title: "fresh" });
     await expectStatus(world.as("hubot").rest.pulls.get({ owner, repo, pull_number: pr.number }), 404);
     await world.as("hubot").rest.pulls.get({ owner, repo, pull_number: pr.number });
   });
@@ -59,9 +63,18 @@ describe("faults on demand", () => {
     const octokit = world.as("hubot");
     const base = await world.emu.commit(owner, repo, "raced", { "r.txt": "1\n" }, "r", { as: "hubot" });
     const { data: tip } = await octokit.rest.git.getCommit({ owner, repo, commit_sha: base });
-    const { data: next } = await octokit.rest.git.createCommit({ owner, repo, message: "next", tree: tip.tree.sha, parents: [base] });
+    const { data: next } = await octokit.rest.git.createCommit({
+      owner,
+      repo,
+      message: "next",
+      tree: tip.tree.sha,
+      parents: [base],
+    });
     world.emu.faults.refRace({ ref: "heads/raced" });
-    const lost = await expectStatus(octokit.rest.git.updateRef({ owner, repo, ref: "heads/raced", sha: next.sha }), 422);
+    const lost = await expectStatus(
+      octokit.rest.git.updateRef({ owner, repo, ref: "heads/raced", sha: next.sha }),
+      422,
+    );
     expect(lost.message).toBe("Update is not a fast forward");
     expect(await world.emu.branchSha(owner, repo, "raced")).not.toBe(next.sha);
   });

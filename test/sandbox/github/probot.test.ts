@@ -19,9 +19,18 @@ const bumpApp: ApplicationFunction = (app) => {
     const tag = match[1]!;
     const { owner: o, repo: r } = context.repo();
     const octokit = context.octokit.rest;
-    await octokit.reactions.createForIssueComment({ owner: o, repo: r, comment_id: context.payload.comment.id, content: "eyes" });
+    await octokit.reactions.createForIssueComment({
+      owner: o,
+      repo: r,
+      comment_id: context.payload.comment.id,
+      content: "eyes",
+    });
     const { data: base } = await octokit.git.getRef({ owner: o, repo: r, ref: "heads/main" });
-    const { data: baseCommit } = await octokit.git.getCommit({ owner: o, repo: r, commit_sha: base.object.sha });
+    const { data: baseCommit } = await octokit.git.getCommit({
+      owner: o,
+      repo: r,
+      commit_sha: base.object.sha,
+    });
     const path = "overlays/staging/kustomization.yaml";
     const { data: file } = await octokit.repos.getContent({ owner: o, repo: r, path });
     const text = Buffer.from((file as { content: string }).content, "base64").toString("utf8");
@@ -31,10 +40,27 @@ const bumpApp: ApplicationFunction = (app) => {
       base_tree: baseCommit.tree.sha,
       tree: [{ path, mode: "100644", type: "blob", content: text.replace(/newTag: \S+/, `newTag: ${tag}`) }],
     });
-    const { data: commit } = await octokit.git.createCommit({ owner: o, repo: r, message: `Promote shop ${tag} to staging`, tree: tree.sha, parents: [base.object.sha] });
+    const { data: commit } = await octokit.git.createCommit({
+      owner: o,
+      repo: r,
+      message: `Promote shop ${tag} to staging`,
+      tree: tree.sha,
+      parents: [base.object.sha],
+    });
     await octokit.git.createRef({ owner: o, repo: r, ref: "refs/heads/ferry/staging", sha: commit.sha });
-    const { data: pr } = await octokit.pulls.create({ owner: o, repo: r, head: "ferry/staging", base: "main", title: `Promote shop ${tag} to staging` });
-    await octokit.issues.addLabels({ owner: o, repo: r, issue_number: pr.number, labels: ["ferry", "env:staging"] });
+    const { data: pr } = await octokit.pulls.create({
+      owner: o,
+      repo: r,
+      head: "ferry/staging",
+      base: "main",
+      title: `Promote shop ${tag} to staging`,
+    });
+    await octokit.issues.addLabels({
+      owner: o,
+      repo: r,
+      issue_number: pr.number,
+      labels: ["ferry", "env:staging"],
+    });
   });
 };
 
@@ -57,7 +83,11 @@ describe("a Probot 14 app against the emulator", () => {
       secret: "probot-secret",
       baseUrl: world.emu.apiUrl,
       logLevel: "fatal",
-      Octokit: ProbotOctokit.defaults((options: Record<string, unknown>) => ({ ...options, throttle: { enabled: false }, retry: { enabled: false } })),
+      Octokit: ProbotOctokit.defaults((options: Record<string, unknown>) => ({
+        ...options,
+        throttle: { enabled: false },
+        retry: { enabled: false },
+      })),
     });
     const middleware = await createNodeMiddleware(bumpApp, { probot, webhooksPath: "/api/github/webhooks" });
     server = createServer((req, res) => {
@@ -84,9 +114,13 @@ describe("a Probot 14 app against the emulator", () => {
     expect(pulls.map((p) => [p.title, p.user.login, p.head.ref, p.labels.map((l) => l.name)])).toEqual([
       ["Promote shop 1.8.0 to staging", "ferry[bot]", "ferry/staging", ["ferry", "env:staging"]],
     ]);
-    expect(await world.emu.readFile(owner, repo, "ferry/staging", "overlays/staging/kustomization.yaml")).toContain("newTag: 1.8.0");
+    expect(
+      await world.emu.readFile(owner, repo, "ferry/staging", "overlays/staging/kustomization.yaml"),
+    ).toContain("newTag: 1.8.0");
     expect(world.emu.listComments(owner, repo, issue.number)[0]?.reactions).toEqual(["ferry[bot]:eyes"]);
-    expect(world.emu.requests().some((r) => r.path.startsWith("/app/installations/") && r.status === 201)).toBe(true);
+    expect(
+      world.emu.requests().some((r) => r.path.startsWith("/app/installations/") && r.status === 201),
+    ).toBe(true);
   });
 
   it("is refused by Probot when the signature does not match", async () => {

@@ -13,7 +13,11 @@ describe("pull requests: creation, listing, mergeability and the three merge met
     await world.emu.close();
   });
 
-  async function branchWith(branch: string, files: Record<string, string | null>, message = `change ${branch}`): Promise<string> {
+  async function branchWith(
+    branch: string,
+    files: Record<string, string | null>,
+    message = `change ${branch}`,
+  ): Promise<string> {
     return world.emu.commit(owner, repo, branch, files, message, { as: "hubot" });
   }
 
@@ -21,11 +25,20 @@ describe("pull requests: creation, listing, mergeability and the three merge met
     const octokit = world.as("hubot");
     await branchWith("ferry/staging", { "a.txt": "a\n" });
     await octokit.rest.pulls.create({ owner, repo, head: "ferry/staging", base: "main", title: "one" });
-    const twice = await expectStatus(octokit.rest.pulls.create({ owner, repo, head: "ferry/staging", base: "main", title: "two" }), 422);
+    const twice = await expectStatus(
+      octokit.rest.pulls.create({ owner, repo, head: "ferry/staging", base: "main", title: "two" }),
+      422,
+    );
     expect(twice.message).toBe("Validation Failed");
     await world.emu.createBranch(owner, repo, "empty");
-    await expectStatus(octokit.rest.pulls.create({ owner, repo, head: "empty", base: "main", title: "nothing" }), 422);
-    await expectStatus(octokit.rest.pulls.create({ owner, repo, head: "missing", base: "main", title: "nothing" }), 422);
+    await expectStatus(
+      octokit.rest.pulls.create({ owner, repo, head: "empty", base: "main", title: "nothing" }),
+      422,
+    );
+    await expectStatus(
+      octokit.rest.pulls.create({ owner, repo, head: "missing", base: "main", title: "nothing" }),
+      422,
+    );
   });
 
   it("lists PRs filtered by head owner:branch, base and state, paginated with Link headers", async () => {
@@ -52,10 +65,19 @@ describe("pull requests: creation, listing, mergeability and the three merge met
     const octokit = world.as("hubot");
     await branchWith("ferry/staging", { "README.md": "theirs\n" });
     await world.emu.commit(owner, repo, "main", { "README.md": "ours\n" }, "conflicting", { as: "mona" });
-    const { data: pr } = await octokit.rest.pulls.create({ owner, repo, head: "ferry/staging", base: "main", title: "t" });
+    const { data: pr } = await octokit.rest.pulls.create({
+      owner,
+      repo,
+      head: "ferry/staging",
+      base: "main",
+      title: "t",
+    });
     const { data } = await octokit.rest.pulls.get({ owner, repo, pull_number: pr.number });
     expect([data.mergeable, data.mergeable_state]).toEqual([false, "dirty"]);
-    const refused = await expectStatus(octokit.rest.pulls.merge({ owner, repo, pull_number: pr.number }), 405);
+    const refused = await expectStatus(
+      octokit.rest.pulls.merge({ owner, repo, pull_number: pr.number }),
+      405,
+    );
     expect(refused.message).toBe("Pull Request is not mergeable");
   });
 
@@ -68,20 +90,41 @@ describe("pull requests: creation, listing, mergeability and the three merge met
       await world.emu.createBranch(owner, repo, branch, (await world.emu.branchSha(owner, repo, "main"))!);
       await world.emu.commit(owner, repo, branch, { [`${method}-1.txt`]: "1\n" }, "first", { as: "hubot" });
       await world.emu.commit(owner, repo, branch, { [`${method}-2.txt`]: "2\n" }, "second", { as: "hubot" });
-      await world.emu.commit(owner, repo, "main", { [`main-${method}.txt`]: "x\n" }, "main moves again", { as: "mona" });
-      const { data: pr } = await octokit.rest.pulls.create({ owner, repo, head: branch, base: "main", title: `${method} it` });
+      await world.emu.commit(owner, repo, "main", { [`main-${method}.txt`]: "x\n" }, "main moves again", {
+        as: "mona",
+      });
+      const { data: pr } = await octokit.rest.pulls.create({
+        owner,
+        repo,
+        head: branch,
+        base: "main",
+        title: `${method} it`,
+      });
       const before = (await world.emu.branchSha(owner, repo, "main"))!;
-      const { data: merged } = await octokit.rest.pulls.merge({ owner, repo, pull_number: pr.number, merge_method: method });
+      const { data: merged } = await octokit.rest.pulls.merge({
+        owner,
+        repo,
+        pull_number: pr.number,
+        merge_method: method,
+      });
       const { data: commit } = await octokit.rest.git.getCommit({ owner, repo, commit_sha: merged.sha });
-      results[method] = { parents: commit.parents.length, files: await world.emu.listFiles(owner, repo, merged.sha) };
-      if (method === "merge") expect(commit.message).toBe(`Merge pull request #${pr.number} from acme/${branch}\n\nmerge it`);
+      results[method] = {
+        parents: commit.parents.length,
+        files: await world.emu.listFiles(owner, repo, merged.sha),
+      };
+      if (method === "merge")
+        expect(commit.message).toBe(`Merge pull request #${pr.number} from acme/${branch}\n\nmerge it`);
       if (method === "squash") {
         expect(commit.message.split("\n")[0]).toBe(`squash it (#${pr.number})`);
         expect(commit.parents[0]!.sha).toBe(before);
       }
       if (method === "rebase") {
         expect(commit.message).toBe("second");
-        const { data: parent } = await octokit.rest.git.getCommit({ owner, repo, commit_sha: commit.parents[0]!.sha });
+        const { data: parent } = await octokit.rest.git.getCommit({
+          owner,
+          repo,
+          commit_sha: commit.parents[0]!.sha,
+        });
         expect(parent.message).toBe("first");
         expect(parent.parents[0]!.sha).toBe(before);
       }
@@ -89,15 +132,28 @@ describe("pull requests: creation, listing, mergeability and the three merge met
     expect(results.merge!.parents).toBe(2);
     expect(results.squash!.parents).toBe(1);
     expect(results.rebase!.parents).toBe(1);
-    for (const [method, { files }] of Object.entries(results)) expect([method, files]).toEqual([method, expect.arrayContaining(["other.txt", `${method}-1.txt`, `${method}-2.txt`])]);
+    for (const [method, { files }] of Object.entries(results))
+      expect([method, files]).toEqual([
+        method,
+        expect.arrayContaining(["other.txt", `${method}-1.txt`, `${method}-2.txt`]),
+      ]);
   });
 
   it("guards a merge with sha: 409 when the head moved since the caller looked", async () => {
     const octokit = world.as("hubot");
     const first = await branchWith("ferry/staging", { "a.txt": "1\n" });
-    const { data: pr } = await octokit.rest.pulls.create({ owner, repo, head: "ferry/staging", base: "main", title: "t" });
+    const { data: pr } = await octokit.rest.pulls.create({
+      owner,
+      repo,
+      head: "ferry/staging",
+      base: "main",
+      title: "t",
+    });
     await branchWith("ferry/staging", { "a.txt": "2\n" });
-    const refused = await expectStatus(octokit.rest.pulls.merge({ owner, repo, pull_number: pr.number, sha: first }), 409);
+    const refused = await expectStatus(
+      octokit.rest.pulls.merge({ owner, repo, pull_number: pr.number, sha: first }),
+      409,
+    );
     expect(refused.message).toBe("Head branch was modified. Review and try the merge again.");
     const { data: current } = await octokit.rest.pulls.get({ owner, repo, pull_number: pr.number });
     expect(current.head.sha).not.toBe(first);
@@ -108,7 +164,13 @@ describe("pull requests: creation, listing, mergeability and the three merge met
     const octokit = world.as("hubot");
     world.emu.setRepoSettings(owner, repo, { deleteBranchOnMerge: true });
     await branchWith("feature", { "a.txt": "1\n" });
-    const { data: pr } = await octokit.rest.pulls.create({ owner, repo, head: "feature", base: "main", title: "t" });
+    const { data: pr } = await octokit.rest.pulls.create({
+      owner,
+      repo,
+      head: "feature",
+      base: "main",
+      title: "t",
+    });
     await octokit.rest.pulls.update({ owner, repo, pull_number: pr.number, state: "closed" });
     expect((await octokit.rest.pulls.get({ owner, repo, pull_number: pr.number })).data.state).toBe("closed");
     await expectStatus(octokit.rest.pulls.merge({ owner, repo, pull_number: pr.number }), 405);
@@ -131,15 +193,30 @@ describe("branch protection: required checks, strict, required reviews", () => {
     world.emu.protectBranch(owner, repo, "main", { requiredChecks: ["ci/test"] });
     const octokit = world.as("hubot");
     const head = await world.emu.commit(owner, repo, "feature", { "a.txt": "1\n" }, "c", { as: "hubot" });
-    const { data: pr } = await octokit.rest.pulls.create({ owner, repo, head: "feature", base: "main", title: "t" });
-    expect((await octokit.rest.pulls.get({ owner, repo, pull_number: pr.number })).data.mergeable_state).toBe("blocked");
-    const refused = await expectStatus(octokit.rest.pulls.merge({ owner, repo, pull_number: pr.number }), 405);
+    const { data: pr } = await octokit.rest.pulls.create({
+      owner,
+      repo,
+      head: "feature",
+      base: "main",
+      title: "t",
+    });
+    expect((await octokit.rest.pulls.get({ owner, repo, pull_number: pr.number })).data.mergeable_state).toBe(
+      "blocked",
+    );
+    const refused = await expectStatus(
+      octokit.rest.pulls.merge({ owner, repo, pull_number: pr.number }),
+      405,
+    );
     expect(refused.message).toBe('Required status check "ci/test" is expected.');
     world.emu.setStatus(owner, repo, head, { context: "ci/test", state: "failure" });
-    expect((await octokit.rest.pulls.get({ owner, repo, pull_number: pr.number })).data.mergeable_state).toBe("blocked");
+    expect((await octokit.rest.pulls.get({ owner, repo, pull_number: pr.number })).data.mergeable_state).toBe(
+      "blocked",
+    );
     world.emu.setStatus(owner, repo, head, { context: "ci/test", state: "success" });
     world.emu.setStatus(owner, repo, head, { context: "lint", state: "failure" });
-    expect((await octokit.rest.pulls.get({ owner, repo, pull_number: pr.number })).data.mergeable_state).toBe("unstable");
+    expect((await octokit.rest.pulls.get({ owner, repo, pull_number: pr.number })).data.mergeable_state).toBe(
+      "unstable",
+    );
     await octokit.rest.pulls.merge({ owner, repo, pull_number: pr.number });
   });
 
@@ -147,22 +224,40 @@ describe("branch protection: required checks, strict, required reviews", () => {
     world.emu.protectBranch(owner, repo, "main", { requiredChecks: [], strict: true, requiredApprovals: 0 });
     const octokit = world.as("hubot");
     await world.emu.commit(owner, repo, "feature", { "a.txt": "1\n" }, "c", { as: "hubot" });
-    const { data: pr } = await octokit.rest.pulls.create({ owner, repo, head: "feature", base: "main", title: "t" });
+    const { data: pr } = await octokit.rest.pulls.create({
+      owner,
+      repo,
+      head: "feature",
+      base: "main",
+      title: "t",
+    });
     await world.emu.commit(owner, repo, "main", { "b.txt": "1\n" }, "main moves", { as: "mona" });
-    expect((await octokit.rest.pulls.get({ owner, repo, pull_number: pr.number })).data.mergeable_state).toBe("behind");
+    expect((await octokit.rest.pulls.get({ owner, repo, pull_number: pr.number })).data.mergeable_state).toBe(
+      "behind",
+    );
     await expectStatus(octokit.rest.pulls.merge({ owner, repo, pull_number: pr.number }), 405);
   });
 
   it("counts approvals only from reviewers with write access, and never the author's own", async () => {
     world.emu.protectBranch(owner, repo, "main", { requiredApprovals: 1 });
     await world.emu.commit(owner, repo, "feature", { "a.txt": "1\n" }, "c", { as: "hubot" });
-    const { data: pr } = await world.as("hubot").rest.pulls.create({ owner, repo, head: "feature", base: "main", title: "t" });
-    await expectStatus(world.as("hubot").rest.pulls.createReview({ owner, repo, pull_number: pr.number, event: "APPROVE" }), 422);
+    const { data: pr } = await world
+      .as("hubot")
+      .rest.pulls.create({ owner, repo, head: "feature", base: "main", title: "t" });
+    await expectStatus(
+      world.as("hubot").rest.pulls.createReview({ owner, repo, pull_number: pr.number, event: "APPROVE" }),
+      422,
+    );
     await world.as("eve").rest.pulls.createReview({ owner, repo, pull_number: pr.number, event: "APPROVE" });
-    const blocked = await expectStatus(world.as("hubot").rest.pulls.merge({ owner, repo, pull_number: pr.number }), 405);
+    const blocked = await expectStatus(
+      world.as("hubot").rest.pulls.merge({ owner, repo, pull_number: pr.number }),
+      405,
+    );
     expect(blocked.message).toBe("At least 1 approving review is required by reviewers with write access.");
     await world.emu.review(owner, repo, pr.number, { as: "mona", event: "APPROVE" });
-    expect((await world.as("hubot").rest.pulls.get({ owner, repo, pull_number: pr.number })).data.mergeable_state).toBe("clean");
+    expect(
+      (await world.as("hubot").rest.pulls.get({ owner, repo, pull_number: pr.number })).data.mergeable_state,
+    ).toBe("clean");
     await world.as("hubot").rest.pulls.merge({ owner, repo, pull_number: pr.number });
   });
 });
@@ -181,11 +276,24 @@ describe("native auto-merge through GraphQL", () => {
   it("merges by itself once the required check passes, as the user who enabled it", async () => {
     world.emu.protectBranch(owner, repo, "main", { requiredChecks: ["ci/test"] });
     const ferry = await installApp(world);
-    const head = await world.emu.commit(owner, repo, "ferry/staging", { "a.txt": "1\n" }, "c", { as: "hubot" });
-    const { data: pr } = await ferry.installation.rest.pulls.create({ owner, repo, head: "ferry/staging", base: "main", title: "t" });
-    const result = await ferry.installation.graphql<{ enablePullRequestAutoMerge: { pullRequest: { autoMergeRequest: unknown } } }>(enable, { id: pr.node_id });
+    const head = await world.emu.commit(owner, repo, "ferry/staging", { "a.txt": "1\n" }, "c", {
+      as: "hubot",
+    });
+    const { data: pr } = await ferry.installation.rest.pulls.create({
+      owner,
+      repo,
+      head: "ferry/staging",
+      base: "main",
+      title: "t",
+    });
+    const result = await ferry.installation.graphql<{
+      enablePullRequestAutoMerge: { pullRequest: { autoMergeRequest: unknown } };
+    }>(enable, { id: pr.node_id });
     expect(result.enablePullRequestAutoMerge.pullRequest.autoMergeRequest).not.toBeNull();
-    expect((await ferry.installation.rest.pulls.get({ owner, repo, pull_number: pr.number })).data.auto_merge?.merge_method).toBe("squash");
+    expect(
+      (await ferry.installation.rest.pulls.get({ owner, repo, pull_number: pr.number })).data.auto_merge
+        ?.merge_method,
+    ).toBe("squash");
     await world.emu.idle();
     expect(await world.emu.getPull(owner, repo, pr.number)).toMatchObject({ merged: false });
     world.emu.setStatus(owner, repo, head, { context: "ci/test", state: "success" });
@@ -198,19 +306,29 @@ describe("native auto-merge through GraphQL", () => {
     world.emu.protectBranch(owner, repo, "main", { requiredChecks: ["ci/test"] });
     const head = await world.emu.commit(owner, repo, "feature", { "a.txt": "1\n" }, "c", { as: "hubot" });
     world.emu.setStatus(owner, repo, head, { context: "ci/test", state: "success" });
-    const { data: pr } = await world.as("hubot").rest.pulls.create({ owner, repo, head: "feature", base: "main", title: "t" });
-    await expect(world.as("hubot").graphql(enable, { id: pr.node_id })).rejects.toThrow("Pull request Pull request is in clean status");
+    const { data: pr } = await world
+      .as("hubot")
+      .rest.pulls.create({ owner, repo, head: "feature", base: "main", title: "t" });
+    await expect(world.as("hubot").graphql(enable, { id: pr.node_id })).rejects.toThrow(
+      "Pull request Pull request is in clean status",
+    );
   });
 
   it("runs simulated CI on every new head SHA and auto-merges when it passes", async () => {
     world.emu.protectBranch(owner, repo, "main", { requiredChecks: ["ci/test"] });
     world.emu.setCi(owner, repo, { context: "ci/test", conclusion: "success", delayMs: 0 });
     await world.emu.commit(owner, repo, "feature", { "a.txt": "1\n" }, "c", { as: "hubot" });
-    const { data: pr } = await world.as("hubot").rest.pulls.create({ owner, repo, head: "feature", base: "main", title: "t" });
+    const { data: pr } = await world
+      .as("hubot")
+      .rest.pulls.create({ owner, repo, head: "feature", base: "main", title: "t" });
     await world.emu.idle();
     const { data: runs } = await world.as("hubot").rest.checks.listForRef({ owner, repo, ref: pr.head.sha });
-    expect(runs.check_runs.map((r) => [r.name, r.status, r.conclusion])).toEqual([["ci/test", "completed", "success"]]);
-    const second = await world.emu.commit(owner, repo, "feature", { "a.txt": "2\n" }, "again", { as: "hubot" });
+    expect(runs.check_runs.map((r) => [r.name, r.status, r.conclusion])).toEqual([
+      ["ci/test", "completed", "success"],
+    ]);
+    const second = await world.emu.commit(owner, repo, "feature", { "a.txt": "2\n" }, "again", {
+      as: "hubot",
+    });
     await world.emu.idle();
     const { data: again } = await world.as("hubot").rest.checks.listForRef({ owner, repo, ref: second });
     expect(again.total_count).toBe(1);
@@ -220,17 +338,28 @@ describe("native auto-merge through GraphQL", () => {
     world.emu.protectBranch(owner, repo, "main", { requiredChecks: ["ci/test"] });
     world.emu.setCi(owner, repo, { context: "ci/test", conclusion: "failure", delayMs: 10 });
     await world.emu.commit(owner, repo, "feature", { "a.txt": "1\n" }, "c", { as: "hubot" });
-    const { data: pr } = await world.as("hubot").rest.pulls.create({ owner, repo, head: "feature", base: "main", title: "t" });
+    const { data: pr } = await world
+      .as("hubot")
+      .rest.pulls.create({ owner, repo, head: "feature", base: "main", title: "t" });
     await world.as("hubot").graphql(enable, { id: pr.node_id });
     await world.emu.idle();
-    expect(await world.emu.getPull(owner, repo, pr.number)).toMatchObject({ merged: false, mergeable_state: "blocked" });
+    expect(await world.emu.getPull(owner, repo, pr.number)).toMatchObject({
+      merged: false,
+      mergeable_state: "blocked",
+    });
   });
 
   it("refuses when the repository does not allow auto-merge or the base is unprotected", async () => {
     await world.emu.commit(owner, repo, "feature", { "a.txt": "1\n" }, "c", { as: "hubot" });
-    const { data: pr } = await world.as("hubot").rest.pulls.create({ owner, repo, head: "feature", base: "main", title: "t" });
-    await expect(world.as("hubot").graphql(enable, { id: pr.node_id })).rejects.toThrow(/Protected branch rules not configured/);
+    const { data: pr } = await world
+      .as("hubot")
+      .rest.pulls.create({ owner, repo, head: "feature", base: "main", title: "t" });
+    await expect(world.as("hubot").graphql(enable, { id: pr.node_id })).rejects.toThrow(
+      /Protected branch rules not configured/,
+    );
     world.emu.setRepoSettings(owner, repo, { allowAutoMerge: false });
-    await expect(world.as("hubot").graphql(enable, { id: pr.node_id })).rejects.toThrow("Auto merge is not allowed for this repository");
+    await expect(world.as("hubot").graphql(enable, { id: pr.node_id })).rejects.toThrow(
+      "Auto merge is not allowed for this repository",
+    );
   });
 });

@@ -12,10 +12,20 @@ const owner = "acme";
 const repo = "config";
 
 function git(cwd: string, ...args: string[]) {
-  return run("git", ["-c", "user.name=Hubot", "-c", "user.email=hubot@example.com", "-c", "protocol.version=2", ...args], {
-    cwd,
-    env: { PATH: process.env.PATH, HOME: cwd, GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: "/dev/null", GIT_TERMINAL_PROMPT: "0" },
-  });
+  return run(
+    "git",
+    ["-c", "user.name=Hubot", "-c", "user.email=hubot@example.com", "-c", "protocol.version=2", ...args],
+    {
+      cwd,
+      env: {
+        PATH: process.env.PATH,
+        HOME: cwd,
+        GIT_CONFIG_NOSYSTEM: "1",
+        GIT_CONFIG_GLOBAL: "/dev/null",
+        GIT_TERMINAL_PROMPT: "0",
+      },
+    },
+  );
 }
 
 function withToken(url: string, user: string, token: string): string {
@@ -33,9 +43,17 @@ describe("webhook deliveries and git smart HTTP", () => {
 
   beforeAll(async () => {
     world = await startWorld();
-    await world.emu.createRepo("acme", "private-config", { private: true, files: { "a.txt": "a\n" }, collaborators: { hubot: "write" } });
+    await world.emu.createRepo("acme", "private-config", {
+      private: true,
+      files: { "a.txt": "a\n" },
+      collaborators: { hubot: "write" },
+    });
     receiver = await startReceiver("hook-secret");
-    ferry = await installApp(world, { webhookUrl: receiver.url, webhookSecret: "hook-secret", permissions: { contents: "read", issues: "write", pull_requests: "read" } });
+    ferry = await installApp(world, {
+      webhookUrl: receiver.url,
+      webhookSecret: "hook-secret",
+      permissions: { contents: "read", issues: "write", pull_requests: "read" },
+    });
     workdir = await mkdtemp(join(tmpdir(), "ferry-gh-test-"));
   });
   afterAll(async () => {
@@ -52,7 +70,13 @@ describe("webhook deliveries and git smart HTTP", () => {
     world.emu.editComment(owner, repo, id, "/promote prod shop@1.8.0", { as: "eve" });
     await world.emu.idle();
     const hooks = receiver.received.slice(before).filter((h) => h.event === "issue_comment");
-    expect(hooks.map((h) => [h.payload.action, (h.payload.sender as { login: string }).login, (h.payload.comment as { body: string }).body])).toEqual([
+    expect(
+      hooks.map((h) => [
+        h.payload.action,
+        (h.payload.sender as { login: string }).login,
+        (h.payload.comment as { body: string }).body,
+      ]),
+    ).toEqual([
       ["created", "eve", "/promote prod"],
       ["edited", "eve", "/promote prod shop@1.8.0"],
     ]);
@@ -68,11 +92,20 @@ describe("webhook deliveries and git smart HTTP", () => {
     await world.emu.idle();
     expect(again.id).toBe(last.id);
     expect(receiver.received.filter((h) => h.delivery === last.id)).toHaveLength(2);
-    expect(world.emu.deliveries().filter((d) => d.id === last.id).map((d) => d.redelivery)).toEqual([false, true]);
+    expect(
+      world.emu
+        .deliveries()
+        .filter((d) => d.id === last.id)
+        .map((d) => d.redelivery),
+    ).toEqual([false, true]);
   });
 
   it("records a failed delivery when the receiver is down", async () => {
-    const down = world.emu.createApp({ slug: "down", webhookUrl: "http://127.0.0.1:1/hooks", webhookSecret: "x" });
+    const down = world.emu.createApp({
+      slug: "down",
+      webhookUrl: "http://127.0.0.1:1/hooks",
+      webhookSecret: "x",
+    });
     world.emu.installApp(down.id, "acme");
     await world.emu.idle();
     const delivery = world.emu.deliveries().find((d) => d.appId === down.id)!;
@@ -89,9 +122,19 @@ describe("webhook deliveries and git smart HTTP", () => {
 
   it("accepts a push from a writer, fires a push event, and synchronizes the open PR", async () => {
     await world.emu.commit(owner, repo, "feature", { "f.txt": "1\n" }, "feature", { as: "hubot" });
-    const { data: pr } = await world.as("hubot").rest.pulls.create({ owner, repo, head: "feature", base: "main", title: "t" });
+    const { data: pr } = await world
+      .as("hubot")
+      .rest.pulls.create({ owner, repo, head: "feature", base: "main", title: "t" });
     const dir = join(workdir, "push");
-    await git(workdir, "clone", "--quiet", "--branch", "feature", withToken(world.emu.gitUrl(owner, repo), "hubot", world.tokens.hubot), "push");
+    await git(
+      workdir,
+      "clone",
+      "--quiet",
+      "--branch",
+      "feature",
+      withToken(world.emu.gitUrl(owner, repo), "hubot", world.tokens.hubot),
+      "push",
+    );
     await writeFile(join(dir, "f.txt"), "2\n");
     await git(dir, "commit", "--quiet", "-am", "pushed by hand");
     await world.emu.idle();
@@ -101,15 +144,25 @@ describe("webhook deliveries and git smart HTTP", () => {
     await world.emu.idle();
     const hooks = receiver.received.slice(before);
     const push = hooks.find((h) => h.event === "push")!;
-    expect(push.payload).toMatchObject({ ref: "refs/heads/feature", after: stdout.trim(), pusher: { name: "hubot" } });
-    expect(hooks.find((h) => h.event === "pull_request")?.payload).toMatchObject({ action: "synchronize", after: stdout.trim() });
+    expect(push.payload).toMatchObject({
+      ref: "refs/heads/feature",
+      after: stdout.trim(),
+      pusher: { name: "hubot" },
+    });
+    expect(hooks.find((h) => h.event === "pull_request")?.payload).toMatchObject({
+      action: "synchronize",
+      after: stdout.trim(),
+    });
     expect((await world.emu.getPull(owner, repo, pr.number)).head.sha).toBe(stdout.trim());
   });
 
   it("delivers only events the installation has a permission for", async () => {
     await world.emu.idle();
     const before = receiver.received.length;
-    world.emu.setStatus(owner, repo, (await world.emu.branchSha(owner, repo, "main"))!, { context: "ci", state: "success" });
+    world.emu.setStatus(owner, repo, (await world.emu.branchSha(owner, repo, "main"))!, {
+      context: "ci",
+      state: "success",
+    });
     await world.emu.comment(owner, repo, 1, "still listening", { as: "mona" });
     await world.emu.idle();
     expect(receiver.received.slice(before).map((h) => h.event)).toEqual(["issue_comment"]);
@@ -117,7 +170,13 @@ describe("webhook deliveries and git smart HTTP", () => {
 
   it("refuses a push from a user without write access", async () => {
     const dir = join(workdir, "eve");
-    await git(workdir, "clone", "--quiet", withToken(world.emu.gitUrl(owner, repo), "eve", world.tokens.eve), "eve");
+    await git(
+      workdir,
+      "clone",
+      "--quiet",
+      withToken(world.emu.gitUrl(owner, repo), "eve", world.tokens.eve),
+      "eve",
+    );
     await writeFile(join(dir, "README.md"), "eve was here\n");
     await git(dir, "commit", "--quiet", "-am", "eve");
     await expect(git(dir, "push", "--quiet", "origin", "main")).rejects.toThrow();
