@@ -7,7 +7,6 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { parseDuration } from "../core/duration.js";
-import { UserError } from "../core/errors.js";
 import { DEFAULT_PRUNE_OPTIONS, formatPlan } from "../reconciler/plan.js";
 import { describeObjects } from "../reconciler/reconciler.js";
 import { buildReconciler, startReconciler, type ReconcilerSetup } from "../reconciler/start.js";
@@ -75,8 +74,12 @@ export async function run(args: string[], io: CliIo): Promise<number> {
     throw new UsageError(`${(error as Error).message}\n${USAGE}`);
   }
   const githubToken = io.env.FERRY_GITHUB_TOKEN || undefined;
-  if (values["github-repo"] && !githubToken)
-    throw new UserError("missing-token", "--github-repo needs a token in FERRY_GITHUB_TOKEN");
+  if (values["github-repo"] && !githubToken) {
+    // The install manifests mount the token as optional: run without reporting rather than not at all.
+    io.stderr(
+      "ferry reconcile: --github-repo given but FERRY_GITHUB_TOKEN is empty; not reporting Deployment statuses\n",
+    );
+  }
   const gitToken = io.env.FERRY_GIT_TOKEN || githubToken;
   const instance = values.instance ?? values.environment ?? "default";
   const repo = /^[a-z][a-z0-9+.-]*:\/\//i.test(values.repo) ? values.repo : path.resolve(io.cwd, values.repo);

@@ -95,7 +95,7 @@ describe("self-heal", () => {
       "shop",
       "web",
       (object) => (object as Deployment).spec.replicas === 2,
-      5_000,
+      20_000,
     );
   });
 });
@@ -403,7 +403,7 @@ describe("watching applied objects", () => {
       "shop",
       "web",
       (object) => (object as Deployment).spec.replicas === 2,
-      5_000,
+      20_000,
     );
   });
 });
