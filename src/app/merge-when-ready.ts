@@ -31,6 +31,11 @@ export async function mergeWhenReady(deps: AppDeps, loaded: LoadedConfig, pull: 
       deps.log.warn({ environment, pull: pull.number }, "head moved after validation; merge aborted");
       return "stopped";
     }
+    // Native auto-merge (or a second check event for the same head) may have merged it meanwhile:
+    // that is success, not something to ask a person about.
+    const now = await deps.github.getPull(pull.number);
+    if (now?.merged) return "merged";
+    if (now && now.state !== "open") return "stopped";
     await deps.github.comment(pull.number, "Ferry could not merge this pull request (not mergeable: conflict or unmet requirements). Resolve it and merge by hand.");
     return "stopped";
   }
