@@ -1,0 +1,69 @@
+/**
+ * `ferry sandbox [--json] [--keep]` (DESIGN.md "The embedded sandbox"): runs the release of shop
+ * end to end on embedded parts and prints a line per step, then the summary table; `--json` prints
+ * the timeline as one JSON document instead. `--keep` leaves everything running, prints the
+ * endpoints and tokens, and stays up until SIGINT/SIGTERM. Exits 0, or 1 naming the failed step.
+ */
+import { parseArgs } from "node:util";
+import {
+  failedStep,
+  formatEndpoints,
+  formatStepLine,
+  formatSummary,
+  runSandboxStory,
+  toJson,
+} from "../sandbox/story/index.js";
+import { EXIT, type CliIo } from "./io.js";
+
+export interface SandboxCliHooks {
+  /** Resolves when a `--keep` sandbox should shut down; default: the first SIGINT or SIGTERM. */
+  untilStopped?: () => Promise<void>;
+}
+
+export async function run(args: string[], io: CliIo, hooks: SandboxCliHooks = {}): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    strict: true,
+    allowPositionals: false,
+    options: {
+      json: { type: "boolean", default: false },
+      keep: { type: "boolean", default: false },
+    },
+  });
+  const json = values.json === true;
+  const keep = values.keep === true;
+  if (!json) io.stdout(`ferry sandbox: the release of shop 1.8.0 on embedded parts\n`);
+  const story = await runSandboxStory({
+    keep,
+    onStep: (step, index) => {
+      if (!json) io.stdout(formatStepLine(step, index));
+    },
+    log: (text) => io.stderr(text),
+  });
+  try {
+    const failed = failedStep(story.steps);
+    if (json) {
+      io.stdout(`${JSON.stringify(toJson(story.steps, story.environments, keep ? story.endpoints : undefined), null, 2)}\n`);
+    } else {
+      io.stdout(`\n${formatSummary(story.environments)}`);
+      if (keep) io.stdout(`\n${formatEndpoints(story.endpoints)}\nthe sandbox stays up; Ctrl-C to stop\n`);
+    }
+    if (failed) io.stderr(`ferry sandbox: step "${failed.name}" failed: ${failed.detail}\n`);
+    if (keep) await (hooks.untilStopped ?? untilSignal)();
+    return failed || !story.ok ? EXIT.invalid : EXIT.ok;
+  } finally {
+    await story.close();
+  }
+}
+
+function untilSignal(): Promise<void> {
+  return new Promise((resolve) => {
+    const stop = (): void => {
+      process.off("SIGINT", stop);
+      process.off("SIGTERM", stop);
+      resolve();
+    };
+    process.on("SIGINT", stop);
+    process.on("SIGTERM", stop);
+  });
+}

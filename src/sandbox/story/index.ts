@@ -1,0 +1,3 @@
+/** The sandbox story (issue 7): `runSandboxStory` and how its timeline prints. */
+export { runSandboxStory, type SandboxStory, type SandboxStoryOptions } from "./run-sandbox-story.js";
+export * from "./timeline.js";

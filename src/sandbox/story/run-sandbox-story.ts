@@ -1,0 +1,279 @@
+/**
+ * `ferry sandbox`: the release of shop 1.8.0 from DESIGN.md, end to end on the embedded parts
+ * (issue 7). Each step acts like a person or a CI system would, then waits — bounded by a
+ * deadline — for the real effect and says what it saw. The first failing step ends the story;
+ * the summary and `close()` work either way.
+ */
+import {
+  CONFIG_REPO,
+  ENVIRONMENTS,
+  FIRST_VERSION,
+  IMAGE_PATH,
+  NEW_VERSION,
+  OWNER,
+  environmentFiles,
+  type EnvironmentName,
+} from "./fixtures.js";
+import {
+  autoMergeEnabledBy,
+  checkPassedProbe,
+  commentOutcomeProbe,
+  currentRollout,
+  deploymentSuccessProbe,
+  filesAt,
+  holds,
+  pullProbe,
+  reconciledProbe,
+  registryDigest,
+  rolloutProbe,
+  type PullSeen,
+} from "./observe.js";
+import { startSandboxWorld, type SandboxWorld } from "./sandbox-world.js";
+import { shortDigest, shortSha, type EnvironmentSummary, type SandboxEndpoints, type StepResult } from "./timeline.js";
+import { done, notYet, waitUntil } from "./wait-until.js";
+
+export interface SandboxStoryOptions {
+  /** Leave everything running after the story (until `close()`). */
+  keep?: boolean;
+  /** Called as each step finishes (the CLI prints its line). */
+  onStep?: (step: StepResult, index: number) => void;
+  /** Where Probot's warnings go; never stdout. */
+  log?: (text: string) => void;
+}
+
+export interface SandboxStory {
+  steps: StepResult[];
+  environments: EnvironmentSummary[];
+  endpoints: SandboxEndpoints;
+  /** True when every step passed. */
+  ok: boolean;
+  close(): Promise<void>;
+}
+
+const repo = { owner: OWNER, repo: CONFIG_REPO };
+
+/** Facts one step hands to the next (the digest pushed, the issue commands go on…). */
+interface StoryState {
+  digest?: string;
+  issue?: number;
+  lastProdPull?: number;
+}
+
+export async function runSandboxStory(options: SandboxStoryOptions = {}): Promise<SandboxStory> {
+  const steps: StepResult[] = [];
+  const record = (step: StepResult): void => {
+    steps.push(step);
+    options.onStep?.(step, steps.length - 1);
+  };
+  const setupStarted = performance.now();
+  let world: SandboxWorld;
+  try {
+    world = await startSandboxWorld({ ...(options.log ? { log: options.log } : {}), ...(options.keep ? { scanIntervalMs: 60_000 } : {}) });
+  } catch (error) {
+    record({ name: "setup", ok: false, ms: performance.now() - setupStarted, detail: `could not start the sandbox: ${(error as Error).message}` });
+    return { steps, environments: [], endpoints: emptyEndpoints(), ok: false, close: async () => undefined };
+  }
+
+  const state: StoryState = {};
+  const story: [string, () => Promise<string>][] = [
+    ["setup", () => setup(world, setupStarted)],
+    ["push", () => push(world, state)],
+    ["staging-pr", () => stagingPullRequest(world, state)],
+    ["staging-rollout", () => stagingRollout(world)],
+    ["promote-command", () => promoteCommand(world, state)],
+    ["prod-pr", () => prodPullRequest(world, state)],
+    ["self-heal", () => selfHeal(world)],
+    ["rollback", () => rollbackProd(world, state)],
+  ];
+  for (const [name, run] of story) {
+    const started = name === "setup" ? setupStarted : performance.now();
+    try {
+      const detail = await run();
+      record({ name, ok: true, ms: performance.now() - started, detail });
+    } catch (error) {
+      record({ name, ok: false, ms: performance.now() - started, detail: (error as Error).message });
+      break;
+    }
+  }
+
+  const environments = await summarize(world).catch(() => []);
+  const endpoints = endpointsOf(world);
+  const ok = steps.length === story.length && steps.every((step) => step.ok);
+  let closed: Promise<void> | undefined;
+  const close = (): Promise<void> => (closed ??= world.close());
+  if (!options.keep) await close();
+  return { steps, environments, endpoints, ok, close };
+}
+
+/** Both reconcilers have applied the first commit and shop 1.7.3 runs everywhere. */
+async function setup(world: SandboxWorld, started: number): Promise<string> {
+  const head = (await world.emu.branchSha(OWNER, CONFIG_REPO, "main"))!;
+  for (const { name } of ENVIRONMENTS) {
+    await waitUntil(`${name} to run shop ${FIRST_VERSION}`, rolloutProbe(world, name, FIRST_VERSION));
+    await waitUntil(`the ${name} reconciler to apply ${shortSha(head)}`, reconciledProbe(world, name, head));
+  }
+  return `GitHub emulator, registry with shop:${FIRST_VERSION}, cluster, Ferry and 2 reconcilers up; staging and prod run ${FIRST_VERSION} (${Math.round(performance.now() - started)} ms)`;
+}
+
+/** 1. CI in acme/shop passes and pushes shop:1.8.0; the registry's notification reaches Ferry. */
+async function push(world: SandboxWorld, state: StoryState): Promise<string> {
+  const hintsBefore = await registryHints(world);
+  const { digest, revision } = await world.release(NEW_VERSION);
+  state.digest = digest;
+  await waitUntil("the registry notification to reach Ferry", async () => {
+    const hints = await registryHints(world);
+    return hints > hintsBefore ? done(hints) : notYet(`${hints} registry hints`);
+  });
+  return `${OWNER}/shop@${shortSha(revision)} passed CI, pushed shop:${NEW_VERSION} (${shortDigest(digest)}); the registry's notification reached Ferry`;
+}
+
+/** 2. The staging PR opens with both files bumped, its required check passes, native auto-merge merges it. */
+async function stagingPullRequest(world: SandboxWorld, state: StoryState): Promise<string> {
+  const title = `Promote shop ${NEW_VERSION} to staging`;
+  const opened = await waitUntil(`the PR "${title}"`, pullProbe(world, "staging", (pull) => pull.title === title));
+  await expectFilesBumped(world, opened, "staging", NEW_VERSION);
+  await waitUntil(`the required check on #${opened.number}`, checkPassedProbe(world, opened.headSha));
+  const merged = await waitUntil(`#${opened.number} to merge`, pullProbe(world, "staging", (pull) => pull.number === opened.number && pull.merged));
+  const enabledBy = autoMergeEnabledBy(world, merged.number);
+  if (!enabledBy) throw new Error(`#${merged.number} merged without native auto-merge`);
+  const digest = merged.plan?.changes.find((change) => change.image === "shop")?.to.digest;
+  if (digest !== state.digest) throw new Error(`#${merged.number} carries ${shortDigest(digest)}, not the pushed ${shortDigest(state.digest)}`);
+  return `#${merged.number} "${title}" (${environmentFiles("staging").length} files, ${shortDigest(digest)}), check passed, auto-merge by ${enabledBy} merged ${shortSha(merged.mergeCommitSha ?? undefined)}`;
+}
+
+/** 3. The staging reconciler applies the merge commit, the rollout goes Healthy, GitHub shows the Deployment succeeded. */
+async function stagingRollout(world: SandboxWorld): Promise<string> {
+  const head = (await world.emu.branchSha(OWNER, CONFIG_REPO, "main"))!;
+  const rollout = await waitUntil(`staging to run shop ${NEW_VERSION}`, rolloutProbe(world, "staging", NEW_VERSION));
+  await waitUntil(`the staging reconciler to apply ${shortSha(head)}`, reconciledProbe(world, "staging", head));
+  await waitUntil(`a successful staging Deployment status on ${shortSha(head)}`, deploymentSuccessProbe(world, "staging", head));
+  return `applied ${shortSha(head)}: staging/shop runs ${NEW_VERSION}, ${rollout.available}/${rollout.replicas} available, Synced/Healthy; Deployment status success on ${shortSha(head)}`;
+}
+
+/** 4. /promote prod: refused for eve (no access), accepted for mona (maintainer). */
+async function promoteCommand(world: SandboxWorld, state: StoryState): Promise<string> {
+  const { data: issue } = await world.as.mona.rest.issues.create({ ...repo, title: `Release shop ${NEW_VERSION}`, body: "Tracking the release." });
+  state.issue = issue.number;
+  const { data: fromEve } = await world.as.eve.rest.issues.createComment({ ...repo, issue_number: issue.number, body: "/promote prod" });
+  const refused = await waitUntil("Ferry to refuse eve's /promote prod", commentOutcomeProbe(world, issue.number, fromEve.id, "-1"));
+  if (!refused.reply?.startsWith("@eve")) throw new Error(`Ferry refused eve without telling her why (reply: ${JSON.stringify(refused.reply)})`);
+  const { data: fromMona } = await world.as.mona.rest.issues.createComment({ ...repo, issue_number: issue.number, body: "/promote prod" });
+  await waitUntil("Ferry to accept mona's /promote prod", commentOutcomeProbe(world, issue.number, fromMona.id, "rocket"));
+  return `on #${issue.number}: eve refused 👎 ("${refused.reply.replace(/^@eve\s*/, "").split(/[.;]/)[0]}"), mona accepted 🚀`;
+}
+
+/** 5. The prod PR carries staging's exact digest; mona approves and merges it; prod rolls out. */
+async function prodPullRequest(world: SandboxWorld, state: StoryState): Promise<string> {
+  const title = `Promote shop ${NEW_VERSION} to prod`;
+  const pull = await waitUntil(`the PR "${title}"`, pullProbe(world, "prod", (p) => p.title === title && p.state === "open"));
+  const change = pull.plan?.changes.find((c) => c.image === "shop");
+  if (change?.to.digest !== state.digest) {
+    throw new Error(`#${pull.number} carries ${shortDigest(change?.to.digest)}, not staging's ${shortDigest(state.digest)}`);
+  }
+  await expectFilesBumped(world, pull, "prod", NEW_VERSION);
+  const mergeSha = await approveAndMerge(world, pull);
+  state.lastProdPull = pull.number;
+  const rollout = await waitUntil(`prod to run shop ${NEW_VERSION}`, rolloutProbe(world, "prod", NEW_VERSION));
+  await waitUntil(`the prod reconciler to apply ${shortSha(mergeSha)}`, reconciledProbe(world, "prod", mergeSha));
+  await waitUntil(`a successful prod Deployment status on ${shortSha(mergeSha)}`, deploymentSuccessProbe(world, "prod", mergeSha));
+  return `#${pull.number} carries staging's ${shortDigest(change.to.digest)}; mona approved and merged ${shortSha(mergeSha)}; prod/shop runs ${NEW_VERSION}, ${rollout.available}/${rollout.replicas} available`;
+}
+
+/** 6. Someone scales prod by hand; the reconciler puts Git's replica count back. */
+async function selfHeal(world: SandboxWorld): Promise<string> {
+  const wanted = ENVIRONMENTS.find((env) => env.name === "prod")!.replicas;
+  const manual = 1;
+  world.cluster.scale("Deployment", "prod", "shop", manual);
+  const drifted = currentRollout(world, "prod");
+  if (drifted?.replicas !== manual) throw new Error(`the manual scale did not take (replicas ${drifted?.replicas})`);
+  const healed = await waitUntil(`prod/shop back to ${wanted} replicas`, rolloutProbe(world, "prod", NEW_VERSION));
+  await waitUntil("the prod reconciler to report Synced/Healthy", async () => {
+    const status = world.reconcilers.prod.status();
+    return status.sync === "Synced" && status.health === "Healthy" ? done(status) : notYet(`${status.sync}/${status.health}`);
+  });
+  return `scaled prod/shop ${wanted} → ${manual} by hand; self-heal restored ${healed.available}/${healed.replicas} available`;
+}
+
+/** 7. /rollback prod: the revert PR is approved and merged, prod runs 1.7.3 again and is held. */
+async function rollbackProd(world: SandboxWorld, state: StoryState): Promise<string> {
+  const issue = state.issue!;
+  const { data: command } = await world.as.mona.rest.issues.createComment({ ...repo, issue_number: issue, body: "/rollback prod" });
+  await waitUntil("Ferry to accept mona's /rollback prod", commentOutcomeProbe(world, issue, command.id, "rocket"));
+  const pull = await waitUntil(
+    `the rollback PR for prod`,
+    pullProbe(world, "prod", (p) => p.state === "open" && p.plan?.kind === "rollback", state.lastProdPull ?? 0),
+  );
+  const change = pull.plan?.changes.find((c) => c.image === "shop");
+  if (!change || change.to.tag !== FIRST_VERSION) throw new Error(`#${pull.number} rolls back to ${change?.to.tag}, not ${FIRST_VERSION}`);
+  await expectFilesBumped(world, pull, "prod", FIRST_VERSION);
+  const mergeSha = await approveAndMerge(world, pull);
+  const rollout = await waitUntil(`prod to run shop ${FIRST_VERSION}`, rolloutProbe(world, "prod", FIRST_VERSION));
+  await waitUntil(`the prod reconciler to apply ${shortSha(mergeSha)}`, reconciledProbe(world, "prod", mergeSha));
+  await waitUntil(`a successful prod Deployment status on ${shortSha(mergeSha)}`, deploymentSuccessProbe(world, "prod", mergeSha));
+  const hold = await waitUntil("a hold on prod", async () => {
+    const held = (await holds(world)).prod;
+    return held ? done(held) : notYet("prod not held");
+  });
+  return `#${pull.number} rolls back to ${FIRST_VERSION} (${shortDigest(change.to.digest)}), merged ${shortSha(mergeSha)}; prod/shop runs ${FIRST_VERSION}, ${rollout.available}/${rollout.replicas} available; held by ${hold.by} (${hold.reason})`;
+}
+
+/** Both files of the environment carry `version` at the PR's head, read from the emulator's git. */
+async function expectFilesBumped(world: SandboxWorld, pull: PullSeen, environment: EnvironmentName, version: string): Promise<void> {
+  const files = await filesAt(world, pull.headSha, environmentFiles(environment));
+  const stale = Object.entries(files)
+    .filter(([, text]) => !text.includes(`"${version}"`))
+    .map(([path]) => path);
+  if (stale.length > 0) throw new Error(`#${pull.number} does not set ${version} in ${stale.join(", ")}`);
+}
+
+/** mona waits for the required check, approves, and merges with the head she approved. */
+async function approveAndMerge(world: SandboxWorld, pull: PullSeen): Promise<string> {
+  await waitUntil(`the required check on #${pull.number}`, checkPassedProbe(world, pull.headSha));
+  await world.as.mona.rest.pulls.createReview({ ...repo, pull_number: pull.number, event: "APPROVE", commit_id: pull.headSha });
+  const { data } = await world.as.mona.rest.pulls.merge({ ...repo, pull_number: pull.number, sha: pull.headSha, merge_method: "squash" });
+  if (!data.merged) throw new Error(`#${pull.number} did not merge: ${data.message}`);
+  return data.sha;
+}
+
+async function registryHints(world: SandboxWorld): Promise<number> {
+  const metric = await world.ferry.metrics.getSingleMetric("ferry_registry_hints_total")?.get();
+  return metric?.values.reduce((sum, value) => sum + value.value, 0) ?? 0;
+}
+
+async function summarize(world: SandboxWorld): Promise<EnvironmentSummary[]> {
+  const held = await holds(world).catch(() => ({}) as Record<string, unknown>);
+  const summaries: EnvironmentSummary[] = [];
+  for (const { name } of ENVIRONMENTS) {
+    const rollout = currentRollout(world, name);
+    const status = world.reconcilers[name].status();
+    const digest = rollout?.digest ?? (rollout?.tag ? await registryDigest(world, IMAGE_PATH, rollout.tag) : undefined);
+    summaries.push({
+      environment: name,
+      version: rollout?.tag ?? "-",
+      digest: digest ?? "-",
+      sync: status.sync,
+      health: status.health,
+      held: name in held,
+    });
+  }
+  return summaries;
+}
+
+function endpointsOf(world: SandboxWorld): SandboxEndpoints {
+  return {
+    github: world.emu.apiUrl,
+    repositories: {
+      [`${OWNER}/shop`]: `${world.emu.apiUrl}/repos/${OWNER}/shop`,
+      [`${OWNER}/${CONFIG_REPO}`]: `${world.emu.apiUrl}/repos/${OWNER}/${CONFIG_REPO}`,
+    },
+    registry: world.registry.host,
+    cluster: world.cluster.url,
+    status: `${world.ferry.url}/status`,
+    tokens: Object.fromEntries(Object.entries(world.users).map(([login, user]) => [login, user.token])),
+  };
+}
+
+function emptyEndpoints(): SandboxEndpoints {
+  return { github: "", repositories: {}, registry: "", cluster: "", status: "", tokens: {} };
+}
+

@@ -1,0 +1,91 @@
+/**
+ * What the sandbox prints: one line per step with its latency, the summary table of the
+ * environments, the endpoints to explore with `--keep`, and the `--json` document
+ * (DESIGN.md "The embedded sandbox"). Pure: data in, text out.
+ */
+
+export interface StepResult {
+  /** Short, stable name (`push`, `staging-pr`, …): what a failure names. */
+  name: string;
+  ok: boolean;
+  /** Latency of the step, measured with performance.now(). */
+  ms: number;
+  /** What was observed (PR number, digest prefix, versions), or why the step failed. */
+  detail: string;
+}
+
+export interface EnvironmentSummary {
+  environment: string;
+  version: string;
+  digest: string;
+  sync: string;
+  health: string;
+  held: boolean;
+}
+
+export interface SandboxEndpoints {
+  /** The GitHub emulator's API base URL (Octokit `baseUrl`); repositories are browsable under it too. */
+  github: string;
+  repositories: Record<string, string>;
+  registry: string;
+  cluster: string;
+  /** Ferry's `/status`. */
+  status: string;
+  /** Per sandbox user, a token accepted as `Authorization: token <t>`. */
+  tokens: Record<string, string>;
+}
+
+export interface SandboxJson {
+  steps: StepResult[];
+  environments: EnvironmentSummary[];
+  endpoints?: SandboxEndpoints;
+}
+
+/** `sha256:0123456789ab…` → `sha256:0123456789ab` (enough to tell digests apart on a line). */
+export function shortDigest(digest: string | undefined): string {
+  if (!digest) return "-";
+  const [algorithm, hex] = digest.split(":");
+  return hex ? `${algorithm}:${hex.slice(0, 12)}` : digest;
+}
+
+export function shortSha(sha: string | undefined): string {
+  return sha ? sha.slice(0, 7) : "-";
+}
+
+export function formatMs(ms: number): string {
+  return ms >= 10_000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms)} ms`;
+}
+
+export function formatStepLine(step: StepResult, index: number, nameWidth = 16): string {
+  const mark = step.ok ? "✓" : "✗";
+  return `${mark} ${String(index).padStart(2)}. ${step.name.padEnd(nameWidth)} ${formatMs(step.ms).padStart(8)}  ${step.detail}\n`;
+}
+
+export function formatSummary(environments: EnvironmentSummary[]): string {
+  const header = ["environment", "version", "digest", "sync", "health", "held"];
+  const rows = environments.map((env) => [env.environment, env.version, shortDigest(env.digest), env.sync, env.health, env.held ? "yes" : "no"]);
+  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)));
+  const line = (cells: string[]) => `${cells.map((cell, column) => cell.padEnd(widths[column]!)).join("  ").trimEnd()}\n`;
+  return line(header) + line(widths.map((width) => "-".repeat(width))) + rows.map(line).join("");
+}
+
+export function formatEndpoints(endpoints: SandboxEndpoints): string {
+  const lines = [
+    `GitHub API     ${endpoints.github}`,
+    ...Object.entries(endpoints.repositories).map(([name, url]) => `  ${name.padEnd(13)}${url}`),
+    `registry       ${endpoints.registry}`,
+    `cluster        ${endpoints.cluster}`,
+    `Ferry /status  ${endpoints.status}`,
+    ...Object.entries(endpoints.tokens).map(([user, token]) => `token ${user.padEnd(8)} ${token}`),
+  ];
+  return `${lines.join("\n")}\n`;
+}
+
+/** The failed step, or undefined when every step passed. */
+export function failedStep(steps: StepResult[]): StepResult | undefined {
+  return steps.find((step) => !step.ok);
+}
+
+export function toJson(steps: StepResult[], environments: EnvironmentSummary[], endpoints?: SandboxEndpoints): SandboxJson {
+  return { steps, environments, ...(endpoints ? { endpoints } : {}) };
+}
