@@ -316,6 +316,7 @@ export class GitHubEmulator {
       deployments: new Map(),
       deploymentStatuses: [],
       ci: [],
+      pinnedIssues: [],
     };
     this.repos.set(key, repo);
     const tree = await git.writeTree(

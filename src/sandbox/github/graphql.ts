@@ -1,6 +1,6 @@
 /**
  * The few GraphQL operations Ferry uses: `enablePullRequestAutoMerge`,
- * `disablePullRequestAutoMerge`, and looking a pull request's node id up. Not a GraphQL
+ * `disablePullRequestAutoMerge`, `pinIssue`/`unpinIssue`, and looking a pull request's node id up. Not a GraphQL
  * engine: the operation is recognised by name and its `input` read from the variables or
  * the inline object. Errors come back as GitHub sends them (HTTP 200, `errors[]`).
  */
@@ -8,6 +8,7 @@ import type { GitHubEmulator } from "./emulator.js";
 import type { Issue, Repo } from "./model.js";
 import { enableAutoMerge } from "./pull-logic.js";
 import { ApiError, type Reply, type RequestContext } from "./router.js";
+import * as shape from "./shapes.js";
 
 type Value = string | number | boolean | null | Value[] | { [key: string]: Value };
 
@@ -32,9 +33,10 @@ function mutationInput(
   name: string,
   variables: Record<string, unknown>,
 ): Record<string, unknown> | undefined {
-  const start = query.indexOf(name);
-  if (start === -1) return undefined;
-  const rest = query.slice(start + name.length);
+  // A whole-word match: `pinIssue` must not be found inside `unpinIssue`.
+  const found = new RegExp(`\\b${name}\\b`).exec(query);
+  if (!found) return undefined;
+  const rest = query.slice(found.index + name.length);
   const byVariable = /^\s*\(\s*input\s*:\s*\$(\w+)\s*\)/.exec(rest);
   if (byVariable) return (variables[byVariable[1]!] as Record<string, unknown>) ?? {};
   const inline = /^\s*\(\s*input\s*:\s*\{([^}]*)\}\s*\)/.exec(rest);
@@ -45,6 +47,16 @@ function findByNodeId(emu: GitHubEmulator, nodeId: unknown): { repo: Repo; issue
   for (const repo of emu.repos.values()) {
     for (const issue of repo.issues.values()) {
       if (issue.pull && (issue.pullNodeId === nodeId || issue.nodeId === nodeId)) return { repo, issue };
+    }
+  }
+  return undefined;
+}
+
+/** Issues only: GitHub's pinIssue refuses pull request ids. */
+function findIssueByNodeId(emu: GitHubEmulator, nodeId: unknown): { repo: Repo; issue: Issue } | undefined {
+  for (const repo of emu.repos.values()) {
+    for (const issue of repo.issues.values()) {
+      if (!issue.pull && issue.nodeId === nodeId) return { repo, issue };
     }
   }
   return undefined;
@@ -124,6 +136,47 @@ export async function handleGraphql(emu: GitHubEmulator, ctx: RequestContext): P
       body: {
         data: {
           [name]: { clientMutationId: input.clientMutationId ?? null, pullRequest: pullRequestNode(issue) },
+        },
+      },
+    };
+  }
+
+  for (const name of ["pinIssue", "unpinIssue"]) {
+    const input = mutationInput(query, name, variables);
+    if (!input) continue;
+    const found = findIssueByNodeId(emu, input.issueId);
+    if (!found)
+      return failure(
+        name,
+        "NOT_FOUND",
+        `Could not resolve to a node with the global id of '${String(input.issueId)}'`,
+      );
+    const { repo, issue } = found;
+    try {
+      emu.authorize(ctx.actor, repo, "issues", "write", "triage");
+    } catch (error) {
+      if (error instanceof ApiError)
+        return failure(name, "FORBIDDEN", "Resource not accessible by integration");
+      throw error;
+    }
+    const login = emu.actingLogin(ctx.actor);
+    const pinned = repo.pinnedIssues.includes(issue.number);
+    if (name === "pinIssue" && !pinned) {
+      if (repo.pinnedIssues.length >= 3)
+        return failure(name, "UNPROCESSABLE", "You can't pin more than 3 issues in a repository.");
+      repo.pinnedIssues.push(issue.number);
+      emu.emit(repo, "issues", { action: "pinned", issue: shape.issue(emu.shapes, repo, issue) }, login);
+    } else if (name === "unpinIssue" && pinned) {
+      repo.pinnedIssues = repo.pinnedIssues.filter((n) => n !== issue.number);
+      emu.emit(repo, "issues", { action: "unpinned", issue: shape.issue(emu.shapes, repo, issue) }, login);
+    }
+    return {
+      body: {
+        data: {
+          [name]: {
+            clientMutationId: input.clientMutationId ?? null,
+            issue: { id: issue.nodeId, number: issue.number, isPinned: name === "pinIssue" },
+          },
         },
       },
     };

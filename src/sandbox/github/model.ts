@@ -247,6 +247,8 @@ export interface Repo {
   deployments: Map<number, Deployment>;
   deploymentStatuses: DeploymentStatus[];
   ci: CiSimulation[];
+  /** Issue numbers pinned to the repository (GitHub allows three). */
+  pinnedIssues: number[];
 }
 
 export type Permissions = Record<string, "read" | "write" | "admin">;

@@ -137,6 +137,9 @@ describe("the emulator's REST responses and webhook payloads match GitHub's publ
       labels: ["ferry"],
     });
     await bot.rest.issues.get({ owner, repo, issue_number: issue.number });
+    await bot.graphql(`mutation($id: ID!) { pinIssue(input: { issueId: $id }) { clientMutationId } }`, {
+      id: issue.node_id,
+    });
     await bot.rest.issues.update({ owner, repo, issue_number: issue.number, state: "closed" });
     await bot.rest.issues.listForRepo({ owner, repo, labels: "ferry", state: "all" });
 
