@@ -27,9 +27,10 @@ export const FerryOctokit = ProbotOctokit.defaults((options: Record<string, unkn
   ...options,
   retry: { retries: 3, ...(options.retry as object | undefined) },
   throttle: {
+    // Probot passes its own handlers here (its secondary-limit one never retries): ours go last.
+    ...(options.throttle as object | undefined),
     onRateLimit: (_retryAfter: number, _request: unknown, _octokit: unknown, retryCount: number) => retryCount < MAX_RATE_LIMIT_RETRIES,
     onSecondaryRateLimit: (_retryAfter: number, _request: unknown, _octokit: unknown, retryCount: number) => retryCount < MAX_RATE_LIMIT_RETRIES,
-    ...(options.throttle as object | undefined),
   },
 }));
 
