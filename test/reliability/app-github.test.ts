@@ -1,0 +1,237 @@
+/**
+ * RELIABILITY.md §8 rows 7–9 and 21–23 (goals G2, G3, G5, G6, G7) and row 25 (G10) against the
+ * whole app: the real Ferry server(s) on the GitHub emulator and the embedded registry, every
+ * credential a canary. Figures: events tried, duplicates that had an effect, events lost, canary hits.
+ */
+import fc from "fast-check";
+import semver from "semver";
+import { afterAll, describe, expect, it, vi } from "vitest";
+import type { RegistryHint } from "../../src/handlers/registry/index.js";
+import type { FerryServer } from "../../src/main.js";
+import { CanaryWatch } from "../setup/canary.js";
+import { startAppWorld, type AppWorld } from "./drivers/app-world.js";
+import { finishFile, ledgerFile, record } from "./ledger.js";
+
+ledgerFile("app-github");
+vi.setConfig({ testTimeout: 120_000 });
+
+const canary = new CanaryWatch();
+afterAll(() => finishFile("app-github"));
+
+/** Runs `body` on a fresh world, then scans everything it produced for canaries and closes it. */
+async function withWorld(
+  body: (world: AppWorld) => Promise<void>,
+  options: Parameters<typeof startAppWorld>[1] = {},
+): Promise<void> {
+  const world = await startAppWorld(canary, options);
+  try {
+    await body(world);
+  } finally {
+    await world.settle().catch(() => undefined);
+    await world.scanEverything();
+    await world.close();
+  }
+}
+
+/** Counts ref updates the emulator saw as forced (not a fast-forward). */
+function watchForcedPushes(world: AppWorld): { forced: string[] } {
+  const seen = { forced: [] as string[] };
+  const original = world.emu.onRefChanged.bind(world.emu);
+  world.emu.onRefChanged = async (repo, ref, before, after, pusher, options = {}) => {
+    if (options.forced) seen.forced.push(ref);
+    return original(repo, ref, before, after, pusher, options);
+  };
+  return seen;
+}
+
+const stagingPulls = async (world: AppWorld) =>
+  (await world.pulls()).filter((pull) => pull.head.ref === "ferry/staging");
+
+describe("row 7 (G2): duplicates have one effect", () => {
+  it("row 7: a push replayed 1–5 times (registry re-notifications and GitHub redeliveries) gives one branch, one PR and one commit", async () => {
+    const replayCounts = fc.sample(fc.integer({ min: 1, max: 5 }), { seed: 7, numRuns: 2 });
+    let tried = 0;
+    let duplicateEffects = 0;
+    let lost = 0;
+    for (const replays of replayCounts) {
+      await withWorld(async (world) => {
+        await world.push("1.8.0");
+        tried++;
+        for (let i = 0; i < replays; i++) {
+          // Same tag, same digest: the registry notifies again (a semantic duplicate, new delivery).
+          await world.push("1.8.0");
+          // And every GitHub delivery so far is redelivered with its original delivery id.
+          for (const delivery of world.emu.deliveries().filter((d) => !d.redelivery))
+            world.emu.redeliver(delivery.id);
+          // And a different delivery naming the same repository and tag.
+          await world.server.ferry.hint(world.server.probot, [
+            {
+              source: "generic",
+              registry: world.registry.host,
+              repository: "acme/shop",
+              tag: "1.8.0",
+            } satisfies RegistryHint,
+          ]);
+          tried += 3;
+        }
+        await world.settle();
+        const pulls = await stagingPulls(world);
+        const commits = await world.branchCommits("staging");
+        if (pulls.length === 0) lost++;
+        duplicateEffects += Math.max(0, pulls.length - 1) + Math.max(0, commits.length - 1);
+        expect(pulls.map((pull) => pull.title)).toEqual(["Promote shop 1.8.0 to staging"]);
+        expect(commits).toHaveLength(1);
+        expect(await world.stagingTag()).toBe("1.8.0");
+      });
+    }
+    record("app: duplicate events", { tried, sideEffects: duplicateEffects, eventsLost: lost });
+  });
+});
+
+describe("row 8 (G3): order does not matter and nothing moves backwards", () => {
+  it("row 8: tags pushed in any order end on the newest, and the staging PR never names an older tag than before", async () => {
+    const orders = fc.sample(
+      fc.shuffledSubarray(["1.8.0", "1.8.1", "1.9.0"], { minLength: 3, maxLength: 3 }),
+      { seed: 8, numRuns: 2 },
+    );
+    let tried = 0;
+    let downgrades = 0;
+    for (const order of orders) {
+      await withWorld(async (world) => {
+        let highest = "1.7.0";
+        for (const tag of order) {
+          await world.push(tag);
+          tried++;
+          const staged = (await world.stagingTag()) ?? "1.7.0";
+          if (semver.lt(staged, highest)) downgrades++;
+          expect(
+            semver.gte(staged, highest),
+            `after pushing ${order.join(", ")}: ${staged} < ${highest}`,
+          ).toBe(true);
+          highest = staged;
+        }
+        expect(await world.stagingTag()).toBe("1.9.0");
+        expect(await stagingPulls(world)).toHaveLength(1);
+      });
+    }
+    record("app: out-of-order events", { tried, sideEffects: downgrades });
+  });
+});
+
+describe("row 9 (G5): a crash right after the ack loses nothing", () => {
+  it("row 9: Ferry killed after acknowledging a registry webhook; the periodic scan of a fresh instance opens the PR", async () => {
+    let lost = 0;
+    // The first instance holds hints for a minute before acting: it is closed (killed) first.
+    await withWorld(
+      async (world) => {
+        await world.push("1.8.0");
+        await world.server.close();
+        expect(await stagingPulls(world)).toEqual([]);
+        const fresh: FerryServer = await world.startReplica({ registryCoalesceMs: 20 });
+        await fresh.scanNow();
+        await world.settle();
+        const pulls = await stagingPulls(world);
+        if (pulls.length !== 1) lost++;
+        expect(pulls.map((pull) => pull.title)).toEqual(["Promote shop 1.8.0 to staging"]);
+      },
+      { server: { registryCoalesceMs: 60_000 } },
+    );
+    record("app: crash after ack", { tried: 1, eventsLost: lost });
+  });
+});
+
+describe("rows 21–23 (G6, G7): GitHub faults", () => {
+  it("row 21: primary and secondary rate limits defer the promotion, never drop it, and retries stay bounded", async () => {
+    let lost = 0;
+    await withWorld(
+      async (world) => {
+        world.emu.faults.rateLimit({ kind: "secondary", count: 2, retryAfterSeconds: 1 });
+        world.emu.faults.rateLimit({ kind: "primary", count: 1, retryAfterSeconds: 1 });
+        await world.push("1.8.0");
+        // Deferred work lands once the limits lift (bounded by rounds, not by time).
+        for (let round = 0; round < 20 && (await stagingPulls(world)).length === 0; round++)
+          await world.settle();
+        const limited = world.emu
+          .requests()
+          .filter((request) => request.status === 403 || request.status === 429);
+        if ((await stagingPulls(world)).length !== 1) lost++;
+        expect(await stagingPulls(world)).toHaveLength(1);
+        // Each armed limit answered exactly once: no hot loop against a limited API.
+        expect(limited).toHaveLength(3);
+      },
+      { server: { Octokit: undefined } },
+    );
+    record("app: GitHub rate limits", { tried: 3, eventsLost: lost });
+  });
+
+  it("row 21: GitHub 5xx during a promotion is retried or deferred and the periodic scan completes it", async () => {
+    let lost = 0;
+    await withWorld(async (world) => {
+      world.emu.faults.serverError({ status: 502, count: 3 });
+      await world.push("1.8.0");
+      // The scheduler catches a failed scan and runs it again next interval: up to 5 intervals here.
+      for (let interval = 0; interval < 5 && (await stagingPulls(world)).length === 0; interval++) {
+        await world.server.scanNow().catch(() => undefined);
+        await world.settle();
+      }
+      if ((await stagingPulls(world)).length !== 1) lost++;
+      expect(await stagingPulls(world)).toHaveLength(1);
+      expect(await world.branchCommits("staging")).toHaveLength(1);
+    });
+    record("app: GitHub 5xx", { tried: 1, eventsLost: lost });
+  });
+
+  it("row 22 (G7): 50 concurrent promotions to one repository from 5 replicas lose no update and force nothing", async () => {
+    let lost = 0;
+    await withWorld(async (world) => {
+      const replicas = [
+        world.server,
+        ...(await Promise.all(Array.from({ length: 4 }, () => world.startReplica()))),
+      ];
+      const forced = watchForcedPushes(world);
+      const mainBefore = await world.emu.branchSha("acme", "config", "main");
+      const tags = Array.from({ length: 10 }, (_, i) => `1.8.${i}`);
+      for (const tag of tags) await world.push(tag);
+      world.emu.faults.refRace({ ref: "heads/ferry/staging", count: 5 });
+      const hint: RegistryHint = {
+        source: "generic",
+        registry: world.registry.host,
+        repository: "acme/shop",
+      };
+      await Promise.all(
+        Array.from({ length: 50 }, (_, i) =>
+          replicas[i % replicas.length]!.ferry.hint(replicas[i % replicas.length]!.probot, [hint]),
+        ),
+      );
+      await world.settle();
+      const pulls = await stagingPulls(world);
+      const open = pulls.filter((pull) => pull.state === "open");
+      if ((await world.stagingTag()) !== "1.8.9") lost++;
+      expect(open).toHaveLength(1);
+      expect(await world.stagingTag()).toBe("1.8.9");
+      expect(forced.forced).toEqual([]);
+      // main was never written by Ferry.
+      const { data: main } = await world.mona.rest.repos.getBranch({
+        owner: "acme",
+        repo: "config",
+        branch: "main",
+      });
+      expect(
+        (await world.mona.rest.repos.listCommits({ owner: "acme", repo: "config", sha: main.commit.sha }))
+          .data,
+      ).toHaveLength(1);
+    });
+    record("app: concurrent promotions", { tried: 50, eventsLost: lost });
+  });
+});
+
+describe("row 25 (G10): no credential leaks anywhere the app writes or logs", () => {
+  it("row 25: no canary (webhook secrets, private key, registry password, installation tokens) in logs, PRs, comments, checks or commits", () => {
+    expect(canary.scanned).toBeGreaterThan(0);
+    record("secrets: app logs, PRs, commits, comments, checks", {
+      tried: canary.scanned,
+      canaryHits: canary.hits.length,
+    });
+    expect(canary.hits).toEqual([]);
+  });
+});

@@ -1,0 +1,233 @@
+/**
+ * The whole app under attack: the GitHub emulator with acme/config, the embedded registry (basic
+ * auth) and the real Ferry server, with a canary in every credential Ferry is handed (webhook
+ * secrets, the app's private key, the registry password, the installation tokens the emulator
+ * issues). `scanEverything` greps all that Ferry wrote or said for them (row 25, G10).
+ *
+ * Modelled on test/app/e2e-world.ts; separate because that world's secrets are fixed strings.
+ */
+import { execFileSync } from "node:child_process";
+import { Octokit } from "@octokit/rest";
+import pino from "pino";
+import { ProbotOctokit } from "probot";
+import { startFerryServer, type FerryServer, type FerryServerOptions } from "../../../src/main.js";
+import { startGitHubEmulator, type GitHubEmulator } from "../../../src/sandbox/github/index.js";
+import {
+  startEmbeddedRegistry,
+  type EmbeddedRegistry,
+} from "../../../src/sandbox/registry/embedded-registry.js";
+import { pushImage } from "../../../src/sandbox/registry/push-image.js";
+import type { CanaryWatch } from "../../setup/canary.js";
+
+/** No throttling or retry plugins: faults are seen as they are, unless a test opts back in. */
+export const BareOctokit = ProbotOctokit.defaults((options: Record<string, unknown>) => ({
+  ...options,
+  throttle: { enabled: false },
+  retry: { enabled: false },
+}));
+
+export interface AppWorld {
+  emu: GitHubEmulator;
+  registry: EmbeddedRegistry;
+  server: FerryServer;
+  mona: Octokit;
+  secrets: { webhook: string; registryWebhook: string; registryPassword: string };
+  logs: string[];
+  /** Extra Ferry servers (replicas) on the same emulator and registry. */
+  startReplica(overrides?: Partial<FerryServerOptions>): Promise<FerryServer>;
+  settle(): Promise<void>;
+  push(tag: string): Promise<string>;
+  pulls(): Promise<
+    {
+      number: number;
+      title: string;
+      state: string;
+      head: { ref: string; sha: string };
+      body: string | null;
+    }[]
+  >;
+  /** Commits on `ferry/<env>` that are not on main. */
+  branchCommits(env: string): Promise<string[]>;
+  stagingTag(): Promise<string | undefined>;
+  scanEverything(): Promise<void>;
+  close(): Promise<void>;
+}
+
+const ferryConfig = (host: string) => `images:
+  shop:
+    repository: ${host}/acme/shop
+    policy: { range: "^1.0.0" }
+environments:
+  staging:
+    paths: [overlays/staging]
+    update: auto
+    merge: review
+  prod:
+    paths: [overlays/prod]
+    from: staging
+    update: manual
+    merge: review
+    promoters: { permission: maintain }
+registries:
+  ${host}: { username: ferry, passwordEnv: REGISTRY_PASSWORD }
+`;
+
+const overlay = (host: string, tag: string) => `apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources:
+  - deployment.yaml
+images:
+  - name: ${host}/acme/shop
+    newTag: "${tag}"
+`;
+
+export async function startAppWorld(
+  canary: CanaryWatch,
+  options: { server?: Partial<FerryServerOptions> } = {},
+): Promise<AppWorld> {
+  const secrets = {
+    webhook: canary.secret("gh-webhook"),
+    registryWebhook: canary.secret("registry-webhook"),
+    registryPassword: canary.secret("registry-password"),
+  };
+  canary.plantBasic("ferry", secrets.registryPassword, "registry password");
+  const emu = await startGitHubEmulator();
+  const registry = await startEmbeddedRegistry({
+    auth: { kind: "basic", users: { ferry: secrets.registryPassword } },
+  });
+  const auth = { username: "ferry", password: secrets.registryPassword };
+  const mona = emu.createUser("mona");
+  emu.createOrg("acme");
+  await pushImage(registry.url, "acme/shop", "1.7.0", { content: "1.7.0", auth });
+  await emu.createRepo("acme", "config", {
+    files: {
+      ".github/ferry.yml": ferryConfig(registry.host),
+      "overlays/staging/kustomization.yaml": overlay(registry.host, "1.7.0"),
+      "overlays/staging/deployment.yaml": "kind: Deployment\n",
+      "overlays/prod/kustomization.yaml": overlay(registry.host, "1.7.0"),
+      "overlays/prod/deployment.yaml": "kind: Deployment\n",
+    },
+    collaborators: { mona: "maintain" },
+  });
+  const app = emu.createApp({
+    slug: "ferry",
+    permissions: {
+      contents: "write",
+      pull_requests: "write",
+      issues: "write",
+      checks: "write",
+      statuses: "read",
+      deployments: "read",
+      members: "read",
+      metadata: "read",
+    },
+    webhookSecret: secrets.webhook,
+  });
+  canary.plant(app.privateKey, "app private key");
+  emu.installApp(app.id, "acme");
+  const logs: string[] = [];
+  const servers: FerryServer[] = [];
+  const startReplica = async (overrides: Partial<FerryServerOptions> = {}): Promise<FerryServer> => {
+    const server = await startFerryServer({
+      appId: app.id,
+      privateKey: app.privateKey,
+      webhookSecret: secrets.webhook,
+      baseUrl: emu.apiUrl,
+      webUrl: emu.webUrl,
+      Octokit: BareOctokit as unknown as typeof ProbotOctokit,
+      scanIntervalMs: false,
+      registrySecrets: { distribution: secrets.registryWebhook },
+      registryCoalesceMs: 20,
+      log: pino({ level: "debug" }, canary.sink("ferry log", logs)),
+      ferry: { env: { REGISTRY_PASSWORD: secrets.registryPassword } },
+      ...options.server,
+      ...overrides,
+    });
+    servers.push(server);
+    return server;
+  };
+  const server = await startReplica();
+  emu.setWebhook(app.id, `${server.url}/api/github/webhooks`, secrets.webhook);
+  registry.addNotificationEndpoint({
+    url: `${server.url}/registry/distribution`,
+    headers: { Authorization: secrets.registryWebhook },
+  });
+  const monaKit = new Octokit({ baseUrl: emu.apiUrl, auth: mona.token, request: { retries: 0 } });
+
+  const settle = async (): Promise<void> => {
+    for (let round = 0; round < 6; round++) {
+      await new Promise((resolve) => setTimeout(resolve, 60));
+      await emu.idle();
+      for (const each of servers) await each.idle();
+    }
+  };
+  const world: AppWorld = {
+    emu,
+    registry,
+    server,
+    mona: monaKit,
+    secrets,
+    logs,
+    startReplica,
+    settle,
+    async push(tag) {
+      const { digest } = await pushImage(registry.url, "acme/shop", tag, { content: tag, auth });
+      await settle();
+      return digest;
+    },
+    // Read in-process, not over HTTP: the test's own reads must not consume injected faults.
+    async pulls() {
+      return (await emu.listPulls("acme", "config", { state: "all" })) as unknown as Awaited<
+        ReturnType<AppWorld["pulls"]>
+      >;
+    },
+    async branchCommits(env) {
+      const gitDir = emu.repo("acme", "config").git.gitDir;
+      if (!(await emu.branchSha("acme", "config", `ferry/${env}`))) return [];
+      return execFileSync("git", ["--git-dir", gitDir, "rev-list", `main..ferry/${env}`], {
+        encoding: "utf8",
+      })
+        .split("\n")
+        .filter(Boolean);
+    },
+    async stagingTag() {
+      const text = await emu.readFile(
+        "acme",
+        "config",
+        "ferry/staging",
+        "overlays/staging/kustomization.yaml",
+      );
+      return text ? /newTag: "?([^"\n]+)"?/.exec(text)?.[1] : undefined;
+    },
+    async scanEverything() {
+      // Installation tokens the emulator issued to Ferry are credentials too.
+      for (const token of emu.installationTokens.keys()) canary.plant(token, "installation token");
+      const repo = emu.repo("acme", "config");
+      // What Ferry writes to GitHub besides commits: issues and PRs (titles, bodies), comments,
+      // check runs (output), statuses, reviews, deployments.
+      const metadata = repo as unknown as Record<string, unknown>;
+      for (const key of [
+        "issues",
+        "comments",
+        "checkRuns",
+        "checkSuites",
+        "statuses",
+        "reviews",
+        "deployments",
+        "deploymentStatuses",
+      ]) {
+        if (key in metadata) canary.scanObject(`emulator ${key}`, metadata[key]);
+      }
+      canary.scanGit("config repo commits", repo.git.gitDir);
+      for (const delivery of emu.deliveries())
+        canary.scan(`webhook delivery ${delivery.id} error`, delivery.error);
+      for (const line of logs) canary.scan("ferry log (rescan)", line);
+    },
+    async close() {
+      for (const each of servers) await each.close();
+      await registry.close();
+      await emu.close();
+    },
+  };
+  return world;
+}
