@@ -897,9 +897,17 @@ export class GitHubEmulator {
   ): Promise<void> {
     if (!this.hasSubscribers(repo, "push")) return;
     const commits: Record<string, unknown>[] = [];
+    let headCommit: Record<string, unknown> | null = null;
     if (after !== ZERO_SHA) {
-      const shas = before === ZERO_SHA ? [after] : await repo.git.commitsBetween(before, after);
-      for (const sha of shas.slice(-20)) commits.push(await this.pushCommit(repo, sha));
+      if (ref.startsWith("refs/tags/")) {
+        // A tag push lists no commits; head_commit is the tagged commit.
+        const peeled = await repo.git.resolveCommit(after);
+        if (peeled) headCommit = await this.pushCommit(repo, peeled);
+      } else {
+        const shas = before === ZERO_SHA ? [after] : await repo.git.commitsBetween(before, after);
+        for (const sha of shas.slice(-20)) commits.push(await this.pushCommit(repo, sha));
+        headCommit = commits.at(-1) ?? null;
+      }
     }
     const account = this.account(pusher);
     this.emit(
@@ -915,7 +923,7 @@ export class GitHubEmulator {
         base_ref: null,
         compare: `${this.webUrl}/${repo.owner}/${repo.name}/compare/${before.slice(0, 12)}...${after.slice(0, 12)}`,
         commits,
-        head_commit: commits.at(-1) ?? null,
+        head_commit: headCommit,
         pusher: { name: account.login, email: account.email },
       },
       pusher,
@@ -1143,6 +1151,33 @@ export class GitHubEmulator {
       throw new Error(`branch ${branch} exists`);
     await this.onRefChanged(r, `refs/heads/${branch}`, ZERO_SHA, sha, options.as ?? r.owner);
     return sha;
+  }
+
+  /** Creates tag `name` at `target` (branch or SHA): lightweight, or annotated with a tag object. */
+  async tag(
+    owner: string,
+    repo: string,
+    name: string,
+    target: string,
+    options: { annotated?: boolean; message?: string; as?: string } = {},
+  ): Promise<string> {
+    const r = this.repo(owner, repo);
+    const login = options.as ?? r.owner;
+    const commit = await r.git.resolveCommit(target);
+    if (!commit) throw new Error(`unknown revision ${target}`);
+    const object = options.annotated
+      ? await r.git.writeTag({
+          object: commit,
+          type: "commit",
+          tag: name,
+          tagger: this.identityOf(login),
+          message: options.message ?? name,
+        })
+      : commit;
+    if (!(await r.git.compareAndSwapRef(`refs/tags/${name}`, object, ZERO_SHA)))
+      throw new Error(`tag ${name} exists`);
+    await this.onRefChanged(r, `refs/tags/${name}`, ZERO_SHA, object, login);
+    return object;
   }
 
   async openPullRequest(

@@ -78,6 +78,15 @@ export interface GitCommitObject {
   message: string;
 }
 
+export interface GitTagObject {
+  sha: string;
+  object: string;
+  type: string;
+  tag: string;
+  tagger: GitIdentity;
+  message: string;
+}
+
 export interface GitTreeEntry {
   mode: string;
   type: "blob" | "tree" | "commit";
@@ -212,6 +221,43 @@ export class GitRepo {
       },
     });
     return run.stdout.toString().trim();
+  }
+
+  /** Writes an annotated tag object (not a ref). */
+  async writeTag(input: {
+    object: string;
+    type: string;
+    tag: string;
+    tagger: GitIdentity;
+    message: string;
+  }): Promise<string> {
+    const seconds = Math.floor(new Date(input.tagger.date).getTime() / 1000);
+    const text = `object ${input.object}\ntype ${input.type}\ntag ${input.tag}\ntagger ${input.tagger.name} <${input.tagger.email}> ${seconds} +0000\n\n${input.message.endsWith("\n") ? input.message : `${input.message}\n`}`;
+    const run = await this.git(["hash-object", "-t", "tag", "-w", "--stdin"], { input: text });
+    return run.stdout.toString().trim();
+  }
+
+  async readTag(sha: string): Promise<GitTagObject> {
+    const text = (await this.git(["cat-file", "tag", sha])).stdout.toString("utf8");
+    const split = text.indexOf("\n\n");
+    const tag: GitTagObject = {
+      sha,
+      object: "",
+      type: "",
+      tag: "",
+      tagger: undefined!,
+      message: split === -1 ? "" : text.slice(split + 2),
+    };
+    for (const line of (split === -1 ? text : text.slice(0, split)).split("\n")) {
+      const space = line.indexOf(" ");
+      const key = line.slice(0, space);
+      const value = line.slice(space + 1);
+      if (key === "object") tag.object = value;
+      else if (key === "type") tag.type = value;
+      else if (key === "tag") tag.tag = value;
+      else if (key === "tagger") tag.tagger = parseIdentity(value);
+    }
+    return tag;
   }
 
   async listTree(tree: string, recursive: boolean): Promise<GitTreeEntry[]> {

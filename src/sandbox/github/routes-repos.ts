@@ -1,6 +1,6 @@
 /** Repositories, contents, the Git Data API (blobs, trees, commits, refs), branches, protection, compare, commits. */
 import type { GitHubEmulator } from "./emulator.js";
-import { ZERO_SHA, type GitIdentity, type TreeChange } from "./git-store.js";
+import { ZERO_SHA, type GitIdentity, type GitTagObject, type TreeChange } from "./git-store.js";
 import type { Repo } from "./model.js";
 import {
   ApiError,
@@ -290,6 +290,54 @@ export function registerRepoRoutes(emu: GitHubEmulator): void {
     if (!SHA.test(ctx.params.sha!) || (await repo.git.objectType(ctx.params.sha!)) !== "commit")
       throw notFound();
     return { body: shape.gitCommit(c(), repo, await repo.git.readCommit(ctx.params.sha!)) };
+  });
+
+  const tagShape = (repo: Repo, t: GitTagObject) => {
+    const base = `${emu.apiUrl}/repos/${repo.owner}/${repo.name}`;
+    return {
+      node_id: shape.nodeIdFor("TAG", t.sha),
+      tag: t.tag,
+      sha: t.sha,
+      url: `${base}/git/tags/${t.sha}`,
+      message: t.message,
+      tagger: { ...t.tagger },
+      object: {
+        type: t.type,
+        sha: t.object,
+        url: `${base}/git/${t.type === "tag" ? "tags" : `${t.type}s`}/${t.object}`,
+      },
+      verification: {
+        verified: false,
+        reason: "unsigned",
+        signature: null,
+        payload: null,
+        verified_at: null,
+      },
+    };
+  };
+
+  r.add("POST", "/repos/:owner/:repo/git/tags", async (ctx) => {
+    const repo = emu.authorizeRepo(ctx, "contents", "write", "write");
+    const login = emu.actingLogin(ctx.actor);
+    const tag = requireString(ctx.body, "tag", "Tag");
+    const message = typeof ctx.body.message === "string" ? ctx.body.message : "";
+    const object = requireString(ctx.body, "object", "Tag");
+    const type = requireString(ctx.body, "type", "Tag");
+    if ((await repo.git.objectType(object)) !== type) throw validationFailed("Object does not exist");
+    const sha = await repo.git.writeTag({
+      object,
+      type,
+      tag,
+      message,
+      tagger: identityFrom(ctx.body.tagger, emu.identityOf(login)),
+    });
+    return { status: 201, body: tagShape(repo, await repo.git.readTag(sha)) };
+  });
+
+  r.add("GET", "/repos/:owner/:repo/git/tags/:sha", async (ctx) => {
+    const repo = emu.authorizeRepo(ctx, "contents", "read", "read");
+    if ((await repo.git.objectType(ctx.params.sha!)) !== "tag") throw notFound();
+    return { body: tagShape(repo, await repo.git.readTag(ctx.params.sha!)) };
   });
 
   // ------------------------------------------------------------------ refs

@@ -213,4 +213,41 @@ describe("Git Data API through the real @octokit/rest", () => {
     expect(compare).toMatchObject({ status: "ahead", ahead_by: 1, behind_by: 0, total_commits: 1 });
     expect(compare.files?.map((f) => f.filename)).toEqual(["overlays/prod/kustomization.yaml"]);
   });
+
+  it("serves lightweight and annotated tags: the ref, then the tag object pointing at the commit", async () => {
+    const octokit = world.as("hubot");
+    const main = (await world.emu.branchSha("acme", "config", "main"))!;
+    await world.emu.tag("acme", "config", "v1.0.0", "main");
+    const tagSha = await world.emu.tag("acme", "config", "v1.1.0", "main", {
+      annotated: true,
+      message: "release 1.1.0",
+    });
+    const { data: light } = await octokit.rest.git.getRef({
+      owner: "acme",
+      repo: "config",
+      ref: "tags/v1.0.0",
+    });
+    expect(light.object).toMatchObject({ type: "commit", sha: main });
+    const { data: annotatedRef } = await octokit.rest.git.getRef({
+      owner: "acme",
+      repo: "config",
+      ref: "tags/v1.1.0",
+    });
+    expect(annotatedRef.object).toMatchObject({ type: "tag", sha: tagSha });
+    const { data: tag } = await octokit.rest.git.getTag({ owner: "acme", repo: "config", tag_sha: tagSha });
+    expect(tag).toMatchObject({
+      tag: "v1.1.0",
+      message: "release 1.1.0\n",
+      object: { type: "commit", sha: main },
+    });
+    const { data: created } = await octokit.rest.git.createTag({
+      owner: "acme",
+      repo: "config",
+      tag: "v2",
+      message: "two",
+      object: main,
+      type: "commit",
+    });
+    expect(created.object.sha).toBe(main);
+  });
 });
