@@ -131,7 +131,7 @@ async function push(world: SandboxWorld, state: StoryState): Promise<string> {
 async function stagingPullRequest(world: SandboxWorld, state: StoryState): Promise<string> {
   const title = `Promote shop ${NEW_VERSION} to staging`;
   const opened = await waitUntil(`the PR "${title}"`, pullProbe(world, "staging", (pull) => pull.title === title));
-  await expectFilesBumped(world, opened, "staging", NEW_VERSION);
+  await expectFilesBumped(world, opened, "staging", { from: FIRST_VERSION, to: NEW_VERSION });
   await waitUntil(`the required check on #${opened.number}`, checkPassedProbe(world, opened.headSha));
   const merged = await waitUntil(`#${opened.number} to merge`, pullProbe(world, "staging", (pull) => pull.number === opened.number && pull.merged));
   const enabledBy = autoMergeEnabledBy(world, merged.number);
@@ -167,10 +167,10 @@ async function prodPullRequest(world: SandboxWorld, state: StoryState): Promise<
   const title = `Promote shop ${NEW_VERSION} to prod`;
   const pull = await waitUntil(`the PR "${title}"`, pullProbe(world, "prod", (p) => p.title === title && p.state === "open"));
   const change = pull.plan?.changes.find((c) => c.image === "shop");
-  if (change?.to.digest !== state.digest) {
+  if (!change || change.to.digest !== state.digest) {
     throw new Error(`#${pull.number} carries ${shortDigest(change?.to.digest)}, not staging's ${shortDigest(state.digest)}`);
   }
-  await expectFilesBumped(world, pull, "prod", NEW_VERSION);
+  await expectFilesBumped(world, pull, "prod", { from: FIRST_VERSION, to: NEW_VERSION, digest: change.to.digest });
   const mergeSha = await approveAndMerge(world, pull);
   state.lastProdPull = pull.number;
   const rollout = await waitUntil(`prod to run shop ${NEW_VERSION}`, rolloutProbe(world, "prod", NEW_VERSION));
@@ -205,7 +205,7 @@ async function rollbackProd(world: SandboxWorld, state: StoryState): Promise<str
   );
   const change = pull.plan?.changes.find((c) => c.image === "shop");
   if (!change || change.to.tag !== FIRST_VERSION) throw new Error(`#${pull.number} rolls back to ${change?.to.tag}, not ${FIRST_VERSION}`);
-  await expectFilesBumped(world, pull, "prod", FIRST_VERSION);
+  await expectFilesBumped(world, pull, "prod", { from: NEW_VERSION, to: FIRST_VERSION });
   const mergeSha = await approveAndMerge(world, pull);
   const rollout = await waitUntil(`prod to run shop ${FIRST_VERSION}`, rolloutProbe(world, "prod", FIRST_VERSION));
   await waitUntil(`the prod reconciler to apply ${shortSha(mergeSha)}`, reconciledProbe(world, "prod", mergeSha));
@@ -217,13 +217,25 @@ async function rollbackProd(world: SandboxWorld, state: StoryState): Promise<str
   return `#${pull.number} rolls back to ${FIRST_VERSION} (${shortDigest(change.to.digest)}), merged ${shortSha(mergeSha)}; prod/shop runs ${FIRST_VERSION}, ${rollout.available}/${rollout.replicas} available; held by ${hold.by} (${hold.reason})`;
 }
 
-/** Both files of the environment carry `version` at the PR's head, read from the emulator's git. */
-async function expectFilesBumped(world: SandboxWorld, pull: PullSeen, environment: EnvironmentName, version: string): Promise<void> {
+/**
+ * Every file of the environment names `to` (and `digest`, when given) and no longer `from` at the
+ * PR's head, read from the emulator's git. Ferry may write a tag or `tag@digest`, so the check is
+ * on the versions, not on one spelling.
+ */
+async function expectFilesBumped(
+  world: SandboxWorld,
+  pull: PullSeen,
+  environment: EnvironmentName,
+  change: { from: string; to: string; digest?: string },
+): Promise<void> {
   const files = await filesAt(world, pull.headSha, environmentFiles(environment));
   const stale = Object.entries(files)
-    .filter(([, text]) => !text.includes(`"${version}"`))
+    .filter(([, text]) => !text.includes(change.to) || text.includes(change.from))
     .map(([path]) => path);
-  if (stale.length > 0) throw new Error(`#${pull.number} does not set ${version} in ${stale.join(", ")}`);
+  if (stale.length > 0) throw new Error(`#${pull.number} does not move ${stale.join(", ")} from ${change.from} to ${change.to}`);
+  if (change.digest && !Object.values(files).some((text) => text.includes(change.digest!))) {
+    throw new Error(`#${pull.number} does not pin ${shortDigest(change.digest)} in ${Object.keys(files).join(", ")}`);
+  }
 }
 
 /** mona waits for the required check, approves, and merges with the head she approved. */
