@@ -133,7 +133,11 @@ describe("rows 14 and G8: hostile tags and digests written into YAML", () => {
           tried++;
           let result: { text: string } | undefined;
           try {
-            result = updateImage(text, { image: "ghcr.io/acme/shop", tag, pin: "tag" }, { markerName: "shop" });
+            result = updateImage(
+              text,
+              { image: "ghcr.io/acme/shop", tag, pin: "tag" },
+              { markerName: "shop" },
+            );
           } catch (error) {
             // Refusal must be a typed, user-facing error, never a crash of another kind.
             expect(error).toBeInstanceOf(UserError);

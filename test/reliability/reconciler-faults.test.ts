@@ -243,7 +243,8 @@ describe("rows 26–28: faults in any order delete nothing; legitimate prunes de
             if (step.fault !== "mass-deletion")
               expect(writesOf(current.sim.requests()), `${step.fault} wrote`).toEqual([]);
             // Rule 4: a failed fetch, render or list leaves the status Degraded, not Healthy.
-            if (step.fault !== "mass-deletion") expect(reconciler.status().health, step.fault).not.toBe("Healthy");
+            if (step.fault !== "mass-deletion")
+              expect(reconciler.status().health, step.fault).not.toBe("Healthy");
             restore();
             current.sim.resetRequests();
             const healed = await reconciler.cycle();

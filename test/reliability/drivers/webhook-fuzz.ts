@@ -50,12 +50,10 @@ function spoiledSignatures(
   const good = hmac256(secret, body);
   return fc.oneof(
     fc.constant({ name: "missing signature", value: undefined }),
-    fc
-      .nat({ max: 63 })
-      .map((i) => ({
-        name: "one hex digit flipped",
-        value: `sha256=${good.slice(0, i)}${flipHex(good[i]!)}${good.slice(i + 1)}`,
-      })),
+    fc.nat({ max: 63 }).map((i) => ({
+      name: "one hex digit flipped",
+      value: `sha256=${good.slice(0, i)}${flipHex(good[i]!)}${good.slice(i + 1)}`,
+    })),
     fc
       .integer({ min: 0, max: 63 })
       .map((n) => ({ name: "truncated signature", value: `sha256=${good.slice(0, n)}` })),
@@ -68,12 +66,10 @@ function spoiledSignatures(
       .string({ minLength: 1, maxLength: 80 })
       .map((s) => ({ name: "random text", value: s.replace(/[^\x21-\x7e]/g, "x") })),
     fc.stringMatching(/^[0-9a-f]{64}$/).map((hex) => ({ name: "random hex", value: `sha256=${hex}` })),
-    fc
-      .string({ minLength: 1, maxLength: 24 })
-      .map((other) => ({
-        name: "signed with another secret",
-        value: `sha256=${hmac256(`${secret}${other}`, body)}`,
-      })),
+    fc.string({ minLength: 1, maxLength: 24 }).map((other) => ({
+      name: "signed with another secret",
+      value: `sha256=${hmac256(`${secret}${other}`, body)}`,
+    })),
     // Only meaningful when the bytes differ from their re-serialization (the re-encoded bodies).
     ...(reserialize(body) === body.toString("utf8")
       ? []
@@ -108,26 +104,20 @@ export function reencoded(body: Buffer): Buffer {
 function authorizationAttacks(secret: string): fc.Arbitrary<{ name: string; headers: [string, string][] }> {
   return fc.oneof(
     fc.constant({ name: "missing Authorization", headers: [] as [string, string][] }),
-    fc
-      .string({ maxLength: 60 })
-      .map((s) => ({
-        name: "random Authorization",
-        headers: [["Authorization", s.replace(/[^\x20-\x7e]/g, "x")]] as [string, string][],
-      })),
-    fc
-      .nat({ max: secret.length - 1 })
-      .map((i) => ({
-        name: "secret with one character changed",
-        headers: [
-          ["Authorization", `${secret.slice(0, i)}${secret[i] === "x" ? "y" : "x"}${secret.slice(i + 1)}`],
-        ] as [string, string][],
-      })),
-    fc
-      .nat({ max: secret.length - 1 })
-      .map((n) => ({
-        name: "truncated secret",
-        headers: [["Authorization", secret.slice(0, n)]] as [string, string][],
-      })),
+    fc.string({ maxLength: 60 }).map((s) => ({
+      name: "random Authorization",
+      headers: [["Authorization", s.replace(/[^\x20-\x7e]/g, "x")]] as [string, string][],
+    })),
+    fc.nat({ max: secret.length - 1 }).map((i) => ({
+      name: "secret with one character changed",
+      headers: [
+        ["Authorization", `${secret.slice(0, i)}${secret[i] === "x" ? "y" : "x"}${secret.slice(i + 1)}`],
+      ] as [string, string][],
+    })),
+    fc.nat({ max: secret.length - 1 }).map((n) => ({
+      name: "truncated secret",
+      headers: [["Authorization", secret.slice(0, n)]] as [string, string][],
+    })),
     fc.constant({
       name: "secret plus a suffix",
       headers: [["Authorization", `${secret}x`]] as [string, string][],
@@ -178,12 +168,10 @@ function malformedBodies(payload: Buffer): fc.Arbitrary<{ name: string; body: Bu
       // Cutting only trailing whitespace leaves valid JSON: that is not a malformed body.
       .filter(({ body }) => !parsesAsJson(body)),
     fc.constant({ name: "empty body", body: Buffer.alloc(0) }),
-    fc
-      .uint8Array({ minLength: 1, maxLength: 200 })
-      .map((bytes) => ({
-        name: "random bytes",
-        body: Buffer.concat([Buffer.from("{"), Buffer.from(bytes)]),
-      })),
+    fc.uint8Array({ minLength: 1, maxLength: 200 }).map((bytes) => ({
+      name: "random bytes",
+      body: Buffer.concat([Buffer.from("{"), Buffer.from(bytes)]),
+    })),
     fc.constant({ name: "JSON with a trailing comma", body: Buffer.from('{"repository": "acme/shop",}') }),
   );
 }
@@ -224,26 +212,22 @@ export function registryAttacks(secrets: RouteSecrets): fc.Arbitrary<Attack> {
     headers: [JSON_TYPE, signed(Buffer.from('{"repository":"ghcr.io/acme/shop","tag":"1.0.0"}'))],
     body: REGISTRY_PAYLOADS.generic,
   });
-  const headerAuth = fc
-    .constantFrom("distribution" as const, "harbor" as const)
-    .chain((route) =>
-      authorizationAttacks(secrets[route]).map((auth): Attack => ({
-        klass: `${route}: ${auth.name}`,
-        path: `/registry/${route}`,
-        headers: [JSON_TYPE, ...auth.headers],
-        body: REGISTRY_PAYLOADS[route],
-      })),
-    );
-  const urlToken = fc
-    .constantFrom("dockerhub" as const, "quay" as const)
-    .chain((route) =>
-      tokenPathAttacks(secrets[route]).map((token): Attack => ({
-        klass: `${route}: ${token.name}`,
-        path: `/registry/${route}/${token.segment}`,
-        headers: [JSON_TYPE],
-        body: REGISTRY_PAYLOADS[route],
-      })),
-    );
+  const headerAuth = fc.constantFrom("distribution" as const, "harbor" as const).chain((route) =>
+    authorizationAttacks(secrets[route]).map((auth): Attack => ({
+      klass: `${route}: ${auth.name}`,
+      path: `/registry/${route}`,
+      headers: [JSON_TYPE, ...auth.headers],
+      body: REGISTRY_PAYLOADS[route],
+    })),
+  );
+  const urlToken = fc.constantFrom("dockerhub" as const, "quay" as const).chain((route) =>
+    tokenPathAttacks(secrets[route]).map((token): Attack => ({
+      klass: `${route}: ${token.name}`,
+      path: `/registry/${route}/${token.segment}`,
+      headers: [JSON_TYPE],
+      body: REGISTRY_PAYLOADS[route],
+    })),
+  );
   const malformedWithAuth = fc
     .constantFrom(
       "distribution" as const,
