@@ -3,10 +3,10 @@
  * the plan is complete aborts the cycle with nothing written (RELIABILITY.md §6 rule 1: never
  * prune on an error); an apply error stops the prune but records what was applied.
  */
-import { isTransientError } from "../core/errors.js";
+import { isTransientError, UserError } from "../core/errors.js";
 import { aggregateHealth, assessHealth } from "./health.js";
 import { inventoryEntries, inventoryObject, readInventory } from "./inventory.js";
-import { applyRank, inventoryKey, refOf } from "./object-ref.js";
+import { applyRank, describeRef, inventoryKey, refOf } from "./object-ref.js";
 import { INSTANCE_LABEL, prepareDesiredState, scopeResolver, type DesiredObject } from "./desired-state.js";
 import { planSync, type ObservedObject, type PruneOptions, type SyncPlan } from "./plan.js";
 import type { ClusterPort, ConfigSource } from "./ports.js";
@@ -185,6 +185,35 @@ async function observe(
       live.set(inventoryKey(refOf(object)), object);
     }
   });
+  // Desired objects not found under our label may exist unlabelled (adopt them: diff, not create)
+  // or belong to another Ferry instance (refuse: two instances fighting over an object would undo
+  // each other every cycle, which is what Argo CD's FailOnSharedResource prevents).
+  const desiredKeys = new Set(desired.map(({ ref }) => inventoryKey(ref)));
+  const unseenGroups = new Map<string, { apiVersion: string; kind: string; namespace: string | undefined }>();
+  for (const { ref, object } of desired) {
+    const group = groups.get(`${object.apiVersion} ${object.kind} ${ref.namespace}`);
+    if (group && !live.has(inventoryKey(ref)))
+      unseenGroups.set(`${object.apiVersion} ${object.kind} ${ref.namespace}`, group);
+  }
+  await forEachLimited([...unseenGroups.values()], concurrency, async ({ apiVersion, kind, namespace }) => {
+    for (const object of await cluster.list(
+      apiVersion,
+      kind,
+      namespace,
+      `${INSTANCE_LABEL}!=${settings.instance}`,
+    )) {
+      const key = inventoryKey(refOf(object));
+      if (!desiredKeys.has(key)) continue;
+      const owner = object.metadata.labels?.[INSTANCE_LABEL];
+      if (owner !== undefined && owner !== settings.instance) {
+        throw new UserError(
+          "shared-object",
+          `${describeRef(refOf(object))} is managed by Ferry instance "${owner}"; remove it from one of the two configs`,
+        );
+      }
+      live.set(key, object);
+    }
+  });
 
   const namespacesCreatedHere = new Set(
     desired
@@ -222,7 +251,6 @@ async function observe(
     observed.set(key, current ? { live: current, dryRun } : {});
   });
 
-  const desiredKeys = new Set(desired.map(({ ref }) => inventoryKey(ref)));
   const orphans = stored.refs.filter((ref) => !desiredKeys.has(inventoryKey(ref)));
   const orphansLive = new Map<string, KubeObject | undefined>();
   await forEachLimited(orphans, concurrency, async (ref) => {

@@ -526,3 +526,42 @@ describe("fidelity to Git", () => {
     expect(listed).toHaveLength(520);
   });
 });
+
+describe("objects that already exist", () => {
+  it("adopts an unlabelled object as an update, not a create", async () => {
+    env = await setup(temp);
+    env.sim.create({
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "legacy", namespace: "shop" },
+      data: { key: "old" },
+    });
+    env.repo.commit({ "env/staging/legacy.yaml": configMapYaml("legacy", { key: "new" }) });
+    const result = await env.reconciler().cycle();
+    expect(result.errors).toEqual([]);
+    expect(result.plan?.apply.map((item) => [item.action, item.changedPaths])).toEqual([
+      ["update", ["data.key", "metadata.labels"]],
+    ]);
+    expect(
+      (env.sim.get("v1", "ConfigMap", "shop", "legacy") as { data: Record<string, string> }).data.key,
+    ).toBe("new");
+  });
+
+  it("refuses to take over an object another Ferry instance manages, and writes nothing", async () => {
+    env = await setup(temp);
+    env.repo.commit({
+      "env/staging/shared.yaml": configMapYaml("shared"),
+      "env/prod/shared.yaml": configMapYaml("shared"),
+    });
+    expect((await env.reconciler({ instance: "prod", path: "env/prod" }).cycle()).errors).toEqual([]);
+    env.sim.resetRequests();
+    const result = await env.reconciler().cycle();
+    expect(result.ok).toBe(false);
+    expect(result.errors.join("\n")).toMatch(/managed by Ferry instance "prod"/);
+    expect(writesOf(env.sim.requests())).toEqual([]);
+    const shared = env.sim.get("v1", "ConfigMap", "shop", "shared") as {
+      metadata: { labels: Record<string, string> };
+    };
+    expect(shared.metadata.labels["ferry.dev/instance"]).toBe("prod");
+  });
+});
