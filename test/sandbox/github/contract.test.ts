@@ -81,7 +81,14 @@ describe("the emulator's REST responses and webhook payloads match GitHub's publ
     );
     await bot.rest.git.updateRef({ owner, repo, ref: "heads/ferry/staging", sha: commit.sha, force: true });
     await bot.rest.git.listMatchingRefs({ owner, repo, ref: "heads/ferry" });
-    const { data: tag } = await bot.rest.git.createTag({ owner, repo, tag: "v1", message: "v1", object: mainRef.object.sha, type: "commit" });
+    const { data: tag } = await bot.rest.git.createTag({
+      owner,
+      repo,
+      tag: "v1",
+      message: "v1",
+      object: mainRef.object.sha,
+      type: "commit",
+    });
     await bot.rest.git.getTag({ owner, repo, tag_sha: tag.sha });
     await bot.rest.repos.getBranch({ owner, repo, branch: "main" });
     await bot.rest.repos.listBranches({ owner, repo });
