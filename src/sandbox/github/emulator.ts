@@ -122,7 +122,11 @@ const EVENT_PERMISSIONS: Record<string, string[]> = {
   deployment_status: ["deployments"],
 };
 
-/** Internal operations that do not go through HTTP still need a reason to exist in tests: the helpers. */
+/**
+ * The emulator: an HTTP server plus the state behind it. Set-up methods (users, repos, apps,
+ * protection) and helpers that act as a given user (comment, review, commit, CI) change the
+ * same state the REST routes do and fire the same webhooks.
+ */
 export class GitHubEmulator {
   readonly faults = new Faults();
   readonly router = new Router();
@@ -698,8 +702,8 @@ export class GitHubEmulator {
         payload = reply.body;
       } else {
         const matched = this.router.match(method, pathname);
-        if (matched === undefined) throw new ApiError(404, "Not Found");
-        if (matched === "methodMismatch") throw new ApiError(404, "Not Found");
+        // GitHub answers 404 both for unknown paths and for a known path under another method.
+        if (matched === undefined || matched === "methodMismatch") throw new ApiError(404, "Not Found");
         ctx.params = matched.params;
         const reply = await matched.handler(ctx);
         status = reply.status ?? 200;
