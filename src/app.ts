@@ -5,6 +5,7 @@
  */
 import type { Probot } from "probot";
 import { createRegistryClient } from "./adapters/registry/index.js";
+import { GitContentCache } from "./adapters/github/git-content-cache.js";
 import { GitHubRepoAdapter, type OctokitLike } from "./adapters/github/github-repo.js";
 import type { AppDeps, AppLogger } from "./app/app-deps.js";
 import { KeyedMutex } from "./app/keyed-mutex.js";
@@ -39,6 +40,8 @@ export interface Ferry {
   /** Resolves when queued background work is done (tests, shutdown). */
   idle(): Promise<void>;
   readonly queue: WorkQueue;
+  /** Trees and blobs by SHA, shared by every repository this process serves (an optimisation only). */
+  readonly contentCache: GitContentCache;
   /** Environments × images of every configured repository, for `GET /status`. */
   status(probot: Probot): Promise<Record<string, unknown>>;
 }
@@ -48,6 +51,7 @@ export function createFerry(options: FerryAppOptions = {}): Ferry {
   let log: AppLogger = options.log ?? { info: () => {}, warn: () => {}, error: () => {} };
   const queue = new WorkQueue({ info: (f, m) => log.info(f, m), warn: (f, m) => log.warn(f, m), error: (f, m) => log.error(f, m) });
   const registries = new Map<string, RegistryReader>();
+  const contentCache = new GitContentCache();
   let appLogin: string | undefined;
 
   const registryFor = (config: FerryConfig, octokit: OctokitLike, owner: string): RegistryReader => {
@@ -67,7 +71,7 @@ export function createFerry(options: FerryAppOptions = {}): Ferry {
   };
 
   const depsFor = (octokit: OctokitLike, owner: string, repo: string): AppDeps => ({
-    github: new GitHubRepoAdapter(octokit, owner, repo),
+    github: new GitHubRepoAdapter(octokit, owner, repo, contentCache),
     registry: unconfiguredRegistry,
     registryFor: (config) => registryFor(config, octokit, owner),
     planEnvironment,
@@ -129,6 +133,7 @@ export function createFerry(options: FerryAppOptions = {}): Ferry {
   return {
     app,
     queue,
+    contentCache,
     idle: () => queue.idle(),
     async scan(probot) {
       await eachInstallation(probot, async (octokit) => {

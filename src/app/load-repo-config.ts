@@ -1,4 +1,5 @@
 import { CONFIG_PATH, loadConfig, type ConfigProblem } from "../core/config/load-config.js";
+import { isUserError, UserError } from "../core/errors.js";
 import { BROKEN_CONFIG_TITLE, formatBrokenConfigIssue } from "../core/pr/check-run.js";
 import type { AppDeps, LoadedConfig } from "./app-deps.js";
 
@@ -15,7 +16,7 @@ export async function loadRepoConfig(deps: AppDeps, baseBranch?: string): Promis
   const branch = baseBranch ?? (await deps.github.defaultBranch());
   const base = await deps.github.getBranch(branch);
   if (!base) return { ok: false, reason: "missing" };
-  const text = await deps.github.readFile(base.sha, CONFIG_PATH);
+  const text = await readConfigText(deps, base);
   if (text === undefined) return { ok: false, reason: "missing" };
   const loaded = loadConfig(text);
   if (!loaded.ok) {
@@ -23,6 +24,27 @@ export async function loadRepoConfig(deps: AppDeps, baseBranch?: string): Promis
     return { ok: false, reason: "invalid", problems: loaded.problems, sha: base.sha };
   }
   return { ok: true, config: loaded.config, baseBranch: branch, base };
+}
+
+/**
+ * The config as a blob of the base's recursive tree: the same listing the planner reads files from
+ * next, and both are cached by SHA, so an unchanged base costs no request beyond the branch itself
+ * (issue 5: requests per promotion). A tree too large to list in one request falls back to the
+ * contents API.
+ */
+async function readConfigText(deps: AppDeps, base: { sha: string; treeSha: string }): Promise<string | undefined> {
+  let entries;
+  try {
+    entries = await deps.github.listTree(base.treeSha);
+  } catch (error) {
+    if (isUserError(error) && error.code === "tree-too-large") return deps.github.readFile(base.sha, CONFIG_PATH);
+    throw error;
+  }
+  const entry = entries.find((candidate) => candidate.path === CONFIG_PATH);
+  if (!entry) return undefined;
+  // A link could point outside the repository or at another file: never followed (RELIABILITY.md row 15).
+  if (entry.type !== "blob") throw new UserError("unsafe-path", `${CONFIG_PATH} is a ${entry.type}; Ferry never follows links`);
+  return deps.github.readBlob(entry.sha);
 }
 
 async function upsertBrokenConfigIssue(deps: AppDeps, problems: ConfigProblem[], sha: string): Promise<void> {

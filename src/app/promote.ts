@@ -12,6 +12,8 @@ export interface PromoteInput {
   environment: string;
   image?: { name: string; tag: string };
   by: string;
+  /** Where the command was given; the PR links back to it. */
+  issueNumber?: number;
 }
 
 type Pins = Record<string, { tag?: string; digest: string }>;
@@ -64,9 +66,10 @@ export async function promote(deps: AppDeps, loaded: LoadedConfig, input: Promot
       requestedBy: input.by,
       rows: await bodyRows(deps, config, input.environment, plan, environmentConfig.from ? `promoted from ${environmentConfig.from}` : undefined),
       note,
+      ...(input.issueNumber !== undefined ? { requestedIn: input.issueNumber } : {}),
     }),
   );
-  return reply(input.environment, upsert, "promote");
+  return reply(input.environment, upsert);
 }
 
 /**
@@ -107,9 +110,11 @@ export async function rollback(deps: AppDeps, loaded: LoadedConfig, input: Promo
       requestedBy: input.by,
       rows: await bodyRows(deps, config, input.environment, plan, "rollback"),
       note: `Requested by @${input.by} with /rollback. ${input.environment} is on hold until /unhold ${input.environment}.`,
+      ...(input.issueNumber !== undefined ? { requestedIn: input.issueNumber } : {}),
     }),
   );
-  return `${reply(input.environment, upsert, "rollback")} ${input.environment} is on hold until \`/unhold ${input.environment}\`.`;
+  const answer = reply(input.environment, upsert);
+  return answer && `${answer} ${input.environment} is on hold until \`/unhold ${input.environment}\`.`;
 }
 
 /** What the most recent merged Ferry PR of the environment replaced, for images still at its target. */
@@ -158,12 +163,16 @@ async function requireSoaked(deps: AppDeps, upstream: string, soak: string | und
   }
 }
 
-function reply(environment: string, upsert: UpsertResult, verb: "promote" | "rollback"): string {
+/**
+ * The reply to the command, or "" when the 🚀 says it all: a PR opened or updated links back to the
+ * comment's issue (`Requested in #n`), which GitHub shows on both sides; DESIGN.md asks for a
+ * reason only with 👎, and the reply would cost a request per promotion (issue 5).
+ */
+function reply(environment: string, upsert: UpsertResult): string {
   switch (upsert.action) {
     case "opened":
-      return `Opened #${upsert.pull.number} to ${verb === "promote" ? "promote to" : "roll back"} ${environment}.`;
     case "updated":
-      return `Updated #${upsert.pull.number} for ${environment}.`;
+      return "";
     case "unchanged":
       return `#${upsert.pull.number} already carries this for ${environment}.`;
     default:

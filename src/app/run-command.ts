@@ -41,7 +41,7 @@ export async function runCommentCommands(deps: AppDeps, input: CommentInput): Pr
     const loaded = await loadRepoConfig(deps, input.defaultBranch);
     if (!loaded.ok) throw new UserError("config", loaded.reason === "missing" ? "this repository has no .github/ferry.yml" : ".github/ferry.yml is invalid; fix it first");
     const replies: string[] = [];
-    for (const command of commands) replies.push(await runCommand(deps, loaded, command, input.author));
+    for (const command of commands) replies.push(await runCommand(deps, loaded, command, input.author, input.issueNumber));
     await deps.github.react(input.commentId, "rocket");
     const text = replies.filter((reply) => reply.length > 0).join("\n\n");
     if (text) await deps.github.comment(input.issueNumber, text);
@@ -55,7 +55,7 @@ export async function runCommentCommands(deps: AppDeps, input: CommentInput): Pr
   }
 }
 
-async function runCommand(deps: AppDeps, loaded: LoadedConfig, command: Command, author: string): Promise<string> {
+async function runCommand(deps: AppDeps, loaded: LoadedConfig, command: Command, author: string, issueNumber: number): Promise<string> {
   if (command.name === "status") {
     await authorize(deps, loaded, author, undefined);
     return statusTable(deps, loaded);
@@ -65,9 +65,9 @@ async function runCommand(deps: AppDeps, loaded: LoadedConfig, command: Command,
   await authorize(deps, loaded, author, environment);
   switch (command.name) {
     case "promote":
-      return promote(deps, loaded, { environment, ...(command.image ? { image: command.image } : {}), by: author });
+      return promote(deps, loaded, { environment, ...(command.image ? { image: command.image } : {}), by: author, issueNumber });
     case "rollback":
-      return rollback(deps, loaded, { environment, ...(command.image ? { image: command.image } : {}), by: author });
+      return rollback(deps, loaded, { environment, ...(command.image ? { image: command.image } : {}), by: author, issueNumber });
     case "hold":
       await updateState(deps, loaded, (state) => {
         state.holds[environment] ??= { by: author, at: deps.now().toISOString(), reason: "hold" };

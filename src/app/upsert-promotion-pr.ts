@@ -16,6 +16,8 @@ export interface UpsertInput {
   /** Policy description and source range per image, for the body table. */
   rows: Record<string, BodyRow>;
   note?: string;
+  /** The issue or PR the command came from (linked from the body). */
+  requestedIn?: number;
 }
 
 export type UpsertResult =
@@ -35,6 +37,30 @@ export async function upsertPromotionPr(deps: AppDeps, input: UpsertInput): Prom
   const { loaded, plan, kind } = input;
   const environment = plan.environment;
   const branch = formatBranchName(environment);
+  const block = planBlock(input);
+  const title = formatTitle(
+    environment,
+    block.changes.map((change) => ({ image: change.image, version: change.to.tag ?? change.to.digest })),
+    kind === "rollback" ? "rollback" : "promote",
+  );
+  const message = commitMessage(title, plan);
+  const body = (): string =>
+    formatBody({
+      plan: block,
+      rows: input.rows,
+      webUrl: deps.webUrl,
+      ...(input.note ? { note: input.note } : {}),
+      ...(input.requestedIn !== undefined ? { requestedIn: input.requestedIn } : {}),
+    });
+
+  if (plan.changes.length > 0 && kind !== "bump") {
+    // A PR a person asked for usually starts a new branch. Creating the branch first saves the PR
+    // lookup: GitHub closes a PR whose head branch is deleted, so a branch that did not exist has no
+    // open PR (issue 5: requests per promotion). When it exists, the usual path below takes over.
+    const commit = await deps.github.createCommit({ baseTreeSha: loaded.base.treeSha, parents: [loaded.base.sha], files: plan.files, message });
+    if ((await deps.github.createRef(branch, commit.sha)) === "created") return openPull(deps, input, branch, title, body());
+  }
+
   const existing = await deps.github.findOpenPull(branch);
   const existingPlan = existing ? parseBody(existing.body) : undefined;
 
@@ -50,40 +76,42 @@ export async function upsertPromotionPr(deps: AppDeps, input: UpsertInput): Prom
     return { action: "none" };
   }
 
-  const block: PlanBlock = {
+  // A bump must not replace a PR a person asked for (a rollback or a promotion) with a newer tag.
+  if (existing && existingPlan && kind === "bump" && existingPlan.kind !== "bump") return { action: "unchanged", pull: existing };
+  if (existing && existingPlan && sameChanges(existingPlan, block)) return { action: "unchanged", pull: existing };
+
+  await writeBranch(deps, loaded, branch, plan, message, existing === undefined && kind === "bump");
+  if (!existing) return openPull(deps, input, branch, title, body());
+  const text = body();
+  await deps.github.updatePull(existing.number, { title, body: text });
+  deps.log.info({ environment, pull: existing.number }, "pull request updated");
+  deps.onPullRequest?.({ environment, number: existing.number, action: "updated" });
+  const pull = { ...existing, title, body: text };
+  await afterWrite(deps, loaded, pull);
+  return { action: "updated", pull };
+}
+
+function planBlock(input: UpsertInput): PlanBlock {
+  return {
     version: 1,
-    environment,
-    kind,
-    changes: plan.changes.map((change) => ({
+    environment: input.plan.environment,
+    kind: input.kind,
+    changes: input.plan.changes.map((change) => ({
       image: change.image,
       repository: change.repository,
       from: change.from,
       to: change.to,
       ...(change.revision ? { revision: change.revision } : {}),
     })),
-    base: loaded.base.sha,
+    base: input.loaded.base.sha,
     ...(input.requestedBy ? { requestedBy: input.requestedBy } : {}),
   };
-  // A bump must not replace a PR a person asked for (a rollback or a promotion) with a newer tag.
-  if (existing && existingPlan && kind === "bump" && existingPlan.kind !== "bump") return { action: "unchanged", pull: existing };
-  if (existing && existingPlan && sameChanges(existingPlan, block)) return { action: "unchanged", pull: existing };
+}
 
-  const title = formatTitle(
-    environment,
-    block.changes.map((change) => ({ image: change.image, version: change.to.tag ?? change.to.digest })),
-    kind === "rollback" ? "rollback" : "promote",
-  );
-  await writeBranch(deps, loaded, branch, plan, commitMessage(title, plan), existing === undefined);
-  const body = formatBody({ plan: block, rows: input.rows, webUrl: deps.webUrl, ...(input.note ? { note: input.note } : {}) });
-
-  if (existing) {
-    await deps.github.updatePull(existing.number, { title, body });
-    deps.log.info({ environment, pull: existing.number }, "pull request updated");
-    deps.onPullRequest?.({ environment, number: existing.number, action: "updated" });
-    const pull = { ...existing, title, body };
-    await afterWrite(deps, loaded, pull);
-    return { action: "updated", pull };
-  }
+/** Opens the PR for a branch just written, with its labels (and reviewers for `merge: review`). */
+async function openPull(deps: AppDeps, input: UpsertInput, branch: string, title: string, body: string): Promise<UpsertResult> {
+  const { loaded } = input;
+  const environment = input.plan.environment;
   let pull: PullRequestInfo;
   try {
     pull = await deps.github.createPull({ head: branch, base: loaded.baseBranch, title, body });

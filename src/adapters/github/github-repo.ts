@@ -12,6 +12,7 @@ import type {
   ReactionContent,
   TreeEntry,
 } from "../../app/github-port.js";
+import type { GitContentCache } from "./git-content-cache.js";
 
 /** The part of an Octokit (Probot's or @octokit/rest's) this adapter uses. */
 export type OctokitLike = Pick<Octokit, "rest" | "graphql">;
@@ -75,7 +76,13 @@ export class GitHubRepoAdapter implements GitHubRepoPort {
     private readonly octokit: OctokitLike,
     readonly owner: string,
     readonly repo: string,
+    /** Process-wide cache of trees and blobs by SHA (content addresses never go stale). */
+    private readonly cache?: GitContentCache,
   ) {}
+
+  private get fullName(): string {
+    return `${this.owner}/${this.repo}`;
+  }
 
   private get r() {
     return { owner: this.owner, repo: this.repo };
@@ -106,6 +113,11 @@ export class GitHubRepoAdapter implements GitHubRepoPort {
   }
 
   async listTree(treeSha: string): Promise<TreeEntry[]> {
+    if (this.cache) return this.cache.tree(this.fullName, treeSha, () => this.fetchTree(treeSha));
+    return this.fetchTree(treeSha);
+  }
+
+  private async fetchTree(treeSha: string): Promise<TreeEntry[]> {
     const { data } = await this.octokit.rest.git.getTree({ ...this.r, tree_sha: treeSha, recursive: "true" });
     if (data.truncated) throw new UserError("tree-too-large", "the repository tree is too large to list in one request");
     return data.tree.flatMap((entry) => {
@@ -117,6 +129,11 @@ export class GitHubRepoAdapter implements GitHubRepoPort {
   }
 
   async readBlob(sha: string): Promise<string> {
+    if (this.cache) return this.cache.blob(this.fullName, sha, () => this.fetchBlob(sha));
+    return this.fetchBlob(sha);
+  }
+
+  private async fetchBlob(sha: string): Promise<string> {
     const { data } = await this.octokit.rest.git.getBlob({ ...this.r, file_sha: sha });
     return Buffer.from(data.content, data.encoding === "base64" ? "base64" : "utf8").toString("utf8");
   }
@@ -129,6 +146,8 @@ export class GitHubRepoAdapter implements GitHubRepoPort {
       tree: Object.entries(input.files).map(([path, content]) => ({ path, mode: "100644" as const, type: "blob" as const, content })),
     });
     const commit = await this.octokit.rest.git.createCommit({ ...this.r, message: input.message, tree: tree.data.sha, parents: input.parents });
+    // Once merged, these files are on the base: reading them back costs nothing.
+    for (const content of Object.values(input.files)) this.cache?.rememberWrittenBlob(this.fullName, content);
     return { sha: commit.data.sha, treeSha: tree.data.sha };
   }
 

@@ -21,6 +21,8 @@ export interface BodyInput {
   webUrl: string;
   /** One paragraph under the table: why this PR exists (e.g. who asked for a promotion). */
   note?: string;
+  /** The issue or PR where the command was given: `#3` makes GitHub link both ways, so no reply is needed. */
+  requestedIn?: number;
 }
 
 const MARKER = "<!-- ferry:pr -->";
@@ -42,6 +44,7 @@ export function formatBody(input: BodyInput): string {
   }
   lines.push("");
   if (input.note) lines.push(escapeMarkdown(input.note), "");
+  if (input.requestedIn !== undefined && Number.isSafeInteger(input.requestedIn) && input.requestedIn > 0) lines.push(`Requested in #${input.requestedIn}.`, "");
   lines.push(
     "Comment `/promote <env>`, `/rollback <env>`, `/hold <env>`, `/unhold <env>` or `/ferry status`. Ferry keeps this PR up to date; edits to its branch are overwritten.",
     "",
