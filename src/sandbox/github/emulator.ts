@@ -1502,6 +1502,22 @@ export class GitHubEmulator {
       }));
   }
 
+  /** Another writer moves `ref` by one commit (same tree), so the caller's compare-and-swap loses (faults.refRace). */
+  async rivalPush(repo: Repo, ref: string): Promise<void> {
+    const current = await repo.git.readRef(ref);
+    if (!current) return;
+    const tree = (await repo.git.readCommit(current)).tree;
+    const ident = { name: "rival", email: "rival@localhost", date: this.now() };
+    const sha = await repo.git.commitTree({
+      tree,
+      parents: [current],
+      message: "A concurrent change\n",
+      author: ident,
+    });
+    if (await repo.git.compareAndSwapRef(ref, sha, current))
+      await this.onRefChanged(repo, ref, current, sha, repo.owner);
+  }
+
   /** Creates an issue or pull request number. */
   nextNumber(repo: Repo): number {
     return repo.nextNumber++;

@@ -9,8 +9,8 @@ export interface RateLimitFault {
   kind: "primary" | "secondary";
   /** How many requests fail (default 1). */
   count?: number;
-  /** Seconds until the limit lifts (default 60). */
-  retryAfterSeconds?: number;
+  /** Seconds until the limit lifts (default 60); null sends a secondary limit without `retry-after`, as GitHub sometimes does. */
+  retryAfterSeconds?: number | null;
   /** Primary limits answer 403 by default, as GitHub mostly does; 429 is also seen. */
   status?: 403 | 429;
 }
@@ -35,6 +35,7 @@ export class Faults {
   private freshReads = 0;
   private readonly freshKeys = new Map<string, number>();
   private refRaces: Armed<{ ref?: string }>[] = [];
+  private unknownMergeability = 0;
 
   rateLimit(fault: RateLimitFault): void {
     this.rateLimits.push({ fault, remaining: fault.count ?? 1 });
@@ -59,7 +60,20 @@ export class Faults {
     this.refRaces.push({ fault: { ref: options.ref }, remaining: options.count ?? 1 });
   }
 
+  /** The next `count` PR reads answer `mergeable: null, mergeable_state: "unknown"`, as while GitHub computes it. */
+  mergeabilityPending(options: { count?: number } = {}): void {
+    this.unknownMergeability = options.count ?? 1;
+  }
+
+  /** Whether this PR read should show mergeability still being computed (and consumes one). */
+  takeMergeabilityPending(): boolean {
+    if (this.unknownMergeability <= 0) return false;
+    this.unknownMergeability--;
+    return true;
+  }
+
   clear(): void {
+    this.unknownMergeability = 0;
     this.rateLimits = [];
     this.serverErrors = [];
     this.delayMs = 0;
@@ -77,18 +91,18 @@ export class Faults {
     const limit = this.rateLimits.find((x) => x.remaining > 0);
     if (limit) {
       limit.remaining--;
-      const seconds = limit.fault.retryAfterSeconds ?? 60;
+      const seconds = limit.fault.retryAfterSeconds === undefined ? 60 : limit.fault.retryAfterSeconds;
       if (limit.fault.kind === "secondary") {
         throw new ApiError(
-          403,
+          limit.fault.status ?? 403,
           "You have exceeded a secondary rate limit. Please wait a few minutes before you try again. If you reach out to GitHub Support for help, please include the request ID.",
           undefined,
-          { "retry-after": String(seconds) },
+          seconds === null ? {} : { "retry-after": String(seconds) },
         );
       }
       throw new ApiError(limit.fault.status ?? 403, "API rate limit exceeded for installation.", undefined, {
         "x-ratelimit-remaining": "0",
-        "x-ratelimit-reset": String(Math.ceil(nowMs / 1000) + seconds),
+        "x-ratelimit-reset": String(Math.ceil(nowMs / 1000) + (seconds ?? 60)),
       });
     }
     const key = `${method} ${path}`;

@@ -259,6 +259,7 @@ async function mergeNow(
       });
     }
   }
+  if (emu.faults.takeRefRace(`heads/${p.baseRef}`)) await emu.rivalPush(repo, `refs/heads/${p.baseRef}`);
   const swapped = await git.compareAndSwapRef(`refs/heads/${p.baseRef}`, newSha, baseSha);
   if (!swapped) throw new ApiError(405, "Base branch was modified. Review and try the merge again.");
   const now = emu.now();

@@ -234,7 +234,11 @@ export function registerPullRoutes(emu: GitHubEmulator): void {
     const repo = emu.authorizeRepo(ctx, "pull_requests", "read", "read");
     if (emu.faults.missFresh(`pull:${repo.id}:${ctx.params.number}`)) throw notFound();
     const issue = findPull(repo, ctx.params.number!);
-    return { body: (await computePull(emu, repo, issue)).body };
+    const body = (await computePull(emu, repo, issue)).body;
+    if (issue.state === "open" && emu.faults.takeMergeabilityPending()) {
+      return { body: { ...body, mergeable: null, rebaseable: null, mergeable_state: "unknown" } };
+    }
+    return { body };
   });
 
   r.add("PATCH", "/repos/:owner/:repo/pulls/:number", async (ctx) => {

@@ -409,7 +409,7 @@ export function registerRepoRoutes(emu: GitHubEmulator): void {
     const login = emu.actingLogin(ctx.actor);
     const ref = `refs/${ctx.params.ref!.replace(/^refs\//, "")}`;
     const sha = requireString(ctx.body, "sha", "Reference");
-    if (emu.faults.takeRefRace(ref.slice(5))) await rivalPush(emu, repo, ref);
+    if (emu.faults.takeRefRace(ref.slice(5))) await emu.rivalPush(repo, ref);
     const current = await repo.git.readRef(ref);
     if (!current) throw validationFailed("Reference does not exist");
     if ((await repo.git.objectType(sha)) === undefined) throw validationFailed("Object does not exist");
@@ -633,20 +633,4 @@ export function registerRepoRoutes(emu: GitHubEmulator): void {
       },
     };
   });
-}
-
-/** Another writer moves `ref` by one commit (same tree), so the caller's compare-and-swap loses. */
-async function rivalPush(emu: GitHubEmulator, repo: Repo, ref: string): Promise<void> {
-  const current = await repo.git.readRef(ref);
-  if (!current) return;
-  const tree = (await repo.git.readCommit(current)).tree;
-  const ident = { name: "rival", email: "rival@localhost", date: emu.now() };
-  const sha = await repo.git.commitTree({
-    tree,
-    parents: [current],
-    message: "A concurrent change\n",
-    author: ident,
-  });
-  if (await repo.git.compareAndSwapRef(ref, sha, current))
-    await emu.onRefChanged(repo, ref, current, sha, repo.owner);
 }

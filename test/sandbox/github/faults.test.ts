@@ -89,3 +89,42 @@ describe("faults on demand", () => {
     ]);
   });
 });
+
+describe("faults that shape pull request merges", () => {
+  let world: World;
+  beforeAll(async () => {
+    world = await startWorld();
+  });
+  afterAll(async () => {
+    await world.emu.close();
+  });
+
+  it("answers 405 'Base branch was modified' when a rival moves the base during the merge", async () => {
+    await world.emu.commit(owner, repo, "raced-merge", { "m.txt": "1\n" }, "m", { as: "hubot" });
+    const number = await world.emu.openPullRequest(owner, repo, { head: "raced-merge", as: "hubot" });
+    world.emu.faults.refRace({ ref: "heads/main" });
+    const lost = await expectStatus(
+      world.as("hubot").rest.pulls.merge({ owner, repo, pull_number: number }),
+      405,
+    );
+    expect(lost.message).toBe("Base branch was modified. Review and try the merge again.");
+    await world.as("hubot").rest.pulls.merge({ owner, repo, pull_number: number });
+  });
+
+  it("shows mergeability as still being computed (null, unknown) for the next read", async () => {
+    await world.emu.commit(owner, repo, "pending", { "p.txt": "1\n" }, "p", { as: "hubot" });
+    const number = await world.emu.openPullRequest(owner, repo, { head: "pending", as: "hubot" });
+    world.emu.faults.mergeabilityPending({ count: 1 });
+    const first = (await world.as("hubot").rest.pulls.get({ owner, repo, pull_number: number })).data;
+    const second = (await world.as("hubot").rest.pulls.get({ owner, repo, pull_number: number })).data;
+    expect([first.mergeable, first.mergeable_state]).toEqual([null, "unknown"]);
+    expect([second.mergeable, second.mergeable_state]).toEqual([true, "clean"]);
+  });
+
+  it("can send a secondary rate limit without retry-after", async () => {
+    world.emu.faults.rateLimit({ kind: "secondary", retryAfterSeconds: null });
+    const limited = await expectStatus(world.as("hubot").rest.repos.get({ owner, repo }), 403);
+    expect(limited.headers["retry-after"]).toBeUndefined();
+    expect(limited.message).toMatch(/secondary rate limit/);
+  });
+});
