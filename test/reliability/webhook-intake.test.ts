@@ -11,7 +11,6 @@ import { CanaryWatch } from "../setup/canary.js";
 import { startStubbedFerry, type StubbedFerry } from "./drivers/ferry-stub-server.js";
 import { keepAliveAgent, send } from "./drivers/http.js";
 import {
-  GITHUB_PAYLOAD,
   githubAttacks,
   REGISTRY_PAYLOADS,
   registryAttacks,

@@ -37,6 +37,8 @@ export interface AppWorld {
   startReplica(overrides?: Partial<FerryServerOptions>): Promise<FerryServer>;
   settle(): Promise<void>;
   push(tag: string): Promise<string>;
+  /** Pushes without waiting for Ferry to react (to race pushes against other work). */
+  pushOnly(tag: string): Promise<string>;
   pulls(): Promise<
     {
       number: number;
@@ -176,6 +178,9 @@ export async function startAppWorld(
       return digest;
     },
     // Read in-process, not over HTTP: the test's own reads must not consume injected faults.
+    async pushOnly(tag) {
+      return (await pushImage(registry.url, "acme/shop", tag, { content: tag, auth })).digest;
+    },
     async pulls() {
       return (await emu.listPulls("acme", "config", { state: "all" })) as unknown as Awaited<
         ReturnType<AppWorld["pulls"]>
