@@ -260,15 +260,27 @@ export class GitHubEmulator {
     return { login, id };
   }
 
+  /** A team of `org`; `repositories` grants its members a role on the org's repositories, as team access does. */
   createTeam(
     org: string,
     slug: string,
     members: string[],
-    options: { maintainers?: string[] } = {},
+    options: { maintainers?: string[]; repositories?: Record<string, RepoRole> } = {},
   ): { id: number; slug: string } {
     this.account(org);
     const id = this.id();
-    const team: Team = { id, nodeId: shape.nodeIdFor("T", id), org, slug, name: slug, members: new Map() };
+    const repositories = new Map(
+      Object.entries(options.repositories ?? {}).map(([name, role]) => [name.toLowerCase(), role]),
+    );
+    const team: Team = {
+      id,
+      nodeId: shape.nodeIdFor("T", id),
+      org,
+      slug,
+      name: slug,
+      members: new Map(),
+      repositories,
+    };
     for (const member of members) team.members.set(member.toLowerCase(), "member");
     for (const member of options.maintainers ?? []) team.members.set(member.toLowerCase(), "maintainer");
     this.teams.set(`${org}/${slug}`.toLowerCase(), team);
@@ -500,8 +512,18 @@ export class GitHubEmulator {
     const account = this.findAccount(login);
     if (!account) return "none";
     if (account.login === repo.owner) return "admin";
-    const direct = repo.collaborators.get(account.login);
-    if (direct) return direct;
+    // The highest of the direct role and every team grant, like GitHub's effective permission.
+    const roles: (RepoRole | "none")[] = [repo.collaborators.get(account.login) ?? "none"];
+    for (const team of this.teams.values()) {
+      if (
+        team.org.toLowerCase() !== repo.owner.toLowerCase() ||
+        !team.members.has(account.login.toLowerCase())
+      )
+        continue;
+      roles.push(team.repositories.get(repo.name.toLowerCase()) ?? "none");
+    }
+    const best = roles.reduce((a, b) => (roleAtLeast(a, b) ? a : b));
+    if (best !== "none") return best;
     return repo.private ? "none" : "read";
   }
 

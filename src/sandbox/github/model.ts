@@ -39,6 +39,8 @@ export interface Team {
   slug: string;
   name: string;
   members: Map<string, "member" | "maintainer">;
+  /** Repository name (lower case) → the role the team's members get on it. */
+  repositories: Map<string, RepoRole>;
 }
 
 export interface BranchProtection {

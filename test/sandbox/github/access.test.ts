@@ -62,6 +62,17 @@ describe("authentication and permissions", () => {
     expect(secret.permission).toBe("none");
   });
 
+  it("gives team members the team's role on the org's repositories", async () => {
+    world.emu.createUser("rel");
+    world.emu.createTeam("acme", "deployers", ["rel"], {
+      repositories: { config: "maintain", secret: "read" },
+    });
+    const role = async (r: string) =>
+      (await world.as("mona").rest.repos.getCollaboratorPermissionLevel({ owner, repo: r, username: "rel" }))
+        .data.role_name;
+    expect([await role("config"), await role("secret")]).toEqual(["maintain", "read"]);
+  });
+
   it("answers team membership for members and 404 for others", async () => {
     const ferry = await installApp(world, {
       slug: "teams-app",
