@@ -339,13 +339,21 @@ export class SimulatedControllers {
     );
     for (const extra of pods.slice(replicas))
       this.state.delete(podType, namespace, metadataOf(extra).name as string);
+    // After a scale-down the Pods kept are not necessarily the first indexes, so a new Pod's
+    // derived name may be taken: try the next seed until it is free (else create fails forever).
+    const taken = new Set(pods.slice(0, replicas).map((pod) => String(metadataOf(pod).name)));
+    let seed = 0;
     for (let index = 0; index < replicas; index++) {
       let pod = pods[index];
       if (!pod) {
-        const suffix = createHash("sha256")
-          .update(`${String(metadata.uid)}/${index}`)
-          .digest("hex")
-          .slice(0, 5);
+        let suffix: string;
+        do {
+          suffix = createHash("sha256")
+            .update(`${String(metadata.uid)}/${seed++}`)
+            .digest("hex")
+            .slice(0, 5);
+        } while (taken.has(`${String(metadata.name)}-${suffix}`));
+        taken.add(`${String(metadata.name)}-${suffix}`);
         pod = this.state.create(
           podType,
           namespace,
