@@ -3,6 +3,7 @@
  * whole app: the real Ferry server(s) on the GitHub emulator and the embedded registry, every
  * credential a canary. Figures: events tried, duplicates that had an effect, events lost, canary hits.
  */
+import { execFileSync } from "node:child_process";
 import fc from "fast-check";
 import semver from "semver";
 import { afterAll, describe, expect, it, vi } from "vitest";
@@ -220,6 +221,69 @@ describe("rows 21–23 (G6, G7): GitHub faults", () => {
       expect(await world.emu.branchSha("acme", "config", "main")).toBe(mainBefore);
     });
     record("app: concurrent promotions", { tried: 50, eventsLost: lost });
+  });
+});
+
+describe("row 15: symlinks in the config repo are never written through", () => {
+  it("row 15: a symlink under an environment path pointing at a workflow file leaves the workflow and the link untouched", async () => {
+    let sideEffects = 0;
+    await withWorld(async (world) => {
+      const workflow = `jobs:\n  deploy:\n    container:\n      image: ${world.registry.host}/acme/shop:1.7.0\n`;
+      const mainSha = (await world.emu.branchSha("acme", "config", "main"))!;
+      const kit = world.mona;
+      const { data: base } = await kit.rest.git.getCommit({
+        owner: "acme",
+        repo: "config",
+        commit_sha: mainSha,
+      });
+      const { data: tree } = await kit.rest.git.createTree({
+        owner: "acme",
+        repo: "config",
+        base_tree: base.tree.sha,
+        tree: [
+          { path: ".github/workflows/deploy.yml", mode: "100644", type: "blob", content: workflow },
+          {
+            path: "overlays/staging/linked.yaml",
+            mode: "120000",
+            type: "blob",
+            content: "../../.github/workflows/deploy.yml",
+          },
+        ],
+      });
+      const { data: commit } = await kit.rest.git.createCommit({
+        owner: "acme",
+        repo: "config",
+        message: "add a symlink",
+        tree: tree.sha,
+        parents: [mainSha],
+      });
+      await kit.rest.git.updateRef({ owner: "acme", repo: "config", ref: "heads/main", sha: commit.sha });
+      await world.settle();
+      await world.push("1.8.0");
+      const head = await world.emu.branchSha("acme", "config", "ferry/staging");
+      expect(head).toBeDefined();
+      const gitDir = world.emu.repo("acme", "config").git.gitDir;
+      // The link really is a symlink in Git (mode 120000), so the test can see a write through it.
+      expect(
+        execFileSync("git", ["--git-dir", gitDir, "ls-tree", "main", "overlays/staging/linked.yaml"], {
+          encoding: "utf8",
+        }),
+      ).toMatch(/^120000 /);
+      const changed = execFileSync(
+        "git",
+        ["--git-dir", gitDir, "diff", "--name-only", `main...ferry/staging`],
+        { encoding: "utf8" },
+      )
+        .split("\n")
+        .filter(Boolean);
+      const unexpected = changed.filter((file) => file !== "overlays/staging/kustomization.yaml");
+      sideEffects += unexpected.length;
+      expect(changed).toEqual(["overlays/staging/kustomization.yaml"]);
+      expect(
+        await world.emu.readFile("acme", "config", "ferry/staging", ".github/workflows/deploy.yml"),
+      ).toBe(workflow);
+    });
+    record("injection: symlinks in the config repo", { tried: 1, sideEffects });
   });
 });
 
