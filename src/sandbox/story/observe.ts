@@ -176,20 +176,26 @@ export function deploymentSuccessProbe(world: SandboxWorld, environment: Environ
   };
 }
 
-/** Reactions on a comment by Ferry's bot, and Ferry's replies after it. */
+/**
+ * Ferry's reaction on a command comment and, when `replyPrefix` is given, its reply after it
+ * (a refusal says why; a success only reacts, the PR it opens links back to the comment's issue).
+ */
 export function commentOutcomeProbe(
   world: SandboxWorld,
   issue: number,
   commentId: number,
   reaction: "rocket" | "-1",
+  replyPrefix?: string,
 ): Probe<{ reply: string | undefined }> {
   return async () => {
     const comments = world.emu.listComments(OWNER, CONFIG_REPO, issue);
     const comment = comments.find((c) => c.id === commentId);
     const reactions = comment?.reactions.filter((r) => r.startsWith(`${world.botLogin}:`)).map((r) => r.split(":")[1]) ?? [];
     if (!reactions.includes(reaction)) return notYet(reactions.length > 0 ? `reactions: ${reactions.join(", ")}` : "no reaction yet");
-    const reply = comments.find((c) => c.id > commentId && c.user === world.botLogin)?.body;
-    return done({ reply });
+    if (replyPrefix === undefined) return done({ reply: undefined });
+    // Ferry reacts first and replies after: both are part of the outcome.
+    const reply = comments.find((c) => c.id > commentId && c.user === world.botLogin && c.body.startsWith(replyPrefix))?.body;
+    return reply === undefined ? notYet(`reacted ${reactions.join(", ")}, no reply yet`) : done({ reply });
   };
 }
 

@@ -47,6 +47,8 @@ export interface SandboxStory {
   endpoints: SandboxEndpoints;
   /** True when every step passed. */
   ok: boolean;
+  /** The running parts (with `keep`, to act on them; after close, for inspection). */
+  world?: SandboxWorld;
   close(): Promise<void>;
 }
 
@@ -70,7 +72,7 @@ export async function runSandboxStory(options: SandboxStoryOptions = {}): Promis
   try {
     world = await startSandboxWorld({ ...(options.log ? { log: options.log } : {}), ...(options.keep ? { scanIntervalMs: 60_000 } : {}) });
   } catch (error) {
-    record({ name: "setup", ok: false, ms: performance.now() - setupStarted, detail: `could not start the sandbox: ${(error as Error).message}` });
+    record({ name: "setup", ok: false, ms: Math.round(performance.now() - setupStarted), detail: `could not start the sandbox: ${(error as Error).message}` });
     return { steps, environments: [], endpoints: emptyEndpoints(), ok: false, close: async () => undefined };
   }
 
@@ -89,9 +91,9 @@ export async function runSandboxStory(options: SandboxStoryOptions = {}): Promis
     const started = name === "setup" ? setupStarted : performance.now();
     try {
       const detail = await run();
-      record({ name, ok: true, ms: performance.now() - started, detail });
+      record({ name, ok: true, ms: Math.round(performance.now() - started), detail });
     } catch (error) {
-      record({ name, ok: false, ms: performance.now() - started, detail: (error as Error).message });
+      record({ name, ok: false, ms: Math.round(performance.now() - started), detail: (error as Error).message });
       break;
     }
   }
@@ -102,7 +104,7 @@ export async function runSandboxStory(options: SandboxStoryOptions = {}): Promis
   let closed: Promise<void> | undefined;
   const close = (): Promise<void> => (closed ??= world.close());
   if (!options.keep) await close();
-  return { steps, environments, endpoints, ok, close };
+  return { steps, environments, endpoints, ok, world, close };
 }
 
 /** Both reconcilers have applied the first commit and shop 1.7.3 runs everywhere. */
@@ -155,11 +157,10 @@ async function promoteCommand(world: SandboxWorld, state: StoryState): Promise<s
   const { data: issue } = await world.as.mona.rest.issues.create({ ...repo, title: `Release shop ${NEW_VERSION}`, body: "Tracking the release." });
   state.issue = issue.number;
   const { data: fromEve } = await world.as.eve.rest.issues.createComment({ ...repo, issue_number: issue.number, body: "/promote prod" });
-  const refused = await waitUntil("Ferry to refuse eve's /promote prod", commentOutcomeProbe(world, issue.number, fromEve.id, "-1"));
-  if (!refused.reply?.startsWith("@eve")) throw new Error(`Ferry refused eve without telling her why (reply: ${JSON.stringify(refused.reply)})`);
+  const refused = await waitUntil("Ferry to refuse eve's /promote prod and say why", commentOutcomeProbe(world, issue.number, fromEve.id, "-1", "@eve "));
   const { data: fromMona } = await world.as.mona.rest.issues.createComment({ ...repo, issue_number: issue.number, body: "/promote prod" });
   await waitUntil("Ferry to accept mona's /promote prod", commentOutcomeProbe(world, issue.number, fromMona.id, "rocket"));
-  return `on #${issue.number}: eve refused 👎 ("${refused.reply.replace(/^@eve\s*/, "").split(/[.;]/)[0]}"), mona accepted 🚀`;
+  return `on #${issue.number}: eve refused 👎 ("${firstSentence((refused.reply ?? "").replace(/^@eve\s*/, ""))}"), mona accepted 🚀`;
 }
 
 /** 5. The prod PR carries staging's exact digest; mona approves and merges it; prod rolls out. */
@@ -245,6 +246,10 @@ async function approveAndMerge(world: SandboxWorld, pull: PullSeen): Promise<str
   const { data } = await world.as.mona.rest.pulls.merge({ ...repo, pull_number: pull.number, sha: pull.headSha, merge_method: "squash" });
   if (!data.merged) throw new Error(`#${pull.number} did not merge: ${data.message}`);
   return data.sha;
+}
+
+function firstSentence(text: string): string {
+  return text.split(/(?<=[a-z0-9)])[.;:](\s|$)/i)[0]!.trim();
 }
 
 async function registryHints(world: SandboxWorld): Promise<number> {

@@ -98,7 +98,7 @@ export async function startSandboxWorld(options: SandboxWorldOptions = {}): Prom
     });
     emu.protectBranch(OWNER, CONFIG_REPO, "main", { requiredChecks: [REQUIRED_CHECK] });
     // CI takes a moment, so Ferry finds the check pending and turns on native auto-merge.
-    emu.setCi(OWNER, CONFIG_REPO, { context: REQUIRED_CHECK, conclusion: "success", delayMs: 800 });
+    emu.setCi(OWNER, CONFIG_REPO, { context: REQUIRED_CHECK, conclusion: "success", delayMs: 1500 });
 
     const release = async (version: string, message = `Release ${version}`): Promise<{ digest: string; revision: string }> => {
       const revision =
