@@ -690,6 +690,11 @@ export class GitHubEmulator {
     return token;
   }
 
+  /** Ends the life of every installation token issued so far (they answer 401 Bad credentials from now on). */
+  expireInstallationTokens(): void {
+    for (const token of this.installationTokens.values()) token.expiresAt = Date.now();
+  }
+
   // ---------------------------------------------------------------- HTTP
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {

@@ -171,6 +171,18 @@ describe("authentication and permissions", () => {
     expect(data.token).toMatch(/^ghs_/);
   });
 
+  it("answers 401 once an installation token has expired, and a fresh token works again", async () => {
+    const ferry = await installApp(world, { slug: "expiring", permissions: { contents: "read" } });
+    await ferry.installation.rest.repos.get({ owner, repo });
+    world.emu.expireInstallationTokens();
+    const expired = await expectStatus(ferry.installation.rest.repos.get({ owner, repo }), 401);
+    expect(expired.message).toBe("Bad credentials");
+    const { data } = await ferry.app.rest.apps.createInstallationAccessToken({
+      installation_id: ferry.installationId,
+    });
+    await octokitFor(world.emu, data.token).rest.repos.get({ owner, repo });
+  });
+
   it("sends rate-limit headers on every response", async () => {
     const first = await world.as("eve").rest.repos.get({ owner, repo });
     const second = await world.as("eve").rest.repos.get({ owner, repo });
