@@ -15,6 +15,7 @@ const TestOctokit = ProbotOctokit.defaults((options: Record<string, unknown>) =>
 
 export interface World {
   emu: GitHubEmulator;
+  appId: number;
   registry: EmbeddedRegistry;
   server: FerryServer;
   as: Record<"mona" | "hubot" | "eve", Octokit>;
@@ -24,6 +25,10 @@ export interface World {
   /** An open issue to comment on (commands on the merged staging PR are refused, RELIABILITY.md row 12). */
   openIssue(): Promise<number>;
   pulls(state?: "open" | "closed" | "all"): Promise<{ number: number; title: string; head: { ref: string; sha: string }; body: string | null; merged_at: string | null; state: string }[]>;
+  /** Requests Ferry (the app or its installation) sent to the emulator since `from` (an index into `emu.requests()`). */
+  appRequests(from: number): { method: string; path: string; status: number }[];
+  /** Delivers only these webhook events to Ferry (all again with undefined): isolates one flow's requests. */
+  onlyEvents(events: string[] | undefined): void;
 }
 
 function config(registryHost: string): string {
@@ -107,8 +112,10 @@ export async function startWorld(options: { ci: boolean; server?: Partial<FerryS
       await server.idle();
     }
   };
+  const allEvents = [...emu.appById(app.id).events];
   return {
     emu,
+    appId: app.id,
     registry,
     server,
     as,
@@ -126,6 +133,15 @@ export async function startWorld(options: { ci: boolean; server?: Partial<FerryS
     async openIssue() {
       const { data } = await as.mona.rest.issues.create({ owner: "acme", repo: "config", title: "Release shop" });
       return data.number;
+    },
+    appRequests(from) {
+      return emu
+        .requests()
+        .slice(from)
+        .filter((request) => request.actor === app.botLogin || request.actor.startsWith("app:"));
+    },
+    onlyEvents(events) {
+      emu.appById(app.id).events = events ?? [...allEvents];
     },
     async pulls(state = "all") {
       const { data } = await as.mona.rest.pulls.list({ owner: "acme", repo: "config", state, per_page: 100 });

@@ -42,6 +42,26 @@ describe("Ferry end to end (Probot + GitHub emulator + embedded registry)", { ti
       expect(reactions.map((reaction) => reaction.content).sort()).toEqual(["eyes", "rocket"]);
     });
 
+    it("/promote prod on a running server opens the prod PR within 8 GitHub requests, and links it to the issue instead of replying", async () => {
+      await world.push("1.8.0");
+      const issue = await world.openIssue();
+      await world.settle();
+      // Only the comment is delivered: the CI and pull_request events the new PR sets off are another flow.
+      world.onlyEvents(["issue_comment"]);
+      const start = world.emu.requests().length;
+      const { data: comment } = await world.as.mona.rest.issues.createComment({ owner: "acme", repo: "config", issue_number: issue, body: "/promote prod" });
+      await world.settle();
+      const requests = world.appRequests(start).map((request) => `${request.method} ${request.path.split("?")[0]}`);
+      const opened = requests.findIndex((request) => request === "POST /repos/acme/config/pulls");
+      const labelled = requests.findIndex((request, index) => index > opened && /^POST \/repos\/acme\/config\/issues\/\d+\/labels$/.test(request));
+      expect(opened).toBeGreaterThan(0);
+      expect(labelled + 1).toBeLessThanOrEqual(8);
+      // After the PR: the 🚀, and no reply comment (the PR body says where it was requested).
+      expect(requests.slice(labelled + 1)).toEqual([`POST /repos/acme/config/issues/comments/${comment.id}/reactions`]);
+      const prod = (await world.pulls("open")).find((pull) => pull.head.ref === "ferry/prod")!;
+      expect(prod.body).toContain(`Requested in #${issue}.`);
+    });
+
     it("/promote prod by an outsider, a bot or in an edited comment changes nothing and says why", async () => {
       await world.push("1.8.0");
       const issue = await world.openIssue();

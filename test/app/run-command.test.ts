@@ -38,6 +38,27 @@ describe("/promote", () => {
     expect([...github.reactions.get(input.commentId)!]).toEqual(["eyes", "rocket"]);
   });
 
+  it("opens the prod PR by creating its branch first, without a PR lookup or a reply: the PR links back to the issue", async () => {
+    const { github, deps } = await released();
+    const calls = github.calls.length;
+    const commentsBefore = github.comments.length;
+    expect(await runCommentCommands(deps, comment("/promote prod", "mona", { issueNumber: 7 }))).toBe("done");
+    const made = github.calls.slice(calls);
+    expect(made).not.toContain("findOpenPull");
+    expect(made.filter((call) => call === "createCommit")).toHaveLength(1);
+    expect(github.comments.length).toBe(commentsBefore);
+    expect(prodPulls(github)[0]!.body).toContain("Requested in #7.");
+    expect(prodPulls(github)[0]!.labels).toEqual(["ferry", "env:prod"]);
+  });
+
+  it("answers a repeated /promote through the existing branch: the open PR already carries it", async () => {
+    const { github, deps } = await released();
+    await runCommentCommands(deps, comment("/promote prod"));
+    expect(await runCommentCommands(deps, comment("/promote prod"))).toBe("done");
+    expect(prodPulls(github)).toHaveLength(1);
+    expect(github.comments.at(-1)!.body).toBe(`#${prodPulls(github)[0]!.number} already carries this for prod.`);
+  });
+
   it("refuses an outsider with 👎 and a one-line reason, changing nothing", async () => {
     const { github, deps } = await released();
     const input = comment("/promote prod", "eve");

@@ -6,31 +6,68 @@
 import { performance } from "node:perf_hooks";
 import { REGISTRY_SECRET, startWorld, type World } from "../app/e2e-world.js";
 
-const APP_LOGIN = "ferry[bot]";
-
-function appRequests(world: World, from: number): number {
-  return world.emu.requests().slice(from).filter((request) => request.actor === APP_LOGIN || request.actor.startsWith("app:")).length;
-}
-
 function percentile(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 }
 
-/** Requests Ferry sends for a bump (push → staging PR, auto-merged) and for `/promote prod` (new PR). */
+/** The Ferry PR for prod is closed and its branch deleted (as a person would), so the next /promote opens a new one. */
+async function discardProdPull(world: World): Promise<void> {
+  for (const pull of await world.pulls("open")) {
+    if (pull.head.ref !== "ferry/prod") continue;
+    await world.as.mona.rest.pulls.update({ owner: "acme", repo: "config", pull_number: pull.number, state: "closed" });
+    await world.as.mona.rest.git.deleteRef({ owner: "acme", repo: "config", ref: "heads/ferry/prod" });
+  }
+  await world.settle();
+}
+
+/**
+ * GitHub requests per promotion (issue 5: at most 8 for a new PR), counted from the delivery of the
+ * `/promote prod` comment to the prod PR being open (created and labelled: `onPullRequest`). The
+ * promotion is measured with only `issue_comment` delivered, so the CI and pull_request events the
+ * new PR sets off are not mixed in; those follow-on requests are measured apart, from a second
+ * promotion with every event delivered. "warm" is a running server (it has seen the base's tree and
+ * files, e.g. on the push that merged staging); "cold" is a process that has seen nothing.
+ */
 async function requestCounts(): Promise<Record<string, number>> {
-  const world = await startWorld({ ci: true });
+  let openedAt: number | undefined;
+  let world: World | undefined;
+  world = await startWorld({
+    ci: true,
+    server: { ferry: { onPullRequest: (event) => void (event.environment === "prod" && event.action === "opened" && (openedAt = world!.emu.requests().length)) } },
+  });
   try {
-    let mark = world.emu.requests().length;
+    const mark = world.emu.requests().length;
     await world.push("1.8.0");
-    const bump = appRequests(world, mark);
+    const bump = world.appRequests(mark).length;
     const issue = await world.openIssue();
     await world.settle();
-    mark = world.emu.requests().length;
-    await world.as.mona.rest.issues.createComment({ owner: "acme", repo: "config", issue_number: issue, body: "/promote prod" });
-    await world.settle();
-    const promotion = appRequests(world, mark);
-    return { "app.github_requests_per_bump_pr_including_merge": bump, "app.github_requests_per_promotion_new_pr": promotion };
+
+    const promote = async (): Promise<{ toOpen: number; command: number }> => {
+      openedAt = undefined;
+      const start = world!.emu.requests().length;
+      await world!.as.mona.rest.issues.createComment({ owner: "acme", repo: "config", issue_number: issue, body: "/promote prod" });
+      await world!.settle();
+      if (openedAt === undefined) throw new Error("bench: /promote prod opened no PR");
+      return { toOpen: world!.appRequests(start).length - world!.appRequests(openedAt).length, command: world!.appRequests(start).length };
+    };
+
+    world.onlyEvents(["issue_comment"]);
+    const warm = await promote();
+    world.onlyEvents(undefined);
+    await discardProdPull(world);
+    const withFollowOn = await promote();
+    await discardProdPull(world);
+    world.onlyEvents(["issue_comment"]);
+    world.server.ferry.contentCache.clear();
+    const cold = await promote();
+    return {
+      "app.github_requests_per_bump_pr_including_merge": bump,
+      "app.github_requests_per_promotion_new_pr": warm.toOpen,
+      "app.github_requests_per_promotion_command_total": warm.command,
+      "app.github_requests_per_promotion_new_pr_cold_cache": cold.toOpen,
+      "app.github_requests_after_promotion_follow_on_events": withFollowOn.command - warm.command,
+    };
   } finally {
     await world.close();
   }
