@@ -11,6 +11,7 @@ import type { RegistryHint } from "../../src/handlers/registry/index.js";
 import type { FerryServer } from "../../src/main.js";
 import { CanaryWatch } from "../setup/canary.js";
 import { startAppWorld, type AppWorld } from "./drivers/app-world.js";
+import { send } from "./drivers/http.js";
 import { finishFile, ledgerFile, record } from "./ledger.js";
 
 ledgerFile("app-github");
@@ -221,6 +222,45 @@ describe("rows 21–23 (G6, G7): GitHub faults", () => {
       expect(await world.emu.branchSha("acme", "config", "main")).toBe(mainBefore);
     });
     record("app: concurrent promotions", { tried: 50, eventsLost: lost });
+  });
+});
+
+describe("row 10: a hint is only a hint", () => {
+  it("row 10: an authenticated notification naming a tag the registry does not have commits nothing", async () => {
+    let sideEffects = 0;
+    await withWorld(async (world) => {
+      const body = JSON.stringify({
+        events: [
+          {
+            id: "forged-1",
+            action: "push",
+            target: {
+              mediaType: "application/vnd.oci.image.manifest.v1+json",
+              digest: `sha256:${"f".repeat(64)}`,
+              repository: "acme/shop",
+              tag: "9.9.9",
+              url: `http://${world.registry.host}/v2/acme/shop/manifests/9.9.9`,
+            },
+            request: { host: world.registry.host, method: "PUT" },
+          },
+        ],
+      });
+      const response = await send(world.server.url, {
+        path: "/registry/distribution",
+        headers: [
+          ["Content-Type", "application/vnd.docker.distribution.events.v1+json"],
+          ["Authorization", world.secrets.registryWebhook],
+        ],
+        body,
+      });
+      expect(response.status).toBe(202);
+      await world.settle();
+      const pulls = await stagingPulls(world);
+      sideEffects += pulls.length;
+      expect(pulls).toEqual([]);
+      expect(await world.emu.branchSha("acme", "config", "ferry/staging")).toBeUndefined();
+    });
+    record("app: forged registry hints", { tried: 1, sideEffects });
   });
 });
 

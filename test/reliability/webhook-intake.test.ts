@@ -4,7 +4,8 @@
  * loopback HTTP. Side effects are observed at the edges: GitHub API calls and registry hints.
  */
 import fc from "fast-check";
-import { request } from "node:http";
+import { createServer, request } from "node:http";
+import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startFerryServer, WeakWebhookSecretError } from "../../src/main.js";
 import { CanaryWatch } from "../setup/canary.js";
@@ -189,6 +190,35 @@ describe("rows 1–5, 11: forged, mis-signed and malformed webhooks (G1)", () =>
     // Any call made is listed in the failure message.
     expect(ferry.githubCalls.filter((call) => call !== "GET /app").slice(callsBefore)).toEqual([]);
     record("webhooks: ping/unknown events", { tried: 3, sideEffects: effectCalls() - callsBefore });
+  });
+});
+
+describe("row 10: Docker Hub callback_url", () => {
+  it("row 10: a Docker Hub payload with a valid URL token never makes Ferry fetch its callback_url", async () => {
+    const hits: string[] = [];
+    const listener = createServer((req, res) => {
+      hits.push(req.url ?? "");
+      res.end("{}");
+    });
+    await new Promise<void>((resolve) => listener.listen(0, "127.0.0.1", resolve));
+    try {
+      const callback = `http://127.0.0.1:${(listener.address() as AddressInfo).port}/callback`;
+      const payload = { ...JSON.parse(REGISTRY_PAYLOADS.dockerhub.toString("utf8")), callback_url: callback };
+      const response = await send(ferry.ferry.url, {
+        path: `/registry/dockerhub/${ferry.secrets.dockerhub}`,
+        headers: [["Content-Type", "application/json"]],
+        body: JSON.stringify(payload),
+      });
+      expect(response.status).toBe(202);
+      await settle();
+      expect(hits).toEqual([]);
+      record("webhooks: callback_url", { tried: 1, sideEffects: hits.length });
+    } finally {
+      await new Promise<void>((resolve) => listener.close(() => resolve()));
+      // The accepted payload legitimately hinted and called GitHub.
+      baselineCalls = effectCalls();
+      baselineHints = await ferry.hints();
+    }
   });
 });
 
