@@ -28,7 +28,14 @@ export interface FerryAppOptions {
   /** Observers (metrics, bench). */
   onPullRequest?: AppDeps["onPullRequest"];
   log?: AppLogger;
+  /** How long a `GET /status` answer is reused (default 10 s): each one walks every installation and repository. */
+  statusTtlMs?: number;
+  /** At most this many repositories are visited for one `/status` answer (default 200). */
+  statusMaxRepositories?: number;
 }
+
+const STATUS_TTL_MS = 10_000;
+const STATUS_MAX_REPOSITORIES = 200;
 
 export interface Ferry {
   /** The Probot application function. */
@@ -95,6 +102,8 @@ export function createFerry(options: FerryAppOptions = {}): Ferry {
   };
 
   const services: HandlerServices = { depsFor, installationRepos, queue };
+  const clock = (): number => (options.now ? options.now().getTime() : Date.now());
+  let statusAnswer: { at: number; value: Promise<Record<string, unknown>> } | undefined;
 
   const eachInstallation = async (probot: Probot, visit: (octokit: OctokitLike) => Promise<void>): Promise<void> => {
     const appOctokit = await probot.auth();
@@ -103,6 +112,29 @@ export function createFerry(options: FerryAppOptions = {}): Ferry {
       const octokit = (await probot.auth(installation.id)) as unknown as OctokitLike;
       await visit(octokit);
     }
+  };
+
+  /** Environments × images of every configured repository, visiting at most `statusMaxRepositories`. */
+  const collectAllStatus = async (probot: Probot): Promise<Record<string, unknown>> => {
+    const { loadRepoConfig } = await import("./app/load-repo-config.js");
+    const { collectStatus, loadState } = await import("./app/state.js");
+    const result: Record<string, unknown> = {};
+    let budget = options.statusMaxRepositories ?? STATUS_MAX_REPOSITORIES;
+    await eachInstallation(probot, async (octokit) => {
+      if (budget <= 0) return;
+      for (const { owner, repo } of await installationRepos(octokit)) {
+        if (budget-- <= 0) {
+          log.warn({ limit: options.statusMaxRepositories ?? STATUS_MAX_REPOSITORIES }, "status: repository limit reached; the rest is left out");
+          return;
+        }
+        const deps = depsFor(octokit, owner, repo);
+        const loaded = await loadRepoConfig(deps);
+        if (!loaded.ok) continue;
+        const { state } = await loadState(deps);
+        result[`${owner}/${repo}`] = await collectStatus(deps, loaded, state);
+      }
+    });
+    return result;
   };
 
   const app = (probot: Probot): void => {
@@ -148,20 +180,17 @@ export function createFerry(options: FerryAppOptions = {}): Ferry {
         syncInstallation({ octokit }, services, { reason: "registry", repositories });
       });
     },
-    async status(probot) {
-      const { loadRepoConfig } = await import("./app/load-repo-config.js");
-      const { collectStatus, loadState } = await import("./app/state.js");
-      const result: Record<string, unknown> = {};
-      await eachInstallation(probot, async (octokit) => {
-        for (const { owner, repo } of await installationRepos(octokit)) {
-          const deps = depsFor(octokit, owner, repo);
-          const loaded = await loadRepoConfig(deps);
-          if (!loaded.ok) continue;
-          const { state } = await loadState(deps);
-          result[`${owner}/${repo}`] = await collectStatus(deps, loaded, state);
-        }
+    status(probot) {
+      // A monitoring scrape or a dashboard refresh must not turn into one GitHub walk per request:
+      // concurrent and repeated requests within the TTL share one answer (a failure is not kept).
+      const at = clock();
+      if (statusAnswer && at - statusAnswer.at < (options.statusTtlMs ?? STATUS_TTL_MS)) return statusAnswer.value;
+      const value = collectAllStatus(probot);
+      statusAnswer = { at, value };
+      value.catch(() => {
+        if (statusAnswer?.value === value) statusAnswer = undefined;
       });
-      return result;
+      return value;
     },
   };
 }
