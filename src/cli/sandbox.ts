@@ -12,10 +12,14 @@ import {
   formatSummary,
   runSandboxStory,
   toJson,
+  type SandboxStory,
+  type SandboxStoryOptions,
 } from "../sandbox/story/index.js";
 import { EXIT, type CliIo } from "./io.js";
 
 export interface SandboxCliHooks {
+  /** The story to run (tests pass a canned one); default: the real one. */
+  runStory?: (options: SandboxStoryOptions) => Promise<SandboxStory>;
   /** Resolves when a `--keep` sandbox should shut down; default: the first SIGINT or SIGTERM. */
   untilStopped?: () => Promise<void>;
 }
@@ -33,7 +37,7 @@ export async function run(args: string[], io: CliIo, hooks: SandboxCliHooks = {}
   const json = values.json === true;
   const keep = values.keep === true;
   if (!json) io.stdout(`ferry sandbox: the release of shop 1.8.0 on embedded parts\n`);
-  const story = await runSandboxStory({
+  const story = await (hooks.runStory ?? runSandboxStory)({
     keep,
     onStep: (step, index) => {
       if (!json) io.stdout(formatStepLine(step, index));

@@ -1,0 +1,79 @@
+/**
+ * The whole sandbox story, once (it is the most expensive test in the suite): through the CLI's
+ * `main(["sandbox", "--json"])`, so one run checks the steps, the final state and the JSON shape.
+ */
+import { beforeAll, describe, expect, it } from "vitest";
+import { main } from "../../../src/cli.js";
+import type { CliIo } from "../../../src/cli/io.js";
+import type { SandboxJson } from "../../../src/sandbox/story/index.js";
+
+const STEPS = ["setup", "push", "staging-pr", "staging-rollout", "promote-command", "prod-pr", "self-heal", "rollback"];
+
+let exitCode: number;
+let stdout = "";
+let stderr = "";
+let listeningBefore = 0;
+
+function listeningServers(): number {
+  return process.getActiveResourcesInfo().filter((resource) => resource === "TCPServerWrap").length;
+}
+
+beforeAll(async () => {
+  listeningBefore = listeningServers();
+  const io: CliIo = {
+    stdout: (text) => void (stdout += text),
+    stderr: (text) => void (stderr += text),
+    readStdin: async () => "",
+    cwd: process.cwd(),
+    env: {},
+    now: () => new Date(),
+  };
+  exitCode = await main(["sandbox", "--json"], io);
+}, 120_000);
+
+describe("ferry sandbox --json (the release of shop 1.8.0, end to end)", () => {
+  it("exits 0 and prints nothing but one JSON document on stdout", () => {
+    // On failure, stderr names the failed step: show it.
+    expect({ exitCode, stderr: exitCode === 0 ? "" : stderr }).toEqual({ exitCode: 0, stderr: "" });
+    expect(() => JSON.parse(stdout)).not.toThrow();
+  });
+
+  it("reports every step of the story, in order, each ok with its latency and what it saw", () => {
+    const { steps } = JSON.parse(stdout) as SandboxJson;
+    expect(steps.map((step) => step.name)).toEqual(STEPS);
+    for (const step of steps) {
+      expect(step).toEqual({ name: step.name, ok: true, ms: expect.any(Number), detail: expect.any(String) });
+      expect(step.ms).toBeGreaterThanOrEqual(0);
+      expect(step.detail.length).toBeGreaterThan(0);
+    }
+  });
+
+  it("says what each step observed: the digest pushed is the one staging got and prod was offered", () => {
+    const { steps } = JSON.parse(stdout) as SandboxJson;
+    const detail = Object.fromEntries(steps.map((step) => [step.name, step.detail]));
+    const pushed = /pushed shop:1\.8\.0 \((sha256:[0-9a-f]{12})\)/.exec(detail.push!)?.[1];
+    expect(pushed).toBeDefined();
+    expect(detail["staging-pr"]).toContain(pushed);
+    expect(detail["staging-pr"]).toMatch(/auto-merge by ferry\[bot\]/);
+    expect(detail["prod-pr"]).toContain(`staging's ${pushed}`);
+    expect(detail["promote-command"]).toMatch(/eve refused 👎 .*mona accepted 🚀/);
+    expect(detail["self-heal"]).toMatch(/restored 3\/3 available/);
+    expect(detail.rollback).toMatch(/prod\/shop runs 1\.7\.3, 3\/3 available; held by mona \(rollback\)/);
+  });
+
+  it("ends with staging on 1.8.0 and prod back on 1.7.3 and held, both Synced and Healthy", () => {
+    const { environments, steps } = JSON.parse(stdout) as SandboxJson;
+    const pushed = /(sha256:[0-9a-f]{12})/.exec(steps.find((step) => step.name === "push")!.detail)![1]!;
+    expect(environments).toEqual([
+      { environment: "staging", version: "1.8.0", digest: expect.stringMatching(/^sha256:[0-9a-f]{64}$/), sync: "Synced", health: "Healthy", held: false },
+      { environment: "prod", version: "1.7.3", digest: expect.stringMatching(/^sha256:[0-9a-f]{64}$/), sync: "Synced", health: "Healthy", held: true },
+    ]);
+    expect(environments[0]!.digest.startsWith(pushed)).toBe(true);
+    expect(environments[1]!.digest).not.toBe(environments[0]!.digest);
+  });
+
+  it("prints no endpoints without --keep and leaves no server listening", () => {
+    expect((JSON.parse(stdout) as SandboxJson).endpoints).toBeUndefined();
+    expect(listeningServers()).toBe(listeningBefore);
+  });
+});
