@@ -123,32 +123,13 @@ export function registerAppRoutes(emu: GitHubEmulator): void {
   r.add("GET", "/users/:user", (ctx) => {
     const account = emu.findAccount(ctx.params.user!);
     if (!account) throw new ApiError(404, "Not Found");
-    return {
-      body: {
-        ...shape.simpleUser(c(), account.login),
-        name: account.name,
-        created_at: account.createdAt,
-        updated_at: account.createdAt,
-      },
-    };
+    return { body: shape.publicUser(c(), account.login) };
   });
 
   r.add("GET", "/user", (ctx) => {
-    if (ctx.actor.kind !== "user")
-      throw new ApiError(
-        ctx.actor.kind === "anonymous" ? 401 : 403,
-        ctx.actor.kind === "anonymous" ? "Requires authentication" : "Resource not accessible by integration",
-      );
-    const account = emu.account(ctx.actor.login);
-    return {
-      body: {
-        ...shape.simpleUser(c(), account.login),
-        name: account.name,
-        email: null,
-        created_at: account.createdAt,
-        updated_at: account.createdAt,
-      },
-    };
+    if (ctx.actor.kind === "anonymous") throw new ApiError(401, "Requires authentication");
+    if (ctx.actor.kind !== "user") throw new ApiError(403, "Resource not accessible by integration");
+    return { body: shape.publicUser(c(), ctx.actor.login, { private: true }) };
   });
 
   r.add("GET", "/rate_limit", (ctx) => {
@@ -224,14 +205,15 @@ export function registerAppRoutes(emu: GitHubEmulator): void {
   r.add("GET", "/orgs/:org/teams/:slug", (ctx) => {
     const team = emu.teams.get(`${ctx.params.org}/${ctx.params.slug}`.toLowerCase());
     if (!team || ctx.actor.kind === "anonymous") throw new ApiError(404, "Not Found");
+    const org = emu.account(team.org);
     return {
       body: {
         ...shape.team(c(), team),
         members_count: team.members.size,
-        repos_count: 0,
-        created_at: emu.now(),
-        updated_at: emu.now(),
-        organization: shape.organization(c(), team.org),
+        repos_count: team.repositories.size,
+        created_at: org.createdAt,
+        updated_at: org.createdAt,
+        organization: shape.teamOrganization(c(), team.org),
       },
     };
   });

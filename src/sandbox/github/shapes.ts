@@ -58,6 +58,57 @@ export function simpleUser(c: ShapeContext, login: string) {
   };
 }
 
+/** The public profile (`GET /users/{username}`); `private` adds what only the user sees (`GET /user`). */
+export function publicUser(c: ShapeContext, login: string, options: { private?: boolean } = {}) {
+  const a = c.account(login);
+  const profile: Record<string, unknown> = {
+    ...simpleUser(c, login),
+    name: a.name,
+    company: null,
+    blog: "",
+    location: null,
+    email: null,
+    hireable: null,
+    bio: null,
+    public_repos: 0,
+    public_gists: 0,
+    followers: 0,
+    following: 0,
+    created_at: a.createdAt,
+    updated_at: a.createdAt,
+  };
+  if (options.private) {
+    Object.assign(profile, {
+      collaborators: 0,
+      disk_usage: 0,
+      owned_private_repos: 0,
+      private_gists: 0,
+      total_private_repos: 0,
+      two_factor_authentication: true,
+    });
+  }
+  return profile;
+}
+
+/** The organization as a full team embeds it. */
+export function teamOrganization(c: ShapeContext, login: string) {
+  const a = c.account(login);
+  return {
+    ...organization(c, login),
+    html_url: `${c.web}/${a.login}`,
+    has_organization_projects: false,
+    has_repository_projects: false,
+    public_repos: 0,
+    public_gists: 0,
+    followers: 0,
+    following: 0,
+    type: "Organization",
+    created_at: a.createdAt,
+    updated_at: a.createdAt,
+    archived_at: null,
+  };
+}
+
 export function organization(c: ShapeContext, login: string) {
   const a = c.account(login);
   const url = `${c.api}/orgs/${a.login}`;
@@ -776,7 +827,7 @@ export function team(c: ShapeContext, t: Team) {
     permission: "pull",
     members_url: `${url}/members{/member}`,
     repositories_url: `${url}/repos`,
-    type: "team",
+    type: "organization",
     parent: null,
   };
 }

@@ -259,6 +259,44 @@ describe("the emulator's REST responses and webhook payloads match GitHub's publ
       branch: "ferry/staging",
     });
     await bot.rest.git.deleteRef({ owner, repo, ref: "heads/ferry/staging" });
+    await hubot.rest.users.getByUsername({ username: "mona" });
+    await hubot.rest.users.getAuthenticated();
+    await hubot.rest.rateLimit.get();
+    await ferry.app.rest.apps.getUserInstallation({ username: owner }).catch(() => undefined);
+    await bot.rest.teams.getByName({ org: owner, team_slug: "release" });
+    await bot.rest.pulls.checkIfMerged({ owner, repo, pull_number: pr.number });
+    await bot.rest.pulls.listRequestedReviewers({ owner, repo, pull_number: pr.number });
+    const { data: reviews } = await bot.rest.pulls.listReviews({ owner, repo, pull_number: pr.number });
+    await bot.rest.pulls.getReview({ owner, repo, pull_number: pr.number, review_id: reviews[0]!.id });
+    const { data: annotated } = await bot.rest.checks.create({
+      owner,
+      repo,
+      name: "ferry/annotated",
+      head_sha: merged.object.sha,
+      conclusion: "failure",
+      output: {
+        title: "bad",
+        summary: "bad",
+        annotations: [
+          { path: "README.md", start_line: 1, end_line: 1, annotation_level: "failure", message: "no" },
+        ],
+      },
+    });
+    await bot.rest.checks.listAnnotations({ owner, repo, check_run_id: annotated.id });
+    await bot.rest.checks.getSuite({ owner, repo, check_suite_id: annotated.check_suite!.id });
+    await bot.rest.issues.getLabel({ owner, repo, name: "ferry" });
+    await bot.rest.issues.setLabels({ owner, repo, issue_number: issue.number, labels: ["ferry"] });
+    await bot.rest.issues.listCommentsForRepo({ owner, repo });
+    await bot.rest.git.getRef({ owner, repo, ref: "tags/v1" }).catch(() => undefined);
+    const { data: readme2 } = await hubot.rest.repos.getContent({ owner, repo, path: "README.md" });
+    await hubot.rest.repos.deleteFile({
+      owner,
+      repo,
+      path: "README.md",
+      message: "bye",
+      sha: (readme2 as { sha: string }).sha,
+    });
+    await mona.rest.repos.deleteBranchProtection({ owner, repo, branch: "main" });
     emu.publishPackage(owner, repo, { name: "shop", tag: "1.8.0", digest: `sha256:${"a".repeat(64)}` });
     await emu.comment(owner, repo, pr.number, "/promote prod", { as: "eve" });
     await emu.idle();
@@ -274,7 +312,7 @@ describe("the emulator's REST responses and webhook payloads match GitHub's publ
     { timeout: 60_000 },
     () => {
       expect(failures).toEqual([]);
-      expect(new Set(checked.map((c) => c.operation)).size).toBeGreaterThan(60);
+      expect(new Set(checked.map((c) => c.operation)).size).toBeGreaterThan(75);
     },
   );
 
