@@ -52,6 +52,14 @@ export class Router {
     this.routes.push({ method, segments: pattern.split("/").filter(Boolean), handler });
   }
 
+  /** Every route as `METHOD /path/{}` with parameters blanked (for coverage checks). */
+  list(): string[] {
+    return this.routes.map(
+      (r) =>
+        `${r.method} /${r.segments.map((s) => (s.startsWith(":") || s.startsWith("*") ? "{}" : s)).join("/")}`,
+    );
+  }
+
   /** The matching route; `methodMismatch` when the path exists under another method. */
   match(
     method: string,

@@ -72,6 +72,12 @@ export interface ContractFailure {
 export interface CheckedResponse {
   operation: string;
   status: number;
+  /** `METHOD /path/{}` with parameters blanked, comparable with `Router.list()`. */
+  route: string;
+}
+
+function blankRoute(method: string, template: string): string {
+  return `${method.toUpperCase()} ${template.split("?")[0]!.replace(/\{\+?\w+\}/g, "{}")}`;
 }
 
 /**
@@ -140,9 +146,15 @@ export function recordContract(
   octokit.hook.after("request", (response, options) => {
     // GraphQL is not part of the REST description; graphql.test-style assertions cover it.
     if (options.url === "/graphql") return;
-    const result = validateRestResponse(options.method, options.url, response.status, response.data);
-    if (!result) return;
-    checked.push({ operation: result.operation, status: response.status });
+    const result = validateRestResponse(options.method, options.url, response.status, response.data) ?? {
+      operation: `${options.method} ${options.url} (documented without a body)`,
+      errors: [],
+    };
+    checked.push({
+      operation: result.operation,
+      status: response.status,
+      route: blankRoute(options.method, options.url),
+    });
     if (result.errors.length)
       failures.push({ operation: result.operation, status: response.status, errors: result.errors });
   });
@@ -151,7 +163,11 @@ export function recordContract(
     if (e.status && e.response && options.url !== "/graphql") {
       const result = validateRestResponse(options.method, options.url, e.status, e.response.data);
       if (result) {
-        checked.push({ operation: result.operation, status: e.status });
+        checked.push({
+          operation: result.operation,
+          status: e.status,
+          route: blankRoute(options.method, options.url),
+        });
         if (result.errors.length)
           failures.push({ operation: result.operation, status: e.status, errors: result.errors });
       }
