@@ -47,7 +47,9 @@ export async function run(args: string[], io: CliIo, hooks: SandboxCliHooks = {}
   try {
     const failed = failedStep(story.steps);
     if (json) {
-      io.stdout(`${JSON.stringify(toJson(story.steps, story.environments, keep ? story.endpoints : undefined), null, 2)}\n`);
+      io.stdout(
+        `${JSON.stringify(toJson(story.steps, story.environments, keep ? story.endpoints : undefined), null, 2)}\n`,
+      );
     } else {
       io.stdout(`\n${formatSummary(story.environments)}`);
       if (keep) io.stdout(`\n${formatEndpoints(story.endpoints)}\nthe sandbox stays up; Ctrl-C to stop\n`);

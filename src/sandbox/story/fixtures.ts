@@ -117,7 +117,8 @@ image:
 /** Every file of the config repo's first commit. */
 export function configRepoFiles(registryHost: string): Record<string, string> {
   const files: Record<string, string> = {
-    "README.md": "# shop-config\n\nWhat runs where. Ferry opens the PRs; the reconcilers apply `overlays/<env>`.\n",
+    "README.md":
+      "# shop-config\n\nWhat runs where. Ferry opens the PRs; the reconcilers apply `overlays/<env>`.\n",
     ".github/ferry.yml": ferryConfig(registryHost),
     "base/kustomization.yaml": BASE_KUSTOMIZATION,
     "base/deployment.yaml": baseDeployment(registryHost),
@@ -139,6 +140,6 @@ export function environmentFiles(environment: EnvironmentName): string[] {
 export function appRepoFiles(): Record<string, string> {
   return {
     "README.md": "# shop\n\nThe storefront. CI builds and pushes the image on every tag.\n",
-    "VERSION": `${FIRST_VERSION}\n`,
+    VERSION: `${FIRST_VERSION}\n`,
   };
 }

@@ -25,7 +25,10 @@ export interface PullSeen {
 }
 
 /** Ferry's pull requests for an environment (branch `ferry/<env>`), newest first. */
-export async function environmentPulls(world: SandboxWorld, environment: EnvironmentName): Promise<PullSeen[]> {
+export async function environmentPulls(
+  world: SandboxWorld,
+  environment: EnvironmentName,
+): Promise<PullSeen[]> {
   const pulls = await world.emu.listPulls(OWNER, CONFIG_REPO, { head: `ferry/${environment}` });
   return pulls
     .map((pull) => {
@@ -64,22 +67,38 @@ export function pullProbe(
     const pulls = (await environmentPulls(world, environment)).filter((pull) => pull.number > after);
     const found = pulls.find(accept);
     if (found) return done(found);
-    return notYet(pulls[0] ? `#${pulls[0].number} ${pulls[0].title} (${pulls[0].merged ? "merged" : pulls[0].state})` : `no ferry/${environment} PR`);
+    return notYet(
+      pulls[0]
+        ? `#${pulls[0].number} ${pulls[0].title} (${pulls[0].merged ? "merged" : pulls[0].state})`
+        : `no ferry/${environment} PR`,
+    );
   };
 }
 
 /** The required check concluded successfully on `sha`. */
 export function checkPassedProbe(world: SandboxWorld, sha: string): Probe<string> {
   return async () => {
-    const { data } = await world.as.mona.rest.checks.listForRef({ ...repo, ref: sha, check_name: REQUIRED_CHECK });
+    const { data } = await world.as.mona.rest.checks.listForRef({
+      ...repo,
+      ref: sha,
+      check_name: REQUIRED_CHECK,
+    });
     const run = data.check_runs[0];
     if (run?.status === "completed" && run.conclusion === "success") return done(run.name);
-    return notYet(run ? `${run.name} ${run.status}${run.conclusion ? ` ${run.conclusion}` : ""}` : `no ${REQUIRED_CHECK} check yet`);
+    return notYet(
+      run
+        ? `${run.name} ${run.status}${run.conclusion ? ` ${run.conclusion}` : ""}`
+        : `no ${REQUIRED_CHECK} check yet`,
+    );
   };
 }
 
 /** The files' text at `sha`, read from the emulator's git (empty when a file is missing). */
-export async function filesAt(world: SandboxWorld, sha: string, paths: string[]): Promise<Record<string, string>> {
+export async function filesAt(
+  world: SandboxWorld,
+  sha: string,
+  paths: string[],
+): Promise<Record<string, string>> {
   const files: Record<string, string> = {};
   for (const path of paths) files[path] = (await world.emu.readFile(OWNER, CONFIG_REPO, sha, path)) ?? "";
   return files;
@@ -112,7 +131,12 @@ function deploymentOf(world: SandboxWorld, environment: EnvironmentName): Rollou
     | {
         metadata: { generation?: number };
         spec: { replicas?: number; template: { spec: { containers: { image: string }[] } } };
-        status?: { observedGeneration?: number; availableReplicas?: number; updatedReplicas?: number; replicas?: number };
+        status?: {
+          observedGeneration?: number;
+          availableReplicas?: number;
+          updatedReplicas?: number;
+          replicas?: number;
+        };
       }
     | undefined;
   if (!object) return undefined;
@@ -137,7 +161,11 @@ function deploymentOf(world: SandboxWorld, environment: EnvironmentName): Rollou
 }
 
 /** The environment's Deployment runs `tag` with every wanted replica available and the rollout finished. */
-export function rolloutProbe(world: SandboxWorld, environment: EnvironmentName, tag: string): Probe<RolloutSeen> {
+export function rolloutProbe(
+  world: SandboxWorld,
+  environment: EnvironmentName,
+  tag: string,
+): Probe<RolloutSeen> {
   const wanted = ENVIRONMENTS.find((env) => env.name === environment)!.replicas;
   return async () => {
     const seen = deploymentOf(world, environment);
@@ -153,10 +181,15 @@ export function currentRollout(world: SandboxWorld, environment: EnvironmentName
 }
 
 /** The reconciler applied `revision` and reports it Synced and Healthy. */
-export function reconciledProbe(world: SandboxWorld, environment: EnvironmentName, revision: string): Probe<string> {
+export function reconciledProbe(
+  world: SandboxWorld,
+  environment: EnvironmentName,
+  revision: string,
+): Probe<string> {
   return async () => {
     const status = world.reconcilers[environment].status();
-    if (status.lastApplied === revision && status.sync === "Synced" && status.health === "Healthy") return done(revision);
+    if (status.lastApplied === revision && status.sync === "Synced" && status.health === "Healthy")
+      return done(revision);
     return notYet(
       `reconciler at ${status.lastApplied?.slice(0, 7) ?? "nothing"}, ${status.sync}/${status.health}${status.errors[0] ? `: ${status.errors[0]}` : ""}`,
     );
@@ -164,15 +197,29 @@ export function reconciledProbe(world: SandboxWorld, environment: EnvironmentNam
 }
 
 /** The newest status of the environment's GitHub Deployment on `sha` is `success`. */
-export function deploymentSuccessProbe(world: SandboxWorld, environment: EnvironmentName, sha: string): Probe<string> {
+export function deploymentSuccessProbe(
+  world: SandboxWorld,
+  environment: EnvironmentName,
+  sha: string,
+): Probe<string> {
   return async () => {
-    const { data: deployments } = await world.as.mona.rest.repos.listDeployments({ ...repo, sha, environment });
+    const { data: deployments } = await world.as.mona.rest.repos.listDeployments({
+      ...repo,
+      sha,
+      environment,
+    });
     const deployment = deployments[0];
     if (!deployment) return notYet(`no ${environment} Deployment on ${sha.slice(0, 7)}`);
-    const { data: statuses } = await world.as.mona.rest.repos.listDeploymentStatuses({ ...repo, deployment_id: deployment.id, per_page: 1 });
+    const { data: statuses } = await world.as.mona.rest.repos.listDeploymentStatuses({
+      ...repo,
+      deployment_id: deployment.id,
+      per_page: 1,
+    });
     const latest = statuses[0];
     if (latest?.state === "success") return done(latest.description ?? "success");
-    return notYet(latest ? `Deployment status ${latest.state}: ${latest.description ?? ""}` : "Deployment without status");
+    return notYet(
+      latest ? `Deployment status ${latest.state}: ${latest.description ?? ""}` : "Deployment without status",
+    );
   };
 }
 
@@ -190,11 +237,15 @@ export function commentOutcomeProbe(
   return async () => {
     const comments = world.emu.listComments(OWNER, CONFIG_REPO, issue);
     const comment = comments.find((c) => c.id === commentId);
-    const reactions = comment?.reactions.filter((r) => r.startsWith(`${world.botLogin}:`)).map((r) => r.split(":")[1]) ?? [];
-    if (!reactions.includes(reaction)) return notYet(reactions.length > 0 ? `reactions: ${reactions.join(", ")}` : "no reaction yet");
+    const reactions =
+      comment?.reactions.filter((r) => r.startsWith(`${world.botLogin}:`)).map((r) => r.split(":")[1]) ?? [];
+    if (!reactions.includes(reaction))
+      return notYet(reactions.length > 0 ? `reactions: ${reactions.join(", ")}` : "no reaction yet");
     if (replyPrefix === undefined) return done({ reply: undefined });
     // Ferry reacts first and replies after: both are part of the outcome.
-    const reply = comments.find((c) => c.id > commentId && c.user === world.botLogin && c.body.startsWith(replyPrefix))?.body;
+    const reply = comments.find(
+      (c) => c.id > commentId && c.user === world.botLogin && c.body.startsWith(replyPrefix),
+    )?.body;
     return reply === undefined ? notYet(`reacted ${reactions.join(", ")}, no reply yet`) : done({ reply });
   };
 }
@@ -207,7 +258,11 @@ export async function holds(world: SandboxWorld): Promise<Record<string, Hold>> 
 }
 
 /** The digest a tag of the embedded registry points at (what `docker pull` would get). */
-export async function registryDigest(world: SandboxWorld, repository: string, tag: string): Promise<string | undefined> {
+export async function registryDigest(
+  world: SandboxWorld,
+  repository: string,
+  tag: string,
+): Promise<string | undefined> {
   const response = await fetch(`${world.registry.url}/v2/${repository}/manifests/${tag}`, {
     method: "HEAD",
     headers: {

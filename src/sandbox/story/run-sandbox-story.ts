@@ -29,7 +29,13 @@ import {
   type PullSeen,
 } from "./observe.js";
 import { startSandboxWorld, type SandboxWorld } from "./sandbox-world.js";
-import { shortDigest, shortSha, type EnvironmentSummary, type SandboxEndpoints, type StepResult } from "./timeline.js";
+import {
+  shortDigest,
+  shortSha,
+  type EnvironmentSummary,
+  type SandboxEndpoints,
+  type StepResult,
+} from "./timeline.js";
 import { done, notYet, waitUntil } from "./wait-until.js";
 
 export interface SandboxStoryOptions {
@@ -70,9 +76,17 @@ export async function runSandboxStory(options: SandboxStoryOptions = {}): Promis
   const setupStarted = performance.now();
   let world: SandboxWorld;
   try {
-    world = await startSandboxWorld({ ...(options.log ? { log: options.log } : {}), ...(options.keep ? { scanIntervalMs: 60_000 } : {}) });
+    world = await startSandboxWorld({
+      ...(options.log ? { log: options.log } : {}),
+      ...(options.keep ? { scanIntervalMs: 60_000 } : {}),
+    });
   } catch (error) {
-    record({ name: "setup", ok: false, ms: Math.round(performance.now() - setupStarted), detail: `could not start the sandbox: ${(error as Error).message}` });
+    record({
+      name: "setup",
+      ok: false,
+      ms: Math.round(performance.now() - setupStarted),
+      detail: `could not start the sandbox: ${(error as Error).message}`,
+    });
     return { steps, environments: [], endpoints: emptyEndpoints(), ok: false, close: async () => undefined };
   }
 
@@ -93,7 +107,12 @@ export async function runSandboxStory(options: SandboxStoryOptions = {}): Promis
       const detail = await run();
       record({ name, ok: true, ms: Math.round(performance.now() - started), detail });
     } catch (error) {
-      record({ name, ok: false, ms: Math.round(performance.now() - started), detail: (error as Error).message });
+      record({
+        name,
+        ok: false,
+        ms: Math.round(performance.now() - started),
+        detail: (error as Error).message,
+      });
       break;
     }
   }
@@ -111,8 +130,9 @@ export async function runSandboxStory(options: SandboxStoryOptions = {}): Promis
 async function setup(world: SandboxWorld, started: number): Promise<string> {
   const head = (await world.emu.branchSha(OWNER, CONFIG_REPO, "main"))!;
   for (const { name } of ENVIRONMENTS) {
-    await waitUntil(`${name} to run shop ${FIRST_VERSION}`, rolloutProbe(world, name, FIRST_VERSION));
+    // The reconciler first: while it fails (no kubectl for kustomize, say) its error is what to show.
     await waitUntil(`the ${name} reconciler to apply ${shortSha(head)}`, reconciledProbe(world, name, head));
+    await waitUntil(`${name} to run shop ${FIRST_VERSION}`, rolloutProbe(world, name, FIRST_VERSION));
   }
   return `GitHub emulator, registry with shop:${FIRST_VERSION}, cluster, Ferry and 2 reconcilers up; staging and prod run ${FIRST_VERSION} (${Math.round(performance.now() - started)} ms)`;
 }
@@ -132,51 +152,105 @@ async function push(world: SandboxWorld, state: StoryState): Promise<string> {
 /** 2. The staging PR opens with both files bumped, its required check passes, native auto-merge merges it. */
 async function stagingPullRequest(world: SandboxWorld, state: StoryState): Promise<string> {
   const title = `Promote shop ${NEW_VERSION} to staging`;
-  const opened = await waitUntil(`the PR "${title}"`, pullProbe(world, "staging", (pull) => pull.title === title));
+  const opened = await waitUntil(
+    `the PR "${title}"`,
+    pullProbe(world, "staging", (pull) => pull.title === title),
+  );
   await expectFilesBumped(world, opened, "staging", { from: FIRST_VERSION, to: NEW_VERSION });
   await waitUntil(`the required check on #${opened.number}`, checkPassedProbe(world, opened.headSha));
-  const merged = await waitUntil(`#${opened.number} to merge`, pullProbe(world, "staging", (pull) => pull.number === opened.number && pull.merged));
+  const merged = await waitUntil(
+    `#${opened.number} to merge`,
+    pullProbe(world, "staging", (pull) => pull.number === opened.number && pull.merged),
+  );
   const enabledBy = autoMergeEnabledBy(world, merged.number);
   if (!enabledBy) throw new Error(`#${merged.number} merged without native auto-merge`);
   const digest = merged.plan?.changes.find((change) => change.image === "shop")?.to.digest;
-  if (digest !== state.digest) throw new Error(`#${merged.number} carries ${shortDigest(digest)}, not the pushed ${shortDigest(state.digest)}`);
+  if (digest !== state.digest)
+    throw new Error(
+      `#${merged.number} carries ${shortDigest(digest)}, not the pushed ${shortDigest(state.digest)}`,
+    );
   return `#${merged.number} "${title}" (${environmentFiles("staging").length} files, ${shortDigest(digest)}), check passed, auto-merge by ${enabledBy} merged ${shortSha(merged.mergeCommitSha ?? undefined)}`;
 }
 
 /** 3. The staging reconciler applies the merge commit, the rollout goes Healthy, GitHub shows the Deployment succeeded. */
 async function stagingRollout(world: SandboxWorld): Promise<string> {
   const head = (await world.emu.branchSha(OWNER, CONFIG_REPO, "main"))!;
-  const rollout = await waitUntil(`staging to run shop ${NEW_VERSION}`, rolloutProbe(world, "staging", NEW_VERSION));
-  await waitUntil(`the staging reconciler to apply ${shortSha(head)}`, reconciledProbe(world, "staging", head));
-  await waitUntil(`a successful staging Deployment status on ${shortSha(head)}`, deploymentSuccessProbe(world, "staging", head));
+  const rollout = await waitUntil(
+    `staging to run shop ${NEW_VERSION}`,
+    rolloutProbe(world, "staging", NEW_VERSION),
+  );
+  await waitUntil(
+    `the staging reconciler to apply ${shortSha(head)}`,
+    reconciledProbe(world, "staging", head),
+  );
+  await waitUntil(
+    `a successful staging Deployment status on ${shortSha(head)}`,
+    deploymentSuccessProbe(world, "staging", head),
+  );
   return `applied ${shortSha(head)}: staging/shop runs ${NEW_VERSION}, ${rollout.available}/${rollout.replicas} available, Synced/Healthy; Deployment status success on ${shortSha(head)}`;
 }
 
 /** 4. /promote prod: refused for eve (no access), accepted for mona (maintainer). */
 async function promoteCommand(world: SandboxWorld, state: StoryState): Promise<string> {
-  const { data: issue } = await world.as.mona.rest.issues.create({ ...repo, title: `Release shop ${NEW_VERSION}`, body: "Tracking the release." });
+  const { data: issue } = await world.as.mona.rest.issues.create({
+    ...repo,
+    title: `Release shop ${NEW_VERSION}`,
+    body: "Tracking the release.",
+  });
   state.issue = issue.number;
-  const { data: fromEve } = await world.as.eve.rest.issues.createComment({ ...repo, issue_number: issue.number, body: "/promote prod" });
-  const refused = await waitUntil("Ferry to refuse eve's /promote prod and say why", commentOutcomeProbe(world, issue.number, fromEve.id, "-1", "@eve "));
-  const { data: fromMona } = await world.as.mona.rest.issues.createComment({ ...repo, issue_number: issue.number, body: "/promote prod" });
-  await waitUntil("Ferry to accept mona's /promote prod", commentOutcomeProbe(world, issue.number, fromMona.id, "rocket"));
+  const { data: fromEve } = await world.as.eve.rest.issues.createComment({
+    ...repo,
+    issue_number: issue.number,
+    body: "/promote prod",
+  });
+  const refused = await waitUntil(
+    "Ferry to refuse eve's /promote prod and say why",
+    commentOutcomeProbe(world, issue.number, fromEve.id, "-1", "@eve "),
+  );
+  const { data: fromMona } = await world.as.mona.rest.issues.createComment({
+    ...repo,
+    issue_number: issue.number,
+    body: "/promote prod",
+  });
+  await waitUntil(
+    "Ferry to accept mona's /promote prod",
+    commentOutcomeProbe(world, issue.number, fromMona.id, "rocket"),
+  );
   return `on #${issue.number}: eve refused 👎 ("${firstSentence((refused.reply ?? "").replace(/^@eve\s*/, ""))}"), mona accepted 🚀`;
 }
 
 /** 5. The prod PR carries staging's exact digest; mona approves and merges it; prod rolls out. */
 async function prodPullRequest(world: SandboxWorld, state: StoryState): Promise<string> {
   const title = `Promote shop ${NEW_VERSION} to prod`;
-  const pull = await waitUntil(`the PR "${title}"`, pullProbe(world, "prod", (p) => p.title === title && p.state === "open"));
+  const pull = await waitUntil(
+    `the PR "${title}"`,
+    pullProbe(world, "prod", (p) => p.title === title && p.state === "open"),
+  );
   const change = pull.plan?.changes.find((c) => c.image === "shop");
   if (!change || change.to.digest !== state.digest) {
-    throw new Error(`#${pull.number} carries ${shortDigest(change?.to.digest)}, not staging's ${shortDigest(state.digest)}`);
+    throw new Error(
+      `#${pull.number} carries ${shortDigest(change?.to.digest)}, not staging's ${shortDigest(state.digest)}`,
+    );
   }
-  await expectFilesBumped(world, pull, "prod", { from: FIRST_VERSION, to: NEW_VERSION, digest: change.to.digest });
+  await expectFilesBumped(world, pull, "prod", {
+    from: FIRST_VERSION,
+    to: NEW_VERSION,
+    digest: change.to.digest,
+  });
   const mergeSha = await approveAndMerge(world, pull);
   state.lastProdPull = pull.number;
-  const rollout = await waitUntil(`prod to run shop ${NEW_VERSION}`, rolloutProbe(world, "prod", NEW_VERSION));
-  await waitUntil(`the prod reconciler to apply ${shortSha(mergeSha)}`, reconciledProbe(world, "prod", mergeSha));
-  await waitUntil(`a successful prod Deployment status on ${shortSha(mergeSha)}`, deploymentSuccessProbe(world, "prod", mergeSha));
+  const rollout = await waitUntil(
+    `prod to run shop ${NEW_VERSION}`,
+    rolloutProbe(world, "prod", NEW_VERSION),
+  );
+  await waitUntil(
+    `the prod reconciler to apply ${shortSha(mergeSha)}`,
+    reconciledProbe(world, "prod", mergeSha),
+  );
+  await waitUntil(
+    `a successful prod Deployment status on ${shortSha(mergeSha)}`,
+    deploymentSuccessProbe(world, "prod", mergeSha),
+  );
   return `#${pull.number} carries staging's ${shortDigest(change.to.digest)}; mona approved and merged ${shortSha(mergeSha)}; prod/shop runs ${NEW_VERSION}, ${rollout.available}/${rollout.replicas} available`;
 }
 
@@ -186,11 +260,17 @@ async function selfHeal(world: SandboxWorld): Promise<string> {
   const manual = 1;
   world.cluster.scale("Deployment", "prod", "shop", manual);
   const drifted = currentRollout(world, "prod");
-  if (drifted?.replicas !== manual) throw new Error(`the manual scale did not take (replicas ${drifted?.replicas})`);
-  const healed = await waitUntil(`prod/shop back to ${wanted} replicas`, rolloutProbe(world, "prod", NEW_VERSION));
+  if (drifted?.replicas !== manual)
+    throw new Error(`the manual scale did not take (replicas ${drifted?.replicas})`);
+  const healed = await waitUntil(
+    `prod/shop back to ${wanted} replicas`,
+    rolloutProbe(world, "prod", NEW_VERSION),
+  );
   await waitUntil("the prod reconciler to report Synced/Healthy", async () => {
     const status = world.reconcilers.prod.status();
-    return status.sync === "Synced" && status.health === "Healthy" ? done(status) : notYet(`${status.sync}/${status.health}`);
+    return status.sync === "Synced" && status.health === "Healthy"
+      ? done(status)
+      : notYet(`${status.sync}/${status.health}`);
   });
   return `scaled prod/shop ${wanted} → ${manual} by hand; self-heal restored ${healed.available}/${healed.replicas} available`;
 }
@@ -198,19 +278,41 @@ async function selfHeal(world: SandboxWorld): Promise<string> {
 /** 7. /rollback prod: the revert PR is approved and merged, prod runs 1.7.3 again and is held. */
 async function rollbackProd(world: SandboxWorld, state: StoryState): Promise<string> {
   const issue = state.issue!;
-  const { data: command } = await world.as.mona.rest.issues.createComment({ ...repo, issue_number: issue, body: "/rollback prod" });
-  await waitUntil("Ferry to accept mona's /rollback prod", commentOutcomeProbe(world, issue, command.id, "rocket"));
+  const { data: command } = await world.as.mona.rest.issues.createComment({
+    ...repo,
+    issue_number: issue,
+    body: "/rollback prod",
+  });
+  await waitUntil(
+    "Ferry to accept mona's /rollback prod",
+    commentOutcomeProbe(world, issue, command.id, "rocket"),
+  );
   const pull = await waitUntil(
     `the rollback PR for prod`,
-    pullProbe(world, "prod", (p) => p.state === "open" && p.plan?.kind === "rollback", state.lastProdPull ?? 0),
+    pullProbe(
+      world,
+      "prod",
+      (p) => p.state === "open" && p.plan?.kind === "rollback",
+      state.lastProdPull ?? 0,
+    ),
   );
   const change = pull.plan?.changes.find((c) => c.image === "shop");
-  if (!change || change.to.tag !== FIRST_VERSION) throw new Error(`#${pull.number} rolls back to ${change?.to.tag}, not ${FIRST_VERSION}`);
+  if (!change || change.to.tag !== FIRST_VERSION)
+    throw new Error(`#${pull.number} rolls back to ${change?.to.tag}, not ${FIRST_VERSION}`);
   await expectFilesBumped(world, pull, "prod", { from: NEW_VERSION, to: FIRST_VERSION });
   const mergeSha = await approveAndMerge(world, pull);
-  const rollout = await waitUntil(`prod to run shop ${FIRST_VERSION}`, rolloutProbe(world, "prod", FIRST_VERSION));
-  await waitUntil(`the prod reconciler to apply ${shortSha(mergeSha)}`, reconciledProbe(world, "prod", mergeSha));
-  await waitUntil(`a successful prod Deployment status on ${shortSha(mergeSha)}`, deploymentSuccessProbe(world, "prod", mergeSha));
+  const rollout = await waitUntil(
+    `prod to run shop ${FIRST_VERSION}`,
+    rolloutProbe(world, "prod", FIRST_VERSION),
+  );
+  await waitUntil(
+    `the prod reconciler to apply ${shortSha(mergeSha)}`,
+    reconciledProbe(world, "prod", mergeSha),
+  );
+  await waitUntil(
+    `a successful prod Deployment status on ${shortSha(mergeSha)}`,
+    deploymentSuccessProbe(world, "prod", mergeSha),
+  );
   const hold = await waitUntil("a hold on prod", async () => {
     const held = (await holds(world)).prod;
     return held ? done(held) : notYet("prod not held");
@@ -233,17 +335,30 @@ async function expectFilesBumped(
   const stale = Object.entries(files)
     .filter(([, text]) => !text.includes(change.to) || text.includes(change.from))
     .map(([path]) => path);
-  if (stale.length > 0) throw new Error(`#${pull.number} does not move ${stale.join(", ")} from ${change.from} to ${change.to}`);
+  if (stale.length > 0)
+    throw new Error(`#${pull.number} does not move ${stale.join(", ")} from ${change.from} to ${change.to}`);
   if (change.digest && !Object.values(files).some((text) => text.includes(change.digest!))) {
-    throw new Error(`#${pull.number} does not pin ${shortDigest(change.digest)} in ${Object.keys(files).join(", ")}`);
+    throw new Error(
+      `#${pull.number} does not pin ${shortDigest(change.digest)} in ${Object.keys(files).join(", ")}`,
+    );
   }
 }
 
 /** mona waits for the required check, approves, and merges with the head she approved. */
 async function approveAndMerge(world: SandboxWorld, pull: PullSeen): Promise<string> {
   await waitUntil(`the required check on #${pull.number}`, checkPassedProbe(world, pull.headSha));
-  await world.as.mona.rest.pulls.createReview({ ...repo, pull_number: pull.number, event: "APPROVE", commit_id: pull.headSha });
-  const { data } = await world.as.mona.rest.pulls.merge({ ...repo, pull_number: pull.number, sha: pull.headSha, merge_method: "squash" });
+  await world.as.mona.rest.pulls.createReview({
+    ...repo,
+    pull_number: pull.number,
+    event: "APPROVE",
+    commit_id: pull.headSha,
+  });
+  const { data } = await world.as.mona.rest.pulls.merge({
+    ...repo,
+    pull_number: pull.number,
+    sha: pull.headSha,
+    merge_method: "squash",
+  });
   if (!data.merged) throw new Error(`#${pull.number} did not merge: ${data.message}`);
   return data.sha;
 }
@@ -263,7 +378,8 @@ async function summarize(world: SandboxWorld): Promise<EnvironmentSummary[]> {
   for (const { name } of ENVIRONMENTS) {
     const rollout = currentRollout(world, name);
     const status = world.reconcilers[name].status();
-    const digest = rollout?.digest ?? (rollout?.tag ? await registryDigest(world, IMAGE_PATH, rollout.tag) : undefined);
+    const digest =
+      rollout?.digest ?? (rollout?.tag ? await registryDigest(world, IMAGE_PATH, rollout.tag) : undefined);
     summaries.push({
       environment: name,
       version: rollout?.tag ?? "-",
@@ -293,4 +409,3 @@ function endpointsOf(world: SandboxWorld): SandboxEndpoints {
 function emptyEndpoints(): SandboxEndpoints {
   return { github: "", repositories: {}, registry: "", cluster: "", status: "", tokens: {} };
 }
-

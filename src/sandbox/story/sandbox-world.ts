@@ -100,7 +100,10 @@ export async function startSandboxWorld(options: SandboxWorldOptions = {}): Prom
     // CI takes a moment, so Ferry finds the check pending and turns on native auto-merge.
     emu.setCi(OWNER, CONFIG_REPO, { context: REQUIRED_CHECK, conclusion: "success", delayMs: 1500 });
 
-    const release = async (version: string, message = `Release ${version}`): Promise<{ digest: string; revision: string }> => {
+    const release = async (
+      version: string,
+      message = `Release ${version}`,
+    ): Promise<{ digest: string; revision: string }> => {
       const revision =
         version === FIRST_VERSION
           ? appRepo.headSha
@@ -108,7 +111,10 @@ export async function startSandboxWorld(options: SandboxWorldOptions = {}): Prom
       await emu.completeWorkflowRun(OWNER, APP_REPO, revision, "success", { name: "CI" });
       const { digest } = await pushImage(registry.url, IMAGE_PATH, version, {
         content: version,
-        labels: { "org.opencontainers.image.revision": revision, "org.opencontainers.image.version": version },
+        labels: {
+          "org.opencontainers.image.revision": revision,
+          "org.opencontainers.image.version": version,
+        },
       });
       return { digest, revision };
     };
@@ -138,7 +144,8 @@ export async function startSandboxWorld(options: SandboxWorldOptions = {}): Prom
       rolloutStepMs: 40,
     });
     closers.push(() => cluster.close());
-    for (const { namespace } of ENVIRONMENTS) cluster.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } });
+    for (const { namespace } of ENVIRONMENTS)
+      cluster.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } });
 
     const logSink = options.log ?? (() => undefined);
     const ferry = await startFerryServer({
@@ -205,7 +212,11 @@ export async function startSandboxWorld(options: SandboxWorldOptions = {}): Prom
       ferry,
       reconcilers,
       users,
-      as: { mona: octokit(users.mona.token), hubot: octokit(users.hubot.token), eve: octokit(users.eve.token) },
+      as: {
+        mona: octokit(users.mona.token),
+        hubot: octokit(users.hubot.token),
+        eve: octokit(users.eve.token),
+      },
       botLogin: app.botLogin,
       release: (version) => release(version),
       close: closeAll,

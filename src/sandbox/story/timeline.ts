@@ -63,22 +63,36 @@ export function formatStepLine(step: StepResult, index: number, nameWidth = 16):
 
 export function formatSummary(environments: EnvironmentSummary[]): string {
   const header = ["environment", "version", "digest", "sync", "health", "held"];
-  const rows = environments.map((env) => [env.environment, env.version, shortDigest(env.digest), env.sync, env.health, env.held ? "yes" : "no"]);
-  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)));
-  const line = (cells: string[]) => `${cells.map((cell, column) => cell.padEnd(widths[column]!)).join("  ").trimEnd()}\n`;
+  const rows = environments.map((env) => [
+    env.environment,
+    env.version,
+    shortDigest(env.digest),
+    env.sync,
+    env.health,
+    env.held ? "yes" : "no",
+  ]);
+  const widths = header.map((title, column) =>
+    Math.max(title.length, ...rows.map((row) => row[column]!.length)),
+  );
+  const line = (cells: string[]) =>
+    `${cells
+      .map((cell, column) => cell.padEnd(widths[column]!))
+      .join("  ")
+      .trimEnd()}\n`;
   return line(header) + line(widths.map((width) => "-".repeat(width))) + rows.map(line).join("");
 }
 
 export function formatEndpoints(endpoints: SandboxEndpoints): string {
-  const lines = [
-    `GitHub API     ${endpoints.github}`,
-    ...Object.entries(endpoints.repositories).map(([name, url]) => `  ${name.padEnd(13)}${url}`),
-    `registry       ${endpoints.registry}`,
-    `cluster        ${endpoints.cluster}`,
-    `Ferry /status  ${endpoints.status}`,
-    ...Object.entries(endpoints.tokens).map(([user, token]) => `token ${user.padEnd(8)} ${token}`),
+  const rows: [string, string][] = [
+    ["GitHub API", endpoints.github],
+    ...Object.entries(endpoints.repositories).map(([name, url]): [string, string] => [`  ${name}`, url]),
+    ["registry", endpoints.registry],
+    ["cluster", endpoints.cluster],
+    ["Ferry /status", endpoints.status],
+    ...Object.entries(endpoints.tokens).map(([user, token]): [string, string] => [`token ${user}`, token]),
   ];
-  return `${lines.join("\n")}\n`;
+  const width = Math.max(...rows.map(([label]) => label.length));
+  return rows.map(([label, value]) => `${label.padEnd(width)}  ${value}\n`).join("");
 }
 
 /** The failed step, or undefined when every step passed. */
@@ -86,6 +100,10 @@ export function failedStep(steps: StepResult[]): StepResult | undefined {
   return steps.find((step) => !step.ok);
 }
 
-export function toJson(steps: StepResult[], environments: EnvironmentSummary[], endpoints?: SandboxEndpoints): SandboxJson {
+export function toJson(
+  steps: StepResult[],
+  environments: EnvironmentSummary[],
+  endpoints?: SandboxEndpoints,
+): SandboxJson {
   return { steps, environments, ...(endpoints ? { endpoints } : {}) };
 }

@@ -9,7 +9,9 @@ export class StoryTimeout extends Error {
     readonly lastSeen: string | undefined,
     readonly timeoutMs: number,
   ) {
-    super(`timed out after ${timeoutMs} ms waiting for ${waitingFor}${lastSeen ? ` (last seen: ${lastSeen})` : ""}`);
+    super(
+      `timed out after ${timeoutMs} ms waiting for ${waitingFor}${lastSeen ? ` (last seen: ${lastSeen})` : ""}`,
+    );
   }
 }
 
@@ -23,7 +25,11 @@ export interface WaitOptions {
 
 export const DEFAULT_WAIT_MS = 15_000;
 
-export async function waitUntil<T>(waitingFor: string, probe: Probe<T>, options: WaitOptions = {}): Promise<T> {
+export async function waitUntil<T>(
+  waitingFor: string,
+  probe: Probe<T>,
+  options: WaitOptions = {},
+): Promise<T> {
   const timeoutMs = options.timeoutMs ?? DEFAULT_WAIT_MS;
   const intervalMs = options.intervalMs ?? 50;
   const deadline = performance.now() + timeoutMs;
@@ -43,4 +49,5 @@ export async function waitUntil<T>(waitingFor: string, probe: Probe<T>, options:
 }
 
 export const done = <T>(value: T): { done: true; value: T } => ({ done: true, value });
-export const notYet = (seen?: string): { done: false; seen?: string } => (seen === undefined ? { done: false } : { done: false, seen });
+export const notYet = (seen?: string): { done: false; seen?: string } =>
+  seen === undefined ? { done: false } : { done: false, seen };

@@ -1,5 +1,8 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { startClusterSimulator, type ClusterSimulator } from "../../../src/sandbox/cluster/cluster-simulator.js";
+import {
+  startClusterSimulator,
+  type ClusterSimulator,
+} from "../../../src/sandbox/cluster/cluster-simulator.js";
 
 let sim: ClusterSimulator | undefined;
 afterEach(async () => {
@@ -14,7 +17,10 @@ const deployment = (replicas: number) => ({
   spec: {
     replicas,
     selector: { matchLabels: { app: "shop" } },
-    template: { metadata: { labels: { app: "shop" } }, spec: { containers: [{ name: "shop", image: "example/shop:1" }] } },
+    template: {
+      metadata: { labels: { app: "shop" } },
+      spec: { containers: [{ name: "shop", image: "example/shop:1" }] },
+    },
   },
 });
 

@@ -3,7 +3,12 @@ import { describe, expect, it } from "vitest";
 import { main } from "../../../src/cli.js";
 import type { CliIo } from "../../../src/cli/io.js";
 import { run } from "../../../src/cli/sandbox.js";
-import type { SandboxJson, SandboxStory, SandboxStoryOptions, StepResult } from "../../../src/sandbox/story/index.js";
+import type {
+  SandboxJson,
+  SandboxStory,
+  SandboxStoryOptions,
+  StepResult,
+} from "../../../src/sandbox/story/index.js";
 
 function capture(): { io: CliIo; out: () => string; err: () => string } {
   let out = "";
@@ -39,7 +44,16 @@ function cannedStory(steps: StepResult[]) {
     steps.forEach((step, index) => options.onStep?.(step, index));
     return {
       steps,
-      environments: [{ environment: "staging", version: "1.8.0", digest: `sha256:${"1".repeat(64)}`, sync: "Synced", health: "Healthy", held: false }],
+      environments: [
+        {
+          environment: "staging",
+          version: "1.8.0",
+          digest: `sha256:${"1".repeat(64)}`,
+          sync: "Synced",
+          health: "Healthy",
+          held: false,
+        },
+      ],
       endpoints: ENDPOINTS,
       ok: steps.every((step) => step.ok),
       close: async () => void calls.closed++,
@@ -58,7 +72,9 @@ describe("ferry sandbox", () => {
     const { io, out } = capture();
     const { runStory, calls } = cannedStory(passing);
     expect(await run([], io, { runStory })).toBe(0);
-    expect(out()).toMatch(/✓ +0\. push +12 ms {2}pushed shop:1\.8\.0\n✓ +1\. staging-pr +34 ms {2}#1 merged\n/);
+    expect(out()).toMatch(
+      /✓ +0\. push +12 ms {2}pushed shop:1\.8\.0\n✓ +1\. staging-pr +34 ms {2}#1 merged\n/,
+    );
     expect(out()).toMatch(/environment +version +digest +sync +health +held\n/);
     expect(out()).not.toContain("token-of-mona");
     expect(calls.options?.keep).toBe(false);
@@ -67,7 +83,10 @@ describe("ferry sandbox", () => {
 
   it("exits 1 and names the step that failed", async () => {
     const { io, err } = capture();
-    const { runStory, calls } = cannedStory([passing[0]!, { name: "staging-pr", ok: false, ms: 15_000, detail: "timed out waiting for the PR" }]);
+    const { runStory, calls } = cannedStory([
+      passing[0]!,
+      { name: "staging-pr", ok: false, ms: 15_000, detail: "timed out waiting for the PR" },
+    ]);
     expect(await run([], io, { runStory })).toBe(1);
     expect(err()).toContain('step "staging-pr" failed: timed out waiting for the PR');
     expect(calls.closed).toBe(1);
@@ -81,7 +100,10 @@ describe("ferry sandbox", () => {
     expect(document.endpoints).toBeUndefined();
 
     const kept = capture();
-    await run(["--json", "--keep"], kept.io, { ...cannedStory(passing), untilStopped: async () => undefined });
+    await run(["--json", "--keep"], kept.io, {
+      ...cannedStory(passing),
+      untilStopped: async () => undefined,
+    });
     expect((JSON.parse(kept.out()) as SandboxJson).endpoints).toEqual(ENDPOINTS);
   });
 
@@ -93,7 +115,15 @@ describe("ferry sandbox", () => {
     const exit = run(["--keep"], io, { runStory, untilStopped: () => stopped });
     await new Promise((resolve) => setImmediate(resolve));
     expect(calls.options?.keep).toBe(true);
-    for (const value of ["http://127.0.0.1:1001", "127.0.0.1:1002", "http://127.0.0.1:1003", "http://127.0.0.1:1004/status", "token-of-mona", "token-of-hubot", "token-of-eve"]) {
+    for (const value of [
+      "http://127.0.0.1:1001",
+      "127.0.0.1:1002",
+      "http://127.0.0.1:1003",
+      "http://127.0.0.1:1004/status",
+      "token-of-mona",
+      "token-of-hubot",
+      "token-of-eve",
+    ]) {
       expect(out()).toContain(value);
     }
     expect(calls.closed).toBe(0);

@@ -7,7 +7,16 @@ import { main } from "../../../src/cli.js";
 import type { CliIo } from "../../../src/cli/io.js";
 import type { SandboxJson } from "../../../src/sandbox/story/index.js";
 
-const STEPS = ["setup", "push", "staging-pr", "staging-rollout", "promote-command", "prod-pr", "self-heal", "rollback"];
+const STEPS = [
+  "setup",
+  "push",
+  "staging-pr",
+  "staging-rollout",
+  "promote-command",
+  "prod-pr",
+  "self-heal",
+  "rollback",
+];
 
 let exitCode: number;
 let stdout = "";
@@ -65,8 +74,22 @@ describe("ferry sandbox --json (the release of shop 1.8.0, end to end)", () => {
     const { environments, steps } = JSON.parse(stdout) as SandboxJson;
     const pushed = /(sha256:[0-9a-f]{12})/.exec(steps.find((step) => step.name === "push")!.detail)![1]!;
     expect(environments).toEqual([
-      { environment: "staging", version: "1.8.0", digest: expect.stringMatching(/^sha256:[0-9a-f]{64}$/), sync: "Synced", health: "Healthy", held: false },
-      { environment: "prod", version: "1.7.3", digest: expect.stringMatching(/^sha256:[0-9a-f]{64}$/), sync: "Synced", health: "Healthy", held: true },
+      {
+        environment: "staging",
+        version: "1.8.0",
+        digest: expect.stringMatching(/^sha256:[0-9a-f]{64}$/),
+        sync: "Synced",
+        health: "Healthy",
+        held: false,
+      },
+      {
+        environment: "prod",
+        version: "1.7.3",
+        digest: expect.stringMatching(/^sha256:[0-9a-f]{64}$/),
+        sync: "Synced",
+        health: "Healthy",
+        held: true,
+      },
     ]);
     expect(environments[0]!.digest.startsWith(pushed)).toBe(true);
     expect(environments[1]!.digest).not.toBe(environments[0]!.digest);

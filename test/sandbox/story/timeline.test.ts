@@ -12,15 +12,31 @@ import {
 
 const DIGEST = `sha256:${"ab12".repeat(16)}`;
 const environments: EnvironmentSummary[] = [
-  { environment: "staging", version: "1.8.0", digest: DIGEST, sync: "Synced", health: "Healthy", held: false },
-  { environment: "prod", version: "1.7.3", digest: `sha256:${"cd34".repeat(16)}`, sync: "OutOfSync", health: "Progressing", held: true },
+  {
+    environment: "staging",
+    version: "1.8.0",
+    digest: DIGEST,
+    sync: "Synced",
+    health: "Healthy",
+    held: false,
+  },
+  {
+    environment: "prod",
+    version: "1.7.3",
+    digest: `sha256:${"cd34".repeat(16)}`,
+    sync: "OutOfSync",
+    health: "Progressing",
+    held: true,
+  },
 ];
 
 describe("the sandbox timeline", () => {
   it("prints one line per step with its mark, number, name, latency and detail", () => {
     const line = formatStepLine({ name: "staging-pr", ok: true, ms: 1748.4, detail: "#1 merged" }, 2);
     expect(line).toMatch(/^✓ +2\. staging-pr +1748 ms {2}#1 merged\n$/);
-    expect(formatStepLine({ name: "rollback", ok: false, ms: 15_040, detail: "timed out" }, 7)).toMatch(/^✗ +7\. rollback +15\.0 s {2}timed out\n$/);
+    expect(formatStepLine({ name: "rollback", ok: false, ms: 15_040, detail: "timed out" }, 7)).toMatch(
+      /^✗ +7\. rollback +15\.0 s {2}timed out\n$/,
+    );
   });
 
   it("prints the summary as aligned columns with short digests and the hold", () => {
@@ -46,7 +62,17 @@ describe("the sandbox timeline", () => {
       status: "http://127.0.0.1:4/status",
       tokens: { mona: "t-mona", eve: "t-eve" },
     });
-    for (const expected of ["http://127.0.0.1:1", "/repos/acme/shop-config", "127.0.0.1:2", "http://127.0.0.1:3", "http://127.0.0.1:4/status", "mona", "t-mona", "eve", "t-eve"]) {
+    for (const expected of [
+      "http://127.0.0.1:1",
+      "/repos/acme/shop-config",
+      "127.0.0.1:2",
+      "http://127.0.0.1:3",
+      "http://127.0.0.1:4/status",
+      "mona",
+      "t-mona",
+      "eve",
+      "t-eve",
+    ]) {
       expect(text).toContain(expected);
     }
   });
@@ -62,10 +88,17 @@ describe("the sandbox timeline", () => {
 
   it("shapes the JSON as steps and environments, with endpoints only when given", () => {
     expect(Object.keys(toJson([], environments))).toEqual(["steps", "environments"]);
-    expect(Object.keys(toJson([], environments, { github: "", repositories: {}, registry: "", cluster: "", status: "", tokens: {} }))).toEqual([
-      "steps",
-      "environments",
-      "endpoints",
-    ]);
+    expect(
+      Object.keys(
+        toJson([], environments, {
+          github: "",
+          repositories: {},
+          registry: "",
+          cluster: "",
+          status: "",
+          tokens: {},
+        }),
+      ),
+    ).toEqual(["steps", "environments", "endpoints"]);
   });
 });

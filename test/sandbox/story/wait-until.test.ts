@@ -4,7 +4,11 @@ import { done, notYet, StoryTimeout, waitUntil } from "../../../src/sandbox/stor
 describe("waitUntil", () => {
   it("returns the probe's value once the effect is there", async () => {
     let calls = 0;
-    const value = await waitUntil("the third call", async () => (++calls === 3 ? done(calls) : notYet(`call ${calls}`)), { intervalMs: 1 });
+    const value = await waitUntil(
+      "the third call",
+      async () => (++calls === 3 ? done(calls) : notYet(`call ${calls}`)),
+      { intervalMs: 1 },
+    );
     expect(value).toBe(3);
   });
 
@@ -22,8 +26,13 @@ describe("waitUntil", () => {
   });
 
   it("gives up at the deadline naming what it waited for and what it saw last", async () => {
-    const wait = waitUntil("prod to run 1.8.0", async () => notYet("1.7.3, 3/3 available"), { timeoutMs: 20, intervalMs: 5 });
+    const wait = waitUntil("prod to run 1.8.0", async () => notYet("1.7.3, 3/3 available"), {
+      timeoutMs: 20,
+      intervalMs: 5,
+    });
     await expect(wait).rejects.toBeInstanceOf(StoryTimeout);
-    await expect(wait).rejects.toThrow(/waiting for prod to run 1\.8\.0 \(last seen: 1\.7\.3, 3\/3 available\)/);
+    await expect(wait).rejects.toThrow(
+      /waiting for prod to run 1\.8\.0 \(last seen: 1\.7\.3, 3\/3 available\)/,
+    );
   });
 });
