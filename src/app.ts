@@ -91,11 +91,14 @@ export function createFerry(options: FerryAppOptions = {}): Ferry {
     ...(options.onPullRequest ? { onPullRequest: options.onPullRequest } : {}),
   });
 
-  const installationRepos = async (octokit: OctokitLike): Promise<{ owner: string; repo: string }[]> => {
-    const repos: { owner: string; repo: string }[] = [];
+  const installationRepos = async (octokit: OctokitLike): Promise<{ owner: string; repo: string; defaultBranch?: string }[]> => {
+    const repos: { owner: string; repo: string; defaultBranch?: string }[] = [];
     for (let page = 1; page <= 10; page++) {
       const { data } = await octokit.rest.apps.listReposAccessibleToInstallation({ per_page: 100, page });
-      for (const repository of data.repositories) if (!repository.archived) repos.push({ owner: repository.owner.login, repo: repository.name });
+      for (const repository of data.repositories) {
+        // The listing names each default branch: one request less per repository and scan.
+        if (!repository.archived) repos.push({ owner: repository.owner.login, repo: repository.name, ...(repository.default_branch ? { defaultBranch: repository.default_branch } : {}) });
+      }
       if (data.repositories.length < 100) break;
     }
     return repos;
@@ -122,13 +125,13 @@ export function createFerry(options: FerryAppOptions = {}): Ferry {
     let budget = options.statusMaxRepositories ?? STATUS_MAX_REPOSITORIES;
     await eachInstallation(probot, async (octokit) => {
       if (budget <= 0) return;
-      for (const { owner, repo } of await installationRepos(octokit)) {
+      for (const { owner, repo, defaultBranch } of await installationRepos(octokit)) {
         if (budget-- <= 0) {
           log.warn({ limit: options.statusMaxRepositories ?? STATUS_MAX_REPOSITORIES }, "status: repository limit reached; the rest is left out");
           return;
         }
         const deps = depsFor(octokit, owner, repo);
-        const loaded = await loadRepoConfig(deps);
+        const loaded = await loadRepoConfig(deps, defaultBranch);
         if (!loaded.ok) continue;
         const { state } = await loadState(deps);
         result[`${owner}/${repo}`] = await collectStatus(deps, loaded, state);

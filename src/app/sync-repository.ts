@@ -5,6 +5,7 @@ import { isNewer } from "../core/policy/select-tag.js";
 import { registryOf, type AppDeps, type LoadedConfig } from "./app-deps.js";
 import { loadRepoConfig } from "./load-repo-config.js";
 import type { EnvironmentPlan } from "./plan-environment.js";
+import type { PullRequestInfo } from "./github-port.js";
 import type { ImageDescription } from "./ports.js";
 import { repoFileSource } from "./repo-files.js";
 import { isHeld, loadState, writeDashboard } from "./state.js";
@@ -38,8 +39,10 @@ export async function syncRepository(deps: AppDeps, trigger: SyncTrigger): Promi
     (name) => !trigger.sources || trigger.sources.some((source) => source.toLowerCase() === config.images[name]!.source?.toLowerCase()),
   );
   if (images.length === 0) return { environments: {} };
-  const { state } = await loadState(deps);
+  const { state, dashboard } = await loadState(deps);
   const result: SyncResult = { environments: {} };
+  // Open PRs this sync has just seen, so the dashboard does not look them up again.
+  const pulls: Record<string, PullRequestInfo | undefined> = {};
   for (const environment of environmentOrder(config)) {
     const environmentConfig = config.environments[environment]!;
     if (environmentConfig.update !== "auto") continue;
@@ -62,6 +65,9 @@ export async function syncRepository(deps: AppDeps, trigger: SyncTrigger): Promi
             : { floor: state.floors[environment] ?? {}, eligible: ciGate(deps, config) },
         );
         const upsert = await upsertPromotionPr(deps, { loaded, plan, kind: "bump", rows: await bodyRows(deps, config, environment, plan) });
+        // Only answers that leave the PR as it was read: a PR just opened may already be merged.
+        if (upsert.action === "unchanged" || upsert.action === "none") pulls[environment] = upsert.pull;
+        if (upsert.action === "closed") pulls[environment] = undefined;
         return upsert.action;
       });
     } catch (error) {
@@ -71,7 +77,7 @@ export async function syncRepository(deps: AppDeps, trigger: SyncTrigger): Promi
     }
   }
   // The periodic scan also keeps the pinned dashboard current (merges and commands refresh it too).
-  if (trigger.reason === "scan") await writeDashboard(deps, loaded, state);
+  if (trigger.reason === "scan") await writeDashboard(deps, loaded, state, { dashboard: dashboard ?? null, pulls });
   deps.log.info({ reason: trigger.reason, environments: result.environments }, "sync done");
   return result;
 }

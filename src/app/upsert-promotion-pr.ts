@@ -23,7 +23,8 @@ export interface UpsertInput {
 export type UpsertResult =
   | { action: "opened" | "updated" | "unchanged"; pull: PullRequestInfo }
   | { action: "closed"; pull: PullRequestInfo }
-  | { action: "none" };
+  /** Nothing to write; `pull` is the open PR of the environment, if any (a person's promotion, say). */
+  | { action: "none"; pull?: PullRequestInfo };
 
 /** How many times a read-modify-write of the branch is redone after losing a race (RELIABILITY.md row 22). */
 const MAX_REF_ATTEMPTS = 5;
@@ -73,7 +74,7 @@ export async function upsertPromotionPr(deps: AppDeps, input: UpsertInput): Prom
       deps.log.info({ environment, pull: existing.number }, "pull request closed: nothing to change");
       return { action: "closed", pull: existing };
     }
-    return { action: "none" };
+    return existing ? { action: "none", pull: existing } : { action: "none" };
   }
 
   // A bump must not replace a PR a person asked for (a rollback or a promotion) with a newer tag.

@@ -125,6 +125,22 @@ describe("Ferry end to end (Probot + GitHub emulator + embedded registry)", { ti
       world = await startWorld({ ci: false });
     });
 
+    it("creates the Ferry dashboard on the first scan and pins it with GraphQL pinIssue; a second scan leaves it untouched", async () => {
+      await world.server.scanNow();
+      await world.settle();
+      const { data: issues } = await world.as.mona.rest.issues.listForRepo({ owner: "acme", repo: "config", state: "all" });
+      const dashboards = issues.filter((issue) => issue.title === "Ferry dashboard");
+      expect(dashboards).toHaveLength(1);
+      expect(world.emu.findRepo("acme", "config")!.pinnedIssues).toEqual([dashboards[0]!.number]);
+      expect(world.emu.deliveries().some((delivery) => delivery.event === "issues" && delivery.action === "pinned")).toBe(true);
+
+      const mark = world.emu.requests().length;
+      await world.server.scanNow();
+      await world.settle();
+      const writes = world.appRequests(mark).filter((request) => request.method !== "GET" && !request.path.includes("/access_tokens"));
+      expect(writes).toEqual([]);
+    });
+
     it("updates the same PR when 1.8.1 arrives before 1.8.0 merged", async () => {
       await world.push("1.8.0");
       await world.push("1.8.1");

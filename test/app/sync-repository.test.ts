@@ -5,7 +5,7 @@ import { mergeWhenReady } from "../../src/app/merge-when-ready.js";
 import { recordMerge } from "../../src/app/record-merge.js";
 import { loadRepoConfig } from "../../src/app/load-repo-config.js";
 import { updateState } from "../../src/app/state.js";
-import { configRepo, FakeGitHub, FakeRegistry, fakeDeps } from "./fakes.js";
+import { configRepo, FakeGitHub, FakeRegistry, fakeDeps, kustomization } from "./fakes.js";
 
 function setup(files = configRepo()) {
   const github = new FakeGitHub(files);
@@ -164,6 +164,32 @@ describe("syncRepository: new image → PR per environment", () => {
     const dashboard = github.issues.find((issue) => issue.title === "Ferry dashboard")!;
     expect(dashboard.body).toContain("| staging | shop | `1.7.0` |");
     expect(dashboard.body).toContain("env_staging --> env_prod");
+  });
+
+  it("rewrites the dashboard on a scan only when its content changes, never for its time alone", async () => {
+    const { github, deps } = setup();
+    await syncRepository(deps, { reason: "scan" });
+    const writes = () => github.calls.filter((call) => call === "createIssue" || call === "updateIssue").length;
+    const first = writes();
+    const later = { ...deps, now: () => new Date("2026-01-01T06:00:00Z") };
+    await syncRepository(later, { reason: "scan" });
+    expect(writes()).toBe(first);
+    github.push("main", { "overlays/prod/kustomization.yaml": kustomization("1.7.1") });
+    await syncRepository(later, { reason: "scan" });
+    expect(writes()).toBe(first + 1);
+    expect(github.issues.find((issue) => issue.title === "Ferry dashboard")!.body).toContain("| prod | shop | `1.7.1` |");
+  });
+
+  it("reads the dashboard issue and each open PR once per scan", async () => {
+    const { github, registry, deps } = setup();
+    registry.push("ghcr.io/acme/shop", "1.8.0");
+    await syncRepository(deps, { reason: "scan" });
+    const mark = github.calls.length;
+    await syncRepository(deps, { reason: "scan" });
+    const calls = github.calls.slice(mark);
+    expect(calls.filter((call) => call === "findIssue")).toHaveLength(1);
+    // staging's PR was seen by the sync; prod (manual) is looked up for the table.
+    expect(calls.filter((call) => call === "findOpenPull")).toHaveLength(2);
   });
 
   it("makes no changes and opens one issue while the config is broken", async () => {

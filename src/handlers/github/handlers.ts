@@ -178,8 +178,9 @@ export async function onInstallation(event: HandlerEvent<{ installation?: { id: 
 /** Queues a sync of every repository of the event's installation (each without a config is skipped cheaply). */
 export function syncInstallation(event: { octokit: HandlerEvent<unknown>["octokit"] }, services: HandlerServices, trigger: SyncTrigger): void {
   services.queue.enqueue(`installation-sync:${JSON.stringify(trigger)}`, async () => {
-    for (const { owner, repo } of await services.installationRepos(event.octokit)) {
-      services.queue.enqueue(`sync:${owner}/${repo}:${JSON.stringify(trigger)}`, () => syncRepository(services.depsFor(event.octokit, owner, repo), trigger));
+    for (const { owner, repo, defaultBranch } of await services.installationRepos(event.octokit)) {
+      const repoTrigger: SyncTrigger = { ...trigger, ...(defaultBranch && !trigger.baseBranch ? { baseBranch: defaultBranch } : {}) };
+      services.queue.enqueue(`sync:${owner}/${repo}:${JSON.stringify(trigger)}`, () => syncRepository(services.depsFor(event.octokit, owner, repo), repoTrigger));
     }
   });
 }

@@ -7,7 +7,7 @@ export interface HandlerServices {
   /** Use-case dependencies for one repository, over an installation-authenticated Octokit. */
   depsFor(octokit: OctokitLike, owner: string, repo: string): AppDeps;
   /** Repositories of the installation the event came from (to find config repos). */
-  installationRepos(octokit: OctokitLike): Promise<{ owner: string; repo: string }[]>;
+  installationRepos(octokit: OctokitLike): Promise<{ owner: string; repo: string; defaultBranch?: string }[]>;
   queue: WorkQueue;
 }
 
