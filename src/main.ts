@@ -3,6 +3,7 @@
  * `/healthz`, `/metrics` (Prometheus) and `/status`, and runs the periodic registry scan with
  * jitter. The only place (with `src/cli.ts`) that reads `process.env`.
  */
+import { createHmac, timingSafeEqual } from "node:crypto";
 import { readFileSync, realpathSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -126,6 +127,13 @@ export async function startFerryServer(options: FerryServerOptions): Promise<Fer
         res.end("payload too large\n");
         return;
       }
+      // RELIABILITY.md rows 1-3 and 5: refuse before Probot parses anything. JSON only (415), and
+      // the signature checked here over the raw bytes so that a bad one is a 401, never a 400/500.
+      const contentType = String(req.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase();
+      if (contentType !== "application/json") return send(res, 415, "text/plain", "content type must be application/json\n");
+      if (!validGitHubSignature(options.webhookSecret, body, req.headers["x-hub-signature-256"])) {
+        return send(res, 401, "text/plain", "invalid or missing X-Hub-Signature-256\n");
+      }
       (req as IncomingMessage & { body?: string }).body = body.toString("utf8");
     }
     const handled = await webhooks(req, res);
@@ -205,6 +213,14 @@ function readCappedBody(req: IncomingMessage, max: number): Promise<Buffer | und
     req.on("end", () => resolve(Buffer.concat(chunks)));
     req.on("error", reject);
   });
+}
+
+/** `sha256=<64 lowercase hex>` HMAC of the raw body, compared in constant time. */
+export function validGitHubSignature(secret: string, body: Buffer, header: string | string[] | undefined): boolean {
+  if (typeof header !== "string" || !/^sha256=[0-9a-f]{64}$/.test(header) || secret.length === 0) return false;
+  const expected = Buffer.from(`sha256=${createHmac("sha256", secret).update(body).digest("hex")}`);
+  const given = Buffer.from(header);
+  return given.length === expected.length && timingSafeEqual(given, expected);
 }
 
 function send(res: ServerResponse, status: number, type: string, body: string): void {
