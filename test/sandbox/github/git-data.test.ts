@@ -250,4 +250,34 @@ describe("Git Data API through the real @octokit/rest", () => {
     });
     expect(created.object.sha).toBe(main);
   });
+
+  it("lets exactly one of many concurrent fast-forward updates from the same tip win; the others get 422", async () => {
+    const octokit = world.as("hubot");
+    const owner = "acme";
+    const repo = "config";
+    const tip = (await world.emu.branchSha(owner, repo, "main"))!;
+    const { data: tipCommit } = await octokit.rest.git.getCommit({ owner, repo, commit_sha: tip });
+    const candidates = await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        octokit.rest.git.createCommit({
+          owner,
+          repo,
+          message: `writer ${i}`,
+          tree: tipCommit.tree.sha,
+          parents: [tip],
+        }),
+      ),
+    );
+    const outcomes = await Promise.allSettled(
+      candidates.map(({ data }) =>
+        octokit.rest.git.updateRef({ owner, repo, ref: "heads/main", sha: data.sha }),
+      ),
+    );
+    const winners = outcomes.filter((o) => o.status === "fulfilled");
+    const losers = outcomes.filter((o): o is PromiseRejectedResult => o.status === "rejected");
+    expect(winners).toHaveLength(1);
+    expect(losers.map((o) => (o.reason as { status: number }).status)).toEqual(Array(11).fill(422));
+    const final = await world.emu.branchSha(owner, repo, "main");
+    expect(candidates.map(({ data }) => data.sha)).toContain(final);
+  });
 });
