@@ -105,7 +105,7 @@ interface Admitted {
 }
 
 export function selectTag(candidates: TagCandidate[], options: SelectOptions): Selection {
-  const { policy, current, currentDigest, now } = options;
+  const { policy, current, now } = options;
   const order = tagOrderOf(policy);
   if (policy.strategy === "digest") return selectDigest(candidates, order, options);
 

@@ -7,10 +7,6 @@ const NOW = new Date("2024-06-01T12:00:00Z");
 const DIGEST_A = `sha256:${"a".repeat(64)}`;
 const DIGEST_B = `sha256:${"b".repeat(64)}`;
 
-function tags(...names: string[]): TagCandidate[] {
-  return names.map((tag) => ({ tag }));
-}
-
 function choose(policy: PolicyInput, candidates: TagCandidate[] | string[], current?: string, currentDigest?: string) {
   const list = candidates.map((entry) => (typeof entry === "string" ? { tag: entry } : entry));
   const options: Parameters<typeof selectTag>[1] = { policy: parsePolicy(policy), now: NOW };
