@@ -21,7 +21,8 @@ export interface World {
   as: Record<"mona" | "hubot" | "eve", Octokit>;
   settle(): Promise<void>;
   close(): Promise<void>;
-  push(tag: string): Promise<string>;
+  /** Pushes shop:<tag> to the registry (with OCI labels, e.g. the revision it was built from) and settles. */
+  push(tag: string, labels?: Record<string, string>): Promise<string>;
   /** An open issue to comment on (commands on the merged staging PR are refused, RELIABILITY.md row 12). */
   openIssue(): Promise<number>;
   pulls(state?: "open" | "closed" | "all"): Promise<{ number: number; title: string; head: { ref: string; sha: string }; body: string | null; merged_at: string | null; state: string }[]>;
@@ -31,10 +32,10 @@ export interface World {
   onlyEvents(events: string[] | undefined): void;
 }
 
-function config(registryHost: string): string {
+function config(registryHost: string, source: boolean): string {
   return `images:
   shop:
-    repository: ${registryHost}/acme/shop
+    repository: ${registryHost}/acme/shop${source ? "\n    source: acme/shop" : ""}
     policy: { range: "^1.0.0" }
 environments:
   staging:
@@ -61,7 +62,12 @@ images:
 `;
 }
 
-export async function startWorld(options: { ci: boolean; server?: Partial<FerryServerOptions> }): Promise<World> {
+export async function startWorld(options: {
+  ci: boolean;
+  /** The image names its source repo acme/shop (created here): CI gating applies. */
+  source?: boolean;
+  server?: Partial<FerryServerOptions>;
+}): Promise<World> {
   const emu = await startGitHubEmulator();
   const registry = await startEmbeddedRegistry();
   const users = { mona: emu.createUser("mona"), hubot: emu.createUser("hubot"), eve: emu.createUser("eve") };
@@ -69,7 +75,7 @@ export async function startWorld(options: { ci: boolean; server?: Partial<FerryS
   await pushImage(registry.url, "acme/shop", "1.7.0", { content: "1.7.0" });
   await emu.createRepo("acme", "config", {
     files: {
-      ".github/ferry.yml": config(registry.host),
+      ".github/ferry.yml": config(registry.host, options.source ?? false),
       "overlays/staging/kustomization.yaml": overlay(registry.host, "1.7.0"),
       "overlays/staging/deployment.yaml": "kind: Deployment\n",
       "overlays/prod/kustomization.yaml": overlay(registry.host, "1.7.0"),
@@ -79,10 +85,12 @@ export async function startWorld(options: { ci: boolean; server?: Partial<FerryS
     allowAutoMerge: true,
   });
   emu.protectBranch("acme", "config", "main", { requiredChecks: ["ci"] });
+  if (options.source) await emu.createRepo("acme", "shop", { files: { "main.go": "package main\n" }, collaborators: { mona: "maintain" } });
   if (options.ci) emu.setCi("acme", "config", { context: "ci", conclusion: "success" });
   const app = emu.createApp({
     slug: "ferry",
-    permissions: { contents: "write", pull_requests: "write", issues: "write", checks: "write", statuses: "read", deployments: "read", members: "read", metadata: "read" },
+    // As app.yml asks (actions: read brings workflow_run events from source repos).
+    permissions: { contents: "write", pull_requests: "write", issues: "write", checks: "write", statuses: "read", actions: "read", deployments: "read", members: "read", metadata: "read" },
     webhookSecret: SECRET,
   });
   emu.installApp(app.id, "acme");
@@ -125,8 +133,8 @@ export async function startWorld(options: { ci: boolean; server?: Partial<FerryS
       await registry.close();
       await emu.close();
     },
-    async push(tag) {
-      const { digest } = await pushImage(registry.url, "acme/shop", tag, { content: tag });
+    async push(tag, labels) {
+      const { digest } = await pushImage(registry.url, "acme/shop", tag, { content: tag, ...(labels ? { labels } : {}) });
       await settle();
       return digest;
     },

@@ -120,6 +120,24 @@ describe("Ferry end to end (Probot + GitHub emulator + embedded registry)", { ti
     expect((await world.pulls()).filter((pull) => pull.head.ref === "ferry/prod")).toHaveLength(0);
   });
 
+  it("CI gating: a tag whose source revision has no successful CI is not proposed until the source repo's workflow run succeeds", async () => {
+    world = await startWorld({ ci: false, source: true });
+    const revision = (await world.emu.branchSha("acme", "shop", "main"))!;
+    await world.push("1.8.0", { "org.opencontainers.image.revision": revision });
+    expect(await world.pulls()).toEqual([]);
+
+    // A failed run changes nothing; its successful re-run (workflow_run + check_suite) makes 1.8.0 eligible.
+    await world.emu.completeWorkflowRun("acme", "shop", revision, "failure");
+    await world.settle();
+    expect(await world.pulls()).toEqual([]);
+    await world.emu.completeWorkflowRun("acme", "shop", revision, "success");
+    await world.settle();
+    const pulls = await world.pulls();
+    expect(pulls.map((pull) => pull.title)).toEqual(["Promote shop 1.8.0 to staging"]);
+    expect(parseBody(pulls[0]!.body)?.changes[0]?.revision).toBe(revision);
+    expect(pulls[0]!.body).toContain(`/acme/shop/commit/${revision}`);
+  });
+
   describe("with CI that never reports", () => {
     beforeEach(async () => {
       world = await startWorld({ ci: false });

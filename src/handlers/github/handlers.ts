@@ -177,10 +177,13 @@ export async function onInstallation(event: HandlerEvent<{ installation?: { id: 
 
 /** Queues a sync of every repository of the event's installation (each without a config is skipped cheaply). */
 export function syncInstallation(event: { octokit: HandlerEvent<unknown>["octokit"] }, services: HandlerServices, trigger: SyncTrigger): void {
-  services.queue.enqueue(`installation-sync:${JSON.stringify(trigger)}`, async () => {
+  // Keyed by what is synced, not why: one build reports as workflow_run and check_suite, and the
+  // two coalesce into one sync. The scan keeps its own key (it also refreshes the dashboard).
+  const what = trigger.reason === "scan" ? "scan" : JSON.stringify({ repositories: trigger.repositories, sources: trigger.sources, baseBranch: trigger.baseBranch });
+  services.queue.enqueue(`installation-sync:${what}`, async () => {
     for (const { owner, repo, defaultBranch } of await services.installationRepos(event.octokit)) {
       const repoTrigger: SyncTrigger = { ...trigger, ...(defaultBranch && !trigger.baseBranch ? { baseBranch: defaultBranch } : {}) };
-      services.queue.enqueue(`sync:${owner}/${repo}:${JSON.stringify(trigger)}`, () => syncRepository(services.depsFor(event.octokit, owner, repo), repoTrigger));
+      services.queue.enqueue(`sync:${owner}/${repo}:${what}`, () => syncRepository(services.depsFor(event.octokit, owner, repo), repoTrigger));
     }
   });
 }
