@@ -37,13 +37,23 @@ export async function run(args: string[], io: CliIo, hooks: SandboxCliHooks = {}
   const json = values.json === true;
   const keep = values.keep === true;
   if (!json) io.stdout(`ferry sandbox: the release of shop 1.8.0 on embedded parts\n`);
+  // Ctrl-C during the story ends it early and still shuts everything down (no temp files left).
+  const interrupt = new AbortController();
+  const onSignal = (): void => interrupt.abort();
+  if (!hooks.runStory) {
+    process.once("SIGINT", onSignal);
+    process.once("SIGTERM", onSignal);
+  }
   const story = await (hooks.runStory ?? runSandboxStory)({
     keep,
+    signal: interrupt.signal,
     onStep: (step, index) => {
       if (!json) io.stdout(formatStepLine(step, index));
     },
     log: (text) => io.stderr(text),
   });
+  process.off("SIGINT", onSignal);
+  process.off("SIGTERM", onSignal);
   try {
     const failed = failedStep(story.steps);
     if (json) {
@@ -55,7 +65,7 @@ export async function run(args: string[], io: CliIo, hooks: SandboxCliHooks = {}
       if (keep) io.stdout(`\n${formatEndpoints(story.endpoints)}\nthe sandbox stays up; Ctrl-C to stop\n`);
     }
     if (failed) io.stderr(`ferry sandbox: step "${failed.name}" failed: ${failed.detail}\n`);
-    if (keep) await (hooks.untilStopped ?? untilSignal)();
+    if (keep && !interrupt.signal.aborted) await (hooks.untilStopped ?? untilSignal)();
     return failed || !story.ok ? EXIT.invalid : EXIT.ok;
   } finally {
     await story.close();

@@ -36,7 +36,7 @@ import {
   type SandboxEndpoints,
   type StepResult,
 } from "./timeline.js";
-import { done, notYet, waitUntil } from "./wait-until.js";
+import { done, notYet, waitUntil, type Probe } from "./wait-until.js";
 
 export interface SandboxStoryOptions {
   /** Leave everything running after the story (until `close()`). */
@@ -45,6 +45,8 @@ export interface SandboxStoryOptions {
   onStep?: (step: StepResult, index: number) => void;
   /** Where Probot's warnings go; never stdout. */
   log?: (text: string) => void;
+  /** Aborting it ends the story early (the step in flight fails as interrupted) and shuts down. */
+  signal?: AbortSignal;
 }
 
 export interface SandboxStory {
@@ -90,6 +92,9 @@ export async function runSandboxStory(options: SandboxStoryOptions = {}): Promis
     return { steps, environments: [], endpoints: emptyEndpoints(), ok: false, close: async () => undefined };
   }
 
+  const interrupted = (): boolean => options.signal?.aborted === true;
+  options.signal?.addEventListener("abort", () => world.abort(), { once: true });
+  if (interrupted()) world.abort();
   const state: StoryState = {};
   const story: [string, () => Promise<string>][] = [
     ["setup", () => setup(world, setupStarted)],
@@ -103,6 +108,10 @@ export async function runSandboxStory(options: SandboxStoryOptions = {}): Promis
   ];
   for (const [name, run] of story) {
     const started = name === "setup" ? setupStarted : performance.now();
+    if (interrupted()) {
+      record({ name, ok: false, ms: 0, detail: "interrupted before it started" });
+      break;
+    }
     try {
       const detail = await run();
       record({ name, ok: true, ms: Math.round(performance.now() - started), detail });
@@ -126,13 +135,22 @@ export async function runSandboxStory(options: SandboxStoryOptions = {}): Promis
   return { steps, environments, endpoints, ok, world, close };
 }
 
+/** Waits for a probe until the world's deadline or its abort (Ctrl-C). */
+function waitFor<T>(world: SandboxWorld, waitingFor: string, probe: Probe<T>): Promise<T> {
+  return waitUntil(waitingFor, probe, { signal: world.signal });
+}
+
 /** Both reconcilers have applied the first commit and shop 1.7.3 runs everywhere. */
 async function setup(world: SandboxWorld, started: number): Promise<string> {
   const head = (await world.emu.branchSha(OWNER, CONFIG_REPO, "main"))!;
   for (const { name } of ENVIRONMENTS) {
     // The reconciler first: while it fails (no kubectl for kustomize, say) its error is what to show.
-    await waitUntil(`the ${name} reconciler to apply ${shortSha(head)}`, reconciledProbe(world, name, head));
-    await waitUntil(`${name} to run shop ${FIRST_VERSION}`, rolloutProbe(world, name, FIRST_VERSION));
+    await waitFor(
+      world,
+      `the ${name} reconciler to apply ${shortSha(head)}`,
+      reconciledProbe(world, name, head),
+    );
+    await waitFor(world, `${name} to run shop ${FIRST_VERSION}`, rolloutProbe(world, name, FIRST_VERSION));
   }
   return `GitHub emulator, registry with shop:${FIRST_VERSION}, cluster, Ferry and 2 reconcilers up; staging and prod run ${FIRST_VERSION} (${Math.round(performance.now() - started)} ms)`;
 }
@@ -142,7 +160,7 @@ async function push(world: SandboxWorld, state: StoryState): Promise<string> {
   const hintsBefore = await registryHints(world);
   const { digest, revision } = await world.release(NEW_VERSION);
   state.digest = digest;
-  await waitUntil("the registry notification to reach Ferry", async () => {
+  await waitFor(world, "the registry notification to reach Ferry", async () => {
     const hints = await registryHints(world);
     return hints > hintsBefore ? done(hints) : notYet(`${hints} registry hints`);
   });
@@ -152,13 +170,15 @@ async function push(world: SandboxWorld, state: StoryState): Promise<string> {
 /** 2. The staging PR opens with both files bumped, its required check passes, native auto-merge merges it. */
 async function stagingPullRequest(world: SandboxWorld, state: StoryState): Promise<string> {
   const title = `Promote shop ${NEW_VERSION} to staging`;
-  const opened = await waitUntil(
+  const opened = await waitFor(
+    world,
     `the PR "${title}"`,
     pullProbe(world, "staging", (pull) => pull.title === title),
   );
   await expectFilesBumped(world, opened, "staging", { from: FIRST_VERSION, to: NEW_VERSION });
-  await waitUntil(`the required check on #${opened.number}`, checkPassedProbe(world, opened.headSha));
-  const merged = await waitUntil(
+  await waitFor(world, `the required check on #${opened.number}`, checkPassedProbe(world, opened.headSha));
+  const merged = await waitFor(
+    world,
     `#${opened.number} to merge`,
     pullProbe(world, "staging", (pull) => pull.number === opened.number && pull.merged),
   );
@@ -175,15 +195,18 @@ async function stagingPullRequest(world: SandboxWorld, state: StoryState): Promi
 /** 3. The staging reconciler applies the merge commit, the rollout goes Healthy, GitHub shows the Deployment succeeded. */
 async function stagingRollout(world: SandboxWorld): Promise<string> {
   const head = (await world.emu.branchSha(OWNER, CONFIG_REPO, "main"))!;
-  const rollout = await waitUntil(
+  const rollout = await waitFor(
+    world,
     `staging to run shop ${NEW_VERSION}`,
     rolloutProbe(world, "staging", NEW_VERSION),
   );
-  await waitUntil(
+  await waitFor(
+    world,
     `the staging reconciler to apply ${shortSha(head)}`,
     reconciledProbe(world, "staging", head),
   );
-  await waitUntil(
+  await waitFor(
+    world,
     `a successful staging Deployment status on ${shortSha(head)}`,
     deploymentSuccessProbe(world, "staging", head),
   );
@@ -203,7 +226,8 @@ async function promoteCommand(world: SandboxWorld, state: StoryState): Promise<s
     issue_number: issue.number,
     body: "/promote prod",
   });
-  const refused = await waitUntil(
+  const refused = await waitFor(
+    world,
     "Ferry to refuse eve's /promote prod and say why",
     commentOutcomeProbe(world, issue.number, fromEve.id, "-1", "@eve "),
   );
@@ -212,7 +236,8 @@ async function promoteCommand(world: SandboxWorld, state: StoryState): Promise<s
     issue_number: issue.number,
     body: "/promote prod",
   });
-  await waitUntil(
+  await waitFor(
+    world,
     "Ferry to accept mona's /promote prod",
     commentOutcomeProbe(world, issue.number, fromMona.id, "rocket"),
   );
@@ -222,7 +247,8 @@ async function promoteCommand(world: SandboxWorld, state: StoryState): Promise<s
 /** 5. The prod PR carries staging's exact digest; mona approves and merges it; prod rolls out. */
 async function prodPullRequest(world: SandboxWorld, state: StoryState): Promise<string> {
   const title = `Promote shop ${NEW_VERSION} to prod`;
-  const pull = await waitUntil(
+  const pull = await waitFor(
+    world,
     `the PR "${title}"`,
     pullProbe(world, "prod", (p) => p.title === title && p.state === "open"),
   );
@@ -239,15 +265,18 @@ async function prodPullRequest(world: SandboxWorld, state: StoryState): Promise<
   });
   const mergeSha = await approveAndMerge(world, pull);
   state.lastProdPull = pull.number;
-  const rollout = await waitUntil(
+  const rollout = await waitFor(
+    world,
     `prod to run shop ${NEW_VERSION}`,
     rolloutProbe(world, "prod", NEW_VERSION),
   );
-  await waitUntil(
+  await waitFor(
+    world,
     `the prod reconciler to apply ${shortSha(mergeSha)}`,
     reconciledProbe(world, "prod", mergeSha),
   );
-  await waitUntil(
+  await waitFor(
+    world,
     `a successful prod Deployment status on ${shortSha(mergeSha)}`,
     deploymentSuccessProbe(world, "prod", mergeSha),
   );
@@ -262,11 +291,12 @@ async function selfHeal(world: SandboxWorld): Promise<string> {
   const drifted = currentRollout(world, "prod");
   if (drifted?.replicas !== manual)
     throw new Error(`the manual scale did not take (replicas ${drifted?.replicas})`);
-  const healed = await waitUntil(
+  const healed = await waitFor(
+    world,
     `prod/shop back to ${wanted} replicas`,
     rolloutProbe(world, "prod", NEW_VERSION),
   );
-  await waitUntil("the prod reconciler to report Synced/Healthy", async () => {
+  await waitFor(world, "the prod reconciler to report Synced/Healthy", async () => {
     const status = world.reconcilers.prod.status();
     return status.sync === "Synced" && status.health === "Healthy"
       ? done(status)
@@ -283,11 +313,13 @@ async function rollbackProd(world: SandboxWorld, state: StoryState): Promise<str
     issue_number: issue,
     body: "/rollback prod",
   });
-  await waitUntil(
+  await waitFor(
+    world,
     "Ferry to accept mona's /rollback prod",
     commentOutcomeProbe(world, issue, command.id, "rocket"),
   );
-  const pull = await waitUntil(
+  const pull = await waitFor(
+    world,
     `the rollback PR for prod`,
     pullProbe(
       world,
@@ -301,19 +333,22 @@ async function rollbackProd(world: SandboxWorld, state: StoryState): Promise<str
     throw new Error(`#${pull.number} rolls back to ${change?.to.tag}, not ${FIRST_VERSION}`);
   await expectFilesBumped(world, pull, "prod", { from: NEW_VERSION, to: FIRST_VERSION });
   const mergeSha = await approveAndMerge(world, pull);
-  const rollout = await waitUntil(
+  const rollout = await waitFor(
+    world,
     `prod to run shop ${FIRST_VERSION}`,
     rolloutProbe(world, "prod", FIRST_VERSION),
   );
-  await waitUntil(
+  await waitFor(
+    world,
     `the prod reconciler to apply ${shortSha(mergeSha)}`,
     reconciledProbe(world, "prod", mergeSha),
   );
-  await waitUntil(
+  await waitFor(
+    world,
     `a successful prod Deployment status on ${shortSha(mergeSha)}`,
     deploymentSuccessProbe(world, "prod", mergeSha),
   );
-  const hold = await waitUntil("a hold on prod", async () => {
+  const hold = await waitFor(world, "a hold on prod", async () => {
     const held = (await holds(world)).prod;
     return held ? done(held) : notYet("prod not held");
   });
@@ -346,7 +381,7 @@ async function expectFilesBumped(
 
 /** mona waits for the required check, approves, and merges with the head she approved. */
 async function approveAndMerge(world: SandboxWorld, pull: PullSeen): Promise<string> {
-  await waitUntil(`the required check on #${pull.number}`, checkPassedProbe(world, pull.headSha));
+  await waitFor(world, `the required check on #${pull.number}`, checkPassedProbe(world, pull.headSha));
   await world.as.mona.rest.pulls.createReview({
     ...repo,
     pull_number: pull.number,

@@ -45,6 +45,9 @@ export interface SandboxWorld {
   as: Record<SandboxUser, Octokit>;
   /** The app's bot login (`ferry[bot]`): who Ferry's comments, reactions and merges are by. */
   botLogin: string;
+  /** Aborted by `abort()` or `close()`: waits on the world end early. */
+  signal: AbortSignal;
+  abort(): void;
   /** Pushes a release: a commit in acme/shop, its CI run, then the image labelled with that commit. */
   release(version: string): Promise<{ digest: string; revision: string }>;
   close(): Promise<void>;
@@ -71,9 +74,11 @@ const SandboxOctokit = ProbotOctokit.defaults((options: Record<string, unknown>)
 
 export async function startSandboxWorld(options: SandboxWorldOptions = {}): Promise<SandboxWorld> {
   const workDir = await mkdtemp(join(tmpdir(), "ferry-sandbox-"));
+  const stopping = new AbortController();
   // Started parts, closed in reverse order if a later one fails to start.
   const closers: (() => Promise<void>)[] = [() => rm(workDir, { recursive: true, force: true })];
   const closeAll = async (): Promise<void> => {
+    stopping.abort();
     for (const close of closers.splice(0).reverse()) await close().catch(() => undefined);
   };
   try {
@@ -218,6 +223,8 @@ export async function startSandboxWorld(options: SandboxWorldOptions = {}): Prom
         eve: octokit(users.eve.token),
       },
       botLogin: app.botLogin,
+      signal: stopping.signal,
+      abort: () => stopping.abort(),
       release: (version) => release(version),
       close: closeAll,
     };

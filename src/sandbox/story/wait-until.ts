@@ -21,6 +21,14 @@ export type Probe<T> = () => Promise<{ done: true; value: T } | { done: false; s
 export interface WaitOptions {
   timeoutMs?: number;
   intervalMs?: number;
+  /** Ends the wait early (Ctrl-C during the story). */
+  signal?: AbortSignal;
+}
+
+export class StoryInterrupted extends Error {
+  constructor(readonly waitingFor: string) {
+    super(`interrupted while waiting for ${waitingFor}`);
+  }
 }
 
 export const DEFAULT_WAIT_MS = 15_000;
@@ -35,6 +43,7 @@ export async function waitUntil<T>(
   const deadline = performance.now() + timeoutMs;
   let lastSeen: string | undefined;
   for (;;) {
+    if (options.signal?.aborted) throw new StoryInterrupted(waitingFor);
     try {
       const result = await probe();
       if (result.done) return result.value;
