@@ -175,7 +175,7 @@ async function stagingPullRequest(world: SandboxWorld, state: StoryState): Promi
     `the PR "${title}"`,
     pullProbe(world, "staging", (pull) => pull.title === title),
   );
-  await expectFilesBumped(world, opened, "staging", { from: FIRST_VERSION, to: NEW_VERSION });
+  const files = await expectFilesBumped(world, opened, "staging", { from: FIRST_VERSION, to: NEW_VERSION });
   await waitFor(world, `the required check on #${opened.number}`, checkPassedProbe(world, opened.headSha));
   const merged = await waitFor(
     world,
@@ -189,7 +189,7 @@ async function stagingPullRequest(world: SandboxWorld, state: StoryState): Promi
     throw new Error(
       `#${merged.number} carries ${shortDigest(digest)}, not the pushed ${shortDigest(state.digest)}`,
     );
-  return `#${merged.number} "${title}" (${environmentFiles("staging").length} files, ${shortDigest(digest)}), check passed, auto-merge by ${enabledBy} merged ${shortSha(merged.mergeCommitSha ?? undefined)}`;
+  return `#${merged.number} "${title}" (${files.length} files, ${shortDigest(digest)}), check passed, auto-merge by ${enabledBy} merged ${shortSha(merged.mergeCommitSha ?? undefined)}`;
 }
 
 /** 3. The staging reconciler applies the merge commit, the rollout goes Healthy, GitHub shows the Deployment succeeded. */
@@ -365,8 +365,16 @@ async function expectFilesBumped(
   pull: PullSeen,
   environment: EnvironmentName,
   change: { from: string; to: string; digest?: string },
-): Promise<void> {
-  const files = await filesAt(world, pull.headSha, environmentFiles(environment));
+): Promise<string[]> {
+  const { data: listed } = await world.as.mona.rest.pulls.listFiles({ ...repo, pull_number: pull.number });
+  const changed = listed.map((file) => file.filename).sort();
+  const expected = environmentFiles(environment);
+  if (changed.join() !== expected.join()) {
+    throw new Error(
+      `#${pull.number} changes ${changed.join(", ") || "nothing"}, expected ${expected.join(", ")}`,
+    );
+  }
+  const files = await filesAt(world, pull.headSha, expected);
   const stale = Object.entries(files)
     .filter(([, text]) => !text.includes(change.to) || text.includes(change.from))
     .map(([path]) => path);
@@ -377,6 +385,7 @@ async function expectFilesBumped(
       `#${pull.number} does not pin ${shortDigest(change.digest)} in ${Object.keys(files).join(", ")}`,
     );
   }
+  return changed;
 }
 
 /** mona waits for the required check, approves, and merges with the head she approved. */
