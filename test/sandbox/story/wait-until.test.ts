@@ -41,8 +41,8 @@ describe("waitUntil when the story is interrupted", () => {
   it("stops at once, saying what it was waiting for", async () => {
     const interrupt = new AbortController();
     interrupt.abort();
-    await expect(waitUntil("the staging PR", async () => notYet(), { signal: interrupt.signal })).rejects.toThrow(
-      "interrupted while waiting for the staging PR",
-    );
+    await expect(
+      waitUntil("the staging PR", async () => notYet(), { signal: interrupt.signal }),
+    ).rejects.toThrow("interrupted while waiting for the staging PR");
   });
 });
