@@ -41,7 +41,10 @@ describe("GitContentCache", () => {
       loads++;
       return "text";
     };
-    const [a, b] = await Promise.all([cache.blob("acme/config", "abc", load), cache.blob("acme/config", "abc", load)]);
+    const [a, b] = await Promise.all([
+      cache.blob("acme/config", "abc", load),
+      cache.blob("acme/config", "abc", load),
+    ]);
     expect([a, b, await cache.blob("acme/config", "ABC", load)]).toEqual(["text", "text", "text"]);
     expect(loads).toBe(1);
   });
@@ -54,16 +57,20 @@ describe("GitContentCache", () => {
 
   it("does not remember a failed load", async () => {
     const cache = new GitContentCache();
-    await expect(cache.blob("acme/config", "abc", () => Promise.reject(new Error("503")))).rejects.toThrow("503");
+    await expect(cache.blob("acme/config", "abc", () => Promise.reject(new Error("503")))).rejects.toThrow(
+      "503",
+    );
     expect(await cache.blob("acme/config", "abc", async () => "later")).toBe("later");
   });
 
   it("computes the blob SHA git computes", () => {
     const dir = mkdtempSync(join(tmpdir(), "ferry-blob-"));
     try {
-      const text = "images:\n  - name: shop\n    newTag: \"1.8.0\" # ünïcode\n";
+      const text = 'images:\n  - name: shop\n    newTag: "1.8.0" # ünïcode\n';
       writeFileSync(join(dir, "f.yaml"), text);
-      expect(gitBlobSha(text)).toBe(execFileSync("git", ["hash-object", join(dir, "f.yaml")], { encoding: "utf8" }).trim());
+      expect(gitBlobSha(text)).toBe(
+        execFileSync("git", ["hash-object", join(dir, "f.yaml")], { encoding: "utf8" }).trim(),
+      );
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -104,8 +111,15 @@ describe("GitHubRepoAdapter with a content cache, against the emulator", () => {
   it("reads back a file it wrote itself without a request", async () => {
     const base = (await github.getBranch("main"))!;
     const content = 'newTag: "1.8.0"\n';
-    const commit = await github.createCommit({ baseTreeSha: base.treeSha, parents: [base.sha], files: { "overlays/staging/values.yaml": content }, message: "test" });
-    const entry = (await github.listTree(commit.treeSha)).find((e) => e.path === "overlays/staging/values.yaml")!;
+    const commit = await github.createCommit({
+      baseTreeSha: base.treeSha,
+      parents: [base.sha],
+      files: { "overlays/staging/values.yaml": content },
+      message: "test",
+    });
+    const entry = (await github.listTree(commit.treeSha)).find(
+      (e) => e.path === "overlays/staging/values.yaml",
+    )!;
     const mark = world.emu.requests().length;
     expect(await github.readBlob(entry.sha)).toBe(content);
     expect(gitReads(mark)).toBe(0);

@@ -16,18 +16,25 @@ describe("loadRepoConfig", () => {
     const files = configRepo();
     delete files[".github/ferry.yml"];
     const github = new FakeGitHub(files);
-    expect(await loadRepoConfig(fakeDeps(github, new FakeRegistry()), "main")).toEqual({ ok: false, reason: "missing" });
+    expect(await loadRepoConfig(fakeDeps(github, new FakeRegistry()), "main")).toEqual({
+      ok: false,
+      reason: "missing",
+    });
     expect(github.calls).not.toContain("readBlob");
   });
 
   it("refuses a config that is a symlink instead of following it", async () => {
     class LinkedConfig extends FakeGitHub {
       override async listTree(treeSha: string): Promise<TreeEntry[]> {
-        return (await super.listTree(treeSha)).map((entry) => (entry.path === ".github/ferry.yml" ? { ...entry, type: "symlink" as const } : entry));
+        return (await super.listTree(treeSha)).map((entry) =>
+          entry.path === ".github/ferry.yml" ? { ...entry, type: "symlink" as const } : entry,
+        );
       }
     }
     const github = new LinkedConfig(configRepo());
-    await expect(loadRepoConfig(fakeDeps(github, new FakeRegistry()), "main")).rejects.toThrow(/symlink; Ferry never follows links/);
+    await expect(loadRepoConfig(fakeDeps(github, new FakeRegistry()), "main")).rejects.toThrow(
+      /symlink; Ferry never follows links/,
+    );
   });
 
   it("falls back to the contents API when the tree is too large to list in one request", async () => {

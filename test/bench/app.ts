@@ -31,11 +31,12 @@ async function discardProdPull(world: World): Promise<void> {
  */
 async function requestCounts(): Promise<Record<string, number>> {
   let openedAt: number | undefined;
-  let world: World | undefined;
-  world = await startWorld({
+  let requestsSoFar = (): number => 0;
+  const world = await startWorld({
     ci: true,
-    server: { ferry: { onPullRequest: (event) => void (event.environment === "prod" && event.action === "opened" && (openedAt = world!.emu.requests().length)) } },
+    server: { ferry: { onPullRequest: (event) => void (event.environment === "prod" && event.action === "opened" && (openedAt = requestsSoFar())) } },
   });
+  requestsSoFar = () => world.emu.requests().length;
   try {
     const mark = world.emu.requests().length;
     await world.push("1.8.0");
@@ -45,11 +46,11 @@ async function requestCounts(): Promise<Record<string, number>> {
 
     const promote = async (): Promise<{ toOpen: number; command: number }> => {
       openedAt = undefined;
-      const start = world!.emu.requests().length;
-      await world!.as.mona.rest.issues.createComment({ owner: "acme", repo: "config", issue_number: issue, body: "/promote prod" });
-      await world!.settle();
+      const start = world.emu.requests().length;
+      await world.as.mona.rest.issues.createComment({ owner: "acme", repo: "config", issue_number: issue, body: "/promote prod" });
+      await world.settle();
       if (openedAt === undefined) throw new Error("bench: /promote prod opened no PR");
-      return { toOpen: world!.appRequests(start).length - world!.appRequests(openedAt).length, command: world!.appRequests(start).length };
+      return { toOpen: world.appRequests(start).length - world.appRequests(openedAt).length, command: world.appRequests(start).length };
     };
 
     world.onlyEvents(["issue_comment"]);

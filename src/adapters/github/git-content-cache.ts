@@ -18,7 +18,10 @@ export interface GitContentCacheLimits {
   maxTreeEntries: number;
 }
 
-export const DEFAULT_CACHE_LIMITS: GitContentCacheLimits = { maxBlobChars: 32 * 1024 * 1024, maxTreeEntries: 200_000 };
+export const DEFAULT_CACHE_LIMITS: GitContentCacheLimits = {
+  maxBlobChars: 32 * 1024 * 1024,
+  maxTreeEntries: 200_000,
+};
 
 /** A map with least-recently-used eviction by a total weight. */
 export class WeightedLru<V> {
@@ -115,12 +118,10 @@ export class GitContentCache {
       return pending;
     }
     this.misses++;
-    const loading = load().then(
-      (value) => {
-        lru.set(cacheKey, value);
-        return value;
-      },
-    );
+    const loading = load().then((value) => {
+      lru.set(cacheKey, value);
+      return value;
+    });
     this.#loading.set(cacheKey, loading);
     try {
       return await loading;

@@ -11,7 +11,11 @@ describe("GET /status", { timeout: 30_000 }, () => {
     await world.close();
   });
 
-  const status = async () => (await (await fetch(`${world.server.url}/status`)).json()) as Record<string, { running: Record<string, Record<string, { tag?: string }>> }>;
+  const status = async () =>
+    (await (await fetch(`${world.server.url}/status`)).json()) as Record<
+      string,
+      { running: Record<string, Record<string, { tag?: string }>> }
+    >;
 
   it("answers repeated and concurrent requests within 10 s from one walk of GitHub, and walks again after", async () => {
     let now = new Date("2026-01-01T00:00:00Z");
@@ -33,7 +37,11 @@ describe("GET /status", { timeout: 30_000 }, () => {
   it("visits at most the configured number of repositories", async () => {
     world = await startWorld({ ci: false, server: { ferry: { statusMaxRepositories: 1 } } });
     const files: Record<string, string> = {};
-    for (const path of [".github/ferry.yml", "overlays/staging/kustomization.yaml", "overlays/prod/kustomization.yaml"]) {
+    for (const path of [
+      ".github/ferry.yml",
+      "overlays/staging/kustomization.yaml",
+      "overlays/prod/kustomization.yaml",
+    ]) {
       files[path] = (await world.emu.readFile("acme", "config", "main", path))!;
     }
     await world.emu.createRepo("acme", "config-two", { files });
