@@ -30,6 +30,8 @@ export interface PullRequestInfo {
   title: string;
   body: string;
   labels: string[];
+  /** Native auto-merge is enabled: GitHub merges it when the requirements are met. */
+  autoMerge: boolean;
 }
 
 export type ReactionContent = "eyes" | "rocket" | "-1" | "+1" | "confused";

@@ -15,6 +15,9 @@ export async function mergeWhenReady(deps: AppDeps, loaded: LoadedConfig, pull: 
   if (!environment || pull.state !== "open" || pull.merged || !parseBody(pull.body)) return "not-ferry";
   if (pull.baseRef !== loaded.baseBranch) return "not-ferry";
   if (loaded.config.environments[environment]?.merge !== "auto") return "review";
+  // Native auto-merge is on: GitHub merges when the requirements are met. Merging as well would
+  // race it and turn the loser's 405 into a false "could not merge" comment.
+  if (pull.autoMerge) return "waiting";
   const required = await deps.github.requiredChecks(pull.baseRef);
   const state = await deps.github.checksState(pull.headSha, required);
   // Required contexts must all have passed; without any (unprotected base, or protection without

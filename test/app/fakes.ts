@@ -158,6 +158,7 @@ export class FakeGitHub implements GitHubRepoPort {
       title: input.title,
       body: input.body,
       labels: [],
+      autoMerge: false,
       labelsAdded: [] as string[],
       reviewers: [] as string[],
     };
@@ -182,6 +183,7 @@ export class FakeGitHub implements GitHubRepoPort {
     this.calls.push("enableAutoMerge");
     if (!this.autoMergeAllowed) return "unavailable" as const;
     this.autoMerged.add(pull.number);
+    this.pulls.find((p) => p.number === pull.number)!.autoMerge = true;
     return "enabled" as const;
   }
   async merge(number: number, head: string) {

@@ -105,6 +105,22 @@ describe("syncRepository: new image → PR per environment", () => {
     expect(await mergeWhenReady(deps, loaded, { ...pull })).toBe("merged");
   });
 
+  it("leaves a PR with native auto-merge enabled to GitHub instead of racing it with its own merge", async () => {
+    const { github, registry, deps } = setup();
+    github.protectedBranches.set("main", ["ci"]);
+    github.autoMergeAllowed = true;
+    registry.push("ghcr.io/acme/shop", "1.8.0");
+    await syncRepository(deps, { reason: "registry" });
+    const pull = github.pulls[0]!;
+    expect(pull.autoMerge).toBe(true);
+    github.checks.set(pull.headSha, "success");
+    const loaded = await loadRepoConfig(deps);
+    if (!loaded.ok) throw new Error("config");
+    const merges = github.calls.filter((call) => call === "merge").length;
+    expect(await mergeWhenReady(deps, loaded, { ...pull })).toBe("waiting");
+    expect(github.calls.filter((call) => call === "merge").length).toBe(merges);
+  });
+
   it("aborts the merge when the head moved after validation", async () => {
     const { github, registry, deps } = setup();
     github.protectedBranches.set("main", ["ci"]);

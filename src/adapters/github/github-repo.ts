@@ -52,6 +52,7 @@ function toPull(data: {
   title: string;
   body?: string | null;
   labels?: ({ name?: string } | string)[];
+  auto_merge?: unknown;
 }): PullRequestInfo {
   return {
     number: data.number,
@@ -64,6 +65,7 @@ function toPull(data: {
     title: data.title,
     body: data.body ?? "",
     labels: (data.labels ?? []).map((label) => (typeof label === "string" ? label : (label.name ?? ""))),
+    autoMerge: data.auto_merge !== undefined && data.auto_merge !== null,
   };
 }
 

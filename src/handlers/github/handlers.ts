@@ -83,6 +83,7 @@ export async function onPullRequest(event: HandlerEvent<PullRequestPayload>, ser
         title: pull.title,
         body: pull.body ?? "",
         labels: (pull.labels ?? []).map((label) => label.name ?? ""),
+        autoMerge: false,
       }),
     );
   }
