@@ -1,13 +1,13 @@
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
-import { createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { main } from "../../src/cli.js";
 import type { CliIo } from "../../src/cli/io.js";
 import type { PlanOutput } from "../../src/cli/plan.js";
-import { createRegistryReceiver } from "../../src/handlers/registry/index.js";
-import type { RegistryHint } from "../../src/handlers/registry/registry-hint.js";
+import { ProbotOctokit } from "probot";
+import { startFerryServer, type FerryServer } from "../../src/main.js";
+import { startGitHubEmulator, type GitHubEmulator } from "../../src/sandbox/github/index.js";
 import { startEmbeddedRegistry, type EmbeddedRegistry } from "../../src/sandbox/registry/embedded-registry.js";
 import { pushImage } from "../../src/sandbox/registry/push-image.js";
 import { startDistribution, type RunningDistribution } from "../registry/harness/distribution.js";
@@ -83,38 +83,61 @@ describe("ferry plan against the embedded registry", () => {
   });
 });
 
-describe("a push to a real CNCF distribution registry, notified to Ferry's distribution route", () => {
+describe("a push to a real CNCF distribution registry, notified to ferry serve's distribution route", () => {
   let distribution: RunningDistribution;
-  let receiverServer: Server;
-  const hints: RegistryHint[] = [];
-  const SECRET = "Bearer notify-canary-7f3a";
+  let emu: GitHubEmulator;
+  let server: FerryServer;
+  const WEBHOOK_SECRET = "plan-e2e-webhook-secret";
+  const NOTIFY_SECRET = "Bearer notify-secret-7f3a";
   beforeAll(async () => {
-    const receiver = createRegistryReceiver({ secrets: { distribution: SECRET }, coalesceMs: 10, onHints: (batch) => void hints.push(...batch) });
-    receiverServer = createServer((req, res) => {
-      void receiver(req, res).then((handled) => {
-        if (!handled) res.writeHead(404).end();
-      });
+    emu = await startGitHubEmulator();
+    emu.createOrg("acme");
+    const app = emu.createApp({
+      slug: "ferry",
+      permissions: { contents: "write", pull_requests: "write", issues: "write", checks: "write", statuses: "read", metadata: "read" },
+      webhookSecret: WEBHOOK_SECRET,
     });
-    await new Promise<void>((resolve) => receiverServer.listen(0, "127.0.0.1", resolve));
-    const port = (receiverServer.address() as { port: number }).port;
-    distribution = await startDistribution("none", { notifications: [{ url: `http://127.0.0.1:${port}/registry/distribution`, headers: { Authorization: SECRET } }] });
-  }, 30_000);
+    server = await startFerryServer({
+      appId: app.id,
+      privateKey: app.privateKey,
+      webhookSecret: WEBHOOK_SECRET,
+      baseUrl: emu.apiUrl,
+      Octokit: ProbotOctokit.defaults((o: Record<string, unknown>) => ({ ...o, throttle: { enabled: false }, retry: { enabled: false } })) as unknown as typeof ProbotOctokit,
+      scanIntervalMs: false,
+      registrySecrets: { distribution: NOTIFY_SECRET },
+      registryCoalesceMs: 20,
+      logLevel: "fatal",
+    });
+    emu.setWebhook(app.id, `${server.url}/api/github/webhooks`, WEBHOOK_SECRET);
+    distribution = await startDistribution("none", { notifications: [{ url: `${server.url}/registry/distribution`, headers: { Authorization: NOTIFY_SECRET } }] });
+    await pushImage(distribution.url, "acme/shop", "1.7.3", { content: "old" });
+    await emu.createRepo("acme", "config", { files: configRepo(distribution.host, "1.7.3", "1.7.3") });
+    emu.installApp(app.id, "acme");
+  }, 60_000);
   afterAll(async () => {
+    await server?.close();
     await distribution?.close();
-    receiverServer?.close();
+    await emu?.close();
   });
 
-  it("delivers a hint for the pushed tag, and ferry plan then proposes exactly that tag and digest", async () => {
-    await pushImage(distribution.url, "acme/shop", "1.7.3", { content: "old" });
+  it("opens the staging PR Ferry verified against the registry, and ferry plan on a checkout proposes the same tag and digest", async () => {
     const pushed = await pushImage(distribution.url, "acme/shop", "1.8.0", { content: "new" });
-    // Distribution sends notifications asynchronously; wait (bounded by count) for ours.
-    for (let i = 0; i < 100 && !hints.some((hint) => hint.tag === "1.8.0"); i++) await new Promise((r) => setTimeout(r, 50));
-    expect(hints).toContainEqual(expect.objectContaining({ repository: "acme/shop", tag: "1.8.0", source: "distribution" }));
+    // Distribution notifies asynchronously and Ferry re-reads the registry: wait (bounded by count) for the PR.
+    let pull: { head: { sha: string }; title: string } | undefined;
+    for (let i = 0; i < 200 && !pull; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      pull = (await emu.listPulls("acme", "config")).find((p: { head: { ref: string } }) => p.head.ref === "ferry/staging");
+    }
+    expect(pull?.title).toBe("Promote shop 1.8.0 to staging");
+    const overlay = await emu.readFile("acme", "config", pull!.head.sha, "overlays/staging/kustomization.yaml");
+    expect(overlay).toContain('newTag: "1.8.0" # staging follows the registry');
+    expect(await server.metrics.getSingleMetricAsString("ferry_registry_hints_total")).toMatch(/ferry_registry_hints_total [1-9]/);
+
     const dir = writeRepo(configRepo(distribution.host, "1.7.3", "1.7.3"));
     const io = fakeIo(dir);
     expect(await main(["plan", "--env", "staging", "--json"], io)).toBe(0);
     const output = JSON.parse(io.out.join("")) as PlanOutput;
     expect(output.changes).toEqual([expect.objectContaining({ environment: "staging", from: "1.7.3", to: "1.8.0", digest: pushed.digest })]);
     rmSync(dir, { recursive: true });
-  }, 30_000);
+  }, 60_000);
 });
