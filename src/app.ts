@@ -108,12 +108,12 @@ export function createFerry(options: FerryAppOptions = {}): Ferry {
   const clock = (): number => (options.now ? options.now().getTime() : Date.now());
   let statusAnswer: { at: number; value: Promise<Record<string, unknown>> } | undefined;
 
-  const eachInstallation = async (probot: Probot, visit: (octokit: OctokitLike) => Promise<void>): Promise<void> => {
+  const eachInstallation = async (probot: Probot, visit: (octokit: OctokitLike, installationId: number) => Promise<void>): Promise<void> => {
     const appOctokit = await probot.auth();
     const installations = await appOctokit.paginate(appOctokit.rest.apps.listInstallations, { per_page: 100 });
     for (const installation of installations) {
       const octokit = (await probot.auth(installation.id)) as unknown as OctokitLike;
-      await visit(octokit);
+      await visit(octokit, installation.id);
     }
   };
 
@@ -171,16 +171,16 @@ export function createFerry(options: FerryAppOptions = {}): Ferry {
     contentCache,
     idle: () => queue.idle(),
     async scan(probot) {
-      await eachInstallation(probot, async (octokit) => {
-        syncInstallation({ octokit }, services, { reason: "scan" });
+      await eachInstallation(probot, async (octokit, installationId) => {
+        syncInstallation({ octokit, installationId }, services, { reason: "scan" });
       });
     },
     async hint(probot, hints) {
       if (hints.length === 0) return;
       for (const hint of hints) for (const client of registries.values()) (client as { invalidate?: (r: string) => void }).invalidate?.(hintRepository(hint));
       const repositories = [...new Set(hints.map(hintRepository))];
-      await eachInstallation(probot, async (octokit) => {
-        syncInstallation({ octokit }, services, { reason: "registry", repositories });
+      await eachInstallation(probot, async (octokit, installationId) => {
+        syncInstallation({ octokit, installationId }, services, { reason: "registry", repositories });
       });
     },
     status(probot) {

@@ -150,7 +150,7 @@ export async function onChecksCompleted(event: HandlerEvent<CheckPayload>, servi
   // status would say it once per job).
   if (conclusion === "success" && (event.name === "workflow_run" || event.name === "check_suite")) {
     const source = payload.repository.full_name;
-    syncInstallation(event, services, { reason: event.name, sources: [source] });
+    syncInstallation({ octokit: event.octokit, installationId: payload.installation?.id }, services, { reason: event.name, sources: [source] });
   }
 }
 
@@ -168,20 +168,26 @@ interface PackagePayload extends RepositoryPayload {
 /** registry_package/package published (GHCR): hints for the repositories it names. */
 export async function onPackage(event: HandlerEvent<PackagePayload>, services: HandlerServices, repositories: string[]): Promise<void> {
   if (repositories.length === 0) return;
-  syncInstallation(event, services, { reason: event.name, repositories });
+  syncInstallation({ octokit: event.octokit, installationId: event.payload.installation?.id }, services, { reason: event.name, repositories });
 }
 
 /** installation / installation_repositories: a first sync of the repos Ferry can now see. */
 export async function onInstallation(event: HandlerEvent<{ installation?: { id: number } }>, services: HandlerServices): Promise<void> {
-  syncInstallation(event, services, { reason: event.name });
+  syncInstallation({ octokit: event.octokit, installationId: event.payload.installation?.id }, services, { reason: event.name });
 }
 
 /** Queues a sync of every repository of the event's installation (each without a config is skipped cheaply). */
-export function syncInstallation(event: { octokit: HandlerEvent<unknown>["octokit"] }, services: HandlerServices, trigger: SyncTrigger): void {
-  // Keyed by what is synced, not why: one build reports as workflow_run and check_suite, and the
-  // two coalesce into one sync. The scan keeps its own key (it also refreshes the dashboard).
+export function syncInstallation(
+  event: { octokit: HandlerEvent<unknown>["octokit"]; installationId?: number | undefined },
+  services: HandlerServices,
+  trigger: SyncTrigger,
+): void {
+  // Keyed by installation and by what is synced, not why: one build reports as workflow_run and
+  // check_suite, and the two coalesce into one sync. The scan keeps its own key (it also refreshes
+  // the dashboard). Without the installation, a scan of three organisations would merge the third
+  // into the second's waiting task and never list its repositories.
   const what = trigger.reason === "scan" ? "scan" : JSON.stringify({ repositories: trigger.repositories, sources: trigger.sources, baseBranch: trigger.baseBranch });
-  services.queue.enqueue(`installation-sync:${what}`, async () => {
+  services.queue.enqueue(`installation-sync:${event.installationId ?? "?"}:${what}`, async () => {
     for (const { owner, repo, defaultBranch } of await services.installationRepos(event.octokit)) {
       const repoTrigger: SyncTrigger = { ...trigger, ...(defaultBranch && !trigger.baseBranch ? { baseBranch: defaultBranch } : {}) };
       services.queue.enqueue(`sync:${owner}/${repo}:${what}`, () => syncRepository(services.depsFor(event.octokit, owner, repo), repoTrigger));
