@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { isDuration } from "../duration.js";
 import { InvalidImageRefError, parseImageName } from "../image-ref.js";
-import { policySchema, resolvePolicy, type Policy } from "../policy/schema.js";
+import { policyFieldsSchema, policyProblems, policySchema, resolvePolicy, type Policy } from "../policy/schema.js";
 
 /**
  * The one schema of `.github/ferry.yml` (DESIGN.md "Configuration"). It is the source of the
@@ -79,7 +79,7 @@ const environmentSchema = z.strictObject({
     })
     .optional()
     .describe("Reviewers requested on this environment's PRs."),
-  policy: z.record(z.string(), policySchema).optional().describe("Per-image policy overrides, by image name."),
+  policy: z.record(z.string(), policyFieldsSchema).optional().describe("Per-image policy overrides, by image name."),
 });
 
 const registrySchema = z.strictObject({
@@ -128,8 +128,10 @@ export function crossFieldProblems(data: unknown): { path: string[]; message: st
       problems.push({ path: ["environments", name, "from"], message: `unknown environment ${JSON.stringify(environment.from)}` });
     }
     if (typeof environment.policy === "object" && environment.policy !== null) {
-      for (const image of Object.keys(environment.policy)) {
-        if (!(image in images)) problems.push({ path: ["environments", name, "policy", image], message: `unknown image ${JSON.stringify(image)}` });
+      for (const [image, override] of Object.entries(environment.policy)) {
+        const path = ["environments", name, "policy", image];
+        if (!(image in images)) problems.push({ path, message: `unknown image ${JSON.stringify(image)}` });
+        else problems.push(...mergedPolicyProblems((images[image] as { policy?: unknown } | null)?.policy, override).map((problem) => ({ path: [...path, ...problem.path], message: problem.message })));
       }
     }
     if (environment.soak !== undefined && environment.from === undefined) {
@@ -155,6 +157,21 @@ export function crossFieldProblems(data: unknown): { path: string[]; message: st
     }
   }
   return problems;
+}
+
+/**
+ * What is wrong with an environment's override once merged over the image's policy, as
+ * `environmentPolicy` merges them — leaving out what is already wrong with the image's policy on
+ * its own, which is reported at the image. Layers that fail their field types are reported by the
+ * schema and skipped here.
+ */
+function mergedPolicyProblems(imagePolicy: unknown, override: unknown): { path: string[]; message: string }[] {
+  const base = policyFieldsSchema.safeParse(imagePolicy ?? {});
+  const layer = policyFieldsSchema.safeParse(override);
+  if (!base.success || !layer.success) return [];
+  const key = (problem: { path: string[]; message: string }) => `${problem.path.join(".")}: ${problem.message}`;
+  const reportedAtImage = new Set(policyProblems(base.data).map(key));
+  return policyProblems({ ...base.data, ...layer.data }).filter((problem) => !reportedAtImage.has(key(problem)));
 }
 
 export type FerryConfig = z.infer<typeof configSchema>;

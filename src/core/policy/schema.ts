@@ -33,6 +33,13 @@ export const policySchema = z
     for (const problem of policyProblems(policy)) ctx.addIssue({ code: "custom", ...problem });
   });
 
+/**
+ * The same fields, each checked on its own: an environment's override. Whether an override's
+ * fields fit together is decided once it is merged over the image's policy (`crossFieldProblems`
+ * in config/schema.ts): `{ extract: $n }` is valid over an image policy whose `allow` defines `n`.
+ */
+export const policyFieldsSchema = z.strictObject(policySchema.shape);
+
 export type PolicyInput = z.infer<typeof policySchema>;
 
 /** A policy with its defaults filled in, ready for selection. */

@@ -74,3 +74,36 @@ environments:
     if (!result.ok) expect(result.problems.map((p) => p.message).join("\n")).toMatch(/promotion cycle/);
   });
 });
+
+describe("loadConfig: environment policy overrides", () => {
+  const config = (override: string, imagePolicy = `{ strategy: numerical, allow: "^b-(?P<n>[0-9]+)$" }`) => `images:
+  shop:
+    repository: nginx
+    policy: ${imagePolicy}
+environments:
+  staging:
+    paths: [x]
+    policy: { shop: ${override} }
+`;
+
+  it("accepts an override that is valid once merged over the image's policy (extract using the image's allow)", () => {
+    const result = loadConfig(config(`{ extract: "$n" }`));
+    if (!result.ok) throw new Error(formatProblems("ferry.yml", result.problems));
+    expect(environmentPolicy(result.config, "staging", "shop")).toMatchObject({ strategy: "numerical", extract: "$n" });
+  });
+
+  it("reports an override that is invalid once merged (range under the image's numerical strategy) at the override", () => {
+    const result = loadConfig(config(`{ range: "^1" }`));
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    expect(result.problems).toEqual([
+      expect.objectContaining({ path: "environments.staging.policy.shop.range", message: expect.stringMatching(/range applies only to strategy semver, not numerical/), line: 8 }),
+    ]);
+  });
+
+  it("reports a problem of the image's own policy once, at the image, not again at each override", () => {
+    const result = loadConfig(config(`{ ignore: ["*-rc"] }`, `{ range: "nope" }`));
+    expect(result.ok).toBe(false);
+    if (!result.ok) expect(result.problems.map((problem) => problem.path)).toEqual(["images.shop.policy.range"]);
+  });
+});
