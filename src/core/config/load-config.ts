@@ -1,4 +1,5 @@
 import { isMap, isNode, isPair, isScalar, LineCounter, parseDocument, type Document } from "yaml";
+import type { z } from "zod";
 import { configSchema, crossFieldProblems, type FerryConfig } from "./schema.js";
 
 export const CONFIG_PATH = ".github/ferry.yml";
@@ -56,7 +57,7 @@ export function loadConfig(text: string): LoadConfigResult {
     // Point each unknown key at its own line (a typo or a secret pasted inline), not at its parent.
     issue.code === "unrecognized_keys"
       ? issue.keys.map((key) => ({ path: [...issue.path.map(String), key], message: `unknown key ${JSON.stringify(key)}` }))
-      : [{ path: issue.path.map(String), message: issue.message }],
+      : [{ path: issue.path.map(String), message: issueMessage(issue, data) }],
   );
   for (const problem of crossFieldProblems(data)) {
     if (!issues.some((issue) => issue.path.join(".") === problem.path.join(".") && issue.message === problem.message)) issues.push(problem);
@@ -68,6 +69,25 @@ export function loadConfig(text: string): LoadConfigResult {
   }));
   problems.sort((a, b) => a.line - b.line || a.column - b.column);
   return { ok: false, problems };
+}
+
+/**
+ * Zod's generic wording, said the way a person fixes it: a required key that is absent is
+ * "missing" (not "expected string, received undefined"), and a refused record key (an image or
+ * environment name) gives the key's own rule instead of "Invalid key in record".
+ */
+function issueMessage(issue: z.core.$ZodIssue, data: unknown): string {
+  if (issue.code === "invalid_type" && issue.path.length > 0) {
+    const key = issue.path[issue.path.length - 1]!;
+    const parent = issue.path.slice(0, -1).reduce<unknown>((node, segment) => (isObject(node) ? node[segment as string] : undefined), data ?? {});
+    if (isObject(parent) && !(String(key) in parent)) return `missing required key ${JSON.stringify(String(key))}`;
+  }
+  if (issue.code === "invalid_key" && issue.issues[0] !== undefined) return issue.issues[0].message;
+  return issue.message;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /** The source offset of the node at `path`, or of its nearest existing ancestor. */

@@ -61,7 +61,7 @@ const PERMISSIONS = ["read", "triage", "write", "maintain", "admin"] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 
 const environmentSchema = z.strictObject({
-  paths: z.array(configPath).min(1).describe("Files or folders whose image references Ferry edits."),
+  paths: z.array(configPath).min(1, "paths needs at least one file or folder").describe("Files or folders whose image references Ferry edits."),
   update: z.enum(["auto", "manual"]).default("auto").describe("auto: follow the registry; manual: only by command."),
   merge: z.enum(["auto", "review"]).default("review").describe("auto: merge when required checks pass; review: wait for a human."),
   from: z.string().optional().describe("Upstream environment: this one only gets what that one runs, same digest."),

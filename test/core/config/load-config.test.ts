@@ -107,3 +107,20 @@ environments:
     if (!result.ok) expect(result.problems.map((problem) => problem.path)).toEqual(["images.shop.policy.range"]);
   });
 });
+
+describe("loadConfig: messages a person can act on", () => {
+  it("names a missing required key", () => {
+    const result = loadConfig(`images:\n  shop: { policy: {} }\n`);
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    const messages = Object.fromEntries(result.problems.map((problem) => [problem.path, problem.message]));
+    expect(messages["images.shop.repository"]).toBe('missing required key "repository"');
+    expect(messages["environments"]).toBe('missing required key "environments"');
+  });
+
+  it("says why an image or environment name is refused, at the name's line", () => {
+    const result = loadConfig(`images:\n  Shop: { repository: nginx }\nenvironments:\n  staging: { paths: [x] }\n`);
+    expect(result.ok).toBe(false);
+    if (!result.ok) expect(result.problems).toEqual([expect.objectContaining({ path: "images.Shop", line: 2, message: expect.stringMatching(/image names are lowercase letters/) })]);
+  });
+});
