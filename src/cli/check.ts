@@ -2,7 +2,7 @@ import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { readEnvironmentFiles } from "../adapters/fs/read-environment-files.js";
-import { checkReferences, environmentPathsPosition, type ReferenceProblem } from "../core/check/check-references.js";
+import { byPosition, checkReferences, environmentPathsPosition, type ReferenceProblem } from "../core/check/check-references.js";
 import { CONFIG_PATH, formatProblems, loadConfig } from "../core/config/load-config.js";
 import { isUserError } from "../core/errors.js";
 import { EXIT, UsageError, type CliIo } from "./io.js";
@@ -44,7 +44,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
   const readable = { ...loaded.config, environments: Object.fromEntries(Object.entries(loaded.config.environments).filter(([name]) => filesByEnvironment.has(name))) };
   problems.push(...checkReferences(readable, filesByEnvironment, configText));
   if (problems.length > 0) {
-    io.stdout(problems.map((problem) => `${problem.file}:${problem.line}:${problem.column} ${problem.message}`).join("\n") + "\n");
+    io.stdout(problems.sort(byPosition).map((problem) => `${problem.file}:${problem.line}:${problem.column} ${problem.message}`).join("\n") + "\n");
     return EXIT.invalid;
   }
   const environments = Object.keys(loaded.config.environments).length;

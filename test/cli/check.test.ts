@@ -128,3 +128,13 @@ describe("readEnvironmentFiles", () => {
     await expect(readEnvironmentFiles(dir, ["overlays/none"])).rejects.toThrow(/overlays\/none.*does not exist/);
   });
 });
+
+describe("ferry check output order", () => {
+  it("lists problems by file and line, whether they come from unreadable paths or missing references", async () => {
+    await put(".github/ferry.yml", `images:\n  shop:\n    repository: ghcr.io/acme/shop\nenvironments:\n  staging:\n    paths: [overlays/staging]\n  prod:\n    paths: [overlays/prod]\n`);
+    await put("overlays/staging/kustomization.yaml", "images:\n- name: ghcr.io/acme/cart\n  newTag: 1.0.0\n");
+    const result = await ferry("check");
+    expect(result.code).toBe(1);
+    expect(result.stdout.split("\n").filter(Boolean).map((line) => line.split(" ")[0])).toEqual([".github/ferry.yml:6:12", ".github/ferry.yml:8:12"]);
+  });
+});

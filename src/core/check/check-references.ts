@@ -67,7 +67,12 @@ export function checkReferences(config: FerryConfig, filesByEnvironment: Map<str
       }
     }
   }
-  return problems.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : a.line - b.line || a.column - b.column));
+  return problems.sort(byPosition);
+}
+
+/** Orders problems by file, line and column, the order a person reads them in. */
+export function byPosition(a: ReferenceProblem, b: ReferenceProblem): number {
+  return a.file < b.file ? -1 : a.file > b.file ? 1 : a.line - b.line || a.column - b.column;
 }
 
 function describe(image: { tag?: string; digest?: string }): string {
