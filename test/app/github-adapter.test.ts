@@ -58,6 +58,20 @@ describe("GitHubRepoAdapter against the emulator", () => {
     expect(await github.react(id, "eyes")).toBe("existed");
   });
 
+  it("finds Ferry's issue by title even after someone closed it, so the holds in it are not lost", async () => {
+    const number = await github.createIssue({ title: "Ferry dashboard", body: "holds" });
+    await github.updateIssue(number, { state: "closed" });
+    expect(await github.findIssue("Ferry dashboard")).toEqual({ number, title: "Ferry dashboard", body: "holds", state: "closed" });
+  });
+
+  it("prefers the open issue of a title over an older closed one", async () => {
+    const older = await github.createIssue({ title: "Ferry dashboard", body: "old" });
+    const newer = await github.createIssue({ title: "Ferry dashboard", body: "new" });
+    await github.updateIssue(newer, { state: "closed" });
+    await github.updateIssue(older, { state: "open" });
+    expect((await github.findIssue("Ferry dashboard"))?.number).toBe(older);
+  });
+
   it("reads permissions live", async () => {
     expect(await github.permissionOf("mona")).toBe("admin");
     expect(await github.permissionOf("hubot")).toBe("write");

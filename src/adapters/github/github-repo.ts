@@ -295,8 +295,11 @@ export class GitHubRepoAdapter implements GitHubRepoPort {
   }
 
   async findIssue(title: string): Promise<IssueInfo | undefined> {
-    const { data } = await this.octokit.rest.issues.listForRepo({ ...this.r, labels: FERRY_ISSUE_LABEL, state: "open", per_page: 100 });
-    const issue = data.find((candidate) => !candidate.pull_request && candidate.title === title);
+    // Closed ones too: a dashboard someone closed still holds the holds and floors, and is reopened
+    // rather than replaced by an empty one (which would silently lift every hold).
+    const { data } = await this.octokit.rest.issues.listForRepo({ ...this.r, labels: FERRY_ISSUE_LABEL, state: "all", per_page: 100 });
+    const matches = data.filter((candidate) => !candidate.pull_request && candidate.title === title);
+    const issue = matches.find((candidate) => candidate.state === "open") ?? matches[0];
     return issue ? { number: issue.number, title: issue.title, body: issue.body ?? "", state: issue.state === "open" ? "open" : "closed" } : undefined;
   }
 
