@@ -64,8 +64,12 @@ export async function planAll(registry: RegistryReader, files: FileSource, confi
         const digest = running.digest ?? (await registry.resolveDigest(repository, running.tag!));
         pins[image] = { digest, ...(running.tag !== undefined ? { tag: running.tag } : {}) };
       }
-      plan = await planEnvironment({ registry, files, now }, config, environment, { pins });
+      // Only what upstream runs is promoted: an image it does not run is not taken from the registry.
+      plan = await planEnvironment({ registry, files, now }, config, environment, { pins, images: Object.keys(pins) });
       for (const change of plan.changes) change.reason = `promotion from ${settings.from}: ${change.reason}`;
+      for (const image of Object.keys(config.images)) {
+        if (!(image in pins)) plan.unchanged.push({ image, reason: `${settings.from} does not run ${image}, so there is nothing to promote` });
+      }
     } else if (settings.update === "manual") {
       for (const image of Object.keys(config.images)) output.unchanged.push({ environment, image, reason: "update: manual (changes only by /promote or /rollback)" });
       continue;

@@ -83,6 +83,27 @@ describe("ferry plan against the embedded registry", () => {
   });
 });
 
+describe("ferry plan for an environment with from", () => {
+  let registry: EmbeddedRegistry;
+  beforeAll(async () => {
+    registry = await startEmbeddedRegistry();
+    for (const tag of ["1.0.0", "1.1.0"]) await pushImage(registry.url, "acme/web", tag, { content: tag });
+  });
+  afterAll(async () => registry.close());
+
+  it("proposes nothing from the registry for an image its upstream does not run", async () => {
+    const dir = writeRepo({
+      ".github/ferry.yml": `images:\n  web:\n    repository: ${registry.host}/acme/web\nenvironments:\n  staging:\n    paths: [overlays/staging]\n  prod:\n    paths: [overlays/prod]\n    from: staging\n`,
+      "overlays/staging/kustomization.yaml": "resources: []\n",
+      "overlays/prod/web.yaml": `spec:\n  containers:\n  - image: ${registry.host}/acme/web:1.0.0\n`,
+    });
+    const io = fakeIo(dir);
+    expect(await main(["plan", "--env", "prod", "--json"], io)).toBe(3);
+    expect(JSON.parse(io.out.join(""))).toEqual({ changes: [], unchanged: [{ environment: "prod", image: "web", reason: expect.stringMatching(/staging does not run web/) }] });
+    rmSync(dir, { recursive: true });
+  });
+});
+
 describe("a push to a real CNCF distribution registry, notified to ferry serve's distribution route", () => {
   let distribution: RunningDistribution;
   let emu: GitHubEmulator;
