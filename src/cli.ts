@@ -6,7 +6,7 @@
  */
 import { realpathSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { isUserError } from "./core/errors.js";
+import { isTransientError, isUserError } from "./core/errors.js";
 import { enableRegexpBacktrackFallback } from "./core/policy/tag-pattern.js";
 import { EXIT, UsageError, type CliIo, type CommandRun } from "./cli/io.js";
 
@@ -46,7 +46,9 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
       io.stderr(`ferry ${name}: ${error.message}\n`);
       return EXIT.usage;
     }
-    if (isUserError(error)) {
+    // A registry or API that could not be reached is not a bug: its message names it; exit 1 as
+    // for any input Ferry could not act on.
+    if (isUserError(error) || isTransientError(error)) {
       io.stderr(`ferry ${name}: ${error.message}\n`);
       return EXIT.invalid;
     }

@@ -104,6 +104,17 @@ describe("ferry plan for an environment with from", () => {
   });
 });
 
+describe("ferry plan when a registry cannot be reached", () => {
+  it("says which registry in one line, without calling it an internal error, and exits 1", async () => {
+    const host = "127.0.0.1:1";
+    const dir = writeRepo(configRepo(host, "1.7.3", "1.7.3"));
+    const io = fakeIo(dir);
+    expect(await main(["plan", "--env", "staging"], io)).toBe(1);
+    expect(io.err.join("")).toMatch(/^ferry plan: 127\.0\.0\.1:1: unreachable .*\n$/);
+    rmSync(dir, { recursive: true });
+  }, 30_000);
+});
+
 describe("a push to a real CNCF distribution registry, notified to ferry serve's distribution route", () => {
   let distribution: RunningDistribution;
   let emu: GitHubEmulator;
