@@ -98,7 +98,7 @@ export async function planAll(registry: RegistryReader, files: FileSource, confi
 export function formatPlan(output: PlanOutput): string {
   const lines: string[] = [];
   for (const change of output.changes) {
-    lines.push(`${change.environment}  ${change.image}  ${change.file}:${change.line}  ${change.from} -> ${change.to}  ${change.digest.slice(0, 19)}…  (${change.reason})`);
+    lines.push(`${change.environment}  ${change.image}  ${change.file}:${change.line}  ${change.from === "" ? "(none)" : change.from} -> ${change.to}  ${change.digest.slice(0, 19)}…  (${change.reason})`);
   }
   for (const entry of output.unchanged) lines.push(`${entry.environment}  ${entry.image}  unchanged: ${entry.reason}`);
   if (lines.length === 0) lines.push("nothing to plan: no environments");

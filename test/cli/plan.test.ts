@@ -4,7 +4,7 @@ import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { main } from "../../src/cli.js";
 import type { CliIo } from "../../src/cli/io.js";
-import type { PlanOutput } from "../../src/cli/plan.js";
+import { formatPlan, type PlanOutput } from "../../src/cli/plan.js";
 import { ProbotOctokit } from "probot";
 import { startFerryServer, type FerryServer } from "../../src/main.js";
 import { startGitHubEmulator, type GitHubEmulator } from "../../src/sandbox/github/index.js";
@@ -80,6 +80,17 @@ describe("ferry plan against the embedded registry", () => {
     expect(await main(["plan"], broken)).toBe(1);
     expect(broken.err.join("")).toMatch(/\.github\/ferry\.yml:2:\d+ .*must not leave the repository/);
     rmSync(dir, { recursive: true });
+  });
+});
+
+describe("ferry plan's text output", () => {
+  it("says (none) where a field is added, as set-image does, instead of an empty gap", () => {
+    const digest = `sha256:${"a".repeat(64)}`;
+    const text = formatPlan({
+      changes: [{ environment: "prod", image: "shop", file: "overlays/prod/kustomization.yaml", line: 6, from: "", to: digest, digest, reason: "pinned" }],
+      unchanged: [],
+    });
+    expect(text).toBe(`prod  shop  overlays/prod/kustomization.yaml:6  (none) -> ${digest}  sha256:aaaaaaaaaaaa…  (pinned)\n`);
   });
 });
 
