@@ -1,9 +1,9 @@
-import { parseDuration, formatDuration } from "../core/duration.js";
 import { UserError } from "../core/errors.js";
 import { parseBody } from "../core/pr/body.js";
 import { formatBranchName } from "../core/pr/branch.js";
 import { registryOf, type AppDeps, type LoadedConfig } from "./app-deps.js";
 import { repoFileSource } from "./repo-files.js";
+import { soakPending } from "./soak.js";
 import { updateState } from "./state.js";
 import { bodyRows } from "./sync-repository.js";
 import { upsertPromotionPr, type UpsertResult } from "./upsert-promotion-pr.js";
@@ -151,16 +151,8 @@ async function resolvePin(deps: AppDeps, loaded: LoadedConfig, image: { name: st
 }
 
 async function requireSoaked(deps: AppDeps, upstream: string, soak: string | undefined): Promise<void> {
-  // Without a soak there is nothing to wait for; the PR's own checks and review gate the merge.
-  if (soak === undefined) return;
-  const health = await deps.github.deploymentHealth(upstream);
-  if (!health) return; // health is not reported for this environment: nothing to wait for
-  if (health.state !== "success") throw new UserError("unhealthy", `${upstream} is not healthy (${health.state})`);
-  const needed = parseDuration(soak);
-  const healthyFor = deps.now().getTime() - health.since.getTime();
-  if (healthyFor < needed) {
-    throw new UserError("soaking", `${upstream} has been healthy for ${formatDuration(healthyFor)}, less than its soak of ${soak}`);
-  }
+  const pending = await soakPending(deps, upstream, soak);
+  if (pending !== undefined) throw new UserError(pending.code, pending.reason);
 }
 
 /**

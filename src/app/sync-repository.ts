@@ -8,6 +8,7 @@ import type { EnvironmentPlan } from "./plan-environment.js";
 import type { PullRequestInfo } from "./github-port.js";
 import type { ImageDescription } from "./ports.js";
 import { repoFileSource } from "./repo-files.js";
+import { soakPending } from "./soak.js";
 import { isHeld, loadState, writeDashboard } from "./state.js";
 import { upsertPromotionPr, type UpsertResult } from "./upsert-promotion-pr.js";
 
@@ -23,7 +24,8 @@ export interface SyncTrigger {
 
 export interface SyncResult {
   skipped?: "no-config" | "invalid-config";
-  environments: Record<string, UpsertResult["action"] | "held" | "error">;
+  /** `soaking`: the environment follows an upstream that has not been healthy for its `soak` yet. */
+  environments: Record<string, UpsertResult["action"] | "held" | "soaking" | "error">;
 }
 
 /**
@@ -52,6 +54,14 @@ export async function syncRepository(deps: AppDeps, trigger: SyncTrigger): Promi
     }
     try {
       result.environments[environment] = await deps.locks.run(`${deps.github.owner}/${deps.github.repo}#${environment}`, async () => {
+        if (environmentConfig.from !== undefined) {
+          // The same gate as /promote: a later scan takes the upstream's versions once it has soaked.
+          const pending = await soakPending(deps, environmentConfig.from, environmentConfig.soak);
+          if (pending) {
+            deps.log.info({ environment, reason: pending.reason }, "waiting for the upstream to soak");
+            return "soaking";
+          }
+        }
         const files = repoFileSource(deps.github, loaded.base.treeSha);
         const follow = environmentConfig.from !== undefined ? await upstreamPins(deps, loaded, environment, files, state.floors[environment] ?? {}) : undefined;
         const plan = await deps.planEnvironment(

@@ -243,6 +243,31 @@ describe("CI gating", () => {
 });
 
 describe("automatic environments with from", () => {
+  it("wait for the upstream's soak before following it, like /promote does", async () => {
+    const files = configRepo();
+    files[".github/ferry.yml"] += `  qa:
+    paths: [overlays/qa]
+    from: staging
+    update: auto
+    merge: review
+    soak: 30m
+`;
+    files["overlays/qa/kustomization.yaml"] = files["overlays/staging/kustomization.yaml"]!;
+    const github = new FakeGitHub(files);
+    const registry = new FakeRegistry();
+    registry.push("ghcr.io/acme/shop", "1.7.0");
+    registry.push("ghcr.io/acme/shop", "1.8.0");
+    await syncRepository(fakeDeps(github, registry), { reason: "registry" });
+    // staging now runs 1.8.0 and has been healthy for 10 minutes only.
+    github.health.set("staging", { sha: "x", state: "success", since: new Date("2025-12-31T23:50:00Z") });
+    const early = await syncRepository(fakeDeps(github, registry), { reason: "scan" });
+    expect(early.environments.qa).toBe("soaking");
+    expect(github.pulls.filter((pull) => pull.headRef === "ferry/qa")).toHaveLength(0);
+    const later = await syncRepository(fakeDeps(github, registry, new Date("2026-01-01T00:25:00Z")), { reason: "scan" });
+    expect(later.environments.qa).toBe("opened");
+    expect(github.pulls.filter((pull) => pull.headRef === "ferry/qa").map((pull) => pull.title)).toEqual(["Promote shop 1.8.0 to qa"]);
+  });
+
   it("follow exactly what the upstream runs, and never move backwards", async () => {
     const files = configRepo();
     files[".github/ferry.yml"] += `  qa:

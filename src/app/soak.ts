@@ -1,0 +1,29 @@
+import { formatDuration, parseDuration } from "../core/duration.js";
+import type { AppDeps } from "./app-deps.js";
+
+/**
+ * Why an environment with `from` and `soak` may not take its upstream's versions yet, or undefined
+ * when it may (DESIGN.md: "staging must have been healthy this long"). Read from the Deployment
+ * statuses the upstream's reconciler reports; an upstream that reports no health has nothing to
+ * wait for. Shared by `/promote` and by automatic environments that follow their upstream.
+ */
+export async function soakPending(
+  deps: AppDeps,
+  upstream: string,
+  soak: string | undefined,
+): Promise<{ code: "unhealthy" | "soaking"; reason: string } | undefined> {
+  // Without a soak there is nothing to wait for; the PR's own checks and review gate the merge.
+  if (soak === undefined) return undefined;
+  const health = await deps.github.deploymentHealth(upstream);
+  if (!health) return undefined;
+  if (health.state !== "success")
+    return { code: "unhealthy", reason: `${upstream} is not healthy (${health.state})` };
+  const healthyFor = deps.now().getTime() - health.since.getTime();
+  if (healthyFor < parseDuration(soak)) {
+    return {
+      code: "soaking",
+      reason: `${upstream} has been healthy for ${formatDuration(healthyFor)}, less than its soak of ${soak}`,
+    };
+  }
+  return undefined;
+}
