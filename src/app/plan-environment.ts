@@ -183,9 +183,10 @@ async function chooseTarget(
   const needs = metadataNeeds(policy);
   const describeAll = policy.strategy === "newest-build";
   const gated = options.eligible !== undefined;
-  // Without metadata needs, the best-ranked tag wins; with them, walk the ranking best-first and
-  // describe only as many tags as it takes (newest-build must see them all, up to a cap).
-  if (!needs.created && !needs.platforms && !describeAll && !gated) {
+  // Without metadata needs, the best-ranked tag wins; with them (a digest pin included: selectTag
+  // refuses a candidate without its digest), walk the ranking best-first and describe only as
+  // many tags as it takes (newest-build must see them all, up to a cap).
+  if (!needs.created && !needs.platforms && !needs.digest && !describeAll && !gated) {
     const selection = selectTag(ranked.map((tag) => ({ tag })), withCurrent({ policy, now: deps.now }, current.tag));
     if (selection.kind === "none") return { unchanged: selection.reason };
     return withDescription(await deps.registry.describe(repository, selection.tag), selection.tag, selection.reason);
