@@ -42,7 +42,12 @@ export interface PlannedApply {
 }
 
 export type KeepReason =
-  "prune-disabled" | "has-owner" | "owned-by-another-instance" | "prune-off" | "circuit-breaker";
+  | "prune-disabled"
+  | "has-owner"
+  | "owned-by-another-instance"
+  | "unlabelled"
+  | "prune-off"
+  | "circuit-breaker";
 
 export interface SyncPlan {
   apply: PlannedApply[];
@@ -121,8 +126,10 @@ function pruneVeto(live: KubeObject, instance: string): KeepReason | undefined {
   if (annotations[PRUNE_ANNOTATION] === "disabled" || labels[PRUNE_ANNOTATION] === "disabled")
     return "prune-disabled";
   if (Array.isArray(ownerReferences) && ownerReferences.length > 0) return "has-owner";
-  if (labels[INSTANCE_LABEL] !== undefined && labels[INSTANCE_LABEL] !== instance)
-    return "owned-by-another-instance";
+  // RELIABILITY.md §6 rule 3: label plus inventory. Every object Ferry applies carries its instance
+  // label, so one without it was detached by hand (or the inventory is wrong): never deleted.
+  if (labels[INSTANCE_LABEL] === undefined) return "unlabelled";
+  if (labels[INSTANCE_LABEL] !== instance) return "owned-by-another-instance";
   return undefined;
 }
 

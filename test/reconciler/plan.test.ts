@@ -161,6 +161,19 @@ describe("planSync", () => {
     ]);
   });
 
+  it("never prunes an inventory member that no longer carries this instance's label (label plus inventory)", () => {
+    const detached = asLive(configMap("detached"));
+    const result = plan({
+      desired: [configMap("a")],
+      inventory: [refOf(detached)],
+      orphansLive: [detached],
+      prune: { prune: true },
+    });
+    expect(result.prune).toEqual([]);
+    expect(result.keep).toEqual([{ ref: refOf(detached), reason: "unlabelled" }]);
+    expect(result.nextInventory.map((ref) => ref.name)).toEqual(["a"]);
+  });
+
   it("drops inventory members that are already gone from the cluster", () => {
     const gone = labelled(configMap("gone"));
     const result = plan({ desired: [configMap("a")], inventory: [refOf(gone)], prune: { prune: true } });
