@@ -45,7 +45,9 @@ export async function run(args: string[], io: CliIo): Promise<number> {
   const text = values.tags !== undefined ? await readUserFile(values.tags, io.cwd, "--tags") : await io.readStdin();
   const candidates = parseTagList(text, values.tags ?? "stdin");
 
-  const options: Parameters<typeof selectTag>[1] = { policy, now: io.now() };
+  // A tag list carries no digests, and `pin` only says what Ferry writes, not which tag wins: a
+  // policy copied from ferry.yml with `pin: digest` must choose the same tag here.
+  const options: Parameters<typeof selectTag>[1] = { policy: { ...policy, pin: "tag" }, now: io.now() };
   if (current !== undefined) options.current = current;
   const selection = selectTag(candidates, options);
   if (selection.kind === "none") {

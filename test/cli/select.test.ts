@@ -78,6 +78,12 @@ describe("ferry select", () => {
     expect((await ferry(["--policy", "{strategy: newest-build, minAge: 1h}"], list)).stdout).toBe("bbbbbbb\n");
   });
 
+  it("chooses under a policy that pins digests, since pin says what is written, not which tag wins", async () => {
+    for (const pin of ["digest", "digest-only"]) {
+      expect(await ferry(["--policy", `{ range: "^1.0.0", pin: ${pin} }`], "1.7.3\n1.8.0\n2.0.0\n")).toEqual({ code: 0, stdout: "1.8.0\n", stderr: "" });
+    }
+  });
+
   it("exits 1 naming the line of a malformed created time", async () => {
     const result = await ferry(["--policy", "{}"], "1.0.0\n1.1.0 yesterday\n");
     expect(result.code).toBe(1);
