@@ -7,13 +7,19 @@ import { CONFIG_PATH, formatProblems, loadConfig } from "../core/config/load-con
 import { isUserError } from "../core/errors.js";
 import { EXIT, UsageError, type CliIo } from "./io.js";
 
+const USAGE = "usage: ferry check [--dir DIR]";
+
 /**
  * `ferry check [--dir DIR]`: validates `.github/ferry.yml` and that every image is referenced in
  * each environment's paths. Problems print as `FILE:LINE:COL message`; exit 1 on any, 0 when clean.
  */
 export async function run(args: string[], io: CliIo): Promise<number> {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { dir: { type: "string" } } });
-  if (positionals.length > 0) throw new UsageError("usage: ferry check [--dir DIR]");
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { dir: { type: "string" }, help: { type: "boolean", short: "h" } } });
+  if (values.help) {
+    io.stdout(`${USAGE}\n`);
+    return EXIT.ok;
+  }
+  if (positionals.length > 0) throw new UsageError(USAGE);
   const root = resolve(io.cwd, values.dir ?? ".");
 
   let configText: string;

@@ -17,7 +17,11 @@ const USAGE = "usage: ferry set-image [--name IMAGE_NAME] FILE IMAGE[:TAG][@DIGE
  * only. `--name` is the Ferry image name that `# ferry: <name>` markers use.
  */
 export async function run(args: string[], io: CliIo): Promise<number> {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { name: { type: "string" } } });
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { name: { type: "string" }, help: { type: "boolean", short: "h" } } });
+  if (values.help) {
+    io.stdout(`${USAGE}\n`);
+    return EXIT.ok;
+  }
   if (positionals.length !== 2) throw new UsageError(USAGE);
   const [file, reference] = positionals as [string, string];
   const update = imageUpdate(reference);

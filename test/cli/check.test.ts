@@ -138,3 +138,9 @@ describe("ferry check output order", () => {
     expect(result.stdout.split("\n").filter(Boolean).map((line) => line.split(" ")[0])).toEqual([".github/ferry.yml:6:12", ".github/ferry.yml:8:12"]);
   });
 });
+
+describe("ferry check --help", () => {
+  it("prints its usage and exits 0, as the other commands do", async () => {
+    expect(await ferry("check", "--help")).toEqual({ code: 0, stdout: "usage: ferry check [--dir DIR]\n", stderr: "" });
+  });
+});

@@ -86,6 +86,10 @@ describe("ferry set-image", () => {
     expect(await readFile(join(dir, "real.yaml"), "utf8")).toBe(KUSTOMIZATION);
   });
 
+  it("prints its usage for --help and exits 0, as the other commands do", async () => {
+    expect(await ferry("set-image", "--help")).toEqual({ code: 0, stdout: expect.stringMatching(/^usage: ferry set-image /), stderr: "" });
+  });
+
   it("exits 2 without a tag or digest, or with missing arguments", async () => {
     await writeFile(join(dir, "kustomization.yaml"), KUSTOMIZATION);
     expect((await ferry("set-image", "kustomization.yaml", "ghcr.io/acme/shop")).code).toBe(2);
