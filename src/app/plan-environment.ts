@@ -187,7 +187,10 @@ async function chooseTarget(
   // refuses a candidate without its digest), walk the ranking best-first and describe only as
   // many tags as it takes (newest-build must see them all, up to a cap).
   if (!needs.created && !needs.platforms && !needs.digest && !describeAll && !gated) {
-    const selection = selectTag(ranked.map((tag) => ({ tag })), withCurrent({ policy, now: deps.now }, current.tag));
+    // Every tag above the floor, not only the ranked ones, so that the reason counts all the tags
+    // the policy admits (as `ferry select` does); selectTag itself skips those not newer than current.
+    const aboveFloor = floor === undefined ? tags : tags.filter((tag) => isNewer(tag, floor, policy) !== false);
+    const selection = selectTag(aboveFloor.map((tag) => ({ tag })), withCurrent({ policy, now: deps.now }, current.tag));
     if (selection.kind === "none") return { unchanged: selection.reason };
     return withDescription(await deps.registry.describe(repository, selection.tag), selection.tag, selection.reason);
   }

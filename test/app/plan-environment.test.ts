@@ -31,3 +31,15 @@ describe("planEnvironment with a digest pin", () => {
     expect(plan.files["overlays/staging/kustomization.yaml"]).toContain(`digest: ${digest}`);
   });
 });
+
+describe("planEnvironment's reason", () => {
+  it("counts every tag the policy admits, as ferry select does, not only those newer than the current one", async () => {
+    const registry = new FakeRegistry();
+    for (const tag of ["1.6.0", "1.7.0", "1.8.0", "2.0.0"]) registry.push("ghcr.io/acme/shop", tag);
+    const files = filesOf({ "overlays/staging/kustomization.yaml": kustomization("1.7.0") });
+
+    const plan = await planEnvironment({ registry, files, now: new Date("2026-01-01T00:00:00Z") }, config(`{ range: "^1.0.0" }`), "staging");
+
+    expect(plan.changes[0]?.reason).toBe("semver ^1.0.0 admits 1.8.0, the highest of 3 admitted tags");
+  });
+});
