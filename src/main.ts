@@ -12,6 +12,7 @@ import { createNodeMiddleware, Probot, ProbotOctokit } from "probot";
 import { Counter, collectDefaultMetrics, Registry } from "prom-client";
 import { createFerry, type Ferry, type FerryAppOptions } from "./app.js";
 import { parseDuration } from "./core/duration.js";
+import { UserError } from "./core/errors.js";
 import { createRegistryReceiver, type RegistryReceiverOptions } from "./handlers/registry/index.js";
 
 /** GitHub caps webhook payloads at 25 MB; a bigger body is not GitHub and is refused unread (RELIABILITY.md row 4). */
@@ -72,7 +73,12 @@ export interface FerryServer {
   close(): Promise<void>;
 }
 
-export class WeakWebhookSecretError extends Error {}
+/** The operator's to fix (exit 1 with the message), like any other bad setting. */
+export class WeakWebhookSecretError extends UserError {
+  constructor(message: string) {
+    super("weak-webhook-secret", message);
+  }
+}
 
 export async function startFerryServer(options: FerryServerOptions): Promise<FerryServer> {
   if (options.production && (options.webhookSecret.length === 0 || options.webhookSecret === "development")) {
@@ -236,8 +242,8 @@ function webUrlFor(baseUrl: string | undefined): string {
 /** Server options from the environment (APP_ID, PRIVATE_KEY[_PATH], WEBHOOK_SECRET, GHE_HOST/GITHUB_API_URL…). */
 export function serverOptionsFromEnv(env: NodeJS.ProcessEnv): FerryServerOptions {
   const appId = env.APP_ID;
-  const privateKey = env.PRIVATE_KEY ?? (env.PRIVATE_KEY_PATH ? readFileSync(env.PRIVATE_KEY_PATH, "utf8") : undefined);
-  if (!appId || !privateKey) throw new Error("APP_ID and PRIVATE_KEY (or PRIVATE_KEY_PATH) are required");
+  const privateKey = env.PRIVATE_KEY ?? (env.PRIVATE_KEY_PATH ? readPrivateKey(env.PRIVATE_KEY_PATH) : undefined);
+  if (!appId || !privateKey) throw new UserError("missing-credentials", "APP_ID and PRIVATE_KEY (or PRIVATE_KEY_PATH) are required");
   const baseUrl = env.GITHUB_API_URL ?? (env.GHE_HOST ? `${env.GHE_PROTOCOL ?? "https"}://${env.GHE_HOST}/api/v3` : undefined);
   const options: FerryServerOptions = {
     appId,
@@ -253,12 +259,39 @@ export function serverOptionsFromEnv(env: NodeJS.ProcessEnv): FerryServerOptions
       quay: env.FERRY_REGISTRY_WEBHOOK_QUAY,
       generic: env.FERRY_REGISTRY_WEBHOOK_GENERIC,
     },
-    ferry: { env },
+    ferry: { env: registryCredentialEnv(env) },
   };
   if (baseUrl) options.baseUrl = baseUrl;
   if (env.FERRY_SCAN_INTERVAL) options.scanIntervalMs = env.FERRY_SCAN_INTERVAL === "off" ? false : parseDuration(env.FERRY_SCAN_INTERVAL);
   if (env.LOG_LEVEL) options.logLevel = env.LOG_LEVEL as FerryServerOptions["logLevel"];
   return options;
+}
+
+/** Ferry's own secrets and the platform's: never readable through a config's `passwordEnv`/`tokenEnv`. */
+const SERVER_SECRET_NAMES = /^(APP_ID|PRIVATE_KEY|PRIVATE_KEY_PATH|WEBHOOK_SECRET|WEBHOOK_PROXY_URL|CLIENT_ID|CLIENT_SECRET|GITHUB_.*|GH_.*|GHE_.*|FERRY_REGISTRY_WEBHOOK_.*|FERRY_GITHUB_TOKEN|KUBERNETES_.*|NODE_.*|NPM_.*|npm_.*|AWS_.*|GOOGLE_.*|AZURE_.*)$/;
+
+/**
+ * The environment variables a config repo may name as registry credentials. `.github/ferry.yml`
+ * is written by whoever controls the config repo, and it also names the registry host: without
+ * this filter it could send the app's private key to a host of its choosing. With
+ * FERRY_REGISTRY_ENV_ALLOW (comma-separated names) only those are readable; otherwise every
+ * variable except the server's and the platform's own secrets.
+ */
+export function registryCredentialEnv(env: NodeJS.ProcessEnv): Record<string, string | undefined> {
+  const allowed = env.FERRY_REGISTRY_ENV_ALLOW?.split(",").map((name) => name.trim()).filter(Boolean);
+  const result: Record<string, string | undefined> = {};
+  for (const [name, value] of Object.entries(env)) {
+    if (allowed ? allowed.includes(name) : !SERVER_SECRET_NAMES.test(name)) result[name] = value;
+  }
+  return result;
+}
+
+function readPrivateKey(path: string): string {
+  try {
+    return readFileSync(path, "utf8");
+  } catch (error) {
+    throw new UserError("missing-credentials", `cannot read PRIVATE_KEY_PATH ${path}: ${(error as NodeJS.ErrnoException).code ?? "unreadable"}`);
+  }
 }
 
 function isEntryPoint(): boolean {

@@ -1,6 +1,7 @@
 import { createHmac, generateKeyPairSync } from "node:crypto";
 import { ProbotOctokit } from "probot";
 import { afterEach, describe, expect, it } from "vitest";
+import { UserError } from "../../../src/core/errors.js";
 import { startFerryServer, serverOptionsFromEnv, WeakWebhookSecretError, type FerryServer } from "../../../src/main.js";
 
 const { privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048, privateKeyEncoding: { type: "pkcs8", format: "pem" }, publicKeyEncoding: { type: "spki", format: "pem" } });
@@ -75,5 +76,12 @@ describe("ferry serve: webhook intake", () => {
     expect(options.privateKey).toBe("-----BEGIN KEY-----\nabc");
     expect(options.scanIntervalMs).toBe(600_000);
     expect(() => serverOptionsFromEnv({ APP_ID: "7" })).toThrow(/PRIVATE_KEY/);
+  });
+
+  it("reports missing or unreadable credentials and a weak secret as the operator's to fix, not as internal errors", async () => {
+    expect(() => serverOptionsFromEnv({ APP_ID: "7" })).toThrow(UserError);
+    expect(() => serverOptionsFromEnv({ APP_ID: "7", PRIVATE_KEY_PATH: "/nonexistent/ferry.pem" })).toThrow(/PRIVATE_KEY_PATH/);
+    expect(() => serverOptionsFromEnv({ APP_ID: "7", PRIVATE_KEY_PATH: "/nonexistent/ferry.pem" })).toThrow(UserError);
+    await expect(startFerryServer({ appId: 1, privateKey: "k", webhookSecret: "", production: true, scanIntervalMs: false })).rejects.toBeInstanceOf(UserError);
   });
 });
