@@ -6,7 +6,7 @@ import { policyFieldsSchema, policyProblems, policySchema, resolvePolicy, type P
 /**
  * The one schema of `.github/ferry.yml` (DESIGN.md "Configuration"). It is the source of the
  * TypeScript types, of runtime validation (`loadConfig`) and of the published JSON Schema
- * (`schema/ferry.schema.json`, kept in sync by a test).
+ * (`src/core/config/ferry.schema.json`, kept in sync by a test).
  */
 
 const NAME = /^[a-z0-9][a-z0-9_-]{0,62}$/;
