@@ -78,6 +78,15 @@ describe("ferry serve: webhook intake", () => {
     expect(() => serverOptionsFromEnv({ APP_ID: "7" })).toThrow(/PRIVATE_KEY/);
   });
 
+  it("never lets a config's passwordEnv read the app's own secrets, and honours FERRY_REGISTRY_ENV_ALLOW", () => {
+    const base = { APP_ID: "7", PRIVATE_KEY: "-----BEGIN KEY-----\\nabc", WEBHOOK_SECRET: "s", FERRY_REGISTRY_WEBHOOK_GENERIC: "g", GITHUB_TOKEN: "t", REGISTRY_PASSWORD: "p" };
+    const open = serverOptionsFromEnv(base).ferry!.env!;
+    expect(open.REGISTRY_PASSWORD).toBe("p");
+    for (const secret of ["APP_ID", "PRIVATE_KEY", "WEBHOOK_SECRET", "FERRY_REGISTRY_WEBHOOK_GENERIC", "GITHUB_TOKEN"]) expect(open[secret]).toBeUndefined();
+    const allowList = serverOptionsFromEnv({ ...base, HARBOR_TOKEN: "h", FERRY_REGISTRY_ENV_ALLOW: "HARBOR_TOKEN" }).ferry!.env!;
+    expect(Object.keys(allowList)).toEqual(["HARBOR_TOKEN"]);
+  });
+
   it("reports missing or unreadable credentials and a weak secret as the operator's to fix, not as internal errors", async () => {
     expect(() => serverOptionsFromEnv({ APP_ID: "7" })).toThrow(UserError);
     expect(() => serverOptionsFromEnv({ APP_ID: "7", PRIVATE_KEY_PATH: "/nonexistent/ferry.pem" })).toThrow(/PRIVATE_KEY_PATH/);
