@@ -57,7 +57,8 @@ export function checkReferences(config: FerryConfig, filesByEnvironment: Map<str
           }
         }
       }
-      if (!referenced) {
+      // A file that could not be read is already reported, and may hold the reference.
+      if (!referenced && ![...files.keys()].some((file) => unreadable.has(file))) {
         const where = environmentPathsPosition(configText, environment);
         problems.push({
           file: CONFIG_PATH,

@@ -57,4 +57,9 @@ describe("checkReferences", () => {
     expect(problems.filter((problem) => problem.file === "staging/x.yaml")).toHaveLength(1);
     expect(problems[problems.length - 1]).toMatchObject({ file: "staging/x.yaml", message: expect.stringContaining("invalid YAML") });
   });
+
+  it("does not also call an image missing when a file of the environment could not be read (the reference may be in it)", () => {
+    const problems = checkReferences(config(), files({ "staging/x.yaml": "image: ghcr.io/acme/shop:1.0.0\nb: [\n", "staging/cart.yaml": "cart:\n  name: acme/cart\n  version: 2.0.0\n" }));
+    expect(problems).toEqual([expect.objectContaining({ file: "staging/x.yaml", message: expect.stringContaining("invalid YAML") })]);
+  });
 });
