@@ -69,7 +69,21 @@ export function loadKubeConfig(options: KubeClusterOptions): KubeConfig {
   if (options.kubeconfig !== undefined) config.loadFromString(options.kubeconfig);
   else if (options.kubeconfigFile !== undefined) config.loadFromFile(options.kubeconfigFile);
   // In a pod: the service-account token and KUBERNETES_SERVICE_HOST; elsewhere ~/.kube/config.
-  else config.loadFromDefault();
+  else {
+    config.loadFromDefault();
+    // With none of those, the library falls back to an unauthenticated http://localhost:8080,
+    // which only surfaces later as an obscure "HTTP protocol is not allowed" in the first cycle.
+    const cluster = config.getCurrentCluster();
+    if (
+      config.getCurrentContext() === "loaded-context" &&
+      cluster?.name === "cluster" &&
+      cluster.server === "http://localhost:8080"
+    ) {
+      throw new Error(
+        "no kubeconfig found: pass --kubeconfig FILE, set KUBECONFIG, or run in a pod with a service account",
+      );
+    }
+  }
   return config;
 }
 
