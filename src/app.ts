@@ -20,6 +20,8 @@ import type { HandlerEvent, HandlerServices } from "./handlers/github/services.j
 export interface FerryAppOptions {
   /** Where registry `passwordEnv`/`tokenEnv` are read. */
   env?: Record<string, string | undefined>;
+  /** Refuse registries at private or loopback addresses (production; see the registry client). */
+  refusePrivateRegistries?: boolean;
   now?: () => Date;
   /** Web URL for links in PR bodies (`https://github.com`, or the GHE host). */
   webUrl?: string;
@@ -71,7 +73,12 @@ export function createFerry(options: FerryAppOptions = {}): Ferry {
     const key = `${owner}:${JSON.stringify(config.registries ?? {})}`;
     let client = registries.get(key);
     if (!client) {
-      client = createRegistryClient({ registries: config.registries ?? {}, env: options.env ?? {}, githubToken: token });
+      client = createRegistryClient({
+        registries: config.registries ?? {},
+        env: options.env ?? {},
+        githubToken: token,
+        refusePrivateRegistries: options.refusePrivateRegistries ?? false,
+      });
       registries.set(key, client);
     }
     return client;

@@ -259,7 +259,11 @@ export function serverOptionsFromEnv(env: NodeJS.ProcessEnv): FerryServerOptions
       quay: env.FERRY_REGISTRY_WEBHOOK_QUAY,
       generic: env.FERRY_REGISTRY_WEBHOOK_GENERIC,
     },
-    ferry: { env: registryCredentialEnv(env) },
+    ferry: {
+      env: registryCredentialEnv(env),
+      // A config repo picks its registry hosts: in production, not internal addresses unless allowed.
+      refusePrivateRegistries: env.NODE_ENV === "production" && env.FERRY_ALLOW_PRIVATE_REGISTRIES !== "true",
+    },
   };
   if (baseUrl) options.baseUrl = baseUrl;
   if (env.FERRY_SCAN_INTERVAL) options.scanIntervalMs = env.FERRY_SCAN_INTERVAL === "off" ? false : parseDuration(env.FERRY_SCAN_INTERVAL);

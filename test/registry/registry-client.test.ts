@@ -70,6 +70,22 @@ describe("registry client addressing", () => {
   });
 });
 
+describe("registry client address guard (RELIABILITY.md row 16)", () => {
+  it("refuses a registry at a link-local address (cloud metadata) without sending anything", async () => {
+    const { fetch, sent } = scriptedFetch({});
+    await expect(client(fetch).listTags("169.254.169.254/latest/meta")).rejects.toThrow(/link-local/);
+    expect(sent).toEqual([]);
+  });
+
+  it("refuses loopback and private registries when asked to (production), and allows them otherwise (sandbox, on-prem)", async () => {
+    const { fetch, sent } = scriptedFetch({ "http://127.0.0.1:5000/v2/acme/shop/tags/list": () => json({ name: "acme/shop", tags: ["1.0.0"] }) });
+    await expect(client(fetch, { refusePrivateRegistries: true }).listTags("127.0.0.1:5000/acme/shop")).rejects.toThrow(/private or loopback/);
+    await expect(client(fetch, { refusePrivateRegistries: true }).listTags("10.1.2.3:5000/acme/shop")).rejects.toThrow(/private or loopback/);
+    expect(sent).toEqual([]);
+    expect(await client(fetch).listTags("127.0.0.1:5000/acme/shop")).toEqual(["1.0.0"]);
+  });
+});
+
 describe("registry client credentials", () => {
   it("withholds credentials from a token realm on another host that is not trusted", async () => {
     const { fetch, sent } = scriptedFetch({

@@ -79,6 +79,12 @@ export interface RegistryClientOptions {
    * registry's own host, by registry name. Docker Hub's auth.docker.io is trusted by default.
    */
   trustedRealmHosts?: Record<string, string[]>;
+  /**
+   * Refuse registries at loopback or private addresses (the server sets this in production: a
+   * config repo chooses its registry hosts, and must not point Ferry at internal services).
+   * Link-local addresses (cloud metadata) are refused always.
+   */
+  refusePrivateRegistries?: boolean;
   fetch?: typeof fetch;
   now?: () => number;
   sleep?: (ms: number) => Promise<void>;
@@ -91,6 +97,15 @@ export interface RegistryClient extends RegistryReader {
   invalidate(repository: string): void;
   /** HTTP requests sent so far, by registry name (token fetches and redirects included). */
   requestCounts(): Record<string, number>;
+}
+
+/** RELIABILITY.md row 16: the registry host itself, before any request is sent. */
+function refuseUnsafeRegistry(registry: string, refusePrivate: boolean): void {
+  const hostname = new URL(`http://${registryApiHost(registry)}`).hostname.replace(/^\[|\]$/g, "");
+  const linkLocal = /^169\.254\./.test(hostname) || /^fe[89ab]/i.test(hostname) || hostname === "metadata.google.internal";
+  if (linkLocal || (refusePrivate && isPrivateHost(hostname))) {
+    throw new RegistryProtocolError("registry-address-refused", `${registry}: registries at ${linkLocal ? "link-local" : "private or loopback"} addresses are refused`);
+  }
 }
 
 const DEFAULT_TRUSTED_REALMS: Record<string, string[]> = { [DOCKER_HUB]: ["auth.docker.io"] };
@@ -163,6 +178,7 @@ export function createRegistryClient(options: RegistryClientOptions = {}): Regis
   function stateFor(registry: string): RegistryState {
     let state = states.get(registry);
     if (!state) {
+      refuseUnsafeRegistry(registry, options.refusePrivateRegistries ?? false);
       const config = options.registries?.[registry] ?? options.registries?.[registryApiHost(registry)];
       const plain = config?.insecure ?? isLoopbackRegistry(registry);
       state = {
