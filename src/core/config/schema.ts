@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { isDuration } from "../duration.js";
 import { InvalidImageRefError, parseImageName } from "../image-ref.js";
-import { policyFieldsSchema, policyProblems, policySchema, resolvePolicy, type Policy } from "../policy/schema.js";
+import { mergePolicyLayers, policyFieldsSchema, policyProblems, policySchema, resolvePolicy, type Policy } from "../policy/schema.js";
 
 /**
  * The one schema of `.github/ferry.yml` (DESIGN.md "Configuration"). It is the source of the
@@ -171,7 +171,7 @@ function mergedPolicyProblems(imagePolicy: unknown, override: unknown): { path: 
   if (!base.success || !layer.success) return [];
   const key = (problem: { path: string[]; message: string }) => `${problem.path.join(".")}: ${problem.message}`;
   const reportedAtImage = new Set(policyProblems(base.data).map(key));
-  return policyProblems({ ...base.data, ...layer.data }).filter((problem) => !reportedAtImage.has(key(problem)));
+  return policyProblems(mergePolicyLayers(base.data, layer.data)).filter((problem) => !reportedAtImage.has(key(problem)));
 }
 
 export type FerryConfig = z.infer<typeof configSchema>;

@@ -111,9 +111,37 @@ export function policyProblems(policy: PolicyInput): { path: string[]; message: 
   return problems;
 }
 
-/** Merges overrides field by field (later wins) and fills the defaults. */
+/** Fields that mean something under some strategies only. */
+const STRATEGY_FIELDS: Partial<Record<keyof PolicyInput, readonly Strategy[]>> = {
+  range: ["semver"],
+  prerelease: ["semver"],
+  order: ["numerical", "alphabetical"],
+  tag: ["digest"],
+};
+
+/**
+ * Merges policy layers field by field, later wins. A layer that sets a strategy drops what earlier
+ * layers set only for another strategy: an environment that follows `latest` by digest does not
+ * inherit the image's semver `range` (and could not unset it).
+ */
+export function mergePolicyLayers(...layers: (PolicyInput | undefined)[]): PolicyInput {
+  let merged: PolicyInput = {};
+  for (const layer of layers) {
+    if (layer === undefined) continue;
+    if (layer.strategy !== undefined) {
+      const strategy = layer.strategy;
+      merged = Object.fromEntries(
+        Object.entries(merged).filter(([field]) => STRATEGY_FIELDS[field as keyof PolicyInput]?.includes(strategy) ?? true),
+      ) as PolicyInput;
+    }
+    merged = { ...merged, ...layer };
+  }
+  return merged;
+}
+
+/** Merges overrides field by field (`mergePolicyLayers`) and fills the defaults. */
 export function resolvePolicy(...layers: (PolicyInput | undefined)[]): Policy {
-  const merged: PolicyInput = Object.assign({}, ...layers.filter((layer) => layer !== undefined));
+  const merged = mergePolicyLayers(...layers);
   const strategy = merged.strategy ?? "semver";
   const policy: Policy = {
     strategy,

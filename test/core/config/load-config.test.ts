@@ -101,6 +101,20 @@ environments:
     ]);
   });
 
+  it("accepts an override that changes the strategy; the image's fields of the old strategy do not carry over", () => {
+    const result = loadConfig(config(`{ strategy: digest, tag: latest }`, `{ range: "^1.0.0", prerelease: true }`));
+    if (!result.ok) throw new Error(formatProblems("ferry.yml", result.problems));
+    const policy = environmentPolicy(result.config, "staging", "shop");
+    expect(policy).toMatchObject({ strategy: "digest", tag: "latest", pin: "digest", prerelease: false });
+    expect(policy.range).toBeUndefined();
+  });
+
+  it("reports an override that breaks the image's extract (an allow without its group) at the override", () => {
+    const result = loadConfig(config(`{ allow: "^b-[0-9]+$" }`, `{ strategy: numerical, allow: "^b-(?P<n>[0-9]+)$", extract: "$n" }`));
+    expect(result.ok).toBe(false);
+    if (!result.ok) expect(result.problems).toEqual([expect.objectContaining({ path: "environments.staging.policy.shop.extract", message: expect.stringMatching(/\$n, which allow does not define/) })]);
+  });
+
   it("reports a problem of the image's own policy once, at the image, not again at each override", () => {
     const result = loadConfig(config(`{ ignore: ["*-rc"] }`, `{ range: "nope" }`));
     expect(result.ok).toBe(false);
