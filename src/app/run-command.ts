@@ -1,5 +1,5 @@
 import type { Permission } from "../core/config/schema.js";
-import { UserError } from "../core/errors.js";
+import { isTransientError, UserError } from "../core/errors.js";
 import { parseCommands, type Command } from "../core/pr/commands.js";
 import type { AppDeps, LoadedConfig } from "./app-deps.js";
 import { loadRepoConfig } from "./load-repo-config.js";
@@ -20,7 +20,8 @@ export interface CommentInput {
   defaultBranch?: string;
 }
 
-export type CommentOutcome = "ignored" | "duplicate" | "done" | "refused";
+/** `failed`: GitHub or a registry failed for now; the commenter got 👎 and is asked to retry. */
+export type CommentOutcome = "ignored" | "duplicate" | "done" | "refused" | "failed";
 
 const RANK: Record<Permission | "none", number> = { none: 0, read: 1, triage: 2, write: 3, maintain: 4, admin: 5 };
 
@@ -47,11 +48,23 @@ export async function runCommentCommands(deps: AppDeps, input: CommentInput): Pr
     if (text) await deps.github.comment(input.issueNumber, text);
     return "done";
   } catch (error) {
-    if (!(error instanceof UserError)) throw error;
+    if (error instanceof UserError) {
+      await deps.github.react(input.commentId, "-1");
+      await deps.github.comment(input.issueNumber, `@${input.author} ${oneLine(error.message)}`);
+      deps.log.info({ author: input.author, reason: error.code }, "command refused");
+      return "refused";
+    }
+    // The 👀 already dedupes redeliveries, so this is the commenter's only answer: without it the
+    // command would sit at 👀 for ever. A bug's own message stays in the log, never in the thread.
+    const transient = isTransientError(error);
     await deps.github.react(input.commentId, "-1");
-    await deps.github.comment(input.issueNumber, `@${input.author} ${oneLine(error.message)}`);
-    deps.log.info({ author: input.author, reason: error.code }, "command refused");
-    return "refused";
+    await deps.github.comment(
+      input.issueNumber,
+      `@${input.author} Ferry could not finish this command: ${transient ? oneLine(error.message).replace(/\.$/, "") : "an unexpected error (see Ferry's log)"}. Try again in a while.`,
+    );
+    if (!transient) throw error;
+    deps.log.warn({ author: input.author, error: error.message }, "command failed for now");
+    return "failed";
   }
 }
 

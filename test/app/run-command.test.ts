@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { TransientError } from "../../src/core/errors.js";
 import { parseBody } from "../../src/core/pr/body.js";
 import { parseState } from "../../src/core/pr/dashboard.js";
 import { runCommentCommands, type CommentInput } from "../../src/app/run-command.js";
@@ -57,6 +58,17 @@ describe("/promote", () => {
     expect(await runCommentCommands(deps, comment("/promote prod"))).toBe("done");
     expect(prodPulls(github)).toHaveLength(1);
     expect(github.comments.at(-1)!.body).toBe(`#${prodPulls(github)[0]!.number} already carries this for prod.`);
+  });
+
+  it("answers 👎 with a reason when the registry fails for now, instead of leaving only 👀 behind", async () => {
+    const { github, registry } = await released();
+    const unavailable = Object.assign(Object.create(registry) as FakeRegistry, {
+      resolveDigest: () => Promise.reject(new TransientError("registry-unavailable", "ghcr.io answered 503")),
+    });
+    const input = comment("/promote staging shop@1.8.0");
+    expect(await runCommentCommands(fakeDeps(github, unavailable), input)).toBe("failed");
+    expect([...github.reactions.get(input.commentId)!]).toEqual(["eyes", "-1"]);
+    expect(github.comments.at(-1)!.body).toBe("@mona Ferry could not finish this command: ghcr.io answered 503. Try again in a while.");
   });
 
   it("refuses an outsider with 👎 and a one-line reason, changing nothing", async () => {
