@@ -1,6 +1,6 @@
 import type { Octokit } from "@octokit/rest";
 import type { Permission } from "../../core/config/schema.js";
-import { TransientError, UserError } from "../../core/errors.js";
+import { UserError } from "../../core/errors.js";
 import type {
   BranchInfo,
   CheckRunInput,
@@ -345,17 +345,4 @@ export class GitHubRepoAdapter implements GitHubRepoPort {
     const annotated = await this.octokit.rest.git.getTag({ ...repo, tag_sha: ref.data.object.sha });
     return annotated.data.object.sha;
   }
-}
-
-/** Sorts an Octokit failure the way STYLE.md habit 7 wants: 429/5xx are transient, the rest as is. */
-export function classifyGitHubError(error: unknown): unknown {
-  const code = status(error);
-  if (code === 429 || (code !== undefined && code >= 500)) {
-    const retryAfter = Number((error as { response?: { headers?: Record<string, string> } }).response?.headers?.["retry-after"]);
-    return new TransientError("github-unavailable", `GitHub answered ${code}`, {
-      cause: error,
-      ...(Number.isFinite(retryAfter) ? { retryAfterMs: retryAfter * 1000 } : {}),
-    });
-  }
-  return error;
 }
