@@ -1,7 +1,6 @@
 import { environmentOrder, type FerryConfig } from "../core/config/schema.js";
 import { formatBranchName } from "../core/pr/branch.js";
 import { DASHBOARD_TITLE, emptyState, formatDashboard, formatStatusTable, parseState, type FerryState, type StatusInput } from "../core/pr/dashboard.js";
-import { replaceHiddenBlock } from "../core/pr/markdown.js";
 import type { AppDeps, LoadedConfig } from "./app-deps.js";
 import type { IssueInfo, PullRequestInfo } from "./github-port.js";
 import { repoFileSource } from "./repo-files.js";
@@ -48,7 +47,7 @@ export async function writeDashboard(deps: AppDeps, loaded: LoadedConfig, state?
     const number = await deps.github.createIssue({ title: DASHBOARD_TITLE, body });
     await deps.github.pinIssue?.(number).catch(() => undefined);
   } else if (stripTime(issue.body) !== stripTime(body) || issue.state !== "open") {
-    await deps.github.updateIssue(issue.number, { body: replaceHiddenBlock("state", body, current), state: "open" });
+    await deps.github.updateIssue(issue.number, { body, state: "open" });
   }
 }
 
