@@ -1,6 +1,6 @@
 import type { FerryConfig } from "../core/config/schema.js";
 import { environmentPolicy } from "../core/config/schema.js";
-import { UserError } from "../core/errors.js";
+import { FerryError, UserError } from "../core/errors.js";
 import { isValidDigest } from "../core/image-ref.js";
 import type { Policy } from "../core/policy/schema.js";
 import { isNewer, metadataNeeds, rankTags, selectTag, type TagCandidate } from "../core/policy/select-tag.js";
@@ -37,7 +37,8 @@ export interface ImageChange {
 export interface EnvironmentPlan {
   environment: string;
   changes: ImageChange[];
-  unchanged: { image: string; reason: string }[];
+  /** `error`: the registry could not be read for this image (only with `onRegistryError: "report"`). */
+  unchanged: { image: string; reason: string; error?: true }[];
   /** path → full new content, changed files only. */
   files: Record<string, string>;
 }
@@ -55,6 +56,12 @@ export interface PlanOptions {
   floor?: Record<string, string>;
   /** Only these images are planned (default: all). */
   images?: string[];
+  /**
+   * A registry error for one image: `throw` (default: the app must not act on a partial plan,
+   * e.g. close a PR as no longer wanted because one read failed) or `report` it as that image's
+   * unchanged reason and plan the others (`ferry plan`).
+   */
+  onRegistryError?: "throw" | "report";
   /** CI gating: is this tag eligible (its source commit passed CI)? */
   eligible?: (image: string, tag: string, description: ImageDescription) => Promise<boolean>;
 }
@@ -106,9 +113,16 @@ export async function planEnvironment(
       continue;
     }
     const pin = options.pins?.[name];
-    const target = pin
-      ? await pinnedTarget(deps.registry, image.repository, pin)
-      : await chooseTarget(deps, name, image.repository, policy, current, options);
+    let target: Target;
+    try {
+      target = pin
+        ? await pinnedTarget(deps.registry, image.repository, pin)
+        : await chooseTarget(deps, name, image.repository, policy, current, options);
+    } catch (error) {
+      if (options.onRegistryError !== "report" || !(error instanceof FerryError)) throw error;
+      plan.unchanged.push({ image: name, reason: `registry error: ${error.message}`, error: true });
+      continue;
+    }
     if ("unchanged" in target) {
       plan.unchanged.push({ image: name, reason: target.unchanged });
       continue;

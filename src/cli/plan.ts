@@ -6,7 +6,7 @@ import { createRegistryClient } from "../adapters/registry/index.js";
 import { currentImages, planEnvironment, type EnvironmentPlan, type FileSource } from "../app/plan-environment.js";
 import { CONFIG_PATH, formatProblems, loadConfig } from "../core/config/load-config.js";
 import { environmentOrder, type FerryConfig } from "../core/config/schema.js";
-import { UserError } from "../core/errors.js";
+import { FerryError, UserError } from "../core/errors.js";
 import type { RegistryReader } from "../app/ports.js";
 import { EXIT, UsageError, type CliIo } from "./io.js";
 
@@ -14,7 +14,8 @@ const USAGE = "usage: ferry plan [--dir DIR] [--env NAME] [--json]";
 
 export interface PlanOutput {
   changes: { environment: string; image: string; file: string; line: number; from: string; to: string; digest: string; reason: string }[];
-  unchanged: { environment: string; image: string; reason: string }[];
+  /** `error: true` when the registry could not be read for that image (the command then exits 1). */
+  unchanged: { environment: string; image: string; reason: string; error?: true }[];
 }
 
 /**
@@ -44,6 +45,12 @@ export async function run(args: string[], io: CliIo): Promise<number> {
   const output = await planAll(registry, files, config, environments, io.now());
   if (values.json) io.stdout(`${JSON.stringify(output, null, 2)}\n`);
   else io.stdout(formatPlan(output));
+  // Everything readable was planned and printed; an image whose registry failed still fails the run.
+  const failed = output.unchanged.filter((entry) => entry.error);
+  if (failed.length > 0) {
+    io.stderr(`ferry plan: ${failed.map((entry) => `${entry.environment}/${entry.image}`).join(", ")} could not be planned (registry errors above)\n`);
+    return EXIT.invalid;
+  }
   return output.changes.length > 0 ? EXIT.ok : EXIT.noMatch;
 }
 
@@ -59,22 +66,29 @@ export async function planAll(registry: RegistryReader, files: FileSource, confi
     if (settings.from !== undefined) {
       const upstream = await currentImages(files, config, settings.from);
       const pins: Record<string, { tag?: string; digest: string }> = {};
+      const failed: { image: string; reason: string; error: true }[] = [];
       for (const [image, running] of Object.entries(upstream)) {
         const repository = config.images[image]!.repository;
-        const digest = running.digest ?? (await registry.resolveDigest(repository, running.tag!));
-        pins[image] = { digest, ...(running.tag !== undefined ? { tag: running.tag } : {}) };
+        try {
+          const digest = running.digest ?? (await registry.resolveDigest(repository, running.tag!));
+          pins[image] = { digest, ...(running.tag !== undefined ? { tag: running.tag } : {}) };
+        } catch (error) {
+          if (!(error instanceof FerryError)) throw error;
+          failed.push({ image, reason: `registry error: ${error.message}`, error: true });
+        }
       }
       // Only what upstream runs is promoted: an image it does not run is not taken from the registry.
-      plan = await planEnvironment({ registry, files, now }, config, environment, { pins, images: Object.keys(pins) });
+      plan = await planEnvironment({ registry, files, now }, config, environment, { pins, images: Object.keys(pins), onRegistryError: "report" });
+      plan.unchanged.push(...failed);
       for (const change of plan.changes) change.reason = `promotion from ${settings.from}: ${change.reason}`;
       for (const image of Object.keys(config.images)) {
-        if (!(image in pins)) plan.unchanged.push({ image, reason: `${settings.from} does not run ${image}, so there is nothing to promote` });
+        if (!(image in pins) && !failed.some((entry) => entry.image === image)) plan.unchanged.push({ image, reason: `${settings.from} does not run ${image}, so there is nothing to promote` });
       }
     } else if (settings.update === "manual") {
       for (const image of Object.keys(config.images)) output.unchanged.push({ environment, image, reason: "update: manual (changes only by /promote or /rollback)" });
       continue;
     } else {
-      plan = await planEnvironment({ registry, files, now }, config, environment);
+      plan = await planEnvironment({ registry, files, now }, config, environment, { onRegistryError: "report" });
     }
     for (const change of plan.changes) {
       for (const edit of change.edits) {

@@ -70,6 +70,19 @@ describe("ferry plan against the embedded registry", () => {
     rmSync(dir, { recursive: true });
   });
 
+  it("plans the images it can read and reports a missing repository as that image's error, exit 1", async () => {
+    const files = configRepo(registry.host, "1.7.3", "1.7.3");
+    files[".github/ferry.yml"] = files[".github/ferry.yml"]!.replace("environments:", `  gone:\n    repository: ${registry.host}/acme/gone\nenvironments:`);
+    files["overlays/staging/kustomization.yaml"] += `  - name: ${registry.host}/acme/gone\n    newTag: "1.0.0"\n`;
+    const dir = writeRepo(files);
+    const io = fakeIo(dir);
+    expect(await main(["plan", "--env", "staging", "--json"], io)).toBe(1);
+    const output = JSON.parse(io.out.join("")) as PlanOutput;
+    expect(output.changes).toEqual([expect.objectContaining({ image: "shop", to: "1.8.0" })]);
+    expect(output.unchanged).toEqual([expect.objectContaining({ image: "gone", error: true, reason: expect.stringMatching(/^registry error: /) })]);
+    rmSync(dir, { recursive: true });
+  });
+
   it("refuses an unknown environment and a broken config with exit 1", async () => {
     const dir = writeRepo(configRepo(registry.host, "1.8.0", "1.8.0"));
     const io = fakeIo(dir);
@@ -121,7 +134,8 @@ describe("ferry plan when a registry cannot be reached", () => {
     const dir = writeRepo(configRepo(host, "1.7.3", "1.7.3"));
     const io = fakeIo(dir);
     expect(await main(["plan", "--env", "staging"], io)).toBe(1);
-    expect(io.err.join("")).toMatch(/^ferry plan: 127\.0\.0\.1:1: unreachable .*\n$/);
+    expect(io.out.join("")).toMatch(/^staging {2}shop {2}unchanged: registry error: 127\.0\.0\.1:1: unreachable .*\n$/);
+    expect(io.err.join("")).toBe("ferry plan: staging/shop could not be planned (registry errors above)\n");
     rmSync(dir, { recursive: true });
   }, 30_000);
 });
