@@ -69,6 +69,9 @@ export function scopeResolver(objects: KubeObject[], lookup: ScopeLookup): (obje
   };
 }
 
+/** The `source` of the Namespace `--create-namespace` adds: not something the config repo rendered. */
+export const CREATE_NAMESPACE_SOURCE = "--create-namespace";
+
 export function prepareDesiredState(
   rendered: RenderedObject[],
   isNamespaced: (object: KubeObject) => boolean,
@@ -105,7 +108,7 @@ export function prepareDesiredState(
     if (!byKey.has(key)) {
       add(
         { apiVersion: "v1", kind: "Namespace", metadata: { name: options.defaultNamespace } },
-        "--create-namespace",
+        CREATE_NAMESPACE_SOURCE,
       );
     }
   }

@@ -5,7 +5,12 @@
  */
 import { UserError } from "../core/errors.js";
 import { compareRefs, describeRef, inventoryKey } from "./object-ref.js";
-import { INSTANCE_LABEL, PRUNE_ANNOTATION, type DesiredObject } from "./desired-state.js";
+import {
+  CREATE_NAMESPACE_SOURCE,
+  INSTANCE_LABEL,
+  PRUNE_ANNOTATION,
+  type DesiredObject,
+} from "./desired-state.js";
 import type { KubeObject, ObjectRef } from "./types.js";
 
 export interface PruneOptions {
@@ -164,7 +169,9 @@ export interface PlanInput {
 
 export function planSync(input: PlanInput): SyncPlan {
   const { desired, observed, inventory, orphansLive, options, instance } = input;
-  if (desired.length === 0 && options.prune && !options.allowEmpty && inventory.length > 0) {
+  // The Namespace --create-namespace adds does not make a render non-empty.
+  const renderedCount = desired.filter(({ source }) => source !== CREATE_NAMESPACE_SOURCE).length;
+  if (renderedCount === 0 && options.prune && !options.allowEmpty && inventory.length > 0) {
     // Argo CD's rule: an empty render with prune on is far more often a mistake than an intent.
     throw new UserError(
       "empty-render",

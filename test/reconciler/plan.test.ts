@@ -195,6 +195,25 @@ describe("planSync", () => {
     expect(allowed.prune.map((ref) => ref.name)).toEqual(["gone"]);
   });
 
+  it("treats a render that is empty but for the --create-namespace Namespace as empty", () => {
+    const orphan = asLive(labelled(configMap("gone")));
+    const desired = prepareDesiredState([], () => false, {
+      instance: "staging",
+      defaultNamespace: "shop",
+      createNamespace: true,
+    });
+    expect(() =>
+      planSync({
+        instance: "staging",
+        desired,
+        observed: new Map(),
+        inventory: [refOf(orphan), desired[0]!.ref],
+        orphansLive: new Map([[inventoryKey(refOf(orphan)), orphan]]),
+        options: { ...DEFAULT_PRUNE_OPTIONS, prune: true },
+      }),
+    ).toThrow(/empty/);
+  });
+
   it("trips the circuit breaker on a mass deletion: nothing is pruned and the orphans stay in the inventory", () => {
     const orphans = Array.from({ length: 12 }, (_, index) =>
       asLive(labelled(configMap(`old-${String(index).padStart(2, "0")}`))),
