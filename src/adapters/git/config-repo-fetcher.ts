@@ -170,7 +170,10 @@ export class ConfigRepoFetcher {
       ...this.authEnv(),
       ...extraEnv,
     };
-    const redact = (text: string) => (token ? text.split(token).join("***") : text);
+    // The token, and the Basic header git sends it in (base64 of `x-access-token:<token>`), should
+    // git ever print them (e.g. GIT_TRACE_CURL with redaction off).
+    const secrets = token ? [token, Buffer.from(`x-access-token:${token}`).toString("base64")] : [];
+    const redact = (text: string) => secrets.reduce((result, secret) => result.split(secret).join("***"), text);
     return new Promise((resolve, reject) => {
       const child = spawn(git, args, { env: childEnv, stdio: ["ignore", "pipe", "pipe"] });
       let stdout = "";
