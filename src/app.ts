@@ -14,7 +14,15 @@ import type { RegistryReader } from "./app/ports.js";
 import { WorkQueue } from "./app/work-queue.js";
 import type { FerryConfig } from "./core/config/schema.js";
 import { hintsFromGitHubPackageEvent, type RegistryHint } from "./handlers/registry/index.js";
-import { onChecksCompleted, onInstallation, onIssueComment, onPackage, onPullRequest, onPush, syncInstallation } from "./handlers/github/handlers.js";
+import {
+  onChecksCompleted,
+  onInstallation,
+  onIssueComment,
+  onPackage,
+  onPullRequest,
+  onPush,
+  syncInstallation,
+} from "./handlers/github/handlers.js";
 import type { HandlerEvent, HandlerServices } from "./handlers/github/services.js";
 
 export interface FerryAppOptions {
@@ -58,14 +66,21 @@ export interface Ferry {
 export function createFerry(options: FerryAppOptions = {}): Ferry {
   const locks = new KeyedMutex();
   let log: AppLogger = options.log ?? { info: () => {}, warn: () => {}, error: () => {} };
-  const queue = new WorkQueue({ info: (f, m) => log.info(f, m), warn: (f, m) => log.warn(f, m), error: (f, m) => log.error(f, m) });
+  const queue = new WorkQueue({
+    info: (f, m) => log.info(f, m),
+    warn: (f, m) => log.warn(f, m),
+    error: (f, m) => log.error(f, m),
+  });
   const registries = new Map<string, RegistryReader>();
   const contentCache = new GitContentCache();
   let appLogin: string | undefined;
 
   const registryFor = (config: FerryConfig, octokit: OctokitLike, owner: string): RegistryReader => {
     const token = async (): Promise<string> => {
-      const auth = (await (octokit as unknown as { auth: (o: { type: string }) => Promise<{ token: string }> }).auth({ type: "installation" })) ?? {};
+      const auth =
+        (await (octokit as unknown as { auth: (o: { type: string }) => Promise<{ token: string }> }).auth({
+          type: "installation",
+        })) ?? {};
       return auth.token;
     };
     if (options.registryFor) return options.registryFor(config, token);
@@ -98,13 +113,20 @@ export function createFerry(options: FerryAppOptions = {}): Ferry {
     ...(options.onPullRequest ? { onPullRequest: options.onPullRequest } : {}),
   });
 
-  const installationRepos = async (octokit: OctokitLike): Promise<{ owner: string; repo: string; defaultBranch?: string }[]> => {
+  const installationRepos = async (
+    octokit: OctokitLike,
+  ): Promise<{ owner: string; repo: string; defaultBranch?: string }[]> => {
     const repos: { owner: string; repo: string; defaultBranch?: string }[] = [];
     for (let page = 1; page <= 10; page++) {
       const { data } = await octokit.rest.apps.listReposAccessibleToInstallation({ per_page: 100, page });
       for (const repository of data.repositories) {
         // The listing names each default branch: one request less per repository and scan.
-        if (!repository.archived) repos.push({ owner: repository.owner.login, repo: repository.name, ...(repository.default_branch ? { defaultBranch: repository.default_branch } : {}) });
+        if (!repository.archived)
+          repos.push({
+            owner: repository.owner.login,
+            repo: repository.name,
+            ...(repository.default_branch ? { defaultBranch: repository.default_branch } : {}),
+          });
       }
       if (data.repositories.length < 100) break;
     }
@@ -115,9 +137,14 @@ export function createFerry(options: FerryAppOptions = {}): Ferry {
   const clock = (): number => (options.now ? options.now().getTime() : Date.now());
   let statusAnswer: { at: number; value: Promise<Record<string, unknown>> } | undefined;
 
-  const eachInstallation = async (probot: Probot, visit: (octokit: OctokitLike, installationId: number) => Promise<void>): Promise<void> => {
+  const eachInstallation = async (
+    probot: Probot,
+    visit: (octokit: OctokitLike, installationId: number) => Promise<void>,
+  ): Promise<void> => {
     const appOctokit = await probot.auth();
-    const installations = await appOctokit.paginate(appOctokit.rest.apps.listInstallations, { per_page: 100 });
+    const installations = await appOctokit.paginate(appOctokit.rest.apps.listInstallations, {
+      per_page: 100,
+    });
     for (const installation of installations) {
       const octokit = (await probot.auth(installation.id)) as unknown as OctokitLike;
       await visit(octokit, installation.id);
@@ -134,7 +161,10 @@ export function createFerry(options: FerryAppOptions = {}): Ferry {
       if (budget <= 0) return;
       for (const { owner, repo, defaultBranch } of await installationRepos(octokit)) {
         if (budget-- <= 0) {
-          log.warn({ limit: options.statusMaxRepositories ?? STATUS_MAX_REPOSITORIES }, "status: repository limit reached; the rest is left out");
+          log.warn(
+            { limit: options.statusMaxRepositories ?? STATUS_MAX_REPOSITORIES },
+            "status: repository limit reached; the rest is left out",
+          );
           return;
         }
         const deps = depsFor(octokit, owner, repo);
@@ -149,7 +179,12 @@ export function createFerry(options: FerryAppOptions = {}): Ferry {
 
   const app = (probot: Probot): void => {
     log = childLogger(probot);
-    const event = <P>(context: { id: string; name: string; payload: unknown; octokit: unknown }): HandlerEvent<P> => ({
+    const event = <P>(context: {
+      id: string;
+      name: string;
+      payload: unknown;
+      octokit: unknown;
+    }): HandlerEvent<P> => ({
       id: context.id,
       name: context.name,
       payload: context.payload as P,
@@ -163,13 +198,27 @@ export function createFerry(options: FerryAppOptions = {}): Ferry {
       })
       .catch(() => undefined);
     probot.on("issue_comment.created", (context) => onIssueComment(event(context), services));
-    probot.on(["pull_request.opened", "pull_request.synchronize", "pull_request.reopened", "pull_request.closed"], (context) => onPullRequest(event(context), services));
-    probot.on("push", (context) => onPush(event(context), services));
-    probot.on(["check_suite.completed", "check_run.completed", "status", "workflow_run.completed"], (context) => onChecksCompleted(event(context), services));
-    probot.on(["registry_package.published", "package.published"], (context) =>
-      onPackage(event(context), services, hintsFromGitHubPackageEvent(context.name as "registry_package" | "package", context.payload).map(hintRepository)),
+    probot.on(
+      ["pull_request.opened", "pull_request.synchronize", "pull_request.reopened", "pull_request.closed"],
+      (context) => onPullRequest(event(context), services),
     );
-    probot.on(["installation.created", "installation_repositories.added"], (context) => onInstallation(event(context), services));
+    probot.on("push", (context) => onPush(event(context), services));
+    probot.on(
+      ["check_suite.completed", "check_run.completed", "status", "workflow_run.completed"],
+      (context) => onChecksCompleted(event(context), services),
+    );
+    probot.on(["registry_package.published", "package.published"], (context) =>
+      onPackage(
+        event(context),
+        services,
+        hintsFromGitHubPackageEvent(context.name as "registry_package" | "package", context.payload).map(
+          hintRepository,
+        ),
+      ),
+    );
+    probot.on(["installation.created", "installation_repositories.added"], (context) =>
+      onInstallation(event(context), services),
+    );
   };
 
   return {
@@ -184,7 +233,9 @@ export function createFerry(options: FerryAppOptions = {}): Ferry {
     },
     async hint(probot, hints) {
       if (hints.length === 0) return;
-      for (const hint of hints) for (const client of registries.values()) (client as { invalidate?: (r: string) => void }).invalidate?.(hintRepository(hint));
+      for (const hint of hints)
+        for (const client of registries.values())
+          (client as { invalidate?: (r: string) => void }).invalidate?.(hintRepository(hint));
       const repositories = [...new Set(hints.map(hintRepository))];
       await eachInstallation(probot, async (octokit, installationId) => {
         syncInstallation({ octokit, installationId }, services, { reason: "registry", repositories });
@@ -194,7 +245,8 @@ export function createFerry(options: FerryAppOptions = {}): Ferry {
       // A monitoring scrape or a dashboard refresh must not turn into one GitHub walk per request:
       // concurrent and repeated requests within the TTL share one answer (a failure is not kept).
       const at = clock();
-      if (statusAnswer && at - statusAnswer.at < (options.statusTtlMs ?? STATUS_TTL_MS)) return statusAnswer.value;
+      if (statusAnswer && at - statusAnswer.at < (options.statusTtlMs ?? STATUS_TTL_MS))
+        return statusAnswer.value;
       const value = collectAllStatus(probot);
       statusAnswer = { at, value };
       value.catch(() => {

@@ -11,9 +11,18 @@ import { enableRegexpBacktrackFallback } from "./core/policy/tag-pattern.js";
 import { EXIT, UsageError, type CliIo, type CommandRun } from "./cli/io.js";
 
 const COMMANDS: Record<string, { summary: string; load: () => Promise<{ run: CommandRun }> }> = {
-  select: { summary: "print the tag a policy chooses from a tag list", load: () => import("./cli/select.js") },
-  "set-image": { summary: "edit every reference to an image in a file", load: () => import("./cli/set-image.js") },
-  check: { summary: "validate .github/ferry.yml and the image references it expects", load: () => import("./cli/check.js") },
+  select: {
+    summary: "print the tag a policy chooses from a tag list",
+    load: () => import("./cli/select.js"),
+  },
+  "set-image": {
+    summary: "edit every reference to an image in a file",
+    load: () => import("./cli/set-image.js"),
+  },
+  check: {
+    summary: "validate .github/ferry.yml and the image references it expects",
+    load: () => import("./cli/check.js"),
+  },
   plan: { summary: "query the registries and print what would change", load: () => import("./cli/plan.js") },
   reconcile: { summary: "run the in-cluster reconciler", load: () => import("./cli/reconcile.js") },
   serve: { summary: "run the GitHub App server (same as npm start)", load: () => import("./cli/serve.js") },
@@ -54,7 +63,11 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     }
     // Node's parseArgs reports unknown flags and missing values with these codes.
     const code = (error as { code?: string }).code;
-    if (code === "ERR_PARSE_ARGS_UNKNOWN_OPTION" || code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE" || code === "ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL") {
+    if (
+      code === "ERR_PARSE_ARGS_UNKNOWN_OPTION" ||
+      code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE" ||
+      code === "ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL"
+    ) {
       io.stderr(`ferry ${name}: ${(error as Error).message}\n`);
       return EXIT.usage;
     }

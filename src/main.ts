@@ -31,8 +31,10 @@ export const FerryOctokit = ProbotOctokit.defaults((options: Record<string, unkn
   throttle: {
     // Probot passes its own handlers here (its secondary-limit one never retries): ours go last.
     ...(options.throttle as object | undefined),
-    onRateLimit: (_retryAfter: number, _request: unknown, _octokit: unknown, retryCount: number) => retryCount < MAX_RATE_LIMIT_RETRIES,
-    onSecondaryRateLimit: (_retryAfter: number, _request: unknown, _octokit: unknown, retryCount: number) => retryCount < MAX_RATE_LIMIT_RETRIES,
+    onRateLimit: (_retryAfter: number, _request: unknown, _octokit: unknown, retryCount: number) =>
+      retryCount < MAX_RATE_LIMIT_RETRIES,
+    onSecondaryRateLimit: (_retryAfter: number, _request: unknown, _octokit: unknown, retryCount: number) =>
+      retryCount < MAX_RATE_LIMIT_RETRIES,
   },
 }));
 
@@ -87,8 +89,17 @@ export async function startFerryServer(options: FerryServerOptions): Promise<Fer
   }
   const metrics = new Registry();
   collectDefaultMetrics({ register: metrics });
-  const pullRequests = new Counter({ name: "ferry_pull_requests_total", help: "Ferry PRs opened or updated", labelNames: ["action"], registers: [metrics] });
-  const hintsReceived = new Counter({ name: "ferry_registry_hints_total", help: "Registry hints received (after coalescing)", registers: [metrics] });
+  const pullRequests = new Counter({
+    name: "ferry_pull_requests_total",
+    help: "Ferry PRs opened or updated",
+    labelNames: ["action"],
+    registers: [metrics],
+  });
+  const hintsReceived = new Counter({
+    name: "ferry_registry_hints_total",
+    help: "Registry hints received (after coalescing)",
+    registers: [metrics],
+  });
   const scans = new Counter({ name: "ferry_scans_total", help: "Periodic scans run", registers: [metrics] });
 
   const probot = new Probot({
@@ -116,14 +127,19 @@ export async function startFerryServer(options: FerryServerOptions): Promise<Fer
       hintsReceived.inc(hints.length);
       await ferry.hint(probot, hints);
     },
-    log: { info: (fields, message) => probot.log.info(fields, message), warn: (fields, message) => probot.log.warn(fields, message) },
+    log: {
+      info: (fields, message) => probot.log.info(fields, message),
+      warn: (fields, message) => probot.log.warn(fields, message),
+    },
   });
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const path = (req.url ?? "/").split("?")[0];
     if (req.method === "GET" && path === "/healthz") return send(res, 200, "text/plain", "ok\n");
-    if (req.method === "GET" && path === "/metrics") return send(res, 200, metrics.contentType, await metrics.metrics());
-    if (req.method === "GET" && path === "/status") return send(res, 200, "application/json", JSON.stringify(await ferry.status(probot)));
+    if (req.method === "GET" && path === "/metrics")
+      return send(res, 200, metrics.contentType, await metrics.metrics());
+    if (req.method === "GET" && path === "/status")
+      return send(res, 200, "application/json", JSON.stringify(await ferry.status(probot)));
     if (path?.startsWith("/registry/") && (await receiver(req, res))) return;
     if (req.method === "POST" && path === "/api/github/webhooks") {
       // Octokit's middleware buffers any body whole; read it here with a cap and hand it over as a string.
@@ -135,8 +151,12 @@ export async function startFerryServer(options: FerryServerOptions): Promise<Fer
       }
       // RELIABILITY.md rows 1-3 and 5: refuse before Probot parses anything. JSON only (415), and
       // the signature checked here over the raw bytes so that a bad one is a 401, never a 400/500.
-      const contentType = String(req.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase();
-      if (contentType !== "application/json") return send(res, 415, "text/plain", "content type must be application/json\n");
+      const contentType = String(req.headers["content-type"] ?? "")
+        .split(";")[0]!
+        .trim()
+        .toLowerCase();
+      if (contentType !== "application/json")
+        return send(res, 415, "text/plain", "content type must be application/json\n");
       if (!validGitHubSignature(options.webhookSecret, body, req.headers["x-hub-signature-256"])) {
         return send(res, 401, "text/plain", "invalid or missing X-Hub-Signature-256\n");
       }
@@ -156,7 +176,9 @@ export async function startFerryServer(options: FerryServerOptions): Promise<Fer
   // Slow-drip clients are cut off (RELIABILITY.md row 4).
   server.headersTimeout = 10_000;
   server.requestTimeout = 30_000;
-  await new Promise<void>((resolve) => server.listen(options.port ?? 0, options.host ?? "127.0.0.1", resolve));
+  await new Promise<void>((resolve) =>
+    server.listen(options.port ?? 0, options.host ?? "127.0.0.1", resolve),
+  );
   const { port } = server.address() as AddressInfo;
 
   const scanNow = async (): Promise<void> => {
@@ -222,8 +244,13 @@ function readCappedBody(req: IncomingMessage, max: number): Promise<Buffer | und
 }
 
 /** `sha256=<64 lowercase hex>` HMAC of the raw body, compared in constant time. */
-export function validGitHubSignature(secret: string, body: Buffer, header: string | string[] | undefined): boolean {
-  if (typeof header !== "string" || !/^sha256=[0-9a-f]{64}$/.test(header) || secret.length === 0) return false;
+export function validGitHubSignature(
+  secret: string,
+  body: Buffer,
+  header: string | string[] | undefined,
+): boolean {
+  if (typeof header !== "string" || !/^sha256=[0-9a-f]{64}$/.test(header) || secret.length === 0)
+    return false;
   const expected = Buffer.from(`sha256=${createHmac("sha256", secret).update(body).digest("hex")}`);
   const given = Buffer.from(header);
   return given.length === expected.length && timingSafeEqual(given, expected);
@@ -242,9 +269,13 @@ function webUrlFor(baseUrl: string | undefined): string {
 /** Server options from the environment (APP_ID, PRIVATE_KEY[_PATH], WEBHOOK_SECRET, GHE_HOST/GITHUB_API_URL…). */
 export function serverOptionsFromEnv(env: NodeJS.ProcessEnv): FerryServerOptions {
   const appId = env.APP_ID;
-  const privateKey = env.PRIVATE_KEY ?? (env.PRIVATE_KEY_PATH ? readPrivateKey(env.PRIVATE_KEY_PATH) : undefined);
-  if (!appId || !privateKey) throw new UserError("missing-credentials", "APP_ID and PRIVATE_KEY (or PRIVATE_KEY_PATH) are required");
-  const baseUrl = env.GITHUB_API_URL ?? (env.GHE_HOST ? `${env.GHE_PROTOCOL ?? "https"}://${env.GHE_HOST}/api/v3` : undefined);
+  const privateKey =
+    env.PRIVATE_KEY ?? (env.PRIVATE_KEY_PATH ? readPrivateKey(env.PRIVATE_KEY_PATH) : undefined);
+  if (!appId || !privateKey)
+    throw new UserError("missing-credentials", "APP_ID and PRIVATE_KEY (or PRIVATE_KEY_PATH) are required");
+  const baseUrl =
+    env.GITHUB_API_URL ??
+    (env.GHE_HOST ? `${env.GHE_PROTOCOL ?? "https"}://${env.GHE_HOST}/api/v3` : undefined);
   const options: FerryServerOptions = {
     appId,
     privateKey: privateKey.replace(/\\n/g, "\n"),
@@ -266,13 +297,16 @@ export function serverOptionsFromEnv(env: NodeJS.ProcessEnv): FerryServerOptions
     },
   };
   if (baseUrl) options.baseUrl = baseUrl;
-  if (env.FERRY_SCAN_INTERVAL) options.scanIntervalMs = env.FERRY_SCAN_INTERVAL === "off" ? false : parseDuration(env.FERRY_SCAN_INTERVAL);
+  if (env.FERRY_SCAN_INTERVAL)
+    options.scanIntervalMs =
+      env.FERRY_SCAN_INTERVAL === "off" ? false : parseDuration(env.FERRY_SCAN_INTERVAL);
   if (env.LOG_LEVEL) options.logLevel = env.LOG_LEVEL as FerryServerOptions["logLevel"];
   return options;
 }
 
 /** Ferry's own secrets and the platform's: never readable through a config's `passwordEnv`/`tokenEnv`. */
-const SERVER_SECRET_NAMES = /^(APP_ID|PRIVATE_KEY|PRIVATE_KEY_PATH|WEBHOOK_SECRET|WEBHOOK_PROXY_URL|CLIENT_ID|CLIENT_SECRET|GITHUB_.*|GH_.*|GHE_.*|FERRY_REGISTRY_WEBHOOK_.*|FERRY_GITHUB_TOKEN|KUBERNETES_.*|NODE_.*|NPM_.*|npm_.*|AWS_.*|GOOGLE_.*|AZURE_.*)$/;
+const SERVER_SECRET_NAMES =
+  /^(APP_ID|PRIVATE_KEY|PRIVATE_KEY_PATH|WEBHOOK_SECRET|WEBHOOK_PROXY_URL|CLIENT_ID|CLIENT_SECRET|GITHUB_.*|GH_.*|GHE_.*|FERRY_REGISTRY_WEBHOOK_.*|FERRY_GITHUB_TOKEN|KUBERNETES_.*|NODE_.*|NPM_.*|npm_.*|AWS_.*|GOOGLE_.*|AZURE_.*)$/;
 
 /**
  * The environment variables a config repo may name as registry credentials. `.github/ferry.yml`
@@ -282,7 +316,9 @@ const SERVER_SECRET_NAMES = /^(APP_ID|PRIVATE_KEY|PRIVATE_KEY_PATH|WEBHOOK_SECRE
  * variable except the server's and the platform's own secrets.
  */
 export function registryCredentialEnv(env: NodeJS.ProcessEnv): Record<string, string | undefined> {
-  const allowed = env.FERRY_REGISTRY_ENV_ALLOW?.split(",").map((name) => name.trim()).filter(Boolean);
+  const allowed = env.FERRY_REGISTRY_ENV_ALLOW?.split(",")
+    .map((name) => name.trim())
+    .filter(Boolean);
   const result: Record<string, string | undefined> = {};
   for (const [name, value] of Object.entries(env)) {
     if (allowed ? allowed.includes(name) : !SERVER_SECRET_NAMES.test(name)) result[name] = value;
@@ -294,7 +330,10 @@ function readPrivateKey(path: string): string {
   try {
     return readFileSync(path, "utf8");
   } catch (error) {
-    throw new UserError("missing-credentials", `cannot read PRIVATE_KEY_PATH ${path}: ${(error as NodeJS.ErrnoException).code ?? "unreadable"}`);
+    throw new UserError(
+      "missing-credentials",
+      `cannot read PRIVATE_KEY_PATH ${path}: ${(error as NodeJS.ErrnoException).code ?? "unreadable"}`,
+    );
   }
 }
 

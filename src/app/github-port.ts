@@ -79,7 +79,12 @@ export interface GitHubRepoPort {
   listTree(treeSha: string): Promise<TreeEntry[]>;
   readBlob(sha: string): Promise<string>;
   /** One commit carrying every file (trees with inline content: no separate blob requests). */
-  createCommit(input: { baseTreeSha: string; parents: string[]; files: Record<string, string>; message: string }): Promise<{ sha: string; treeSha: string }>;
+  createCommit(input: {
+    baseTreeSha: string;
+    parents: string[];
+    files: Record<string, string>;
+    message: string;
+  }): Promise<{ sha: string; treeSha: string }>;
   /** `exists` when the ref is already there (RELIABILITY.md row 23). */
   createRef(branch: string, sha: string): Promise<"created" | "exists">;
   /** Fast-forward only, never forced: `conflict` when the branch moved (RELIABILITY.md row 22). */
@@ -89,7 +94,10 @@ export interface GitHubRepoPort {
   /** Closed Ferry PRs of an environment, newest first (for rollback). */
   listClosedPulls(head: string): Promise<PullRequestInfo[]>;
   createPull(input: { head: string; base: string; title: string; body: string }): Promise<PullRequestInfo>;
-  updatePull(number: number, input: { title?: string; body?: string; state?: "open" | "closed" }): Promise<void>;
+  updatePull(
+    number: number,
+    input: { title?: string; body?: string; state?: "open" | "closed" },
+  ): Promise<void>;
   addLabels(number: number, labels: string[]): Promise<void>;
   requestReviewers(number: number, users: string[], teams: string[]): Promise<void>;
   /** GitHub's native auto-merge; `unavailable` when the repo does not allow it. */
@@ -99,7 +107,11 @@ export interface GitHubRepoPort {
   /** Contexts required by branch protection, or undefined when the branch is unprotected. */
   requiredChecks(branch: string): Promise<string[] | undefined>;
   /** Combined state of checks and statuses on a commit, restricted to `contexts` when given. */
-  checksState(sha: string, contexts?: string[], repo?: { owner: string; repo: string }): Promise<ChecksState | "none">;
+  checksState(
+    sha: string,
+    contexts?: string[],
+    repo?: { owner: string; repo: string },
+  ): Promise<ChecksState | "none">;
   comment(issueNumber: number, body: string): Promise<void>;
   /** Adds a reaction as the app; `existed` when the app had already reacted so (dedupes redeliveries). */
   react(commentId: number, content: ReactionContent): Promise<"created" | "existed">;

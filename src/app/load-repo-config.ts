@@ -32,18 +32,23 @@ export async function loadRepoConfig(deps: AppDeps, baseBranch?: string): Promis
  * (issue 5: requests per promotion). A tree too large to list in one request falls back to the
  * contents API.
  */
-async function readConfigText(deps: AppDeps, base: { sha: string; treeSha: string }): Promise<string | undefined> {
+async function readConfigText(
+  deps: AppDeps,
+  base: { sha: string; treeSha: string },
+): Promise<string | undefined> {
   let entries;
   try {
     entries = await deps.github.listTree(base.treeSha);
   } catch (error) {
-    if (isUserError(error) && error.code === "tree-too-large") return deps.github.readFile(base.sha, CONFIG_PATH);
+    if (isUserError(error) && error.code === "tree-too-large")
+      return deps.github.readFile(base.sha, CONFIG_PATH);
     throw error;
   }
   const entry = entries.find((candidate) => candidate.path === CONFIG_PATH);
   if (!entry) return undefined;
   // A link could point outside the repository or at another file: never followed (RELIABILITY.md row 15).
-  if (entry.type !== "blob") throw new UserError("unsafe-path", `${CONFIG_PATH} is a ${entry.type}; Ferry never follows links`);
+  if (entry.type !== "blob")
+    throw new UserError("unsafe-path", `${CONFIG_PATH} is a ${entry.type}; Ferry never follows links`);
   return deps.github.readBlob(entry.sha);
 }
 

@@ -10,7 +10,11 @@ export type MergeOutcome = "merged" | "waiting" | "not-ferry" | "review" | "stop
  * when the base is unprotected), always with the head sha it validated, so a commit pushed after
  * validation aborts the merge (RELIABILITY.md rows 13 and 24).
  */
-export async function mergeWhenReady(deps: AppDeps, loaded: LoadedConfig, pull: PullRequestInfo): Promise<MergeOutcome> {
+export async function mergeWhenReady(
+  deps: AppDeps,
+  loaded: LoadedConfig,
+  pull: PullRequestInfo,
+): Promise<MergeOutcome> {
   const environment = parseBranchName(pull.headRef);
   if (!environment || pull.state !== "open" || pull.merged || !parseBody(pull.body)) return "not-ferry";
   if (pull.baseRef !== loaded.baseBranch) return "not-ferry";
@@ -22,7 +26,12 @@ export async function mergeWhenReady(deps: AppDeps, loaded: LoadedConfig, pull: 
   const state = await deps.github.checksState(pull.headSha, required);
   // Required contexts must all have passed; without any (unprotected base, or protection without
   // required checks) every reported check must pass, and a commit with no checks at all may merge.
-  if (required !== undefined && required.length > 0 ? state !== "success" : state === "pending" || state === "failure") return "waiting";
+  if (
+    required !== undefined && required.length > 0
+      ? state !== "success"
+      : state === "pending" || state === "failure"
+  )
+    return "waiting";
   for (let attempt = 0; attempt < 3; attempt++) {
     const result = await deps.github.merge(pull.number, pull.headSha);
     if (result === "merged") {
@@ -39,7 +48,10 @@ export async function mergeWhenReady(deps: AppDeps, loaded: LoadedConfig, pull: 
     const now = await deps.github.getPull(pull.number);
     if (now?.merged) return "merged";
     if (now && now.state !== "open") return "stopped";
-    await deps.github.comment(pull.number, "Ferry could not merge this pull request (not mergeable: conflict or unmet requirements). Resolve it and merge by hand.");
+    await deps.github.comment(
+      pull.number,
+      "Ferry could not merge this pull request (not mergeable: conflict or unmet requirements). Resolve it and merge by hand.",
+    );
     return "stopped";
   }
   return "waiting";

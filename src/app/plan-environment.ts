@@ -77,7 +77,11 @@ export interface CurrentImage {
 }
 
 /** What each image runs in an environment, read from its files (first reference wins). */
-export async function currentImages(files: FileSource, config: FerryConfig, environment: string): Promise<Record<string, CurrentImage>> {
+export async function currentImages(
+  files: FileSource,
+  config: FerryConfig,
+  environment: string,
+): Promise<Record<string, CurrentImage>> {
   const texts = await readEnvironment(files, config, environment);
   const result: Record<string, CurrentImage> = {};
   for (const [name, image] of Object.entries(config.images)) {
@@ -98,7 +102,8 @@ export async function planEnvironment(
   environment: string,
   options: PlanOptions = {},
 ): Promise<EnvironmentPlan> {
-  if (!(environment in config.environments)) throw new UserError("unknown-environment", `unknown environment ${JSON.stringify(environment)}`);
+  if (!(environment in config.environments))
+    throw new UserError("unknown-environment", `unknown environment ${JSON.stringify(environment)}`);
   const texts = await readEnvironment(deps.files, config, environment);
   const working = new Map(texts);
   const plan: EnvironmentPlan = { environment, changes: [], unchanged: [], files: {} };
@@ -109,7 +114,10 @@ export async function planEnvironment(
     const find = findOptions(config, name);
     const current = findCurrent(working, image.repository, find);
     if (!current) {
-      plan.unchanged.push({ image: name, reason: `not referenced in ${config.environments[environment]!.paths.join(", ")}` });
+      plan.unchanged.push({
+        image: name,
+        reason: `not referenced in ${config.environments[environment]!.paths.join(", ")}`,
+      });
       continue;
     }
     const pin = options.pins?.[name];
@@ -131,11 +139,17 @@ export async function planEnvironment(
     const pinMode = pin && policy.pin === "tag" ? "digest" : policy.pin;
     const edits: PlannedEdit[] = [];
     for (const [file, text] of working) {
-      const update = { image: image.repository, pin: pinMode, digest: target.digest, ...(target.tag !== undefined ? { tag: target.tag } : {}) };
+      const update = {
+        image: image.repository,
+        pin: pinMode,
+        digest: target.digest,
+        ...(target.tag !== undefined ? { tag: target.tag } : {}),
+      };
       const result = updateImage(text, update, find);
       if (result.edits.length === 0) continue;
       working.set(file, result.text);
-      for (const edit of result.edits) edits.push({ file, line: edit.line, field: edit.field, from: edit.from, to: edit.to });
+      for (const edit of result.edits)
+        edits.push({ file, line: edit.line, field: edit.field, from: edit.from, to: edit.to });
     }
     if (edits.length === 0) {
       plan.unchanged.push({ image: name, reason: `already at ${describeVersion(target)}` });
@@ -144,7 +158,10 @@ export async function planEnvironment(
     const change: ImageChange = {
       image: name,
       repository: image.repository,
-      from: { ...(current.tag !== undefined ? { tag: current.tag } : {}), ...(current.digest !== undefined ? { digest: current.digest } : {}) },
+      from: {
+        ...(current.tag !== undefined ? { tag: current.tag } : {}),
+        ...(current.digest !== undefined ? { digest: current.digest } : {}),
+      },
       to: { ...(target.tag !== undefined ? { tag: target.tag } : {}), digest: target.digest },
       reason: target.reason,
       edits,
@@ -160,11 +177,19 @@ export async function planEnvironment(
 
 type Target = { tag?: string; digest: string; reason: string; revision?: string } | { unchanged: string };
 
-async function pinnedTarget(registry: RegistryReader, repository: string, pin: { tag?: string; digest: string }): Promise<Target> {
-  if (!isValidDigest(pin.digest)) throw new UserError("invalid-digest", `invalid digest ${JSON.stringify(pin.digest)}`);
+async function pinnedTarget(
+  registry: RegistryReader,
+  repository: string,
+  pin: { tag?: string; digest: string },
+): Promise<Target> {
+  if (!isValidDigest(pin.digest))
+    throw new UserError("invalid-digest", `invalid digest ${JSON.stringify(pin.digest)}`);
   // The pinned digest must exist: a promotion never writes a reference the registry cannot serve.
   const description = await registry.describe(repository, pin.digest);
-  const target: Target = { digest: description.digest, reason: `pinned to ${pin.tag ?? ""}@${pin.digest.slice(0, 19)}` };
+  const target: Target = {
+    digest: description.digest,
+    reason: `pinned to ${pin.tag ?? ""}@${pin.digest.slice(0, 19)}`,
+  };
   if (pin.tag !== undefined) target.tag = pin.tag;
   if (description.revision !== undefined) target.revision = description.revision;
   return target;
@@ -181,8 +206,13 @@ async function chooseTarget(
   if (policy.strategy === "digest") {
     const tag = policy.tag!;
     const description = await deps.registry.describe(repository, tag);
-    if (current.digest === description.digest) return { unchanged: `${tag} is still ${description.digest.slice(0, 19)}` };
-    const target: Target = { tag, digest: description.digest, reason: `${tag} moved to ${description.digest.slice(0, 19)}` };
+    if (current.digest === description.digest)
+      return { unchanged: `${tag} is still ${description.digest.slice(0, 19)}` };
+    const target: Target = {
+      tag,
+      digest: description.digest,
+      reason: `${tag} moved to ${description.digest.slice(0, 19)}`,
+    };
     if (description.revision !== undefined) target.revision = description.revision;
     return target;
   }
@@ -191,8 +221,16 @@ async function chooseTarget(
   let ranked = rankTags(tags, policy, current.tag);
   if (floor !== undefined) ranked = ranked.filter((tag) => isNewer(tag, floor, policy) !== false);
   if (ranked.length === 0) {
-    const selection = selectTag(tags.map((tag) => ({ tag })), withCurrent({ policy, now: deps.now }, current.tag));
-    return { unchanged: selection.kind === "none" ? selection.reason : `no tag newer than ${current.tag ?? "the current one"}` };
+    const selection = selectTag(
+      tags.map((tag) => ({ tag })),
+      withCurrent({ policy, now: deps.now }, current.tag),
+    );
+    return {
+      unchanged:
+        selection.kind === "none"
+          ? selection.reason
+          : `no tag newer than ${current.tag ?? "the current one"}`,
+    };
   }
   const needs = metadataNeeds(policy);
   const describeAll = policy.strategy === "newest-build";
@@ -203,10 +241,18 @@ async function chooseTarget(
   if (!needs.created && !needs.platforms && !needs.digest && !describeAll && !gated) {
     // Every tag above the floor, not only the ranked ones, so that the reason counts all the tags
     // the policy admits (as `ferry select` does); selectTag itself skips those not newer than current.
-    const aboveFloor = floor === undefined ? tags : tags.filter((tag) => isNewer(tag, floor, policy) !== false);
-    const selection = selectTag(aboveFloor.map((tag) => ({ tag })), withCurrent({ policy, now: deps.now }, current.tag));
+    const aboveFloor =
+      floor === undefined ? tags : tags.filter((tag) => isNewer(tag, floor, policy) !== false);
+    const selection = selectTag(
+      aboveFloor.map((tag) => ({ tag })),
+      withCurrent({ policy, now: deps.now }, current.tag),
+    );
     if (selection.kind === "none") return { unchanged: selection.reason };
-    return withDescription(await deps.registry.describe(repository, selection.tag), selection.tag, selection.reason);
+    return withDescription(
+      await deps.registry.describe(repository, selection.tag),
+      selection.tag,
+      selection.reason,
+    );
   }
   const candidates: { candidate: TagCandidate; description: ImageDescription }[] = [];
   for (const tag of ranked.slice(0, MAX_DESCRIBED_CANDIDATES)) {
@@ -221,14 +267,23 @@ async function chooseTarget(
     }
     candidates.push({ candidate, description });
   }
-  if (!describeAll) return { unchanged: `none of the ${Math.min(ranked.length, MAX_DESCRIBED_CANDIDATES)} newest admitted tags passed ${gated ? "CI gating and " : ""}the policy` };
-  const selection = selectTag(candidates.map((c) => c.candidate), withCurrent({ policy, now: deps.now }, current.tag));
+  if (!describeAll)
+    return {
+      unchanged: `none of the ${Math.min(ranked.length, MAX_DESCRIBED_CANDIDATES)} newest admitted tags passed ${gated ? "CI gating and " : ""}the policy`,
+    };
+  const selection = selectTag(
+    candidates.map((c) => c.candidate),
+    withCurrent({ policy, now: deps.now }, current.tag),
+  );
   if (selection.kind === "none") return { unchanged: selection.reason };
   const chosen = candidates.find((c) => c.candidate.tag === selection.tag)!;
   return withDescription(chosen.description, selection.tag, selection.reason);
 }
 
-function withCurrent(options: { policy: Policy; now: Date }, current: string | undefined): { policy: Policy; now: Date; current?: string } {
+function withCurrent(
+  options: { policy: Policy; now: Date },
+  current: string | undefined,
+): { policy: Policy; now: Date; current?: string } {
   return current === undefined ? options : { ...options, current };
 }
 
@@ -239,7 +294,9 @@ function withDescription(description: ImageDescription, tag: string, reason: str
 }
 
 function describeVersion(target: { tag?: string; digest: string }): string {
-  return target.tag !== undefined ? `${target.tag} (${target.digest.slice(0, 19)})` : target.digest.slice(0, 19);
+  return target.tag !== undefined
+    ? `${target.tag} (${target.digest.slice(0, 19)})`
+    : target.digest.slice(0, 19);
 }
 
 function findOptions(config: FerryConfig, name: string): FindOptions {
@@ -247,7 +304,11 @@ function findOptions(config: FerryConfig, name: string): FindOptions {
   return { markerName: name, ...(helm ? { helm } : {}) };
 }
 
-function findCurrent(texts: Map<string, string>, repository: string, options: FindOptions): CurrentImage | undefined {
+function findCurrent(
+  texts: Map<string, string>,
+  repository: string,
+  options: FindOptions,
+): CurrentImage | undefined {
   for (const [file, text] of texts) {
     const found = currentImage(text, repository, { ...options, fileName: file });
     if (found && (found.tag !== undefined || found.digest !== undefined)) {
@@ -260,7 +321,11 @@ function findCurrent(texts: Map<string, string>, repository: string, options: Fi
   return undefined;
 }
 
-async function readEnvironment(files: FileSource, config: FerryConfig, environment: string): Promise<Map<string, string>> {
+async function readEnvironment(
+  files: FileSource,
+  config: FerryConfig,
+  environment: string,
+): Promise<Map<string, string>> {
   const paths = config.environments[environment]?.paths ?? [];
   const list = [...(await files.listFiles(paths))].sort();
   const texts = new Map<string, string>();

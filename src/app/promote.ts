@@ -37,14 +37,20 @@ export async function promote(deps: AppDeps, loaded: LoadedConfig, input: Promot
     for (const [name, current] of Object.entries(running)) {
       if (input.image && input.image.name !== name) continue;
       if (input.image && current.tag !== input.image.tag) {
-        throw new UserError("not-upstream", `${upstream} runs ${name} ${current.tag ?? current.digest ?? "nothing"}, not ${input.image.tag}; promote what ${upstream} runs`);
+        throw new UserError(
+          "not-upstream",
+          `${upstream} runs ${name} ${current.tag ?? current.digest ?? "nothing"}, not ${input.image.tag}; promote what ${upstream} runs`,
+        );
       }
       const repository = config.images[name]!.repository;
-      const digest = current.digest ?? (current.tag ? await registryOf(deps, config).resolveDigest(repository, current.tag) : undefined);
+      const digest =
+        current.digest ??
+        (current.tag ? await registryOf(deps, config).resolveDigest(repository, current.tag) : undefined);
       if (!digest) continue;
       pins[name] = { ...(current.tag ? { tag: current.tag } : {}), digest };
     }
-    if (input.image && !(input.image.name in pins)) throw new UserError("unknown-image", `${upstream} does not run ${input.image.name}`);
+    if (input.image && !(input.image.name in pins))
+      throw new UserError("unknown-image", `${upstream} does not run ${input.image.name}`);
     note = `Requested by @${input.by} with /promote: the exact digests ${upstream} runs.`;
   } else if (input.image) {
     pins = { [input.image.name]: await resolvePin(deps, loaded, input.image) };
@@ -58,16 +64,24 @@ export async function promote(deps: AppDeps, loaded: LoadedConfig, input: Promot
     input.environment,
     { ...(pins ? { pins } : {}), ...(input.image ? { images: [input.image.name] } : {}) },
   );
-  const upsert = await deps.locks.run(`${deps.github.owner}/${deps.github.repo}#${input.environment}`, async () =>
-    upsertPromotionPr(deps, {
-      loaded,
-      plan,
-      kind: "promote",
-      requestedBy: input.by,
-      rows: await bodyRows(deps, config, input.environment, plan, environmentConfig.from ? `promoted from ${environmentConfig.from}` : undefined),
-      note,
-      ...(input.issueNumber !== undefined ? { requestedIn: input.issueNumber } : {}),
-    }),
+  const upsert = await deps.locks.run(
+    `${deps.github.owner}/${deps.github.repo}#${input.environment}`,
+    async () =>
+      upsertPromotionPr(deps, {
+        loaded,
+        plan,
+        kind: "promote",
+        requestedBy: input.by,
+        rows: await bodyRows(
+          deps,
+          config,
+          input.environment,
+          plan,
+          environmentConfig.from ? `promoted from ${environmentConfig.from}` : undefined,
+        ),
+        note,
+        ...(input.issueNumber !== undefined ? { requestedIn: input.issueNumber } : {}),
+      }),
   );
   return reply(input.environment, upsert);
 }
@@ -83,18 +97,27 @@ export async function rollback(deps: AppDeps, loaded: LoadedConfig, input: Promo
   const running = await deps.currentImages(files, config, input.environment);
   let pins: Pins = {};
   if (input.image) {
-    if (!(input.image.name in config.images)) throw new UserError("unknown-image", `unknown image ${input.image.name}`);
+    if (!(input.image.name in config.images))
+      throw new UserError("unknown-image", `unknown image ${input.image.name}`);
     pins[input.image.name] = await resolvePin(deps, loaded, input.image);
   } else {
     pins = await previousVersions(deps, loaded, input.environment, running);
     if (Object.keys(pins).length === 0) {
-      throw new UserError("no-previous", `no previous version of ${input.environment} is known; name one: /rollback ${input.environment} image@tag`);
+      throw new UserError(
+        "no-previous",
+        `no previous version of ${input.environment} is known; name one: /rollback ${input.environment} image@tag`,
+      );
     }
   }
-  const plan = await deps.planEnvironment({ registry: registryOf(deps, config), files, now: deps.now() }, config, input.environment, {
-    pins,
-    images: Object.keys(pins),
-  });
+  const plan = await deps.planEnvironment(
+    { registry: registryOf(deps, config), files, now: deps.now() },
+    config,
+    input.environment,
+    {
+      pins,
+      images: Object.keys(pins),
+    },
+  );
   await updateState(deps, loaded, (state) => {
     state.holds[input.environment] = { by: input.by, at: deps.now().toISOString(), reason: "rollback" };
     for (const name of Object.keys(pins)) {
@@ -102,16 +125,18 @@ export async function rollback(deps: AppDeps, loaded: LoadedConfig, input: Promo
       if (tag !== undefined) (state.floors[input.environment] ??= {})[name] = tag;
     }
   });
-  const upsert = await deps.locks.run(`${deps.github.owner}/${deps.github.repo}#${input.environment}`, async () =>
-    upsertPromotionPr(deps, {
-      loaded,
-      plan,
-      kind: "rollback",
-      requestedBy: input.by,
-      rows: await bodyRows(deps, config, input.environment, plan, "rollback"),
-      note: `Requested by @${input.by} with /rollback. ${input.environment} is on hold until /unhold ${input.environment}.`,
-      ...(input.issueNumber !== undefined ? { requestedIn: input.issueNumber } : {}),
-    }),
+  const upsert = await deps.locks.run(
+    `${deps.github.owner}/${deps.github.repo}#${input.environment}`,
+    async () =>
+      upsertPromotionPr(deps, {
+        loaded,
+        plan,
+        kind: "rollback",
+        requestedBy: input.by,
+        rows: await bodyRows(deps, config, input.environment, plan, "rollback"),
+        note: `Requested by @${input.by} with /rollback. ${input.environment} is on hold until /unhold ${input.environment}.`,
+        ...(input.issueNumber !== undefined ? { requestedIn: input.issueNumber } : {}),
+      }),
   );
   const answer = reply(input.environment, upsert);
   return answer && `${answer} ${input.environment} is on hold until \`/unhold ${input.environment}\`.`;
@@ -132,9 +157,14 @@ async function previousVersions(
     for (const change of block.changes) {
       if (change.image in pins || !(change.image in loaded.config.images)) continue;
       const now = running[change.image];
-      const atTarget = now && (now.digest === change.to.digest || (now.tag !== undefined && now.tag === change.to.tag));
+      const atTarget =
+        now && (now.digest === change.to.digest || (now.tag !== undefined && now.tag === change.to.tag));
       if (!atTarget) continue;
-      const digest = change.from.digest ?? (change.from.tag ? await registryOf(deps, loaded.config).resolveDigest(change.repository, change.from.tag) : undefined);
+      const digest =
+        change.from.digest ??
+        (change.from.tag
+          ? await registryOf(deps, loaded.config).resolveDigest(change.repository, change.from.tag)
+          : undefined);
       if (digest) pins[change.image] = { ...(change.from.tag ? { tag: change.from.tag } : {}), digest };
     }
     if (Object.keys(pins).length > 0) break;
@@ -142,7 +172,11 @@ async function previousVersions(
   return pins;
 }
 
-async function resolvePin(deps: AppDeps, loaded: LoadedConfig, image: { name: string; tag: string }): Promise<{ tag: string; digest: string }> {
+async function resolvePin(
+  deps: AppDeps,
+  loaded: LoadedConfig,
+  image: { name: string; tag: string },
+): Promise<{ tag: string; digest: string }> {
   const config = loaded.config.images[image.name];
   if (!config) throw new UserError("unknown-image", `unknown image ${image.name}`);
   // Re-read the registry: a command names a tag, the registry says what it is now.

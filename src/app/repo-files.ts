@@ -23,7 +23,8 @@ export function repoFileSource(github: GitHubRepoPort, treeSha: string): FileSou
         const path = normalize(raw);
         const exact = all.get(path);
         if (exact) {
-          if (exact.type !== "blob" && exact.type !== "tree") throw new UserError("unsafe-path", `${path} is a ${exact.type}; Ferry never follows links`);
+          if (exact.type !== "blob" && exact.type !== "tree")
+            throw new UserError("unsafe-path", `${path} is a ${exact.type}; Ferry never follows links`);
           if (exact.type === "blob") {
             found.add(path);
             continue;
@@ -41,7 +42,8 @@ export function repoFileSource(github: GitHubRepoPort, treeSha: string): FileSou
       const path = normalize(raw);
       const entry = (await entries()).get(path);
       if (!entry) throw new UserError("file-not-found", `${path} does not exist`);
-      if (entry.type !== "blob") throw new UserError("unsafe-path", `${path} is a ${entry.type}; Ferry never follows links`);
+      if (entry.type !== "blob")
+        throw new UserError("unsafe-path", `${path} is a ${entry.type}; Ferry never follows links`);
       let text = texts.get(entry.sha);
       if (!text) {
         text = github.readBlob(entry.sha);

@@ -23,7 +23,14 @@ export interface CommentInput {
 /** `failed`: GitHub or a registry failed for now; the commenter got 👎 and is asked to retry. */
 export type CommentOutcome = "ignored" | "duplicate" | "done" | "refused" | "failed";
 
-const RANK: Record<Permission | "none", number> = { none: 0, read: 1, triage: 2, write: 3, maintain: 4, admin: 5 };
+const RANK: Record<Permission | "none", number> = {
+  none: 0,
+  read: 1,
+  triage: 2,
+  write: 3,
+  maintain: 4,
+  admin: 5,
+};
 
 /**
  * `/promote`, `/rollback`, `/hold`, `/unhold`, `/ferry status` (issue 5 §4–6). Only newly created
@@ -33,16 +40,25 @@ const RANK: Record<Permission | "none", number> = { none: 0, read: 1, triage: 2,
  */
 export async function runCommentCommands(deps: AppDeps, input: CommentInput): Promise<CommentOutcome> {
   if (input.action !== "created") return "ignored";
-  if (input.authorType === "Bot" || input.author.endsWith("[bot]") || input.author === deps.appLogin) return "ignored";
+  if (input.authorType === "Bot" || input.author.endsWith("[bot]") || input.author === deps.appLogin)
+    return "ignored";
   const commands = parseCommands(input.body);
   if (commands.length === 0) return "ignored";
   if ((await deps.github.react(input.commentId, "eyes")) === "existed") return "duplicate";
   try {
-    if (input.issueState !== "open") throw new UserError("closed", "commands are only taken on open issues and pull requests");
+    if (input.issueState !== "open")
+      throw new UserError("closed", "commands are only taken on open issues and pull requests");
     const loaded = await loadRepoConfig(deps, input.defaultBranch);
-    if (!loaded.ok) throw new UserError("config", loaded.reason === "missing" ? "this repository has no .github/ferry.yml" : ".github/ferry.yml is invalid; fix it first");
+    if (!loaded.ok)
+      throw new UserError(
+        "config",
+        loaded.reason === "missing"
+          ? "this repository has no .github/ferry.yml"
+          : ".github/ferry.yml is invalid; fix it first",
+      );
     const replies: string[] = [];
-    for (const command of commands) replies.push(await runCommand(deps, loaded, command, input.author, input.issueNumber));
+    for (const command of commands)
+      replies.push(await runCommand(deps, loaded, command, input.author, input.issueNumber));
     await deps.github.react(input.commentId, "rocket");
     const text = replies.filter((reply) => reply.length > 0).join("\n\n");
     if (text) await deps.github.comment(input.issueNumber, text);
@@ -68,19 +84,36 @@ export async function runCommentCommands(deps: AppDeps, input: CommentInput): Pr
   }
 }
 
-async function runCommand(deps: AppDeps, loaded: LoadedConfig, command: Command, author: string, issueNumber: number): Promise<string> {
+async function runCommand(
+  deps: AppDeps,
+  loaded: LoadedConfig,
+  command: Command,
+  author: string,
+  issueNumber: number,
+): Promise<string> {
   if (command.name === "status") {
     await authorize(deps, loaded, author, undefined);
     return statusTable(deps, loaded);
   }
   const environment = command.environment;
-  if (!(environment in loaded.config.environments)) throw new UserError("unknown-environment", `unknown environment ${environment}`);
+  if (!(environment in loaded.config.environments))
+    throw new UserError("unknown-environment", `unknown environment ${environment}`);
   await authorize(deps, loaded, author, environment);
   switch (command.name) {
     case "promote":
-      return promote(deps, loaded, { environment, ...(command.image ? { image: command.image } : {}), by: author, issueNumber });
+      return promote(deps, loaded, {
+        environment,
+        ...(command.image ? { image: command.image } : {}),
+        by: author,
+        issueNumber,
+      });
     case "rollback":
-      return rollback(deps, loaded, { environment, ...(command.image ? { image: command.image } : {}), by: author, issueNumber });
+      return rollback(deps, loaded, {
+        environment,
+        ...(command.image ? { image: command.image } : {}),
+        by: author,
+        issueNumber,
+      });
     case "hold":
       await updateState(deps, loaded, (state) => {
         state.holds[environment] ??= { by: author, at: deps.now().toISOString(), reason: "hold" };
@@ -98,13 +131,23 @@ async function runCommand(deps: AppDeps, loaded: LoadedConfig, command: Command,
  * Live permission check (RELIABILITY.md row 12): the collaborator permission API, or membership
  * of one of the environment's `promoters.teams`. `/ferry status` needs read access.
  */
-async function authorize(deps: AppDeps, loaded: LoadedConfig, login: string, environment: string | undefined): Promise<void> {
+async function authorize(
+  deps: AppDeps,
+  loaded: LoadedConfig,
+  login: string,
+  environment: string | undefined,
+): Promise<void> {
   const promoters = environment ? loaded.config.environments[environment]?.promoters : undefined;
   const needed: Permission = environment ? (promoters?.permission ?? "maintain") : "read";
   const permission = await deps.github.permissionOf(login);
   if (RANK[permission] >= RANK[needed]) return;
   for (const team of promoters?.teams ?? []) if (await deps.github.isTeamMember(team, login)) return;
-  throw new UserError("forbidden", environment ? `you need ${needed} permission${promoters?.teams.length ? ` or membership of ${promoters.teams.join(", ")}` : ""} to change ${environment}` : "you need read access to this repository");
+  throw new UserError(
+    "forbidden",
+    environment
+      ? `you need ${needed} permission${promoters?.teams.length ? ` or membership of ${promoters.teams.join(", ")}` : ""} to change ${environment}`
+      : "you need read access to this repository",
+  );
 }
 
 function oneLine(text: string): string {

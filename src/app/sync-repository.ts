@@ -35,10 +35,13 @@ export interface SyncResult {
  */
 export async function syncRepository(deps: AppDeps, trigger: SyncTrigger): Promise<SyncResult> {
   const loaded = await loadRepoConfig(deps, trigger.baseBranch);
-  if (!loaded.ok) return { skipped: loaded.reason === "missing" ? "no-config" : "invalid-config", environments: {} };
+  if (!loaded.ok)
+    return { skipped: loaded.reason === "missing" ? "no-config" : "invalid-config", environments: {} };
   const { config } = loaded;
   const images = imagesFor(config, trigger.repositories).filter(
-    (name) => !trigger.sources || trigger.sources.some((source) => source.toLowerCase() === config.images[name]!.source?.toLowerCase()),
+    (name) =>
+      !trigger.sources ||
+      trigger.sources.some((source) => source.toLowerCase() === config.images[name]!.source?.toLowerCase()),
   );
   if (images.length === 0) return { environments: {} };
   const { state, dashboard } = await loadState(deps);
@@ -53,33 +56,44 @@ export async function syncRepository(deps: AppDeps, trigger: SyncTrigger): Promi
       continue;
     }
     try {
-      result.environments[environment] = await deps.locks.run(`${deps.github.owner}/${deps.github.repo}#${environment}`, async () => {
-        if (environmentConfig.from !== undefined) {
-          // The same gate as /promote: a later scan takes the upstream's versions once it has soaked.
-          const pending = await soakPending(deps, environmentConfig.from, environmentConfig.soak);
-          if (pending) {
-            deps.log.info({ environment, reason: pending.reason }, "waiting for the upstream to soak");
-            return "soaking";
+      result.environments[environment] = await deps.locks.run(
+        `${deps.github.owner}/${deps.github.repo}#${environment}`,
+        async () => {
+          if (environmentConfig.from !== undefined) {
+            // The same gate as /promote: a later scan takes the upstream's versions once it has soaked.
+            const pending = await soakPending(deps, environmentConfig.from, environmentConfig.soak);
+            if (pending) {
+              deps.log.info({ environment, reason: pending.reason }, "waiting for the upstream to soak");
+              return "soaking";
+            }
           }
-        }
-        const files = repoFileSource(deps.github, loaded.base.treeSha);
-        const follow = environmentConfig.from !== undefined ? await upstreamPins(deps, loaded, environment, files, state.floors[environment] ?? {}) : undefined;
-        const plan = await deps.planEnvironment(
-          { registry: registryOf(deps, config), files, now: deps.now() },
-          config,
-          environment,
-          // Every image is planned, not only the triggering one: the PR carries the whole environment.
-          // With `from`, the environment follows exactly what its upstream runs (same digest), never backwards.
-          follow
-            ? { pins: follow, images: Object.keys(follow) }
-            : { floor: state.floors[environment] ?? {}, eligible: ciGate(deps, config) },
-        );
-        const upsert = await upsertPromotionPr(deps, { loaded, plan, kind: "bump", rows: await bodyRows(deps, config, environment, plan) });
-        // Only answers that leave the PR as it was read: a PR just opened may already be merged.
-        if (upsert.action === "unchanged" || upsert.action === "none") pulls[environment] = upsert.pull;
-        if (upsert.action === "closed") pulls[environment] = undefined;
-        return upsert.action;
-      });
+          const files = repoFileSource(deps.github, loaded.base.treeSha);
+          const follow =
+            environmentConfig.from !== undefined
+              ? await upstreamPins(deps, loaded, environment, files, state.floors[environment] ?? {})
+              : undefined;
+          const plan = await deps.planEnvironment(
+            { registry: registryOf(deps, config), files, now: deps.now() },
+            config,
+            environment,
+            // Every image is planned, not only the triggering one: the PR carries the whole environment.
+            // With `from`, the environment follows exactly what its upstream runs (same digest), never backwards.
+            follow
+              ? { pins: follow, images: Object.keys(follow) }
+              : { floor: state.floors[environment] ?? {}, eligible: ciGate(deps, config) },
+          );
+          const upsert = await upsertPromotionPr(deps, {
+            loaded,
+            plan,
+            kind: "bump",
+            rows: await bodyRows(deps, config, environment, plan),
+          });
+          // Only answers that leave the PR as it was read: a PR just opened may already be merged.
+          if (upsert.action === "unchanged" || upsert.action === "none") pulls[environment] = upsert.pull;
+          if (upsert.action === "closed") pulls[environment] = undefined;
+          return upsert.action;
+        },
+      );
     } catch (error) {
       if (!isUserError(error)) throw error;
       deps.log.warn({ environment, error: error.message }, "environment skipped");
@@ -87,7 +101,8 @@ export async function syncRepository(deps: AppDeps, trigger: SyncTrigger): Promi
     }
   }
   // The periodic scan also keeps the pinned dashboard current (merges and commands refresh it too).
-  if (trigger.reason === "scan") await writeDashboard(deps, loaded, state, { dashboard: dashboard ?? null, pulls });
+  if (trigger.reason === "scan")
+    await writeDashboard(deps, loaded, state, { dashboard: dashboard ?? null, pulls });
   deps.log.info({ reason: trigger.reason, environments: result.environments }, "sync done");
   return result;
 }
@@ -105,7 +120,10 @@ async function upstreamPins(
 ): Promise<Record<string, { tag?: string; digest: string }>> {
   const { config } = loaded;
   const upstream = config.environments[environment]!.from!;
-  const [theirs, ours] = await Promise.all([deps.currentImages(files, config, upstream), deps.currentImages(files, config, environment)]);
+  const [theirs, ours] = await Promise.all([
+    deps.currentImages(files, config, upstream),
+    deps.currentImages(files, config, environment),
+  ]);
   const pins: Record<string, { tag?: string; digest: string }> = {};
   for (const [name, running] of Object.entries(theirs)) {
     const current = ours[name];
@@ -114,7 +132,9 @@ async function upstreamPins(
     if (current.tag !== undefined && isNewer(running.tag, current.tag, policy) !== true) continue;
     const floor = floors[name];
     if (floor !== undefined && isNewer(running.tag, floor, policy) !== true) continue;
-    const digest = running.digest ?? (await registryOf(deps, config).resolveDigest(config.images[name]!.repository, running.tag));
+    const digest =
+      running.digest ??
+      (await registryOf(deps, config).resolveDigest(config.images[name]!.repository, running.tag));
     pins[name] = { tag: running.tag, digest };
   }
   return pins;
@@ -123,11 +143,14 @@ async function upstreamPins(
 function imagesFor(config: FerryConfig, repositories: string[] | undefined): string[] {
   const names = Object.keys(config.images);
   if (!repositories) return names;
-  return names.filter((name) => repositories.some((repository) => sameRepository(config.images[name]!.repository, repository)));
+  return names.filter((name) =>
+    repositories.some((repository) => sameRepository(config.images[name]!.repository, repository)),
+  );
 }
 
 function sameRepository(a: string, b: string): boolean {
-  const strip = (name: string): string => name.toLowerCase().replace(/^(docker\.io|index\.docker\.io)\/(library\/)?/, "");
+  const strip = (name: string): string =>
+    name.toLowerCase().replace(/^(docker\.io|index\.docker\.io)\/(library\/)?/, "");
   return strip(a) === strip(b);
 }
 
@@ -135,7 +158,10 @@ function sameRepository(a: string, b: string): boolean {
  * CI gating (issue 5 §2): when an image names a `source` repo, a tag is eligible only when the
  * commit it was built from (OCI revision label, else the source repo's git tag) passed CI.
  */
-export function ciGate(deps: AppDeps, config: FerryConfig): (image: string, tag: string, description: ImageDescription) => Promise<boolean> {
+export function ciGate(
+  deps: AppDeps,
+  config: FerryConfig,
+): (image: string, tag: string, description: ImageDescription) => Promise<boolean> {
   return async (image, tag, description) => {
     const source = config.images[image]?.source;
     if (!source) return true;
@@ -148,7 +174,13 @@ export function ciGate(deps: AppDeps, config: FerryConfig): (image: string, tag:
 }
 
 /** Policy wording and source compare range for each changed image. */
-export async function bodyRows(deps: AppDeps, config: FerryConfig, environment: string, plan: EnvironmentPlan, policyText?: string): Promise<Record<string, BodyRow>> {
+export async function bodyRows(
+  deps: AppDeps,
+  config: FerryConfig,
+  environment: string,
+  plan: EnvironmentPlan,
+  policyText?: string,
+): Promise<Record<string, BodyRow>> {
   const rows: Record<string, BodyRow> = {};
   for (const change of plan.changes) {
     const image = config.images[change.image];
@@ -157,8 +189,18 @@ export async function bodyRows(deps: AppDeps, config: FerryConfig, environment: 
     if (image?.source) {
       let from: string | undefined;
       const reference = change.from.digest ?? change.from.tag;
-      if (reference) from = await registryOf(deps, config).describe(change.repository, reference).then((d) => d.revision, () => undefined);
-      row.source = { repo: image.source, ...(from ? { from } : {}), ...(change.revision ? { to: change.revision } : {}) };
+      if (reference)
+        from = await registryOf(deps, config)
+          .describe(change.repository, reference)
+          .then(
+            (d) => d.revision,
+            () => undefined,
+          );
+      row.source = {
+        repo: image.source,
+        ...(from ? { from } : {}),
+        ...(change.revision ? { to: change.revision } : {}),
+      };
     }
     rows[change.image] = row;
   }

@@ -58,8 +58,14 @@ export async function upsertPromotionPr(deps: AppDeps, input: UpsertInput): Prom
     // A PR a person asked for usually starts a new branch. Creating the branch first saves the PR
     // lookup: GitHub closes a PR whose head branch is deleted, so a branch that did not exist has no
     // open PR (issue 5: requests per promotion). When it exists, the usual path below takes over.
-    const commit = await deps.github.createCommit({ baseTreeSha: loaded.base.treeSha, parents: [loaded.base.sha], files: plan.files, message });
-    if ((await deps.github.createRef(branch, commit.sha)) === "created") return openPull(deps, input, branch, title, body());
+    const commit = await deps.github.createCommit({
+      baseTreeSha: loaded.base.treeSha,
+      parents: [loaded.base.sha],
+      files: plan.files,
+      message,
+    });
+    if ((await deps.github.createRef(branch, commit.sha)) === "created")
+      return openPull(deps, input, branch, title, body());
   }
 
   const existing = await deps.github.findOpenPull(branch);
@@ -69,7 +75,10 @@ export async function upsertPromotionPr(deps: AppDeps, input: UpsertInput): Prom
     // An automatic PR whose change is already on the base (merged by hand, or superseded) is
     // closed; PRs a person asked for (promote/rollback) are left to people.
     if (existing && kind === "bump" && existingPlan?.kind === "bump") {
-      await deps.github.comment(existing.number, "Closing: the base branch already has this change, or it is no longer wanted.");
+      await deps.github.comment(
+        existing.number,
+        "Closing: the base branch already has this change, or it is no longer wanted.",
+      );
       await deps.github.updatePull(existing.number, { state: "closed" });
       deps.log.info({ environment, pull: existing.number }, "pull request closed: nothing to change");
       return { action: "closed", pull: existing };
@@ -78,8 +87,10 @@ export async function upsertPromotionPr(deps: AppDeps, input: UpsertInput): Prom
   }
 
   // A bump must not replace a PR a person asked for (a rollback or a promotion) with a newer tag.
-  if (existing && existingPlan && kind === "bump" && existingPlan.kind !== "bump") return { action: "unchanged", pull: existing };
-  if (existing && existingPlan && sameChanges(existingPlan, block)) return { action: "unchanged", pull: existing };
+  if (existing && existingPlan && kind === "bump" && existingPlan.kind !== "bump")
+    return { action: "unchanged", pull: existing };
+  if (existing && existingPlan && sameChanges(existingPlan, block))
+    return { action: "unchanged", pull: existing };
 
   await writeBranch(deps, loaded, branch, plan, message, existing === undefined && kind === "bump");
   if (!existing) return openPull(deps, input, branch, title, body());
@@ -110,7 +121,13 @@ function planBlock(input: UpsertInput): PlanBlock {
 }
 
 /** Opens the PR for a branch just written, with its labels (and reviewers for `merge: review`). */
-async function openPull(deps: AppDeps, input: UpsertInput, branch: string, title: string, body: string): Promise<UpsertResult> {
+async function openPull(
+  deps: AppDeps,
+  input: UpsertInput,
+  branch: string,
+  title: string,
+  body: string,
+): Promise<UpsertResult> {
   const { loaded } = input;
   const environment = input.plan.environment;
   let pull: PullRequestInfo;
@@ -135,7 +152,12 @@ async function openPull(deps: AppDeps, input: UpsertInput, branch: string, title
   return { action: "opened", pull };
 }
 
-async function afterWrite(deps: AppDeps, loaded: LoadedConfig, pull: PullRequestInfo, opened = false): Promise<void> {
+async function afterWrite(
+  deps: AppDeps,
+  loaded: LoadedConfig,
+  pull: PullRequestInfo,
+  opened = false,
+): Promise<void> {
   const environmentConfig = loaded.config.environments[pull.headRef.replace(/^ferry\//, "")];
   if (environmentConfig?.merge !== "auto") return;
   if (loaded.base.protected && opened) {
@@ -154,17 +176,34 @@ async function afterWrite(deps: AppDeps, loaded: LoadedConfig, pull: PullRequest
  * update is a fast-forward: if someone else moved the branch meanwhile, GitHub answers 422 and the
  * read-modify-write is redone from the new tip (compare-and-swap, RELIABILITY.md row 22).
  */
-async function writeBranch(deps: AppDeps, loaded: LoadedConfig, branch: string, plan: EnvironmentPlan, message: string, probablyNew: boolean): Promise<string> {
+async function writeBranch(
+  deps: AppDeps,
+  loaded: LoadedConfig,
+  branch: string,
+  plan: EnvironmentPlan,
+  message: string,
+  probablyNew: boolean,
+): Promise<string> {
   if (probablyNew) {
     // No open PR: the branch is usually gone (deleted on merge), so try to create it directly and
     // fall back to the read-modify-write below when it exists after all (RELIABILITY.md row 23).
-    const commit = await deps.github.createCommit({ baseTreeSha: loaded.base.treeSha, parents: [loaded.base.sha], files: plan.files, message });
+    const commit = await deps.github.createCommit({
+      baseTreeSha: loaded.base.treeSha,
+      parents: [loaded.base.sha],
+      files: plan.files,
+      message,
+    });
     if ((await deps.github.createRef(branch, commit.sha)) === "created") return commit.sha;
   }
   for (let attempt = 0; attempt < MAX_REF_ATTEMPTS; attempt++) {
     const head = await deps.github.getBranch(branch);
     const parents = head && head.sha !== loaded.base.sha ? [loaded.base.sha, head.sha] : [loaded.base.sha];
-    const commit = await deps.github.createCommit({ baseTreeSha: loaded.base.treeSha, parents, files: plan.files, message });
+    const commit = await deps.github.createCommit({
+      baseTreeSha: loaded.base.treeSha,
+      parents,
+      files: plan.files,
+      message,
+    });
     if (!head) {
       if ((await deps.github.createRef(branch, commit.sha)) === "created") return commit.sha;
     } else if ((await deps.github.updateRef(branch, commit.sha)) === "updated") {
@@ -177,11 +216,15 @@ async function writeBranch(deps: AppDeps, loaded: LoadedConfig, branch: string, 
 
 function sameChanges(a: PlanBlock, b: PlanBlock): boolean {
   const key = (block: PlanBlock): string =>
-    JSON.stringify(block.changes.map((change) => [change.image, change.to.tag ?? "", change.to.digest]).sort());
+    JSON.stringify(
+      block.changes.map((change) => [change.image, change.to.tag ?? "", change.to.digest]).sort(),
+    );
   return a.kind === b.kind && key(a) === key(b);
 }
 
 function commitMessage(title: string, plan: EnvironmentPlan): string {
-  const lines = plan.changes.flatMap((change) => change.edits.map((edit) => `- ${edit.file}:${edit.line} ${edit.field}: ${edit.from} -> ${edit.to}`));
+  const lines = plan.changes.flatMap((change) =>
+    change.edits.map((edit) => `- ${edit.file}:${edit.line} ${edit.field}: ${edit.from} -> ${edit.to}`),
+  );
   return `${title}\n\n${lines.join("\n")}\n`;
 }

@@ -2,7 +2,12 @@ import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { readEnvironmentFiles } from "../adapters/fs/read-environment-files.js";
-import { byPosition, checkReferences, environmentPathsPosition, type ReferenceProblem } from "../core/check/check-references.js";
+import {
+  byPosition,
+  checkReferences,
+  environmentPathsPosition,
+  type ReferenceProblem,
+} from "../core/check/check-references.js";
 import { CONFIG_PATH, formatProblems, loadConfig } from "../core/config/load-config.js";
 import { isUserError } from "../core/errors.js";
 import { EXIT, UsageError, type CliIo } from "./io.js";
@@ -14,7 +19,11 @@ const USAGE = "usage: ferry check [--dir DIR]";
  * each environment's paths. Problems print as `FILE:LINE:COL message`; exit 1 on any, 0 when clean.
  */
 export async function run(args: string[], io: CliIo): Promise<number> {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { dir: { type: "string" }, help: { type: "boolean", short: "h" } } });
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { dir: { type: "string" }, help: { type: "boolean", short: "h" } },
+  });
   if (values.help) {
     io.stdout(`${USAGE}\n`);
     return EXIT.ok;
@@ -43,18 +52,34 @@ export async function run(args: string[], io: CliIo): Promise<number> {
       filesByEnvironment.set(name, await readEnvironmentFiles(root, environment.paths));
     } catch (error) {
       if (!isUserError(error)) throw error;
-      problems.push({ file: CONFIG_PATH, ...environmentPathsPosition(configText, name), message: `environment ${name}: ${error.message}` });
+      problems.push({
+        file: CONFIG_PATH,
+        ...environmentPathsPosition(configText, name),
+        message: `environment ${name}: ${error.message}`,
+      });
     }
   }
   // Environments whose files could not be read already have a problem; their images are not also called missing.
-  const readable = { ...loaded.config, environments: Object.fromEntries(Object.entries(loaded.config.environments).filter(([name]) => filesByEnvironment.has(name))) };
+  const readable = {
+    ...loaded.config,
+    environments: Object.fromEntries(
+      Object.entries(loaded.config.environments).filter(([name]) => filesByEnvironment.has(name)),
+    ),
+  };
   problems.push(...checkReferences(readable, filesByEnvironment, configText));
   if (problems.length > 0) {
-    io.stdout(problems.sort(byPosition).map((problem) => `${problem.file}:${problem.line}:${problem.column} ${problem.message}`).join("\n") + "\n");
+    io.stdout(
+      problems
+        .sort(byPosition)
+        .map((problem) => `${problem.file}:${problem.line}:${problem.column} ${problem.message}`)
+        .join("\n") + "\n",
+    );
     return EXIT.invalid;
   }
   const environments = Object.keys(loaded.config.environments).length;
   const images = Object.keys(loaded.config.images).length;
-  io.stdout(`${CONFIG_PATH}: ok (${images} image${images === 1 ? "" : "s"}, ${environments} environment${environments === 1 ? "" : "s"})\n`);
+  io.stdout(
+    `${CONFIG_PATH}: ok (${images} image${images === 1 ? "" : "s"}, ${environments} environment${environments === 1 ? "" : "s"})\n`,
+  );
   return EXIT.ok;
 }

@@ -3,7 +3,12 @@ import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { readEnvironmentFiles } from "../adapters/fs/read-environment-files.js";
 import { createRegistryClient } from "../adapters/registry/index.js";
-import { currentImages, planEnvironment, type EnvironmentPlan, type FileSource } from "../app/plan-environment.js";
+import {
+  currentImages,
+  planEnvironment,
+  type EnvironmentPlan,
+  type FileSource,
+} from "../app/plan-environment.js";
 import { CONFIG_PATH, formatProblems, loadConfig } from "../core/config/load-config.js";
 import { environmentOrder, type FerryConfig } from "../core/config/schema.js";
 import { FerryError, UserError } from "../core/errors.js";
@@ -13,7 +18,16 @@ import { EXIT, UsageError, type CliIo } from "./io.js";
 const USAGE = "usage: ferry plan [--dir DIR] [--env NAME] [--json]";
 
 export interface PlanOutput {
-  changes: { environment: string; image: string; file: string; line: number; from: string; to: string; digest: string; reason: string }[];
+  changes: {
+    environment: string;
+    image: string;
+    file: string;
+    line: number;
+    from: string;
+    to: string;
+    digest: string;
+    reason: string;
+  }[];
   /** `error: true` when the registry could not be read for that image (the command then exits 1). */
   unchanged: { environment: string; image: string; reason: string; error?: true }[];
 }
@@ -26,21 +40,33 @@ export interface PlanOutput {
 export async function run(args: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
-    options: { dir: { type: "string" }, env: { type: "string" }, json: { type: "boolean" }, help: { type: "boolean", short: "h" } },
+    options: {
+      dir: { type: "string" },
+      env: { type: "string" },
+      json: { type: "boolean" },
+      help: { type: "boolean", short: "h" },
+    },
     allowPositionals: true,
   });
   if (values.help) {
     io.stdout(`${USAGE}\n`);
     return EXIT.ok;
   }
-  if (positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}\n${USAGE}`);
+  if (positionals.length > 0)
+    throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}\n${USAGE}`);
   const dir = resolve(io.cwd, values.dir ?? ".");
   const config = await readConfig(dir);
   const environments = values.env !== undefined ? [values.env] : environmentOrder(config);
   if (values.env !== undefined && !(values.env in config.environments)) {
-    throw new UserError("unknown-environment", `unknown environment ${JSON.stringify(values.env)} (known: ${Object.keys(config.environments).join(", ")})`);
+    throw new UserError(
+      "unknown-environment",
+      `unknown environment ${JSON.stringify(values.env)} (known: ${Object.keys(config.environments).join(", ")})`,
+    );
   }
-  const registry = createRegistryClient({ ...(config.registries ? { registries: config.registries } : {}), env: io.env });
+  const registry = createRegistryClient({
+    ...(config.registries ? { registries: config.registries } : {}),
+    env: io.env,
+  });
   const files = localFileSource(dir);
   const output = await planAll(registry, files, config, environments, io.now());
   if (values.json) io.stdout(`${JSON.stringify(output, null, 2)}\n`);
@@ -48,7 +74,9 @@ export async function run(args: string[], io: CliIo): Promise<number> {
   // Everything readable was planned and printed; an image whose registry failed still fails the run.
   const failed = output.unchanged.filter((entry) => entry.error);
   if (failed.length > 0) {
-    io.stderr(`ferry plan: ${failed.map((entry) => `${entry.environment}/${entry.image}`).join(", ")} could not be planned (registry errors above)\n`);
+    io.stderr(
+      `ferry plan: ${failed.map((entry) => `${entry.environment}/${entry.image}`).join(", ")} could not be planned (registry errors above)\n`,
+    );
     return EXIT.invalid;
   }
   return output.changes.length > 0 ? EXIT.ok : EXIT.noMatch;
@@ -58,7 +86,13 @@ export async function run(args: string[], io: CliIo): Promise<number> {
  * Plans each environment. An environment with `from` shows the promotion it would get: exactly
  * what its upstream runs (same digest); a manual one without `from` changes only by command.
  */
-export async function planAll(registry: RegistryReader, files: FileSource, config: FerryConfig, environments: string[], now: Date): Promise<PlanOutput> {
+export async function planAll(
+  registry: RegistryReader,
+  files: FileSource,
+  config: FerryConfig,
+  environments: string[],
+  now: Date,
+): Promise<PlanOutput> {
   const output: PlanOutput = { changes: [], unchanged: [] };
   for (const environment of environments) {
     const settings = config.environments[environment]!;
@@ -78,17 +112,32 @@ export async function planAll(registry: RegistryReader, files: FileSource, confi
         }
       }
       // Only what upstream runs is promoted: an image it does not run is not taken from the registry.
-      plan = await planEnvironment({ registry, files, now }, config, environment, { pins, images: Object.keys(pins), onRegistryError: "report" });
+      plan = await planEnvironment({ registry, files, now }, config, environment, {
+        pins,
+        images: Object.keys(pins),
+        onRegistryError: "report",
+      });
       plan.unchanged.push(...failed);
       for (const change of plan.changes) change.reason = `promotion from ${settings.from}: ${change.reason}`;
       for (const image of Object.keys(config.images)) {
-        if (!(image in pins) && !failed.some((entry) => entry.image === image)) plan.unchanged.push({ image, reason: `${settings.from} does not run ${image}, so there is nothing to promote` });
+        if (!(image in pins) && !failed.some((entry) => entry.image === image))
+          plan.unchanged.push({
+            image,
+            reason: `${settings.from} does not run ${image}, so there is nothing to promote`,
+          });
       }
     } else if (settings.update === "manual") {
-      for (const image of Object.keys(config.images)) output.unchanged.push({ environment, image, reason: "update: manual (changes only by /promote or /rollback)" });
+      for (const image of Object.keys(config.images))
+        output.unchanged.push({
+          environment,
+          image,
+          reason: "update: manual (changes only by /promote or /rollback)",
+        });
       continue;
     } else {
-      plan = await planEnvironment({ registry, files, now }, config, environment, { onRegistryError: "report" });
+      plan = await planEnvironment({ registry, files, now }, config, environment, {
+        onRegistryError: "report",
+      });
     }
     for (const change of plan.changes) {
       for (const edit of change.edits) {
@@ -112,9 +161,12 @@ export async function planAll(registry: RegistryReader, files: FileSource, confi
 export function formatPlan(output: PlanOutput): string {
   const lines: string[] = [];
   for (const change of output.changes) {
-    lines.push(`${change.environment}  ${change.image}  ${change.file}:${change.line}  ${change.from === "" ? "(none)" : change.from} -> ${change.to}  ${change.digest.slice(0, 19)}…  (${change.reason})`);
+    lines.push(
+      `${change.environment}  ${change.image}  ${change.file}:${change.line}  ${change.from === "" ? "(none)" : change.from} -> ${change.to}  ${change.digest.slice(0, 19)}…  (${change.reason})`,
+    );
   }
-  for (const entry of output.unchanged) lines.push(`${entry.environment}  ${entry.image}  unchanged: ${entry.reason}`);
+  for (const entry of output.unchanged)
+    lines.push(`${entry.environment}  ${entry.image}  unchanged: ${entry.reason}`);
   if (lines.length === 0) lines.push("nothing to plan: no environments");
   return `${lines.join("\n")}\n`;
 }
@@ -127,7 +179,11 @@ async function readConfig(dir: string): Promise<FerryConfig> {
     throw new UserError("config-missing", `no ${CONFIG_PATH} in ${dir}`);
   }
   const result = loadConfig(text);
-  if (!result.ok) throw new UserError("invalid-config", `invalid ${CONFIG_PATH}:\n${formatProblems(CONFIG_PATH, result.problems)}`);
+  if (!result.ok)
+    throw new UserError(
+      "invalid-config",
+      `invalid ${CONFIG_PATH}:\n${formatProblems(CONFIG_PATH, result.problems)}`,
+    );
   return result.config;
 }
 
@@ -142,7 +198,8 @@ function localFileSource(dir: string): FileSource {
     },
     async readFile(path) {
       const text = cache.get(path);
-      if (text === undefined) throw new UserError("file-not-listed", `${path} is not under an environment path`);
+      if (text === undefined)
+        throw new UserError("file-not-listed", `${path} is not under an environment path`);
       return text;
     },
   };

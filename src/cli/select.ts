@@ -33,7 +33,8 @@ export async function run(args: string[], io: CliIo): Promise<number> {
     io.stdout(`${USAGE}\n`);
     return EXIT.ok;
   }
-  if (values.policy === undefined || values.policy.trim() === "") throw new UsageError(`--policy is required\n${USAGE}`);
+  if (values.policy === undefined || values.policy.trim() === "")
+    throw new UsageError(`--policy is required\n${USAGE}`);
 
   // Before the policy's allow pattern is compiled: a catastrophic pattern must not hang.
   enableRegexpBacktrackFallback();
@@ -42,7 +43,8 @@ export async function run(args: string[], io: CliIo): Promise<number> {
   if (current !== undefined && !isValidTag(current)) {
     throw new UserError("invalid-tag", `--current ${JSON.stringify(current)} is not a valid OCI tag`);
   }
-  const text = values.tags !== undefined ? await readUserFile(values.tags, io.cwd, "--tags") : await io.readStdin();
+  const text =
+    values.tags !== undefined ? await readUserFile(values.tags, io.cwd, "--tags") : await io.readStdin();
   const candidates = parseTagList(text, values.tags ?? "stdin");
 
   // A tag list carries no digests, and `pin` only says what Ferry writes, not which tag wins: a
@@ -96,14 +98,21 @@ export function parseTagList(text: string, source: string): TagCandidate[] {
     const fields = line.trim().split(/\s+/);
     const tag = fields[0];
     if (tag === undefined || tag === "") continue;
-    if (fields.length > 2) throw new UserError("invalid-tag-list", `${source}:${index + 1}: expected "TAG [CREATED]", got ${fields.length} fields`);
+    if (fields.length > 2)
+      throw new UserError(
+        "invalid-tag-list",
+        `${source}:${index + 1}: expected "TAG [CREATED]", got ${fields.length} fields`,
+      );
     if (!isValidTag(tag)) continue;
     const candidate: TagCandidate = { tag };
     const created = fields[1];
     if (created !== undefined) {
       const date = new Date(created);
       if (!RFC3339.test(created) || Number.isNaN(date.getTime())) {
-        throw new UserError("invalid-tag-list", `${source}:${index + 1}: invalid created time ${JSON.stringify(created.slice(0, 40))}, expected RFC 3339 such as 2024-05-01T12:00:00Z`);
+        throw new UserError(
+          "invalid-tag-list",
+          `${source}:${index + 1}: invalid created time ${JSON.stringify(created.slice(0, 40))}, expected RFC 3339 such as 2024-05-01T12:00:00Z`,
+        );
       }
       candidate.created = date;
     }

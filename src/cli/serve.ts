@@ -3,7 +3,11 @@ import type { CliIo } from "./io.js";
 
 /** `ferry serve`: the GitHub App server, configured from the environment (see src/main.ts). */
 export async function run(args: string[], io: CliIo): Promise<number> {
-  const { values } = parseArgs({ args, options: { port: { type: "string" }, host: { type: "string" } }, allowPositionals: false });
+  const { values } = parseArgs({
+    args,
+    options: { port: { type: "string" }, host: { type: "string" } },
+    allowPositionals: false,
+  });
   const { serverOptionsFromEnv, startFerryServer } = await import("../main.js");
   const options = serverOptionsFromEnv(io.env);
   if (values.port !== undefined) options.port = Number(values.port);

@@ -17,7 +17,11 @@ const USAGE = "usage: ferry set-image [--name IMAGE_NAME] FILE IMAGE[:TAG][@DIGE
  * only. `--name` is the Ferry image name that `# ferry: <name>` markers use.
  */
 export async function run(args: string[], io: CliIo): Promise<number> {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { name: { type: "string" }, help: { type: "boolean", short: "h" } } });
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { name: { type: "string" }, help: { type: "boolean", short: "h" } },
+  });
   if (values.help) {
     io.stdout(`${USAGE}\n`);
     return EXIT.ok;
@@ -29,7 +33,8 @@ export async function run(args: string[], io: CliIo): Promise<number> {
 
   const stats = await lstat(path).catch(() => undefined);
   if (!stats) throw new UserError("file-not-found", `${file} does not exist`);
-  if (stats.isSymbolicLink()) throw new UserError("symlink-refused", `${file} is a symlink; Ferry never writes through symlinks`);
+  if (stats.isSymbolicLink())
+    throw new UserError("symlink-refused", `${file} is a symlink; Ferry never writes through symlinks`);
   if (!stats.isFile()) throw new UserError("not-a-file", `${file} is not a regular file`);
   const text = await readFile(path, "utf8");
 
@@ -41,7 +46,8 @@ export async function run(args: string[], io: CliIo): Promise<number> {
   }
   const result = updateImage(text, update, options);
   if (result.edits.length > 0) await writeFileAtomic(path, result.text);
-  for (const edit of result.edits) io.stdout(`${file}:${edit.line} ${edit.from === "" ? "(none)" : edit.from} -> ${edit.to}\n`);
+  for (const edit of result.edits)
+    io.stdout(`${file}:${edit.line} ${edit.from === "" ? "(none)" : edit.from} -> ${edit.to}\n`);
   if (result.edits.length === 0) io.stdout(`${file}: already ${reference}\n`);
   return EXIT.ok;
 }
@@ -50,7 +56,8 @@ export async function run(args: string[], io: CliIo): Promise<number> {
 function imageUpdate(reference: string): ImageUpdate {
   const parsed = parseImageRef(reference);
   const image = stripTagAndDigest(reference);
-  if (parsed.tag !== undefined && parsed.digest !== undefined) return { image, tag: parsed.tag, digest: parsed.digest, pin: "digest" };
+  if (parsed.tag !== undefined && parsed.digest !== undefined)
+    return { image, tag: parsed.tag, digest: parsed.digest, pin: "digest" };
   if (parsed.tag !== undefined) return { image, tag: parsed.tag, pin: "tag" };
   if (parsed.digest !== undefined) return { image, digest: parsed.digest, pin: "digest-only" };
   throw new UsageError(`IMAGE needs a :TAG or an @DIGEST\n${USAGE}`);

@@ -19,7 +19,10 @@ export function isDuration(text: string): boolean {
 /** Parses a duration into milliseconds; throws a UserError naming the bad text. */
 export function parseDuration(text: string): number {
   if (!isDuration(text)) {
-    throw new UserError("invalid-duration", `invalid duration ${JSON.stringify(text)}: use e.g. 30s, 5m, 1h30m, 2d`);
+    throw new UserError(
+      "invalid-duration",
+      `invalid duration ${JSON.stringify(text)}: use e.g. 30s, 5m, 1h30m, 2d`,
+    );
   }
   let total = 0;
   for (const match of text.matchAll(/(\d+)(ms|s|m|h|d|w)/g)) {
@@ -33,7 +36,12 @@ export function formatDuration(ms: number): string {
   if (ms < 1000) return `${Math.round(ms)}ms`;
   let rest = Math.round(ms / 1000);
   const parts: string[] = [];
-  for (const [unit, seconds] of [["d", 86_400], ["h", 3600], ["m", 60], ["s", 1]] as const) {
+  for (const [unit, seconds] of [
+    ["d", 86_400],
+    ["h", 3600],
+    ["m", 60],
+    ["s", 1],
+  ] as const) {
     if (rest >= seconds) {
       parts.push(`${Math.floor(rest / seconds)}${unit}`);
       rest %= seconds;

@@ -53,7 +53,8 @@ export function parseImageRef(input: string): ImageRef {
   if (at >= 0) {
     digest = rest.slice(at + 1);
     rest = rest.slice(0, at);
-    if (!isValidDigest(digest)) throw new InvalidImageRefError(input, "digest must be sha256: and 64 hex digits");
+    if (!isValidDigest(digest))
+      throw new InvalidImageRefError(input, "digest must be sha256: and 64 hex digits");
   }
   let tag: string | undefined;
   const lastSlash = rest.lastIndexOf("/");
@@ -61,7 +62,8 @@ export function parseImageRef(input: string): ImageRef {
   if (lastColon > lastSlash) {
     tag = rest.slice(lastColon + 1);
     rest = rest.slice(0, lastColon);
-    if (!isValidTag(tag)) throw new InvalidImageRefError(input, `tag ${JSON.stringify(truncate(tag))} is not a valid OCI tag`);
+    if (!isValidTag(tag))
+      throw new InvalidImageRefError(input, `tag ${JSON.stringify(truncate(tag))} is not a valid OCI tag`);
   }
   const { registry, repository } = splitName(rest, input);
   const ref: ImageRef = { registry, repository };
@@ -92,16 +94,21 @@ function splitName(name: string, input: string): { registry: string; repository:
       repository = name.slice(firstSlash + 1);
     }
   }
-  if (!REGISTRY_HOST.test(registry)) throw new InvalidImageRefError(input, `registry ${JSON.stringify(registry)} is not a valid host`);
+  if (!REGISTRY_HOST.test(registry))
+    throw new InvalidImageRefError(input, `registry ${JSON.stringify(registry)} is not a valid host`);
   registry = canonicalRegistry(registry);
   if (registry === DOCKER_HUB && !repository.includes("/")) repository = `library/${repository}`;
   if (repository.length === 0) throw new InvalidImageRefError(input, "missing repository");
   for (const component of repository.split("/")) {
     if (!PATH_COMPONENT.test(component)) {
-      throw new InvalidImageRefError(input, `repository component ${JSON.stringify(truncate(component))} must be lowercase letters, digits and separators`);
+      throw new InvalidImageRefError(
+        input,
+        `repository component ${JSON.stringify(truncate(component))} must be lowercase letters, digits and separators`,
+      );
     }
   }
-  if (registry.length + 1 + repository.length > MAX_NAME_LENGTH) throw new InvalidImageRefError(input, "name longer than 255 characters");
+  if (registry.length + 1 + repository.length > MAX_NAME_LENGTH)
+    throw new InvalidImageRefError(input, "name longer than 255 characters");
   return { registry, repository };
 }
 
@@ -144,7 +151,9 @@ export function registryApiHost(registry: string): string {
 
 /** Registries on loopback speak plain HTTP unless configured otherwise, as Docker does. */
 export function isLoopbackRegistry(registry: string): boolean {
-  const host = registry.startsWith("[") ? registry.slice(0, registry.indexOf("]") + 1) : registry.split(":")[0]!;
+  const host = registry.startsWith("[")
+    ? registry.slice(0, registry.indexOf("]") + 1)
+    : registry.split(":")[0]!;
   return host === "localhost" || /^127(?:\.\d{1,3}){3}$/.test(host) || host === "[::1]";
 }
 

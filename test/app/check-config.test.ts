@@ -9,15 +9,26 @@ describe("ferry/config check", () => {
   it("annotates the offending line of a PR that breaks ferry.yml", async () => {
     const github = new FakeGitHub(configRepo());
     const head = github.push("main", { ".github/ferry.yml": BROKEN });
-    const conclusion = await checkConfigPullRequest(fakeDeps(github, new FakeRegistry()), { headSha: head, changedFiles: [".github/ferry.yml"] });
+    const conclusion = await checkConfigPullRequest(fakeDeps(github, new FakeRegistry()), {
+      headSha: head,
+      changedFiles: [".github/ferry.yml"],
+    });
     expect(conclusion).toBe("failure");
     expect(github.checkRuns[0]!.name).toBe("ferry/config");
-    expect(github.checkRuns[0]!.annotations.map((a) => [a.path, a.start_line])).toContainEqual([".github/ferry.yml", 5]);
+    expect(github.checkRuns[0]!.annotations.map((a) => [a.path, a.start_line])).toContainEqual([
+      ".github/ferry.yml",
+      5,
+    ]);
   });
 
   it("skips PRs that do not touch ferry.yml", async () => {
     const github = new FakeGitHub(configRepo());
-    expect(await checkConfigPullRequest(fakeDeps(github, new FakeRegistry()), { headSha: github.branches.get("main")!, changedFiles: ["README.md"] })).toBe("skipped");
+    expect(
+      await checkConfigPullRequest(fakeDeps(github, new FakeRegistry()), {
+        headSha: github.branches.get("main")!,
+        changedFiles: ["README.md"],
+      }),
+    ).toBe("skipped");
     expect(github.checkRuns).toHaveLength(0);
   });
 

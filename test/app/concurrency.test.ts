@@ -26,11 +26,17 @@ describe("concurrent writers on one environment", { timeout: 60_000 }, () => {
   });
 
   it("gives one branch and one PR when five replicas sync at once", async () => {
-    const results = await Promise.allSettled(Array.from({ length: 5 }, () => syncRepository(fakeDeps(github(), registry), { reason: "registry" })));
+    const results = await Promise.allSettled(
+      Array.from({ length: 5 }, () => syncRepository(fakeDeps(github(), registry), { reason: "registry" })),
+    );
     expect(results.filter((result) => result.status === "rejected")).toEqual([]);
-    const { data: pulls } = await world.as("mona").rest.pulls.list({ owner: "acme", repo: "config", state: "all" });
+    const { data: pulls } = await world
+      .as("mona")
+      .rest.pulls.list({ owner: "acme", repo: "config", state: "all" });
     expect(pulls.map((pull) => pull.title)).toEqual(["Promote shop 1.8.0 to staging"]);
-    expect(await world.emu.readFile("acme", "config", "ferry/staging", "overlays/staging/kustomization.yaml")).toContain('newTag: "1.8.0"');
+    expect(
+      await world.emu.readFile("acme", "config", "ferry/staging", "overlays/staging/kustomization.yaml"),
+    ).toContain('newTag: "1.8.0"');
   });
 
   it("redoes the write when a rival moves the branch just before the compare-and-swap", async () => {
@@ -38,8 +44,12 @@ describe("concurrent writers on one environment", { timeout: 60_000 }, () => {
     registry.push("ghcr.io/acme/shop", "1.8.1");
     world.emu.faults.refRace({ ref: "heads/ferry/staging", count: 1 });
     await syncRepository(fakeDeps(github(), registry), { reason: "registry" });
-    const { data: pulls } = await world.as("mona").rest.pulls.list({ owner: "acme", repo: "config", state: "all" });
+    const { data: pulls } = await world
+      .as("mona")
+      .rest.pulls.list({ owner: "acme", repo: "config", state: "all" });
     expect(pulls.map((pull) => pull.title)).toEqual(["Promote shop 1.8.1 to staging"]);
-    expect(await world.emu.readFile("acme", "config", "ferry/staging", "overlays/staging/kustomization.yaml")).toContain('newTag: "1.8.1"');
+    expect(
+      await world.emu.readFile("acme", "config", "ferry/staging", "overlays/staging/kustomization.yaml"),
+    ).toContain('newTag: "1.8.1"');
   });
 });

@@ -6,12 +6,19 @@ import { Octokit } from "@octokit/rest";
 import { ProbotOctokit } from "probot";
 import { startFerryServer, type FerryServer, type FerryServerOptions } from "../../src/main.js";
 import { startGitHubEmulator, type GitHubEmulator } from "../../src/sandbox/github/index.js";
-import { startEmbeddedRegistry, type EmbeddedRegistry } from "../../src/sandbox/registry/embedded-registry.js";
+import {
+  startEmbeddedRegistry,
+  type EmbeddedRegistry,
+} from "../../src/sandbox/registry/embedded-registry.js";
 import { pushImage } from "../../src/sandbox/registry/push-image.js";
 
 export const SECRET = "e2e-webhook-secret";
 export const REGISTRY_SECRET = "e2e-registry-secret";
-const TestOctokit = ProbotOctokit.defaults((options: Record<string, unknown>) => ({ ...options, throttle: { enabled: false }, retry: { enabled: false } }));
+const TestOctokit = ProbotOctokit.defaults((options: Record<string, unknown>) => ({
+  ...options,
+  throttle: { enabled: false },
+  retry: { enabled: false },
+}));
 
 export interface World {
   emu: GitHubEmulator;
@@ -25,7 +32,18 @@ export interface World {
   push(tag: string, labels?: Record<string, string>): Promise<string>;
   /** An open issue to comment on (commands on the merged staging PR are refused, RELIABILITY.md row 12). */
   openIssue(): Promise<number>;
-  pulls(state?: "open" | "closed" | "all"): Promise<{ number: number; title: string; head: { ref: string; sha: string }; body: string | null; merged_at: string | null; state: string }[]>;
+  pulls(
+    state?: "open" | "closed" | "all",
+  ): Promise<
+    {
+      number: number;
+      title: string;
+      head: { ref: string; sha: string };
+      body: string | null;
+      merged_at: string | null;
+      state: string;
+    }[]
+  >;
   /** Requests Ferry (the app or its installation) sent to the emulator since `from` (an index into `emu.requests()`). */
   appRequests(from: number): { method: string; path: string; status: number }[];
   /** Delivers only these webhook events to Ferry (all again with undefined): isolates one flow's requests. */
@@ -85,12 +103,26 @@ export async function startWorld(options: {
     allowAutoMerge: true,
   });
   emu.protectBranch("acme", "config", "main", { requiredChecks: ["ci"] });
-  if (options.source) await emu.createRepo("acme", "shop", { files: { "main.go": "package main\n" }, collaborators: { mona: "maintain" } });
+  if (options.source)
+    await emu.createRepo("acme", "shop", {
+      files: { "main.go": "package main\n" },
+      collaborators: { mona: "maintain" },
+    });
   if (options.ci) emu.setCi("acme", "config", { context: "ci", conclusion: "success" });
   const app = emu.createApp({
     slug: "ferry",
     // As app.yml asks (actions: read brings workflow_run events from source repos).
-    permissions: { contents: "write", pull_requests: "write", issues: "write", checks: "write", statuses: "read", actions: "read", deployments: "read", members: "read", metadata: "read" },
+    permissions: {
+      contents: "write",
+      pull_requests: "write",
+      issues: "write",
+      checks: "write",
+      statuses: "read",
+      actions: "read",
+      deployments: "read",
+      members: "read",
+      metadata: "read",
+    },
     webhookSecret: SECRET,
   });
   emu.installApp(app.id, "acme");
@@ -108,9 +140,17 @@ export async function startWorld(options: {
     ...options.server,
   });
   emu.setWebhook(app.id, `${server.url}/api/github/webhooks`, SECRET);
-  registry.addNotificationEndpoint({ url: `${server.url}/registry/distribution`, headers: { Authorization: REGISTRY_SECRET } });
-  const octokit = (token: string) => new Octokit({ baseUrl: emu.apiUrl, auth: token, request: { retries: 0 } });
-  const as = { mona: octokit(users.mona.token), hubot: octokit(users.hubot.token), eve: octokit(users.eve.token) };
+  registry.addNotificationEndpoint({
+    url: `${server.url}/registry/distribution`,
+    headers: { Authorization: REGISTRY_SECRET },
+  });
+  const octokit = (token: string) =>
+    new Octokit({ baseUrl: emu.apiUrl, auth: token, request: { retries: 0 } });
+  const as = {
+    mona: octokit(users.mona.token),
+    hubot: octokit(users.hubot.token),
+    eve: octokit(users.eve.token),
+  };
 
   /** Until the emulator, the registry notifications and Ferry's queue are all quiet. */
   const settle = async (): Promise<void> => {
@@ -134,12 +174,19 @@ export async function startWorld(options: {
       await emu.close();
     },
     async push(tag, labels) {
-      const { digest } = await pushImage(registry.url, "acme/shop", tag, { content: tag, ...(labels ? { labels } : {}) });
+      const { digest } = await pushImage(registry.url, "acme/shop", tag, {
+        content: tag,
+        ...(labels ? { labels } : {}),
+      });
       await settle();
       return digest;
     },
     async openIssue() {
-      const { data } = await as.mona.rest.issues.create({ owner: "acme", repo: "config", title: "Release shop" });
+      const { data } = await as.mona.rest.issues.create({
+        owner: "acme",
+        repo: "config",
+        title: "Release shop",
+      });
       return data.number;
     },
     appRequests(from) {
@@ -157,4 +204,3 @@ export async function startWorld(options: {
     },
   };
 }
-

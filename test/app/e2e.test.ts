@@ -22,23 +22,43 @@ describe("Ferry end to end (Probot + GitHub emulator + embedded registry)", { ti
       await world.push("1.8.0");
       const pulls = await world.pulls();
       expect(pulls.map((pull) => pull.title)).toEqual(["Promote shop 1.8.0 to staging"]);
-      const { data: files } = await world.as.mona.rest.pulls.listFiles({ owner: "acme", repo: "config", pull_number: pulls[0]!.number });
-      expect(files.map((file) => [file.filename, file.additions, file.deletions])).toEqual([["overlays/staging/kustomization.yaml", 1, 1]]);
+      const { data: files } = await world.as.mona.rest.pulls.listFiles({
+        owner: "acme",
+        repo: "config",
+        pull_number: pulls[0]!.number,
+      });
+      expect(files.map((file) => [file.filename, file.additions, file.deletions])).toEqual([
+        ["overlays/staging/kustomization.yaml", 1, 1],
+      ]);
       expect(pulls[0]!.merged_at).not.toBeNull();
-      expect(await world.emu.readFile("acme", "config", "main", "overlays/staging/kustomization.yaml")).toContain('newTag: "1.8.0"');
-      const status = (await (await fetch(`${world.server.url}/status`)).json()) as Record<string, { running: Record<string, Record<string, { tag?: string }>> }>;
+      expect(
+        await world.emu.readFile("acme", "config", "main", "overlays/staging/kustomization.yaml"),
+      ).toContain('newTag: "1.8.0"');
+      const status = (await (await fetch(`${world.server.url}/status`)).json()) as Record<
+        string,
+        { running: Record<string, Record<string, { tag?: string }>> }
+      >;
       expect(status["acme/config"]?.running.staging?.shop?.tag).toBe("1.8.0");
     });
 
     it("/promote prod by a maintainer opens the prod PR with the digest staging runs", async () => {
       const digest = await world.push("1.8.0");
       const issue = await world.openIssue();
-      const { data: comment } = await world.as.mona.rest.issues.createComment({ owner: "acme", repo: "config", issue_number: issue, body: "/promote prod" });
+      const { data: comment } = await world.as.mona.rest.issues.createComment({
+        owner: "acme",
+        repo: "config",
+        issue_number: issue,
+        body: "/promote prod",
+      });
       await world.settle();
       const prod = (await world.pulls("open")).filter((pull) => pull.head.ref === "ferry/prod");
       expect(prod).toHaveLength(1);
       expect(parseBody(prod[0]!.body)?.changes[0]?.to).toEqual({ tag: "1.8.0", digest });
-      const { data: reactions } = await world.as.mona.rest.reactions.listForIssueComment({ owner: "acme", repo: "config", comment_id: comment.id });
+      const { data: reactions } = await world.as.mona.rest.reactions.listForIssueComment({
+        owner: "acme",
+        repo: "config",
+        comment_id: comment.id,
+      });
       expect(reactions.map((reaction) => reaction.content).sort()).toEqual(["eyes", "rocket"]);
     });
 
@@ -49,15 +69,27 @@ describe("Ferry end to end (Probot + GitHub emulator + embedded registry)", { ti
       // Only the comment is delivered: the CI and pull_request events the new PR sets off are another flow.
       world.onlyEvents(["issue_comment"]);
       const start = world.emu.requests().length;
-      const { data: comment } = await world.as.mona.rest.issues.createComment({ owner: "acme", repo: "config", issue_number: issue, body: "/promote prod" });
+      const { data: comment } = await world.as.mona.rest.issues.createComment({
+        owner: "acme",
+        repo: "config",
+        issue_number: issue,
+        body: "/promote prod",
+      });
       await world.settle();
-      const requests = world.appRequests(start).map((request) => `${request.method} ${request.path.split("?")[0]}`);
+      const requests = world
+        .appRequests(start)
+        .map((request) => `${request.method} ${request.path.split("?")[0]}`);
       const opened = requests.findIndex((request) => request === "POST /repos/acme/config/pulls");
-      const labelled = requests.findIndex((request, index) => index > opened && /^POST \/repos\/acme\/config\/issues\/\d+\/labels$/.test(request));
+      const labelled = requests.findIndex(
+        (request, index) =>
+          index > opened && /^POST \/repos\/acme\/config\/issues\/\d+\/labels$/.test(request),
+      );
       expect(opened).toBeGreaterThan(0);
       expect(labelled + 1).toBeLessThanOrEqual(8);
       // After the PR: the 🚀, and no reply comment (the PR body says where it was requested).
-      expect(requests.slice(labelled + 1)).toEqual([`POST /repos/acme/config/issues/comments/${comment.id}/reactions`]);
+      expect(requests.slice(labelled + 1)).toEqual([
+        `POST /repos/acme/config/issues/comments/${comment.id}/reactions`,
+      ]);
       const prod = (await world.pulls("open")).find((pull) => pull.head.ref === "ferry/prod")!;
       expect(prod.body).toContain(`Requested in #${issue}.`);
     });
@@ -66,44 +98,101 @@ describe("Ferry end to end (Probot + GitHub emulator + embedded registry)", { ti
       await world.push("1.8.0");
       const issue = await world.openIssue();
       const before = world.emu.requests().length;
-      await world.as.eve.rest.issues.createComment({ owner: "acme", repo: "config", issue_number: issue, body: "/promote prod" });
+      await world.as.eve.rest.issues.createComment({
+        owner: "acme",
+        repo: "config",
+        issue_number: issue,
+        body: "/promote prod",
+      });
       // A bot with admin rights is still not a person: ignored without a reaction or reply.
       const bot = world.emu.createUser("release-bot", { type: "Bot" });
       world.emu.setCollaborator("acme", "config", "release-bot", "admin");
-      await new Octokit({ baseUrl: world.emu.apiUrl, auth: bot.token, request: { retries: 0 } }).rest.issues.createComment({ owner: "acme", repo: "config", issue_number: issue, body: "/promote prod" });
-      const { data: harmless } = await world.as.hubot.rest.issues.createComment({ owner: "acme", repo: "config", issue_number: issue, body: "looks good" });
-      await world.as.hubot.rest.issues.updateComment({ owner: "acme", repo: "config", comment_id: harmless.id, body: "/promote prod" });
+      await new Octokit({
+        baseUrl: world.emu.apiUrl,
+        auth: bot.token,
+        request: { retries: 0 },
+      }).rest.issues.createComment({
+        owner: "acme",
+        repo: "config",
+        issue_number: issue,
+        body: "/promote prod",
+      });
+      const { data: harmless } = await world.as.hubot.rest.issues.createComment({
+        owner: "acme",
+        repo: "config",
+        issue_number: issue,
+        body: "looks good",
+      });
+      await world.as.hubot.rest.issues.updateComment({
+        owner: "acme",
+        repo: "config",
+        comment_id: harmless.id,
+        body: "/promote prod",
+      });
       await world.settle();
       expect((await world.pulls()).filter((pull) => pull.head.ref === "ferry/prod")).toHaveLength(0);
-      const { data: comments } = await world.as.mona.rest.issues.listComments({ owner: "acme", repo: "config", issue_number: issue });
-      expect(comments.map((comment) => comment.body).filter((body) => body?.startsWith("@"))).toEqual([expect.stringMatching(/^@eve you need maintain permission to change prod/)]);
+      const { data: comments } = await world.as.mona.rest.issues.listComments({
+        owner: "acme",
+        repo: "config",
+        issue_number: issue,
+      });
+      expect(comments.map((comment) => comment.body).filter((body) => body?.startsWith("@"))).toEqual([
+        expect.stringMatching(/^@eve you need maintain permission to change prod/),
+      ]);
       expect(world.emu.requests().length).toBeGreaterThan(before);
     });
 
     it("a redelivered comment webhook changes nothing", async () => {
       await world.push("1.8.0");
       const issue = await world.openIssue();
-      await world.as.mona.rest.issues.createComment({ owner: "acme", repo: "config", issue_number: issue, body: "/promote prod" });
+      await world.as.mona.rest.issues.createComment({
+        owner: "acme",
+        repo: "config",
+        issue_number: issue,
+        body: "/promote prod",
+      });
       await world.settle();
       const pullsBefore = await world.pulls();
-      const { data: commentsBefore } = await world.as.mona.rest.issues.listComments({ owner: "acme", repo: "config", issue_number: issue });
-      const delivery = world.emu.deliveries().find((d) => d.event === "issue_comment" && d.action === "created")!;
+      const { data: commentsBefore } = await world.as.mona.rest.issues.listComments({
+        owner: "acme",
+        repo: "config",
+        issue_number: issue,
+      });
+      const delivery = world.emu
+        .deliveries()
+        .find((d) => d.event === "issue_comment" && d.action === "created")!;
       world.emu.redeliver(delivery.id);
       await world.settle();
       expect(await world.pulls()).toEqual(pullsBefore);
-      const { data: commentsAfter } = await world.as.mona.rest.issues.listComments({ owner: "acme", repo: "config", issue_number: issue });
+      const { data: commentsAfter } = await world.as.mona.rest.issues.listComments({
+        owner: "acme",
+        repo: "config",
+        issue_number: issue,
+      });
       expect(commentsAfter.length).toBe(commentsBefore.length);
     });
 
     it("/rollback staging restores the previous version and holds staging until /unhold", async () => {
       await world.push("1.8.0");
       const issue = await world.openIssue();
-      await world.as.mona.rest.issues.createComment({ owner: "acme", repo: "config", issue_number: issue, body: "/rollback staging" });
+      await world.as.mona.rest.issues.createComment({
+        owner: "acme",
+        repo: "config",
+        issue_number: issue,
+        body: "/rollback staging",
+      });
       await world.settle();
-      expect(await world.emu.readFile("acme", "config", "main", "overlays/staging/kustomization.yaml")).toContain('newTag: "1.7.0"');
+      expect(
+        await world.emu.readFile("acme", "config", "main", "overlays/staging/kustomization.yaml"),
+      ).toContain('newTag: "1.7.0"');
       await world.push("1.8.1");
       expect((await world.pulls()).filter((pull) => pull.title.includes("1.8.1"))).toHaveLength(0);
-      await world.as.mona.rest.issues.createComment({ owner: "acme", repo: "config", issue_number: issue, body: "/unhold staging" });
+      await world.as.mona.rest.issues.createComment({
+        owner: "acme",
+        repo: "config",
+        issue_number: issue,
+        body: "/unhold staging",
+      });
       await world.settle();
       await world.server.scanNow();
       await world.settle();
@@ -115,7 +204,12 @@ describe("Ferry end to end (Probot + GitHub emulator + embedded registry)", { ti
     world = await startWorld({ ci: true });
     await world.push("1.8.0");
     const merged = (await world.pulls())[0]!.number;
-    await world.as.mona.rest.issues.createComment({ owner: "acme", repo: "config", issue_number: merged, body: "/promote prod" });
+    await world.as.mona.rest.issues.createComment({
+      owner: "acme",
+      repo: "config",
+      issue_number: merged,
+      body: "/promote prod",
+    });
     await world.settle();
     expect((await world.pulls()).filter((pull) => pull.head.ref === "ferry/prod")).toHaveLength(0);
   });
@@ -146,16 +240,26 @@ describe("Ferry end to end (Probot + GitHub emulator + embedded registry)", { ti
     it("creates the Ferry dashboard on the first scan and pins it with GraphQL pinIssue; a second scan leaves it untouched", async () => {
       await world.server.scanNow();
       await world.settle();
-      const { data: issues } = await world.as.mona.rest.issues.listForRepo({ owner: "acme", repo: "config", state: "all" });
+      const { data: issues } = await world.as.mona.rest.issues.listForRepo({
+        owner: "acme",
+        repo: "config",
+        state: "all",
+      });
       const dashboards = issues.filter((issue) => issue.title === "Ferry dashboard");
       expect(dashboards).toHaveLength(1);
       expect(world.emu.findRepo("acme", "config")!.pinnedIssues).toEqual([dashboards[0]!.number]);
-      expect(world.emu.deliveries().some((delivery) => delivery.event === "issues" && delivery.action === "pinned")).toBe(true);
+      expect(
+        world.emu
+          .deliveries()
+          .some((delivery) => delivery.event === "issues" && delivery.action === "pinned"),
+      ).toBe(true);
 
       const mark = world.emu.requests().length;
       await world.server.scanNow();
       await world.settle();
-      const writes = world.appRequests(mark).filter((request) => request.method !== "GET" && !request.path.includes("/access_tokens"));
+      const writes = world
+        .appRequests(mark)
+        .filter((request) => request.method !== "GET" && !request.path.includes("/access_tokens"));
       expect(writes).toEqual([]);
     });
 
@@ -163,9 +267,17 @@ describe("Ferry end to end (Probot + GitHub emulator + embedded registry)", { ti
       await world.push("1.8.0");
       await world.push("1.8.1");
       const pulls = await world.pulls();
-      expect(pulls.map((pull) => [pull.title, pull.state])).toEqual([["Promote shop 1.8.1 to staging", "open"]]);
-      const { data: files } = await world.as.mona.rest.pulls.listFiles({ owner: "acme", repo: "config", pull_number: pulls[0]!.number });
-      expect(files.map((file) => [file.filename, file.additions, file.deletions])).toEqual([["overlays/staging/kustomization.yaml", 1, 1]]);
+      expect(pulls.map((pull) => [pull.title, pull.state])).toEqual([
+        ["Promote shop 1.8.1 to staging", "open"],
+      ]);
+      const { data: files } = await world.as.mona.rest.pulls.listFiles({
+        owner: "acme",
+        repo: "config",
+        pull_number: pulls[0]!.number,
+      });
+      expect(files.map((file) => [file.filename, file.additions, file.deletions])).toEqual([
+        ["overlays/staging/kustomization.yaml", 1, 1],
+      ]);
     });
   });
 });

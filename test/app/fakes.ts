@@ -99,14 +99,23 @@ export class FakeGitHub implements GitHubRepoPort {
   async listTree(treeSha: string): Promise<TreeEntry[]> {
     this.calls.push("listTree");
     const commit = this.commits.get(treeSha.replace(/^tree-/, ""))!;
-    return Object.keys(commit.files).map((path) => ({ path, type: path.endsWith(".link") ? "symlink" : "blob", sha: `blob:${treeSha}:${path}` }));
+    return Object.keys(commit.files).map((path) => ({
+      path,
+      type: path.endsWith(".link") ? "symlink" : "blob",
+      sha: `blob:${treeSha}:${path}`,
+    }));
   }
   async readBlob(blob: string) {
     this.calls.push("readBlob");
     const [, tree, ...path] = blob.split(":");
     return this.commits.get(tree!.replace(/^tree-/, ""))!.files[path.join(":")]!;
   }
-  async createCommit(input: { baseTreeSha: string; parents: string[]; files: Record<string, string>; message: string }) {
+  async createCommit(input: {
+    baseTreeSha: string;
+    parents: string[];
+    files: Record<string, string>;
+    message: string;
+  }) {
     this.calls.push("createCommit");
     const base = this.commits.get(input.baseTreeSha.replace(/^tree-/, ""))!;
     const id = this.#store({ files: { ...base.files, ...input.files }, parents: input.parents });
@@ -140,7 +149,10 @@ export class FakeGitHub implements GitHubRepoPort {
   }
   async listClosedPulls(head: string) {
     this.calls.push("listClosedPulls");
-    return this.pulls.filter((p) => p.headRef === head && p.state === "closed").reverse().map((p) => ({ ...p }));
+    return this.pulls
+      .filter((p) => p.headRef === head && p.state === "closed")
+      .reverse()
+      .map((p) => ({ ...p }));
   }
   #nextNumber(): number {
     return this.pulls.length + this.issues.length + 1;
@@ -224,7 +236,9 @@ export class FakeGitHub implements GitHubRepoPort {
   async findIssue(title: string) {
     this.calls.push("findIssue");
     const issue = this.issues.find((i) => i.title === title);
-    return issue ? { number: issue.number, title: issue.title, body: issue.body, state: issue.state } : undefined;
+    return issue
+      ? { number: issue.number, title: issue.title, body: issue.body, state: issue.state }
+      : undefined;
   }
   async createIssue(input: { title: string; body: string }) {
     this.calls.push("createIssue");
@@ -234,7 +248,10 @@ export class FakeGitHub implements GitHubRepoPort {
   }
   async updateIssue(number: number, input: { body?: string; state?: "open" | "closed" }) {
     this.calls.push("updateIssue");
-    Object.assign(this.issues.find((i) => i.number === number)!, input);
+    Object.assign(
+      this.issues.find((i) => i.number === number)!,
+      input,
+    );
   }
   async createCheckRun(input: CheckRunInput) {
     this.calls.push("createCheckRun");
@@ -251,7 +268,9 @@ export class FakeRegistry implements RegistryReader {
   readonly tags = new Map<string, Map<string, { digest: string; revision?: string }>>();
 
   push(repository: string, tag: string, revision?: string): string {
-    const digest = `sha256:${createHash("sha256").update(`${repository}:${tag}:${revision ?? ""}`).digest("hex")}`;
+    const digest = `sha256:${createHash("sha256")
+      .update(`${repository}:${tag}:${revision ?? ""}`)
+      .digest("hex")}`;
     const tags = this.tags.get(repository) ?? new Map();
     tags.set(tag, { digest, ...(revision ? { revision } : {}) });
     this.tags.set(repository, tags);
@@ -266,14 +285,24 @@ export class FakeRegistry implements RegistryReader {
   async describe(repository: string, reference: string): Promise<ImageDescription> {
     for (const [tag, image] of this.tags.get(repository) ?? []) {
       if (tag === reference || image.digest === reference) {
-        return { digest: image.digest, mediaType: "application/vnd.oci.image.manifest.v1+json", platforms: ["linux/amd64"], labels: {}, ...(image.revision ? { revision: image.revision } : {}) };
+        return {
+          digest: image.digest,
+          mediaType: "application/vnd.oci.image.manifest.v1+json",
+          platforms: ["linux/amd64"],
+          labels: {},
+          ...(image.revision ? { revision: image.revision } : {}),
+        };
       }
     }
     throw new UserError("tag-not-found", `${repository}:${reference} not found`);
   }
 }
 
-export function fakeDeps(github: GitHubRepoPort, registry: RegistryReader, now = new Date("2026-01-01T00:00:00Z")): AppDeps {
+export function fakeDeps(
+  github: GitHubRepoPort,
+  registry: RegistryReader,
+  now = new Date("2026-01-01T00:00:00Z"),
+): AppDeps {
   return {
     github,
     registry,

@@ -27,7 +27,9 @@ describe("GitHubRepoAdapter against the emulator", () => {
     const commit = await commitOnMain({ "overlays/staging/kustomization.yaml": "images: []\n" });
     expect(await github.createRef("ferry/staging", commit.sha)).toBe("created");
     const branch = (await github.getBranch("ferry/staging"))!;
-    const entry = (await github.listTree(branch.treeSha)).find((e) => e.path === "overlays/staging/kustomization.yaml")!;
+    const entry = (await github.listTree(branch.treeSha)).find(
+      (e) => e.path === "overlays/staging/kustomization.yaml",
+    )!;
     expect(entry.type).toBe("blob");
     expect(await github.readBlob(entry.sha)).toBe("images: []\n");
   });
@@ -45,15 +47,31 @@ describe("GitHubRepoAdapter against the emulator", () => {
   it("refuses to merge when the head moved after validation", async () => {
     const commit = await commitOnMain({ "a.txt": "1" });
     await github.createRef("ferry/staging", commit.sha);
-    const pull = await github.createPull({ head: "ferry/staging", base: "main", title: "Promote shop 1.8.0 to staging", body: "" });
-    const moved = await github.createCommit({ baseTreeSha: commit.treeSha, parents: [commit.sha], files: { "b.txt": "late" }, message: "late" });
+    const pull = await github.createPull({
+      head: "ferry/staging",
+      base: "main",
+      title: "Promote shop 1.8.0 to staging",
+      body: "",
+    });
+    const moved = await github.createCommit({
+      baseTreeSha: commit.treeSha,
+      parents: [commit.sha],
+      files: { "b.txt": "late" },
+      message: "late",
+    });
     expect(await github.updateRef("ferry/staging", moved.sha)).toBe("updated");
     expect(await github.merge(pull.number, commit.sha)).toBe("head-moved");
     expect(await github.merge(pull.number, moved.sha)).toBe("merged");
   });
 
   it("dedupes by reaction: the second identical reaction says it existed", async () => {
-    const { id } = await world.emu.comment("acme", "config", (await github.createIssue({ title: "t", body: "b" })), "/ferry status", { as: "mona" });
+    const { id } = await world.emu.comment(
+      "acme",
+      "config",
+      await github.createIssue({ title: "t", body: "b" }),
+      "/ferry status",
+      { as: "mona" },
+    );
     expect(await github.react(id, "eyes")).toBe("created");
     expect(await github.react(id, "eyes")).toBe("existed");
   });
@@ -61,7 +79,12 @@ describe("GitHubRepoAdapter against the emulator", () => {
   it("finds Ferry's issue by title even after someone closed it, so the holds in it are not lost", async () => {
     const number = await github.createIssue({ title: "Ferry dashboard", body: "holds" });
     await github.updateIssue(number, { state: "closed" });
-    expect(await github.findIssue("Ferry dashboard")).toEqual({ number, title: "Ferry dashboard", body: "holds", state: "closed" });
+    expect(await github.findIssue("Ferry dashboard")).toEqual({
+      number,
+      title: "Ferry dashboard",
+      body: "holds",
+      state: "closed",
+    });
   });
 
   it("prefers the open issue of a title over an older closed one", async () => {

@@ -5,31 +5,43 @@ import type { FerryConfig } from "../../src/core/config/schema.js";
 import { FakeRegistry, kustomization } from "./fakes.js";
 
 function config(policy: string): FerryConfig {
-  const result = loadConfig(`images:\n  shop:\n    repository: ghcr.io/acme/shop\n    policy: ${policy}\nenvironments:\n  staging:\n    paths: [overlays/staging]\n`);
+  const result = loadConfig(
+    `images:\n  shop:\n    repository: ghcr.io/acme/shop\n    policy: ${policy}\nenvironments:\n  staging:\n    paths: [overlays/staging]\n`,
+  );
   if (!result.ok) throw new Error(JSON.stringify(result.problems));
   return result.config;
 }
 
 function filesOf(files: Record<string, string>): FileSource {
   return {
-    listFiles: async (paths) => Object.keys(files).filter((file) => paths.some((path) => file.startsWith(`${path}/`))),
+    listFiles: async (paths) =>
+      Object.keys(files).filter((file) => paths.some((path) => file.startsWith(`${path}/`))),
     readFile: async (path) => files[path]!,
   };
 }
 
 describe("planEnvironment with a digest pin", () => {
-  it.each(["digest", "digest-only"] as const)("bumps to the newest admitted tag under pin: %s and writes its digest", async (pin) => {
-    const registry = new FakeRegistry();
-    registry.push("ghcr.io/acme/shop", "1.7.0");
-    const digest = registry.push("ghcr.io/acme/shop", "1.8.0");
-    const files = filesOf({ "overlays/staging/kustomization.yaml": kustomization("1.7.0") });
+  it.each(["digest", "digest-only"] as const)(
+    "bumps to the newest admitted tag under pin: %s and writes its digest",
+    async (pin) => {
+      const registry = new FakeRegistry();
+      registry.push("ghcr.io/acme/shop", "1.7.0");
+      const digest = registry.push("ghcr.io/acme/shop", "1.8.0");
+      const files = filesOf({ "overlays/staging/kustomization.yaml": kustomization("1.7.0") });
 
-    const plan = await planEnvironment({ registry, files, now: new Date("2026-01-01T00:00:00Z") }, config(`{ range: "^1.0.0", pin: ${pin} }`), "staging");
+      const plan = await planEnvironment(
+        { registry, files, now: new Date("2026-01-01T00:00:00Z") },
+        config(`{ range: "^1.0.0", pin: ${pin} }`),
+        "staging",
+      );
 
-    expect(plan.unchanged).toEqual([]);
-    expect(plan.changes).toEqual([expect.objectContaining({ image: "shop", to: { tag: "1.8.0", digest } })]);
-    expect(plan.files["overlays/staging/kustomization.yaml"]).toContain(`digest: ${digest}`);
-  });
+      expect(plan.unchanged).toEqual([]);
+      expect(plan.changes).toEqual([
+        expect.objectContaining({ image: "shop", to: { tag: "1.8.0", digest } }),
+      ]);
+      expect(plan.files["overlays/staging/kustomization.yaml"]).toContain(`digest: ${digest}`);
+    },
+  );
 });
 
 describe("planEnvironment's reason", () => {
@@ -38,7 +50,11 @@ describe("planEnvironment's reason", () => {
     for (const tag of ["1.6.0", "1.7.0", "1.8.0", "2.0.0"]) registry.push("ghcr.io/acme/shop", tag);
     const files = filesOf({ "overlays/staging/kustomization.yaml": kustomization("1.7.0") });
 
-    const plan = await planEnvironment({ registry, files, now: new Date("2026-01-01T00:00:00Z") }, config(`{ range: "^1.0.0" }`), "staging");
+    const plan = await planEnvironment(
+      { registry, files, now: new Date("2026-01-01T00:00:00Z") },
+      config(`{ range: "^1.0.0" }`),
+      "staging",
+    );
 
     expect(plan.changes[0]?.reason).toBe("semver ^1.0.0 admits 1.8.0, the highest of 3 admitted tags");
   });

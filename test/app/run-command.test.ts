@@ -9,7 +9,16 @@ import { configRepo, FakeGitHub, FakeRegistry, fakeDeps } from "./fakes.js";
 
 let commentId = 100;
 function comment(body: string, author = "mona", extra: Partial<CommentInput> = {}): CommentInput {
-  return { commentId: commentId++, issueNumber: 1, issueState: "open", body, author, authorType: "User", action: "created", ...extra };
+  return {
+    commentId: commentId++,
+    issueNumber: 1,
+    issueState: "open",
+    body,
+    author,
+    authorType: "User",
+    action: "created",
+    ...extra,
+  };
 }
 
 /** staging runs 1.8.0 (merged by Ferry), prod runs 1.7.0. */
@@ -57,7 +66,9 @@ describe("/promote", () => {
     await runCommentCommands(deps, comment("/promote prod"));
     expect(await runCommentCommands(deps, comment("/promote prod"))).toBe("done");
     expect(prodPulls(github)).toHaveLength(1);
-    expect(github.comments.at(-1)!.body).toBe(`#${prodPulls(github)[0]!.number} already carries this for prod.`);
+    expect(github.comments.at(-1)!.body).toBe(
+      `#${prodPulls(github)[0]!.number} already carries this for prod.`,
+    );
   });
 
   it("answers 👎 with a reason when the registry fails for now, instead of leaving only 👀 behind", async () => {
@@ -68,7 +79,9 @@ describe("/promote", () => {
     const input = comment("/promote staging shop@1.8.0");
     expect(await runCommentCommands(fakeDeps(github, unavailable), input)).toBe("failed");
     expect([...github.reactions.get(input.commentId)!]).toEqual(["eyes", "-1"]);
-    expect(github.comments.at(-1)!.body).toBe("@mona Ferry could not finish this command: ghcr.io answered 503. Try again in a while.");
+    expect(github.comments.at(-1)!.body).toBe(
+      "@mona Ferry could not finish this command: ghcr.io answered 503. Try again in a while.",
+    );
   });
 
   it("refuses an outsider with 👎 and a one-line reason, changing nothing", async () => {
@@ -77,7 +90,9 @@ describe("/promote", () => {
     expect(await runCommentCommands(deps, input)).toBe("refused");
     expect(prodPulls(github)).toHaveLength(0);
     expect(github.reactions.get(input.commentId)!.has("-1")).toBe(true);
-    expect(github.comments.at(-1)!.body).toMatch(/^@eve you need maintain permission or membership of acme\/release/);
+    expect(github.comments.at(-1)!.body).toMatch(
+      /^@eve you need maintain permission or membership of acme\/release/,
+    );
   });
 
   it("refuses write access when the environment needs maintain", async () => {
@@ -95,7 +110,11 @@ describe("/promote", () => {
 
   it("ignores bots, Ferry itself and edited comments without reacting", async () => {
     const { github, deps } = await released();
-    for (const input of [comment("/promote prod", "dependabot[bot]", { authorType: "Bot" }), comment("/promote prod", "ferry[bot]"), comment("/promote prod", "mona", { action: "edited" })]) {
+    for (const input of [
+      comment("/promote prod", "dependabot[bot]", { authorType: "Bot" }),
+      comment("/promote prod", "ferry[bot]"),
+      comment("/promote prod", "mona", { action: "edited" }),
+    ]) {
       expect(await runCommentCommands(deps, input)).toBe("ignored");
       expect(github.reactions.get(input.commentId)).toBeUndefined();
     }
@@ -114,7 +133,9 @@ describe("/promote", () => {
 
   it("refuses commands on a closed issue or PR", async () => {
     const { github, deps } = await released();
-    expect(await runCommentCommands(deps, comment("/promote prod", "mona", { issueState: "closed" }))).toBe("refused");
+    expect(await runCommentCommands(deps, comment("/promote prod", "mona", { issueState: "closed" }))).toBe(
+      "refused",
+    );
     expect(prodPulls(github)).toHaveLength(0);
   });
 
@@ -127,7 +148,9 @@ describe("/promote", () => {
   it("waits until staging has soaked when it reports health", async () => {
     const { github, deps } = await released();
     github.health.set("staging", { sha: "x", state: "success", since: new Date("2025-12-31T23:50:00Z") });
-    const config = github.file("main", ".github/ferry.yml")!.replace("update: manual", "update: manual\n    soak: 30m");
+    const config = github
+      .file("main", ".github/ferry.yml")!
+      .replace("update: manual", "update: manual\n    soak: 30m");
     github.push("main", { ".github/ferry.yml": config });
     expect(await runCommentCommands(deps, comment("/promote prod"))).toBe("refused");
     expect(github.comments.at(-1)!.body).toMatch(/healthy for 10m, less than its soak of 30m/);

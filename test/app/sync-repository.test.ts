@@ -36,7 +36,9 @@ describe("syncRepository: new image → PR per environment", () => {
     const after = github.file("ferry/staging", "overlays/staging/kustomization.yaml")!;
     expect(changedLines(before, after)).toBe(1);
     expect(after).toContain('newTag: "1.8.0"');
-    expect(github.file("ferry/staging", "overlays/prod/kustomization.yaml")).toBe(github.file("main", "overlays/prod/kustomization.yaml"));
+    expect(github.file("ferry/staging", "overlays/prod/kustomization.yaml")).toBe(
+      github.file("main", "overlays/prod/kustomization.yaml"),
+    );
     expect(parseBody(pull.body)?.changes[0]?.to.tag).toBe("1.8.0");
   });
 
@@ -154,7 +156,11 @@ describe("syncRepository: new image → PR per environment", () => {
     await syncRepository(deps, { reason: "registry" });
     expect(github.pulls[0]!.merged).toBe(true);
     await recordMerge(deps, { ...github.pulls[0]! });
-    github.push("main", { "overlays/staging/kustomization.yaml": github.file("main", "overlays/staging/kustomization.yaml")!.replace('"1.8.0"', '"1.7.0"') });
+    github.push("main", {
+      "overlays/staging/kustomization.yaml": github
+        .file("main", "overlays/staging/kustomization.yaml")!
+        .replace('"1.8.0"', '"1.7.0"'),
+    });
     await syncRepository(deps, { reason: "scan" });
     expect(github.pulls).toHaveLength(1);
     registry.push("ghcr.io/acme/shop", "1.8.2");
@@ -168,7 +174,12 @@ describe("syncRepository: new image → PR per environment", () => {
     github.protectedBranches.set("main", ["ci"]);
     registry.push("ghcr.io/acme/shop", "1.8.0");
     await syncRepository(deps, { reason: "registry" });
-    github.push("main", { "overlays/staging/kustomization.yaml": github.file("ferry/staging", "overlays/staging/kustomization.yaml")! });
+    github.push("main", {
+      "overlays/staging/kustomization.yaml": github.file(
+        "ferry/staging",
+        "overlays/staging/kustomization.yaml",
+      )!,
+    });
     await syncRepository(deps, { reason: "push" });
     expect(github.pulls[0]!.state).toBe("closed");
     expect(github.comments.at(-1)?.body).toMatch(/already has this change/);
@@ -185,7 +196,8 @@ describe("syncRepository: new image → PR per environment", () => {
   it("rewrites the dashboard on a scan only when its content changes, never for its time alone", async () => {
     const { github, deps } = setup();
     await syncRepository(deps, { reason: "scan" });
-    const writes = () => github.calls.filter((call) => call === "createIssue" || call === "updateIssue").length;
+    const writes = () =>
+      github.calls.filter((call) => call === "createIssue" || call === "updateIssue").length;
     const first = writes();
     const later = { ...deps, now: () => new Date("2026-01-01T06:00:00Z") };
     await syncRepository(later, { reason: "scan" });
@@ -193,7 +205,9 @@ describe("syncRepository: new image → PR per environment", () => {
     github.push("main", { "overlays/prod/kustomization.yaml": kustomization("1.7.1") });
     await syncRepository(later, { reason: "scan" });
     expect(writes()).toBe(first + 1);
-    expect(github.issues.find((issue) => issue.title === "Ferry dashboard")!.body).toContain("| prod | shop | `1.7.1` |");
+    expect(github.issues.find((issue) => issue.title === "Ferry dashboard")!.body).toContain(
+      "| prod | shop | `1.7.1` |",
+    );
   });
 
   it("reads the dashboard issue and each open PR once per scan", async () => {
@@ -209,7 +223,10 @@ describe("syncRepository: new image → PR per environment", () => {
   });
 
   it("makes no changes and opens one issue while the config is broken", async () => {
-    const { github, registry, deps } = setup({ ...configRepo(), ".github/ferry.yml": "images: {}\nenvironments:\n  staging:\n    paths: [../x]\n" });
+    const { github, registry, deps } = setup({
+      ...configRepo(),
+      ".github/ferry.yml": "images: {}\nenvironments:\n  staging:\n    paths: [../x]\n",
+    });
     registry.push("ghcr.io/acme/shop", "1.8.0");
     const first = await syncRepository(deps, { reason: "scan" });
     await syncRepository(deps, { reason: "scan" });
@@ -222,7 +239,10 @@ describe("syncRepository: new image → PR per environment", () => {
 describe("CI gating", () => {
   const gated = (files: Record<string, string>) => ({
     ...files,
-    ".github/ferry.yml": files[".github/ferry.yml"]!.replace("    repository: ghcr.io/acme/shop\n", "    repository: ghcr.io/acme/shop\n    source: acme/shop\n"),
+    ".github/ferry.yml": files[".github/ferry.yml"]!.replace(
+      "    repository: ghcr.io/acme/shop\n",
+      "    repository: ghcr.io/acme/shop\n    source: acme/shop\n",
+    ),
   });
 
   it("skips a tag whose source commit has no successful CI run, and takes it once CI passes", async () => {
@@ -263,9 +283,13 @@ describe("automatic environments with from", () => {
     const early = await syncRepository(fakeDeps(github, registry), { reason: "scan" });
     expect(early.environments.qa).toBe("soaking");
     expect(github.pulls.filter((pull) => pull.headRef === "ferry/qa")).toHaveLength(0);
-    const later = await syncRepository(fakeDeps(github, registry, new Date("2026-01-01T00:25:00Z")), { reason: "scan" });
+    const later = await syncRepository(fakeDeps(github, registry, new Date("2026-01-01T00:25:00Z")), {
+      reason: "scan",
+    });
     expect(later.environments.qa).toBe("opened");
-    expect(github.pulls.filter((pull) => pull.headRef === "ferry/qa").map((pull) => pull.title)).toEqual(["Promote shop 1.8.0 to qa"]);
+    expect(github.pulls.filter((pull) => pull.headRef === "ferry/qa").map((pull) => pull.title)).toEqual([
+      "Promote shop 1.8.0 to qa",
+    ]);
   });
 
   it("follow exactly what the upstream runs, and never move backwards", async () => {
@@ -276,7 +300,10 @@ describe("automatic environments with from", () => {
     update: auto
     merge: review
 `;
-    files["overlays/qa/kustomization.yaml"] = files["overlays/staging/kustomization.yaml"]!.replace('"1.7.0"', '"1.9.0"');
+    files["overlays/qa/kustomization.yaml"] = files["overlays/staging/kustomization.yaml"]!.replace(
+      '"1.7.0"',
+      '"1.9.0"',
+    );
     const github = new FakeGitHub(files);
     const registry = new FakeRegistry();
     registry.push("ghcr.io/acme/shop", "1.7.0");
@@ -285,7 +312,12 @@ describe("automatic environments with from", () => {
     await syncRepository(deps, { reason: "registry" });
     // staging merged 1.8.0 on its own; qa runs 1.9.0 already, so it is not pulled back to 1.8.0.
     expect(github.pulls.filter((pull) => pull.headRef === "ferry/qa")).toHaveLength(0);
-    github.push("main", { "overlays/qa/kustomization.yaml": files["overlays/qa/kustomization.yaml"]!.replace('"1.9.0"', '"1.6.0"') });
+    github.push("main", {
+      "overlays/qa/kustomization.yaml": files["overlays/qa/kustomization.yaml"]!.replace(
+        '"1.9.0"',
+        '"1.6.0"',
+      ),
+    });
     await syncRepository(deps, { reason: "scan" });
     const qa = github.pulls.filter((pull) => pull.headRef === "ferry/qa");
     expect(qa.map((pull) => pull.title)).toEqual(["Promote shop 1.8.0 to qa"]);

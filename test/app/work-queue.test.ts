@@ -13,7 +13,11 @@ describe("KeyedMutex", () => {
       await new Promise((resolve) => setImmediate(resolve));
       log.push(`${name} end`);
     };
-    await Promise.all([locks.run("staging", task("a")), locks.run("staging", task("b")), locks.run("prod", task("c"))]);
+    await Promise.all([
+      locks.run("staging", task("a")),
+      locks.run("staging", task("b")),
+      locks.run("prod", task("c")),
+    ]);
     expect(log.indexOf("a end")).toBeLessThan(log.indexOf("b start"));
     expect(log.indexOf("c start")).toBeLessThan(log.indexOf("a end"));
   });
@@ -39,7 +43,10 @@ describe("WorkQueue", () => {
     const queue = new WorkQueue(quiet);
     const order: string[] = [];
     let release!: () => void;
-    queue.enqueue("k", () => new Promise<void>((resolve) => (release = () => (order.push("first"), resolve()))));
+    queue.enqueue(
+      "k",
+      () => new Promise<void>((resolve) => (release = () => (order.push("first"), resolve()))),
+    );
     await new Promise((resolve) => setImmediate(resolve));
     queue.enqueue("k", async () => void order.push("second"));
     release();

@@ -15,7 +15,12 @@ function percentile(values: number[], p: number): number {
 async function discardProdPull(world: World): Promise<void> {
   for (const pull of await world.pulls("open")) {
     if (pull.head.ref !== "ferry/prod") continue;
-    await world.as.mona.rest.pulls.update({ owner: "acme", repo: "config", pull_number: pull.number, state: "closed" });
+    await world.as.mona.rest.pulls.update({
+      owner: "acme",
+      repo: "config",
+      pull_number: pull.number,
+      state: "closed",
+    });
     await world.as.mona.rest.git.deleteRef({ owner: "acme", repo: "config", ref: "heads/ferry/prod" });
   }
   await world.settle();
@@ -34,7 +39,12 @@ async function requestCounts(): Promise<Record<string, number>> {
   let requestsSoFar = (): number => 0;
   const world = await startWorld({
     ci: true,
-    server: { ferry: { onPullRequest: (event) => void (event.environment === "prod" && event.action === "opened" && (openedAt = requestsSoFar())) } },
+    server: {
+      ferry: {
+        onPullRequest: (event) =>
+          void (event.environment === "prod" && event.action === "opened" && (openedAt = requestsSoFar())),
+      },
+    },
   });
   requestsSoFar = () => world.emu.requests().length;
   try {
@@ -47,10 +57,18 @@ async function requestCounts(): Promise<Record<string, number>> {
     const promote = async (): Promise<{ toOpen: number; command: number }> => {
       openedAt = undefined;
       const start = world.emu.requests().length;
-      await world.as.mona.rest.issues.createComment({ owner: "acme", repo: "config", issue_number: issue, body: "/promote prod" });
+      await world.as.mona.rest.issues.createComment({
+        owner: "acme",
+        repo: "config",
+        issue_number: issue,
+        body: "/promote prod",
+      });
       await world.settle();
       if (openedAt === undefined) throw new Error("bench: /promote prod opened no PR");
-      return { toOpen: world.appRequests(start).length - world.appRequests(openedAt).length, command: world.appRequests(start).length };
+      return {
+        toOpen: world.appRequests(start).length - world.appRequests(openedAt).length,
+        command: world.appRequests(start).length,
+      };
     };
 
     world.onlyEvents(["issue_comment"]);
@@ -95,7 +113,9 @@ async function pushToPr(): Promise<Record<string, number>> {
     for (let i = 0; i < 50; i++) {
       const seen = new Promise<void>((resolve) => (waiting = resolve));
       pushedAt = performance.now();
-      await (await import("../../src/sandbox/registry/push-image.js")).pushImage(world.registry.url, "acme/shop", `1.8.${i}`, { content: `1.8.${i}` });
+      await (
+        await import("../../src/sandbox/registry/push-image.js")
+      ).pushImage(world.registry.url, "acme/shop", `1.8.${i}`, { content: `1.8.${i}` });
       await Promise.race([seen, new Promise((resolve) => setTimeout(resolve, 10_000))]);
       await world.server.idle();
     }
@@ -113,7 +133,10 @@ async function pushToPr(): Promise<Record<string, number>> {
 /** 1,000 distribution notifications in a burst → how many syncs and PR writes, and peak RSS. */
 async function burst(): Promise<Record<string, number>> {
   let prWrites = 0;
-  const world = await startWorld({ ci: false, server: { registryCoalesceMs: 200, ferry: { onPullRequest: () => void prWrites++ } } });
+  const world = await startWorld({
+    ci: false,
+    server: { registryCoalesceMs: 200, ferry: { onPullRequest: () => void prWrites++ } },
+  });
   try {
     const { pushImage } = await import("../../src/sandbox/registry/push-image.js");
     await pushImage(world.registry.url, "acme/shop", "1.9.0", { content: "1.9.0" });
@@ -128,7 +151,19 @@ async function burst(): Promise<Record<string, number>> {
     const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 20);
     const envelope = (i: number) =>
       JSON.stringify({
-        events: [{ id: `e${i}`, action: "push", target: { mediaType: "application/vnd.oci.image.manifest.v1+json", repository: "acme/shop", tag: "1.9.0", url: `${world.registry.url}/v2/acme/shop/manifests/1.9.0` }, request: { host: world.registry.host } }],
+        events: [
+          {
+            id: `e${i}`,
+            action: "push",
+            target: {
+              mediaType: "application/vnd.oci.image.manifest.v1+json",
+              repository: "acme/shop",
+              tag: "1.9.0",
+              url: `${world.registry.url}/v2/acme/shop/manifests/1.9.0`,
+            },
+            request: { host: world.registry.host },
+          },
+        ],
       });
     const started = performance.now();
     const sends: Promise<Response>[] = [];
@@ -136,7 +171,10 @@ async function burst(): Promise<Record<string, number>> {
       sends.push(
         fetch(`${world.server.url}/registry/distribution`, {
           method: "POST",
-          headers: { authorization: REGISTRY_SECRET, "content-type": "application/vnd.docker.distribution.events.v1+json" },
+          headers: {
+            authorization: REGISTRY_SECRET,
+            "content-type": "application/vnd.docker.distribution.events.v1+json",
+          },
           body: envelope(i),
         }),
       );

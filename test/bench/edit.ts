@@ -22,7 +22,7 @@ export async function bench(): Promise<Record<string, number>> {
 
 /** A values file of about `lines` lines: many components, each with its own image block. */
 export function generateValues(lines: number): string {
-  const out: string[] = ["# generated values", "global:", "  imageRegistry: \"\"", ""];
+  const out: string[] = ["# generated values", "global:", '  imageRegistry: ""', ""];
   let component = 0;
   while (out.length < lines - 12) {
     out.push(
@@ -48,6 +48,11 @@ function bytesChanged(before: string, after: string): number {
   let start = 0;
   while (start < before.length && start < after.length && before[start] === after[start]) start++;
   let end = 0;
-  while (end < before.length - start && end < after.length - start && before[before.length - 1 - end] === after[after.length - 1 - end]) end++;
+  while (
+    end < before.length - start &&
+    end < after.length - start &&
+    before[before.length - 1 - end] === after[after.length - 1 - end]
+  )
+    end++;
   return Math.max(before.length, after.length) - start - end;
 }

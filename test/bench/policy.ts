@@ -42,11 +42,17 @@ const semverTags = generate((next, index) => {
   if (roll < 0.08) return { tag: `pr-${index}` };
   const pre = next() < 0.1 ? `-rc.${int(next, 5)}` : "";
   const build = next() < 0.05 ? `_b${int(next, 100)}` : "";
-  return { tag: `${next() < 0.3 ? "v" : ""}${int(next, 6)}.${int(next, 40)}.${int(next, 200)}${pre}${build}` };
+  return {
+    tag: `${next() < 0.3 ? "v" : ""}${int(next, 6)}.${int(next, 40)}.${int(next, 200)}${pre}${build}`,
+  };
 });
 const numericalTags = generate((next) => ({ tag: String(int(next, 2 ** 40)) }));
-const buildTags = generate((next, index) => ({ tag: `main-${hex(next, 7)}-${1_700_000_000 + index * 7 + int(next, 5)}` }));
-const calverTags = generate((next) => ({ tag: `${2015 + int(next, 10)}-${String(1 + int(next, 12)).padStart(2, "0")}-${String(1 + int(next, 28)).padStart(2, "0")}` }));
+const buildTags = generate((next, index) => ({
+  tag: `main-${hex(next, 7)}-${1_700_000_000 + index * 7 + int(next, 5)}`,
+}));
+const calverTags = generate((next) => ({
+  tag: `${2015 + int(next, 10)}-${String(1 + int(next, 12)).padStart(2, "0")}-${String(1 + int(next, 28)).padStart(2, "0")}`,
+}));
 const createdTags = generate((next) => ({
   tag: hex(next, 7) + hex(next, 5),
   created: new Date(NOW.getTime() - int(next, 365 * 86_400_000)),
@@ -83,18 +89,28 @@ function selectFigure(input: PolicyInput, candidates: TagCandidate[], current?: 
     const options: Parameters<typeof selectTag>[1] = { policy: parsePolicy(input), now: NOW };
     if (current !== undefined) options.current = current;
     const selection = selectTag(candidates, options);
-    if (selection.kind !== "selected") throw new Error(`bench policy ${JSON.stringify(input)} chose nothing: ${selection.reason}`);
+    if (selection.kind !== "selected")
+      throw new Error(`bench policy ${JSON.stringify(input)} chose nothing: ${selection.reason}`);
     return selection;
   });
 }
 
 export async function bench(): Promise<Record<string, number>> {
   const semverNames = semverTags.map((candidate) => candidate.tag);
-  const tagListText = createdTags.map((candidate) => `${candidate.tag} ${candidate.created!.toISOString()}`).join("\n");
+  const tagListText = createdTags
+    .map((candidate) => `${candidate.tag} ${candidate.created!.toISOString()}`)
+    .join("\n");
   return {
     "select.semver.100k_tags.ms": selectFigure({ range: "^3.0.0" }, semverTags),
-    "select.semver_prerelease_current.100k_tags.ms": selectFigure({ range: ">=1.0.0", prerelease: true }, semverTags, "2.0.0"),
-    "select.semver_ignore_globs.100k_tags.ms": selectFigure({ range: "*", ignore: ["*-rc.*", "v0.*", "pr-*"] }, semverTags),
+    "select.semver_prerelease_current.100k_tags.ms": selectFigure(
+      { range: ">=1.0.0", prerelease: true },
+      semverTags,
+      "2.0.0",
+    ),
+    "select.semver_ignore_globs.100k_tags.ms": selectFigure(
+      { range: "*", ignore: ["*-rc.*", "v0.*", "pr-*"] },
+      semverTags,
+    ),
     "select.semver_minage_platforms_pin.100k_tags.ms": selectFigure(
       { range: "^4.0.0", minAge: "2h", platforms: ["linux/arm64"], pin: "digest" },
       semverWithMetadata,
@@ -104,8 +120,14 @@ export async function bench(): Promise<Record<string, number>> {
       { strategy: "numerical", allow: "^main-[a-f0-9]+-(?P<ts>[0-9]+)$", extract: "$ts" },
       buildTags,
     ),
-    "select.alphabetical.100k_tags.ms": selectFigure({ strategy: "alphabetical", allow: "^\\d{4}-\\d{2}-\\d{2}$" }, calverTags),
-    "select.newest_build.100k_tags.ms": selectFigure({ strategy: "newest-build", platforms: ["linux/arm64"] }, createdTags),
+    "select.alphabetical.100k_tags.ms": selectFigure(
+      { strategy: "alphabetical", allow: "^\\d{4}-\\d{2}-\\d{2}$" },
+      calverTags,
+    ),
+    "select.newest_build.100k_tags.ms": selectFigure(
+      { strategy: "newest-build", platforms: ["linux/arm64"] },
+      createdTags,
+    ),
     "select.digest.100k_tags.ms": selectFigure({ strategy: "digest", tag: "latest" }, digestTags),
     "rank.semver.100k_tags.ms": time(() => rankTags(semverNames, parsePolicy({ range: "*" }))),
     "cli.parse_tag_list.100k_lines.ms": time(() => parseTagList(tagListText, "bench")),

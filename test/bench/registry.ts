@@ -30,7 +30,8 @@ async function scanRequests(): Promise<Record<string, number>> {
   try {
     const images = Array.from({ length: IMAGES }, (_, index) => `bench/app-${index}`);
     for (const image of images) {
-      for (let tag = 0; tag < TAGS_PER_IMAGE; tag += 1) await pushImage(registry.url, image, `1.${tag}.0`, { content: `${image}-${tag}` });
+      for (let tag = 0; tag < TAGS_PER_IMAGE; tag += 1)
+        await pushImage(registry.url, image, `1.${tag}.0`, { content: `${image}-${tag}` });
     }
     const scan = async (client: RegistryClient): Promise<number> => {
       const before = client.requestCounts()[registry.host] ?? 0;
@@ -52,7 +53,8 @@ async function scanRequests(): Promise<Record<string, number>> {
     return {
       [`registry.scan_${IMAGES}_images_x_${ENVIRONMENTS}_envs.requests_without_tag_cache`]: withoutCache,
       [`registry.scan_${IMAGES}_images_x_${ENVIRONMENTS}_envs.requests_with_tag_cache`]: withCache,
-      [`registry.scan_${IMAGES}_images_x_${ENVIRONMENTS}_envs.requests_second_scan_within_ttl`]: secondScanWithCache,
+      [`registry.scan_${IMAGES}_images_x_${ENVIRONMENTS}_envs.requests_second_scan_within_ttl`]:
+        secondScanWithCache,
     };
   } finally {
     await registry.close();
@@ -88,7 +90,9 @@ async function notificationLatency(): Promise<Record<string, number>> {
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/registry/distribution`;
-  const registry = await startEmbeddedRegistry({ notifications: [{ url, headers: { Authorization: secret } }] });
+  const registry = await startEmbeddedRegistry({
+    notifications: [{ url, headers: { Authorization: secret } }],
+  });
   const latencies: number[] = [];
   try {
     for (let sample = 0; sample < NOTIFICATION_SAMPLES; sample += 1) {
@@ -100,9 +104,15 @@ async function notificationLatency(): Promise<Record<string, number>> {
       waiting.set(`${name}:${tag}`, resolveVerified);
       const pushed = await pushImage(registry.url, "bench/notified", tag, { content: `sample-${sample}` });
       const pushedAt = performance.now();
-      const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`no verified notification for ${tag} within 10 s`)), 10_000).unref());
+      const timeout = new Promise<never>((_, reject) =>
+        setTimeout(
+          () => reject(new Error(`no verified notification for ${tag} within 10 s`)),
+          10_000,
+        ).unref(),
+      );
       const verification = await Promise.race([verified, timeout]);
-      if (verification.digest !== pushed.digest) throw new Error(`notified ${tag} resolved to ${verification.digest}, pushed ${pushed.digest}`);
+      if (verification.digest !== pushed.digest)
+        throw new Error(`notified ${tag} resolved to ${verification.digest}, pushed ${pushed.digest}`);
       latencies.push(Math.max(0, verification.at - pushedAt));
     }
   } finally {

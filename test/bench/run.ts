@@ -18,7 +18,10 @@ const AREAS: Record<string, () => Promise<{ bench: Bench }>> = {
 
 async function main(): Promise<void> {
   const json = process.argv.includes("--json");
-  const only = process.argv.find((arg) => arg.startsWith("--only="))?.slice("--only=".length).split(",");
+  const only = process.argv
+    .find((arg) => arg.startsWith("--only="))
+    ?.slice("--only=".length)
+    .split(",");
   const figures: Record<string, number> = {};
   const failures: Record<string, string> = {};
   for (const [area, load] of Object.entries(AREAS)) {
@@ -30,7 +33,8 @@ async function main(): Promise<void> {
       Object.assign(figures, result);
       if (!json) {
         process.stdout.write(`\n== ${area} (${((performance.now() - started) / 1000).toFixed(1)} s)\n`);
-        for (const [name, value] of Object.entries(result)) process.stdout.write(`  ${name.padEnd(56)} ${format(value)}\n`);
+        for (const [name, value] of Object.entries(result))
+          process.stdout.write(`  ${name.padEnd(56)} ${format(value)}\n`);
       }
     } catch (error) {
       failures[area] = (error as Error).message.split("\n")[0]!;

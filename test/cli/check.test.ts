@@ -36,7 +36,14 @@ async function put(path: string, text: string): Promise<void> {
 async function ferry(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   let stdout = "";
   let stderr = "";
-  const io: CliIo = { stdout: (t) => void (stdout += t), stderr: (t) => void (stderr += t), readStdin: async () => "", cwd: dir, env: {}, now: () => new Date(0) };
+  const io: CliIo = {
+    stdout: (t) => void (stdout += t),
+    stderr: (t) => void (stderr += t),
+    readStdin: async () => "",
+    cwd: dir,
+    env: {},
+    now: () => new Date(0),
+  };
   return { code: await main(args, io), stdout, stderr };
 }
 
@@ -56,7 +63,9 @@ describe("ferry check", () => {
     await put("overlays/prod/kustomization.yaml", "images:\n- name: ghcr.io/acme/cart\n  newTag: 1.0.0\n");
     const result = await ferry("check");
     expect(result.code).toBe(1);
-    expect(result.stdout).toBe(".github/ferry.yml:9:7 image shop (ghcr.io/acme/shop) is not referenced in environment prod's paths (overlays/prod)\n");
+    expect(result.stdout).toBe(
+      ".github/ferry.yml:9:7 image shop (ghcr.io/acme/shop) is not referenced in environment prod's paths (overlays/prod)\n",
+    );
   });
 
   it("prints config problems as FILE:LINE:COL message", async () => {
@@ -82,7 +91,9 @@ describe("ferry check", () => {
     await symlink(join(dir, "overlays/staging"), join(dir, "overlays/prod"));
     const result = await ferry("check");
     expect(result.code).toBe(1);
-    expect(result.stdout).toBe('.github/ferry.yml:9:7 environment prod: path "overlays/prod" is a symlink; Ferry never reads or writes through symlinks\n');
+    expect(result.stdout).toBe(
+      '.github/ferry.yml:9:7 environment prod: path "overlays/prod" is a symlink; Ferry never reads or writes through symlinks\n',
+    );
   });
 
   it("exits 1 when there is no config", async () => {
@@ -97,7 +108,11 @@ describe("readEnvironmentFiles", () => {
     await put("apps/shop/README.md", "# no\n");
     await put("values/prod.yaml", "image: {}\n");
     const files = await readEnvironmentFiles(dir, ["apps/shop", "values/prod.yaml"]);
-    expect([...files.keys()]).toEqual(["apps/shop/deploy/deployment.yml", "apps/shop/kustomization.yaml", "values/prod.yaml"]);
+    expect([...files.keys()]).toEqual([
+      "apps/shop/deploy/deployment.yml",
+      "apps/shop/kustomization.yaml",
+      "values/prod.yaml",
+    ]);
     expect(files.get("apps/shop/kustomization.yaml")).toBe(OVERLAY);
   });
 
@@ -115,7 +130,9 @@ describe("readEnvironmentFiles", () => {
   it("refuses a symlinked file inside a folder, naming it", async () => {
     await put("apps/shop/kustomization.yaml", OVERLAY);
     await symlink("/etc/passwd", join(dir, "apps/shop/passwd.yaml"));
-    await expect(readEnvironmentFiles(dir, ["apps/shop"])).rejects.toThrow(/apps\/shop\/passwd\.yaml.*symlink/);
+    await expect(readEnvironmentFiles(dir, ["apps/shop"])).rejects.toThrow(
+      /apps\/shop\/passwd\.yaml.*symlink/,
+    );
   });
 
   it("refuses a symlinked folder on the way to a path", async () => {
@@ -125,22 +142,36 @@ describe("readEnvironmentFiles", () => {
   });
 
   it("names a path that does not exist", async () => {
-    await expect(readEnvironmentFiles(dir, ["overlays/none"])).rejects.toThrow(/overlays\/none.*does not exist/);
+    await expect(readEnvironmentFiles(dir, ["overlays/none"])).rejects.toThrow(
+      /overlays\/none.*does not exist/,
+    );
   });
 });
 
 describe("ferry check output order", () => {
   it("lists problems by file and line, whether they come from unreadable paths or missing references", async () => {
-    await put(".github/ferry.yml", `images:\n  shop:\n    repository: ghcr.io/acme/shop\nenvironments:\n  staging:\n    paths: [overlays/staging]\n  prod:\n    paths: [overlays/prod]\n`);
+    await put(
+      ".github/ferry.yml",
+      `images:\n  shop:\n    repository: ghcr.io/acme/shop\nenvironments:\n  staging:\n    paths: [overlays/staging]\n  prod:\n    paths: [overlays/prod]\n`,
+    );
     await put("overlays/staging/kustomization.yaml", "images:\n- name: ghcr.io/acme/cart\n  newTag: 1.0.0\n");
     const result = await ferry("check");
     expect(result.code).toBe(1);
-    expect(result.stdout.split("\n").filter(Boolean).map((line) => line.split(" ")[0])).toEqual([".github/ferry.yml:6:12", ".github/ferry.yml:8:12"]);
+    expect(
+      result.stdout
+        .split("\n")
+        .filter(Boolean)
+        .map((line) => line.split(" ")[0]),
+    ).toEqual([".github/ferry.yml:6:12", ".github/ferry.yml:8:12"]);
   });
 });
 
 describe("ferry check --help", () => {
   it("prints its usage and exits 0, as the other commands do", async () => {
-    expect(await ferry("check", "--help")).toEqual({ code: 0, stdout: "usage: ferry check [--dir DIR]\n", stderr: "" });
+    expect(await ferry("check", "--help")).toEqual({
+      code: 0,
+      stdout: "usage: ferry check [--dir DIR]\n",
+      stderr: "",
+    });
   });
 });

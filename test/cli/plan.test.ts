@@ -8,14 +8,26 @@ import { formatPlan, type PlanOutput } from "../../src/cli/plan.js";
 import { ProbotOctokit } from "probot";
 import { startFerryServer, type FerryServer } from "../../src/main.js";
 import { startGitHubEmulator, type GitHubEmulator } from "../../src/sandbox/github/index.js";
-import { startEmbeddedRegistry, type EmbeddedRegistry } from "../../src/sandbox/registry/embedded-registry.js";
+import {
+  startEmbeddedRegistry,
+  type EmbeddedRegistry,
+} from "../../src/sandbox/registry/embedded-registry.js";
 import { pushImage } from "../../src/sandbox/registry/push-image.js";
 import { startDistribution, type RunningDistribution } from "../registry/harness/distribution.js";
 
 function fakeIo(cwd: string): CliIo & { out: string[]; err: string[] } {
   const out: string[] = [];
   const err: string[] = [];
-  return { out, err, stdout: (t) => out.push(t), stderr: (t) => err.push(t), readStdin: async () => "", cwd, env: {}, now: () => new Date() };
+  return {
+    out,
+    err,
+    stdout: (t) => out.push(t),
+    stderr: (t) => err.push(t),
+    readStdin: async () => "",
+    cwd,
+    env: {},
+    now: () => new Date(),
+  };
 }
 
 function writeRepo(files: Record<string, string>): string {
@@ -40,7 +52,8 @@ describe("ferry plan against the embedded registry", () => {
   const digests: Record<string, string> = {};
   beforeAll(async () => {
     registry = await startEmbeddedRegistry();
-    for (const tag of ["1.6.0", "1.7.3", "1.8.0", "2.0.0", "latest"]) digests[tag] = (await pushImage(registry.url, "acme/shop", tag, { content: tag })).digest;
+    for (const tag of ["1.6.0", "1.7.3", "1.8.0", "2.0.0", "latest"])
+      digests[tag] = (await pushImage(registry.url, "acme/shop", tag, { content: tag })).digest;
   });
   afterAll(async () => registry.close());
 
@@ -52,10 +65,31 @@ describe("ferry plan against the embedded registry", () => {
     expect(code).toBe(0);
     const output = JSON.parse(io.out.join("")) as PlanOutput;
     expect(output.changes).toEqual([
-      expect.objectContaining({ environment: "staging", image: "shop", file: "overlays/staging/kustomization.yaml", line: 5, from: "1.7.3", to: "1.8.0", digest: digests["1.8.0"] }),
+      expect.objectContaining({
+        environment: "staging",
+        image: "shop",
+        file: "overlays/staging/kustomization.yaml",
+        line: 5,
+        from: "1.7.3",
+        to: "1.8.0",
+        digest: digests["1.8.0"],
+      }),
       // prod gets staging's version and its exact digest (written next to the tag).
-      expect.objectContaining({ environment: "prod", image: "shop", file: "overlays/prod/kustomization.yaml", from: "1.6.0", to: "1.7.3", digest: digests["1.7.3"] }),
-      expect.objectContaining({ environment: "prod", image: "shop", line: 6, from: "", to: digests["1.7.3"] }),
+      expect.objectContaining({
+        environment: "prod",
+        image: "shop",
+        file: "overlays/prod/kustomization.yaml",
+        from: "1.6.0",
+        to: "1.7.3",
+        digest: digests["1.7.3"],
+      }),
+      expect.objectContaining({
+        environment: "prod",
+        image: "shop",
+        line: 6,
+        from: "",
+        to: digests["1.7.3"],
+      }),
     ]);
     expect(output.changes[0]!.reason).toMatch(/\^1\.0\.0/);
     expect(output.changes[1]!.reason).toMatch(/promotion from staging/);
@@ -72,14 +106,24 @@ describe("ferry plan against the embedded registry", () => {
 
   it("plans the images it can read and reports a missing repository as that image's error, exit 1", async () => {
     const files = configRepo(registry.host, "1.7.3", "1.7.3");
-    files[".github/ferry.yml"] = files[".github/ferry.yml"]!.replace("environments:", `  gone:\n    repository: ${registry.host}/acme/gone\nenvironments:`);
-    files["overlays/staging/kustomization.yaml"] += `  - name: ${registry.host}/acme/gone\n    newTag: "1.0.0"\n`;
+    files[".github/ferry.yml"] = files[".github/ferry.yml"]!.replace(
+      "environments:",
+      `  gone:\n    repository: ${registry.host}/acme/gone\nenvironments:`,
+    );
+    files["overlays/staging/kustomization.yaml"] +=
+      `  - name: ${registry.host}/acme/gone\n    newTag: "1.0.0"\n`;
     const dir = writeRepo(files);
     const io = fakeIo(dir);
     expect(await main(["plan", "--env", "staging", "--json"], io)).toBe(1);
     const output = JSON.parse(io.out.join("")) as PlanOutput;
     expect(output.changes).toEqual([expect.objectContaining({ image: "shop", to: "1.8.0" })]);
-    expect(output.unchanged).toEqual([expect.objectContaining({ image: "gone", error: true, reason: expect.stringMatching(/^registry error: /) })]);
+    expect(output.unchanged).toEqual([
+      expect.objectContaining({
+        image: "gone",
+        error: true,
+        reason: expect.stringMatching(/^registry error: /),
+      }),
+    ]);
     rmSync(dir, { recursive: true });
   });
 
@@ -100,10 +144,23 @@ describe("ferry plan's text output", () => {
   it("says (none) where a field is added, as set-image does, instead of an empty gap", () => {
     const digest = `sha256:${"a".repeat(64)}`;
     const text = formatPlan({
-      changes: [{ environment: "prod", image: "shop", file: "overlays/prod/kustomization.yaml", line: 6, from: "", to: digest, digest, reason: "pinned" }],
+      changes: [
+        {
+          environment: "prod",
+          image: "shop",
+          file: "overlays/prod/kustomization.yaml",
+          line: 6,
+          from: "",
+          to: digest,
+          digest,
+          reason: "pinned",
+        },
+      ],
       unchanged: [],
     });
-    expect(text).toBe(`prod  shop  overlays/prod/kustomization.yaml:6  (none) -> ${digest}  sha256:aaaaaaaaaaaa…  (pinned)\n`);
+    expect(text).toBe(
+      `prod  shop  overlays/prod/kustomization.yaml:6  (none) -> ${digest}  sha256:aaaaaaaaaaaa…  (pinned)\n`,
+    );
   });
 });
 
@@ -123,7 +180,12 @@ describe("ferry plan for an environment with from", () => {
     });
     const io = fakeIo(dir);
     expect(await main(["plan", "--env", "prod", "--json"], io)).toBe(3);
-    expect(JSON.parse(io.out.join(""))).toEqual({ changes: [], unchanged: [{ environment: "prod", image: "web", reason: expect.stringMatching(/staging does not run web/) }] });
+    expect(JSON.parse(io.out.join(""))).toEqual({
+      changes: [],
+      unchanged: [
+        { environment: "prod", image: "web", reason: expect.stringMatching(/staging does not run web/) },
+      ],
+    });
     rmSync(dir, { recursive: true });
   });
 });
@@ -134,7 +196,9 @@ describe("ferry plan when a registry cannot be reached", () => {
     const dir = writeRepo(configRepo(host, "1.7.3", "1.7.3"));
     const io = fakeIo(dir);
     expect(await main(["plan", "--env", "staging"], io)).toBe(1);
-    expect(io.out.join("")).toMatch(/^staging {2}shop {2}unchanged: registry error: 127\.0\.0\.1:1: unreachable .*\n$/);
+    expect(io.out.join("")).toMatch(
+      /^staging {2}shop {2}unchanged: registry error: 127\.0\.0\.1:1: unreachable .*\n$/,
+    );
     expect(io.err.join("")).toBe("ferry plan: staging/shop could not be planned (registry errors above)\n");
     rmSync(dir, { recursive: true });
   }, 30_000);
@@ -151,7 +215,14 @@ describe("a push to a real CNCF distribution registry, notified to ferry serve's
     emu.createOrg("acme");
     const app = emu.createApp({
       slug: "ferry",
-      permissions: { contents: "write", pull_requests: "write", issues: "write", checks: "write", statuses: "read", metadata: "read" },
+      permissions: {
+        contents: "write",
+        pull_requests: "write",
+        issues: "write",
+        checks: "write",
+        statuses: "read",
+        metadata: "read",
+      },
       webhookSecret: WEBHOOK_SECRET,
     });
     server = await startFerryServer({
@@ -159,14 +230,22 @@ describe("a push to a real CNCF distribution registry, notified to ferry serve's
       privateKey: app.privateKey,
       webhookSecret: WEBHOOK_SECRET,
       baseUrl: emu.apiUrl,
-      Octokit: ProbotOctokit.defaults((o: Record<string, unknown>) => ({ ...o, throttle: { enabled: false }, retry: { enabled: false } })) as unknown as typeof ProbotOctokit,
+      Octokit: ProbotOctokit.defaults((o: Record<string, unknown>) => ({
+        ...o,
+        throttle: { enabled: false },
+        retry: { enabled: false },
+      })) as unknown as typeof ProbotOctokit,
       scanIntervalMs: false,
       registrySecrets: { distribution: NOTIFY_SECRET },
       registryCoalesceMs: 20,
       logLevel: "fatal",
     });
     emu.setWebhook(app.id, `${server.url}/api/github/webhooks`, WEBHOOK_SECRET);
-    distribution = await startDistribution("none", { notifications: [{ url: `${server.url}/registry/distribution`, headers: { Authorization: NOTIFY_SECRET } }] });
+    distribution = await startDistribution("none", {
+      notifications: [
+        { url: `${server.url}/registry/distribution`, headers: { Authorization: NOTIFY_SECRET } },
+      ],
+    });
     await pushImage(distribution.url, "acme/shop", "1.7.3", { content: "old" });
     await emu.createRepo("acme", "config", { files: configRepo(distribution.host, "1.7.3", "1.7.3") });
     emu.installApp(app.id, "acme");
@@ -183,18 +262,29 @@ describe("a push to a real CNCF distribution registry, notified to ferry serve's
     let pull: { head: { sha: string }; title: string } | undefined;
     for (let i = 0; i < 200 && !pull; i++) {
       await new Promise((r) => setTimeout(r, 50));
-      pull = (await emu.listPulls("acme", "config")).find((p: { head: { ref: string } }) => p.head.ref === "ferry/staging");
+      pull = (await emu.listPulls("acme", "config")).find(
+        (p: { head: { ref: string } }) => p.head.ref === "ferry/staging",
+      );
     }
     expect(pull?.title).toBe("Promote shop 1.8.0 to staging");
-    const overlay = await emu.readFile("acme", "config", pull!.head.sha, "overlays/staging/kustomization.yaml");
+    const overlay = await emu.readFile(
+      "acme",
+      "config",
+      pull!.head.sha,
+      "overlays/staging/kustomization.yaml",
+    );
     expect(overlay).toContain('newTag: "1.8.0" # staging follows the registry');
-    expect(await server.metrics.getSingleMetricAsString("ferry_registry_hints_total")).toMatch(/ferry_registry_hints_total [1-9]/);
+    expect(await server.metrics.getSingleMetricAsString("ferry_registry_hints_total")).toMatch(
+      /ferry_registry_hints_total [1-9]/,
+    );
 
     const dir = writeRepo(configRepo(distribution.host, "1.7.3", "1.7.3"));
     const io = fakeIo(dir);
     expect(await main(["plan", "--env", "staging", "--json"], io)).toBe(0);
     const output = JSON.parse(io.out.join("")) as PlanOutput;
-    expect(output.changes).toEqual([expect.objectContaining({ environment: "staging", from: "1.7.3", to: "1.8.0", digest: pushed.digest })]);
+    expect(output.changes).toEqual([
+      expect.objectContaining({ environment: "staging", from: "1.7.3", to: "1.8.0", digest: pushed.digest }),
+    ]);
     rmSync(dir, { recursive: true });
   }, 60_000);
 });

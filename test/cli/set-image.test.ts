@@ -36,14 +36,20 @@ describe("ferry set-image", () => {
     await writeFile(join(dir, "kustomization.yaml"), KUSTOMIZATION);
     const result = await ferry("set-image", "kustomization.yaml", "ghcr.io/acme/shop:1.8.0");
     expect(result).toEqual({ code: 0, stdout: "kustomization.yaml:3 1.7.0 -> 1.8.0\n", stderr: "" });
-    expect(await readFile(join(dir, "kustomization.yaml"), "utf8")).toBe(KUSTOMIZATION.replace("1.7.0", "1.8.0"));
+    expect(await readFile(join(dir, "kustomization.yaml"), "utf8")).toBe(
+      KUSTOMIZATION.replace("1.7.0", "1.8.0"),
+    );
   });
 
   it("pins tag and digest for IMAGE:TAG@DIGEST, adding the digest key", async () => {
     await writeFile(join(dir, "kustomization.yaml"), KUSTOMIZATION);
     const result = await ferry("set-image", "kustomization.yaml", `ghcr.io/acme/shop:1.8.0@${DIGEST}`);
-    expect(result.stdout).toBe(`kustomization.yaml:3 1.7.0 -> 1.8.0\nkustomization.yaml:4 (none) -> ${DIGEST}\n`);
-    expect(await readFile(join(dir, "kustomization.yaml"), "utf8")).toBe(`${KUSTOMIZATION.replace("1.7.0", "1.8.0")}    digest: ${DIGEST}\n`);
+    expect(result.stdout).toBe(
+      `kustomization.yaml:3 1.7.0 -> 1.8.0\nkustomization.yaml:4 (none) -> ${DIGEST}\n`,
+    );
+    expect(await readFile(join(dir, "kustomization.yaml"), "utf8")).toBe(
+      `${KUSTOMIZATION.replace("1.7.0", "1.8.0")}    digest: ${DIGEST}\n`,
+    );
   });
 
   it("leaves no temporary file behind", async () => {
@@ -87,7 +93,11 @@ describe("ferry set-image", () => {
   });
 
   it("prints its usage for --help and exits 0, as the other commands do", async () => {
-    expect(await ferry("set-image", "--help")).toEqual({ code: 0, stdout: expect.stringMatching(/^usage: ferry set-image /), stderr: "" });
+    expect(await ferry("set-image", "--help")).toEqual({
+      code: 0,
+      stdout: expect.stringMatching(/^usage: ferry set-image /),
+      stderr: "",
+    });
   });
 
   it("exits 2 without a tag or digest, or with missing arguments", async () => {

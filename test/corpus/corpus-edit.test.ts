@@ -39,26 +39,32 @@ describe("the corpus copies", () => {
 });
 
 describe("editing real-world files", () => {
-  it.each(CORPUS_CASES.map((testCase) => [testCase.file, testCase] as const))("%s changes exactly the intended lines", (_file, testCase) => {
-    const before = readCorpus(testCase.file);
-    const result = updateImage(before, testCase.update, testCase.options);
-    const beforeLines = before.split("\n");
-    const afterLines = result.text.split("\n");
-    expect(afterLines.length).toBe(beforeLines.length);
-    const changed = beforeLines.flatMap((line, index) => (line === afterLines[index] ? [] : [index + 1]));
-    expect(changed).toEqual(testCase.lines);
-    for (const edit of result.edits) {
-      // Put the old value back into the new line: the rest of the line is untouched.
-      expect(afterLines[edit.line - 1]!.replace(edit.to, edit.from)).toBe(beforeLines[edit.line - 1]);
-    }
-    expect(parseAllDocuments(result.text).every((document) => document.errors.length === 0)).toBe(true);
-    expect(updateImage(result.text, testCase.update, testCase.options).edits).toEqual([]);
-  });
+  it.each(CORPUS_CASES.map((testCase) => [testCase.file, testCase] as const))(
+    "%s changes exactly the intended lines",
+    (_file, testCase) => {
+      const before = readCorpus(testCase.file);
+      const result = updateImage(before, testCase.update, testCase.options);
+      const beforeLines = before.split("\n");
+      const afterLines = result.text.split("\n");
+      expect(afterLines.length).toBe(beforeLines.length);
+      const changed = beforeLines.flatMap((line, index) => (line === afterLines[index] ? [] : [index + 1]));
+      expect(changed).toEqual(testCase.lines);
+      for (const edit of result.edits) {
+        // Put the old value back into the new line: the rest of the line is untouched.
+        expect(afterLines[edit.line - 1]!.replace(edit.to, edit.from)).toBe(beforeLines[edit.line - 1]);
+      }
+      expect(parseAllDocuments(result.text).every((document) => document.errors.length === 0)).toBe(true);
+      expect(updateImage(result.text, testCase.update, testCase.options).edits).toEqual([]);
+    },
+  );
 
   it("reads what the edited file now runs", () => {
     const testCase = CORPUS_CASES.find((candidate) => candidate.file.endsWith("bitnami/nginx/values.yaml"))!;
     const result = updateImage(readCorpus(testCase.file), testCase.update);
-    expect(currentImage(result.text, "bitnami/nginx")).toMatchObject({ tag: testCase.update.tag, digest: testCase.update.digest });
+    expect(currentImage(result.text, "bitnami/nginx")).toMatchObject({
+      tag: testCase.update.tag,
+      digest: testCase.update.digest,
+    });
     // The chart's other images (git, exporter) keep their tags.
     expect(currentImage(result.text, "bitnami/git")?.tag).toBe("2.51.0-debian-12-r0");
   });
@@ -72,33 +78,54 @@ const exec = promisify(execFile);
  */
 describe("kubectl kustomize renders the edited overlays", () => {
   const renders = [
-    { file: "fluxcd__kustomize-controller/config/manager/kustomization.yaml", resources: { "deployment.yaml": "fluxcd/kustomize-controller" }, image: "fluxcd/kustomize-controller:v1.10.0" },
-    { file: "argoproj__argo-cd/reposerver/repository/testdata/app-parameters/multi/kustomization.yaml", resources: { "guestbook.yaml": "quay.io/argoprojlabs/argocd-e2e-container" }, image: "quay.io/argoprojlabs/argocd-e2e-container:0.2" },
-    { file: "fluxcd__image-automation-controller/internal/update/testdata/setters/original/Kustomization", resources: { "irrelevant.yaml": "container" }, image: "ghcr.io/acme/shop:v2" },
-    { file: "argoproj__argo-cd/manifests/base/kustomization.yaml", resources: {}, image: "quay.io/argoproj/argocd:v3.1.0" },
+    {
+      file: "fluxcd__kustomize-controller/config/manager/kustomization.yaml",
+      resources: { "deployment.yaml": "fluxcd/kustomize-controller" },
+      image: "fluxcd/kustomize-controller:v1.10.0",
+    },
+    {
+      file: "argoproj__argo-cd/reposerver/repository/testdata/app-parameters/multi/kustomization.yaml",
+      resources: { "guestbook.yaml": "quay.io/argoprojlabs/argocd-e2e-container" },
+      image: "quay.io/argoprojlabs/argocd-e2e-container:0.2",
+    },
+    {
+      file: "fluxcd__image-automation-controller/internal/update/testdata/setters/original/Kustomization",
+      resources: { "irrelevant.yaml": "container" },
+      image: "ghcr.io/acme/shop:v2",
+    },
+    {
+      file: "argoproj__argo-cd/manifests/base/kustomization.yaml",
+      resources: {},
+      image: "quay.io/argoproj/argocd:v3.1.0",
+    },
   ];
 
-  it.each(renders)("$file", async ({ file, resources, image }) => {
-    const testCase = CORPUS_CASES.find((candidate) => candidate.file === file)!;
-    const edited = updateImage(readCorpus(file), testCase.update, testCase.options).text;
-    const dir = await mkdtemp(join(tmpdir(), "ferry-kustomize-"));
-    try {
-      const name = file.endsWith("/Kustomization") ? "Kustomization" : "kustomization.yaml";
-      let text = edited;
-      const stubs = Object.entries(resources);
-      if (stubs.length === 0) {
-        // This base lists folders of the Argo CD repo; render the images transformer over one stub instead.
-        text = edited.replace(/^resources:\n(?:- .*\n)+/m, "resources:\n- stub.yaml\n");
-        stubs.push(["stub.yaml", "quay.io/argoproj/argocd"]);
+  it.each(renders)(
+    "$file",
+    async ({ file, resources, image }) => {
+      const testCase = CORPUS_CASES.find((candidate) => candidate.file === file)!;
+      const edited = updateImage(readCorpus(file), testCase.update, testCase.options).text;
+      const dir = await mkdtemp(join(tmpdir(), "ferry-kustomize-"));
+      try {
+        const name = file.endsWith("/Kustomization") ? "Kustomization" : "kustomization.yaml";
+        let text = edited;
+        const stubs = Object.entries(resources);
+        if (stubs.length === 0) {
+          // This base lists folders of the Argo CD repo; render the images transformer over one stub instead.
+          text = edited.replace(/^resources:\n(?:- .*\n)+/m, "resources:\n- stub.yaml\n");
+          stubs.push(["stub.yaml", "quay.io/argoproj/argocd"]);
+        }
+        await writeFile(join(dir, name), text);
+        for (const [resource, written] of stubs)
+          await writeFile(join(dir, resource), deployment(resource.replace(/\.ya?ml$/, ""), written));
+        const { stdout } = await exec("kubectl", ["kustomize", dir], { timeout: 60_000 });
+        expect(stdout).toContain(`image: ${image}\n`);
+      } finally {
+        await rm(dir, { recursive: true, force: true });
       }
-      await writeFile(join(dir, name), text);
-      for (const [resource, written] of stubs) await writeFile(join(dir, resource), deployment(resource.replace(/\.ya?ml$/, ""), written));
-      const { stdout } = await exec("kubectl", ["kustomize", dir], { timeout: 60_000 });
-      expect(stdout).toContain(`image: ${image}\n`);
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
-  }, 90_000);
+    },
+    90_000,
+  );
 });
 
 function deployment(name: string, image: string): string {

@@ -35,29 +35,51 @@ describe("deploy/ install manifests", () => {
   it("renders the app with no cluster credentials: its ServiceAccount is bound to nothing and mounts no token", async () => {
     const objects = await kustomize("deploy");
     const kinds = objects.map((o) => `${o.kind}/${o.metadata.name}`).sort();
-    expect(kinds).toEqual(["Deployment/ferry", "Namespace/ferry-system", "Service/ferry", "ServiceAccount/ferry"]);
+    expect(kinds).toEqual([
+      "Deployment/ferry",
+      "Namespace/ferry-system",
+      "Service/ferry",
+      "ServiceAccount/ferry",
+    ]);
     expect(objects.some((o) => /Role/.test(o.kind))).toBe(false);
     const deployment = objects.find((o) => o.kind === "Deployment")!;
     const pod = deployment.spec.template.spec;
     expect(pod.automountServiceAccountToken).toBe(false);
     expect(pod.securityContext.runAsNonRoot).toBe(true);
-    const env = Object.fromEntries(pod.containers[0].env.map((e: any) => [e.name, e.valueFrom?.secretKeyRef?.name]));
-    expect(env).toMatchObject({ APP_ID: "ferry-github-app", PRIVATE_KEY: "ferry-github-app", WEBHOOK_SECRET: "ferry-github-app" });
+    const env = Object.fromEntries(
+      pod.containers[0].env.map((e: any) => [e.name, e.valueFrom?.secretKeyRef?.name]),
+    );
+    expect(env).toMatchObject({
+      APP_ID: "ferry-github-app",
+      PRIVATE_KEY: "ferry-github-app",
+      WEBHOOK_SECRET: "ferry-github-app",
+    });
     // The selector and the pod labels agree, or the Deployment would select nothing.
     expect(deployment.spec.selector.matchLabels).toEqual(deployment.spec.template.metadata.labels);
   });
 
-  it.each(["staging", "prod"])("renders the %s reconciler with namespaced, least-privilege RBAC", async (environment) => {
-    const objects = await kustomize(`deploy/reconciler/${environment}`);
-    for (const object of objects) expect(object.metadata.namespace).toBe(`shop-${environment}`);
-    expect(objects.some((o) => o.kind === "ClusterRole" || o.kind === "ClusterRoleBinding")).toBe(false);
-    const role = objects.find((o) => o.kind === "Role")!;
-    const verbs = role.rules.flatMap((rule: any) => rule.verbs);
-    expect(verbs).not.toContain("*");
-    expect(role.rules.flatMap((rule: any) => rule.resources)).not.toContain("*");
-    const args: string[] = objects.find((o) => o.kind === "Deployment")!.spec.template.spec.containers[0].args;
-    expect(args).toEqual(expect.arrayContaining(["reconcile", `--path=overlays/${environment}`, `--environment=${environment}`, `--namespace=shop-${environment}`]));
-  });
+  it.each(["staging", "prod"])(
+    "renders the %s reconciler with namespaced, least-privilege RBAC",
+    async (environment) => {
+      const objects = await kustomize(`deploy/reconciler/${environment}`);
+      for (const object of objects) expect(object.metadata.namespace).toBe(`shop-${environment}`);
+      expect(objects.some((o) => o.kind === "ClusterRole" || o.kind === "ClusterRoleBinding")).toBe(false);
+      const role = objects.find((o) => o.kind === "Role")!;
+      const verbs = role.rules.flatMap((rule: any) => rule.verbs);
+      expect(verbs).not.toContain("*");
+      expect(role.rules.flatMap((rule: any) => rule.resources)).not.toContain("*");
+      const args: string[] = objects.find((o) => o.kind === "Deployment")!.spec.template.spec.containers[0]
+        .args;
+      expect(args).toEqual(
+        expect.arrayContaining([
+          "reconcile",
+          `--path=overlays/${environment}`,
+          `--environment=${environment}`,
+          `--namespace=shop-${environment}`,
+        ]),
+      );
+    },
+  );
 
   it("applies to the cluster simulator with kubectl, and the Deployments roll out", async () => {
     const kubeconfig = join(dir, "kubeconfig");
@@ -68,13 +90,43 @@ describe("deploy/ install manifests", () => {
       const child = run("kubectl", ["--kubeconfig", kubeconfig, "apply", "-f", "-"]);
       child.child.stdin!.end(`apiVersion: v1\nkind: Namespace\nmetadata:\n  name: shop-${environment}\n`);
       await child;
-      await run("kubectl", ["--kubeconfig", kubeconfig, "apply", "--server-side", "-k", join(ROOT, `deploy/reconciler/${environment}`)]);
+      await run("kubectl", [
+        "--kubeconfig",
+        kubeconfig,
+        "apply",
+        "--server-side",
+        "-k",
+        join(ROOT, `deploy/reconciler/${environment}`),
+      ]);
     }
     expect(sim.get("v1", "ServiceAccount", "ferry-system", "ferry")).toBeDefined();
-    expect(sim.get("rbac.authorization.k8s.io/v1", "RoleBinding", "shop-prod", "ferry-reconciler")).toBeDefined();
-    await sim.waitFor("apps/v1", "Deployment", "ferry-system", "ferry", (o: any) => o.status?.availableReplicas === 2);
-    await sim.waitFor("apps/v1", "Deployment", "shop-staging", "ferry-reconciler", (o: any) => o.status?.availableReplicas === 1);
-    const { stdout } = await run("kubectl", ["--kubeconfig", kubeconfig, "get", "deploy", "-n", "shop-prod", "-o", "json"]);
+    expect(
+      sim.get("rbac.authorization.k8s.io/v1", "RoleBinding", "shop-prod", "ferry-reconciler"),
+    ).toBeDefined();
+    await sim.waitFor(
+      "apps/v1",
+      "Deployment",
+      "ferry-system",
+      "ferry",
+      (o: any) => o.status?.availableReplicas === 2,
+    );
+    await sim.waitFor(
+      "apps/v1",
+      "Deployment",
+      "shop-staging",
+      "ferry-reconciler",
+      (o: any) => o.status?.availableReplicas === 1,
+    );
+    const { stdout } = await run("kubectl", [
+      "--kubeconfig",
+      kubeconfig,
+      "get",
+      "deploy",
+      "-n",
+      "shop-prod",
+      "-o",
+      "json",
+    ]);
     expect(JSON.parse(stdout).items.map((d: any) => d.metadata.name)).toEqual(["ferry-reconciler"]);
   }, 30_000);
 });

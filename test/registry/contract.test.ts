@@ -56,7 +56,11 @@ describe.each(targets)("registry client against $name", (target) => {
       pushed[tag] = result.digest;
     }
     multiPlatforms = ["linux/amd64", "linux/arm64/v8", "linux/s390x"];
-    const multi = await pushImage(registry.url, MULTI, "1.0.0", { auth: registry.credentials, platforms: multiPlatforms, created: CREATED });
+    const multi = await pushImage(registry.url, MULTI, "1.0.0", {
+      auth: registry.credentials,
+      platforms: multiPlatforms,
+      created: CREATED,
+    });
     pushed.multi = multi.digest;
   }, 30_000);
 
@@ -71,11 +75,23 @@ describe.each(targets)("registry client against $name", (target) => {
     sleeps = [];
   });
 
-  function client(overrides: { limits?: Partial<RegistryLimits>; password?: string; anonymous?: boolean; trustRealm?: boolean } = {}) {
+  function client(
+    overrides: {
+      limits?: Partial<RegistryLimits>;
+      password?: string;
+      anonymous?: boolean;
+      trustRealm?: boolean;
+    } = {},
+  ) {
     const options: RegistryClientOptions = {
       registries:
         registry.credentials && !overrides.anonymous
-          ? Object.fromEntries([proxy.host, registry.host].map((host) => [host, { username: registry.credentials!.username, passwordEnv: PASSWORD_ENV }]))
+          ? Object.fromEntries(
+              [proxy.host, registry.host].map((host) => [
+                host,
+                { username: registry.credentials!.username, passwordEnv: PASSWORD_ENV },
+              ]),
+            )
           : {},
       env: { [PASSWORD_ENV]: overrides.password ?? registry.credentials?.password },
       now: () => clock,
@@ -86,11 +102,19 @@ describe.each(targets)("registry client against $name", (target) => {
       random: () => 0.5,
       limits: { requestTimeoutMs: 2_000, ...overrides.limits },
     };
-    if (registry.realmHost && overrides.trustRealm !== false) options.trustedRealmHosts = { [proxy.host]: [registry.realmHost], [registry.host]: [registry.realmHost] };
+    if (registry.realmHost && overrides.trustRealm !== false)
+      options.trustedRealmHosts = {
+        [proxy.host]: [registry.realmHost],
+        [registry.host]: [registry.realmHost],
+      };
     return createRegistryClient(options);
   }
   const shop = () => `${proxy.host}/${SHOP}`;
-  const tagListRequests = () => proxy.requests.filter((request) => request.path.endsWith("/tags/list") && request.authorized === (registry.credentials !== undefined)).length;
+  const tagListRequests = () =>
+    proxy.requests.filter(
+      (request) =>
+        request.path.endsWith("/tags/list") && request.authorized === (registry.credentials !== undefined),
+    ).length;
 
   describe("tags", () => {
     it("lists every tag of a repository", async () => {
@@ -120,7 +144,10 @@ describe.each(targets)("registry client against $name", (target) => {
     });
 
     it("lists 200,000 tags completely", async () => {
-      const many = Array.from({ length: 200_000 }, (_, index) => `1.${Math.floor(index / 1000)}.${index % 1000}`);
+      const many = Array.from(
+        { length: 200_000 },
+        (_, index) => `1.${Math.floor(index / 1000)}.${index % 1000}`,
+      );
       proxy.overrideTags(SHOP, many);
       proxy.paginate({ pageSize: 10_000 });
       const tags = await client({ limits: { pageSize: 10_000 } }).listTags(shop());
@@ -129,18 +156,27 @@ describe.each(targets)("registry client against $name", (target) => {
     });
 
     it("refuses a tag list over the cap instead of returning a truncated one", async () => {
-      proxy.overrideTags(SHOP, Array.from({ length: 1_001 }, (_, index) => `t${index}`));
+      proxy.overrideTags(
+        SHOP,
+        Array.from({ length: 1_001 }, (_, index) => `t${index}`),
+      );
       proxy.paginate({ pageSize: 400 });
-      await expect(client({ limits: { maxTags: 1_000 } }).listTags(shop())).rejects.toMatchObject({ code: "registry-too-many-tags" });
+      await expect(client({ limits: { maxTags: 1_000 } }).listTags(shop())).rejects.toMatchObject({
+        code: "registry-too-many-tags",
+      });
     });
 
     it("stops at the page cap", async () => {
       proxy.paginate({ pageSize: 1 });
-      await expect(client({ limits: { maxPages: 3 } }).listTags(shop())).rejects.toMatchObject({ code: "registry-too-many-pages" });
+      await expect(client({ limits: { maxPages: 3 } }).listTags(shop())).rejects.toMatchObject({
+        code: "registry-too-many-pages",
+      });
     });
 
     it("reports a repository that does not exist as not found", async () => {
-      await expect(client().listTags(`${proxy.host}/acme/nothing-here`)).rejects.toBeInstanceOf(RegistryNotFoundError);
+      await expect(client().listTags(`${proxy.host}/acme/nothing-here`)).rejects.toBeInstanceOf(
+        RegistryNotFoundError,
+      );
     });
 
     it("shares one tag walk between environments watching the same repository until invalidated", async () => {
@@ -165,7 +201,9 @@ describe.each(targets)("registry client against $name", (target) => {
   describe("manifests", () => {
     it("resolves a tag to the digest that was pushed, with HEAD", async () => {
       expect(await client().resolveDigest(shop(), "1.1.0")).toBe(pushed["1.1.0"]);
-      expect(proxy.requests.some((request) => request.method === "GET" && request.path.includes("/manifests/"))).toBe(false);
+      expect(
+        proxy.requests.some((request) => request.method === "GET" && request.path.includes("/manifests/")),
+      ).toBe(false);
     });
 
     it("describes a single-platform image: digest, platform, created and revision label", async () => {
@@ -196,7 +234,13 @@ describe.each(targets)("registry client against $name", (target) => {
       // Without them distribution may answer a schema1 manifest with another digest.
       const seen: string[] = [];
       const recording = createRegistryClient({
-        ...(registry.credentials ? { registries: { [proxy.host]: { username: registry.credentials.username, passwordEnv: PASSWORD_ENV } } } : {}),
+        ...(registry.credentials
+          ? {
+              registries: {
+                [proxy.host]: { username: registry.credentials.username, passwordEnv: PASSWORD_ENV },
+              },
+            }
+          : {}),
         env: { [PASSWORD_ENV]: registry.credentials?.password },
         ...(registry.realmHost ? { trustedRealmHosts: { [proxy.host]: [registry.realmHost] } } : {}),
         fetch: async (input, init) => {
@@ -220,13 +264,27 @@ describe.each(targets)("registry client against $name", (target) => {
       const reader = client();
       // its own repository, so that the tag lists other tests expect stay as pushed
       const moving = `${proxy.host}/acme/moving`;
-      const first = await pushImage(registry.url, "acme/moving", "moving", { auth: registry.credentials, content: "first" });
+      const first = await pushImage(registry.url, "acme/moving", "moving", {
+        auth: registry.credentials,
+        content: "first",
+      });
       expect((await reader.describe(moving, "moving")).digest).toBe(first.digest);
-      const second = await pushImage(registry.url, "acme/moving", "moving", { auth: registry.credentials, content: "second" });
+      const second = await pushImage(registry.url, "acme/moving", "moving", {
+        auth: registry.credentials,
+        content: "second",
+      });
       proxy.requests.length = 0;
       expect((await reader.describe(moving, "moving")).digest).toBe(second.digest);
-      expect(proxy.requests.some((request) => request.method === "HEAD" && request.path.endsWith("/manifests/moving"))).toBe(true);
-      expect(proxy.requests.some((request) => request.method === "GET" && request.path.endsWith("/manifests/moving"))).toBe(false);
+      expect(
+        proxy.requests.some(
+          (request) => request.method === "HEAD" && request.path.endsWith("/manifests/moving"),
+        ),
+      ).toBe(true);
+      expect(
+        proxy.requests.some(
+          (request) => request.method === "GET" && request.path.endsWith("/manifests/moving"),
+        ),
+      ).toBe(false);
     });
 
     it("reports a missing tag as not found", async () => {
@@ -235,43 +293,96 @@ describe.each(targets)("registry client against $name", (target) => {
     });
 
     it("rejects a manifest whose Docker-Content-Digest does not match the body", async () => {
-      proxy.inject({ method: "GET", path: /\/manifests\//, action: { kind: "alter", digestHeader: `sha256:${"0".repeat(64)}` } });
-      await expect(client().describe(shop(), "1.0.0")).rejects.toMatchObject({ code: "registry-digest-mismatch" });
+      proxy.inject({
+        method: "GET",
+        path: /\/manifests\//,
+        action: { kind: "alter", digestHeader: `sha256:${"0".repeat(64)}` },
+      });
+      await expect(client().describe(shop(), "1.0.0")).rejects.toMatchObject({
+        code: "registry-digest-mismatch",
+      });
     });
 
     it("rejects a manifest body that was altered in transit", async () => {
       proxy.inject({ method: "GET", path: /\/manifests\//, action: { kind: "alter", flipBodyByte: true } });
-      await expect(client().describe(shop(), "1.0.0")).rejects.toMatchObject({ code: "registry-digest-mismatch" });
+      await expect(client().describe(shop(), "1.0.0")).rejects.toMatchObject({
+        code: "registry-digest-mismatch",
+      });
     });
 
     it("rejects a manifest fetched by digest whose body hashes to something else", async () => {
-      const body = JSON.stringify({ schemaVersion: 2, mediaType: "application/vnd.oci.image.manifest.v1+json", config: {}, layers: [] });
-      proxy.inject({ method: "GET", path: /\/manifests\//, action: { kind: "respond", status: 200, headers: { "content-type": "application/vnd.oci.image.manifest.v1+json" }, body } });
-      await expect(client().describe(shop(), pushed["1.0.0"]!)).rejects.toMatchObject({ code: "registry-digest-mismatch" });
+      const body = JSON.stringify({
+        schemaVersion: 2,
+        mediaType: "application/vnd.oci.image.manifest.v1+json",
+        config: {},
+        layers: [],
+      });
+      proxy.inject({
+        method: "GET",
+        path: /\/manifests\//,
+        action: {
+          kind: "respond",
+          status: 200,
+          headers: { "content-type": "application/vnd.oci.image.manifest.v1+json" },
+          body,
+        },
+      });
+      await expect(client().describe(shop(), pushed["1.0.0"]!)).rejects.toMatchObject({
+        code: "registry-digest-mismatch",
+      });
     });
 
     it("rejects a manifest with a wrong Content-Type", async () => {
-      proxy.inject({ method: "GET", path: /\/manifests\//, action: { kind: "alter", contentType: "text/html" } });
-      await expect(client().describe(shop(), "1.0.0")).rejects.toMatchObject({ code: "registry-bad-content-type" });
+      proxy.inject({
+        method: "GET",
+        path: /\/manifests\//,
+        action: { kind: "alter", contentType: "text/html" },
+      });
+      await expect(client().describe(shop(), "1.0.0")).rejects.toMatchObject({
+        code: "registry-bad-content-type",
+      });
     });
 
     it("rejects malformed manifest JSON", async () => {
       const body = '{"schemaVersion": 2, "config": ';
       const digest = `sha256:${createHash("sha256").update(body).digest("hex")}`;
-      proxy.inject({ method: "GET", path: /\/manifests\//, action: { kind: "alter", body, digestHeader: digest } });
+      proxy.inject({
+        method: "GET",
+        path: /\/manifests\//,
+        action: { kind: "alter", body, digestHeader: digest },
+      });
       await expect(client().describe(shop(), "1.0.0")).rejects.toMatchObject({ code: "registry-bad-json" });
     });
 
     it("rejects a manifest over the 4 MiB cap", async () => {
-      proxy.inject({ method: "GET", path: /\/manifests\//, action: { kind: "respond", status: 200, headers: { "content-type": "application/vnd.oci.image.manifest.v1+json" }, body: " ".repeat(4 * 1024 * 1024 + 1) } });
-      await expect(client().describe(shop(), "1.0.0")).rejects.toMatchObject({ code: "registry-response-too-large" });
+      proxy.inject({
+        method: "GET",
+        path: /\/manifests\//,
+        action: {
+          kind: "respond",
+          status: 200,
+          headers: { "content-type": "application/vnd.oci.image.manifest.v1+json" },
+          body: " ".repeat(4 * 1024 * 1024 + 1),
+        },
+      });
+      await expect(client().describe(shop(), "1.0.0")).rejects.toMatchObject({
+        code: "registry-response-too-large",
+      });
     });
   });
 
   describe("faults", () => {
     it("backs off that registry after a 429 with Retry-After and fails fast until the time has passed", async () => {
       const limited = client();
-      proxy.inject({ path: /\/manifests\//, action: { kind: "respond", status: 429, headers: { "retry-after": "120" }, body: '{"errors":[{"code":"TOOMANYREQUESTS"}]}' } });
+      proxy.inject({
+        path: /\/manifests\//,
+        action: {
+          kind: "respond",
+          status: 429,
+          headers: { "retry-after": "120" },
+          body: '{"errors":[{"code":"TOOMANYREQUESTS"}]}',
+        },
+      });
       const error = await limited.resolveDigest(shop(), "1.0.0").catch((caught: unknown) => caught);
       expect(error).toBeInstanceOf(RegistryUnavailableError);
       expect((error as RegistryUnavailableError).retryAfterMs).toBe(120_000);
@@ -280,19 +391,30 @@ describe.each(targets)("registry client against $name", (target) => {
       expect(proxy.requests.length).toBe(sent);
       expect(sleeps).toEqual([]);
       // Another registry is unaffected.
-      expect(await limited.resolveDigest(`${registry.host}/${SHOP}`, "1.0.0").catch(() => "other registry failed")).not.toBe("other registry failed");
+      expect(
+        await limited.resolveDigest(`${registry.host}/${SHOP}`, "1.0.0").catch(() => "other registry failed"),
+      ).not.toBe("other registry failed");
       clock += 120_000;
       expect(await limited.resolveDigest(shop(), "1.0.0")).toBe(pushed["1.0.0"]);
     });
 
     it("takes the back-off from Docker Hub's ratelimit-remaining window when there is no Retry-After", async () => {
-      proxy.inject({ path: /\/manifests\//, action: { kind: "respond", status: 429, headers: { "ratelimit-remaining": "0;w=21600" } } });
-      await expect(client().resolveDigest(shop(), "1.0.0")).rejects.toMatchObject({ code: "registry-rate-limited", retryAfterMs: 21_600_000 });
+      proxy.inject({
+        path: /\/manifests\//,
+        action: { kind: "respond", status: 429, headers: { "ratelimit-remaining": "0;w=21600" } },
+      });
+      await expect(client().resolveDigest(shop(), "1.0.0")).rejects.toMatchObject({
+        code: "registry-rate-limited",
+        retryAfterMs: 21_600_000,
+      });
     });
 
     it("accepts Retry-After as an HTTP date", async () => {
       const retryAt = new Date(clock + 90_000).toUTCString();
-      proxy.inject({ path: /\/manifests\//, action: { kind: "respond", status: 429, headers: { "retry-after": retryAt } } });
+      proxy.inject({
+        path: /\/manifests\//,
+        action: { kind: "respond", status: 429, headers: { "retry-after": retryAt } },
+      });
       await expect(client().resolveDigest(shop(), "1.0.0")).rejects.toMatchObject({ retryAfterMs: 90_000 });
     });
 
@@ -305,62 +427,78 @@ describe.each(targets)("registry client against $name", (target) => {
 
     it("gives up on a persistent 5xx after the retry limit with a transient error", async () => {
       proxy.inject({ path: /\/manifests\//, action: { kind: "respond", status: 502 }, times: 100 });
-      await expect(client({ limits: { maxRetries: 2 } }).resolveDigest(shop(), "1.0.0")).rejects.toMatchObject({ code: "registry-server-error" });
+      await expect(
+        client({ limits: { maxRetries: 2 } }).resolveDigest(shop(), "1.0.0"),
+      ).rejects.toMatchObject({ code: "registry-server-error" });
       expect(proxy.requests.filter((request) => request.path.includes("/manifests/")).length).toBe(3);
     });
 
     it("retries a request that times out", async () => {
       proxy.inject({ path: /\/manifests\//, action: { kind: "hang" } });
-      expect(await client({ limits: { requestTimeoutMs: 300 } }).resolveDigest(shop(), "1.0.0")).toBe(pushed["1.0.0"]);
+      expect(await client({ limits: { requestTimeoutMs: 300 } }).resolveDigest(shop(), "1.0.0")).toBe(
+        pushed["1.0.0"],
+      );
       expect(sleeps).toHaveLength(1);
     });
 
     it("fails with a timeout error when every attempt hangs", async () => {
       proxy.inject({ path: /\/manifests\//, action: { kind: "hang" }, times: 10 });
-      await expect(client({ limits: { requestTimeoutMs: 200, maxRetries: 1 } }).resolveDigest(shop(), "1.0.0")).rejects.toMatchObject({ code: "registry-timeout" });
+      await expect(
+        client({ limits: { requestTimeoutMs: 200, maxRetries: 1 } }).resolveDigest(shop(), "1.0.0"),
+      ).rejects.toMatchObject({ code: "registry-timeout" });
     });
 
     it("stops a tag walk that exceeds the time cap", async () => {
       proxy.paginate({ pageSize: 1 });
       proxy.inject({ path: /\/tags\/list$/, action: { kind: "respond", status: 503 }, times: 1, after: 1 });
       // each retry sleep moves the fake clock past the cap
-      await expect(client({ limits: { listTimeoutMs: 100, retryBaseMs: 1_000 } }).listTags(shop())).rejects.toMatchObject({ code: "registry-list-timeout" });
+      await expect(
+        client({ limits: { listTimeoutMs: 100, retryBaseMs: 1_000 } }).listTags(shop()),
+      ).rejects.toMatchObject({ code: "registry-list-timeout" });
     });
   });
 
   // Auth cases exist only for targets with auth; they are not generated (rather than skipped) for the others.
-  if (target.auth !== "none") describe("authentication", () => {
-    it("re-authenticates once when the token expires mid-walk and completes the list", async () => {
-      proxy.paginate({ pageSize: 2 });
-      const walker = client();
-      const before = registry.tokensIssued?.();
-      proxy.inject({ path: /\/tags\/list$/, action: { kind: "unauthorized" }, after: 2 });
-      expect((await walker.listTags(shop())).sort()).toEqual([...SHOP_TAGS].sort());
-      if (before !== undefined) expect(registry.tokensIssued!() - before).toBe(2);
-    });
+  if (target.auth !== "none")
+    describe("authentication", () => {
+      it("re-authenticates once when the token expires mid-walk and completes the list", async () => {
+        proxy.paginate({ pageSize: 2 });
+        const walker = client();
+        const before = registry.tokensIssued?.();
+        proxy.inject({ path: /\/tags\/list$/, action: { kind: "unauthorized" }, after: 2 });
+        expect((await walker.listTags(shop())).sort()).toEqual([...SHOP_TAGS].sort());
+        if (before !== undefined) expect(registry.tokensIssued!() - before).toBe(2);
+      });
 
-    it("fails cleanly when the registry still refuses after re-authenticating", async () => {
-      proxy.paginate({ pageSize: 2 });
-      proxy.inject({ path: /\/tags\/list$/, action: { kind: "unauthorized" }, after: 2, times: 2 });
-      await expect(client().listTags(shop())).rejects.toBeInstanceOf(RegistryAuthError);
-    });
+      it("fails cleanly when the registry still refuses after re-authenticating", async () => {
+        proxy.paginate({ pageSize: 2 });
+        proxy.inject({ path: /\/tags\/list$/, action: { kind: "unauthorized" }, after: 2, times: 2 });
+        await expect(client().listTags(shop())).rejects.toBeInstanceOf(RegistryAuthError);
+      });
 
-    it("reports wrong credentials without ever showing the password", async () => {
-      const wrong = "wrong-canary-Pa55word";
-      const error = await client({ password: wrong }).listTags(shop()).catch((caught: unknown) => caught);
-      expect(error).toBeInstanceOf(RegistryAuthError);
-      expect(String((error as Error).message)).not.toContain(wrong);
-      expect(JSON.stringify(error)).not.toContain(wrong);
-    });
+      it("reports wrong credentials without ever showing the password", async () => {
+        const wrong = "wrong-canary-Pa55word";
+        const error = await client({ password: wrong })
+          .listTags(shop())
+          .catch((caught: unknown) => caught);
+        expect(error).toBeInstanceOf(RegistryAuthError);
+        expect(String((error as Error).message)).not.toContain(wrong);
+        expect(JSON.stringify(error)).not.toContain(wrong);
+      });
 
-    it("reports missing credentials as an auth error", async () => {
-      await expect(client({ anonymous: true }).describe(shop(), "1.0.0")).rejects.toBeInstanceOf(RegistryAuthError);
-    });
+      it("reports missing credentials as an auth error", async () => {
+        await expect(client({ anonymous: true }).describe(shop(), "1.0.0")).rejects.toBeInstanceOf(
+          RegistryAuthError,
+        );
+      });
 
-    if (target.auth === "bearer") it("withholds credentials from a token realm on a host that is not trusted", async () => {
-      const error = await client({ trustRealm: false }).listTags(shop()).catch((caught: unknown) => caught);
-      expect(error).toBeInstanceOf(RegistryAuthError);
-      expect((error as Error).message).toContain("withheld");
+      if (target.auth === "bearer")
+        it("withholds credentials from a token realm on a host that is not trusted", async () => {
+          const error = await client({ trustRealm: false })
+            .listTags(shop())
+            .catch((caught: unknown) => caught);
+          expect(error).toBeInstanceOf(RegistryAuthError);
+          expect((error as Error).message).toContain("withheld");
+        });
     });
-  });
 });

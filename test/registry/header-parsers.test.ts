@@ -5,13 +5,26 @@ import { parseWwwAuthenticate } from "../../src/adapters/registry/www-authentica
 
 describe("parseWwwAuthenticate", () => {
   it("reads realm, service and a scope whose actions contain a comma", () => {
-    expect(parseWwwAuthenticate('Bearer realm="https://auth.docker.io/token",service="registry.docker.io",scope="repository:library/nginx:pull,push"')).toEqual([
-      { scheme: "bearer", params: { realm: "https://auth.docker.io/token", service: "registry.docker.io", scope: "repository:library/nginx:pull,push" } },
+    expect(
+      parseWwwAuthenticate(
+        'Bearer realm="https://auth.docker.io/token",service="registry.docker.io",scope="repository:library/nginx:pull,push"',
+      ),
+    ).toEqual([
+      {
+        scheme: "bearer",
+        params: {
+          realm: "https://auth.docker.io/token",
+          service: "registry.docker.io",
+          scope: "repository:library/nginx:pull,push",
+        },
+      },
     ]);
   });
 
   it("accepts unquoted values, spaces around = and mixed-case names", () => {
-    expect(parseWwwAuthenticate("bearer Realm = https://ghcr.io/token , Service=ghcr.io")).toEqual([{ scheme: "bearer", params: { realm: "https://ghcr.io/token", service: "ghcr.io" } }]);
+    expect(parseWwwAuthenticate("bearer Realm = https://ghcr.io/token , Service=ghcr.io")).toEqual([
+      { scheme: "bearer", params: { realm: "https://ghcr.io/token", service: "ghcr.io" } },
+    ]);
   });
 
   it("unescapes quoted-pair characters", () => {
@@ -19,7 +32,9 @@ describe("parseWwwAuthenticate", () => {
   });
 
   it("separates several challenges in one header", () => {
-    const challenges = parseWwwAuthenticate('Basic realm="r1", Bearer realm="https://x/token",error="invalid_token"');
+    const challenges = parseWwwAuthenticate(
+      'Basic realm="r1", Bearer realm="https://x/token",error="invalid_token"',
+    );
     expect(challenges.map((challenge) => challenge.scheme)).toEqual(["basic", "bearer"]);
     expect(challenges[1]!.params.error).toBe("invalid_token");
   });
@@ -33,11 +48,15 @@ describe("nextLink", () => {
   const page = "https://r.example/v2/a/tags/list?n=2";
 
   it("resolves a relative next link against the page URL", () => {
-    expect(nextLink('</v2/a/tags/list?n=2&last=b>; rel="next"', page)?.href).toBe("https://r.example/v2/a/tags/list?n=2&last=b");
+    expect(nextLink('</v2/a/tags/list?n=2&last=b>; rel="next"', page)?.href).toBe(
+      "https://r.example/v2/a/tags/list?n=2&last=b",
+    );
   });
 
   it("keeps an absolute next link", () => {
-    expect(nextLink("<https://other.example/v2/a/tags/list?last=b>; rel=next", page)?.host).toBe("other.example");
+    expect(nextLink("<https://other.example/v2/a/tags/list?last=b>; rel=next", page)?.host).toBe(
+      "other.example",
+    );
   });
 
   it("picks next among several links and ignores last", () => {
@@ -58,7 +77,9 @@ describe("retryAfterMs", () => {
   });
 
   it("reads an HTTP date", () => {
-    expect(retryAfterMs(new Headers({ "retry-after": new Date(now + 45_000).toUTCString() }), now)).toBe(45_000);
+    expect(retryAfterMs(new Headers({ "retry-after": new Date(now + 45_000).toUTCString() }), now)).toBe(
+      45_000,
+    );
   });
 
   it("falls back to Docker Hub's exhausted ratelimit window", () => {

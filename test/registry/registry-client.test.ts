@@ -1,6 +1,10 @@
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { createRegistryClient, RegistryAuthError, type RegistryClientOptions } from "../../src/adapters/registry/index.js";
+import {
+  createRegistryClient,
+  RegistryAuthError,
+  type RegistryClientOptions,
+} from "../../src/adapters/registry/index.js";
 
 /**
  * Edges no local registry can show: HTTPS hosts, Docker Hub and GHCR names, realms and redirects
@@ -18,7 +22,11 @@ function scriptedFetch(routes: Record<string, Route>): { fetch: typeof fetch; se
   const sent: Sent[] = [];
   const fake = async (input: string | URL | Request, init: RequestInit = {}): Promise<Response> => {
     const url = new URL(String(input));
-    sent.push({ url: url.href, method: init.method ?? "GET", authorization: new Headers(init.headers).get("authorization") });
+    sent.push({
+      url: url.href,
+      method: init.method ?? "GET",
+      authorization: new Headers(init.headers).get("authorization"),
+    });
     const key = Object.keys(routes).find((prefix) => url.href.startsWith(prefix));
     if (!key) return new Response("{}", { status: 404 });
     return routes[key]!(url, init);
@@ -26,9 +34,19 @@ function scriptedFetch(routes: Record<string, Route>): { fetch: typeof fetch; se
   return { fetch: fake as typeof fetch, sent };
 }
 
-const json = (body: unknown, init: ResponseInit = {}) => new Response(JSON.stringify(body), { status: 200, ...init, headers: { "content-type": "application/json", ...init.headers } });
-const challenge = (realm: string, service = "svc") => new Response("", { status: 401, headers: { "www-authenticate": `Bearer realm="${realm}",service="${service}"` } });
-const authorized = (init: RequestInit, expected: string) => new Headers(init.headers).get("authorization") === expected;
+const json = (body: unknown, init: ResponseInit = {}) =>
+  new Response(JSON.stringify(body), {
+    status: 200,
+    ...init,
+    headers: { "content-type": "application/json", ...init.headers },
+  });
+const challenge = (realm: string, service = "svc") =>
+  new Response("", {
+    status: 401,
+    headers: { "www-authenticate": `Bearer realm="${realm}",service="${service}"` },
+  });
+const authorized = (init: RequestInit, expected: string) =>
+  new Headers(init.headers).get("authorization") === expected;
 
 function client(fetch: typeof globalThis.fetch, options: Partial<RegistryClientOptions> = {}) {
   return createRegistryClient({ fetch, sleep: async () => {}, random: () => 0.5, ...options });
@@ -38,10 +56,15 @@ describe("registry client addressing", () => {
   it("talks to registry-1.docker.io with library/ for Docker Hub names and trusts auth.docker.io with credentials", async () => {
     const { fetch, sent } = scriptedFetch({
       "https://registry-1.docker.io/v2/library/nginx/tags/list": (_url, init) =>
-        authorized(init, "Bearer hub-token") ? json({ tags: ["1.27"] }) : challenge("https://auth.docker.io/token", "registry.docker.io"),
+        authorized(init, "Bearer hub-token")
+          ? json({ tags: ["1.27"] })
+          : challenge("https://auth.docker.io/token", "registry.docker.io"),
       "https://auth.docker.io/token": () => json({ token: "hub-token" }),
     });
-    const hub = client(fetch, { registries: { "docker.io": { username: "me", passwordEnv: "HUB" } }, env: { HUB: "hub-password" } });
+    const hub = client(fetch, {
+      registries: { "docker.io": { username: "me", passwordEnv: "HUB" } },
+      env: { HUB: "hub-password" },
+    });
     expect(await hub.listTags("nginx")).toEqual(["1.27"]);
     const tokenRequest = sent.find((request) => request.url.startsWith("https://auth.docker.io/"))!;
     expect(new URL(tokenRequest.url).searchParams.get("scope")).toBe("repository:library/nginx:pull");
@@ -51,22 +74,34 @@ describe("registry client addressing", () => {
   it("authenticates to GHCR with the installation token from the provider", async () => {
     let asked = 0;
     const { fetch, sent } = scriptedFetch({
-      "https://ghcr.io/v2/acme/shop/tags/list": (_url, init) => (authorized(init, "Bearer ghcr-token") ? json({ tags: ["1.0.0"] }) : challenge("https://ghcr.io/token", "ghcr.io")),
+      "https://ghcr.io/v2/acme/shop/tags/list": (_url, init) =>
+        authorized(init, "Bearer ghcr-token")
+          ? json({ tags: ["1.0.0"] })
+          : challenge("https://ghcr.io/token", "ghcr.io"),
       "https://ghcr.io/token": () => json({ token: "ghcr-token" }),
     });
-    const ghcr = client(fetch, { registries: { "ghcr.io": { auth: "github" } }, githubToken: async () => (asked++, "ghs_installation") });
+    const ghcr = client(fetch, {
+      registries: { "ghcr.io": { auth: "github" } },
+      githubToken: async () => (asked++, "ghs_installation"),
+    });
     expect(await ghcr.listTags("ghcr.io/acme/shop")).toEqual(["1.0.0"]);
     expect(asked).toBe(1);
-    expect(sent.find((request) => request.url.startsWith("https://ghcr.io/token"))!.authorization).toBe(`Basic ${Buffer.from("x-access-token:ghs_installation").toString("base64")}`);
+    expect(sent.find((request) => request.url.startsWith("https://ghcr.io/token"))!.authorization).toBe(
+      `Basic ${Buffer.from("x-access-token:ghs_installation").toString("base64")}`,
+    );
   });
 
   it("speaks HTTPS to other registries, plain HTTP to loopback and to registries marked insecure", async () => {
-    const { fetch, sent } = scriptedFetch({ "http": () => json({ tags: [] }) });
+    const { fetch, sent } = scriptedFetch({ http: () => json({ tags: [] }) });
     const any = client(fetch, { registries: { "registry.internal:5000": { insecure: true } } });
     await any.listTags("registry.example.com/a");
     await any.listTags("localhost:5000/a");
     await any.listTags("registry.internal:5000/a");
-    expect(sent.map((request) => new URL(request.url).origin)).toEqual(["https://registry.example.com", "http://localhost:5000", "http://registry.internal:5000"]);
+    expect(sent.map((request) => new URL(request.url).origin)).toEqual([
+      "https://registry.example.com",
+      "http://localhost:5000",
+      "http://registry.internal:5000",
+    ]);
   });
 });
 
@@ -78,9 +113,15 @@ describe("registry client address guard (RELIABILITY.md row 16)", () => {
   });
 
   it("refuses loopback and private registries when asked to (production), and allows them otherwise (sandbox, on-prem)", async () => {
-    const { fetch, sent } = scriptedFetch({ "http://127.0.0.1:5000/v2/acme/shop/tags/list": () => json({ name: "acme/shop", tags: ["1.0.0"] }) });
-    await expect(client(fetch, { refusePrivateRegistries: true }).listTags("127.0.0.1:5000/acme/shop")).rejects.toThrow(/private or loopback/);
-    await expect(client(fetch, { refusePrivateRegistries: true }).listTags("10.1.2.3:5000/acme/shop")).rejects.toThrow(/private or loopback/);
+    const { fetch, sent } = scriptedFetch({
+      "http://127.0.0.1:5000/v2/acme/shop/tags/list": () => json({ name: "acme/shop", tags: ["1.0.0"] }),
+    });
+    await expect(
+      client(fetch, { refusePrivateRegistries: true }).listTags("127.0.0.1:5000/acme/shop"),
+    ).rejects.toThrow(/private or loopback/);
+    await expect(
+      client(fetch, { refusePrivateRegistries: true }).listTags("10.1.2.3:5000/acme/shop"),
+    ).rejects.toThrow(/private or loopback/);
     expect(sent).toEqual([]);
     expect(await client(fetch).listTags("127.0.0.1:5000/acme/shop")).toEqual(["1.0.0"]);
   });
@@ -89,17 +130,22 @@ describe("registry client address guard (RELIABILITY.md row 16)", () => {
 describe("registry client credentials", () => {
   it("withholds credentials from a token realm on another host that is not trusted", async () => {
     const { fetch, sent } = scriptedFetch({
-      "https://registry.example.com/v2/": (_url, init) => (authorized(init, "Bearer t") ? json({ tags: [] }) : challenge("https://evil.example/token")),
+      "https://registry.example.com/v2/": (_url, init) =>
+        authorized(init, "Bearer t") ? json({ tags: [] }) : challenge("https://evil.example/token"),
       "https://evil.example/token": () => json({ token: "t" }),
     });
-    const reader = client(fetch, { registries: { "registry.example.com": { username: "u", passwordEnv: "P" } }, env: { P: "password-canary" } });
+    const reader = client(fetch, {
+      registries: { "registry.example.com": { username: "u", passwordEnv: "P" } },
+      env: { P: "password-canary" },
+    });
     await reader.listTags("registry.example.com/a");
     expect(sent.find((request) => request.url.startsWith("https://evil.example"))!.authorization).toBeNull();
   });
 
   it("sends credentials to a realm host the operator trusts", async () => {
     const { fetch, sent } = scriptedFetch({
-      "https://registry.example.com/v2/": (_url, init) => (authorized(init, "Bearer t") ? json({ tags: [] }) : challenge("https://auth.example.com/token")),
+      "https://registry.example.com/v2/": (_url, init) =>
+        authorized(init, "Bearer t") ? json({ tags: [] }) : challenge("https://auth.example.com/token"),
       "https://auth.example.com/token": () => json({ token: "t" }),
     });
     const reader = client(fetch, {
@@ -108,24 +154,40 @@ describe("registry client credentials", () => {
       trustedRealmHosts: { "registry.example.com": ["auth.example.com"] },
     });
     await reader.listTags("registry.example.com/a");
-    expect(sent.find((request) => request.url.startsWith("https://auth.example.com"))!.authorization).toMatch(/^Basic /);
+    expect(sent.find((request) => request.url.startsWith("https://auth.example.com"))!.authorization).toMatch(
+      /^Basic /,
+    );
   });
 
   it("refuses a realm that downgrades HTTPS to plain HTTP without contacting it", async () => {
-    const { fetch, sent } = scriptedFetch({ "https://registry.example.com/v2/": () => challenge("http://registry.example.com/token") });
-    await expect(client(fetch).listTags("registry.example.com/a")).rejects.toMatchObject({ code: "registry-realm-refused" });
+    const { fetch, sent } = scriptedFetch({
+      "https://registry.example.com/v2/": () => challenge("http://registry.example.com/token"),
+    });
+    await expect(client(fetch).listTags("registry.example.com/a")).rejects.toMatchObject({
+      code: "registry-realm-refused",
+    });
     expect(sent.some((request) => request.url.startsWith("http://"))).toBe(false);
   });
 
   it("refuses a realm pointing at the cloud metadata address", async () => {
-    const { fetch, sent } = scriptedFetch({ "https://registry.example.com/v2/": () => challenge("https://169.254.169.254/latest/meta-data") });
-    await expect(client(fetch).listTags("registry.example.com/a")).rejects.toMatchObject({ code: "registry-realm-refused" });
+    const { fetch, sent } = scriptedFetch({
+      "https://registry.example.com/v2/": () => challenge("https://169.254.169.254/latest/meta-data"),
+    });
+    await expect(client(fetch).listTags("registry.example.com/a")).rejects.toMatchObject({
+      code: "registry-realm-refused",
+    });
     expect(sent.some((request) => request.url.includes("169.254"))).toBe(false);
   });
 
   it("names the missing password variable without guessing a value", async () => {
-    const { fetch } = scriptedFetch({ "https://registry.example.com/v2/": () => new Response("", { status: 401, headers: { "www-authenticate": 'Basic realm="r"' } }) });
-    const error = await client(fetch, { registries: { "registry.example.com": { username: "u", passwordEnv: "REGISTRY_PASSWORD" } }, env: {} })
+    const { fetch } = scriptedFetch({
+      "https://registry.example.com/v2/": () =>
+        new Response("", { status: 401, headers: { "www-authenticate": 'Basic realm="r"' } }),
+    });
+    const error = await client(fetch, {
+      registries: { "registry.example.com": { username: "u", passwordEnv: "REGISTRY_PASSWORD" } },
+      env: {},
+    })
       .listTags("registry.example.com/a")
       .catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(RegistryAuthError);
@@ -139,7 +201,10 @@ describe("registry client credentials", () => {
           ? json({ errors: [{ code: "DENIED", message: "bad password hunter2-canary" }] }, { status: 400 })
           : new Response("", { status: 401, headers: { "www-authenticate": 'Basic realm="r"' } }),
     });
-    const error = await client(fetch, { registries: { "registry.example.com": { username: "u", passwordEnv: "P" } }, env: { P: "hunter2-canary" } })
+    const error = await client(fetch, {
+      registries: { "registry.example.com": { username: "u", passwordEnv: "P" } },
+      env: { P: "hunter2-canary" },
+    })
       .listTags("registry.example.com/a")
       .catch((caught: unknown) => caught as Error);
     expect((error as Error).message).toContain("DENIED");
@@ -148,7 +213,10 @@ describe("registry client credentials", () => {
 
   it("reuses one token per scope across requests", async () => {
     const { fetch, sent } = scriptedFetch({
-      "https://registry.example.com/v2/": (_url, init) => (authorized(init, "Bearer t") ? json({ tags: ["1"] }) : challenge("https://registry.example.com/token")),
+      "https://registry.example.com/v2/": (_url, init) =>
+        authorized(init, "Bearer t")
+          ? json({ tags: ["1"] })
+          : challenge("https://registry.example.com/token"),
       "https://registry.example.com/token": () => json({ token: "t", expires_in: 300 }),
     });
     const reader = client(fetch, { limits: { tagCacheTtlMs: 0 } });
@@ -162,50 +230,91 @@ describe("registry client credentials", () => {
 });
 
 describe("registry client redirects and links", () => {
-  const config = { schemaVersion: 2, created: "2025-01-01T00:00:00Z", os: "linux", architecture: "arm64", config: { Labels: {} } };
+  const config = {
+    schemaVersion: 2,
+    created: "2025-01-01T00:00:00Z",
+    os: "linux",
+    architecture: "arm64",
+    config: { Labels: {} },
+  };
   const configBytes = JSON.stringify(config);
   const configDigest = `sha256:${createHash("sha256").update(configBytes).digest("hex")}`;
-  const manifest = JSON.stringify({ schemaVersion: 2, mediaType: "application/vnd.oci.image.manifest.v1+json", config: { digest: configDigest, size: configBytes.length }, layers: [] });
-  const manifestRoute = () => new Response(manifest, { headers: { "content-type": "application/vnd.oci.image.manifest.v1+json" } });
+  const manifest = JSON.stringify({
+    schemaVersion: 2,
+    mediaType: "application/vnd.oci.image.manifest.v1+json",
+    config: { digest: configDigest, size: configBytes.length },
+    layers: [],
+  });
+  const manifestRoute = () =>
+    new Response(manifest, { headers: { "content-type": "application/vnd.oci.image.manifest.v1+json" } });
 
   it("follows a blob redirect to storage on another host without the registry's credentials", async () => {
     const { fetch, sent } = scriptedFetch({
       "https://registry.example.com/v2/a/manifests/": manifestRoute,
-      "https://registry.example.com/v2/a/blobs/": () => new Response("", { status: 307, headers: { location: "https://storage.example.net/blob?sig=1" } }),
+      "https://registry.example.com/v2/a/blobs/": () =>
+        new Response("", { status: 307, headers: { location: "https://storage.example.net/blob?sig=1" } }),
       "https://storage.example.net/": () => new Response(configBytes),
     });
-    const reader = client(fetch, { registries: { "registry.example.com": { auth: "bearer", tokenEnv: "TOKEN" } }, env: { TOKEN: "static-token" } });
+    const reader = client(fetch, {
+      registries: { "registry.example.com": { auth: "bearer", tokenEnv: "TOKEN" } },
+      env: { TOKEN: "static-token" },
+    });
     expect((await reader.describe("registry.example.com/a", "1")).platforms).toEqual(["linux/arm64"]);
-    expect(sent.find((request) => request.url.startsWith("https://storage.example.net"))!.authorization).toBeNull();
-    expect(sent.find((request) => request.url.includes("/blobs/"))!.authorization).toBe("Bearer static-token");
+    expect(
+      sent.find((request) => request.url.startsWith("https://storage.example.net"))!.authorization,
+    ).toBeNull();
+    expect(sent.find((request) => request.url.includes("/blobs/"))!.authorization).toBe(
+      "Bearer static-token",
+    );
   });
 
   it("refuses a redirect from HTTPS to plain HTTP", async () => {
     const { fetch, sent } = scriptedFetch({
       "https://registry.example.com/v2/a/manifests/": manifestRoute,
-      "https://registry.example.com/v2/a/blobs/": () => new Response("", { status: 302, headers: { location: "http://storage.example.net/blob" } }),
+      "https://registry.example.com/v2/a/blobs/": () =>
+        new Response("", { status: 302, headers: { location: "http://storage.example.net/blob" } }),
     });
-    await expect(client(fetch).describe("registry.example.com/a", "1")).rejects.toMatchObject({ code: "registry-redirect-refused" });
+    await expect(client(fetch).describe("registry.example.com/a", "1")).rejects.toMatchObject({
+      code: "registry-redirect-refused",
+    });
     expect(sent.some((request) => request.url.startsWith("http://"))).toBe(false);
   });
 
   it("caps the number of redirects", async () => {
     let hops = 0;
-    const { fetch } = scriptedFetch({ "https://registry.example.com/": () => new Response("", { status: 302, headers: { location: `/v2/a/tags/list?hop=${hops++}` } }) });
-    await expect(client(fetch, { limits: { maxRedirects: 2 } }).listTags("registry.example.com/a")).rejects.toMatchObject({ code: "registry-too-many-redirects" });
+    const { fetch } = scriptedFetch({
+      "https://registry.example.com/": () =>
+        new Response("", { status: 302, headers: { location: `/v2/a/tags/list?hop=${hops++}` } }),
+    });
+    await expect(
+      client(fetch, { limits: { maxRedirects: 2 } }).listTags("registry.example.com/a"),
+    ).rejects.toMatchObject({ code: "registry-too-many-redirects" });
     expect(hops).toBe(3);
   });
 
   it("refuses a next-page link to another host", async () => {
-    const { fetch } = scriptedFetch({ "https://registry.example.com/": () => json({ tags: ["1"] }, { headers: { link: '<https://elsewhere.example/v2/a/tags/list?last=1>; rel="next"' } }) });
-    await expect(client(fetch).listTags("registry.example.com/a")).rejects.toMatchObject({ code: "registry-link-refused" });
+    const { fetch } = scriptedFetch({
+      "https://registry.example.com/": () =>
+        json(
+          { tags: ["1"] },
+          { headers: { link: '<https://elsewhere.example/v2/a/tags/list?last=1>; rel="next"' } },
+        ),
+    });
+    await expect(client(fetch).listTags("registry.example.com/a")).rejects.toMatchObject({
+      code: "registry-link-refused",
+    });
   });
 
   it("falls back to GET and hashes the body when HEAD carries no digest", async () => {
     const { fetch } = scriptedFetch({
-      "https://registry.example.com/v2/a/manifests/": (_url, init) => (init.method === "HEAD" ? new Response(null, { headers: { "content-type": "application/vnd.oci.image.manifest.v1+json" } }) : manifestRoute()),
+      "https://registry.example.com/v2/a/manifests/": (_url, init) =>
+        init.method === "HEAD"
+          ? new Response(null, { headers: { "content-type": "application/vnd.oci.image.manifest.v1+json" } })
+          : manifestRoute(),
     });
-    expect(await client(fetch).resolveDigest("registry.example.com/a", "1")).toBe(`sha256:${createHash("sha256").update(manifest).digest("hex")}`);
+    expect(await client(fetch).resolveDigest("registry.example.com/a", "1")).toBe(
+      `sha256:${createHash("sha256").update(manifest).digest("hex")}`,
+    );
   });
 
   it("leaves attestation entries (unknown/unknown) out of an index's platforms", async () => {
@@ -213,13 +322,17 @@ describe("registry client redirects and links", () => {
       schemaVersion: 2,
       mediaType: "application/vnd.oci.image.index.v1+json",
       manifests: [
-        { digest: `sha256:${createHash("sha256").update(manifest).digest("hex")}`, platform: { os: "linux", architecture: "arm64" } },
+        {
+          digest: `sha256:${createHash("sha256").update(manifest).digest("hex")}`,
+          platform: { os: "linux", architecture: "arm64" },
+        },
         { digest: `sha256:${"a".repeat(64)}`, platform: { os: "unknown", architecture: "unknown" } },
       ],
     });
     const { fetch } = scriptedFetch({
       "https://registry.example.com/v2/a/manifests/sha256": manifestRoute,
-      "https://registry.example.com/v2/a/manifests/": () => new Response(index, { headers: { "content-type": "application/vnd.oci.image.index.v1+json" } }),
+      "https://registry.example.com/v2/a/manifests/": () =>
+        new Response(index, { headers: { "content-type": "application/vnd.oci.image.index.v1+json" } }),
       "https://registry.example.com/v2/a/blobs/": () => new Response(configBytes),
     });
     expect((await client(fetch).describe("registry.example.com/a", "1")).platforms).toEqual(["linux/arm64"]);
@@ -240,16 +353,25 @@ describe("registry client limits", () => {
       },
     });
     const reader = client(fetch, { registries: { "registry.example.com": { concurrency: 2 } } });
-    await Promise.all(["a", "b", "c", "d", "e"].map((name) => reader.listTags(`registry.example.com/${name}`)));
+    await Promise.all(
+      ["a", "b", "c", "d", "e"].map((name) => reader.listTags(`registry.example.com/${name}`)),
+    );
     expect(peak).toBe(2);
   });
 
   it("fails with a transient error when the per-minute budget is spent and the wait is too long", async () => {
     const { fetch } = scriptedFetch({ "https://registry.example.com/": () => json({ tags: [] }) });
-    const reader = client(fetch, { registries: { "registry.example.com": { requestsPerMinute: 2 } }, now: () => 0, limits: { maxBudgetWaitMs: 1_000 } });
+    const reader = client(fetch, {
+      registries: { "registry.example.com": { requestsPerMinute: 2 } },
+      now: () => 0,
+      limits: { maxBudgetWaitMs: 1_000 },
+    });
     await reader.listTags("registry.example.com/a");
     await reader.listTags("registry.example.com/b");
-    await expect(reader.listTags("registry.example.com/c")).rejects.toMatchObject({ code: "registry-budget-exhausted", retryAfterMs: 60_000 });
+    await expect(reader.listTags("registry.example.com/c")).rejects.toMatchObject({
+      code: "registry-budget-exhausted",
+      retryAfterMs: 60_000,
+    });
     expect(reader.requestCounts()).toEqual({ "registry.example.com": 2 });
   });
 });

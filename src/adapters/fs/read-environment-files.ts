@@ -40,21 +40,33 @@ async function refuseSymlink(root: string, absolute: string, configured?: string
   try {
     stats = await lstat(absolute);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") throw new UserError("path-not-found", `path ${JSON.stringify(configured ?? display)} does not exist`);
+    if ((error as NodeJS.ErrnoException).code === "ENOENT")
+      throw new UserError("path-not-found", `path ${JSON.stringify(configured ?? display)} does not exist`);
     throw error;
   }
-  if (stats.isSymbolicLink()) throw new UserError("symlink-refused", `path ${JSON.stringify(display)} is a symlink; Ferry never reads or writes through symlinks`);
+  if (stats.isSymbolicLink())
+    throw new UserError(
+      "symlink-refused",
+      `path ${JSON.stringify(display)} is a symlink; Ferry never reads or writes through symlinks`,
+    );
   // Belt and braces: even without a symlink on the way, the resolved path must stay inside the repo.
   const resolved = await realpath(absolute);
   if (resolved !== root && !resolved.startsWith(root + sep)) {
-    throw new UserError("path-outside-repo", `path ${JSON.stringify(display)} resolves outside the repository`);
+    throw new UserError(
+      "path-outside-repo",
+      `path ${JSON.stringify(display)} resolves outside the repository`,
+    );
   }
 }
 
 async function collect(root: string, absolute: string, files: Map<string, string>): Promise<void> {
   const stats = await lstat(absolute);
   const display = relative(root, absolute).split(sep).join("/");
-  if (stats.isSymbolicLink()) throw new UserError("symlink-refused", `path ${JSON.stringify(display)} is a symlink; Ferry never reads or writes through symlinks`);
+  if (stats.isSymbolicLink())
+    throw new UserError(
+      "symlink-refused",
+      `path ${JSON.stringify(display)} is a symlink; Ferry never reads or writes through symlinks`,
+    );
   if (stats.isDirectory()) {
     const entries = await readdir(absolute, { withFileTypes: true });
     entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
@@ -66,8 +78,14 @@ async function collect(root: string, absolute: string, files: Map<string, string
     }
     return;
   }
-  if (!stats.isFile()) throw new UserError("not-a-file", `path ${JSON.stringify(display)} is not a regular file`);
-  if (stats.size > MAX_FILE_BYTES) throw new UserError("file-too-large", `file ${JSON.stringify(display)} is larger than ${MAX_FILE_BYTES} bytes`);
-  if (files.size >= MAX_FILES && !files.has(display)) throw new UserError("too-many-files", `the environment has more than ${MAX_FILES} YAML files`);
+  if (!stats.isFile())
+    throw new UserError("not-a-file", `path ${JSON.stringify(display)} is not a regular file`);
+  if (stats.size > MAX_FILE_BYTES)
+    throw new UserError(
+      "file-too-large",
+      `file ${JSON.stringify(display)} is larger than ${MAX_FILE_BYTES} bytes`,
+    );
+  if (files.size >= MAX_FILES && !files.has(display))
+    throw new UserError("too-many-files", `the environment has more than ${MAX_FILES} YAML files`);
   files.set(display, await readFile(absolute, "utf8"));
 }

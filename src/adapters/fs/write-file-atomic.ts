@@ -10,7 +10,8 @@ import { UserError } from "../../core/errors.js";
  */
 export async function writeFileAtomic(path: string, content: string): Promise<void> {
   const existing = await lstat(path).catch(() => undefined);
-  if (existing?.isSymbolicLink()) throw new UserError("symlink-refused", `${path} is a symlink; Ferry never writes through symlinks`);
+  if (existing?.isSymbolicLink())
+    throw new UserError("symlink-refused", `${path} is a symlink; Ferry never writes through symlinks`);
   const mode = existing ? (await stat(path)).mode & 0o7777 : 0o644;
   const temporary = join(dirname(path), `.${basename(path)}.ferry-${randomBytes(6).toString("hex")}`);
   try {

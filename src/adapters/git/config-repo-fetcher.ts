@@ -173,7 +173,8 @@ export class ConfigRepoFetcher {
     // The token, and the Basic header git sends it in (base64 of `x-access-token:<token>`), should
     // git ever print them (e.g. GIT_TRACE_CURL with redaction off).
     const secrets = token ? [token, Buffer.from(`x-access-token:${token}`).toString("base64")] : [];
-    const redact = (text: string) => secrets.reduce((result, secret) => result.split(secret).join("***"), text);
+    const redact = (text: string) =>
+      secrets.reduce((result, secret) => result.split(secret).join("***"), text);
     return new Promise((resolve, reject) => {
       const child = spawn(git, args, { env: childEnv, stdio: ["ignore", "pipe", "pipe"] });
       let stdout = "";

@@ -28,7 +28,11 @@ function status(error: unknown): number | undefined {
 
 function message(error: unknown): string {
   const data = (error as { response?: { data?: { message?: unknown } } }).response?.data;
-  return typeof data?.message === "string" ? data.message : error instanceof Error ? error.message : String(error);
+  return typeof data?.message === "string"
+    ? data.message
+    : error instanceof Error
+      ? error.message
+      : String(error);
 }
 
 async function orUndefinedOn404<T>(request: Promise<T>): Promise<T | undefined> {
@@ -109,7 +113,8 @@ export class GitHubRepoAdapter implements GitHubRepoPort {
     if (Array.isArray(response.data) || data.type !== "file") {
       throw new UserError("unsafe-path", `${path} is not a regular file`);
     }
-    if (data.encoding === "base64" && data.content !== undefined) return Buffer.from(data.content, "base64").toString("utf8");
+    if (data.encoding === "base64" && data.content !== undefined)
+      return Buffer.from(data.content, "base64").toString("utf8");
     // Files over 1 MB come without content; config and overlay files are far smaller.
     throw new UserError("file-too-large", `${path} is too large to read`);
   }
@@ -121,11 +126,18 @@ export class GitHubRepoAdapter implements GitHubRepoPort {
 
   private async fetchTree(treeSha: string): Promise<TreeEntry[]> {
     const { data } = await this.octokit.rest.git.getTree({ ...this.r, tree_sha: treeSha, recursive: "true" });
-    if (data.truncated) throw new UserError("tree-too-large", "the repository tree is too large to list in one request");
+    if (data.truncated)
+      throw new UserError("tree-too-large", "the repository tree is too large to list in one request");
     return data.tree.flatMap((entry) => {
       if (entry.path === undefined || entry.sha === undefined) return [];
       const type: TreeEntry["type"] =
-        entry.mode === "120000" ? "symlink" : entry.mode === "160000" || entry.type === "commit" ? "submodule" : entry.type === "tree" ? "tree" : "blob";
+        entry.mode === "120000"
+          ? "symlink"
+          : entry.mode === "160000" || entry.type === "commit"
+            ? "submodule"
+            : entry.type === "tree"
+              ? "tree"
+              : "blob";
       return [{ path: entry.path, type, sha: entry.sha }];
     });
   }
@@ -140,14 +152,29 @@ export class GitHubRepoAdapter implements GitHubRepoPort {
     return Buffer.from(data.content, data.encoding === "base64" ? "base64" : "utf8").toString("utf8");
   }
 
-  async createCommit(input: { baseTreeSha: string; parents: string[]; files: Record<string, string>; message: string }) {
+  async createCommit(input: {
+    baseTreeSha: string;
+    parents: string[];
+    files: Record<string, string>;
+    message: string;
+  }) {
     // Inline content: GitHub creates the blobs, one request instead of one per file.
     const tree = await this.octokit.rest.git.createTree({
       ...this.r,
       base_tree: input.baseTreeSha,
-      tree: Object.entries(input.files).map(([path, content]) => ({ path, mode: "100644" as const, type: "blob" as const, content })),
+      tree: Object.entries(input.files).map(([path, content]) => ({
+        path,
+        mode: "100644" as const,
+        type: "blob" as const,
+        content,
+      })),
     });
-    const commit = await this.octokit.rest.git.createCommit({ ...this.r, message: input.message, tree: tree.data.sha, parents: input.parents });
+    const commit = await this.octokit.rest.git.createCommit({
+      ...this.r,
+      message: input.message,
+      tree: tree.data.sha,
+      parents: input.parents,
+    });
     // Once merged, these files are on the base: reading them back costs nothing.
     for (const content of Object.values(input.files)) this.cache?.rememberWrittenBlob(this.fullName, content);
     return { sha: commit.data.sha, treeSha: tree.data.sha };
@@ -170,13 +197,20 @@ export class GitHubRepoAdapter implements GitHubRepoPort {
     } catch (error) {
       if (status(error) !== 422) throw error;
       // "Reference already equals our commit" is success (RELIABILITY.md row 22).
-      const current = await orUndefinedOn404(this.octokit.rest.git.getRef({ ...this.r, ref: `heads/${branch}` }));
+      const current = await orUndefinedOn404(
+        this.octokit.rest.git.getRef({ ...this.r, ref: `heads/${branch}` }),
+      );
       return current?.data.object.sha === sha ? "updated" : "conflict";
     }
   }
 
   async findOpenPull(head: string): Promise<PullRequestInfo | undefined> {
-    const { data } = await this.octokit.rest.pulls.list({ ...this.r, head: `${this.owner}:${head}`, state: "open", per_page: 5 });
+    const { data } = await this.octokit.rest.pulls.list({
+      ...this.r,
+      head: `${this.owner}:${head}`,
+      state: "open",
+      per_page: 5,
+    });
     const pull = data.find((candidate) => candidate.head.ref === head);
     return pull ? toPull(pull) : undefined;
   }
@@ -187,16 +221,35 @@ export class GitHubRepoAdapter implements GitHubRepoPort {
   }
 
   async listClosedPulls(head: string): Promise<PullRequestInfo[]> {
-    const { data } = await this.octokit.rest.pulls.list({ ...this.r, head: `${this.owner}:${head}`, state: "closed", sort: "updated", direction: "desc", per_page: 30 });
+    const { data } = await this.octokit.rest.pulls.list({
+      ...this.r,
+      head: `${this.owner}:${head}`,
+      state: "closed",
+      sort: "updated",
+      direction: "desc",
+      per_page: 30,
+    });
     return data.filter((pull) => pull.head.ref === head).map(toPull);
   }
 
-  async createPull(input: { head: string; base: string; title: string; body: string }): Promise<PullRequestInfo> {
-    const { data } = await this.octokit.rest.pulls.create({ ...this.r, ...input, maintainer_can_modify: false });
+  async createPull(input: {
+    head: string;
+    base: string;
+    title: string;
+    body: string;
+  }): Promise<PullRequestInfo> {
+    const { data } = await this.octokit.rest.pulls.create({
+      ...this.r,
+      ...input,
+      maintainer_can_modify: false,
+    });
     return toPull(data);
   }
 
-  async updatePull(number: number, input: { title?: string; body?: string; state?: "open" | "closed" }): Promise<void> {
+  async updatePull(
+    number: number,
+    input: { title?: string; body?: string; state?: "open" | "closed" },
+  ): Promise<void> {
     await this.octokit.rest.pulls.update({ ...this.r, pull_number: number, ...input });
   }
 
@@ -226,9 +279,17 @@ export class GitHubRepoAdapter implements GitHubRepoPort {
     }
   }
 
-  async merge(number: number, sha: string): Promise<"merged" | "head-moved" | "base-moved" | "not-mergeable"> {
+  async merge(
+    number: number,
+    sha: string,
+  ): Promise<"merged" | "head-moved" | "base-moved" | "not-mergeable"> {
     try {
-      await this.octokit.rest.pulls.merge({ ...this.r, pull_number: number, sha, merge_method: MERGE_METHOD });
+      await this.octokit.rest.pulls.merge({
+        ...this.r,
+        pull_number: number,
+        sha,
+        merge_method: MERGE_METHOD,
+      });
       return "merged";
     } catch (error) {
       const code = status(error);
@@ -244,10 +305,16 @@ export class GitHubRepoAdapter implements GitHubRepoPort {
     const response = await orUndefinedOn404(this.octokit.rest.repos.getBranch({ ...this.r, branch }));
     if (!response?.data.protected) return undefined;
     const checks = response.data.protection?.required_status_checks;
-    return [...new Set([...(checks?.contexts ?? []), ...(checks?.checks ?? []).map((check) => check.context)])];
+    return [
+      ...new Set([...(checks?.contexts ?? []), ...(checks?.checks ?? []).map((check) => check.context)]),
+    ];
   }
 
-  async checksState(sha: string, contexts?: string[], repo?: { owner: string; repo: string }): Promise<ChecksState | "none"> {
+  async checksState(
+    sha: string,
+    contexts?: string[],
+    repo?: { owner: string; repo: string },
+  ): Promise<ChecksState | "none"> {
     const target = repo ?? this.r;
     const [statuses, runs] = await Promise.all([
       this.octokit.rest.repos.getCombinedStatusForRef({ ...target, ref: sha, per_page: 100 }),
@@ -255,15 +322,26 @@ export class GitHubRepoAdapter implements GitHubRepoPort {
     ]);
     const results = new Map<string, ChecksState>();
     for (const item of statuses.data.statuses) {
-      if (!results.has(item.context)) results.set(item.context, item.state === "success" ? "success" : item.state === "pending" ? "pending" : "failure");
+      if (!results.has(item.context))
+        results.set(
+          item.context,
+          item.state === "success" ? "success" : item.state === "pending" ? "pending" : "failure",
+        );
     }
     for (const run of runs.data.check_runs) {
       const state: ChecksState =
-        run.status !== "completed" ? "pending" : run.conclusion === "success" || run.conclusion === "neutral" || run.conclusion === "skipped" ? "success" : "failure";
+        run.status !== "completed"
+          ? "pending"
+          : run.conclusion === "success" || run.conclusion === "neutral" || run.conclusion === "skipped"
+            ? "success"
+            : "failure";
       const previous = results.get(run.name);
       if (!previous || previous === "success") results.set(run.name, state);
     }
-    const relevant = contexts && contexts.length > 0 ? contexts.map((context) => results.get(context) ?? "pending") : [...results.values()];
+    const relevant =
+      contexts && contexts.length > 0
+        ? contexts.map((context) => results.get(context) ?? "pending")
+        : [...results.values()];
     if (relevant.length === 0) return "none";
     if (relevant.includes("failure")) return "failure";
     if (relevant.includes("pending")) return "pending";
@@ -276,35 +354,62 @@ export class GitHubRepoAdapter implements GitHubRepoPort {
 
   async react(commentId: number, content: ReactionContent): Promise<"created" | "existed"> {
     // GitHub answers 200 when this app already reacted so, 201 when it is new: an atomic dedupe key.
-    const response = await this.octokit.rest.reactions.createForIssueComment({ ...this.r, comment_id: commentId, content });
+    const response = await this.octokit.rest.reactions.createForIssueComment({
+      ...this.r,
+      comment_id: commentId,
+      content,
+    });
     return (response.status as number) === 200 ? "existed" : "created";
   }
 
   async permissionOf(login: string): Promise<Permission | "none"> {
-    const response = await orUndefinedOn404(this.octokit.rest.repos.getCollaboratorPermissionLevel({ ...this.r, username: login }));
+    const response = await orUndefinedOn404(
+      this.octokit.rest.repos.getCollaboratorPermissionLevel({ ...this.r, username: login }),
+    );
     if (!response) return "none";
     const role = (response.data as { role_name?: string }).role_name;
     const permission = role ?? response.data.permission;
-    return (["read", "triage", "write", "maintain", "admin"] as const).find((name) => name === permission) ?? (permission === "pull" ? "read" : permission === "push" ? "write" : "none");
+    return (
+      (["read", "triage", "write", "maintain", "admin"] as const).find((name) => name === permission) ??
+      (permission === "pull" ? "read" : permission === "push" ? "write" : "none")
+    );
   }
 
   async isTeamMember(team: string, login: string): Promise<boolean> {
     const [org, slug] = team.includes("/") ? (team.split("/") as [string, string]) : [this.owner, team];
-    const response = await orUndefinedOn404(this.octokit.rest.teams.getMembershipForUserInOrg({ org, team_slug: slug, username: login }));
+    const response = await orUndefinedOn404(
+      this.octokit.rest.teams.getMembershipForUserInOrg({ org, team_slug: slug, username: login }),
+    );
     return response?.data.state === "active";
   }
 
   async findIssue(title: string): Promise<IssueInfo | undefined> {
     // Closed ones too: a dashboard someone closed still holds the holds and floors, and is reopened
     // rather than replaced by an empty one (which would silently lift every hold).
-    const { data } = await this.octokit.rest.issues.listForRepo({ ...this.r, labels: FERRY_ISSUE_LABEL, state: "all", per_page: 100 });
+    const { data } = await this.octokit.rest.issues.listForRepo({
+      ...this.r,
+      labels: FERRY_ISSUE_LABEL,
+      state: "all",
+      per_page: 100,
+    });
     const matches = data.filter((candidate) => !candidate.pull_request && candidate.title === title);
     const issue = matches.find((candidate) => candidate.state === "open") ?? matches[0];
-    return issue ? { number: issue.number, title: issue.title, body: issue.body ?? "", state: issue.state === "open" ? "open" : "closed" } : undefined;
+    return issue
+      ? {
+          number: issue.number,
+          title: issue.title,
+          body: issue.body ?? "",
+          state: issue.state === "open" ? "open" : "closed",
+        }
+      : undefined;
   }
 
   async createIssue(input: { title: string; body: string }): Promise<number> {
-    const { data } = await this.octokit.rest.issues.create({ ...this.r, ...input, labels: [FERRY_ISSUE_LABEL] });
+    const { data } = await this.octokit.rest.issues.create({
+      ...this.r,
+      ...input,
+      labels: [FERRY_ISSUE_LABEL],
+    });
     return data.number;
   }
 
@@ -314,7 +419,10 @@ export class GitHubRepoAdapter implements GitHubRepoPort {
 
   async pinIssue(number: number): Promise<void> {
     const { data } = await this.octokit.rest.issues.get({ ...this.r, issue_number: number });
-    await this.octokit.graphql(`mutation($id: ID!) { pinIssue(input: { issueId: $id }) { clientMutationId } }`, { id: data.node_id });
+    await this.octokit.graphql(
+      `mutation($id: ID!) { pinIssue(input: { issueId: $id }) { clientMutationId } }`,
+      { id: data.node_id },
+    );
   }
 
   async createCheckRun(input: CheckRunInput): Promise<void> {
@@ -332,10 +440,18 @@ export class GitHubRepoAdapter implements GitHubRepoPort {
     const { data } = await this.octokit.rest.repos.listDeployments({ ...this.r, environment, per_page: 1 });
     const deployment = data[0];
     if (!deployment) return undefined;
-    const statuses = await this.octokit.rest.repos.listDeploymentStatuses({ ...this.r, deployment_id: deployment.id, per_page: 1 });
+    const statuses = await this.octokit.rest.repos.listDeploymentStatuses({
+      ...this.r,
+      deployment_id: deployment.id,
+      per_page: 1,
+    });
     const latest = statuses.data[0];
     if (!latest) return undefined;
-    return { sha: deployment.sha, state: latest.state as DeploymentHealth["state"], since: new Date(latest.created_at) };
+    return {
+      sha: deployment.sha,
+      state: latest.state as DeploymentHealth["state"],
+      since: new Date(latest.created_at),
+    };
   }
 
   async tagCommit(repo: { owner: string; repo: string }, tag: string): Promise<string | undefined> {

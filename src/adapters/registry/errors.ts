@@ -33,7 +33,12 @@ export class RegistryProtocolError extends UserError {
 /** Rate limited (429), 5xx, timeouts or the registry's circuit is open: retry after `retryAfterMs`. */
 export class RegistryUnavailableError extends TransientError {
   readonly registry: string;
-  constructor(code: string, registry: string, message: string, options?: { cause?: unknown; retryAfterMs?: number }) {
+  constructor(
+    code: string,
+    registry: string,
+    message: string,
+    options?: { cause?: unknown; retryAfterMs?: number },
+  ) {
     super(code, message, options);
     this.registry = registry;
   }

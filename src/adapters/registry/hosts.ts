@@ -10,10 +10,24 @@ export function isPrivateHost(hostname: string): boolean {
   if (host === "localhost" || host.endsWith(".localhost") || host === "metadata.google.internal") return true;
   if (isIP(host) === 4) {
     const [a, b] = host.split(".").map(Number) as [number, number];
-    return a === 127 || a === 10 || a === 0 || (a === 169 && b === 254) || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168) || (a === 100 && b >= 64 && b <= 127);
+    return (
+      a === 127 ||
+      a === 10 ||
+      a === 0 ||
+      (a === 169 && b === 254) ||
+      (a === 172 && b >= 16 && b <= 31) ||
+      (a === 192 && b === 168) ||
+      (a === 100 && b >= 64 && b <= 127)
+    );
   }
   if (isIP(host) === 6) {
-    return host === "::1" || host === "::" || /^fe[89ab]/.test(host) || /^f[cd]/.test(host) || host.startsWith("::ffff:");
+    return (
+      host === "::1" ||
+      host === "::" ||
+      /^fe[89ab]/.test(host) ||
+      /^f[cd]/.test(host) ||
+      host.startsWith("::ffff:")
+    );
   }
   return false;
 }

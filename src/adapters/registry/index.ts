@@ -1,2 +1,13 @@
-export { createRegistryClient, DEFAULT_REGISTRY_LIMITS, type RegistryClient, type RegistryClientOptions, type RegistryLimits } from "./registry-client.js";
-export { RegistryAuthError, RegistryNotFoundError, RegistryProtocolError, RegistryUnavailableError } from "./errors.js";
+export {
+  createRegistryClient,
+  DEFAULT_REGISTRY_LIMITS,
+  type RegistryClient,
+  type RegistryClientOptions,
+  type RegistryLimits,
+} from "./registry-client.js";
+export {
+  RegistryAuthError,
+  RegistryNotFoundError,
+  RegistryProtocolError,
+  RegistryUnavailableError,
+} from "./errors.js";

@@ -17,12 +17,15 @@ export function retryAfterMs(headers: Headers, nowMs: number): number | undefine
     return value > 1_000_000_000 ? Math.max(0, value * 1000 - nowMs) : value * 1000;
   }
   const remaining = parseRateLimitRemaining(headers.get("ratelimit-remaining"));
-  if (remaining && remaining.remaining <= 0 && remaining.windowSeconds !== undefined) return remaining.windowSeconds * 1000;
+  if (remaining && remaining.remaining <= 0 && remaining.windowSeconds !== undefined)
+    return remaining.windowSeconds * 1000;
   return undefined;
 }
 
 /** `ratelimit-remaining: 76;w=21600` → { remaining: 76, windowSeconds: 21600 }. */
-export function parseRateLimitRemaining(value: string | null | undefined): { remaining: number; windowSeconds?: number } | undefined {
+export function parseRateLimitRemaining(
+  value: string | null | undefined,
+): { remaining: number; windowSeconds?: number } | undefined {
   if (!value) return undefined;
   const match = /^\s*(\d+)\s*(?:;\s*w\s*=\s*(\d+))?/.exec(value);
   if (!match) return undefined;

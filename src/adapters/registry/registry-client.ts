@@ -2,8 +2,21 @@ import { createHash } from "node:crypto";
 import type { ImageDescription, RegistryReader } from "../../app/ports.js";
 import type { FerryConfig, RegistryConfig } from "../../core/config/schema.js";
 import { FerryError } from "../../core/errors.js";
-import { DOCKER_HUB, imageName, isLoopbackRegistry, isValidDigest, isValidTag, parseImageName, registryApiHost } from "../../core/image-ref.js";
-import { RegistryAuthError, RegistryNotFoundError, RegistryProtocolError, RegistryUnavailableError } from "./errors.js";
+import {
+  DOCKER_HUB,
+  imageName,
+  isLoopbackRegistry,
+  isValidDigest,
+  isValidTag,
+  parseImageName,
+  registryApiHost,
+} from "../../core/image-ref.js";
+import {
+  RegistryAuthError,
+  RegistryNotFoundError,
+  RegistryProtocolError,
+  RegistryUnavailableError,
+} from "./errors.js";
 import { isPrivateHost } from "./hosts.js";
 import { Circuit, RequestBudget, Semaphore } from "./limits.js";
 import { nextLink } from "./link-header.js";
@@ -102,9 +115,13 @@ export interface RegistryClient extends RegistryReader {
 /** RELIABILITY.md row 16: the registry host itself, before any request is sent. */
 function refuseUnsafeRegistry(registry: string, refusePrivate: boolean): void {
   const hostname = new URL(`http://${registryApiHost(registry)}`).hostname.replace(/^\[|\]$/g, "");
-  const linkLocal = /^169\.254\./.test(hostname) || /^fe[89ab]/i.test(hostname) || hostname === "metadata.google.internal";
+  const linkLocal =
+    /^169\.254\./.test(hostname) || /^fe[89ab]/i.test(hostname) || hostname === "metadata.google.internal";
   if (linkLocal || (refusePrivate && isPrivateHost(hostname))) {
-    throw new RegistryProtocolError("registry-address-refused", `${registry}: registries at ${linkLocal ? "link-local" : "private or loopback"} addresses are refused`);
+    throw new RegistryProtocolError(
+      "registry-address-refused",
+      `${registry}: registries at ${linkLocal ? "link-local" : "private or loopback"} addresses are refused`,
+    );
   }
 }
 
@@ -200,7 +217,10 @@ export function createRegistryClient(options: RegistryClientOptions = {}): Regis
     const config = state.config;
     if (!config || config.auth === "none") return undefined;
     if (config.auth === "github") {
-      if (!options.githubToken) throw new RegistryAuthError(`${state.registry}: auth: github needs the GitHub App installation token, which is not available here`);
+      if (!options.githubToken)
+        throw new RegistryAuthError(
+          `${state.registry}: auth: github needs the GitHub App installation token, which is not available here`,
+        );
       const password = await options.githubToken();
       secrets.add(password);
       return { username: "x-access-token", password };
@@ -208,7 +228,9 @@ export function createRegistryClient(options: RegistryClientOptions = {}): Regis
     if (config.username !== undefined && config.passwordEnv !== undefined) {
       const password = env[config.passwordEnv];
       if (password === undefined || password === "") {
-        throw new RegistryAuthError(`${state.registry}: environment variable ${config.passwordEnv} (registries.${state.registry}.passwordEnv) is not set`);
+        throw new RegistryAuthError(
+          `${state.registry}: environment variable ${config.passwordEnv} (registries.${state.registry}.passwordEnv) is not set`,
+        );
       }
       secrets.add(password);
       return { username: config.username, password };
@@ -220,7 +242,10 @@ export function createRegistryClient(options: RegistryClientOptions = {}): Regis
     const name = state.config?.tokenEnv;
     if (name === undefined) return undefined;
     const token = env[name];
-    if (token === undefined || token === "") throw new RegistryAuthError(`${state.registry}: environment variable ${name} (registries.${state.registry}.tokenEnv) is not set`);
+    if (token === undefined || token === "")
+      throw new RegistryAuthError(
+        `${state.registry}: environment variable ${name} (registries.${state.registry}.tokenEnv) is not set`,
+      );
     secrets.add(token);
     return token;
   }
@@ -235,27 +260,55 @@ export function createRegistryClient(options: RegistryClientOptions = {}): Regis
       const wait = state.budget.take(now());
       if (wait === 0) return;
       if (wait > limits.maxBudgetWaitMs) {
-        throw new RegistryUnavailableError("registry-budget-exhausted", state.registry, `${state.registry}: request budget of ${state.config?.requestsPerMinute ?? limits.requestsPerMinute}/min used up`, { retryAfterMs: wait });
+        throw new RegistryUnavailableError(
+          "registry-budget-exhausted",
+          state.registry,
+          `${state.registry}: request budget of ${state.config?.requestsPerMinute ?? limits.requestsPerMinute}/min used up`,
+          { retryAfterMs: wait },
+        );
       }
       await sleep(wait);
     }
   }
 
   /** One request with redirects followed by hand: no https→http downgrade, no credentials to another host. */
-  async function fetchFollowingRedirects(state: RegistryState, url: URL, method: string, headers: Record<string, string>, maxBytes: number): Promise<Exchange> {
+  async function fetchFollowingRedirects(
+    state: RegistryState,
+    url: URL,
+    method: string,
+    headers: Record<string, string>,
+    maxBytes: number,
+  ): Promise<Exchange> {
     let current = url;
     let sendHeaders = { ...headers };
     for (let hop = 0; hop <= limits.maxRedirects; hop += 1) {
       state.requests += 1;
-      const response = await fetchImpl(current, { method, headers: sendHeaders, redirect: "manual", signal: AbortSignal.timeout(limits.requestTimeoutMs) });
+      const response = await fetchImpl(current, {
+        method,
+        headers: sendHeaders,
+        redirect: "manual",
+        signal: AbortSignal.timeout(limits.requestTimeoutMs),
+      });
       const location = response.headers.get("location");
       if (REDIRECTS.has(response.status) && location) {
         await response.body?.cancel();
         const next = new URL(location, current);
-        if (next.protocol !== "https:" && next.protocol !== "http:") throw new RegistryProtocolError("registry-redirect-refused", `${state.registry}: redirect to a ${next.protocol} URL refused`);
-        if (current.protocol === "https:" && next.protocol === "http:") throw new RegistryProtocolError("registry-redirect-refused", `${state.registry}: redirect from https to plain http refused`);
+        if (next.protocol !== "https:" && next.protocol !== "http:")
+          throw new RegistryProtocolError(
+            "registry-redirect-refused",
+            `${state.registry}: redirect to a ${next.protocol} URL refused`,
+          );
+        if (current.protocol === "https:" && next.protocol === "http:")
+          throw new RegistryProtocolError(
+            "registry-redirect-refused",
+            `${state.registry}: redirect from https to plain http refused`,
+          );
         if (next.host !== current.host) {
-          if (isPrivateHost(next.hostname) && !isPrivateHost(current.hostname)) throw new RegistryProtocolError("registry-redirect-refused", `${state.registry}: redirect to private address ${next.hostname} refused`);
+          if (isPrivateHost(next.hostname) && !isPrivateHost(current.hostname))
+            throw new RegistryProtocolError(
+              "registry-redirect-refused",
+              `${state.registry}: redirect to private address ${next.hostname} refused`,
+            );
           // Blob redirects go to storage hosts (S3, CDN) that must not see registry credentials.
           const { authorization: _dropped, ...rest } = sendHeaders;
           sendHeaders = rest;
@@ -263,9 +316,17 @@ export function createRegistryClient(options: RegistryClientOptions = {}): Regis
         current = next;
         continue;
       }
-      return { status: response.status, headers: response.headers, body: method === "HEAD" ? Buffer.alloc(0) : await readCapped(state, response, maxBytes), url: current.href };
+      return {
+        status: response.status,
+        headers: response.headers,
+        body: method === "HEAD" ? Buffer.alloc(0) : await readCapped(state, response, maxBytes),
+        url: current.href,
+      };
     }
-    throw new RegistryProtocolError("registry-too-many-redirects", `${state.registry}: more than ${limits.maxRedirects} redirects`);
+    throw new RegistryProtocolError(
+      "registry-too-many-redirects",
+      `${state.registry}: more than ${limits.maxRedirects} redirects`,
+    );
   }
 
   async function readCapped(state: RegistryState, response: Response, maxBytes: number): Promise<Buffer> {
@@ -275,7 +336,10 @@ export function createRegistryClient(options: RegistryClientOptions = {}): Regis
     const declared = Number(response.headers.get("content-length") ?? NaN);
     if (okStatus && Number.isFinite(declared) && declared > cap) {
       await response.body?.cancel();
-      throw new RegistryProtocolError("registry-response-too-large", `${state.registry}: response of ${declared} bytes exceeds the ${cap}-byte cap`);
+      throw new RegistryProtocolError(
+        "registry-response-too-large",
+        `${state.registry}: response of ${declared} bytes exceeds the ${cap}-byte cap`,
+      );
     }
     if (!response.body) return Buffer.alloc(0);
     const chunks: Buffer[] = [];
@@ -288,7 +352,10 @@ export function createRegistryClient(options: RegistryClientOptions = {}): Regis
       if (size > cap) {
         await reader.cancel();
         if (!okStatus) break;
-        throw new RegistryProtocolError("registry-response-too-large", `${state.registry}: response exceeds the ${cap}-byte cap`);
+        throw new RegistryProtocolError(
+          "registry-response-too-large",
+          `${state.registry}: response exceeds the ${cap}-byte cap`,
+        );
       }
       chunks.push(Buffer.from(value));
     }
@@ -296,30 +363,54 @@ export function createRegistryClient(options: RegistryClientOptions = {}): Regis
   }
 
   /** Bounded retries with jitter for 5xx, network errors and timeouts; a 429 opens the circuit. */
-  async function exchange(state: RegistryState, url: URL, method: string, headers: Record<string, string>, maxBytes: number): Promise<Exchange> {
+  async function exchange(
+    state: RegistryState,
+    url: URL,
+    method: string,
+    headers: Record<string, string>,
+    maxBytes: number,
+  ): Promise<Exchange> {
     for (let attempt = 0; ; attempt += 1) {
       const open = state.circuit.remaining(now());
       if (open > 0) {
-        throw new RegistryUnavailableError("registry-backoff", state.registry, `${state.registry}: backing off for ${Math.ceil(open / 1000)}s (${state.circuit.lastReason})`, { retryAfterMs: open });
+        throw new RegistryUnavailableError(
+          "registry-backoff",
+          state.registry,
+          `${state.registry}: backing off for ${Math.ceil(open / 1000)}s (${state.circuit.lastReason})`,
+          { retryAfterMs: open },
+        );
       }
       await takeBudget(state);
       let response: Exchange;
       try {
-        response = await state.semaphore.run(() => fetchFollowingRedirects(state, url, method, headers, maxBytes));
+        response = await state.semaphore.run(() =>
+          fetchFollowingRedirects(state, url, method, headers, maxBytes),
+        );
       } catch (error) {
         if (error instanceof FerryError) throw error;
-        const timedOut = error instanceof Error && (error.name === "TimeoutError" || error.name === "AbortError");
+        const timedOut =
+          error instanceof Error && (error.name === "TimeoutError" || error.name === "AbortError");
         if (attempt < limits.maxRetries) {
           await sleep(backoffDelay(attempt));
           continue;
         }
         const what = timedOut ? `timed out after ${limits.requestTimeoutMs}ms` : "unreachable";
-        throw new RegistryUnavailableError(timedOut ? "registry-timeout" : "registry-unreachable", state.registry, `${state.registry}: ${what} (${attempt + 1} attempts)`, { retryAfterMs: backoffDelay(attempt), cause: error });
+        throw new RegistryUnavailableError(
+          timedOut ? "registry-timeout" : "registry-unreachable",
+          state.registry,
+          `${state.registry}: ${what} (${attempt + 1} attempts)`,
+          { retryAfterMs: backoffDelay(attempt), cause: error },
+        );
       }
       if (response.status === 429) {
         const wait = retryAfterMs(response.headers, now()) ?? limits.defaultBackoffMs;
         state.circuit.open(now() + wait, "rate limited (429)");
-        throw new RegistryUnavailableError("registry-rate-limited", state.registry, `${state.registry}: rate limited (429); retry in ${Math.ceil(wait / 1000)}s`, { retryAfterMs: wait });
+        throw new RegistryUnavailableError(
+          "registry-rate-limited",
+          state.registry,
+          `${state.registry}: rate limited (429); retry in ${Math.ceil(wait / 1000)}s`,
+          { retryAfterMs: wait },
+        );
       }
       if (response.status >= 500) {
         if (attempt < limits.maxRetries) {
@@ -327,14 +418,23 @@ export function createRegistryClient(options: RegistryClientOptions = {}): Regis
           await sleep(Math.min(limits.retryMaxMs, Math.max(backoffDelay(attempt), asked ?? 0)));
           continue;
         }
-        throw new RegistryUnavailableError("registry-server-error", state.registry, `${state.registry}: HTTP ${response.status} after ${attempt + 1} attempts`, { retryAfterMs: backoffDelay(attempt) });
+        throw new RegistryUnavailableError(
+          "registry-server-error",
+          state.registry,
+          `${state.registry}: HTTP ${response.status} after ${attempt + 1} attempts`,
+          { retryAfterMs: backoffDelay(attempt) },
+        );
       }
       return response;
     }
   }
 
   function realmTrusted(state: RegistryState, realm: URL): boolean {
-    const trusted = [registryApiHost(state.registry), ...(DEFAULT_TRUSTED_REALMS[state.registry] ?? []), ...(options.trustedRealmHosts?.[state.registry] ?? [])];
+    const trusted = [
+      registryApiHost(state.registry),
+      ...(DEFAULT_TRUSTED_REALMS[state.registry] ?? []),
+      ...(options.trustedRealmHosts?.[state.registry] ?? []),
+    ];
     return trusted.map((host) => host.toLowerCase()).includes(realm.host.toLowerCase());
   }
 
@@ -346,14 +446,28 @@ export function createRegistryClient(options: RegistryClientOptions = {}): Regis
     try {
       realm = new URL(realmText);
     } catch {
-      throw new RegistryProtocolError("registry-realm-refused", `${state.registry}: token realm is not a URL`);
+      throw new RegistryProtocolError(
+        "registry-realm-refused",
+        `${state.registry}: token realm is not a URL`,
+      );
     }
     const origin = new URL(state.origin);
-    if (realm.protocol !== "https:" && realm.protocol !== "http:") throw new RegistryProtocolError("registry-realm-refused", `${state.registry}: token realm must be http(s)`);
-    if (origin.protocol === "https:" && realm.protocol === "http:") throw new RegistryProtocolError("registry-realm-refused", `${state.registry}: token realm ${realm.host} downgrades https to plain http`);
+    if (realm.protocol !== "https:" && realm.protocol !== "http:")
+      throw new RegistryProtocolError(
+        "registry-realm-refused",
+        `${state.registry}: token realm must be http(s)`,
+      );
+    if (origin.protocol === "https:" && realm.protocol === "http:")
+      throw new RegistryProtocolError(
+        "registry-realm-refused",
+        `${state.registry}: token realm ${realm.host} downgrades https to plain http`,
+      );
     const trusted = realmTrusted(state, realm);
     if (!trusted && isPrivateHost(realm.hostname) && !isPrivateHost(origin.hostname)) {
-      throw new RegistryProtocolError("registry-realm-refused", `${state.registry}: token realm points at private address ${realm.hostname}`);
+      throw new RegistryProtocolError(
+        "registry-realm-refused",
+        `${state.registry}: token realm points at private address ${realm.hostname}`,
+      );
     }
     const credentials = await credentialsFor(state);
     const url = new URL(realm);
@@ -363,20 +477,37 @@ export function createRegistryClient(options: RegistryClientOptions = {}): Regis
     if (credentials && trusted) headers.authorization = basicHeader(credentials);
     const response = await exchange(state, url, "GET", headers, 1024 * 1024);
     if (response.status === 401 || response.status === 403) {
-      const withheld = credentials && !trusted ? ` (credentials were withheld from untrusted realm host ${realm.host})` : "";
-      throw new RegistryAuthError(`${state.registry}: token endpoint refused ${credentials && trusted ? "the credentials" : "anonymous access"} (HTTP ${response.status})${withheld}`);
+      const withheld =
+        credentials && !trusted ? ` (credentials were withheld from untrusted realm host ${realm.host})` : "";
+      throw new RegistryAuthError(
+        `${state.registry}: token endpoint refused ${credentials && trusted ? "the credentials" : "anonymous access"} (HTTP ${response.status})${withheld}`,
+      );
     }
-    if (response.status !== 200) throw new RegistryAuthError(`${state.registry}: token endpoint answered HTTP ${response.status}`);
+    if (response.status !== 200)
+      throw new RegistryAuthError(`${state.registry}: token endpoint answered HTTP ${response.status}`);
     let body: { token?: unknown; access_token?: unknown; expires_in?: unknown };
     try {
       body = JSON.parse(response.body.toString("utf8"));
     } catch {
-      throw new RegistryProtocolError("registry-bad-token", `${state.registry}: token endpoint answered malformed JSON`);
+      throw new RegistryProtocolError(
+        "registry-bad-token",
+        `${state.registry}: token endpoint answered malformed JSON`,
+      );
     }
-    const token = typeof body.token === "string" && body.token ? body.token : typeof body.access_token === "string" ? body.access_token : "";
-    if (!token) throw new RegistryProtocolError("registry-bad-token", `${state.registry}: token endpoint answered no token`);
+    const token =
+      typeof body.token === "string" && body.token
+        ? body.token
+        : typeof body.access_token === "string"
+          ? body.access_token
+          : "";
+    if (!token)
+      throw new RegistryProtocolError(
+        "registry-bad-token",
+        `${state.registry}: token endpoint answered no token`,
+      );
     secrets.add(token);
-    const seconds = typeof body.expires_in === "number" && body.expires_in > 0 ? body.expires_in : TOKEN_DEFAULT_SECONDS;
+    const seconds =
+      typeof body.expires_in === "number" && body.expires_in > 0 ? body.expires_in : TOKEN_DEFAULT_SECONDS;
     state.tokens.set(scope, { token, expiresAt: now() + seconds * 1000 - TOKEN_EARLY_RENEW_MS });
   }
 
@@ -400,34 +531,51 @@ export function createRegistryClient(options: RegistryClientOptions = {}): Regis
   }
 
   /** A registry request with auth: on 401 re-authenticate once, then fail (RELIABILITY.md row 20). */
-  async function request(state: RegistryState, repository: string, url: URL, method: string, accept: string, maxBytes: number): Promise<Exchange> {
+  async function request(
+    state: RegistryState,
+    repository: string,
+    url: URL,
+    method: string,
+    accept: string,
+    maxBytes: number,
+  ): Promise<Exchange> {
     const scope = `repository:${repository}:pull`;
     for (let reauthenticated = false; ; reauthenticated = true) {
       const headers = { accept, ...(await authorizationFor(state, scope)) };
       const response = await exchange(state, url, method, headers, maxBytes);
       if (response.status !== 401) return response;
       const challenges = parseWwwAuthenticate(response.headers.get("www-authenticate"));
-      const challenge = challenges.find((c) => c.scheme === "bearer") ?? challenges.find((c) => c.scheme === "basic");
+      const challenge =
+        challenges.find((c) => c.scheme === "bearer") ?? challenges.find((c) => c.scheme === "basic");
       if (reauthenticated || !challenge || state.config?.tokenEnv !== undefined) {
-        throw new RegistryAuthError(`${state.registry}: unauthorized for ${repository}${reauthenticated ? " after re-authenticating" : ""}${challenge ? "" : " (no usable WWW-Authenticate challenge)"}`);
+        throw new RegistryAuthError(
+          `${state.registry}: unauthorized for ${repository}${reauthenticated ? " after re-authenticating" : ""}${challenge ? "" : " (no usable WWW-Authenticate challenge)"}`,
+        );
       }
       state.tokens.delete(scope);
       state.challenge = challenge;
       if (challenge.scheme === "bearer") await fetchToken(state, challenge, scope);
-      else if (!(await credentialsFor(state))) throw new RegistryAuthError(`${state.registry}: requires credentials for ${repository}; configure registries.${state.registry}`);
+      else if (!(await credentialsFor(state)))
+        throw new RegistryAuthError(
+          `${state.registry}: requires credentials for ${repository}; configure registries.${state.registry}`,
+        );
     }
   }
 
   function failFor(state: RegistryState, repository: string, what: string, response: Exchange): never {
     let detail = "";
     try {
-      const parsed = JSON.parse(response.body.toString("utf8")) as { errors?: { code?: unknown; message?: unknown }[] };
+      const parsed = JSON.parse(response.body.toString("utf8")) as {
+        errors?: { code?: unknown; message?: unknown }[];
+      };
       const first = parsed.errors?.[0];
       if (first) detail = `: ${String(first.code ?? "")} ${String(first.message ?? "")}`.slice(0, 200);
     } catch {
       // not a distribution error body
     }
-    const message = redact(`${state.registry}/${repository}: ${what} answered HTTP ${response.status}${detail}`);
+    const message = redact(
+      `${state.registry}/${repository}: ${what} answered HTTP ${response.status}${detail}`,
+    );
     if (response.status === 404) throw new RegistryNotFoundError(message);
     if (response.status === 403) throw new RegistryAuthError(message);
     throw new RegistryProtocolError("registry-request-failed", message);
@@ -447,90 +595,181 @@ export function createRegistryClient(options: RegistryClientOptions = {}): Regis
     const tags = new Set<string>();
     let pages = 0;
     while (url) {
-      if (visited.has(url.href)) throw new RegistryProtocolError("registry-pagination-loop", `${state.registry}/${repository}: tag list pagination repeats a page`);
+      if (visited.has(url.href))
+        throw new RegistryProtocolError(
+          "registry-pagination-loop",
+          `${state.registry}/${repository}: tag list pagination repeats a page`,
+        );
       visited.add(url.href);
       pages += 1;
-      if (pages > limits.maxPages) throw new RegistryProtocolError("registry-too-many-pages", `${state.registry}/${repository}: tag list has more than ${limits.maxPages} pages`);
+      if (pages > limits.maxPages)
+        throw new RegistryProtocolError(
+          "registry-too-many-pages",
+          `${state.registry}/${repository}: tag list has more than ${limits.maxPages} pages`,
+        );
       if (now() - started > limits.listTimeoutMs) {
-        throw new RegistryUnavailableError("registry-list-timeout", state.registry, `${state.registry}/${repository}: listing tags took longer than ${limits.listTimeoutMs}ms`, { retryAfterMs: limits.defaultBackoffMs });
+        throw new RegistryUnavailableError(
+          "registry-list-timeout",
+          state.registry,
+          `${state.registry}/${repository}: listing tags took longer than ${limits.listTimeoutMs}ms`,
+          { retryAfterMs: limits.defaultBackoffMs },
+        );
       }
-      const response = await request(state, repository, url, "GET", "application/json", limits.maxTagPageBytes);
+      const response = await request(
+        state,
+        repository,
+        url,
+        "GET",
+        "application/json",
+        limits.maxTagPageBytes,
+      );
       if (response.status !== 200) failFor(state, repository, "tags/list", response);
       let page: { tags?: unknown };
       try {
         page = JSON.parse(response.body.toString("utf8"));
       } catch {
-        throw new RegistryProtocolError("registry-bad-json", `${state.registry}/${repository}: tags/list answered malformed JSON`);
+        throw new RegistryProtocolError(
+          "registry-bad-json",
+          `${state.registry}/${repository}: tags/list answered malformed JSON`,
+        );
       }
       if (page.tags !== null && page.tags !== undefined && !Array.isArray(page.tags)) {
-        throw new RegistryProtocolError("registry-bad-json", `${state.registry}/${repository}: tags/list has no tags array`);
+        throw new RegistryProtocolError(
+          "registry-bad-json",
+          `${state.registry}/${repository}: tags/list has no tags array`,
+        );
       }
       for (const tag of (page.tags as unknown[] | null) ?? []) {
         // Names that are not OCI tags can never be written to Git (RELIABILITY.md row 14).
         if (typeof tag !== "string" || !isValidTag(tag)) continue;
         tags.add(tag);
         if (tags.size > limits.maxTags) {
-          throw new RegistryProtocolError("registry-too-many-tags", `${state.registry}/${repository}: more than ${limits.maxTags} tags; refusing to choose from a partial list`);
+          throw new RegistryProtocolError(
+            "registry-too-many-tags",
+            `${state.registry}/${repository}: more than ${limits.maxTags} tags; refusing to choose from a partial list`,
+          );
         }
       }
       url = nextLink(response.headers.get("link"), response.url);
       if (url && url.origin !== origin.origin) {
-        throw new RegistryProtocolError("registry-link-refused", `${state.registry}/${repository}: next page link points at another origin (${url.host})`);
+        throw new RegistryProtocolError(
+          "registry-link-refused",
+          `${state.registry}/${repository}: next page link points at another origin (${url.host})`,
+        );
       }
     }
     return [...tags];
   }
 
-  function verifyDigest(state: RegistryState, repository: string, reference: string, body: Buffer, announced: string | null): string {
+  function verifyDigest(
+    state: RegistryState,
+    repository: string,
+    reference: string,
+    body: Buffer,
+    announced: string | null,
+  ): string {
     const digest = `sha256:${createHash("sha256").update(body).digest("hex")}`;
     if (announced && announced !== digest) {
-      throw new RegistryProtocolError("registry-digest-mismatch", `${state.registry}/${repository}:${reference}: Docker-Content-Digest ${announced} does not match the body (${digest})`);
+      throw new RegistryProtocolError(
+        "registry-digest-mismatch",
+        `${state.registry}/${repository}:${reference}: Docker-Content-Digest ${announced} does not match the body (${digest})`,
+      );
     }
     if (reference.startsWith("sha256:") && reference !== digest) {
-      throw new RegistryProtocolError("registry-digest-mismatch", `${state.registry}/${repository}@${reference}: body digests to ${digest}`);
+      throw new RegistryProtocolError(
+        "registry-digest-mismatch",
+        `${state.registry}/${repository}@${reference}: body digests to ${digest}`,
+      );
     }
     return digest;
   }
 
   function manifestUrl(state: RegistryState, repository: string, reference: string): URL {
     if (!isValidTag(reference) && !isValidDigest(reference)) {
-      throw new RegistryProtocolError("registry-bad-reference", `${JSON.stringify(reference.slice(0, 80))} is neither a tag nor a sha256 digest`);
+      throw new RegistryProtocolError(
+        "registry-bad-reference",
+        `${JSON.stringify(reference.slice(0, 80))} is neither a tag nor a sha256 digest`,
+      );
     }
     return new URL(`${state.origin}/v2/${repository}/manifests/${reference}`);
   }
 
-  async function fetchManifest(state: RegistryState, repository: string, reference: string): Promise<FetchedManifest> {
+  async function fetchManifest(
+    state: RegistryState,
+    repository: string,
+    reference: string,
+  ): Promise<FetchedManifest> {
     const cached = manifestCache.get(`${state.registry}/${repository}@${reference}`);
     if (cached) return cached;
     const tagKey = `${state.registry}/${repository}:${reference}`;
     if (!isValidDigest(reference) && tagDigests.has(tagKey)) {
-      const head = await request(state, repository, manifestUrl(state, repository, reference), "HEAD", MANIFEST_ACCEPT, 0);
+      const head = await request(
+        state,
+        repository,
+        manifestUrl(state, repository, reference),
+        "HEAD",
+        MANIFEST_ACCEPT,
+        0,
+      );
       const digest = head.headers.get("docker-content-digest");
       if (head.status === 200 && digest && isValidDigest(digest)) {
         tagDigests.set(tagKey, digest);
-        return manifestCache.get(`${state.registry}/${repository}@${digest}`) ?? fetchManifest(state, repository, digest);
+        return (
+          manifestCache.get(`${state.registry}/${repository}@${digest}`) ??
+          fetchManifest(state, repository, digest)
+        );
       }
       if (head.status !== 200) failFor(state, repository, `manifest ${reference}`, head);
     }
-    const response = await request(state, repository, manifestUrl(state, repository, reference), "GET", MANIFEST_ACCEPT, limits.maxManifestBytes);
+    const response = await request(
+      state,
+      repository,
+      manifestUrl(state, repository, reference),
+      "GET",
+      MANIFEST_ACCEPT,
+      limits.maxManifestBytes,
+    );
     if (response.status !== 200) failFor(state, repository, `manifest ${reference}`, response);
     const mediaType = bareMediaType(response.headers.get("content-type"));
     if (!(MANIFEST_MEDIA_TYPES as readonly string[]).includes(mediaType)) {
-      throw new RegistryProtocolError("registry-bad-content-type", `${state.registry}/${repository}:${reference}: unsupported manifest Content-Type ${JSON.stringify(mediaType.slice(0, 100))}`);
+      throw new RegistryProtocolError(
+        "registry-bad-content-type",
+        `${state.registry}/${repository}:${reference}: unsupported manifest Content-Type ${JSON.stringify(mediaType.slice(0, 100))}`,
+      );
     }
-    const digest = verifyDigest(state, repository, reference, response.body, response.headers.get("docker-content-digest"));
+    const digest = verifyDigest(
+      state,
+      repository,
+      reference,
+      response.body,
+      response.headers.get("docker-content-digest"),
+    );
     let json: unknown;
     try {
       json = JSON.parse(response.body.toString("utf8"));
     } catch {
-      throw new RegistryProtocolError("registry-bad-json", `${state.registry}/${repository}:${reference}: manifest is malformed JSON`);
+      throw new RegistryProtocolError(
+        "registry-bad-json",
+        `${state.registry}/${repository}:${reference}: manifest is malformed JSON`,
+      );
     }
-    if (typeof json !== "object" || json === null || Array.isArray(json) || (json as { schemaVersion?: unknown }).schemaVersion !== 2) {
-      throw new RegistryProtocolError("registry-bad-json", `${state.registry}/${repository}:${reference}: manifest is not a schemaVersion 2 object`);
+    if (
+      typeof json !== "object" ||
+      json === null ||
+      Array.isArray(json) ||
+      (json as { schemaVersion?: unknown }).schemaVersion !== 2
+    ) {
+      throw new RegistryProtocolError(
+        "registry-bad-json",
+        `${state.registry}/${repository}:${reference}: manifest is not a schemaVersion 2 object`,
+      );
     }
     const declared = (json as { mediaType?: unknown }).mediaType;
     if (typeof declared === "string" && declared !== mediaType) {
-      throw new RegistryProtocolError("registry-bad-content-type", `${state.registry}/${repository}:${reference}: Content-Type ${mediaType} contradicts the manifest's mediaType`);
+      throw new RegistryProtocolError(
+        "registry-bad-content-type",
+        `${state.registry}/${repository}:${reference}: Content-Type ${mediaType} contradicts the manifest's mediaType`,
+      );
     }
     const manifest = { digest, mediaType, json: json as Record<string, unknown> };
     manifestCache.set(`${state.registry}/${repository}@${digest}`, manifest);
@@ -550,19 +789,41 @@ export function createRegistryClient(options: RegistryClientOptions = {}): Regis
     return config;
   }
 
-  async function fetchConfigOnce(state: RegistryState, repository: string, digest: string): Promise<ImageConfigBlob> {
-    if (!isValidDigest(digest)) throw new RegistryProtocolError("registry-bad-json", `${state.registry}/${repository}: manifest names an invalid config digest`);
+  async function fetchConfigOnce(
+    state: RegistryState,
+    repository: string,
+    digest: string,
+  ): Promise<ImageConfigBlob> {
+    if (!isValidDigest(digest))
+      throw new RegistryProtocolError(
+        "registry-bad-json",
+        `${state.registry}/${repository}: manifest names an invalid config digest`,
+      );
     const url = new URL(`${state.origin}/v2/${repository}/blobs/${digest}`);
-    const response = await request(state, repository, url, "GET", "application/json, */*", limits.maxConfigBytes);
+    const response = await request(
+      state,
+      repository,
+      url,
+      "GET",
+      "application/json, */*",
+      limits.maxConfigBytes,
+    );
     if (response.status !== 200) failFor(state, repository, `config blob ${digest}`, response);
     verifyDigest(state, repository, digest, response.body, null);
     let config: unknown;
     try {
       config = JSON.parse(response.body.toString("utf8"));
     } catch {
-      throw new RegistryProtocolError("registry-bad-json", `${state.registry}/${repository}: config blob ${digest} is malformed JSON`);
+      throw new RegistryProtocolError(
+        "registry-bad-json",
+        `${state.registry}/${repository}: config blob ${digest} is malformed JSON`,
+      );
     }
-    if (typeof config !== "object" || config === null) throw new RegistryProtocolError("registry-bad-json", `${state.registry}/${repository}: config blob ${digest} is not an object`);
+    if (typeof config !== "object" || config === null)
+      throw new RegistryProtocolError(
+        "registry-bad-json",
+        `${state.registry}/${repository}: config blob ${digest} is not an object`,
+      );
     return config as ImageConfigBlob;
   }
 
@@ -588,12 +849,22 @@ export function createRegistryClient(options: RegistryClientOptions = {}): Regis
 
     async resolveDigest(repositoryName: string, reference: string): Promise<string> {
       const { state, repository } = target(repositoryName);
-      const response = await request(state, repository, manifestUrl(state, repository, reference), "HEAD", MANIFEST_ACCEPT, 0);
+      const response = await request(
+        state,
+        repository,
+        manifestUrl(state, repository, reference),
+        "HEAD",
+        MANIFEST_ACCEPT,
+        0,
+      );
       if (response.status !== 200) failFor(state, repository, `manifest ${reference}`, response);
       const digest = response.headers.get("docker-content-digest");
       if (digest && isValidDigest(digest)) {
         if (reference.startsWith("sha256:") && digest !== reference) {
-          throw new RegistryProtocolError("registry-digest-mismatch", `${state.registry}/${repository}@${reference}: registry announced ${digest}`);
+          throw new RegistryProtocolError(
+            "registry-digest-mismatch",
+            `${state.registry}/${repository}@${reference}: registry announced ${digest}`,
+          );
         }
         return digest;
       }
@@ -607,26 +878,69 @@ export function createRegistryClient(options: RegistryClientOptions = {}): Regis
       let platforms: string[] = [];
       let imageManifest = manifest;
       if (isIndexMediaType(manifest.mediaType)) {
-        const entries = Array.isArray(manifest.json.manifests) ? (manifest.json.manifests as { digest?: unknown; platform?: { os?: unknown; architecture?: unknown; variant?: unknown } }[]) : [];
-        const withPlatform = entries.filter((entry) => typeof entry.platform?.os === "string" && typeof entry.platform.architecture === "string" && entry.platform.os !== "unknown");
-        platforms = [...new Set(withPlatform.map((entry) => formatPlatform(entry.platform!.os as string, entry.platform!.architecture as string, entry.platform!.variant)))];
+        const entries = Array.isArray(manifest.json.manifests)
+          ? (manifest.json.manifests as {
+              digest?: unknown;
+              platform?: { os?: unknown; architecture?: unknown; variant?: unknown };
+            }[])
+          : [];
+        const withPlatform = entries.filter(
+          (entry) =>
+            typeof entry.platform?.os === "string" &&
+            typeof entry.platform.architecture === "string" &&
+            entry.platform.os !== "unknown",
+        );
+        platforms = [
+          ...new Set(
+            withPlatform.map((entry) =>
+              formatPlatform(
+                entry.platform!.os as string,
+                entry.platform!.architecture as string,
+                entry.platform!.variant,
+              ),
+            ),
+          ),
+        ];
         // created and labels come from one platform's config; linux/amd64 when present.
-        const chosen = withPlatform.find((entry) => entry.platform!.os === "linux" && entry.platform!.architecture === "amd64") ?? withPlatform[0] ?? entries[0];
+        const chosen =
+          withPlatform.find(
+            (entry) => entry.platform!.os === "linux" && entry.platform!.architecture === "amd64",
+          ) ??
+          withPlatform[0] ??
+          entries[0];
         if (!chosen || typeof chosen.digest !== "string") {
           return { digest: manifest.digest, mediaType: manifest.mediaType, platforms, labels: {} };
         }
         imageManifest = await fetchManifest(state, repository, chosen.digest);
-        if (isIndexMediaType(imageManifest.mediaType)) throw new RegistryProtocolError("registry-bad-json", `${state.registry}/${repository}:${reference}: nested image index`);
+        if (isIndexMediaType(imageManifest.mediaType))
+          throw new RegistryProtocolError(
+            "registry-bad-json",
+            `${state.registry}/${repository}:${reference}: nested image index`,
+          );
       }
       const configDigest = (imageManifest.json.config as { digest?: unknown } | undefined)?.digest;
-      if (typeof configDigest !== "string") throw new RegistryProtocolError("registry-bad-json", `${state.registry}/${repository}:${reference}: manifest has no config`);
+      if (typeof configDigest !== "string")
+        throw new RegistryProtocolError(
+          "registry-bad-json",
+          `${state.registry}/${repository}:${reference}: manifest has no config`,
+        );
       const config = await fetchConfig(state, repository, configDigest);
-      if (platforms.length === 0 && typeof config.os === "string" && typeof config.architecture === "string") {
+      if (
+        platforms.length === 0 &&
+        typeof config.os === "string" &&
+        typeof config.architecture === "string"
+      ) {
         platforms = [formatPlatform(config.os, config.architecture, config.variant)];
       }
       const labels: Record<string, string> = {};
-      for (const [key, value] of Object.entries(config.config?.Labels ?? {})) if (typeof value === "string") labels[key] = value;
-      const description: ImageDescription = { digest: manifest.digest, mediaType: manifest.mediaType, platforms, labels };
+      for (const [key, value] of Object.entries(config.config?.Labels ?? {}))
+        if (typeof value === "string") labels[key] = value;
+      const description: ImageDescription = {
+        digest: manifest.digest,
+        mediaType: manifest.mediaType,
+        platforms,
+        labels,
+      };
       const created = typeof config.created === "string" ? new Date(config.created) : undefined;
       if (created && !Number.isNaN(created.getTime())) description.created = created;
       const revision = labels["org.opencontainers.image.revision"];
@@ -649,7 +963,9 @@ export function createRegistryClient(options: RegistryClientOptions = {}): Regis
 }
 
 function formatPlatform(os: string, architecture: string, variant: unknown): string {
-  return typeof variant === "string" && variant ? `${os}/${architecture}/${variant}` : `${os}/${architecture}`;
+  return typeof variant === "string" && variant
+    ? `${os}/${architecture}/${variant}`
+    : `${os}/${architecture}`;
 }
 
 function basicHeader(credentials: Credentials): string {

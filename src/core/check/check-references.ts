@@ -21,7 +21,11 @@ export interface ReferenceProblem {
  * `configText` (the text of .github/ferry.yml), when given, lets a missing reference point at
  * the environment's `paths` line instead of the top of the file.
  */
-export function checkReferences(config: FerryConfig, filesByEnvironment: Map<string, Map<string, string>>, configText?: string): ReferenceProblem[] {
+export function checkReferences(
+  config: FerryConfig,
+  filesByEnvironment: Map<string, Map<string, string>>,
+  configText?: string,
+): ReferenceProblem[] {
   const problems: ReferenceProblem[] = [];
   const unreadable = new Set<string>();
   for (const [environment, environmentConfig] of Object.entries(config.environments)) {
@@ -37,7 +41,13 @@ export function checkReferences(config: FerryConfig, filesByEnvironment: Map<str
           referenced = true;
           const current = currentImage(text, image.repository, options);
           if (!current) continue;
-          if (running && ((current.tag !== undefined && running.tag !== undefined && current.tag !== running.tag) || (current.digest !== undefined && running.digest !== undefined && current.digest !== running.digest))) {
+          if (
+            running &&
+            ((current.tag !== undefined && running.tag !== undefined && current.tag !== running.tag) ||
+              (current.digest !== undefined &&
+                running.digest !== undefined &&
+                current.digest !== running.digest))
+          ) {
             problems.push({
               file,
               line: current.line,
@@ -50,7 +60,8 @@ export function checkReferences(config: FerryConfig, filesByEnvironment: Map<str
         } catch (error) {
           if (!isUserError(error)) throw error;
           if (error instanceof YamlSyntaxError) {
-            if (!unreadable.has(file)) problems.push({ file, line: error.line, column: error.column, message: error.message });
+            if (!unreadable.has(file))
+              problems.push({ file, line: error.line, column: error.column, message: error.message });
             unreadable.add(file);
           } else {
             problems.push({ file, line: 1, column: 1, message: `${imageName}: ${error.message}` });
@@ -81,15 +92,22 @@ function describe(image: { tag?: string; digest?: string }): string {
 }
 
 /** The line and column of `environments.<name>.paths` in the config text, else 1:1. */
-export function environmentPathsPosition(configText: string | undefined, environment: string): { line: number; column: number } {
+export function environmentPathsPosition(
+  configText: string | undefined,
+  environment: string,
+): { line: number; column: number } {
   if (configText === undefined) return { line: 1, column: 1 };
   const lineCounter = new LineCounter();
   const document = parseDocument(configText, { lineCounter });
   const environments = document.get("environments", true);
   if (!isMap(environments)) return { line: 1, column: 1 };
-  const pair = environments.items.find((item) => String((item.key as { value?: unknown })?.value) === environment);
+  const pair = environments.items.find(
+    (item) => String((item.key as { value?: unknown })?.value) === environment,
+  );
   const node = isMap(pair?.value) ? pair.value.get("paths", true) : undefined;
-  const offset = isSeq(node) ? node.range?.[0] : (pair?.key as { range?: [number, number, number] } | undefined)?.range?.[0];
+  const offset = isSeq(node)
+    ? node.range?.[0]
+    : (pair?.key as { range?: [number, number, number] } | undefined)?.range?.[0];
   if (offset === undefined) return { line: 1, column: 1 };
   const { line, col } = lineCounter.linePos(offset);
   return { line, column: col };

@@ -23,7 +23,12 @@ export type LoadConfigResult = { ok: true; config: FerryConfig } | { ok: false; 
  */
 export function loadConfig(text: string): LoadConfigResult {
   if (Buffer.byteLength(text, "utf8") > MAX_CONFIG_BYTES) {
-    return { ok: false, problems: [{ path: "", message: `config is larger than ${MAX_CONFIG_BYTES} bytes`, line: 1, column: 1 }] };
+    return {
+      ok: false,
+      problems: [
+        { path: "", message: `config is larger than ${MAX_CONFIG_BYTES} bytes`, line: 1, column: 1 },
+      ],
+    };
   }
   const lineCounter = new LineCounter();
   const document = parseDocument(text, { lineCounter, uniqueKeys: true, prettyErrors: false });
@@ -47,7 +52,10 @@ export function loadConfig(text: string): LoadConfigResult {
     // Aliases are capped: a "billion laughs" config fails here instead of exhausting memory.
     data = document.toJS({ maxAliasCount: 100 });
   } catch (error) {
-    return { ok: false, problems: [{ path: "", message: `YAML: ${(error as Error).message}`, line: 1, column: 1 }] };
+    return {
+      ok: false,
+      problems: [{ path: "", message: `YAML: ${(error as Error).message}`, line: 1, column: 1 }],
+    };
   }
   const parsed = configSchema.safeParse(data ?? {});
   if (parsed.success) return { ok: true, config: parsed.data };
@@ -56,11 +64,19 @@ export function loadConfig(text: string): LoadConfigResult {
   const issues = parsed.error.issues.flatMap((issue) =>
     // Point each unknown key at its own line (a typo or a secret pasted inline), not at its parent.
     issue.code === "unrecognized_keys"
-      ? issue.keys.map((key) => ({ path: [...issue.path.map(String), key], message: `unknown key ${JSON.stringify(key)}` }))
+      ? issue.keys.map((key) => ({
+          path: [...issue.path.map(String), key],
+          message: `unknown key ${JSON.stringify(key)}`,
+        }))
       : [{ path: issue.path.map(String), message: issueMessage(issue, data) }],
   );
   for (const problem of crossFieldProblems(data)) {
-    if (!issues.some((issue) => issue.path.join(".") === problem.path.join(".") && issue.message === problem.message)) issues.push(problem);
+    if (
+      !issues.some(
+        (issue) => issue.path.join(".") === problem.path.join(".") && issue.message === problem.message,
+      )
+    )
+      issues.push(problem);
   }
   const problems = issues.map((issue) => ({
     path: issue.path.join("."),
@@ -79,8 +95,11 @@ export function loadConfig(text: string): LoadConfigResult {
 function issueMessage(issue: z.core.$ZodIssue, data: unknown): string {
   if (issue.code === "invalid_type" && issue.path.length > 0) {
     const key = issue.path[issue.path.length - 1]!;
-    const parent = issue.path.slice(0, -1).reduce<unknown>((node, segment) => (isObject(node) ? node[segment as string] : undefined), data ?? {});
-    if (isObject(parent) && !(String(key) in parent)) return `missing required key ${JSON.stringify(String(key))}`;
+    const parent = issue.path
+      .slice(0, -1)
+      .reduce<unknown>((node, segment) => (isObject(node) ? node[segment as string] : undefined), data ?? {});
+    if (isObject(parent) && !(String(key) in parent))
+      return `missing required key ${JSON.stringify(String(key))}`;
   }
   if (issue.code === "invalid_key" && issue.issues[0] !== undefined) return issue.issues[0].message;
   return issue.message;
@@ -100,7 +119,9 @@ function offsetOf(document: Document, path: string[]): number | undefined {
     if (length > 0) {
       const parent = length === 1 ? document.contents : document.getIn(prefix.slice(0, -1), true);
       if (isMap(parent)) {
-        const pair = parent.items.find((item) => isPair(item) && isScalar(item.key) && String(item.key.value) === prefix[length - 1]);
+        const pair = parent.items.find(
+          (item) => isPair(item) && isScalar(item.key) && String(item.key.value) === prefix[length - 1],
+        );
         if (pair && isScalar(pair.key) && pair.key.range) return pair.key.range[0];
       }
     }
@@ -112,6 +133,9 @@ function offsetOf(document: Document, path: string[]): number | undefined {
 /** One line per problem: `FILE:LINE:COL message (path)`, the format of `ferry check`. */
 export function formatProblems(file: string, problems: ConfigProblem[]): string {
   return problems
-    .map((problem) => `${file}:${problem.line}:${problem.column} ${problem.message}${problem.path ? ` (${problem.path})` : ""}`)
+    .map(
+      (problem) =>
+        `${file}:${problem.line}:${problem.column} ${problem.message}${problem.path ? ` (${problem.path})` : ""}`,
+    )
     .join("\n");
 }

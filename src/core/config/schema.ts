@@ -1,7 +1,14 @@
 import { z } from "zod";
 import { isDuration } from "../duration.js";
 import { InvalidImageRefError, parseImageName } from "../image-ref.js";
-import { mergePolicyLayers, policyFieldsSchema, policyProblems, policySchema, resolvePolicy, type Policy } from "../policy/schema.js";
+import {
+  mergePolicyLayers,
+  policyFieldsSchema,
+  policyProblems,
+  policySchema,
+  resolvePolicy,
+  type Policy,
+} from "../policy/schema.js";
 
 /**
  * The one schema of `.github/ferry.yml` (DESIGN.md "Configuration"). It is the source of the
@@ -24,12 +31,15 @@ export const configPath = z.string().superRefine((path, ctx) => {
 export function configPathProblem(path: string): string | undefined {
   if (path.length === 0) return "path is empty";
   if (path.includes("\0")) return "path contains a NUL byte";
-  if (path.startsWith("/") || /^[A-Za-z]:[\\/]/.test(path)) return `path ${JSON.stringify(path)} must be relative to the repository root`;
+  if (path.startsWith("/") || /^[A-Za-z]:[\\/]/.test(path))
+    return `path ${JSON.stringify(path)} must be relative to the repository root`;
   if (path.includes("\\")) return `path ${JSON.stringify(path)} must use forward slashes`;
   if (/%2e|%2f|%5c/i.test(path)) return `path ${JSON.stringify(path)} must not be URL-encoded`;
   const segments = path.split("/").filter((segment) => segment !== "" && segment !== ".");
-  if (segments.some((segment) => segment === "..")) return `path ${JSON.stringify(path)} must not leave the repository (..)`;
-  if (segments[0] === ".git" || segments[0] === ".github") return `path ${JSON.stringify(path)} must not be under ${segments[0]}/`;
+  if (segments.some((segment) => segment === ".."))
+    return `path ${JSON.stringify(path)} must not leave the repository (..)`;
+  if (segments[0] === ".git" || segments[0] === ".github")
+    return `path ${JSON.stringify(path)} must not be under ${segments[0]}/`;
   return undefined;
 }
 
@@ -48,11 +58,18 @@ const imageSchema = z.strictObject({
       try {
         parseImageName(value);
       } catch (error) {
-        ctx.addIssue({ code: "custom", message: error instanceof InvalidImageRefError ? error.message : String(error) });
+        ctx.addIssue({
+          code: "custom",
+          message: error instanceof InvalidImageRefError ? error.message : String(error),
+        });
       }
     })
     .describe("Where tags are looked up, e.g. ghcr.io/acme/shop."),
-  source: z.string().regex(REPO_SLUG, "source must be owner/repo").optional().describe("The app repo: enables CI gating and changelog links."),
+  source: z
+    .string()
+    .regex(REPO_SLUG, "source must be owner/repo")
+    .optional()
+    .describe("The app repo: enables CI gating and changelog links."),
   policy: policySchema.optional().describe("Default tag policy for every environment."),
   helm: z.array(helmKeysSchema).optional().describe("Extra Helm values key paths that hold this image."),
 });
@@ -61,15 +78,33 @@ const PERMISSIONS = ["read", "triage", "write", "maintain", "admin"] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 
 const environmentSchema = z.strictObject({
-  paths: z.array(configPath).min(1, "paths needs at least one file or folder").describe("Files or folders whose image references Ferry edits."),
-  update: z.enum(["auto", "manual"]).default("auto").describe("auto: follow the registry; manual: only by command."),
-  merge: z.enum(["auto", "review"]).default("review").describe("auto: merge when required checks pass; review: wait for a human."),
-  from: z.string().optional().describe("Upstream environment: this one only gets what that one runs, same digest."),
+  paths: z
+    .array(configPath)
+    .min(1, "paths needs at least one file or folder")
+    .describe("Files or folders whose image references Ferry edits."),
+  update: z
+    .enum(["auto", "manual"])
+    .default("auto")
+    .describe("auto: follow the registry; manual: only by command."),
+  merge: z
+    .enum(["auto", "review"])
+    .default("review")
+    .describe("auto: merge when required checks pass; review: wait for a human."),
+  from: z
+    .string()
+    .optional()
+    .describe("Upstream environment: this one only gets what that one runs, same digest."),
   soak: duration.optional().describe("How long the upstream must have been healthy before promotion."),
   promoters: z
     .strictObject({
-      permission: z.enum(PERMISSIONS).default("maintain").describe("Least repository permission to run /promote and /rollback."),
-      teams: z.array(z.string().regex(TEAM_SLUG, "team must be org/team-slug")).default([]).describe("Teams whose members may promote."),
+      permission: z
+        .enum(PERMISSIONS)
+        .default("maintain")
+        .describe("Least repository permission to run /promote and /rollback."),
+      teams: z
+        .array(z.string().regex(TEAM_SLUG, "team must be org/team-slug"))
+        .default([])
+        .describe("Teams whose members may promote."),
     })
     .optional(),
   reviewers: z
@@ -79,14 +114,26 @@ const environmentSchema = z.strictObject({
     })
     .optional()
     .describe("Reviewers requested on this environment's PRs."),
-  policy: z.record(z.string(), policyFieldsSchema).optional().describe("Per-image policy overrides, by image name."),
+  policy: z
+    .record(z.string(), policyFieldsSchema)
+    .optional()
+    .describe("Per-image policy overrides, by image name."),
 });
 
 const registrySchema = z.strictObject({
-  auth: z.enum(["github", "basic", "bearer", "none"]).optional().describe("github: the installation token (GHCR)."),
+  auth: z
+    .enum(["github", "basic", "bearer", "none"])
+    .optional()
+    .describe("github: the installation token (GHCR)."),
   username: z.string().optional(),
-  passwordEnv: z.string().regex(/^[A-Z_][A-Z0-9_]*$/, "passwordEnv names an environment variable").optional(),
-  tokenEnv: z.string().regex(/^[A-Z_][A-Z0-9_]*$/, "tokenEnv names an environment variable").optional(),
+  passwordEnv: z
+    .string()
+    .regex(/^[A-Z_][A-Z0-9_]*$/, "passwordEnv names an environment variable")
+    .optional(),
+  tokenEnv: z
+    .string()
+    .regex(/^[A-Z_][A-Z0-9_]*$/, "tokenEnv names an environment variable")
+    .optional(),
   insecure: z.boolean().optional().describe("Plain HTTP (loopback registries are plain HTTP by default)."),
   requestsPerMinute: z.number().int().positive().optional().describe("Request budget for this registry."),
   concurrency: z.number().int().positive().max(64).optional(),
@@ -94,11 +141,21 @@ const registrySchema = z.strictObject({
 
 export const configSchema = z
   .strictObject({
-    images: z.record(z.string().regex(NAME, "image names are lowercase letters, digits, - and _"), imageSchema),
-    environments: z.record(z.string().regex(NAME, "environment names are lowercase letters, digits, - and _"), environmentSchema),
+    images: z.record(
+      z.string().regex(NAME, "image names are lowercase letters, digits, - and _"),
+      imageSchema,
+    ),
+    environments: z.record(
+      z.string().regex(NAME, "environment names are lowercase letters, digits, - and _"),
+      environmentSchema,
+    ),
     registries: z.record(z.string(), registrySchema).optional(),
     scan: z
-      .strictObject({ interval: duration.default("5m").describe("Periodic registry scan (the backstop for missed webhooks).") })
+      .strictObject({
+        interval: duration
+          .default("5m")
+          .describe("Periodic registry scan (the backstop for missed webhooks)."),
+      })
       .optional(),
   })
   .superRefine((config, ctx) => {
@@ -107,7 +164,10 @@ export const configSchema = z
 
 interface LooseConfig {
   images?: Record<string, unknown>;
-  environments?: Record<string, { from?: unknown; soak?: unknown; policy?: Record<string, unknown> } | undefined>;
+  environments?: Record<
+    string,
+    { from?: unknown; soak?: unknown; policy?: Record<string, unknown> } | undefined
+  >;
   registries?: Record<string, { username?: unknown; passwordEnv?: unknown } | undefined>;
 }
 
@@ -120,22 +180,34 @@ export function crossFieldProblems(data: unknown): { path: string[]; message: st
   if (typeof data !== "object" || data === null) return problems;
   const config = data as LooseConfig;
   const images = typeof config.images === "object" && config.images !== null ? config.images : {};
-  const environments = typeof config.environments === "object" && config.environments !== null ? config.environments : {};
+  const environments =
+    typeof config.environments === "object" && config.environments !== null ? config.environments : {};
   const names = Object.keys(environments);
   for (const [name, environment] of Object.entries(environments)) {
     if (typeof environment !== "object" || environment === null) continue;
     if (typeof environment.from === "string" && !names.includes(environment.from)) {
-      problems.push({ path: ["environments", name, "from"], message: `unknown environment ${JSON.stringify(environment.from)}` });
+      problems.push({
+        path: ["environments", name, "from"],
+        message: `unknown environment ${JSON.stringify(environment.from)}`,
+      });
     }
     if (typeof environment.policy === "object" && environment.policy !== null) {
       for (const [image, override] of Object.entries(environment.policy)) {
         const path = ["environments", name, "policy", image];
         if (!(image in images)) problems.push({ path, message: `unknown image ${JSON.stringify(image)}` });
-        else problems.push(...mergedPolicyProblems((images[image] as { policy?: unknown } | null)?.policy, override).map((problem) => ({ path: [...path, ...problem.path], message: problem.message })));
+        else
+          problems.push(
+            ...mergedPolicyProblems((images[image] as { policy?: unknown } | null)?.policy, override).map(
+              (problem) => ({ path: [...path, ...problem.path], message: problem.message }),
+            ),
+          );
       }
     }
     if (environment.soak !== undefined && environment.from === undefined) {
-      problems.push({ path: ["environments", name, "soak"], message: "soak needs from (the environment that must soak)" });
+      problems.push({
+        path: ["environments", name, "soak"],
+        message: "soak needs from (the environment that must soak)",
+      });
     }
   }
   for (const name of names) {
@@ -143,16 +215,25 @@ export function crossFieldProblems(data: unknown): { path: string[]; message: st
     let current = environments[name]?.from;
     while (typeof current === "string" && names.includes(current)) {
       if (seen.includes(current)) {
-        problems.push({ path: ["environments", name, "from"], message: `promotion cycle: ${[...seen, current].join(" -> ")}` });
+        problems.push({
+          path: ["environments", name, "from"],
+          message: `promotion cycle: ${[...seen, current].join(" -> ")}`,
+        });
         break;
       }
       seen.push(current);
       current = environments[current]?.from;
     }
   }
-  const registries = typeof config.registries === "object" && config.registries !== null ? config.registries : {};
+  const registries =
+    typeof config.registries === "object" && config.registries !== null ? config.registries : {};
   for (const [host, registry] of Object.entries(registries)) {
-    if (typeof registry === "object" && registry !== null && registry.passwordEnv !== undefined && registry.username === undefined) {
+    if (
+      typeof registry === "object" &&
+      registry !== null &&
+      registry.passwordEnv !== undefined &&
+      registry.username === undefined
+    ) {
       problems.push({ path: ["registries", host, "username"], message: "passwordEnv needs username" });
     }
   }
@@ -165,13 +246,19 @@ export function crossFieldProblems(data: unknown): { path: string[]; message: st
  * its own, which is reported at the image. Layers that fail their field types are reported by the
  * schema and skipped here.
  */
-function mergedPolicyProblems(imagePolicy: unknown, override: unknown): { path: string[]; message: string }[] {
+function mergedPolicyProblems(
+  imagePolicy: unknown,
+  override: unknown,
+): { path: string[]; message: string }[] {
   const base = policyFieldsSchema.safeParse(imagePolicy ?? {});
   const layer = policyFieldsSchema.safeParse(override);
   if (!base.success || !layer.success) return [];
-  const key = (problem: { path: string[]; message: string }) => `${problem.path.join(".")}: ${problem.message}`;
+  const key = (problem: { path: string[]; message: string }) =>
+    `${problem.path.join(".")}: ${problem.message}`;
   const reportedAtImage = new Set(policyProblems(base.data).map(key));
-  return policyProblems(mergePolicyLayers(base.data, layer.data)).filter((problem) => !reportedAtImage.has(key(problem)));
+  return policyProblems(mergePolicyLayers(base.data, layer.data)).filter(
+    (problem) => !reportedAtImage.has(key(problem)),
+  );
 }
 
 export type FerryConfig = z.infer<typeof configSchema>;
@@ -199,7 +286,10 @@ export function environmentOrder(config: FerryConfig): string[] {
 
 /** The JSON Schema users point their editor at. */
 export function configJsonSchema(): Record<string, unknown> {
-  const schema = z.toJSONSchema(configSchema, { io: "input", unrepresentable: "any" }) as Record<string, unknown>;
+  const schema = z.toJSONSchema(configSchema, { io: "input", unrepresentable: "any" }) as Record<
+    string,
+    unknown
+  >;
   return {
     $id: "https://ferry.dev/schema/ferry.schema.json",
     title: "Ferry configuration (.github/ferry.yml)",

@@ -27,7 +27,9 @@ export function parsePolicy(input: string | unknown): Policy {
   // An empty document is the empty policy: semver, every release.
   if (value === null || value === undefined) value = {};
   if (typeof value !== "object" || Array.isArray(value)) {
-    throw new InvalidPolicyError(`policy: expected a mapping of policy fields (strategy, range, allow…), got ${describe(value)}`);
+    throw new InvalidPolicyError(
+      `policy: expected a mapping of policy fields (strategy, range, allow…), got ${describe(value)}`,
+    );
   }
   const result = policySchema.safeParse(value);
   if (!result.success) {
@@ -51,6 +53,7 @@ function issueMessage(issue: { code: string; message: string; keys?: string[] })
 
 function describe(value: unknown): string {
   if (Array.isArray(value)) return "a list";
-  if (typeof value === "string") return `the string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 37)}...` : value)}`;
+  if (typeof value === "string")
+    return `the string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 37)}...` : value)}`;
   return `${typeof value} ${String(value)}`;
 }

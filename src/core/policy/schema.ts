@@ -21,13 +21,27 @@ export const policySchema = z
     extract: z
       .string()
       .optional()
-      .describe("What the strategy compares instead of the whole tag, e.g. $version or $ts (named groups of allow)."),
+      .describe(
+        "What the strategy compares instead of the whole tag, e.g. $version or $ts (named groups of allow).",
+      ),
     ignore: z.array(z.string()).optional().describe("Glob patterns (minimatch) of tags never chosen."),
-    order: z.enum(["asc", "desc"]).optional().describe("asc: the highest wins (default); desc: the lowest wins."),
+    order: z
+      .enum(["asc", "desc"])
+      .optional()
+      .describe("asc: the highest wins (default); desc: the lowest wins."),
     tag: z.string().optional().describe("For strategy digest: the moving tag to follow, e.g. latest."),
-    minAge: z.string().optional().describe("A tag must be at least this old, e.g. 1h (needs the image's created date)."),
-    platforms: z.array(z.string()).optional().describe("An image index must contain all of these, e.g. linux/arm64."),
-    pin: z.enum(["tag", "digest", "digest-only"]).optional().describe("Write the tag (default), tag and digest, or only the digest."),
+    minAge: z
+      .string()
+      .optional()
+      .describe("A tag must be at least this old, e.g. 1h (needs the image's created date)."),
+    platforms: z
+      .array(z.string())
+      .optional()
+      .describe("An image index must contain all of these, e.g. linux/arm64."),
+    pin: z
+      .enum(["tag", "digest", "digest-only"])
+      .optional()
+      .describe("Write the tag (default), tag and digest, or only the digest."),
   })
   .superRefine((policy, ctx) => {
     for (const problem of policyProblems(policy)) ctx.addIssue({ code: "custom", ...problem });
@@ -64,7 +78,8 @@ export function policyProblems(policy: PolicyInput): { path: string[]; message: 
   const problems: { path: string[]; message: string }[] = [];
   const strategy = policy.strategy ?? "semver";
   if (policy.range !== undefined) {
-    if (strategy !== "semver") problems.push({ path: ["range"], message: `range applies only to strategy semver, not ${strategy}` });
+    if (strategy !== "semver")
+      problems.push({ path: ["range"], message: `range applies only to strategy semver, not ${strategy}` });
     else if (semver.validRange(policy.range, { loose: false }) === null) {
       problems.push({ path: ["range"], message: `invalid semver range ${JSON.stringify(policy.range)}` });
     }
@@ -81,32 +96,57 @@ export function policyProblems(policy: PolicyInput): { path: string[]; message: 
   }
   if (policy.extract !== undefined) {
     const references = templateReferences(policy.extract);
-    if (policy.allow === undefined) problems.push({ path: ["extract"], message: "extract needs allow with named groups" });
-    else if (references.length === 0) problems.push({ path: ["extract"], message: "extract must reference a named group, e.g. $version" });
+    if (policy.allow === undefined)
+      problems.push({ path: ["extract"], message: "extract needs allow with named groups" });
+    else if (references.length === 0)
+      problems.push({ path: ["extract"], message: "extract must reference a named group, e.g. $version" });
     else if (groups) {
       for (const name of references) {
-        if (!groups.has(name)) problems.push({ path: ["extract"], message: `extract references $${name}, which allow does not define` });
+        if (!groups.has(name))
+          problems.push({
+            path: ["extract"],
+            message: `extract references $${name}, which allow does not define`,
+          });
       }
     }
   }
   if (strategy === "digest") {
-    if (policy.tag === undefined) problems.push({ path: ["tag"], message: "strategy digest needs tag, the moving tag to follow (e.g. latest)" });
-    if (policy.pin === "tag") problems.push({ path: ["pin"], message: "strategy digest must pin a digest (pin: digest or digest-only)" });
+    if (policy.tag === undefined)
+      problems.push({
+        path: ["tag"],
+        message: "strategy digest needs tag, the moving tag to follow (e.g. latest)",
+      });
+    if (policy.pin === "tag")
+      problems.push({
+        path: ["pin"],
+        message: "strategy digest must pin a digest (pin: digest or digest-only)",
+      });
   } else if (policy.tag !== undefined) {
     problems.push({ path: ["tag"], message: "tag applies only to strategy digest" });
   }
-  if (policy.tag !== undefined && !isValidTag(policy.tag)) problems.push({ path: ["tag"], message: `${JSON.stringify(policy.tag)} is not a valid OCI tag` });
+  if (policy.tag !== undefined && !isValidTag(policy.tag))
+    problems.push({ path: ["tag"], message: `${JSON.stringify(policy.tag)} is not a valid OCI tag` });
   if (policy.order !== undefined && strategy !== "numerical" && strategy !== "alphabetical") {
-    problems.push({ path: ["order"], message: "order applies only to strategies numerical and alphabetical" });
+    problems.push({
+      path: ["order"],
+      message: "order applies only to strategies numerical and alphabetical",
+    });
   }
   if (policy.prerelease !== undefined && strategy !== "semver") {
     problems.push({ path: ["prerelease"], message: "prerelease applies only to strategy semver" });
   }
   if (policy.minAge !== undefined && !isDuration(policy.minAge)) {
-    problems.push({ path: ["minAge"], message: `invalid duration ${JSON.stringify(policy.minAge)}: use e.g. 30m, 1h, 2d` });
+    problems.push({
+      path: ["minAge"],
+      message: `invalid duration ${JSON.stringify(policy.minAge)}: use e.g. 30m, 1h, 2d`,
+    });
   }
   for (const [index, platform] of (policy.platforms ?? []).entries()) {
-    if (!PLATFORM_PATTERN.test(platform)) problems.push({ path: ["platforms", String(index)], message: `invalid platform ${JSON.stringify(platform)}: use os/arch[/variant]` });
+    if (!PLATFORM_PATTERN.test(platform))
+      problems.push({
+        path: ["platforms", String(index)],
+        message: `invalid platform ${JSON.stringify(platform)}: use os/arch[/variant]`,
+      });
   }
   return problems;
 }
@@ -131,7 +171,9 @@ export function mergePolicyLayers(...layers: (PolicyInput | undefined)[]): Polic
     if (layer.strategy !== undefined) {
       const strategy = layer.strategy;
       merged = Object.fromEntries(
-        Object.entries(merged).filter(([field]) => STRATEGY_FIELDS[field as keyof PolicyInput]?.includes(strategy) ?? true),
+        Object.entries(merged).filter(
+          ([field]) => STRATEGY_FIELDS[field as keyof PolicyInput]?.includes(strategy) ?? true,
+        ),
       ) as PolicyInput;
     }
     merged = { ...merged, ...layer };

@@ -18,8 +18,7 @@ export interface TagCandidate {
 }
 
 export type Selection =
-  | { kind: "selected"; tag: string; digest?: string; reason: string }
-  | { kind: "none"; reason: string };
+  { kind: "selected"; tag: string; digest?: string; reason: string } | { kind: "none"; reason: string };
 
 export interface SelectOptions {
   policy: Policy;
@@ -92,7 +91,8 @@ export function rankTags(tags: string[], policy: Policy, current?: string): stri
     admitted.sort((a, b) => compare(b.key, a.key) || order.tieBreak(b.key, a.key, b.tag, a.tag));
   }
   const ranked = admitted.map((entry) => entry.tag);
-  if (policy.strategy === "newest-build" && currentListed && currentKey !== undefined && ranked.length > 0) ranked.unshift(current!);
+  if (policy.strategy === "newest-build" && currentListed && currentKey !== undefined && ranked.length > 0)
+    ranked.unshift(current!);
   return ranked;
 }
 
@@ -118,13 +118,15 @@ export function selectTag(candidates: TagCandidate[], options: SelectOptions): S
   const compare = byCreated
     ? (a: Admitted, b: Admitted) => a.candidate.created!.getTime() - b.candidate.created!.getTime()
     : (a: Admitted, b: Admitted) => order.compare!(a.key, b.key);
-  const better = (a: Admitted, b: Admitted) => compare(a, b) || order.tieBreak(a.key, b.key, a.candidate.tag, b.candidate.tag);
+  const better = (a: Admitted, b: Admitted) =>
+    compare(a, b) || order.tieBreak(a.key, b.key, a.candidate.tag, b.candidate.tag);
 
   let currentEntry: Admitted | undefined;
   if (current !== undefined) {
     if (byCreated) {
       const listed = candidates.find((candidate) => candidate.tag === current);
-      if (listed?.created !== undefined && order.read(current) !== undefined) currentEntry = { candidate: listed, key: current };
+      if (listed?.created !== undefined && order.read(current) !== undefined)
+        currentEntry = { candidate: listed, key: current };
     } else {
       const key = order.read(current);
       if (key !== undefined) currentEntry = { candidate: { tag: current }, key };
@@ -168,7 +170,9 @@ export function selectTag(candidates: TagCandidate[], options: SelectOptions): S
   }
 
   const unreadableNote =
-    current !== undefined && currentEntry === undefined ? ` (current ${current} is not a tag ${order.describe} can order)` : "";
+    current !== undefined && currentEntry === undefined
+      ? ` (current ${current} is not a tag ${order.describe} can order)`
+      : "";
   if (best !== undefined) {
     const selection: Selection = {
       kind: "selected",
@@ -179,7 +183,9 @@ export function selectTag(candidates: TagCandidate[], options: SelectOptions): S
     return selection;
   }
   if (unusableNewer > 0) {
-    const why = [...unusable].map(([problem, count]) => `${count} ${describeUnusable(problem, policy)}`).join(", ");
+    const why = [...unusable]
+      .map(([problem, count]) => `${count} ${describeUnusable(problem, policy)}`)
+      .join(", ");
     const scope = currentEntry !== undefined ? ` newer than current ${current}` : "";
     return {
       kind: "none",
@@ -187,7 +193,10 @@ export function selectTag(candidates: TagCandidate[], options: SelectOptions): S
     };
   }
   if (admittedCount === 0) {
-    return { kind: "none", reason: `${order.describe} admits none of ${distinct} ${plural(distinct, "tag")}` };
+    return {
+      kind: "none",
+      reason: `${order.describe} admits none of ${distinct} ${plural(distinct, "tag")}`,
+    };
   }
   // Every admitted tag is older than or equal to current (currentEntry is set here).
   const highest = bestNotNewer!;
@@ -206,7 +215,10 @@ function selectDigest(candidates: TagCandidate[], order: TagOrder, options: Sele
   const moving = policy.tag!;
   const candidate = candidates.find((entry) => entry.tag === moving);
   if (candidate === undefined || order.admit(candidate.tag) === undefined) {
-    return { kind: "none", reason: `${order.describe}: tag ${moving} is not among the ${candidates.length} listed tags` };
+    return {
+      kind: "none",
+      reason: `${order.describe}: tag ${moving} is not among the ${candidates.length} listed tags`,
+    };
   }
   const problem = unusableBecause(candidate, {
     byCreated: false,
@@ -215,21 +227,39 @@ function selectDigest(candidates: TagCandidate[], order: TagOrder, options: Sele
     needsDigest: true,
     now,
   });
-  if (problem !== undefined) return { kind: "none", reason: `${order.describe}: ${moving} is not usable, ${describeUnusable(problem, policy, true)}` };
+  if (problem !== undefined)
+    return {
+      kind: "none",
+      reason: `${order.describe}: ${moving} is not usable, ${describeUnusable(problem, policy, true)}`,
+    };
   const digest = candidate.digest!;
-  if (currentDigest === digest) return { kind: "none", reason: `${moving} still points to the current digest ${shortDigest(digest)}` };
+  if (currentDigest === digest)
+    return { kind: "none", reason: `${moving} still points to the current digest ${shortDigest(digest)}` };
   const was = currentDigest !== undefined ? ` (was ${shortDigest(currentDigest)})` : "";
-  return { kind: "selected", tag: moving, digest, reason: `${order.describe}: ${moving} points to ${shortDigest(digest)}${was}` };
+  return {
+    kind: "selected",
+    tag: moving,
+    digest,
+    reason: `${order.describe}: ${moving} points to ${shortDigest(digest)}${was}`,
+  };
 }
 
 function unusableBecause(
   candidate: TagCandidate,
-  needs: { byCreated: boolean; minAgeMs: number | undefined; requiredPlatforms: PlatformTest[]; needsDigest: boolean; now: Date },
+  needs: {
+    byCreated: boolean;
+    minAgeMs: number | undefined;
+    requiredPlatforms: PlatformTest[];
+    needsDigest: boolean;
+    now: Date;
+  },
 ): Unusable | undefined {
   if ((needs.byCreated || needs.minAgeMs !== undefined) && !isDate(candidate.created)) return "no-created";
   // A created date in the future (clock skew, forged config) is too young, never old enough.
-  if (needs.minAgeMs !== undefined && needs.now.getTime() - candidate.created!.getTime() < needs.minAgeMs) return "too-young";
-  if (needs.requiredPlatforms.length > 0 && !hasPlatforms(candidate.platforms, needs.requiredPlatforms)) return "platforms";
+  if (needs.minAgeMs !== undefined && needs.now.getTime() - candidate.created!.getTime() < needs.minAgeMs)
+    return "too-young";
+  if (needs.requiredPlatforms.length > 0 && !hasPlatforms(candidate.platforms, needs.requiredPlatforms))
+    return "platforms";
   if (needs.needsDigest && candidate.digest === undefined) return "no-digest";
   return undefined;
 }
@@ -263,7 +293,10 @@ function parsePlatform(text: string): PlatformTest {
   const hasVariant = required.split("/").length > 2;
   return (offered) => {
     const have = offered.toLowerCase();
-    return have === required || (!hasVariant && have.startsWith(required) && have.charCodeAt(required.length) === 47 /* / */);
+    return (
+      have === required ||
+      (!hasVariant && have.startsWith(required) && have.charCodeAt(required.length) === 47) /* / */
+    );
   };
 }
 
@@ -275,7 +308,9 @@ function hasPlatforms(offered: string[] | undefined, required: PlatformTest[]): 
 
 function superlative(policy: Policy): string {
   if (policy.strategy === "newest-build") return "newest build";
-  return policy.order === "desc" && (policy.strategy === "numerical" || policy.strategy === "alphabetical") ? "lowest" : "highest";
+  return policy.order === "desc" && (policy.strategy === "numerical" || policy.strategy === "alphabetical")
+    ? "lowest"
+    : "highest";
 }
 
 function plural(count: number, noun: string): string {

@@ -102,7 +102,8 @@ export function compileTagOrder(policy: Policy): TagOrder {
       return {
         policy,
         read: (tag) => (tag === moving ? tag : undefined),
-        admit: (tag) => (tag === moving && isValidTag(tag) && !ignored(tag) && valueOf(tag) !== undefined ? tag : undefined),
+        admit: (tag) =>
+          tag === moving && isValidTag(tag) && !ignored(tag) && valueOf(tag) !== undefined ? tag : undefined,
         tieBreak: (_a, _b, tagA, tagB) => compareBytes(tagA, tagB),
         describe: `digest of ${moving}`,
       };
@@ -186,7 +187,9 @@ const SIMPLE_GLOB = /^[A-Za-z0-9._*?-]*$/;
 export function compileGlob(pattern: string): (tag: string) => boolean {
   if (SIMPLE_GLOB.test(pattern)) {
     if (!/[*?]/.test(pattern)) return (tag) => tag === pattern;
-    const source = pattern.replace(/[.*?-]/g, (char) => (char === "*" ? ".*" : char === "?" ? "." : `\\${char}`));
+    const source = pattern.replace(/[.*?-]/g, (char) =>
+      char === "*" ? ".*" : char === "?" ? "." : `\\${char}`,
+    );
     const regex = new RegExp(`^${source}$`, "s");
     return (tag) => regex.test(tag);
   }

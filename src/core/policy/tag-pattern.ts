@@ -45,7 +45,8 @@ export function unsupportedSyntax(pattern: string): string | undefined {
     const char = pattern[index];
     if (char === "\\") {
       const next = pattern[index + 1] ?? "";
-      if (!inClass && (/[1-9]/.test(next) || next === "k")) return `backreference \\${next} is not supported (Go RE2 syntax only)`;
+      if (!inClass && (/[1-9]/.test(next) || next === "k"))
+        return `backreference \\${next} is not supported (Go RE2 syntax only)`;
       index++;
     } else if (inClass) {
       if (char === "]") inClass = false;

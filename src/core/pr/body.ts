@@ -44,7 +44,8 @@ export function formatBody(input: BodyInput): string {
   }
   lines.push("");
   if (input.note) lines.push(escapeMarkdown(input.note), "");
-  if (input.requestedIn !== undefined && Number.isSafeInteger(input.requestedIn) && input.requestedIn > 0) lines.push(`Requested in #${input.requestedIn}.`, "");
+  if (input.requestedIn !== undefined && Number.isSafeInteger(input.requestedIn) && input.requestedIn > 0)
+    lines.push(`Requested in #${input.requestedIn}.`, "");
   lines.push(
     "Comment `/promote <env>`, `/rollback <env>`, `/hold <env>`, `/unhold <env>` or `/ferry status`. Ferry keeps this PR up to date; edits to its branch are overwritten.",
     "",
@@ -73,7 +74,8 @@ function sourceCell(webUrl: string, source: BodyRow["source"]): string {
   const base = `${webUrl.replace(/\/+$/, "")}/${source.repo}`;
   const from = source.from !== undefined && REVISION.test(source.from) ? source.from : undefined;
   const to = source.to !== undefined && REVISION.test(source.to) ? source.to : undefined;
-  if (from && to && from !== to) return `[${from.slice(0, 7)}...${to.slice(0, 7)}](${base}/compare/${from}...${to})`;
+  if (from && to && from !== to)
+    return `[${from.slice(0, 7)}...${to.slice(0, 7)}](${base}/compare/${from}...${to})`;
   if (to) return `[${to.slice(0, 7)}](${base}/commit/${to})`;
   return `[${escapeMarkdown(source.repo)}](${base})`;
 }

@@ -3,7 +3,8 @@ const PREFIX = "ferry/";
 const ENVIRONMENT = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 
 export function formatBranchName(environment: string): string {
-  if (!ENVIRONMENT.test(environment)) throw new Error(`invalid environment name ${JSON.stringify(environment)}`);
+  if (!ENVIRONMENT.test(environment))
+    throw new Error(`invalid environment name ${JSON.stringify(environment)}`);
   return `${PREFIX}${environment}`;
 }
 

@@ -25,13 +25,21 @@ export interface CheckOutput {
 
 export function formatConfigCheck(file: string, problems: ConfigProblem[]): CheckOutput {
   if (problems.length === 0) {
-    return { conclusion: "success", title: "ferry.yml is valid", summary: `\`${file}\` is valid.`, annotations: [] };
+    return {
+      conclusion: "success",
+      title: "ferry.yml is valid",
+      summary: `\`${file}\` is valid.`,
+      annotations: [],
+    };
   }
   return {
     conclusion: "failure",
     title: `${problems.length} problem${problems.length === 1 ? "" : "s"} in ferry.yml`,
     summary: problems
-      .map((problem) => `- line ${problem.line}: ${problem.message.replace(/[\r\n]+/g, " ")}${problem.path ? ` (\`${problem.path.replace(/`/g, "")}\`)` : ""}`)
+      .map(
+        (problem) =>
+          `- line ${problem.line}: ${problem.message.replace(/[\r\n]+/g, " ")}${problem.path ? ` (\`${problem.path.replace(/`/g, "")}\`)` : ""}`,
+      )
       .join("\n"),
     annotations: problems.slice(0, MAX_ANNOTATIONS).map((problem) => ({
       path: file,
@@ -51,6 +59,9 @@ export function formatBrokenConfigIssue(file: string, problems: ConfigProblem[],
   return [
     `Ferry makes no changes in this repository until \`${file}\` is fixed (commit ${sha.slice(0, 7)}).`,
     "",
-    ...problems.map((problem) => `- \`${file}:${problem.line}:${problem.column}\` ${problem.message.replace(/[\r\n]+/g, " ")}`),
+    ...problems.map(
+      (problem) =>
+        `- \`${file}:${problem.line}:${problem.column}\` ${problem.message.replace(/[\r\n]+/g, " ")}`,
+    ),
   ].join("\n");
 }

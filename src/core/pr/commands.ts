@@ -46,7 +46,8 @@ export function parseCommandLine(line: string): Command | undefined {
       : { name: name as "promote" | "rollback", environment: environment! };
   }
   const environmentOnly = ENVIRONMENT_ONLY.exec(line);
-  if (environmentOnly) return { name: environmentOnly[1] as "hold" | "unhold", environment: environmentOnly[2]! };
+  if (environmentOnly)
+    return { name: environmentOnly[1] as "hold" | "unhold", environment: environmentOnly[2]! };
   if (STATUS.test(line)) return { name: "status" };
   return undefined;
 }

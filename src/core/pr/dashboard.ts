@@ -42,7 +42,8 @@ export function parseState(body: string | null | undefined): FerryState {
     for (const [environment, hold] of Object.entries(holds)) {
       if (!NAME.test(environment) || typeof hold !== "object" || hold === null) continue;
       const { by, at, reason } = hold as Record<string, unknown>;
-      if (typeof by !== "string" || !LOGIN.test(by) || typeof at !== "string" || Number.isNaN(Date.parse(at))) continue;
+      if (typeof by !== "string" || !LOGIN.test(by) || typeof at !== "string" || Number.isNaN(Date.parse(at)))
+        continue;
       if (reason !== "hold" && reason !== "rollback") continue;
       state.holds[environment] = { by, at, reason };
     }
@@ -52,7 +53,8 @@ export function parseState(body: string | null | undefined): FerryState {
     for (const [environment, images] of Object.entries(floors)) {
       if (!NAME.test(environment) || typeof images !== "object" || images === null) continue;
       for (const [image, tag] of Object.entries(images as Record<string, unknown>)) {
-        if (NAME.test(image) && typeof tag === "string" && TAG.test(tag)) (state.floors[environment] ??= {})[image] = tag;
+        if (NAME.test(image) && typeof tag === "string" && TAG.test(tag))
+          (state.floors[environment] ??= {})[image] = tag;
       }
     }
   }
@@ -103,7 +105,8 @@ export function formatMermaid(input: StatusInput): string {
     const hold = input.holds[name] ? " (on hold)" : "";
     lines.push(`  ${id(name)}["${name}${hold}<br/>${versions.join("<br/>")}"]`);
   }
-  for (const { name, from } of input.environments) if (from !== undefined) lines.push(`  ${id(from)} --> ${id(name)}`);
+  for (const { name, from } of input.environments)
+    if (from !== undefined) lines.push(`  ${id(from)} --> ${id(name)}`);
   lines.push("```");
   return lines.join("\n");
 }

@@ -9,15 +9,13 @@ const MARKDOWN_SPECIAL = /[\\`*_{}[\]()#+\-.!|<>&~"'@:]/g;
 
 /** Escapes text for inline markdown: punctuation backslash-escaped, `<`/`>`/`&` as entities, one line. */
 export function escapeMarkdown(text: string): string {
-  return text
-    .replace(/[\r\n\u2028\u2029]+/g, " ")
-    .replace(MARKDOWN_SPECIAL, (char) => {
-      if (char === "<") return "&lt;";
-      if (char === ">") return "&gt;";
-      if (char === "&") return "&amp;";
-      if (char === "|") return "\\|";
-      return `\\${char}`;
-    });
+  return text.replace(/[\r\n\u2028\u2029]+/g, " ").replace(MARKDOWN_SPECIAL, (char) => {
+    if (char === "<") return "&lt;";
+    if (char === ">") return "&gt;";
+    if (char === "&") return "&amp;";
+    if (char === "|") return "\\|";
+    return `\\${char}`;
+  });
 }
 
 /** Inline code that cannot be broken out of: backticks removed, pipes escaped for tables. */
@@ -39,7 +37,10 @@ export function shortDigest(digest: string | undefined): string {
  * containing `-->` cannot end the comment early.
  */
 export function formatHiddenBlock(name: string, data: unknown): string {
-  const json = JSON.stringify(data).replace(/[<>&]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`);
+  const json = JSON.stringify(data).replace(
+    /[<>&]/g,
+    (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
   return `<!-- ferry:${name} ${json} -->`;
 }
 

@@ -64,12 +64,20 @@ function parseChange(value: unknown): PlanBlockChange | undefined {
   const parsedFrom = parseVersion(from, false);
   const parsedTo = parseVersion(to, true);
   if (!parsedFrom || !parsedTo || parsedTo.digest === undefined) return undefined;
-  const change: PlanBlockChange = { image, repository, from: parsedFrom, to: { ...parsedTo, digest: parsedTo.digest } };
+  const change: PlanBlockChange = {
+    image,
+    repository,
+    from: parsedFrom,
+    to: { ...parsedTo, digest: parsedTo.digest },
+  };
   if (typeof revision === "string" && /^[0-9a-f]{7,64}$/.test(revision)) change.revision = revision;
   return change;
 }
 
-function parseVersion(value: unknown, digestRequired: boolean): { tag?: string; digest?: string } | undefined {
+function parseVersion(
+  value: unknown,
+  digestRequired: boolean,
+): { tag?: string; digest?: string } | undefined {
   if (typeof value !== "object" || value === null) return undefined;
   const { tag, digest } = value as Record<string, unknown>;
   const version: { tag?: string; digest?: string } = {};

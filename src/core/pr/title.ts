@@ -19,7 +19,9 @@ const PROMOTE_TITLE = /^Promote (.+) to ([a-z0-9][a-z0-9_-]{0,62})$/;
 const ROLLBACK_TITLE = /^Roll back (.+) in ([a-z0-9][a-z0-9_-]{0,62})$/;
 
 /** Parses a title Ferry wrote; undefined for any other title. */
-export function parseTitle(title: string): { kind: TitleKind; environment: string; images: TitleImage[] } | undefined {
+export function parseTitle(
+  title: string,
+): { kind: TitleKind; environment: string; images: TitleImage[] } | undefined {
   const promote = PROMOTE_TITLE.exec(title);
   const match = promote ?? ROLLBACK_TITLE.exec(title);
   if (!match) return undefined;

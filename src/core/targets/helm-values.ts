@@ -2,7 +2,15 @@ import { isMap, isScalar, type Document, type Node, type YAMLMap } from "yaml";
 import { sameImage } from "../image-ref.js";
 import { namesImage } from "./manifest.js";
 import type { FindOptions, ImageTarget, Site } from "./target.js";
-import { documentKind, mapValue, nodeAt, scalarText, walkDocument, type ParsedYaml, type PathKey } from "./yaml-tree.js";
+import {
+  documentKind,
+  mapValue,
+  nodeAt,
+  scalarText,
+  walkDocument,
+  type ParsedYaml,
+  type PathKey,
+} from "./yaml-tree.js";
 
 type HelmKeys = NonNullable<FindOptions["helm"]>[number];
 
@@ -11,7 +19,11 @@ type HelmKeys = NonNullable<FindOptions["helm"]>[number];
  * + `tag`, `digest`), `image: repo:tag` strings, and the dotted key paths configured for charts
  * that use other names. Values are a document without `kind`, or a Flux HelmRelease's `spec.values`.
  */
-export function findHelmValuesTargets(parsed: ParsedYaml, image: string, options: FindOptions = {}): ImageTarget[] {
+export function findHelmValuesTargets(
+  parsed: ParsedYaml,
+  image: string,
+  options: FindOptions = {},
+): ImageTarget[] {
   const targets: ImageTarget[] = [];
   for (const document of parsed.documents) {
     const root = valuesRoot(parsed, document);
@@ -45,7 +57,11 @@ export function findHelmValuesTargets(parsed: ParsedYaml, image: string, options
 function valuesRoot(parsed: ParsedYaml, document: Document.Parsed): PathKey[] | undefined {
   const { kind, apiVersion } = documentKind(parsed, document);
   if (kind === undefined) return [];
-  if (kind === "HelmRelease" && (apiVersion === undefined || apiVersion.startsWith("helm.toolkit.fluxcd.io/"))) return ["spec", "values"];
+  if (
+    kind === "HelmRelease" &&
+    (apiVersion === undefined || apiVersion.startsWith("helm.toolkit.fluxcd.io/"))
+  )
+    return ["spec", "values"];
   return undefined;
 }
 
@@ -53,7 +69,13 @@ function startsWith(path: PathKey[], prefix: PathKey[]): boolean {
   return prefix.length <= path.length && prefix.every((key, index) => path[index] === key);
 }
 
-function siteIn(document: Document.Parsed, map: YAMLMap, key: string, path: PathKey[], field: Site["field"]): Site | undefined {
+function siteIn(
+  document: Document.Parsed,
+  map: YAMLMap,
+  key: string,
+  path: PathKey[],
+  field: Site["field"],
+): Site | undefined {
   const found = mapValue(document, map, key);
   if (!found || !isScalar(found.node)) return undefined;
   const site: Site = { document, scalar: found.node, path: [...path, key], field };
@@ -62,7 +84,13 @@ function siteIn(document: Document.Parsed, map: YAMLMap, key: string, path: Path
 }
 
 /** A map with `repository` (and `registry`) naming the image, holding `tag` and/or `digest`. */
-function blockTarget(parsed: ParsedYaml, document: Document.Parsed, map: YAMLMap, path: PathKey[], image: string): ImageTarget | undefined {
+function blockTarget(
+  parsed: ParsedYaml,
+  document: Document.Parsed,
+  map: YAMLMap,
+  path: PathKey[],
+  image: string,
+): ImageTarget | undefined {
   const repository = siteIn(document, map, "repository", path, "repository");
   if (!repository) return undefined;
   const registry = siteIn(document, map, "registry", path, "registry");
@@ -87,7 +115,13 @@ function blockTarget(parsed: ParsedYaml, document: Document.Parsed, map: YAMLMap
 }
 
 /** A target from configured dotted key paths (`app.image.version`), relative to the values root. */
-function configuredTarget(parsed: ParsedYaml, document: Document.Parsed, root: PathKey[], keys: HelmKeys, image: string): ImageTarget | undefined {
+function configuredTarget(
+  parsed: ParsedYaml,
+  document: Document.Parsed,
+  root: PathKey[],
+  keys: HelmKeys,
+  image: string,
+): ImageTarget | undefined {
   const at = (dotted: string | undefined, field: Site["field"]): Site | undefined => {
     if (dotted === undefined) return undefined;
     const path = [...root, ...dotted.split(".")];
@@ -104,7 +138,8 @@ function configuredTarget(parsed: ParsedYaml, document: Document.Parsed, root: P
   if (repository) {
     const repositoryText = scalarText(parsed.text, repository.scalar) ?? "";
     const registryText = registry ? scalarText(parsed.text, registry.scalar) : undefined;
-    if (!sameImage(registryText ? `${registryText}/${repositoryText}` : repositoryText, image)) return undefined;
+    if (!sameImage(registryText ? `${registryText}/${repositoryText}` : repositoryText, image))
+      return undefined;
   }
   if (!tag && !digest) return undefined;
   const target: ImageTarget = { kind: "helm-values", document };
@@ -117,8 +152,16 @@ function configuredTarget(parsed: ParsedYaml, document: Document.Parsed, root: P
     const tagPath = keys.tag.split(".");
     const digestPath = keys.digest.split(".");
     const parent = nodeAt(document, document.contents, [...root, ...tagPath.slice(0, -1)]);
-    if (parent && isMap(parent.node) && tagPath.slice(0, -1).join(".") === digestPath.slice(0, -1).join(".")) {
-      target.holder = { map: parent.node, tagKey: tagPath[tagPath.length - 1]!, digestKey: digestPath[digestPath.length - 1]! };
+    if (
+      parent &&
+      isMap(parent.node) &&
+      tagPath.slice(0, -1).join(".") === digestPath.slice(0, -1).join(".")
+    ) {
+      target.holder = {
+        map: parent.node,
+        tagKey: tagPath[tagPath.length - 1]!,
+        digestKey: digestPath[digestPath.length - 1]!,
+      };
     }
   }
   return target;

@@ -4,7 +4,14 @@ import { findHelmValuesTargets } from "./helm-values.js";
 import { findKustomizationTargets } from "./kustomization.js";
 import { findManifestTargets } from "./manifest.js";
 import { findMarkerTargets } from "./marker.js";
-import { targetSites, toReferences, type FindOptions, type ImageReference, type ImageTarget, type Site } from "./target.js";
+import {
+  targetSites,
+  toReferences,
+  type FindOptions,
+  type ImageReference,
+  type ImageTarget,
+  type Site,
+} from "./target.js";
 import { parseYaml, scalarText, type ParsedYaml } from "./yaml-tree.js";
 
 export type { FindOptions, ImageReference, ImageTarget, ReferenceField, Site, TargetKind } from "./target.js";
@@ -22,7 +29,11 @@ export function findTargets(parsed: ParsedYaml, image: string, options: FindOpti
     ...findManifestTargets(parsed, image),
   ];
   return targets
-    .map((target, order) => ({ target, order, start: Math.min(...targetSites(target).map((site) => site.scalar.range?.[0] ?? Infinity)) }))
+    .map((target, order) => ({
+      target,
+      order,
+      start: Math.min(...targetSites(target).map((site) => site.scalar.range?.[0] ?? Infinity)),
+    }))
     .sort((a, b) => a.start - b.start || a.order - b.order)
     .map(({ target }) => target);
 }
@@ -37,7 +48,11 @@ export function findReferences(text: string, image: string, options?: FindOption
  * What the file currently runs for the image: tag and/or digest (first reference wins;
  * conflicting references → UserError). undefined if not referenced.
  */
-export function currentImage(text: string, image: string, options?: FindOptions): { tag?: string; digest?: string; line: number } | undefined {
+export function currentImage(
+  text: string,
+  image: string,
+  options?: FindOptions,
+): { tag?: string; digest?: string; line: number } | undefined {
   const parsed = parseYaml(text);
   const targets = findTargets(parsed, image, options);
   if (targets.length === 0) return undefined;
@@ -68,7 +83,8 @@ export function currentImage(text: string, image: string, options?: FindOptions)
 /** The tag and digest one target holds (empty strings mean unset, as in Helm's `digest: ""`). */
 export function targetImage(parsed: ParsedYaml, target: ImageTarget): { tag?: string; digest?: string } {
   const result: { tag?: string; digest?: string } = {};
-  const text = (site: Site | undefined): string | undefined => (site ? scalarText(parsed.text, site.scalar) : undefined);
+  const text = (site: Site | undefined): string | undefined =>
+    site ? scalarText(parsed.text, site.scalar) : undefined;
   const whole = text(target.image);
   if (whole) {
     try {

@@ -10,7 +10,11 @@ const KUSTOMIZATION_FILE = /(?:^|[\\/])(?:kustomization\.ya?ml|Kustomization)$/;
  * renames it, so an entry refers to the image that runs: `newName` when set, else `name`.
  * Also reads Flux's `kustomize.toolkit.fluxcd.io` Kustomization, whose `spec.images` is the same list.
  */
-export function findKustomizationTargets(parsed: ParsedYaml, image: string, options: FindOptions = {}): ImageTarget[] {
+export function findKustomizationTargets(
+  parsed: ParsedYaml,
+  image: string,
+  options: FindOptions = {},
+): ImageTarget[] {
   const targets: ImageTarget[] = [];
   for (const document of parsed.documents) {
     const imagesPath = kustomizationImagesPath(parsed, document, options);
@@ -31,7 +35,12 @@ export function findKustomizationTargets(parsed: ParsedYaml, image: string, opti
       const name = site("newName", "name") ?? site("name", "name");
       const written = name ? scalarText(parsed.text, name.scalar) : undefined;
       if (written === undefined || !sameImage(written, image)) return;
-      const target: ImageTarget = { kind: "kustomization", document, name: name!, holder: { map: entry.node, tagKey: "newTag", digestKey: "digest" } };
+      const target: ImageTarget = {
+        kind: "kustomization",
+        document,
+        name: name!,
+        holder: { map: entry.node, tagKey: "newTag", digestKey: "digest" },
+      };
       const tag = site("newTag", "tag");
       const digest = site("digest", "digest");
       if (tag) target.tag = tag;
@@ -43,16 +52,24 @@ export function findKustomizationTargets(parsed: ParsedYaml, image: string, opti
 }
 
 /** Where the `images:` list sits in this document, if the document is a Kustomization. */
-function kustomizationImagesPath(parsed: ParsedYaml, document: Document.Parsed, options: FindOptions): PathKey[] | undefined {
+function kustomizationImagesPath(
+  parsed: ParsedYaml,
+  document: Document.Parsed,
+  options: FindOptions,
+): PathKey[] | undefined {
   const { kind, apiVersion } = documentKind(parsed, document);
-  if (kind === "Kustomization" && apiVersion?.startsWith("kustomize.toolkit.fluxcd.io/")) return ["spec", "images"];
+  if (kind === "Kustomization" && apiVersion?.startsWith("kustomize.toolkit.fluxcd.io/"))
+    return ["spec", "images"];
   if (kind === "Kustomization" || kind === "Component") return ["images"];
   if (kind !== undefined) return undefined;
   if (options.fileName !== undefined && KUSTOMIZATION_FILE.test(options.fileName)) return ["images"];
   // A kustomization.yaml may omit apiVersion and kind; its images list is a list of maps with `name`.
   const images = nodeAt(document, document.contents, ["images"]);
   if (images && isSeq(images.node) && images.node.items.length > 0) {
-    const looksLikeEntries = images.node.items.every((item) => isMap(item) && item.has("name") && (item.has("newTag") || item.has("newName") || item.has("digest")));
+    const looksLikeEntries = images.node.items.every(
+      (item) =>
+        isMap(item) && item.has("name") && (item.has("newTag") || item.has("newName") || item.has("digest")),
+    );
     if (looksLikeEntries) return ["images"];
   }
   return undefined;

@@ -18,7 +18,8 @@ export function findManifestTargets(parsed: ParsedYaml, image: string): ImageTar
       const { path, node } = visit;
       if (path.length < 3 || !isScalar(node) || path[path.length - 1] !== "image") return;
       const list = path[path.length - 3];
-      if (typeof path[path.length - 2] !== "number" || typeof list !== "string" || !CONTAINER_LISTS.has(list)) return;
+      if (typeof path[path.length - 2] !== "number" || typeof list !== "string" || !CONTAINER_LISTS.has(list))
+        return;
       const value = scalarText(parsed.text, node);
       if (value === undefined || !namesImage(value, image)) return;
       const site: Site = { document, scalar: node, path, field: "image" };

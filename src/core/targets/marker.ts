@@ -20,7 +20,10 @@ const FLUX_MARKER = /^#\s*(\{.*"\$imagepolicy".*\})\s*$/;
 /** Reads a line's trailing comment as a marker. */
 export function parseMarker(comment: string): Marker | undefined {
   const ferry = FERRY_MARKER.exec(comment);
-  if (ferry) return ferry[2] ? { style: "ferry", name: ferry[1]!, part: ferry[2] as MarkerPart } : { style: "ferry", name: ferry[1]! };
+  if (ferry)
+    return ferry[2]
+      ? { style: "ferry", name: ferry[1]!, part: ferry[2] as MarkerPart }
+      : { style: "ferry", name: ferry[1]! };
   const flux = FLUX_MARKER.exec(comment);
   if (!flux) return undefined;
   let policy: unknown;
@@ -52,7 +55,11 @@ export function findMarkerTargets(parsed: ParsedYaml, options: FindOptions = {})
       if (!written.range) return;
       const marker = parseMarker(trailingComment(parsed.text, written.range[1]));
       if (!marker || !markerNamesImage(marker, options)) return;
-      const field = markerField(marker, visit.path[visit.path.length - 1], scalarText(parsed.text, visit.node) ?? "");
+      const field = markerField(
+        marker,
+        visit.path[visit.path.length - 1],
+        scalarText(parsed.text, visit.node) ?? "",
+      );
       const site: Site = { document, scalar: visit.node, path: visit.path, field };
       if (visit.alias) site.alias = visit.alias;
       const target: ImageTarget = { kind: "marker", document };
@@ -81,7 +88,10 @@ function trailingComment(text: string, valueEnd: number): string {
 function markerNamesImage(marker: Marker, options: FindOptions): boolean {
   if (marker.style === "ferry") return marker.name === options.markerName;
   const policyName = marker.name.slice(marker.name.indexOf(":") + 1);
-  const names = [...(options.imagePolicies ?? []), ...(options.markerName !== undefined ? [options.markerName] : [])];
+  const names = [
+    ...(options.imagePolicies ?? []),
+    ...(options.markerName !== undefined ? [options.markerName] : []),
+  ];
   return names.includes(marker.name) || names.includes(policyName);
 }
 
@@ -89,7 +99,11 @@ function markerNamesImage(marker: Marker, options: FindOptions): boolean {
  * A Flux marker without a part means the whole value. A Ferry marker without a part means what
  * the key says (`tag`, `newTag`, `digest`), else the whole `repo:tag` value.
  */
-function markerField(marker: Marker, key: unknown, value: string): Exclude<ReferenceField, "repository" | "registry"> {
+function markerField(
+  marker: Marker,
+  key: unknown,
+  value: string,
+): Exclude<ReferenceField, "repository" | "registry"> {
   if (marker.part) return marker.part;
   if (marker.style === "flux") return "image";
   const keyName = typeof key === "string" ? key : "";

@@ -45,10 +45,16 @@ export class YamlSyntaxError extends UserError {
 }
 
 export function parseYaml(text: string): ParsedYaml {
-  if (text.length > MAX_YAML_CHARS) throw new UserError("file-too-large", `file is larger than ${MAX_YAML_CHARS} characters`);
+  if (text.length > MAX_YAML_CHARS)
+    throw new UserError("file-too-large", `file is larger than ${MAX_YAML_CHARS} characters`);
   const lineCounter = new LineCounter();
   // uniqueKeys: a duplicated key is ambiguous (which one does Kubernetes take?) so it is refused.
-  const documents = parseAllDocuments(text, { lineCounter, prettyErrors: false, uniqueKeys: true, keepSourceTokens: false });
+  const documents = parseAllDocuments(text, {
+    lineCounter,
+    prettyErrors: false,
+    uniqueKeys: true,
+    keepSourceTokens: false,
+  });
   if (!Array.isArray(documents)) return { text, documents: [], lineCounter };
   for (const document of documents) {
     const error = document.errors[0];
@@ -80,9 +86,18 @@ export interface Visit {
  */
 export function walkDocument(document: Document.Parsed, visitor: (visit: Visit) => void): void {
   let budget = MAX_EXPANDED_NODES;
-  const visitNode = (written: unknown, path: PathKey[], parent: YAMLMap | undefined, depth: number, throughAlias: boolean): void => {
+  const visitNode = (
+    written: unknown,
+    path: PathKey[],
+    parent: YAMLMap | undefined,
+    depth: number,
+    throughAlias: boolean,
+  ): void => {
     if (--budget < 0 || depth > 256) {
-      throw new UserError("yaml-too-complex", "the YAML expands to too many nodes through aliases (alias bomb?)");
+      throw new UserError(
+        "yaml-too-complex",
+        "the YAML expands to too many nodes through aliases (alias bomb?)",
+      );
     }
     let node = written;
     let alias: Alias | undefined;
@@ -117,7 +132,11 @@ export function keyString(key: unknown): string | undefined {
 }
 
 /** The value node under `key` in a map, aliases resolved, with the alias when there was one. */
-export function mapValue(document: Document.Parsed, map: YAMLMap, key: string): { node: Node; alias?: Alias } | undefined {
+export function mapValue(
+  document: Document.Parsed,
+  map: YAMLMap,
+  key: string,
+): { node: Node; alias?: Alias } | undefined {
   const pair = map.items.find((item) => keyString(item.key) === key);
   if (!pair || pair.value === null || pair.value === undefined) return undefined;
   const value = pair.value as Node;
@@ -137,14 +156,23 @@ export function scalarText(text: string, scalar: Scalar): string | undefined {
 }
 
 /** The string held by a map's key, or undefined when absent or not a scalar. */
-export function mapString(parsed: ParsedYaml, document: Document.Parsed, map: YAMLMap, key: string): string | undefined {
+export function mapString(
+  parsed: ParsedYaml,
+  document: Document.Parsed,
+  map: YAMLMap,
+  key: string,
+): string | undefined {
   const found = mapValue(document, map, key);
   if (!found || !isScalar(found.node)) return undefined;
   return scalarText(parsed.text, found.node);
 }
 
 /** The node at a path of keys from `root`, aliases resolved. */
-export function nodeAt(document: Document.Parsed, root: unknown, path: PathKey[]): { node: Node; alias?: Alias } | undefined {
+export function nodeAt(
+  document: Document.Parsed,
+  root: unknown,
+  path: PathKey[],
+): { node: Node; alias?: Alias } | undefined {
   let current: { node: Node; alias?: Alias } | undefined = isAlias(root)
     ? { node: root.resolve(document) as Node, alias: root }
     : root
@@ -156,7 +184,11 @@ export function nodeAt(document: Document.Parsed, root: unknown, path: PathKey[]
       current = mapValue(document, current.node, String(key));
     } else if (isSeq(current.node) && typeof key === "number") {
       const item = current.node.items[key];
-      current = isAlias(item) ? { node: item.resolve(document) as Node, alias: item } : item ? { node: item as Node } : undefined;
+      current = isAlias(item)
+        ? { node: item.resolve(document) as Node, alias: item }
+        : item
+          ? { node: item as Node }
+          : undefined;
     } else {
       return undefined;
     }
@@ -165,7 +197,10 @@ export function nodeAt(document: Document.Parsed, root: unknown, path: PathKey[]
 }
 
 /** The `kind` of a Kubernetes object document, if it has one. */
-export function documentKind(parsed: ParsedYaml, document: Document.Parsed): { kind?: string; apiVersion?: string } {
+export function documentKind(
+  parsed: ParsedYaml,
+  document: Document.Parsed,
+): { kind?: string; apiVersion?: string } {
   if (!isMap(document.contents)) return {};
   const kind = mapString(parsed, document, document.contents, "kind");
   const apiVersion = mapString(parsed, document, document.contents, "apiVersion");

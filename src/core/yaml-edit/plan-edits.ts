@@ -63,23 +63,32 @@ export function planEdits(parsed: ParsedYaml, targets: ImageTarget[], update: Im
   const needDigest = (site: Site): string => {
     if (update.digest === undefined) {
       const { line } = parsed.lineCounter.linePos(site.scalar.range?.[0] ?? 0);
-      throw new UserError("digest-required", `line ${line} pins ${update.image} by digest; give the new digest too (IMAGE:TAG@DIGEST)`);
+      throw new UserError(
+        "digest-required",
+        `line ${line} pins ${update.image} by digest; give the new digest too (IMAGE:TAG@DIGEST)`,
+      );
     }
     return update.digest;
   };
 
   for (const target of targets) {
     if (target.image) set(target.image, wholeValue(text(target.image), target.image, update, needDigest));
-    if (target.name && target.setName && !sameImage(text(target.name), update.image)) set(target.name, update.image);
+    if (target.name && target.setName && !sameImage(text(target.name), update.image))
+      set(target.name, update.image);
 
-    const digestKeyPresent = target.digest !== undefined || (target.holder?.digestKey !== undefined && target.holder.map.has(target.holder.digestKey));
+    const digestKeyPresent =
+      target.digest !== undefined ||
+      (target.holder?.digestKey !== undefined && target.holder.map.has(target.holder.digestKey));
     if (target.tag) {
       const [currentTag, currentDigest] = splitTagDigest(text(target.tag));
       if (update.pin === "digest-only") {
         // Helm's `tag: 1.8.0@sha256:…` holds the digest when there is no digest key.
         if (currentDigest !== undefined) set(target.tag, `${currentTag}@${update.digest!}`);
       } else if (currentDigest !== undefined) {
-        set(target.tag, `${update.tag!}@${update.pin === "digest" ? update.digest! : needDigest(target.tag)}`);
+        set(
+          target.tag,
+          `${update.tag!}@${update.pin === "digest" ? update.digest! : needDigest(target.tag)}`,
+        );
       } else if (update.pin === "digest" && !digestKeyPresent && target.kind === "helm-values") {
         set(target.tag, `${update.tag!}@${update.digest!}`);
       } else {
@@ -87,19 +96,41 @@ export function planEdits(parsed: ParsedYaml, targets: ImageTarget[], update: Im
       }
     } else if (target.holder && update.pin !== "digest-only" && target.kind !== "marker") {
       const withDigest = update.pin === "digest" && target.kind === "helm-values" && !digestKeyPresent;
-      inserts.push({ map: target.holder.map, key: target.holder.tagKey, value: withDigest ? `${update.tag!}@${update.digest!}` : update.tag!, field: "tag" });
+      inserts.push({
+        map: target.holder.map,
+        key: target.holder.tagKey,
+        value: withDigest ? `${update.tag!}@${update.digest!}` : update.tag!,
+        field: "tag",
+      });
     }
 
     if (target.digest) {
       const current = text(target.digest);
       if (update.pin !== "tag") set(target.digest, update.digest!);
       else if (current !== "") set(target.digest, needDigest(target.digest));
-    } else if (update.pin !== "tag" && target.holder?.digestKey !== undefined && target.kind === "kustomization") {
-      inserts.push({ map: target.holder.map, key: target.holder.digestKey, value: update.digest!, field: "digest" });
-    } else if (update.pin === "digest-only" && target.kind === "helm-values" && !target.image && !target.digest) {
+    } else if (
+      update.pin !== "tag" &&
+      target.holder?.digestKey !== undefined &&
+      target.kind === "kustomization"
+    ) {
+      inserts.push({
+        map: target.holder.map,
+        key: target.holder.digestKey,
+        value: update.digest!,
+        field: "digest",
+      });
+    } else if (
+      update.pin === "digest-only" &&
+      target.kind === "helm-values" &&
+      !target.image &&
+      !target.digest
+    ) {
       const [, currentDigest] = target.tag ? splitTagDigest(text(target.tag)) : [undefined, undefined];
       if (currentDigest === undefined) {
-        throw new UserError("no-digest-field", `the Helm values for ${update.image} have no digest key to pin; add \`digest: ""\` or use pin: digest`);
+        throw new UserError(
+          "no-digest-field",
+          `the Helm values for ${update.image} have no digest key to pin; add \`digest: ""\` or use pin: digest`,
+        );
       }
     }
   }
@@ -110,7 +141,12 @@ export function planEdits(parsed: ParsedYaml, targets: ImageTarget[], update: Im
 }
 
 /** A whole `repo:tag@digest` string, keeping the name as the user wrote it. */
-function wholeValue(current: string, site: Site, update: ImageUpdate, needDigest: (site: Site) => string): string {
+function wholeValue(
+  current: string,
+  site: Site,
+  update: ImageUpdate,
+  needDigest: (site: Site) => string,
+): string {
   let name = stripTagAndDigest(current);
   let currentDigest: string | undefined;
   try {
@@ -122,7 +158,9 @@ function wholeValue(current: string, site: Site, update: ImageUpdate, needDigest
   if (!sameImage(name, update.image)) name = update.image;
   switch (update.pin) {
     case "tag":
-      return currentDigest !== undefined ? `${name}:${update.tag!}@${needDigest(site)}` : `${name}:${update.tag!}`;
+      return currentDigest !== undefined
+        ? `${name}:${update.tag!}@${needDigest(site)}`
+        : `${name}:${update.tag!}`;
     case "digest":
       return `${name}:${update.tag!}@${update.digest!}`;
     case "digest-only":
@@ -147,7 +185,10 @@ function dedupeInserts(inserts: KeyInsert[]): KeyInsert[] {
     const key = `${insert.map.range?.[0]}:${insert.key}`;
     const existing = seen.get(key);
     if (existing && existing.value !== insert.value) {
-      throw new UserError("conflicting-edits", `two references want different ${insert.key} values in one map`);
+      throw new UserError(
+        "conflicting-edits",
+        `two references want different ${insert.key} values in one map`,
+      );
     }
     seen.set(key, insert);
   }

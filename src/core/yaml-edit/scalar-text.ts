@@ -32,7 +32,10 @@ export function renderLike(scalar: Scalar, value: string): string {
       return renderPlain(value);
     default:
       // Block scalars (| and >) carry their own line structure; rewriting one is not a splice.
-      throw new UserError("unsupported-scalar-style", `cannot edit a ${scalar.type} block scalar in place; write the value on one line`);
+      throw new UserError(
+        "unsupported-scalar-style",
+        `cannot edit a ${scalar.type} block scalar in place; write the value on one line`,
+      );
   }
 }
 

@@ -30,7 +30,11 @@ interface Splice {
  * compared with the original, node by node, so that anything but the intended fields changing
  * (an injected document, a type change, a moved key) is refused.
  */
-export function updateImage(text: string, update: ImageUpdate, options: FindOptions = {}): { text: string; edits: FileEdit[] } {
+export function updateImage(
+  text: string,
+  update: ImageUpdate,
+  options: FindOptions = {},
+): { text: string; edits: FileEdit[] } {
   validateUpdate(update);
   const parsed = parseYaml(text);
   const targets = findTargets(parsed, update.image, options);
@@ -44,17 +48,28 @@ export function updateImage(text: string, update: ImageUpdate, options: FindOpti
   for (const set of plan.sets) {
     const [start, end] = set.scalar.range!;
     splices.push({ start, end, text: renderLike(set.scalar, set.to) });
-    edits.push({ line: parsed.lineCounter.linePos(start).line, field: set.sites[0]!.field, from: set.from, to: set.to });
+    edits.push({
+      line: parsed.lineCounter.linePos(start).line,
+      field: set.sites[0]!.field,
+      from: set.from,
+      to: set.to,
+    });
   }
   const insertsByMap = new Map<YAMLMap, KeyInsert[]>();
-  for (const insert of plan.inserts) insertsByMap.set(insert.map, [...(insertsByMap.get(insert.map) ?? []), insert]);
+  for (const insert of plan.inserts)
+    insertsByMap.set(insert.map, [...(insertsByMap.get(insert.map) ?? []), insert]);
   for (const [map, inserts] of insertsByMap) {
     const splice = insertion(parsed, map, inserts);
     splices.push(splice);
     const line = parsed.lineCounter.linePos(splice.start).line;
     // Reported at the line each new key will occupy (block maps get one line per key).
     inserts.forEach((insert, index) => {
-      edits.push({ line: map.flow ? line : line + index + 1, field: insert.field, from: "", to: insert.value });
+      edits.push({
+        line: map.flow ? line : line + index + 1,
+        field: insert.field,
+        from: "",
+        to: insert.value,
+      });
     });
   }
   const newText = applySplices(text, splices);
@@ -65,16 +80,25 @@ export function updateImage(text: string, update: ImageUpdate, options: FindOpti
 
 /** Values are checked against the OCI grammar before anything is computed from them (RELIABILITY.md row 14). */
 function validateUpdate(update: ImageUpdate): void {
-  const quoted = (value: string): string => JSON.stringify(value.length > 80 ? `${value.slice(0, 77)}...` : value);
+  const quoted = (value: string): string =>
+    JSON.stringify(value.length > 80 ? `${value.slice(0, 77)}...` : value);
   parseImageName(update.image);
   if (update.tag !== undefined && !isValidTag(update.tag)) {
-    throw new UserError("invalid-tag", `tag ${quoted(update.tag)} is not a valid OCI tag (letters, digits, _ . -; at most 128; not starting with . or -)`);
+    throw new UserError(
+      "invalid-tag",
+      `tag ${quoted(update.tag)} is not a valid OCI tag (letters, digits, _ . -; at most 128; not starting with . or -)`,
+    );
   }
   if (update.digest !== undefined && !isValidDigest(update.digest)) {
-    throw new UserError("invalid-digest", `digest ${quoted(update.digest)} is not sha256: followed by 64 lowercase hex digits`);
+    throw new UserError(
+      "invalid-digest",
+      `digest ${quoted(update.digest)} is not sha256: followed by 64 lowercase hex digits`,
+    );
   }
-  if (update.pin !== "digest-only" && update.tag === undefined) throw new UserError("tag-required", `pin ${update.pin} needs a tag`);
-  if (update.pin !== "tag" && update.digest === undefined) throw new UserError("digest-required", `pin ${update.pin} needs a digest`);
+  if (update.pin !== "digest-only" && update.tag === undefined)
+    throw new UserError("tag-required", `pin ${update.pin} needs a tag`);
+  if (update.pin !== "tag" && update.digest === undefined)
+    throw new UserError("digest-required", `pin ${update.pin} needs a digest`);
 }
 
 /**
@@ -82,7 +106,9 @@ function validateUpdate(update: ImageUpdate): void {
  * same role; otherwise editing it would silently change something else too.
  */
 function refuseSharedAnchors(parsed: ParsedYaml, plan: EditPlan, image: string): void {
-  const documents = new Set<Document.Parsed>(plan.sets.flatMap((set) => set.sites.map((site) => site.document)));
+  const documents = new Set<Document.Parsed>(
+    plan.sets.flatMap((set) => set.sites.map((site) => site.document)),
+  );
   for (const document of documents) {
     const planned = new Map<Scalar, Set<string>>();
     for (const set of plan.sets) {
@@ -109,7 +135,10 @@ function insertion(parsed: ParsedYaml, map: YAMLMap, inserts: KeyInsert[]): Spli
   const last = map.items[map.items.length - 1];
   const lastNode = (last?.value ?? last?.key) as Node | undefined;
   if (!last || !lastNode?.range || !isScalar(last.key) || !last.key.range) {
-    throw new UserError("cannot-insert", `cannot add ${inserts.map((insert) => insert.key).join(", ")} to an empty map`);
+    throw new UserError(
+      "cannot-insert",
+      `cannot add ${inserts.map((insert) => insert.key).join(", ")} to an empty map`,
+    );
   }
   const entries = inserts.map((insert) => `${insert.key}: ${renderPlain(insert.value)}`);
   if (map.flow) {
@@ -135,7 +164,8 @@ function applySplices(text: string, splices: Splice[]): string {
     if (ordered[index]!.end > ordered[index - 1]!.start) throw new Error("overlapping splices");
   }
   let result = text;
-  for (const splice of ordered) result = result.slice(0, splice.start) + splice.text + result.slice(splice.end);
+  for (const splice of ordered)
+    result = result.slice(0, splice.start) + splice.text + result.slice(splice.end);
   return result;
 }
 
@@ -166,12 +196,14 @@ function verify(before: ParsedYaml, newText: string, plan: EditPlan): void {
     }
     const nodeA = a as Node;
     const nodeB = b as Node;
-    if (!nodeB || nodeA.anchor !== nodeB.anchor || nodeA.tag !== nodeB.tag) fail(`the node at ${where} changed its anchor or tag`);
+    if (!nodeB || nodeA.anchor !== nodeB.anchor || nodeA.tag !== nodeB.tag)
+      fail(`the node at ${where} changed its anchor or tag`);
     if (isScalar(nodeA)) {
       if (!isScalar(nodeB)) return fail(`the value at ${where} is no longer a scalar`);
       const want = expected.get(nodeA);
       if (want !== undefined) {
-        if (nodeB.value !== want) fail(`${where} reads ${JSON.stringify(nodeB.value)} instead of ${JSON.stringify(want)}`);
+        if (nodeB.value !== want)
+          fail(`${where} reads ${JSON.stringify(nodeB.value)} instead of ${JSON.stringify(want)}`);
       } else if (typeof nodeA.value !== typeof nodeB.value || String(nodeA.value) !== String(nodeB.value)) {
         fail(`${where} changed`);
       }
@@ -188,7 +220,12 @@ function verify(before: ParsedYaml, newText: string, plan: EditPlan): void {
       });
       extra.forEach((insert, index) => {
         const pair = nodeB.items[nodeA.items.length + index]!;
-        if (!isScalar(pair.key) || pair.key.value !== insert.key || !isScalar(pair.value) || pair.value.value !== insert.value) {
+        if (
+          !isScalar(pair.key) ||
+          pair.key.value !== insert.key ||
+          !isScalar(pair.value) ||
+          pair.value.value !== insert.value
+        ) {
           fail(`${where}.${insert.key} was not added as intended`);
         }
       });
@@ -201,7 +238,9 @@ function verify(before: ParsedYaml, newText: string, plan: EditPlan): void {
     }
     fail(`unexpected node at ${where}`);
   };
-  before.documents.forEach((document, index) => compare(document.contents, after.documents[index]!.contents, `document ${index + 1}`));
+  before.documents.forEach((document, index) =>
+    compare(document.contents, after.documents[index]!.contents, `document ${index + 1}`),
+  );
   // Whole strings must still be valid references after the edit.
   for (const set of plan.sets) {
     if (set.sites.some((site) => site.field === "image")) parseImageRef(set.to);

@@ -15,7 +15,10 @@ import type { HandlerEvent, HandlerServices, RepositoryPayload } from "./service
  * (RELIABILITY.md rows 7–8).
  */
 
-const repoOf = (payload: RepositoryPayload) => ({ owner: payload.repository.owner.login, repo: payload.repository.name });
+const repoOf = (payload: RepositoryPayload) => ({
+  owner: payload.repository.owner.login,
+  repo: payload.repository.name,
+});
 
 interface CommentPayload extends RepositoryPayload {
   action: string;
@@ -24,7 +27,10 @@ interface CommentPayload extends RepositoryPayload {
 }
 
 /** issue_comment: commands, `created` only (the use case checks the action and the author again). */
-export async function onIssueComment(event: HandlerEvent<CommentPayload>, services: HandlerServices): Promise<void> {
+export async function onIssueComment(
+  event: HandlerEvent<CommentPayload>,
+  services: HandlerServices,
+): Promise<void> {
   const { payload } = event;
   if (payload.action !== "created" || payload.comment.user.type === "Bot") return;
   const { owner, repo } = repoOf(payload);
@@ -59,15 +65,26 @@ interface PullRequestPayload extends RepositoryPayload {
 }
 
 /** pull_request: the config check on PRs touching ferry.yml; floors when a Ferry PR merges. */
-export async function onPullRequest(event: HandlerEvent<PullRequestPayload>, services: HandlerServices): Promise<void> {
+export async function onPullRequest(
+  event: HandlerEvent<PullRequestPayload>,
+  services: HandlerServices,
+): Promise<void> {
   const { payload } = event;
   const { owner, repo } = repoOf(payload);
   const pull = payload.pull_request;
   // Ferry's own PRs never touch the config, so they need no config check.
   if (["opened", "synchronize", "reopened"].includes(payload.action) && !parseBranchName(pull.head.ref)) {
     services.queue.enqueue(`config-check:${owner}/${repo}@${pull.head.sha}`, async () => {
-      const files = await event.octokit.rest.pulls.listFiles({ owner, repo, pull_number: pull.number, per_page: 100 });
-      await checkConfigPullRequest(services.depsFor(event.octokit, owner, repo), { headSha: pull.head.sha, changedFiles: files.data.map((file) => file.filename) });
+      const files = await event.octokit.rest.pulls.listFiles({
+        owner,
+        repo,
+        pull_number: pull.number,
+        per_page: 100,
+      });
+      await checkConfigPullRequest(services.depsFor(event.octokit, owner, repo), {
+        headSha: pull.head.sha,
+        changedFiles: files.data.map((file) => file.filename),
+      });
     });
   }
   if (payload.action === "closed" && pull.merged && parseBranchName(pull.head.ref)) {
@@ -103,8 +120,9 @@ export async function onPush(event: HandlerEvent<PushPayload>, services: Handler
   const branch = payload.repository.default_branch;
   if (payload.deleted || branch === undefined || payload.ref !== `refs/heads/${branch}`) return;
   const { owner, repo } = repoOf(payload);
-  const touched = [...(payload.commits ?? []), ...(payload.head_commit ? [payload.head_commit] : [])].some((commit) =>
-    [...(commit.added ?? []), ...(commit.modified ?? []), ...(commit.removed ?? [])].includes(CONFIG_PATH),
+  const touched = [...(payload.commits ?? []), ...(payload.head_commit ? [payload.head_commit] : [])].some(
+    (commit) =>
+      [...(commit.added ?? []), ...(commit.modified ?? []), ...(commit.removed ?? [])].includes(CONFIG_PATH),
   );
   services.queue.enqueue(`sync:${owner}/${repo}`, async () => {
     const deps = services.depsFor(event.octokit, owner, repo);
@@ -115,12 +133,27 @@ export async function onPush(event: HandlerEvent<PushPayload>, services: Handler
 
 interface CheckPayload extends RepositoryPayload {
   action: string;
-  check_suite?: { head_sha: string; head_branch?: string | null; conclusion?: string | null; status?: string | null };
-  check_run?: { head_sha: string; conclusion?: string | null; status?: string; check_suite?: { head_branch?: string | null } };
+  check_suite?: {
+    head_sha: string;
+    head_branch?: string | null;
+    conclusion?: string | null;
+    status?: string | null;
+  };
+  check_run?: {
+    head_sha: string;
+    conclusion?: string | null;
+    status?: string;
+    check_suite?: { head_branch?: string | null };
+  };
   sha?: string;
   state?: string;
   branches?: { name: string }[];
-  workflow_run?: { head_sha: string; head_branch?: string | null; conclusion?: string | null; status?: string | null };
+  workflow_run?: {
+    head_sha: string;
+    head_branch?: string | null;
+    conclusion?: string | null;
+    status?: string | null;
+  };
 }
 
 /**
@@ -128,33 +161,65 @@ interface CheckPayload extends RepositoryPayload {
  * PR mergeable; in a source repo a successful build makes its image eligible (CI gating), so the
  * installation's config repos that name that source are synced.
  */
-export async function onChecksCompleted(event: HandlerEvent<CheckPayload>, services: HandlerServices): Promise<void> {
+export async function onChecksCompleted(
+  event: HandlerEvent<CheckPayload>,
+  services: HandlerServices,
+): Promise<void> {
   const { payload } = event;
-  const sha = payload.check_suite?.head_sha ?? payload.check_run?.head_sha ?? payload.workflow_run?.head_sha ?? payload.sha;
+  const sha =
+    payload.check_suite?.head_sha ??
+    payload.check_run?.head_sha ??
+    payload.workflow_run?.head_sha ??
+    payload.sha;
   if (!sha) return;
-  if (payload.state === "pending" || (payload.action !== undefined && payload.action !== "completed" && event.name !== "status")) return;
+  if (
+    payload.state === "pending" ||
+    (payload.action !== undefined && payload.action !== "completed" && event.name !== "status")
+  )
+    return;
   const { owner, repo } = repoOf(payload);
-  const branches = [payload.check_suite?.head_branch, payload.check_run?.check_suite?.head_branch, payload.workflow_run?.head_branch, ...(payload.branches ?? []).map((b) => b.name)];
-  const onFerryBranch = branches.some((branch) => typeof branch === "string" && parseBranchName(branch) !== undefined);
+  const branches = [
+    payload.check_suite?.head_branch,
+    payload.check_run?.check_suite?.head_branch,
+    payload.workflow_run?.head_branch,
+    ...(payload.branches ?? []).map((b) => b.name),
+  ];
+  const onFerryBranch = branches.some(
+    (branch) => typeof branch === "string" && parseBranchName(branch) !== undefined,
+  );
   // Only Ferry's own branches carry PRs Ferry merges; other checks in the config repo are not its business.
   if (onFerryBranch) {
-    const environment = branches.map((branch) => (typeof branch === "string" ? parseBranchName(branch) : undefined)).find((name) => name !== undefined)!;
+    const environment = branches
+      .map((branch) => (typeof branch === "string" ? parseBranchName(branch) : undefined))
+      .find((name) => name !== undefined)!;
     services.queue.enqueue(`checks:${owner}/${repo}@${sha}`, async () => {
       const deps = services.depsFor(event.octokit, owner, repo);
       await mergeFerryPullAt(deps, environment, sha, payload.repository.default_branch);
     });
     return;
   }
-  const conclusion = payload.check_suite?.conclusion ?? payload.workflow_run?.conclusion ?? payload.check_run?.conclusion ?? payload.state;
+  const conclusion =
+    payload.check_suite?.conclusion ??
+    payload.workflow_run?.conclusion ??
+    payload.check_run?.conclusion ??
+    payload.state;
   // A finished build in a source repo: workflow_run and check_suite say it once (check_run and
   // status would say it once per job).
   if (conclusion === "success" && (event.name === "workflow_run" || event.name === "check_suite")) {
     const source = payload.repository.full_name;
-    syncInstallation({ octokit: event.octokit, installationId: payload.installation?.id }, services, { reason: event.name, sources: [source] });
+    syncInstallation({ octokit: event.octokit, installationId: payload.installation?.id }, services, {
+      reason: event.name,
+      sources: [source],
+    });
   }
 }
 
-async function mergeFerryPullAt(deps: ReturnType<HandlerServices["depsFor"]>, environment: string, sha: string, defaultBranch: string | undefined): Promise<void> {
+async function mergeFerryPullAt(
+  deps: ReturnType<HandlerServices["depsFor"]>,
+  environment: string,
+  sha: string,
+  defaultBranch: string | undefined,
+): Promise<void> {
   const loaded = await loadRepoConfig(deps, defaultBranch);
   if (!loaded.ok || loaded.config.environments[environment]?.merge !== "auto") return;
   const pull = await deps.github.findOpenPull(formatBranchName(environment));
@@ -166,14 +231,26 @@ interface PackagePayload extends RepositoryPayload {
 }
 
 /** registry_package/package published (GHCR): hints for the repositories it names. */
-export async function onPackage(event: HandlerEvent<PackagePayload>, services: HandlerServices, repositories: string[]): Promise<void> {
+export async function onPackage(
+  event: HandlerEvent<PackagePayload>,
+  services: HandlerServices,
+  repositories: string[],
+): Promise<void> {
   if (repositories.length === 0) return;
-  syncInstallation({ octokit: event.octokit, installationId: event.payload.installation?.id }, services, { reason: event.name, repositories });
+  syncInstallation({ octokit: event.octokit, installationId: event.payload.installation?.id }, services, {
+    reason: event.name,
+    repositories,
+  });
 }
 
 /** installation / installation_repositories: a first sync of the repos Ferry can now see. */
-export async function onInstallation(event: HandlerEvent<{ installation?: { id: number } }>, services: HandlerServices): Promise<void> {
-  syncInstallation({ octokit: event.octokit, installationId: event.payload.installation?.id }, services, { reason: event.name });
+export async function onInstallation(
+  event: HandlerEvent<{ installation?: { id: number } }>,
+  services: HandlerServices,
+): Promise<void> {
+  syncInstallation({ octokit: event.octokit, installationId: event.payload.installation?.id }, services, {
+    reason: event.name,
+  });
 }
 
 /** Queues a sync of every repository of the event's installation (each without a config is skipped cheaply). */
@@ -186,11 +263,23 @@ export function syncInstallation(
   // check_suite, and the two coalesce into one sync. The scan keeps its own key (it also refreshes
   // the dashboard). Without the installation, a scan of three organisations would merge the third
   // into the second's waiting task and never list its repositories.
-  const what = trigger.reason === "scan" ? "scan" : JSON.stringify({ repositories: trigger.repositories, sources: trigger.sources, baseBranch: trigger.baseBranch });
+  const what =
+    trigger.reason === "scan"
+      ? "scan"
+      : JSON.stringify({
+          repositories: trigger.repositories,
+          sources: trigger.sources,
+          baseBranch: trigger.baseBranch,
+        });
   services.queue.enqueue(`installation-sync:${event.installationId ?? "?"}:${what}`, async () => {
     for (const { owner, repo, defaultBranch } of await services.installationRepos(event.octokit)) {
-      const repoTrigger: SyncTrigger = { ...trigger, ...(defaultBranch && !trigger.baseBranch ? { baseBranch: defaultBranch } : {}) };
-      services.queue.enqueue(`sync:${owner}/${repo}:${what}`, () => syncRepository(services.depsFor(event.octokit, owner, repo), repoTrigger));
+      const repoTrigger: SyncTrigger = {
+        ...trigger,
+        ...(defaultBranch && !trigger.baseBranch ? { baseBranch: defaultBranch } : {}),
+      };
+      services.queue.enqueue(`sync:${owner}/${repo}:${what}`, () =>
+        syncRepository(services.depsFor(event.octokit, owner, repo), repoTrigger),
+      );
     }
   });
 }

@@ -42,15 +42,23 @@ const DEFAULT_CREATED = new Date("2024-01-01T00:00:00Z");
 
 export class PushImageError extends Error {}
 
-export async function pushImage(baseUrl: string, repository: string, tag: string, options: PushImageOptions = {}): Promise<PushImageResult> {
+export async function pushImage(
+  baseUrl: string,
+  repository: string,
+  tag: string,
+  options: PushImageOptions = {},
+): Promise<PushImageResult> {
   const session = new PushSession(baseUrl.replace(/\/+$/, ""), repository, options);
   const platforms = options.platforms && options.platforms.length > 0 ? options.platforms : ["linux/amd64"];
   const manifests: PushedManifest[] = [];
   const entries: { bytes: Buffer; digest: string; platform: string }[] = [];
   for (const platform of platforms) {
     const [os, architecture, variant] = platform.split("/");
-    if (!os || !architecture) throw new PushImageError(`platform ${JSON.stringify(platform)} is not os/arch[/variant]`);
-    const layer = Buffer.from(`ferry test layer\n${repository}:${tag}\n${platform}\n${options.content ?? ""}\n`);
+    if (!os || !architecture)
+      throw new PushImageError(`platform ${JSON.stringify(platform)} is not os/arch[/variant]`);
+    const layer = Buffer.from(
+      `ferry test layer\n${repository}:${tag}\n${platform}\n${options.content ?? ""}\n`,
+    );
     const layerDigest = digestOf(layer);
     const config = Buffer.from(
       JSON.stringify({
@@ -127,16 +135,28 @@ class PushSession {
     const url = new URL(location, `${this.baseUrl}/`);
     url.searchParams.set("digest", digest);
     const put = await this.send("PUT", url.href, bytes, "application/octet-stream");
-    if (put.status !== 201) throw new PushImageError(`blob upload answered HTTP ${put.status}: ${await put.text()}`);
+    if (put.status !== 201)
+      throw new PushImageError(`blob upload answered HTTP ${put.status}: ${await put.text()}`);
   }
 
   async putManifest(reference: string, bytes: Buffer, mediaType: string): Promise<string> {
-    const response = await this.send("PUT", `/v2/${this.repository}/manifests/${reference}`, bytes, mediaType);
-    if (response.status !== 201) throw new PushImageError(`manifest PUT answered HTTP ${response.status}: ${await response.text()}`);
+    const response = await this.send(
+      "PUT",
+      `/v2/${this.repository}/manifests/${reference}`,
+      bytes,
+      mediaType,
+    );
+    if (response.status !== 201)
+      throw new PushImageError(`manifest PUT answered HTTP ${response.status}: ${await response.text()}`);
     return digestOf(bytes);
   }
 
-  private async send(method: string, pathOrUrl: string, body?: Buffer, contentType?: string): Promise<Response> {
+  private async send(
+    method: string,
+    pathOrUrl: string,
+    body?: Buffer,
+    contentType?: string,
+  ): Promise<Response> {
     const url = pathOrUrl.startsWith("http") ? pathOrUrl : `${this.baseUrl}${pathOrUrl}`;
     for (let attempt = 0; attempt < 2; attempt += 1) {
       const headers: Record<string, string> = {};

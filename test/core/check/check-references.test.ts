@@ -22,44 +22,85 @@ function config(): FerryConfig {
   return loaded.config;
 }
 
-const files = (entries: Record<string, string>): Map<string, Map<string, string>> => new Map([["staging", new Map(Object.entries(entries))]]);
+const files = (entries: Record<string, string>): Map<string, Map<string, string>> =>
+  new Map([["staging", new Map(Object.entries(entries))]]);
 
 describe("checkReferences", () => {
   it("finds nothing wrong when each image is referenced, through configured Helm keys too", () => {
-    const problems = checkReferences(config(), files({
-      "staging/values.yaml": "image:\n  repository: ghcr.io/acme/shop\n  tag: 1.0.0\ncart:\n  name: acme/cart\n  version: 2.0.0\n",
-    }));
+    const problems = checkReferences(
+      config(),
+      files({
+        "staging/values.yaml":
+          "image:\n  repository: ghcr.io/acme/shop\n  tag: 1.0.0\ncart:\n  name: acme/cart\n  version: 2.0.0\n",
+      }),
+    );
     expect(problems).toEqual([]);
   });
 
   it("reports each image an environment does not reference, at the environment's paths", () => {
-    const problems = checkReferences(config(), files({ "staging/values.yaml": "image:\n  repository: ghcr.io/acme/shop\n  tag: 1.0.0\n" }), CONFIG_TEXT);
+    const problems = checkReferences(
+      config(),
+      files({ "staging/values.yaml": "image:\n  repository: ghcr.io/acme/shop\n  tag: 1.0.0\n" }),
+      CONFIG_TEXT,
+    );
     expect(problems).toEqual([
-      { file: ".github/ferry.yml", line: 11, column: 12, message: "image cart (docker.io/acme/cart) is not referenced in environment staging's paths (staging)" },
+      {
+        file: ".github/ferry.yml",
+        line: 11,
+        column: 12,
+        message:
+          "image cart (docker.io/acme/cart) is not referenced in environment staging's paths (staging)",
+      },
     ]);
   });
 
   it("accepts # ferry: markers naming the image", () => {
-    const problems = checkReferences(config(), files({ "staging/values.yaml": "shop: 1.0.0 # ferry: shop:tag\ncart: 2.0.0 # ferry: cart:tag\n" }));
+    const problems = checkReferences(
+      config(),
+      files({ "staging/values.yaml": "shop: 1.0.0 # ferry: shop:tag\ncart: 2.0.0 # ferry: cart:tag\n" }),
+    );
     expect(problems).toEqual([]);
   });
 
   it("reports files of one environment that run different versions", () => {
-    const problems = checkReferences(config(), files({
-      "staging/a.yaml": "image:\n  repository: ghcr.io/acme/shop\n  tag: 1.0.0\ncart:\n  name: acme/cart\n  version: 2.0.0\n",
-      "staging/b.yaml": "apiVersion: v1\nkind: Pod\nspec:\n  containers:\n  - name: shop\n    image: ghcr.io/acme/shop:0.9.0\n",
-    }));
-    expect(problems).toEqual([{ file: "staging/b.yaml", line: 6, column: 1, message: "shop runs 0.9.0 here but 1.0.0 in staging/a.yaml:2 (environment staging)" }]);
+    const problems = checkReferences(
+      config(),
+      files({
+        "staging/a.yaml":
+          "image:\n  repository: ghcr.io/acme/shop\n  tag: 1.0.0\ncart:\n  name: acme/cart\n  version: 2.0.0\n",
+        "staging/b.yaml":
+          "apiVersion: v1\nkind: Pod\nspec:\n  containers:\n  - name: shop\n    image: ghcr.io/acme/shop:0.9.0\n",
+      }),
+    );
+    expect(problems).toEqual([
+      {
+        file: "staging/b.yaml",
+        line: 6,
+        column: 1,
+        message: "shop runs 0.9.0 here but 1.0.0 in staging/a.yaml:2 (environment staging)",
+      },
+    ]);
   });
 
   it("reports a file that is not YAML once, at the error's position", () => {
     const problems = checkReferences(config(), files({ "staging/x.yaml": "a: 1\nb: [\n" }));
     expect(problems.filter((problem) => problem.file === "staging/x.yaml")).toHaveLength(1);
-    expect(problems[problems.length - 1]).toMatchObject({ file: "staging/x.yaml", message: expect.stringContaining("invalid YAML") });
+    expect(problems[problems.length - 1]).toMatchObject({
+      file: "staging/x.yaml",
+      message: expect.stringContaining("invalid YAML"),
+    });
   });
 
   it("does not also call an image missing when a file of the environment could not be read (the reference may be in it)", () => {
-    const problems = checkReferences(config(), files({ "staging/x.yaml": "image: ghcr.io/acme/shop:1.0.0\nb: [\n", "staging/cart.yaml": "cart:\n  name: acme/cart\n  version: 2.0.0\n" }));
-    expect(problems).toEqual([expect.objectContaining({ file: "staging/x.yaml", message: expect.stringContaining("invalid YAML") })]);
+    const problems = checkReferences(
+      config(),
+      files({
+        "staging/x.yaml": "image: ghcr.io/acme/shop:1.0.0\nb: [\n",
+        "staging/cart.yaml": "cart:\n  name: acme/cart\n  version: 2.0.0\n",
+      }),
+    );
+    expect(problems).toEqual([
+      expect.objectContaining({ file: "staging/x.yaml", message: expect.stringContaining("invalid YAML") }),
+    ]);
   });
 });

@@ -17,7 +17,9 @@ describe("the published JSON Schema", () => {
   it("accepts the DESIGN.md example and rejects an unknown key, as the runtime validation does", () => {
     const ajv = new Ajv2020({ strict: false, allErrors: true });
     const validate = ajv.compile(JSON.parse(readFileSync(SCHEMA_FILE, "utf8")));
-    const good = parse(`images:\n  shop: { repository: ghcr.io/acme/shop, policy: { range: "^1.0.0" } }\nenvironments:\n  staging: { paths: [overlays/staging], merge: auto }\n  prod: { paths: [overlays/prod], from: staging, soak: 30m, promoters: { permission: maintain } }\n`);
+    const good = parse(
+      `images:\n  shop: { repository: ghcr.io/acme/shop, policy: { range: "^1.0.0" } }\nenvironments:\n  staging: { paths: [overlays/staging], merge: auto }\n  prod: { paths: [overlays/prod], from: staging, soak: 30m, promoters: { permission: maintain } }\n`,
+    );
     expect(validate(good)).toBe(true);
     expect(validate({ ...good, imagez: {} })).toBe(false);
     expect(validate({ images: {}, environments: { prod: { paths: [], merge: "sometimes" } } })).toBe(false);

@@ -30,9 +30,16 @@ describe("loadConfig", () => {
   it("accepts the example from DESIGN.md and fills defaults", () => {
     const result = loadConfig(DESIGN_EXAMPLE);
     if (!result.ok) throw new Error(formatProblems("ferry.yml", result.problems));
-    expect(result.config.environments.prod!.promoters).toEqual({ permission: "maintain", teams: ["acme/release"] });
+    expect(result.config.environments.prod!.promoters).toEqual({
+      permission: "maintain",
+      teams: ["acme/release"],
+    });
     expect(environmentOrder(result.config)).toEqual(["staging", "prod"]);
-    expect(environmentPolicy(result.config, "prod", "shop")).toMatchObject({ strategy: "semver", range: "^1.0.0", pin: "tag" });
+    expect(environmentPolicy(result.config, "prod", "shop")).toMatchObject({
+      strategy: "semver",
+      range: "^1.0.0",
+      pin: "tag",
+    });
   });
 
   it("reports every problem at once with its line and column", () => {
@@ -62,21 +69,35 @@ environments:
   });
 
   it("refuses a YAML alias bomb without expanding it", () => {
-    const bomb = ["a: &a [x,x,x,x,x,x,x,x,x,x]", ...Array.from({ length: 8 }, (_, i) => `${String.fromCharCode(98 + i)}: &${String.fromCharCode(98 + i)} [${Array(10).fill("*" + String.fromCharCode(97 + i)).join(",")}]`)].join("\n");
+    const bomb = [
+      "a: &a [x,x,x,x,x,x,x,x,x,x]",
+      ...Array.from(
+        { length: 8 },
+        (_, i) =>
+          `${String.fromCharCode(98 + i)}: &${String.fromCharCode(98 + i)} [${Array(10)
+            .fill("*" + String.fromCharCode(97 + i))
+            .join(",")}]`,
+      ),
+    ].join("\n");
     const result = loadConfig(bomb);
     expect(result.ok).toBe(false);
     if (!result.ok) expect(result.problems[0]!.message).toMatch(/alias/i);
   });
 
   it("detects promotion cycles", () => {
-    const result = loadConfig(`images: {a: {repository: nginx}}\nenvironments:\n  x: {paths: [x], from: y}\n  y: {paths: [y], from: x}\n`);
+    const result = loadConfig(
+      `images: {a: {repository: nginx}}\nenvironments:\n  x: {paths: [x], from: y}\n  y: {paths: [y], from: x}\n`,
+    );
     expect(result.ok).toBe(false);
     if (!result.ok) expect(result.problems.map((p) => p.message).join("\n")).toMatch(/promotion cycle/);
   });
 });
 
 describe("loadConfig: environment policy overrides", () => {
-  const config = (override: string, imagePolicy = `{ strategy: numerical, allow: "^b-(?P<n>[0-9]+)$" }`) => `images:
+  const config = (
+    override: string,
+    imagePolicy = `{ strategy: numerical, allow: "^b-(?P<n>[0-9]+)$" }`,
+  ) => `images:
   shop:
     repository: nginx
     policy: ${imagePolicy}
@@ -89,7 +110,10 @@ environments:
   it("accepts an override that is valid once merged over the image's policy (extract using the image's allow)", () => {
     const result = loadConfig(config(`{ extract: "$n" }`));
     if (!result.ok) throw new Error(formatProblems("ferry.yml", result.problems));
-    expect(environmentPolicy(result.config, "staging", "shop")).toMatchObject({ strategy: "numerical", extract: "$n" });
+    expect(environmentPolicy(result.config, "staging", "shop")).toMatchObject({
+      strategy: "numerical",
+      extract: "$n",
+    });
   });
 
   it("reports an override that is invalid once merged (range under the image's numerical strategy) at the override", () => {
@@ -97,12 +121,18 @@ environments:
     expect(result.ok).toBe(false);
     if (result.ok) return;
     expect(result.problems).toEqual([
-      expect.objectContaining({ path: "environments.staging.policy.shop.range", message: expect.stringMatching(/range applies only to strategy semver, not numerical/), line: 8 }),
+      expect.objectContaining({
+        path: "environments.staging.policy.shop.range",
+        message: expect.stringMatching(/range applies only to strategy semver, not numerical/),
+        line: 8,
+      }),
     ]);
   });
 
   it("accepts an override that changes the strategy; the image's fields of the old strategy do not carry over", () => {
-    const result = loadConfig(config(`{ strategy: digest, tag: latest }`, `{ range: "^1.0.0", prerelease: true }`));
+    const result = loadConfig(
+      config(`{ strategy: digest, tag: latest }`, `{ range: "^1.0.0", prerelease: true }`),
+    );
     if (!result.ok) throw new Error(formatProblems("ferry.yml", result.problems));
     const policy = environmentPolicy(result.config, "staging", "shop");
     expect(policy).toMatchObject({ strategy: "digest", tag: "latest", pin: "digest", prerelease: false });
@@ -110,15 +140,24 @@ environments:
   });
 
   it("reports an override that breaks the image's extract (an allow without its group) at the override", () => {
-    const result = loadConfig(config(`{ allow: "^b-[0-9]+$" }`, `{ strategy: numerical, allow: "^b-(?P<n>[0-9]+)$", extract: "$n" }`));
+    const result = loadConfig(
+      config(`{ allow: "^b-[0-9]+$" }`, `{ strategy: numerical, allow: "^b-(?P<n>[0-9]+)$", extract: "$n" }`),
+    );
     expect(result.ok).toBe(false);
-    if (!result.ok) expect(result.problems).toEqual([expect.objectContaining({ path: "environments.staging.policy.shop.extract", message: expect.stringMatching(/\$n, which allow does not define/) })]);
+    if (!result.ok)
+      expect(result.problems).toEqual([
+        expect.objectContaining({
+          path: "environments.staging.policy.shop.extract",
+          message: expect.stringMatching(/\$n, which allow does not define/),
+        }),
+      ]);
   });
 
   it("reports a problem of the image's own policy once, at the image, not again at each override", () => {
     const result = loadConfig(config(`{ ignore: ["*-rc"] }`, `{ range: "nope" }`));
     expect(result.ok).toBe(false);
-    if (!result.ok) expect(result.problems.map((problem) => problem.path)).toEqual(["images.shop.policy.range"]);
+    if (!result.ok)
+      expect(result.problems.map((problem) => problem.path)).toEqual(["images.shop.policy.range"]);
   });
 });
 
@@ -133,8 +172,17 @@ describe("loadConfig: messages a person can act on", () => {
   });
 
   it("says why an image or environment name is refused, at the name's line", () => {
-    const result = loadConfig(`images:\n  Shop: { repository: nginx }\nenvironments:\n  staging: { paths: [x] }\n`);
+    const result = loadConfig(
+      `images:\n  Shop: { repository: nginx }\nenvironments:\n  staging: { paths: [x] }\n`,
+    );
     expect(result.ok).toBe(false);
-    if (!result.ok) expect(result.problems).toEqual([expect.objectContaining({ path: "images.Shop", line: 2, message: expect.stringMatching(/image names are lowercase letters/) })]);
+    if (!result.ok)
+      expect(result.problems).toEqual([
+        expect.objectContaining({
+          path: "images.Shop",
+          line: 2,
+          message: expect.stringMatching(/image names are lowercase letters/),
+        }),
+      ]);
   });
 });

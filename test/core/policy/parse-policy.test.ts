@@ -28,7 +28,9 @@ describe("parsePolicy", () => {
   });
 
   it("reads JSON text and already-parsed objects alike", () => {
-    expect(parsePolicy('{"strategy": "numerical", "order": "desc"}')).toEqual(parsePolicy({ strategy: "numerical", order: "desc" }));
+    expect(parsePolicy('{"strategy": "numerical", "order": "desc"}')).toEqual(
+      parsePolicy({ strategy: "numerical", order: "desc" }),
+    );
   });
 
   it("reads an empty document as the default policy", () => {
@@ -40,7 +42,9 @@ describe("parsePolicy", () => {
   });
 
   it("accepts Flux's Go-style named groups (?P<ts>…) in allow", () => {
-    expect(parsePolicy({ strategy: "numerical", allow: "^main-[a-f0-9]+-(?P<ts>[0-9]+)", extract: "$ts" }).extract).toBe("$ts");
+    expect(
+      parsePolicy({ strategy: "numerical", allow: "^main-[a-f0-9]+-(?P<ts>[0-9]+)", extract: "$ts" }).extract,
+    ).toBe("$ts");
   });
 
   it("names the field of an invalid semver range", () => {
@@ -56,7 +60,9 @@ describe("parsePolicy", () => {
   });
 
   it("names allow when it uses syntax Go's RE2 lacks, such as a lookahead", () => {
-    expect(problem({ allow: "^v(?=1)" })).toBe("policy.allow: invalid regular expression: lookaround (?= is not supported (Go RE2 syntax only)");
+    expect(problem({ allow: "^v(?=1)" })).toBe(
+      "policy.allow: invalid regular expression: lookaround (?= is not supported (Go RE2 syntax only)",
+    );
   });
 
   it("rejects extract referencing a group allow does not define", () => {
@@ -70,13 +76,19 @@ describe("parsePolicy", () => {
   });
 
   it("rejects options that do not apply to the strategy", () => {
-    expect(problem({ strategy: "numerical", range: "^1" })).toBe("policy.range: range applies only to strategy semver, not numerical");
-    expect(problem({ order: "desc" })).toBe("policy.order: order applies only to strategies numerical and alphabetical");
+    expect(problem({ strategy: "numerical", range: "^1" })).toBe(
+      "policy.range: range applies only to strategy semver, not numerical",
+    );
+    expect(problem({ order: "desc" })).toBe(
+      "policy.order: order applies only to strategies numerical and alphabetical",
+    );
     expect(problem({ strategy: "digest" })).toMatch(/^policy\.tag: strategy digest needs tag/);
   });
 
   it("names the index of a bad platform and a bad minAge", () => {
-    expect(problem({ platforms: ["linux/amd64", "windows"] })).toMatch(/^policy\.platforms\.1: invalid platform "windows"/);
+    expect(problem({ platforms: ["linux/amd64", "windows"] })).toMatch(
+      /^policy\.platforms\.1: invalid platform "windows"/,
+    );
     expect(problem({ minAge: "soon" })).toMatch(/^policy\.minAge: invalid duration "soon"/);
   });
 
@@ -85,12 +97,23 @@ describe("parsePolicy", () => {
   });
 
   it("rejects a document that is not a mapping", () => {
-    expect(problem("- 1.0.0")).toBe("policy: expected a mapping of policy fields (strategy, range, allow…), got a list");
+    expect(problem("- 1.0.0")).toBe(
+      "policy: expected a mapping of policy fields (strategy, range, allow…), got a list",
+    );
     expect(problem("semver")).toMatch(/^policy: expected a mapping .* got the string "semver"$/);
   });
 
   it("refuses a YAML alias bomb instead of expanding it (RELIABILITY.md row 29)", () => {
-    const bomb = ['a: &a ["x","x","x","x","x","x","x","x","x","x"]', ...Array.from({ length: 8 }, (_, i) => `${String.fromCharCode(98 + i)}: &${String.fromCharCode(98 + i)} [${Array(10).fill(`*${String.fromCharCode(97 + i)}`).join(",")}]`)].join("\n");
+    const bomb = [
+      'a: &a ["x","x","x","x","x","x","x","x","x","x"]',
+      ...Array.from(
+        { length: 8 },
+        (_, i) =>
+          `${String.fromCharCode(98 + i)}: &${String.fromCharCode(98 + i)} [${Array(10)
+            .fill(`*${String.fromCharCode(97 + i)}`)
+            .join(",")}]`,
+      ),
+    ].join("\n");
     expect(problem(bomb)).toMatch(/^policy: invalid YAML: /);
   });
 });

@@ -10,22 +10,57 @@ const RUNS = { numRuns: 300, seed: 20240601 };
 // Small number pools make ties (1.0.0 vs v1.0.0, 007 vs 7, equal builds) frequent.
 const part = fc.integer({ min: 0, max: 12 });
 const semverTag = fc
-  .tuple(fc.boolean(), part, part, part, fc.option(fc.constantFrom("rc.1", "rc.2", "alpha", "beta.3"), { nil: undefined }), fc.option(fc.constantFrom("b1", "b2", "build.10"), { nil: undefined }))
-  .map(([v, major, minor, patch, pre, build]) => `${v ? "v" : ""}${major}.${minor}.${patch}${pre ? `-${pre}` : ""}${build ? `_${build}` : ""}`);
-const numberTag = fc.tuple(fc.constantFrom("", "0", "00"), fc.integer({ min: 0, max: 300 }), fc.option(fc.integer({ min: 0, max: 99 }), { nil: undefined })).map(
-  ([zeros, whole, fraction]) => `${zeros}${whole}${fraction !== undefined ? `.${fraction}` : ""}`,
-);
+  .tuple(
+    fc.boolean(),
+    part,
+    part,
+    part,
+    fc.option(fc.constantFrom("rc.1", "rc.2", "alpha", "beta.3"), { nil: undefined }),
+    fc.option(fc.constantFrom("b1", "b2", "build.10"), { nil: undefined }),
+  )
+  .map(
+    ([v, major, minor, patch, pre, build]) =>
+      `${v ? "v" : ""}${major}.${minor}.${patch}${pre ? `-${pre}` : ""}${build ? `_${build}` : ""}`,
+  );
+const numberTag = fc
+  .tuple(
+    fc.constantFrom("", "0", "00"),
+    fc.integer({ min: 0, max: 300 }),
+    fc.option(fc.integer({ min: 0, max: 99 }), { nil: undefined }),
+  )
+  .map(([zeros, whole, fraction]) => `${zeros}${whole}${fraction !== undefined ? `.${fraction}` : ""}`);
 const wordTag = fc.stringMatching(/^[A-Za-z0-9_][A-Za-z0-9._-]{0,8}$/);
-const anyTag = fc.oneof(semverTag, numberTag, wordTag, fc.constantFrom("latest", "main", "1.2", "v2", "-bad", "a+b", ""));
+const anyTag = fc.oneof(
+  semverTag,
+  numberTag,
+  wordTag,
+  fc.constantFrom("latest", "main", "1.2", "v2", "-bad", "a+b", ""),
+);
 const tagList = fc.array(anyTag, { maxLength: 40 });
 
 const namePolicy: fc.Arbitrary<PolicyInput> = fc
   .oneof(
-  fc.record({ range: fc.constantFrom("*", "^1.0.0", ">=2.0.0 <9.0.0", "~3.4", "1.x || 4.x"), prerelease: fc.boolean() }, { requiredKeys: [] }),
-  fc.record({ strategy: fc.constant("numerical" as const), order: fc.constantFrom("asc" as const, "desc" as const) }),
-  fc.record({ strategy: fc.constant("alphabetical" as const), order: fc.constantFrom("asc" as const, "desc" as const) }),
-  fc.record({ strategy: fc.constant("numerical" as const), allow: fc.constant("^0*(?<n>\\d+)"), extract: fc.constant("$n") }),
-  fc.record({ ignore: fc.constant(["*-rc.*", "v1.*"]), range: fc.constant("*") }),
+    fc.record(
+      {
+        range: fc.constantFrom("*", "^1.0.0", ">=2.0.0 <9.0.0", "~3.4", "1.x || 4.x"),
+        prerelease: fc.boolean(),
+      },
+      { requiredKeys: [] },
+    ),
+    fc.record({
+      strategy: fc.constant("numerical" as const),
+      order: fc.constantFrom("asc" as const, "desc" as const),
+    }),
+    fc.record({
+      strategy: fc.constant("alphabetical" as const),
+      order: fc.constantFrom("asc" as const, "desc" as const),
+    }),
+    fc.record({
+      strategy: fc.constant("numerical" as const),
+      allow: fc.constant("^0*(?<n>\\d+)"),
+      extract: fc.constant("$n"),
+    }),
+    fc.record({ ignore: fc.constant(["*-rc.*", "v1.*"]), range: fc.constant("*") }),
   )
   .map((input) => input as PolicyInput);
 
@@ -43,7 +78,10 @@ describe("selectTag properties", () => {
     fc.assert(
       fc.property(namePolicy, tagList, (input, list) => {
         const policy = parsePolicy(input);
-        const selection = selectTag(list.map((tag) => ({ tag })), { policy, now: NOW });
+        const selection = selectTag(
+          list.map((tag) => ({ tag })),
+          { policy, now: NOW },
+        );
         const admitted = rankTags(list, policy);
         if (selection.kind === "none") return admitted.length === 0;
         expect(admitted).toContain(selection.tag);
@@ -72,7 +110,8 @@ describe("selectTag properties", () => {
         const policy = parsePolicy(input);
         const selection = select(input, list, current);
         const readable = isNewer(current, current, policy) !== undefined;
-        if (selection.kind === "selected" && readable) expect(isNewer(selection.tag, current, policy)).toBe(true);
+        if (selection.kind === "selected" && readable)
+          expect(isNewer(selection.tag, current, policy)).toBe(true);
       }),
       RUNS,
     );
@@ -82,7 +121,12 @@ describe("selectTag properties", () => {
     fc.assert(
       fc.property(
         namePolicy,
-        tagList.chain((list) => fc.tuple(fc.constant(list), fc.shuffledSubarray(list, { minLength: list.length, maxLength: list.length }))),
+        tagList.chain((list) =>
+          fc.tuple(
+            fc.constant(list),
+            fc.shuffledSubarray(list, { minLength: list.length, maxLength: list.length }),
+          ),
+        ),
         fc.option(anyTag, { nil: undefined }),
         (input, [list, shuffled], current) => {
           expect(select(input, shuffled, current)).toEqual(select(input, list, current));
@@ -93,19 +137,25 @@ describe("selectTag properties", () => {
   });
 
   it("chooses the most recently built admitted tag under newest-build, in any order", () => {
-    const build = fc.record({ tag: fc.constantFrom("a", "b", "c", "d", "e", "latest"), created: fc.integer({ min: 0, max: 5 }).map((h) => new Date(NOW.getTime() - h * 3_600_000)) });
+    const build = fc.record({
+      tag: fc.constantFrom("a", "b", "c", "d", "e", "latest"),
+      created: fc.integer({ min: 0, max: 5 }).map((h) => new Date(NOW.getTime() - h * 3_600_000)),
+    });
     fc.assert(
-      fc.property(fc.uniqueArray(build, { selector: (entry) => entry.tag, maxLength: 6 }), (list: TagCandidate[]) => {
-        const policy = parsePolicy({ strategy: "newest-build", ignore: ["latest"] });
-        const selection = selectTag(list, { policy, now: NOW });
-        const eligible = list.filter((entry) => entry.tag !== "latest");
-        if (eligible.length === 0) return selection.kind === "none";
-        const newest = Math.max(...eligible.map((entry) => entry.created!.getTime()));
-        const chosen = list.find((entry) => selection.kind === "selected" && entry.tag === selection.tag);
-        expect(chosen?.created!.getTime()).toBe(newest);
-        expect(selectTag([...list].reverse(), { policy, now: NOW })).toEqual(selection);
-        return true;
-      }),
+      fc.property(
+        fc.uniqueArray(build, { selector: (entry) => entry.tag, maxLength: 6 }),
+        (list: TagCandidate[]) => {
+          const policy = parsePolicy({ strategy: "newest-build", ignore: ["latest"] });
+          const selection = selectTag(list, { policy, now: NOW });
+          const eligible = list.filter((entry) => entry.tag !== "latest");
+          if (eligible.length === 0) return selection.kind === "none";
+          const newest = Math.max(...eligible.map((entry) => entry.created!.getTime()));
+          const chosen = list.find((entry) => selection.kind === "selected" && entry.tag === selection.tag);
+          expect(chosen?.created!.getTime()).toBe(newest);
+          expect(selectTag([...list].reverse(), { policy, now: NOW })).toEqual(selection);
+          return true;
+        },
+      ),
       RUNS,
     );
   });
@@ -114,7 +164,8 @@ describe("selectTag properties", () => {
     fc.assert(
       fc.property(fc.array(fc.string({ unit: "grapheme", maxLength: 20 }), { maxLength: 10 }), (list) => {
         const selection = select({ strategy: "alphabetical" }, list);
-        if (selection.kind === "selected") expect(selection.tag).toMatch(/^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$/);
+        if (selection.kind === "selected")
+          expect(selection.tag).toMatch(/^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$/);
       }),
       RUNS,
     );

@@ -1,13 +1,24 @@
 import { describe, expect, it } from "vitest";
 import { parsePolicy } from "../../../src/core/policy/parse-policy.js";
-import { isNewer, metadataNeeds, rankTags, selectTag, type TagCandidate } from "../../../src/core/policy/select-tag.js";
+import {
+  isNewer,
+  metadataNeeds,
+  rankTags,
+  selectTag,
+  type TagCandidate,
+} from "../../../src/core/policy/select-tag.js";
 import type { PolicyInput } from "../../../src/core/policy/schema.js";
 
 const NOW = new Date("2024-06-01T12:00:00Z");
 const DIGEST_A = `sha256:${"a".repeat(64)}`;
 const DIGEST_B = `sha256:${"b".repeat(64)}`;
 
-function choose(policy: PolicyInput, candidates: TagCandidate[] | string[], current?: string, currentDigest?: string) {
+function choose(
+  policy: PolicyInput,
+  candidates: TagCandidate[] | string[],
+  current?: string,
+  currentDigest?: string,
+) {
   const list = candidates.map((entry) => (typeof entry === "string" ? { tag: entry } : entry));
   const options: Parameters<typeof selectTag>[1] = { policy: parsePolicy(policy), now: NOW };
   if (current !== undefined) options.current = current;
@@ -15,7 +26,11 @@ function choose(policy: PolicyInput, candidates: TagCandidate[] | string[], curr
   return selectTag(list, options);
 }
 
-function chosenTag(policy: PolicyInput, candidates: TagCandidate[] | string[], current?: string): string | undefined {
+function chosenTag(
+  policy: PolicyInput,
+  candidates: TagCandidate[] | string[],
+  current?: string,
+): string | undefined {
   const selection = choose(policy, candidates, current);
   return selection.kind === "selected" ? selection.tag : undefined;
 }
@@ -27,7 +42,11 @@ function hoursAgo(hours: number): Date {
 describe("semver strategy", () => {
   it("chooses the highest version the range admits and explains it in one line", () => {
     const selection = choose({ range: "^1.0.0" }, ["1.0.0", "1.7.3", "1.8.0", "2.0.0", "latest"]);
-    expect(selection).toEqual({ kind: "selected", tag: "1.8.0", reason: "semver ^1.0.0 admits 1.8.0, the highest of 3 admitted tags" });
+    expect(selection).toEqual({
+      kind: "selected",
+      tag: "1.8.0",
+      reason: "semver ^1.0.0 admits 1.8.0, the highest of 3 admitted tags",
+    });
   });
 
   it("is the default strategy, and without a range admits every release (Argo CD Image Updater: no constraint picks the highest version)", () => {
@@ -58,7 +77,9 @@ describe("semver strategy", () => {
   });
 
   it("admits a prerelease the range itself names, as npm semver ranges do", () => {
-    expect(chosenTag({ range: ">=2.0.0-rc.1 <3.0.0" }, ["1.9.0", "2.0.0-rc.1", "2.0.0-rc.3"])).toBe("2.0.0-rc.3");
+    expect(chosenTag({ range: ">=2.0.0-rc.1 <3.0.0" }, ["1.9.0", "2.0.0-rc.1", "2.0.0-rc.3"])).toBe(
+      "2.0.0-rc.3",
+    );
   });
 
   it("admits neither latest, main nor v1.0.0-rc1 under >=1.0.0 (Kargo in Action §3.6.1)", () => {
@@ -100,8 +121,14 @@ describe("semver strategy", () => {
   });
 
   it("compares the extracted version when allow and extract are set (Flux filterTags.extract works for every policy)", () => {
-    const policy = { allow: "^release-(?<version>\\d+\\.\\d+\\.\\d+)-alpine$", extract: "$version", range: "^1.0.0" };
-    expect(chosenTag(policy, ["release-1.2.0-alpine", "release-1.10.0-alpine", "release-1.11.0", "1.12.0"])).toBe("release-1.10.0-alpine");
+    const policy = {
+      allow: "^release-(?<version>\\d+\\.\\d+\\.\\d+)-alpine$",
+      extract: "$version",
+      range: "^1.0.0",
+    };
+    expect(
+      chosenTag(policy, ["release-1.2.0-alpine", "release-1.10.0-alpine", "release-1.11.0", "1.12.0"]),
+    ).toBe("release-1.10.0-alpine");
   });
 });
 
@@ -115,7 +142,10 @@ describe("never moving backwards", () => {
 
   it("chooses nothing older when current is above every admitted tag, naming the highest one", () => {
     const selection = choose({ range: "^1.0.0" }, ["1.0.0", "1.8.0"], "2.0.0");
-    expect(selection).toEqual({ kind: "none", reason: "no tag semver ^1.0.0 admits is newer than current 2.0.0 (the highest is 1.8.0)" });
+    expect(selection).toEqual({
+      kind: "none",
+      reason: "no tag semver ^1.0.0 admits is newer than current 2.0.0 (the highest is 1.8.0)",
+    });
   });
 
   it("moves up from a current tag outside the range, since the current tag need not be admitted", () => {
@@ -151,7 +181,9 @@ describe("numerical strategy (Flux ImagePolicy policy.numerical)", () => {
   });
 
   it("compares numbers beyond 2^53 exactly, where a float would call them equal", () => {
-    expect(chosenTag({ strategy: "numerical" }, ["9007199254740993", "9007199254740992"])).toBe("9007199254740993");
+    expect(chosenTag({ strategy: "numerical" }, ["9007199254740993", "9007199254740992"])).toBe(
+      "9007199254740993",
+    );
   });
 
   it("skips tags that are not numbers instead of failing the whole policy as Flux does", () => {
@@ -169,13 +201,26 @@ describe("numerical strategy (Flux ImagePolicy policy.numerical)", () => {
   });
 
   it("orders builds by the extracted timestamp, as the Flux docs' main-<sha>-<ts> example does", () => {
-    const policy = { strategy: "numerical" as const, allow: "^main-[a-f0-9]+-(?P<ts>[0-9]+)", extract: "$ts" };
-    const list = ["main-f3bacd1-1700000100", "main-0a1b2c3-1700000300", "main-99aa11b-1700000200", "feature-x-1800000000"];
+    const policy = {
+      strategy: "numerical" as const,
+      allow: "^main-[a-f0-9]+-(?P<ts>[0-9]+)",
+      extract: "$ts",
+    };
+    const list = [
+      "main-f3bacd1-1700000100",
+      "main-0a1b2c3-1700000300",
+      "main-99aa11b-1700000200",
+      "feature-x-1800000000",
+    ];
     expect(chosenTag(policy, list)).toBe("main-0a1b2c3-1700000300");
   });
 
   it("reads the current tag through the same extract", () => {
-    const policy = { strategy: "numerical" as const, allow: "^main-[a-f0-9]+-(?P<ts>[0-9]+)", extract: "${ts}" };
+    const policy = {
+      strategy: "numerical" as const,
+      allow: "^main-[a-f0-9]+-(?P<ts>[0-9]+)",
+      extract: "${ts}",
+    };
     expect(choose(policy, ["main-aaa-5", "main-bbb-9"], "main-ccc-9").kind).toBe("none");
     expect(chosenTag(policy, ["main-aaa-5", "main-bbb-9"], "main-ccc-6")).toBe("main-bbb-9");
   });
@@ -240,12 +285,18 @@ describe("newest-build strategy (Argo newest-build)", () => {
       kind: "none",
       reason: "current bbbbbbb is the newest tag newest-build admits",
     });
-    expect(choose({ strategy: "newest-build" }, [...list, { tag: "ccccccc", created: hoursAgo(2) }], "bbbbbbb").kind).toBe("none");
+    expect(
+      choose({ strategy: "newest-build" }, [...list, { tag: "ccccccc", created: hoursAgo(2) }], "bbbbbbb")
+        .kind,
+    ).toBe("none");
   });
 
   it("cannot use a tag without a created date and says so", () => {
     const selection = choose({ strategy: "newest-build" }, ["abc1234"]);
-    expect(selection).toEqual({ kind: "none", reason: "newest-build admits 1 tag but none is usable: 1 without a created date" });
+    expect(selection).toEqual({
+      kind: "none",
+      reason: "newest-build admits 1 tag but none is usable: 1 without a created date",
+    });
   });
 });
 
@@ -253,7 +304,15 @@ describe("digest strategy (Argo digest: follow a mutable tag)", () => {
   const policy = { strategy: "digest" as const, tag: "latest" };
 
   it("chooses the moving tag with its digest when the digest differs from the running one", () => {
-    const selection = choose(policy, [{ tag: "latest", digest: DIGEST_B }, { tag: "1.0.0", digest: DIGEST_A }], "latest", DIGEST_A);
+    const selection = choose(
+      policy,
+      [
+        { tag: "latest", digest: DIGEST_B },
+        { tag: "1.0.0", digest: DIGEST_A },
+      ],
+      "latest",
+      DIGEST_A,
+    );
     expect(selection).toMatchObject({ kind: "selected", tag: "latest", digest: DIGEST_B });
   });
 
@@ -264,7 +323,10 @@ describe("digest strategy (Argo digest: follow a mutable tag)", () => {
   });
 
   it("updates a running image that has no digest yet (Argo: the running image uses a tag)", () => {
-    expect(choose(policy, [{ tag: "latest", digest: DIGEST_A }], "latest")).toMatchObject({ kind: "selected", digest: DIGEST_A });
+    expect(choose(policy, [{ tag: "latest", digest: DIGEST_A }], "latest")).toMatchObject({
+      kind: "selected",
+      digest: DIGEST_A,
+    });
   });
 
   it("chooses nothing when the moving tag is missing or has no digest", () => {
@@ -285,15 +347,26 @@ describe("allow, ignore and invalid tags", () => {
   });
 
   it("never chooses a tag matching an ignore glob", () => {
-    expect(chosenTag({ ignore: ["1.9.*", "*-debug"] }, ["1.8.0", "1.9.0", "1.9.1", "2.0.0-debug"])).toBe("1.8.0");
+    expect(chosenTag({ ignore: ["1.9.*", "*-debug"] }, ["1.8.0", "1.9.0", "1.9.1", "2.0.0-debug"])).toBe(
+      "1.8.0",
+    );
   });
 
   it("ignores everything with ignore '*' (Argo: disable updates by ignoring all tags)", () => {
-    expect(choose({ ignore: ["*"] }, ["1.0.0", "2.0.0"])).toEqual({ kind: "none", reason: "semver * admits none of 2 tags" });
+    expect(choose({ ignore: ["*"] }, ["1.0.0", "2.0.0"])).toEqual({
+      kind: "none",
+      reason: "semver * admits none of 2 tags",
+    });
   });
 
   it("ignores names that are not valid OCI tags, such as injection attempts (RELIABILITY.md row 14)", () => {
-    const list = ["1.0.0", "9.9.9\n---\nkind: ClusterRoleBinding", `9.${"9".repeat(130)}.0`, ".9.9.9", "9.9.9 "];
+    const list = [
+      "1.0.0",
+      "9.9.9\n---\nkind: ClusterRoleBinding",
+      `9.${"9".repeat(130)}.0`,
+      ".9.9.9",
+      "9.9.9 ",
+    ];
     expect(chosenTag({}, list)).toBe("1.0.0");
   });
 
@@ -343,35 +416,55 @@ describe("minAge, platforms and pin", () => {
   });
 
   it("needs a digest to pin one, and returns it with the tag", () => {
-    expect(choose({ pin: "digest" }, [{ tag: "1.0.0", digest: DIGEST_A }])).toMatchObject({ kind: "selected", tag: "1.0.0", digest: DIGEST_A });
-    expect(choose({ pin: "digest-only" }, ["1.0.0"]).reason).toContain("without a digest (pin digest-only needs one)");
+    expect(choose({ pin: "digest" }, [{ tag: "1.0.0", digest: DIGEST_A }])).toMatchObject({
+      kind: "selected",
+      tag: "1.0.0",
+      digest: DIGEST_A,
+    });
+    expect(choose({ pin: "digest-only" }, ["1.0.0"]).reason).toContain(
+      "without a digest (pin digest-only needs one)",
+    );
   });
 });
 
 describe("rankTags", () => {
   it("lists admitted tags newer than current, best first", () => {
     const policy = parsePolicy({ range: "^1.0.0" });
-    expect(rankTags(["1.0.0", "1.9.0", "latest", "1.10.0", "2.0.0", "1.2.0"], policy, "1.2.0")).toEqual(["1.10.0", "1.9.0"]);
+    expect(rankTags(["1.0.0", "1.9.0", "latest", "1.10.0", "2.0.0", "1.2.0"], policy, "1.2.0")).toEqual([
+      "1.10.0",
+      "1.9.0",
+    ]);
   });
 
   it("keeps input order for newest-build, which needs created dates to order", () => {
-    expect(rankTags(["b", "a", "latest"], parsePolicy({ strategy: "newest-build", ignore: ["latest"] }))).toEqual(["b", "a"]);
+    expect(
+      rankTags(["b", "a", "latest"], parsePolicy({ strategy: "newest-build", ignore: ["latest"] })),
+    ).toEqual(["b", "a"]);
   });
 
   it("lists the current tag first under newest-build so that its build date gets fetched", () => {
-    expect(rankTags(["b", "cur", "a"], parsePolicy({ strategy: "newest-build" }), "cur")).toEqual(["cur", "b", "a"]);
+    expect(rankTags(["b", "cur", "a"], parsePolicy({ strategy: "newest-build" }), "cur")).toEqual([
+      "cur",
+      "b",
+      "a",
+    ]);
     expect(rankTags(["b", "a"], parsePolicy({ strategy: "newest-build" }), "cur")).toEqual(["b", "a"]);
   });
 
   it("never moves newest-build back when the adapter describes only the ranked tags", () => {
     const policy = parsePolicy({ strategy: "newest-build" });
     const created: Record<string, Date> = { old1: hoursAgo(9), cur: hoursAgo(2), old2: hoursAgo(5) };
-    const described = rankTags(Object.keys(created), policy, "cur").map((tag) => ({ tag, created: created[tag]! }));
+    const described = rankTags(Object.keys(created), policy, "cur").map((tag) => ({
+      tag,
+      created: created[tag]!,
+    }));
     expect(selectTag(described, { policy, now: NOW, current: "cur" }).kind).toBe("none");
   });
 
   it("lists only the moving tag for digest", () => {
-    expect(rankTags(["1.0.0", "latest"], parsePolicy({ strategy: "digest", tag: "latest" }))).toEqual(["latest"]);
+    expect(rankTags(["1.0.0", "latest"], parsePolicy({ strategy: "digest", tag: "latest" }))).toEqual([
+      "latest",
+    ]);
   });
 });
 
@@ -382,7 +475,11 @@ describe("metadataNeeds", () => {
 
   it("asks for created dates, platforms and digests only when the policy uses them", () => {
     expect(metadataNeeds(parsePolicy({ strategy: "newest-build" }))).toMatchObject({ created: true });
-    expect(metadataNeeds(parsePolicy({ minAge: "1h", platforms: ["linux/arm64"], pin: "digest" }))).toEqual({ created: true, platforms: true, digest: true });
+    expect(metadataNeeds(parsePolicy({ minAge: "1h", platforms: ["linux/arm64"], pin: "digest" }))).toEqual({
+      created: true,
+      platforms: true,
+      digest: true,
+    });
     expect(metadataNeeds(parsePolicy({ strategy: "digest", tag: "latest" }))).toMatchObject({ digest: true });
   });
 });

@@ -1,7 +1,12 @@
 import fc from "fast-check";
 import { minimatch } from "minimatch";
 import { describe, expect, it } from "vitest";
-import { compareDecimals, compileGlob, parseDecimal, parseSemver } from "../../../src/core/policy/tag-order.js";
+import {
+  compareDecimals,
+  compileGlob,
+  parseDecimal,
+  parseSemver,
+} from "../../../src/core/policy/tag-order.js";
 
 describe("ignore globs", () => {
   it("match exactly as minimatch does, for any simple glob and tag", () => {
@@ -9,7 +14,9 @@ describe("ignore globs", () => {
     const tag = fc.stringMatching(/^[a-c1][a-c1._-]{0,7}$/);
     fc.assert(
       fc.property(glob, tag, (pattern, name) => {
-        expect(compileGlob(pattern)(name)).toBe(minimatch(name, pattern, { dot: true, nocomment: true, nonegate: true }));
+        expect(compileGlob(pattern)(name)).toBe(
+          minimatch(name, pattern, { dot: true, nocomment: true, nonegate: true }),
+        );
       }),
       { numRuns: 2000, seed: 7 },
     );
@@ -37,7 +44,9 @@ describe("decimals", () => {
   it("order like the numbers they spell, exactly, for any two integers", () => {
     fc.assert(
       fc.property(fc.bigInt(), fc.bigInt(), (a, b) => {
-        expect(Math.sign(compareDecimals(value(String(a)), value(String(b))))).toBe(a === b ? 0 : a > b ? 1 : -1);
+        expect(Math.sign(compareDecimals(value(String(a)), value(String(b))))).toBe(
+          a === b ? 0 : a > b ? 1 : -1,
+        );
       }),
       { numRuns: 500, seed: 11 },
     );
@@ -52,7 +61,8 @@ describe("decimals", () => {
   });
 
   it("refuse exponents, hex, infinities and empty text", () => {
-    for (const text of ["1e5", "0x10", "Inf", "NaN", "", "1.", ".5", "1_000"]) expect(parseDecimal(text)).toBeUndefined();
+    for (const text of ["1e5", "0x10", "Inf", "NaN", "", "1.", ".5", "1_000"])
+      expect(parseDecimal(text)).toBeUndefined();
   });
 });
 
@@ -60,6 +70,7 @@ describe("semver reading", () => {
   it("accepts strict versions with an optional v and refuses partial or coerced ones", () => {
     expect(parseSemver("v1.2.3")?.version).toBe("1.2.3");
     expect(parseSemver("1.2.3-rc.1_b7")?.build).toEqual(["b7"]);
-    for (const text of ["1.2", "v1", "20240101", "V1.2.3", "=1.2.3", "1.2.3.4", "01.2.3", "latest"]) expect(parseSemver(text)).toBeUndefined();
+    for (const text of ["1.2", "v1", "20240101", "V1.2.3", "=1.2.3", "1.2.3.4", "01.2.3", "latest"])
+      expect(parseSemver(text)).toBeUndefined();
   });
 });

@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { compileAllow, compileExtract, namedGroups, templateReferences, unsupportedSyntax } from "../../../src/core/policy/tag-pattern.js";
+import {
+  compileAllow,
+  compileExtract,
+  namedGroups,
+  templateReferences,
+  unsupportedSyntax,
+} from "../../../src/core/policy/tag-pattern.js";
 
 function expand(pattern: string, template: string, tag: string): string | undefined {
   const match = compileAllow(pattern).exec(tag);

@@ -5,7 +5,9 @@ import { formatCommand, parseCommands, type Command } from "../../../src/core/pr
 describe("comment commands", () => {
   it("reads /promote with and without an image", () => {
     expect(parseCommands("/promote prod")).toEqual([{ name: "promote", environment: "prod" }]);
-    expect(parseCommands("/promote prod shop@1.8.0")).toEqual([{ name: "promote", environment: "prod", image: { name: "shop", tag: "1.8.0" } }]);
+    expect(parseCommands("/promote prod shop@1.8.0")).toEqual([
+      { name: "promote", environment: "prod", image: { name: "shop", tag: "1.8.0" } },
+    ]);
   });
 
   it("reads rollback, hold, unhold and status, one per line", () => {
@@ -22,7 +24,9 @@ describe("comment commands", () => {
     expect(parseCommands("/promote prod now")).toEqual([]);
     expect(parseCommands("/promoteprod")).toEqual([]);
     expect(parseCommands("/promote Prod")).toEqual([]);
-    expect(parseCommands("/promote prod shop@v1\n---")).toEqual([{ name: "promote", environment: "prod", image: { name: "shop", tag: "v1" } }]);
+    expect(parseCommands("/promote prod shop@v1\n---")).toEqual([
+      { name: "promote", environment: "prod", image: { name: "shop", tag: "v1" } },
+    ]);
   });
 
   it("ignores commands inside code blocks and quotes", () => {
@@ -38,12 +42,18 @@ describe("comment commands", () => {
     const name = fc.stringMatching(/^[a-z0-9][a-z0-9_-]{0,15}$/);
     const command: fc.Arbitrary<Command> = fc.oneof(
       fc.record({ name: fc.constantFrom("promote" as const, "rollback" as const), environment: name }),
-      fc.record({ name: fc.constantFrom("promote" as const, "rollback" as const), environment: name, image: fc.record({ name, tag: fc.stringMatching(/^[A-Za-z0-9_][A-Za-z0-9._-]{0,20}$/) }) }),
+      fc.record({
+        name: fc.constantFrom("promote" as const, "rollback" as const),
+        environment: name,
+        image: fc.record({ name, tag: fc.stringMatching(/^[A-Za-z0-9_][A-Za-z0-9._-]{0,20}$/) }),
+      }),
       fc.record({ name: fc.constantFrom("hold" as const, "unhold" as const), environment: name }),
       fc.constant({ name: "status" as const }),
     );
-    fc.assert(fc.property(command, (value) => {
+    fc.assert(
+      fc.property(command, (value) => {
         expect(parseCommands(formatCommand(value))).toEqual([value]);
-      }));
+      }),
+    );
   });
 });

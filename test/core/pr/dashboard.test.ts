@@ -1,11 +1,21 @@
 import { describe, expect, it } from "vitest";
-import { emptyState, formatDashboard, formatMermaid, formatState, parseState, type StatusInput } from "../../../src/core/pr/dashboard.js";
+import {
+  emptyState,
+  formatDashboard,
+  formatMermaid,
+  formatState,
+  parseState,
+  type StatusInput,
+} from "../../../src/core/pr/dashboard.js";
 import { formatConfigCheck } from "../../../src/core/pr/check-run.js";
 
 const input: StatusInput = {
   environments: [{ name: "staging" }, { name: "prod", from: "staging" }],
   images: ["shop"],
-  running: { staging: { shop: { tag: "1.8.0", digest: `sha256:${"a".repeat(64)}` } }, prod: { shop: { tag: "1.7.0" } } },
+  running: {
+    staging: { shop: { tag: "1.8.0", digest: `sha256:${"a".repeat(64)}` } },
+    prod: { shop: { tag: "1.7.0" } },
+  },
   pulls: { prod: { number: 7, title: "Promote shop 1.8.0 to prod" }, staging: undefined },
   holds: { prod: { by: "mona", at: "2026-01-01T00:00:00.000Z", reason: "rollback" } },
 };
@@ -17,7 +27,11 @@ describe("dashboard", () => {
   });
 
   it("drops hand-edited state that is not well formed", () => {
-    const text = formatState({ version: 1, holds: { prod: { by: "<script>", at: "x", reason: "hold" } }, floors: { prod: { shop: "a b" } } });
+    const text = formatState({
+      version: 1,
+      holds: { prod: { by: "<script>", at: "x", reason: "hold" } },
+      floors: { prod: { shop: "a b" } },
+    });
     expect(parseState(text)).toEqual(emptyState());
   });
 
@@ -34,10 +48,19 @@ describe("dashboard", () => {
 
 describe("config check", () => {
   it("annotates each offending line", () => {
-    const output = formatConfigCheck(".github/ferry.yml", [{ path: "environments.prod.soak", message: "invalid duration", line: 12, column: 11 }]);
+    const output = formatConfigCheck(".github/ferry.yml", [
+      { path: "environments.prod.soak", message: "invalid duration", line: 12, column: 11 },
+    ]);
     expect(output.conclusion).toBe("failure");
     expect(output.annotations).toEqual([
-      { path: ".github/ferry.yml", start_line: 12, end_line: 12, annotation_level: "failure", message: "invalid duration", title: "environments.prod.soak" },
+      {
+        path: ".github/ferry.yml",
+        start_line: 12,
+        end_line: 12,
+        annotation_level: "failure",
+        message: "invalid duration",
+        title: "environments.prod.soak",
+      },
     ]);
   });
 

@@ -1,7 +1,12 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { formatBody, parseBody } from "../../../src/core/pr/body.js";
-import { formatBranchName, formatLabels, parseBranchName, parseEnvironmentLabel } from "../../../src/core/pr/branch.js";
+import {
+  formatBranchName,
+  formatLabels,
+  parseBranchName,
+  parseEnvironmentLabel,
+} from "../../../src/core/pr/branch.js";
 import { formatPlanBlock, parsePlanBlock, type PlanBlock } from "../../../src/core/pr/plan-block.js";
 import { formatTitle, parseTitle } from "../../../src/core/pr/title.js";
 import { escapeMarkdown, formatHiddenBlock, parseHiddenBlock } from "../../../src/core/pr/markdown.js";
@@ -16,13 +21,21 @@ const plan: PlanBlock = {
   kind: "bump",
   base: "a".repeat(40),
   changes: [
-    { image: "shop", repository: "ghcr.io/acme/shop", from: { tag: "1.7.0" }, to: { tag: "1.8.0", digest: digest("b") }, revision: "c".repeat(40) },
+    {
+      image: "shop",
+      repository: "ghcr.io/acme/shop",
+      from: { tag: "1.7.0" },
+      to: { tag: "1.8.0", digest: digest("b") },
+      revision: "c".repeat(40),
+    },
   ],
 };
 
 describe("branch names and labels", () => {
   it("names the branch ferry/<env> and reads the environment back", () => {
-    fc.assert(fc.property(envName, (environment) => parseBranchName(formatBranchName(environment)) === environment));
+    fc.assert(
+      fc.property(envName, (environment) => parseBranchName(formatBranchName(environment)) === environment),
+    );
     expect(parseBranchName("refs/heads/ferry/prod")).toBe("prod");
   });
 
@@ -40,21 +53,31 @@ describe("branch names and labels", () => {
 
 describe("titles", () => {
   it("writes Promote shop 1.8.0 to staging", () => {
-    expect(formatTitle("staging", [{ image: "shop", version: "1.8.0" }])).toBe("Promote shop 1.8.0 to staging");
+    expect(formatTitle("staging", [{ image: "shop", version: "1.8.0" }])).toBe(
+      "Promote shop 1.8.0 to staging",
+    );
   });
 
   it("lists several images separated by commas", () => {
-    expect(formatTitle("staging", [{ image: "shop", version: "1.8.0" }, { image: "cart", version: "2.1.0" }])).toBe(
-      "Promote shop 1.8.0, cart 2.1.0 to staging",
-    );
+    expect(
+      formatTitle("staging", [
+        { image: "shop", version: "1.8.0" },
+        { image: "cart", version: "2.1.0" },
+      ]),
+    ).toBe("Promote shop 1.8.0, cart 2.1.0 to staging");
   });
 
   it("reads back every title it writes", () => {
     const image = fc.record({ image: envName, version: tag });
     fc.assert(
-      fc.property(envName, fc.array(image, { minLength: 1, maxLength: 4 }), fc.constantFrom("promote" as const, "rollback" as const), (environment, images, kind) => {
-        expect(parseTitle(formatTitle(environment, images, kind))).toEqual({ kind, environment, images });
-      }),
+      fc.property(
+        envName,
+        fc.array(image, { minLength: 1, maxLength: 4 }),
+        fc.constantFrom("promote" as const, "rollback" as const),
+        (environment, images, kind) => {
+          expect(parseTitle(formatTitle(environment, images, kind))).toEqual({ kind, environment, images });
+        },
+      ),
     );
   });
 
@@ -65,7 +88,13 @@ describe("titles", () => {
 
 describe("hidden plan block", () => {
   it("round-trips through the PR body", () => {
-    const body = formatBody({ plan, rows: { shop: { image: "shop", policy: "semver ^1.0.0", source: { repo: "acme/shop", to: "c".repeat(40) } } }, webUrl: "https://github.com" });
+    const body = formatBody({
+      plan,
+      rows: {
+        shop: { image: "shop", policy: "semver ^1.0.0", source: { repo: "acme/shop", to: "c".repeat(40) } },
+      },
+      webUrl: "https://github.com",
+    });
     expect(parseBody(body)).toEqual(plan);
   });
 
@@ -76,7 +105,10 @@ describe("hidden plan block", () => {
   });
 
   it("rejects a block whose tag is not an OCI tag, as a hand-edited body might carry", () => {
-    const tampered = formatPlanBlock({ ...plan, changes: [{ ...plan.changes[0]!, to: { tag: "v1\n---\nkind: X", digest: digest("b") } }] });
+    const tampered = formatPlanBlock({
+      ...plan,
+      changes: [{ ...plan.changes[0]!, to: { tag: "v1\n---\nkind: X", digest: digest("b") } }],
+    });
     expect(parsePlanBlock(tampered)).toBeUndefined();
   });
 
@@ -89,7 +121,13 @@ describe("body", () => {
   it("shows image, from → to, digest, policy and the source compare link", () => {
     const body = formatBody({
       plan,
-      rows: { shop: { image: "shop", policy: "semver ^1.0.0", source: { repo: "acme/shop", from: "d".repeat(40), to: "c".repeat(40) } } },
+      rows: {
+        shop: {
+          image: "shop",
+          policy: "semver ^1.0.0",
+          source: { repo: "acme/shop", from: "d".repeat(40), to: "c".repeat(40) },
+        },
+      },
       webUrl: "https://github.com",
     });
     expect(body).toContain("| shop | `1.7.0` → `1.8.0` | `sha256:bbbbbbbbbbbb` |");
@@ -97,7 +135,11 @@ describe("body", () => {
   });
 
   it("escapes markdown and HTML in user-controlled fields", () => {
-    const body = formatBody({ plan, rows: { shop: { image: "shop", policy: "<img src=x onerror=alert(1)> | [x](http://evil)" } }, webUrl: "https://github.com" });
+    const body = formatBody({
+      plan,
+      rows: { shop: { image: "shop", policy: "<img src=x onerror=alert(1)> | [x](http://evil)" } },
+      webUrl: "https://github.com",
+    });
     expect(body).not.toContain("<img");
     expect(body).not.toContain("](http://evil)");
   });

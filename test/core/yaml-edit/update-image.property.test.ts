@@ -14,7 +14,21 @@ import { updateImage } from "../../../src/core/yaml-edit/update-image.js";
 const anyString = fc.oneof(
   fc.string({ unit: "binary", maxLength: 40 }),
   fc.stringMatching(/^[A-Za-z0-9_][A-Za-z0-9._-]{0,20}$/),
-  fc.constantFrom("1.20", "yes", "0x1F", "1e3", "null", "~", "v1\n---\nkind: ClusterRoleBinding", "{{ .Env.X }}", "${{ secrets.X }}", "a\"b", "-v1", ".v1", "x".repeat(129)),
+  fc.constantFrom(
+    "1.20",
+    "yes",
+    "0x1F",
+    "1e3",
+    "null",
+    "~",
+    "v1\n---\nkind: ClusterRoleBinding",
+    "{{ .Env.X }}",
+    "${{ secrets.X }}",
+    'a"b',
+    "-v1",
+    ".v1",
+    "x".repeat(129),
+  ),
 );
 
 const quoting = fc.constantFrom("plain", "single", "double");
@@ -26,7 +40,13 @@ const valuesDocument = fc.record({
   quote: quoting,
   eol,
   comment: fc.option(commentText, { nil: undefined }),
-  before: fc.array(fc.tuple(fc.stringMatching(/^[a-z][a-zA-Z0-9]{0,8}$/), fc.oneof(fc.integer(), fc.stringMatching(/^[a-z0-9 ]{0,10}$/), fc.boolean())), { maxLength: 4 }),
+  before: fc.array(
+    fc.tuple(
+      fc.stringMatching(/^[a-z][a-zA-Z0-9]{0,8}$/),
+      fc.oneof(fc.integer(), fc.stringMatching(/^[a-z0-9 ]{0,10}$/), fc.boolean()),
+    ),
+    { maxLength: 4 },
+  ),
   bom: fc.boolean(),
   secondDocument: fc.boolean(),
   anchorElsewhere: fc.boolean(),
@@ -58,7 +78,9 @@ describe("updateImage for any tag string", () => {
     fc.assert(
       fc.property(valuesDocument, anyString, (shape, tag) => {
         const text = render(shape);
-        const before = findReferences(text, "ghcr.io/acme/shop").filter((reference) => reference.field === "tag");
+        const before = findReferences(text, "ghcr.io/acme/shop").filter(
+          (reference) => reference.field === "tag",
+        );
         let result: ReturnType<typeof updateImage>;
         try {
           result = updateImage(text, { image: "ghcr.io/acme/shop", tag, pin: "tag" });
@@ -69,12 +91,16 @@ describe("updateImage for any tag string", () => {
         }
         expect(isValidTag(tag)).toBe(true);
         // Outside the tag scalars, every character is the same.
-        const after = findReferences(result.text, "ghcr.io/acme/shop").filter((reference) => reference.field === "tag");
+        const after = findReferences(result.text, "ghcr.io/acme/shop").filter(
+          (reference) => reference.field === "tag",
+        );
         expect(after.length).toBe(before.length);
         let cursorBefore = 0;
         let cursorAfter = 0;
         before.forEach((reference, index) => {
-          expect(result.text.slice(cursorAfter, after[index]!.range[0])).toBe(text.slice(cursorBefore, reference.range[0]));
+          expect(result.text.slice(cursorAfter, after[index]!.range[0])).toBe(
+            text.slice(cursorBefore, reference.range[0]),
+          );
           expect(after[index]!.value).toBe(tag);
           cursorBefore = reference.range[1];
           cursorAfter = after[index]!.range[1];
@@ -93,9 +119,18 @@ describe("updateImage for any tag string", () => {
 
   it("rejects every string that is not a valid tag without returning text", () => {
     fc.assert(
-      fc.property(anyString.filter((tag) => !isValidTag(tag)), (tag) => {
-        expect(() => updateImage("image:\n  repository: ghcr.io/acme/shop\n  tag: v1\n", { image: "ghcr.io/acme/shop", tag, pin: "tag" })).toThrow(UserError);
-      }),
+      fc.property(
+        anyString.filter((tag) => !isValidTag(tag)),
+        (tag) => {
+          expect(() =>
+            updateImage("image:\n  repository: ghcr.io/acme/shop\n  tag: v1\n", {
+              image: "ghcr.io/acme/shop",
+              tag,
+              pin: "tag",
+            }),
+          ).toThrow(UserError);
+        },
+      ),
       { seed: 7, numRuns: 300 },
     );
   });

@@ -15,8 +15,14 @@ describe("FerryOctokit under rate limits", { timeout: 30_000 }, () => {
     await world.emu.close();
   });
 
-  const client = () => new FerryOctokit({ baseUrl: world.emu.apiUrl, auth: world.tokens.mona, log: { debug() {}, info() {}, warn() {}, error() {} } });
-  const repoReads = () => world.emu.requests().filter((request) => request.path === "/repos/acme/config").length;
+  const client = () =>
+    new FerryOctokit({
+      baseUrl: world.emu.apiUrl,
+      auth: world.tokens.mona,
+      log: { debug() {}, info() {}, warn() {}, error() {} },
+    });
+  const repoReads = () =>
+    world.emu.requests().filter((request) => request.path === "/repos/acme/config").length;
 
   it("waits out a secondary rate limit and then succeeds", async () => {
     world.emu.faults.rateLimit({ kind: "secondary", count: 1, retryAfterSeconds: 1 });
@@ -27,7 +33,9 @@ describe("FerryOctokit under rate limits", { timeout: 30_000 }, () => {
 
   it("gives up after a bounded number of retries instead of looping", async () => {
     world.emu.faults.rateLimit({ kind: "secondary", count: 50, retryAfterSeconds: 1 });
-    await expect(client().rest.repos.get({ owner: "acme", repo: "config" })).rejects.toMatchObject({ status: expect.any(Number) });
+    await expect(client().rest.repos.get({ owner: "acme", repo: "config" })).rejects.toMatchObject({
+      status: expect.any(Number),
+    });
     expect(repoReads()).toBe(4);
   });
 });

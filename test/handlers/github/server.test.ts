@@ -2,11 +2,24 @@ import { createHmac, generateKeyPairSync } from "node:crypto";
 import { ProbotOctokit } from "probot";
 import { afterEach, describe, expect, it } from "vitest";
 import { UserError } from "../../../src/core/errors.js";
-import { startFerryServer, serverOptionsFromEnv, WeakWebhookSecretError, type FerryServer } from "../../../src/main.js";
+import {
+  startFerryServer,
+  serverOptionsFromEnv,
+  WeakWebhookSecretError,
+  type FerryServer,
+} from "../../../src/main.js";
 
-const { privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048, privateKeyEncoding: { type: "pkcs8", format: "pem" }, publicKeyEncoding: { type: "spki", format: "pem" } });
+const { privateKey } = generateKeyPairSync("rsa", {
+  modulusLength: 2048,
+  privateKeyEncoding: { type: "pkcs8", format: "pem" },
+  publicKeyEncoding: { type: "spki", format: "pem" },
+});
 const SECRET = "handler-test-secret";
-const Octokit = ProbotOctokit.defaults((options: Record<string, unknown>) => ({ ...options, throttle: { enabled: false }, retry: { enabled: false } })) as unknown as typeof ProbotOctokit;
+const Octokit = ProbotOctokit.defaults((options: Record<string, unknown>) => ({
+  ...options,
+  throttle: { enabled: false },
+  retry: { enabled: false },
+})) as unknown as typeof ProbotOctokit;
 
 function sign(body: string, secret = SECRET): string {
   return `sha256=${createHmac("sha256", secret).update(body).digest("hex")}`;
@@ -29,21 +42,45 @@ describe("ferry serve: webhook intake", () => {
   });
 
   const start = async () =>
-    (server = await startFerryServer({ appId: 1, privateKey, webhookSecret: SECRET, baseUrl: "http://127.0.0.1:9", Octokit, scanIntervalMs: false, logLevel: "fatal" }));
+    (server = await startFerryServer({
+      appId: 1,
+      privateKey,
+      webhookSecret: SECRET,
+      baseUrl: "http://127.0.0.1:9",
+      Octokit,
+      scanIntervalMs: false,
+      logLevel: "fatal",
+    }));
 
   const post = (url: string, body: string, headers: Record<string, string>) =>
-    fetch(`${url}/api/github/webhooks`, { method: "POST", headers: { "content-type": "application/json", "x-github-event": "issue_comment", "x-github-delivery": "d1", ...headers }, body });
+    fetch(`${url}/api/github/webhooks`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        "x-github-event": "issue_comment",
+        "x-github-delivery": "d1",
+        ...headers,
+      },
+      body,
+    });
 
   it("refuses to start in production with an empty or development secret", async () => {
     for (const webhookSecret of ["", "development"]) {
-      await expect(startFerryServer({ appId: 1, privateKey, webhookSecret, production: true, scanIntervalMs: false })).rejects.toBeInstanceOf(WeakWebhookSecretError);
+      await expect(
+        startFerryServer({ appId: 1, privateKey, webhookSecret, production: true, scanIntervalMs: false }),
+      ).rejects.toBeInstanceOf(WeakWebhookSecretError);
     }
   });
 
   it("answers an unsigned or wrongly signed webhook with 4xx and queues no work", async () => {
     const { url, ferry } = await start();
     const wrong = sign(comment).replace(/.$/, (c) => (c === "0" ? "1" : "0"));
-    const attempts: Record<string, string>[] = [{}, { "x-hub-signature-256": wrong }, { "x-hub-signature-256": sign(comment, "other") }, { "x-hub-signature-256": "sha1=abc" }];
+    const attempts: Record<string, string>[] = [
+      {},
+      { "x-hub-signature-256": wrong },
+      { "x-hub-signature-256": sign(comment, "other") },
+      { "x-hub-signature-256": "sha1=abc" },
+    ];
     for (const headers of attempts) {
       const response = await post(url, comment, headers);
       expect(response.status).toBeGreaterThanOrEqual(400);
@@ -60,7 +97,9 @@ describe("ferry serve: webhook intake", () => {
   it("accepts a signature over the raw bytes but not over re-serialized JSON", async () => {
     const { url } = await start();
     const reserialized = JSON.stringify(JSON.parse(comment), null, 2);
-    expect((await post(url, reserialized, { "x-hub-signature-256": sign(comment) })).status).toBeGreaterThanOrEqual(400);
+    expect(
+      (await post(url, reserialized, { "x-hub-signature-256": sign(comment) })).status,
+    ).toBeGreaterThanOrEqual(400);
   });
 
   it("serves /healthz and Prometheus /metrics", async () => {
@@ -71,7 +110,13 @@ describe("ferry serve: webhook intake", () => {
   });
 
   it("reads its settings from the environment without echoing the key", () => {
-    const options = serverOptionsFromEnv({ APP_ID: "7", PRIVATE_KEY: "-----BEGIN KEY-----\\nabc", WEBHOOK_SECRET: "s", GHE_HOST: "ghe.example.com", FERRY_SCAN_INTERVAL: "10m" });
+    const options = serverOptionsFromEnv({
+      APP_ID: "7",
+      PRIVATE_KEY: "-----BEGIN KEY-----\\nabc",
+      WEBHOOK_SECRET: "s",
+      GHE_HOST: "ghe.example.com",
+      FERRY_SCAN_INTERVAL: "10m",
+    });
     expect(options.baseUrl).toBe("https://ghe.example.com/api/v3");
     expect(options.privateKey).toBe("-----BEGIN KEY-----\nabc");
     expect(options.scanIntervalMs).toBe(600_000);
@@ -79,18 +124,48 @@ describe("ferry serve: webhook intake", () => {
   });
 
   it("never lets a config's passwordEnv read the app's own secrets, and honours FERRY_REGISTRY_ENV_ALLOW", () => {
-    const base = { APP_ID: "7", PRIVATE_KEY: "-----BEGIN KEY-----\\nabc", WEBHOOK_SECRET: "s", FERRY_REGISTRY_WEBHOOK_GENERIC: "g", GITHUB_TOKEN: "t", REGISTRY_PASSWORD: "p" };
+    const base = {
+      APP_ID: "7",
+      PRIVATE_KEY: "-----BEGIN KEY-----\\nabc",
+      WEBHOOK_SECRET: "s",
+      FERRY_REGISTRY_WEBHOOK_GENERIC: "g",
+      GITHUB_TOKEN: "t",
+      REGISTRY_PASSWORD: "p",
+    };
     const open = serverOptionsFromEnv(base).ferry!.env!;
     expect(open.REGISTRY_PASSWORD).toBe("p");
-    for (const secret of ["APP_ID", "PRIVATE_KEY", "WEBHOOK_SECRET", "FERRY_REGISTRY_WEBHOOK_GENERIC", "GITHUB_TOKEN"]) expect(open[secret]).toBeUndefined();
-    const allowList = serverOptionsFromEnv({ ...base, HARBOR_TOKEN: "h", FERRY_REGISTRY_ENV_ALLOW: "HARBOR_TOKEN" }).ferry!.env!;
+    for (const secret of [
+      "APP_ID",
+      "PRIVATE_KEY",
+      "WEBHOOK_SECRET",
+      "FERRY_REGISTRY_WEBHOOK_GENERIC",
+      "GITHUB_TOKEN",
+    ])
+      expect(open[secret]).toBeUndefined();
+    const allowList = serverOptionsFromEnv({
+      ...base,
+      HARBOR_TOKEN: "h",
+      FERRY_REGISTRY_ENV_ALLOW: "HARBOR_TOKEN",
+    }).ferry!.env!;
     expect(Object.keys(allowList)).toEqual(["HARBOR_TOKEN"]);
   });
 
   it("reports missing or unreadable credentials and a weak secret as the operator's to fix, not as internal errors", async () => {
     expect(() => serverOptionsFromEnv({ APP_ID: "7" })).toThrow(UserError);
-    expect(() => serverOptionsFromEnv({ APP_ID: "7", PRIVATE_KEY_PATH: "/nonexistent/ferry.pem" })).toThrow(/PRIVATE_KEY_PATH/);
-    expect(() => serverOptionsFromEnv({ APP_ID: "7", PRIVATE_KEY_PATH: "/nonexistent/ferry.pem" })).toThrow(UserError);
-    await expect(startFerryServer({ appId: 1, privateKey: "k", webhookSecret: "", production: true, scanIntervalMs: false })).rejects.toBeInstanceOf(UserError);
+    expect(() => serverOptionsFromEnv({ APP_ID: "7", PRIVATE_KEY_PATH: "/nonexistent/ferry.pem" })).toThrow(
+      /PRIVATE_KEY_PATH/,
+    );
+    expect(() => serverOptionsFromEnv({ APP_ID: "7", PRIVATE_KEY_PATH: "/nonexistent/ferry.pem" })).toThrow(
+      UserError,
+    );
+    await expect(
+      startFerryServer({
+        appId: 1,
+        privateKey: "k",
+        webhookSecret: "",
+        production: true,
+        scanIntervalMs: false,
+      }),
+    ).rejects.toBeInstanceOf(UserError);
   });
 });

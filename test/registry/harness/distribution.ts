@@ -31,7 +31,10 @@ export interface DistributionOptions {
   notifications?: { url: string; headers?: Record<string, string> }[];
 }
 
-export async function startDistribution(auth: DistributionAuth, options: DistributionOptions = {}): Promise<RunningDistribution> {
+export async function startDistribution(
+  auth: DistributionAuth,
+  options: DistributionOptions = {},
+): Promise<RunningDistribution> {
   const missing = distributionMissingMessage();
   if (missing) throw new Error(missing);
   const dir = mkdtempSync(join(tmpdir(), "ferry-distribution-"));
@@ -39,7 +42,9 @@ export async function startDistribution(auth: DistributionAuth, options: Distrib
   let tokenIssuer: TokenIssuer | undefined;
   let authConfig = "";
   if (auth === "basic") {
-    const line = execFileSync("htpasswd", ["-Bbn", credentials.username, credentials.password], { encoding: "utf8" });
+    const line = execFileSync("htpasswd", ["-Bbn", credentials.username, credentials.password], {
+      encoding: "utf8",
+    });
     writeFileSync(join(dir, "htpasswd"), line);
     authConfig = `auth:\n  htpasswd:\n    realm: ferry-test\n    path: ${join(dir, "htpasswd")}\n`;
   } else if (auth === "token") {
@@ -51,7 +56,11 @@ export async function startDistribution(auth: DistributionAuth, options: Distrib
       .map(
         (endpoint, index) =>
           `    - name: ferry-${index}\n      url: ${endpoint.url}\n      timeout: 2s\n      threshold: 5\n      backoff: 200ms\n` +
-          (endpoint.headers ? `      headers:\n${Object.entries(endpoint.headers).map(([key, value]) => `        ${key}: [${JSON.stringify(value)}]\n`).join("")}` : ""),
+          (endpoint.headers
+            ? `      headers:\n${Object.entries(endpoint.headers)
+                .map(([key, value]) => `        ${key}: [${JSON.stringify(value)}]\n`)
+                .join("")}`
+            : ""),
       )
       .join("")}`;
   }

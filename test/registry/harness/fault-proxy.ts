@@ -34,7 +34,12 @@ export interface Fault {
   after?: number;
 }
 
-export type PaginationMode = { pageSize: number; link?: "relative" | "absolute"; loop?: boolean; shortFirstPage?: boolean };
+export type PaginationMode = {
+  pageSize: number;
+  link?: "relative" | "absolute";
+  loop?: boolean;
+  shortFirstPage?: boolean;
+};
 
 export interface FaultProxy {
   url: string;
@@ -48,7 +53,15 @@ export interface FaultProxy {
   close(): Promise<void>;
 }
 
-const FORWARDED_RESPONSE_HEADERS = ["content-type", "docker-content-digest", "www-authenticate", "link", "location", "retry-after", "docker-distribution-api-version"];
+const FORWARDED_RESPONSE_HEADERS = [
+  "content-type",
+  "docker-content-digest",
+  "www-authenticate",
+  "link",
+  "location",
+  "retry-after",
+  "docker-distribution-api-version",
+];
 
 export async function startFaultProxy(upstream: string): Promise<FaultProxy> {
   let faults: (Fault & { remaining: number; skip: number })[] = [];
@@ -65,7 +78,10 @@ export async function startFaultProxy(upstream: string): Promise<FaultProxy> {
     });
   });
 
-  async function forward(req: IncomingMessage, pathAndQuery: string): Promise<{ status: number; headers: Headers; body: Buffer }> {
+  async function forward(
+    req: IncomingMessage,
+    pathAndQuery: string,
+  ): Promise<{ status: number; headers: Headers; body: Buffer }> {
     const headers: Record<string, string> = {};
     for (const name of ["authorization", "accept", "content-type"]) {
       const value = req.headers[name];
@@ -74,13 +90,28 @@ export async function startFaultProxy(upstream: string): Promise<FaultProxy> {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const body = chunks.length > 0 ? Buffer.concat(chunks) : undefined;
-    const response = await fetch(`${upstream}${pathAndQuery}`, { method: req.method ?? "GET", headers, redirect: "manual", ...(body ? { body } : {}) });
+    const response = await fetch(`${upstream}${pathAndQuery}`, {
+      method: req.method ?? "GET",
+      headers,
+      redirect: "manual",
+      ...(body ? { body } : {}),
+    });
     const challenge = response.headers.get("www-authenticate");
     if (challenge) lastChallenge = challenge;
-    return { status: response.status, headers: response.headers, body: Buffer.from(await response.arrayBuffer()) };
+    return {
+      status: response.status,
+      headers: response.headers,
+      body: Buffer.from(await response.arrayBuffer()),
+    };
   }
 
-  function send(res: ServerResponse, status: number, headers: Record<string, string>, body: Buffer | string, head: boolean): void {
+  function send(
+    res: ServerResponse,
+    status: number,
+    headers: Record<string, string>,
+    body: Buffer | string,
+    head: boolean,
+  ): void {
     const bytes = typeof body === "string" ? Buffer.from(body) : body;
     res.writeHead(status, { ...headers, "content-length": String(bytes.length) });
     res.end(head ? undefined : bytes);
@@ -99,8 +130,18 @@ export async function startFaultProxy(upstream: string): Promise<FaultProxy> {
     const url = new URL(req.url ?? "/", "http://proxy.invalid");
     const method = req.method ?? "GET";
     const head = method === "HEAD";
-    requests.push({ method, path: url.pathname, search: url.search, authorized: req.headers.authorization !== undefined });
-    let fault = faults.find((candidate) => candidate.remaining > 0 && candidate.path.test(url.pathname) && (!candidate.method || candidate.method === method));
+    requests.push({
+      method,
+      path: url.pathname,
+      search: url.search,
+      authorized: req.headers.authorization !== undefined,
+    });
+    let fault = faults.find(
+      (candidate) =>
+        candidate.remaining > 0 &&
+        candidate.path.test(url.pathname) &&
+        (!candidate.method || candidate.method === method),
+    );
     if (fault && fault.skip > 0) {
       fault.skip -= 1;
       fault = undefined;
@@ -114,7 +155,13 @@ export async function startFaultProxy(upstream: string): Promise<FaultProxy> {
       return;
     }
     if (action?.kind === "unauthorized") {
-      send(res, 401, { "content-type": "application/json", "www-authenticate": lastChallenge || 'Basic realm="proxy"' }, JSON.stringify({ errors: [{ code: "UNAUTHORIZED", message: "token expired" }] }), head);
+      send(
+        res,
+        401,
+        { "content-type": "application/json", "www-authenticate": lastChallenge || 'Basic realm="proxy"' },
+        JSON.stringify({ errors: [{ code: "UNAUTHORIZED", message: "token expired" }] }),
+        head,
+      );
       return;
     }
     const tagsMatch = /^\/v2\/(.+)\/tags\/list$/.exec(url.pathname);
@@ -124,20 +171,29 @@ export async function startFaultProxy(upstream: string): Promise<FaultProxy> {
         send(res, upstreamAnswer.status, pickHeaders(upstreamAnswer.headers), upstreamAnswer.body, head);
         return;
       }
-      const all = overrides.get(tagsMatch[1]!) ?? ((JSON.parse(upstreamAnswer.body.toString("utf8")) as { tags: string[] | null }).tags ?? []);
+      const all =
+        overrides.get(tagsMatch[1]!) ??
+        (JSON.parse(upstreamAnswer.body.toString("utf8")) as { tags: string[] | null }).tags ??
+        [];
       const sorted = overrides.has(tagsMatch[1]!) ? all : [...all].sort();
       const headers: Record<string, string> = { "content-type": "application/json" };
       let page = sorted;
       if (pagination) {
         const last = url.searchParams.get("last");
         const start = last === null ? 0 : sortedIndexAfter(sorted, last);
-        const size = pagination.shortFirstPage && last === null ? Math.max(1, Math.floor(pagination.pageSize / 3)) : pagination.pageSize;
+        const size =
+          pagination.shortFirstPage && last === null
+            ? Math.max(1, Math.floor(pagination.pageSize / 3))
+            : pagination.pageSize;
         page = sorted.slice(start, start + size);
         if (start + size < sorted.length) {
           // A loop: the second page links back to the first.
           const nextLast = pagination.loop && last !== null ? undefined : page[page.length - 1]!;
           const query = `n=${pagination.pageSize}${nextLast === undefined ? "" : `&last=${encodeURIComponent(nextLast)}`}`;
-          const target = pagination.loop && last !== null ? `${url.pathname}?n=${pagination.pageSize}` : `${url.pathname}?${query}`;
+          const target =
+            pagination.loop && last !== null
+              ? `${url.pathname}?n=${pagination.pageSize}`
+              : `${url.pathname}?${query}`;
           headers.link = `<${pagination.link === "absolute" ? `${baseUrl}${target}` : target}>; rel="next"`;
         }
       }
@@ -158,7 +214,12 @@ export async function startFaultProxy(upstream: string): Promise<FaultProxy> {
       }
     }
     if (head) {
-      res.writeHead(answer.status, { ...headers, ...(answer.headers.get("content-length") ? { "content-length": answer.headers.get("content-length")! } : {}) });
+      res.writeHead(answer.status, {
+        ...headers,
+        ...(answer.headers.get("content-length")
+          ? { "content-length": answer.headers.get("content-length")! }
+          : {}),
+      });
       res.end();
       return;
     }

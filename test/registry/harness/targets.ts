@@ -23,11 +23,15 @@ export interface RegistryTarget {
   start(): Promise<StartedRegistry>;
 }
 
-const EMBEDDED_MODULE = fileURLToPath(new URL("../../../src/sandbox/registry/embedded-registry.ts", import.meta.url));
+const EMBEDDED_MODULE = fileURLToPath(
+  new URL("../../../src/sandbox/registry/embedded-registry.ts", import.meta.url),
+);
 const EMBEDDED_USERS = { ferry: "s3cret-canary-Pa55" };
 
 interface EmbeddedModule {
-  startEmbeddedRegistry(options?: { auth?: { kind: "basic" | "bearer"; users: Record<string, string> } }): Promise<{ url: string; host: string; close(): Promise<void> }>;
+  startEmbeddedRegistry(options?: {
+    auth?: { kind: "basic" | "bearer"; users: Record<string, string> };
+  }): Promise<{ url: string; host: string; close(): Promise<void> }>;
 }
 
 export function registryTargets(): RegistryTarget[] {
@@ -39,14 +43,20 @@ export function registryTargets(): RegistryTarget[] {
       auth: "bearer",
       start: async () => {
         const running = await startDistribution("token");
-        return { ...running, realmHost: running.tokenIssuer!.host, tokensIssued: () => running.tokenIssuer!.issued() };
+        return {
+          ...running,
+          realmHost: running.tokenIssuer!.host,
+          tokensIssued: () => running.tokenIssuer!.issued(),
+        };
       },
     },
   ];
   if (existsSync(EMBEDDED_MODULE)) {
     const embedded = (auth: "none" | "basic" | "bearer") => async (): Promise<StartedRegistry> => {
       const module = (await import(EMBEDDED_MODULE)) as EmbeddedModule;
-      const registry = await module.startEmbeddedRegistry(auth === "none" ? {} : { auth: { kind: auth, users: EMBEDDED_USERS } });
+      const registry = await module.startEmbeddedRegistry(
+        auth === "none" ? {} : { auth: { kind: auth, users: EMBEDDED_USERS } },
+      );
       const [username, password] = Object.entries(EMBEDDED_USERS)[0]!;
       return {
         url: registry.url,

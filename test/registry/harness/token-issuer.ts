@@ -26,10 +26,32 @@ export interface TokenIssuer {
   close(): Promise<void>;
 }
 
-export async function startTokenIssuer(options: { dir: string; users: Record<string, string>; ttlSeconds?: number }): Promise<TokenIssuer> {
+export async function startTokenIssuer(options: {
+  dir: string;
+  users: Record<string, string>;
+  ttlSeconds?: number;
+}): Promise<TokenIssuer> {
   const keyPath = join(options.dir, "token.key");
   const certPath = join(options.dir, "token.crt");
-  execFileSync("openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", keyPath, "-out", certPath, "-days", "2", "-subj", "/CN=ferry-test-token-issuer"], { stdio: "ignore" });
+  execFileSync(
+    "openssl",
+    [
+      "req",
+      "-x509",
+      "-newkey",
+      "rsa:2048",
+      "-nodes",
+      "-keyout",
+      keyPath,
+      "-out",
+      certPath,
+      "-days",
+      "2",
+      "-subj",
+      "/CN=ferry-test-token-issuer",
+    ],
+    { stdio: "ignore" },
+  );
   const privateKey = readFileSync(keyPath, "utf8");
   const certificate = new X509Certificate(readFileSync(certPath));
   const x5c = certificate.raw.toString("base64");
@@ -46,7 +68,9 @@ export async function startTokenIssuer(options: { dir: string; users: Record<str
     const match = /^Basic\s+(\S+)$/i.exec(req.headers.authorization ?? "");
     const [user, password] = match ? Buffer.from(match[1]!, "base64").toString("utf8").split(/:(.*)/s) : [];
     if (!user || options.users[user] === undefined || options.users[user] !== password) {
-      res.writeHead(401, { "content-type": "application/json" }).end(JSON.stringify({ details: "bad credentials" }));
+      res
+        .writeHead(401, { "content-type": "application/json" })
+        .end(JSON.stringify({ details: "bad credentials" }));
       return;
     }
     const access = url.searchParams.getAll("scope").flatMap((scope) => {
@@ -55,10 +79,28 @@ export async function startTokenIssuer(options: { dir: string; users: Record<str
     });
     const nowSeconds = Math.floor(Date.now() / 1000);
     const ttl = options.ttlSeconds ?? 300;
-    const claims = { iss: issuer, sub: user, aud: service, exp: nowSeconds + ttl, nbf: nowSeconds - 10, iat: nowSeconds, jti: `${nowSeconds}-${issued}`, access };
+    const claims = {
+      iss: issuer,
+      sub: user,
+      aud: service,
+      exp: nowSeconds + ttl,
+      nbf: nowSeconds - 10,
+      iat: nowSeconds,
+      jti: `${nowSeconds}-${issued}`,
+      access,
+    };
     const token = signJwt({ alg: "RS256", typ: "JWT", x5c: [x5c] }, claims, privateKey);
     issued += 1;
-    res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ token, access_token: token, expires_in: ttl, issued_at: new Date(nowSeconds * 1000).toISOString() }));
+    res
+      .writeHead(200, { "content-type": "application/json" })
+      .end(
+        JSON.stringify({
+          token,
+          access_token: token,
+          expires_in: ttl,
+          issued_at: new Date(nowSeconds * 1000).toISOString(),
+        }),
+      );
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const port = (server.address() as AddressInfo).port;
