@@ -1,13 +1,13 @@
 /**
  * `ferry serve`: the GitHub App server. Serves Probot's webhook endpoint, the registry receivers,
  * `/healthz`, `/metrics` (Prometheus) and `/status`, and runs the periodic registry scan with
- * jitter. The only place (with `src/cli.ts`) that reads `process.env`.
+ * jitter. Started by `ferry serve` (and `npm start`), which hands it the environment
+ * (`serverOptionsFromEnv`): the CLI is the only place that reads `process.env`.
  */
 import { createHmac, timingSafeEqual } from "node:crypto";
-import { readFileSync, realpathSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { fileURLToPath } from "node:url";
 import { createNodeMiddleware, Probot, ProbotOctokit } from "probot";
 import { Counter, collectDefaultMetrics, Registry } from "prom-client";
 import { createFerry, type Ferry, type FerryAppOptions } from "./app.js";
@@ -335,23 +335,4 @@ function readPrivateKey(path: string): string {
       `cannot read PRIVATE_KEY_PATH ${path}: ${(error as NodeJS.ErrnoException).code ?? "unreadable"}`,
     );
   }
-}
-
-function isEntryPoint(): boolean {
-  if (process.argv[1] === undefined) return false;
-  try {
-    return realpathSync(process.argv[1]) === realpathSync(fileURLToPath(import.meta.url));
-  } catch {
-    return false;
-  }
-}
-
-if (isEntryPoint()) {
-  startFerryServer(serverOptionsFromEnv(process.env)).then(
-    (server) => process.stdout.write(`ferry serving on ${server.url}\n`),
-    (error: unknown) => {
-      process.stderr.write(`ferry serve: ${(error as Error).message}\n`);
-      process.exitCode = 1;
-    },
-  );
 }
