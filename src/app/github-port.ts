@@ -5,6 +5,14 @@
  */
 import type { Permission } from "../core/config/schema.js";
 
+/**
+ * Where the holds and floors live: a ref outside refs/heads (no branch list, no PR, no push event
+ * Ferry acts on) whose commits each hold one file. Its compare-and-swap makes concurrent updates
+ * from several replicas safe, which an issue body cannot (DESIGN.md "Where it grows").
+ */
+export const STATE_REF = "refs/ferry/state";
+export const STATE_FILE = "state.json";
+
 export interface BranchInfo {
   sha: string;
   treeSha: string;
@@ -89,6 +97,23 @@ export interface GitHubRepoPort {
   createRef(branch: string, sha: string): Promise<"created" | "exists">;
   /** Fast-forward only, never forced: `conflict` when the branch moved (RELIABILITY.md row 22). */
   updateRef(branch: string, sha: string): Promise<"updated" | "conflict">;
+  /**
+   * The state file (holds and floors) on Ferry's state ref, `refs/ferry/state`, or at one of its
+   * commits; undefined before the first state write. One request.
+   */
+  readStateFile(commit?: string): Promise<string | undefined>;
+  /** The commit the state ref points at, or undefined before the first state write. */
+  stateHead(): Promise<string | undefined>;
+  /**
+   * A commit holding only the state file, child of `parent`, moved onto the state ref by
+   * compare-and-swap (never forced): `conflict` when another writer moved the ref since `parent`
+   * was read (or, with no parent, created it first). The caller re-reads and re-applies.
+   */
+  writeStateCommit(
+    parent: string | undefined,
+    content: string,
+    message: string,
+  ): Promise<"written" | "conflict">;
   findOpenPull(head: string): Promise<PullRequestInfo | undefined>;
   getPull(number: number): Promise<PullRequestInfo | undefined>;
   /** Closed Ferry PRs of an environment, newest first (for rollback). */

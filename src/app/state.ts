@@ -1,11 +1,13 @@
 import { environmentOrder, type FerryConfig } from "../core/config/schema.js";
+import { TransientError } from "../core/errors.js";
 import { formatBranchName } from "../core/pr/branch.js";
 import {
   DASHBOARD_TITLE,
-  emptyState,
   formatDashboard,
+  formatStateFile,
   formatStatusTable,
   parseState,
+  parseStateFile,
   type FerryState,
   type StatusInput,
 } from "../core/pr/dashboard.js";
@@ -13,44 +15,95 @@ import type { AppDeps, LoadedConfig } from "./app-deps.js";
 import type { IssueInfo, PullRequestInfo } from "./github-port.js";
 import { repoFileSource } from "./repo-files.js";
 
+/** Compare-and-swap attempts of one state update before giving up (each lost race costs one). */
+export const STATE_WRITE_ATTEMPTS = 5;
+/** Dashboard renders of one write at most, when other replicas keep changing the state meanwhile. */
+const DASHBOARD_ROUNDS = 3;
+
 /**
- * Holds and floors live in the hidden block of the pinned "Ferry dashboard" issue: GitHub holds
- * the state, so any replica (or a restarted one) sees the same holds.
+ * Holds and floors live in a JSON file on the state ref (`refs/ferry/state`), read in one request
+ * and written by compare-and-swap, so any replica (or a restarted one) sees the same holds and
+ * concurrent updates from several replicas never lose one. Before the ref exists (installations
+ * from before it), the state is the dashboard issue's hidden block; the first update carries it
+ * over. `dashboard` is the issue when this read had to fetch it (null: fetched, absent).
  */
 export async function loadState(
   deps: AppDeps,
-): Promise<{ state: FerryState; issue?: number; dashboard?: IssueInfo }> {
-  const issue = await deps.github.findIssue(DASHBOARD_TITLE);
-  if (!issue) return { state: emptyState() };
-  return { state: parseState(issue.body), issue: issue.number, dashboard: issue };
+  known: { dashboard?: IssueInfo | null } = {},
+): Promise<{ state: FerryState; dashboard?: IssueInfo | null }> {
+  const text = await deps.github.readStateFile();
+  if (text !== undefined) return { state: parseStateFile(text) };
+  const dashboard =
+    known.dashboard === undefined
+      ? ((await deps.github.findIssue(DASHBOARD_TITLE)) ?? null)
+      : known.dashboard;
+  return { state: parseState(dashboard?.body), dashboard };
 }
 
 /** What a caller already read from GitHub in this run, so the dashboard does not read it again. */
 export interface KnownDashboardInputs {
-  /** The dashboard issue as just read (null: just found absent). */
+  /** The dashboard issue as just read (null: just found absent; undefined: not read). */
   dashboard?: IssueInfo | null;
   /** Each environment's open Ferry PR as just seen (undefined value: none open). */
   pulls?: Record<string, PullRequestInfo | undefined>;
 }
 
-/** Read-modify-write of the state, serialized per repository in this process. */
+/**
+ * Read-modify-write of the state by compare-and-swap on the state ref: the new commit's parent is
+ * the one read, so a concurrent writer (another replica) makes the ref update fail; then the state
+ * is re-read and `change` applied again (it must only depend on the state it is given). The
+ * in-process lock only spares this replica needless conflicts. The dashboard is re-rendered after.
+ */
 export async function updateState(
   deps: AppDeps,
   loaded: LoadedConfig,
   change: (state: FerryState) => void,
 ): Promise<FerryState> {
-  return deps.locks.run(`${deps.github.owner}/${deps.github.repo}#state`, async () => {
-    const { state, dashboard } = await loadState(deps);
-    change(state);
-    await writeDashboard(deps, loaded, state, { dashboard: dashboard ?? null });
-    return state;
-  });
+  const { state, dashboard } = await deps.locks.run(`${deps.github.owner}/${deps.github.repo}#state`, () =>
+    swapState(deps, change),
+  );
+  await writeDashboard(deps, loaded, state, dashboard === undefined ? {} : { dashboard });
+  return state;
+}
+
+async function swapState(
+  deps: AppDeps,
+  change: (state: FerryState) => void,
+): Promise<{ state: FerryState; dashboard?: IssueInfo | null }> {
+  for (let attempt = 1; attempt <= STATE_WRITE_ATTEMPTS; attempt++) {
+    // The head first, then the file at that very commit: the pair is consistent even if the ref moves.
+    const head = await deps.github.stateHead();
+    const read =
+      head === undefined
+        ? await loadState(deps)
+        : { state: parseStateFile(await deps.github.readStateFile(head)) };
+    const before = formatStateFile(read.state);
+    change(read.state);
+    const content = formatStateFile(read.state);
+    // Nothing changed (a redelivered /hold): no commit. Without the ref yet, write it: that migrates.
+    if (head !== undefined && content === before) return read;
+    const outcome = await deps.github.writeStateCommit(head, content, commitMessage(read.state));
+    if (outcome === "written") return read;
+    deps.log.info({ attempt }, "state ref moved concurrently; re-reading the state");
+  }
+  throw new TransientError(
+    "state-contended",
+    `the Ferry state changed under ${STATE_WRITE_ATTEMPTS} attempts in a row; try again`,
+  );
+}
+
+function commitMessage(state: FerryState): string {
+  const held = Object.keys(state.holds).sort();
+  return `Ferry state: ${held.length > 0 ? `held ${held.join(", ")}` : "no holds"}\n`;
 }
 
 /**
  * Upserts the dashboard (table, diagram and state); creates and pins it on first use. Its
  * "Updated" time alone never causes a write: running it twice changes nothing the second time
- * (STYLE.md habit 9), so the periodic scan does not edit the issue every 5 minutes.
+ * (STYLE.md habit 9), so the periodic scan does not edit the issue every 5 minutes. The issue is
+ * not compare-and-swap: after writing it, the state is read again and, when another replica
+ * changed it meanwhile (and may have written its dashboard before ours), rendered again, so the
+ * last dashboard written shows the latest state.
  */
 export async function writeDashboard(
   deps: AppDeps,
@@ -58,18 +111,30 @@ export async function writeDashboard(
   state?: FerryState,
   known: KnownDashboardInputs = {},
 ): Promise<void> {
-  const issue =
+  let issue =
     known.dashboard === undefined
       ? await deps.github.findIssue(DASHBOARD_TITLE)
       : (known.dashboard ?? undefined);
-  const current = state ?? parseState(issue?.body);
+  let current = state ?? (await loadState(deps, { dashboard: issue ?? null })).state;
   const status = await collectStatus(deps, loaded, current, known.pulls);
-  const body = formatDashboard(status, current, deps.now());
-  if (!issue) {
-    const number = await deps.github.createIssue({ title: DASHBOARD_TITLE, body });
-    await deps.github.pinIssue?.(number).catch(() => undefined);
-  } else if (stripTime(issue.body) !== stripTime(body) || issue.state !== "open") {
-    await deps.github.updateIssue(issue.number, { body, state: "open" });
+  for (let round = 1; ; round++) {
+    const body = formatDashboard({ ...status, holds: current.holds }, current, deps.now());
+    if (issue && stripTime(issue.body) === stripTime(body) && issue.state === "open") return;
+    if (!issue) {
+      const number = await deps.github.createIssue({ title: DASHBOARD_TITLE, body });
+      await deps.github.pinIssue?.(number).catch(() => undefined);
+      issue = { number, title: DASHBOARD_TITLE, body, state: "open" };
+    } else {
+      await deps.github.updateIssue(issue.number, { body, state: "open" });
+      issue = { ...issue, body, state: "open" };
+    }
+    if (round >= DASHBOARD_ROUNDS) return;
+    const latest = await deps.github.readStateFile();
+    // No state ref yet: the issue's block is the state itself, just written from what was read.
+    if (latest === undefined) return;
+    const fresh = parseStateFile(latest);
+    if (formatStateFile(fresh) === formatStateFile(current)) return;
+    current = fresh;
   }
 }
 

@@ -13,6 +13,7 @@ import type {
   ReactionContent,
   TreeEntry,
 } from "../../src/app/github-port.js";
+import { STATE_FILE, STATE_REF } from "../../src/app/github-port.js";
 import { KeyedMutex } from "../../src/app/keyed-mutex.js";
 import { currentImages, planEnvironment } from "../../src/app/plan-environment.js";
 import type { ImageDescription, RegistryReader } from "../../src/app/ports.js";
@@ -48,6 +49,8 @@ export class FakeGitHub implements GitHubRepoPort {
   readonly autoMerged = new Set<number>();
   /** Called before each updateRef: lets a test move the branch under Ferry's feet. */
   beforeUpdateRef?: (branch: string) => void;
+  /** Awaited before each state ref compare-and-swap: lets a test run a rival writer in between. */
+  beforeStateWrite?: () => Promise<void> | void;
 
   constructor(files: Record<string, string>) {
     const root = this.#store({ files, parents: [] });
@@ -136,6 +139,32 @@ export class FakeGitHub implements GitHubRepoPort {
     this.branches.set(branch, id);
     for (const pull of this.pulls) if (pull.headRef === branch && pull.state === "open") pull.headSha = id;
     return "updated" as const;
+  }
+  /** The state as Ferry last wrote it on the state ref (undefined before the first write). */
+  stateFile(): string | undefined {
+    const head = this.branches.get(STATE_REF);
+    return head === undefined ? undefined : this.commits.get(head)?.files[STATE_FILE];
+  }
+  async readStateFile(commit?: string) {
+    this.calls.push("readStateFile");
+    const id = commit ?? this.branches.get(STATE_REF);
+    return id === undefined ? undefined : this.commits.get(id)?.files[STATE_FILE];
+  }
+  async stateHead() {
+    this.calls.push("stateHead");
+    return this.branches.get(STATE_REF);
+  }
+  async writeStateCommit(parent: string | undefined, content: string, _message: string) {
+    this.calls.push("writeStateCommit");
+    const id = this.#store({
+      files: { [STATE_FILE]: content },
+      parents: parent === undefined ? [] : [parent],
+    });
+    await this.beforeStateWrite?.();
+    // Like POST /git/refs (422 when it exists) and PATCH without force (422 unless a fast-forward).
+    if (this.branches.get(STATE_REF) !== parent) return "conflict" as const;
+    this.branches.set(STATE_REF, id);
+    return "written" as const;
   }
   async findOpenPull(head: string) {
     this.calls.push("findOpenPull");

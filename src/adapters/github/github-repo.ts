@@ -12,6 +12,7 @@ import type {
   ReactionContent,
   TreeEntry,
 } from "../../app/github-port.js";
+import { STATE_FILE, STATE_REF } from "../../app/github-port.js";
 import type { GitContentCache } from "./git-content-cache.js";
 
 /** The part of an Octokit (Probot's or @octokit/rest's) this adapter uses. */
@@ -201,6 +202,51 @@ export class GitHubRepoAdapter implements GitHubRepoPort {
         this.octokit.rest.git.getRef({ ...this.r, ref: `heads/${branch}` }),
       );
       return current?.data.object.sha === sha ? "updated" : "conflict";
+    }
+  }
+
+  async readStateFile(commit?: string): Promise<string | undefined> {
+    return this.readFile(commit ?? STATE_REF, STATE_FILE);
+  }
+
+  async stateHead(): Promise<string | undefined> {
+    const response = await orUndefinedOn404(
+      this.octokit.rest.git.getRef({ ...this.r, ref: STATE_REF.slice("refs/".length) }),
+    );
+    return response?.data.object.sha;
+  }
+
+  async writeStateCommit(
+    parent: string | undefined,
+    content: string,
+    message: string,
+  ): Promise<"written" | "conflict"> {
+    // No base tree: the state commits carry the state file alone, unrelated to the branches.
+    const tree = await this.octokit.rest.git.createTree({
+      ...this.r,
+      tree: [{ path: STATE_FILE, mode: "100644", type: "blob", content }],
+    });
+    const commit = await this.octokit.rest.git.createCommit({
+      ...this.r,
+      message,
+      tree: tree.data.sha,
+      parents: parent === undefined ? [] : [parent],
+    });
+    const sha = commit.data.sha;
+    try {
+      if (parent === undefined) await this.octokit.rest.git.createRef({ ...this.r, ref: STATE_REF, sha });
+      else
+        await this.octokit.rest.git.updateRef({
+          ...this.r,
+          ref: STATE_REF.slice("refs/".length),
+          sha,
+          force: false,
+        });
+      return "written";
+    } catch (error) {
+      if (status(error) !== 422) throw error;
+      // A retried request that had in fact landed leaves the ref at our commit: that is success.
+      return (await this.stateHead()) === sha ? "written" : "conflict";
     }
   }
 

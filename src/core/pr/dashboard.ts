@@ -2,8 +2,9 @@ import { escapeMarkdown, formatHiddenBlock, inlineCode, parseHiddenBlock, shortD
 
 /**
  * The pinned "Ferry dashboard" issue: the environments × images table, a Mermaid diagram of the
- * promotion graph, and a hidden `ferry:state` block with the holds and floors. GitHub holds the
- * state; Ferry re-reads it on every decision.
+ * promotion graph, and a hidden `ferry:state` block mirroring the holds and floors. The state
+ * itself is a JSON file on a ref of its own (`formatStateFile`/`parseStateFile`), updated by
+ * compare-and-swap; the block is for humans and for migrating installations that predate the ref.
  */
 export const DASHBOARD_TITLE = "Ferry dashboard";
 
@@ -32,9 +33,43 @@ const NAME = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 const LOGIN = /^[A-Za-z0-9-]{1,39}(?:\[bot\])?$/;
 const TAG = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$/;
 
-/** Reads the state back; anything malformed is dropped field by field (a body can be edited by hand). */
+/** Reads the state block of a dashboard body back (the state before the state ref existed). */
 export function parseState(body: string | null | undefined): FerryState {
-  const data = parseHiddenBlock("state", body ?? "") as Record<string, unknown> | undefined;
+  return stateFromData(parseHiddenBlock("state", body ?? ""));
+}
+
+/** Reads the state file back; text that is not JSON is an empty state, like a missing block. */
+export function parseStateFile(text: string | undefined): FerryState {
+  if (text === undefined) return emptyState();
+  try {
+    return stateFromData(JSON.parse(text));
+  } catch {
+    return emptyState();
+  }
+}
+
+/**
+ * The state file: stable JSON (sorted keys, one trailing newline), so the same state is always
+ * the same bytes and an update that changes nothing can be recognised and skipped.
+ */
+export function formatStateFile(state: FerryState): string {
+  const sorted = <T>(record: Record<string, T>): Record<string, T> =>
+    Object.fromEntries(Object.entries(record).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  const floors = Object.fromEntries(
+    Object.entries(sorted(state.floors)).map(([environment, images]) => [environment, sorted(images)]),
+  );
+  const holds = Object.fromEntries(
+    Object.entries(sorted(state.holds)).map(([environment, { by, at, reason }]) => [
+      environment,
+      { by, at, reason },
+    ]),
+  );
+  return `${JSON.stringify({ version: 1, holds, floors }, null, 2)}\n`;
+}
+
+/** Anything malformed is dropped field by field (a body or the file can be edited by hand). */
+function stateFromData(raw: unknown): FerryState {
+  const data = raw as Record<string, unknown> | undefined;
   const state = emptyState();
   if (typeof data !== "object" || data === null || data.version !== 1) return state;
   const holds = data.holds as Record<string, unknown> | undefined;
@@ -113,7 +148,7 @@ export function formatMermaid(input: StatusInput): string {
 
 export function formatDashboard(input: StatusInput, state: FerryState, now: Date): string {
   return [
-    "Ferry keeps this issue current: what runs in each environment, open promotion PRs and holds. Keep it open and pinned; Ferry stores its holds in it.",
+    "Ferry keeps this issue current: what runs in each environment, open promotion PRs and holds. Keep it open and pinned; holds are stored on the `refs/ferry/state` ref and shown here.",
     "",
     formatStatusTable(input),
     "",
