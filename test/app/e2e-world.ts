@@ -32,9 +32,7 @@ export interface World {
   push(tag: string, labels?: Record<string, string>): Promise<string>;
   /** An open issue to comment on (commands on the merged staging PR are refused, RELIABILITY.md row 12). */
   openIssue(): Promise<number>;
-  pulls(
-    state?: "open" | "closed" | "all",
-  ): Promise<
+  pulls(state?: "open" | "closed" | "all"): Promise<
     {
       number: number;
       title: string;
@@ -48,6 +46,11 @@ export interface World {
   appRequests(from: number): { method: string; path: string; status: number }[];
   /** Delivers only these webhook events to Ferry (all again with undefined): isolates one flow's requests. */
   onlyEvents(events: string[] | undefined): void;
+  /**
+   * Another Ferry server for the same app (a second replica, its own process state, no shared
+   * lock). Webhooks still go to `server` unless the test routes them; closed with the world.
+   */
+  replica(): Promise<FerryServer>;
 }
 
 function config(registryHost: string, source: boolean): string {
@@ -126,7 +129,7 @@ export async function startWorld(options: {
     webhookSecret: SECRET,
   });
   emu.installApp(app.id, "acme");
-  const server = await startFerryServer({
+  const serverOptions: FerryServerOptions = {
     appId: app.id,
     privateKey: app.privateKey,
     webhookSecret: SECRET,
@@ -138,7 +141,9 @@ export async function startWorld(options: {
     registryCoalesceMs: 20,
     logLevel: "fatal",
     ...options.server,
-  });
+  };
+  const server = await startFerryServer(serverOptions);
+  const replicas: FerryServer[] = [];
   emu.setWebhook(app.id, `${server.url}/api/github/webhooks`, SECRET);
   registry.addNotificationEndpoint({
     url: `${server.url}/registry/distribution`,
@@ -158,6 +163,7 @@ export async function startWorld(options: {
       await new Promise((resolve) => setTimeout(resolve, 60));
       await emu.idle();
       await server.idle();
+      for (const replica of replicas) await replica.idle();
     }
   };
   const allEvents = [...emu.appById(app.id).events];
@@ -169,6 +175,7 @@ export async function startWorld(options: {
     as,
     settle,
     async close() {
+      for (const replica of replicas) await replica.close();
       await server.close();
       await registry.close();
       await emu.close();
@@ -194,6 +201,11 @@ export async function startWorld(options: {
         .requests()
         .slice(from)
         .filter((request) => request.actor === app.botLogin || request.actor.startsWith("app:"));
+    },
+    async replica() {
+      const replica = await startFerryServer(serverOptions);
+      replicas.push(replica);
+      return replica;
     },
     onlyEvents(events) {
       emu.appById(app.id).events = events ?? [...allEvents];

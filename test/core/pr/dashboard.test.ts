@@ -4,7 +4,9 @@ import {
   formatDashboard,
   formatMermaid,
   formatState,
+  formatStateFile,
   parseState,
+  parseStateFile,
   type StatusInput,
 } from "../../../src/core/pr/dashboard.js";
 import { formatConfigCheck } from "../../../src/core/pr/check-run.js";
@@ -33,6 +35,45 @@ describe("dashboard", () => {
       floors: { prod: { shop: "a b" } },
     });
     expect(parseState(text)).toEqual(emptyState());
+  });
+
+  it("round-trips holds and floors through the state file", () => {
+    const state = { version: 1 as const, holds: input.holds, floors: { prod: { shop: "1.8.1" } } };
+    expect(parseStateFile(formatStateFile(state))).toEqual(state);
+  });
+
+  it("writes the same state as the same bytes whatever order it was built in", () => {
+    const hold = { by: "mona", at: "2026-01-01T00:00:00.000Z", reason: "hold" as const };
+    const one = formatStateFile({
+      version: 1,
+      holds: { staging: hold, prod: { ...hold } },
+      floors: { prod: { web: "2.0.0", shop: "1.0.0" }, dev: { shop: "1.1.0" } },
+    });
+    const other = formatStateFile({
+      version: 1,
+      holds: { prod: { reason: "hold", at: hold.at, by: "mona" }, staging: hold },
+      floors: { dev: { shop: "1.1.0" }, prod: { shop: "1.0.0", web: "2.0.0" } },
+    });
+    expect(one).toBe(other);
+    expect(one.endsWith("}\n")).toBe(true);
+  });
+
+  it("reads a state file that is not JSON, or not a version it knows, as no holds and no floors", () => {
+    expect(parseStateFile("{ not json")).toEqual(emptyState());
+    expect(parseStateFile('{"version":2,"holds":{"prod":{}}}')).toEqual(emptyState());
+    expect(parseStateFile(undefined)).toEqual(emptyState());
+  });
+
+  it("drops a hand-edited hold in the state file that is not well formed, keeping the rest", () => {
+    const text = JSON.stringify({
+      version: 1,
+      holds: {
+        prod: { by: "mona", at: "2026-01-01T00:00:00.000Z", reason: "hold" },
+        staging: { by: "mona", at: "yesterday", reason: "hold" },
+      },
+      floors: {},
+    });
+    expect(Object.keys(parseStateFile(text).holds)).toEqual(["prod"]);
   });
 
   it("shows every environment × image with PRs and holds", () => {
