@@ -33,6 +33,14 @@ export async function loadState(
 ): Promise<{ state: FerryState; dashboard?: IssueInfo | null }> {
   const text = await deps.github.readStateFile();
   if (text !== undefined) return { state: parseStateFile(text) };
+  return migratedState(deps, known);
+}
+
+/** Before the state ref exists: the state block of the dashboard issue (installations from before it). */
+async function migratedState(
+  deps: AppDeps,
+  known: { dashboard?: IssueInfo | null } = {},
+): Promise<{ state: FerryState; dashboard: IssueInfo | null }> {
   const dashboard =
     known.dashboard === undefined
       ? ((await deps.github.findIssue(DASHBOARD_TITLE)) ?? null)
@@ -75,7 +83,7 @@ async function swapState(
     const head = await deps.github.stateHead();
     const read =
       head === undefined
-        ? await loadState(deps)
+        ? await migratedState(deps)
         : { state: parseStateFile(await deps.github.readStateFile(head)) };
     const before = formatStateFile(read.state);
     change(read.state);
