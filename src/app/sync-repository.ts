@@ -101,8 +101,7 @@ export async function syncRepository(deps: AppDeps, trigger: SyncTrigger): Promi
     }
   }
   // The periodic scan also keeps the pinned dashboard current (merges and commands refresh it too).
-  if (trigger.reason === "scan")
-    await writeDashboard(deps, loaded, state, { dashboard, pulls });
+  if (trigger.reason === "scan") await writeDashboard(deps, loaded, state, { dashboard, pulls });
   deps.log.info({ reason: trigger.reason, environments: result.environments }, "sync done");
   return result;
 }

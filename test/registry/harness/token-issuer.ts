@@ -91,16 +91,14 @@ export async function startTokenIssuer(options: {
     };
     const token = signJwt({ alg: "RS256", typ: "JWT", x5c: [x5c] }, claims, privateKey);
     issued += 1;
-    res
-      .writeHead(200, { "content-type": "application/json" })
-      .end(
-        JSON.stringify({
-          token,
-          access_token: token,
-          expires_in: ttl,
-          issued_at: new Date(nowSeconds * 1000).toISOString(),
-        }),
-      );
+    res.writeHead(200, { "content-type": "application/json" }).end(
+      JSON.stringify({
+        token,
+        access_token: token,
+        expires_in: ttl,
+        issued_at: new Date(nowSeconds * 1000).toISOString(),
+      }),
+    );
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const port = (server.address() as AddressInfo).port;
