@@ -1,28 +1,56 @@
-import { CONFIG_PATH, loadConfig } from "../core/config/load-config.js";
+import {
+  byPosition,
+  checkReferences,
+  environmentPathsPosition,
+  type ReferenceProblem,
+} from "../core/check/check-references.js";
+import { CONFIG_PATH, loadConfig, type ConfigProblem } from "../core/config/load-config.js";
+import type { FerryConfig } from "../core/config/schema.js";
+import { isUserError } from "../core/errors.js";
 import { CONFIG_CHECK_NAME, formatConfigCheck } from "../core/pr/check-run.js";
 import type { AppDeps } from "./app-deps.js";
 import { closeBrokenConfigIssue, loadRepoConfig } from "./load-repo-config.js";
+import type { FileSource } from "./plan-environment.js";
+import { repoFileSource } from "./repo-files.js";
 
 /**
  * PRs touching `.github/ferry.yml` get a `ferry/config` check run with annotations on the
- * offending lines (issue 5 §7). The file at the PR head is only validated, never used.
+ * offending lines (issue 5 §7). The file at the PR head is only validated, never used. Checked as
+ * `ferry check` does: the schema (failure), then every image against each environment's files
+ * at the PR head (warnings, see formatConfigCheck).
+ *
+ * Requests: one recursive tree of the head commit, one blob for the config and one per distinct
+ * environment file (blobs unchanged since the base come from the content cache), one check run.
  */
 export async function checkConfigPullRequest(
   deps: AppDeps,
   input: { headSha: string; changedFiles: string[] },
 ): Promise<"success" | "failure" | "skipped"> {
   if (!input.changedFiles.includes(CONFIG_PATH)) return "skipped";
-  const text = await deps.github.readFile(input.headSha, CONFIG_PATH);
-  if (text === undefined) return "skipped";
-  const loaded = loadConfig(text);
-  const output = formatConfigCheck(CONFIG_PATH, loaded.ok ? [] : loaded.problems);
+  // The Git Data API resolves a commit SHA to its tree, so the head needs no commit lookup.
+  const files = repoFileSource(deps.github, input.headSha);
+  const head = await readHeadConfig(deps, files, input.headSha);
+  if (head === undefined) return "skipped";
+  const loaded = "problem" in head ? { ok: false as const, problems: [head.problem] } : loadConfig(head.text);
+  const problems: ConfigProblem[] = loaded.ok ? [] : loaded.problems;
+  const warnings: ReferenceProblem[] = [];
+  if (loaded.ok && "text" in head) {
+    warnings.push(
+      ...(head.treeListed
+        ? await referenceProblems(files, loaded.config, head.text)
+        : [{ file: CONFIG_PATH, line: 1, column: 1, message: TREE_TOO_LARGE }]),
+    );
+  }
+  const output = formatConfigCheck(CONFIG_PATH, problems, warnings);
   await deps.github.createCheckRun({ name: CONFIG_CHECK_NAME, headSha: input.headSha, ...output });
   return output.conclusion;
 }
 
 /**
  * A push to the default branch that touched the config: a broken config gets its issue upserted
- * (by loadRepoConfig) and the check; a fixed one closes the issue. Returns whether the config is usable.
+ * (by loadRepoConfig) and the check; a fixed one closes the issue. A valid config's check carries
+ * the same reference warnings as a PR's, read from the base tree the sync lists next anyway.
+ * Returns whether the config is usable.
  */
 export async function checkConfigOnDefaultBranch(
   deps: AppDeps,
@@ -30,11 +58,95 @@ export async function checkConfigOnDefaultBranch(
 ): Promise<boolean> {
   const loaded = await loadRepoConfig(deps, input.branch);
   const problems = loaded.ok || loaded.reason === "missing" ? [] : loaded.problems;
+  const warnings: ReferenceProblem[] = [];
+  if (loaded.ok) {
+    const files = repoFileSource(deps.github, loaded.base.treeSha);
+    try {
+      const text = await files.readFile(CONFIG_PATH);
+      warnings.push(...(await referenceProblems(files, loaded.config, text)));
+    } catch (error) {
+      // loadRepoConfig already read the config (refusing links); a tree too large to list is the
+      // one way its blob can be out of reach here.
+      if (!isUserError(error) || error.code !== "tree-too-large") throw error;
+      warnings.push({ file: CONFIG_PATH, line: 1, column: 1, message: TREE_TOO_LARGE });
+    }
+  }
   await deps.github.createCheckRun({
     name: CONFIG_CHECK_NAME,
     headSha: input.headSha,
-    ...formatConfigCheck(CONFIG_PATH, problems),
+    ...formatConfigCheck(CONFIG_PATH, problems, warnings),
   });
   if (loaded.ok) await closeBrokenConfigIssue(deps);
   return loaded.ok;
+}
+
+const TREE_TOO_LARGE =
+  "the repository tree is too large to list in one request: image references were not checked";
+
+/**
+ * The config text at the PR head, from the head's tree (then the environment files cost no
+ * further tree request), or undefined when the PR deletes it. A tree too large to list falls back
+ * to the contents API, and only the schema is checked. A link in place of the config is reported
+ * by the check rather than followed (RELIABILITY.md row 15).
+ */
+async function readHeadConfig(
+  deps: AppDeps,
+  files: FileSource,
+  headSha: string,
+): Promise<{ text: string; treeListed: boolean } | { problem: ConfigProblem } | undefined> {
+  try {
+    return { text: await files.readFile(CONFIG_PATH), treeListed: true };
+  } catch (error) {
+    if (!isUserError(error)) throw error;
+    if (error.code === "file-not-found") return undefined;
+    if (error.code === "unsafe-path")
+      return { problem: { path: "", message: error.message, line: 1, column: 1 } };
+    if (error.code !== "tree-too-large") throw error;
+  }
+  const text = await deps.github.readFile(headSha, CONFIG_PATH);
+  return text === undefined ? undefined : { text, treeListed: false };
+}
+
+/**
+ * `ferry check`'s reference check over a commit's files: each environment's YAML files (links
+ * refused, never followed), then checkReferences. An environment whose paths cannot be read gets
+ * one problem on its `paths` line instead of one per image.
+ */
+async function referenceProblems(
+  files: FileSource,
+  config: FerryConfig,
+  configText: string,
+): Promise<ReferenceProblem[]> {
+  const problems: ReferenceProblem[] = [];
+  const filesByEnvironment = new Map<string, Map<string, string>>();
+  for (const [name, environment] of Object.entries(config.environments)) {
+    try {
+      const paths = await files.listFiles(environment.paths);
+      if (paths.length === 0) {
+        // Said once, plainly, rather than as "not referenced" for every image.
+        problems.push({
+          file: CONFIG_PATH,
+          ...environmentPathsPosition(configText, name),
+          message: `environment ${name}: no YAML files under ${environment.paths.join(", ")}`,
+        });
+        continue;
+      }
+      const texts = await Promise.all(paths.map((path) => files.readFile(path)));
+      filesByEnvironment.set(name, new Map(paths.map((path, index) => [path, texts[index]!])));
+    } catch (error) {
+      if (!isUserError(error)) throw error;
+      problems.push({
+        file: CONFIG_PATH,
+        ...environmentPathsPosition(configText, name),
+        message: `environment ${name}: ${error.message}`,
+      });
+    }
+  }
+  const readable: FerryConfig = {
+    ...config,
+    environments: Object.fromEntries(
+      Object.entries(config.environments).filter(([name]) => filesByEnvironment.has(name)),
+    ),
+  };
+  return [...problems, ...checkReferences(readable, filesByEnvironment, configText)].sort(byPosition);
 }

@@ -55,6 +55,9 @@ export interface CheckRunInput {
     path: string;
     start_line: number;
     end_line: number;
+    /** Only when start_line equals end_line (GitHub refuses columns otherwise). */
+    start_column?: number;
+    end_column?: number;
     annotation_level: "failure" | "warning" | "notice";
     message: string;
     title?: string;

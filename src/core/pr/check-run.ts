@@ -1,3 +1,4 @@
+import type { ReferenceProblem } from "../check/check-references.js";
 import type { ConfigProblem } from "../config/load-config.js";
 
 /** The `ferry/config` check run (DESIGN.md "GitHub conventions"): annotations on the offending lines. */
@@ -23,33 +24,85 @@ export interface CheckOutput {
   annotations: CheckAnnotation[];
 }
 
-export function formatConfigCheck(file: string, problems: ConfigProblem[]): CheckOutput {
-  if (problems.length === 0) {
+/**
+ * The `ferry/config` output. `problems` are schema errors in `file`: Ferry makes no change until
+ * they are fixed, so the check fails. `warnings` are what `ferry check` adds (an image no file of
+ * an environment references, an environment file that is not YAML, files that disagree on what
+ * runs): Ferry still works for every other image and environment, so the check stays `success`
+ * and carries them as `warning` annotations. A green check with warning annotations is what
+ * linters on GitHub commonly report; `neutral` renders grey, reads as "did not run", and would
+ * not block a merge either.
+ */
+export function formatConfigCheck(
+  file: string,
+  problems: ConfigProblem[],
+  warnings: ReferenceProblem[] = [],
+): CheckOutput {
+  if (problems.length > 0) {
+    return {
+      conclusion: "failure",
+      title: `${problems.length} problem${problems.length === 1 ? "" : "s"} in ferry.yml`,
+      summary: problems
+        .map(
+          (problem) =>
+            `- line ${problem.line}: ${oneLine(problem.message)}${problem.path ? ` (\`${problem.path.replace(/`/g, "")}\`)` : ""}`,
+        )
+        .join("\n"),
+      annotations: problems.slice(0, MAX_ANNOTATIONS).map((problem) => ({
+        ...position(file, problem.line, problem.column),
+        annotation_level: "failure",
+        message: problem.message,
+        ...(problem.path ? { title: problem.path } : {}),
+      })),
+    };
+  }
+  if (warnings.length > 0) {
+    const count = `${warnings.length} warning${warnings.length === 1 ? "" : "s"}`;
+    const omitted = warnings.length - MAX_ANNOTATIONS;
     return {
       conclusion: "success",
-      title: "ferry.yml is valid",
-      summary: `\`${file}\` is valid.`,
-      annotations: [],
+      title: `ferry.yml is valid, with ${count}`,
+      summary: [
+        `\`${file}\` is valid. Ferry works, but not for everything it names:`,
+        "",
+        ...warnings.map(
+          (warning) =>
+            `- \`${warning.file.replace(/`/g, "")}:${warning.line}:${warning.column}\` ${oneLine(warning.message)}`,
+        ),
+        ...(omitted > 0 ? ["", `Only the first ${MAX_ANNOTATIONS} are annotated.`] : []),
+      ].join("\n"),
+      annotations: warnings.slice(0, MAX_ANNOTATIONS).map((warning) => ({
+        ...position(warning.file, warning.line, warning.column),
+        annotation_level: "warning",
+        message: warning.message,
+        title: "ferry check",
+      })),
     };
   }
   return {
-    conclusion: "failure",
-    title: `${problems.length} problem${problems.length === 1 ? "" : "s"} in ferry.yml`,
-    summary: problems
-      .map(
-        (problem) =>
-          `- line ${problem.line}: ${problem.message.replace(/[\r\n]+/g, " ")}${problem.path ? ` (\`${problem.path.replace(/`/g, "")}\`)` : ""}`,
-      )
-      .join("\n"),
-    annotations: problems.slice(0, MAX_ANNOTATIONS).map((problem) => ({
-      path: file,
-      start_line: problem.line,
-      end_line: problem.line,
-      annotation_level: "failure",
-      message: problem.message,
-      ...(problem.path ? { title: problem.path } : {}),
-    })),
+    conclusion: "success",
+    title: "ferry.yml is valid",
+    summary: `\`${file}\` is valid.`,
+    annotations: [],
   };
+}
+
+/**
+ * One-line annotations with the column: GitHub accepts columns only when start_line equals
+ * end_line, and needs positive numbers.
+ */
+function position(
+  path: string,
+  line: number,
+  column: number,
+): Pick<CheckAnnotation, "path" | "start_line" | "end_line" | "start_column" | "end_column"> {
+  const start = Math.max(1, line);
+  const at = Math.max(1, column);
+  return { path, start_line: start, end_line: start, start_column: at, end_column: at };
+}
+
+function oneLine(message: string): string {
+  return message.replace(/[\r\n]+/g, " ");
 }
 
 /** The issue Ferry upserts when the default branch's config is broken. */

@@ -98,6 +98,8 @@ describe("config check", () => {
         path: ".github/ferry.yml",
         start_line: 12,
         end_line: 12,
+        start_column: 11,
+        end_column: 11,
         annotation_level: "failure",
         message: "invalid duration",
         title: "environments.prod.soak",
