@@ -54,7 +54,12 @@ describe("formatConfigCheck", () => {
 
   it("puts a problem reported at line 0 or column 0 on the first line and column GitHub accepts", () => {
     const output = formatConfigCheck(".github/ferry.yml", [], [{ ...NOT_REFERENCED, line: 0, column: 0 }]);
-    expect(output.annotations[0]).toMatchObject({ start_line: 1, end_line: 1, start_column: 1, end_column: 1 });
+    expect(output.annotations[0]).toMatchObject({
+      start_line: 1,
+      end_line: 1,
+      start_column: 1,
+      end_column: 1,
+    });
   });
 
   it("passes a clean config with no annotations", () => {
