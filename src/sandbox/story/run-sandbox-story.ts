@@ -192,24 +192,33 @@ async function stagingPullRequest(world: SandboxWorld, state: StoryState): Promi
   return `#${merged.number} "${title}" (${files.length} files, ${shortDigest(digest)}), check passed, auto-merge by ${enabledBy} merged ${shortSha(merged.mergeCommitSha ?? undefined)}`;
 }
 
+/**
+ * A merge is deployed when the environment runs `version`, its reconciler applied `sha`, and
+ * GitHub shows a successful Deployment status on `sha`; returns the rollout it saw.
+ */
+async function deployed(world: SandboxWorld, environment: EnvironmentName, version: string, sha: string) {
+  const rollout = await waitFor(
+    world,
+    `${environment} to run shop ${version}`,
+    rolloutProbe(world, environment, version),
+  );
+  await waitFor(
+    world,
+    `the ${environment} reconciler to apply ${shortSha(sha)}`,
+    reconciledProbe(world, environment, sha),
+  );
+  await waitFor(
+    world,
+    `a successful ${environment} Deployment status on ${shortSha(sha)}`,
+    deploymentSuccessProbe(world, environment, sha),
+  );
+  return rollout;
+}
+
 /** 3. The staging reconciler applies the merge commit, the rollout goes Healthy, GitHub shows the Deployment succeeded. */
 async function stagingRollout(world: SandboxWorld): Promise<string> {
   const head = (await world.emu.branchSha(OWNER, CONFIG_REPO, "main"))!;
-  const rollout = await waitFor(
-    world,
-    `staging to run shop ${NEW_VERSION}`,
-    rolloutProbe(world, "staging", NEW_VERSION),
-  );
-  await waitFor(
-    world,
-    `the staging reconciler to apply ${shortSha(head)}`,
-    reconciledProbe(world, "staging", head),
-  );
-  await waitFor(
-    world,
-    `a successful staging Deployment status on ${shortSha(head)}`,
-    deploymentSuccessProbe(world, "staging", head),
-  );
+  const rollout = await deployed(world, "staging", NEW_VERSION, head);
   return `applied ${shortSha(head)}: staging/shop runs ${NEW_VERSION}, ${rollout.available}/${rollout.replicas} available, Synced/Healthy; Deployment status success on ${shortSha(head)}`;
 }
 
@@ -265,21 +274,7 @@ async function prodPullRequest(world: SandboxWorld, state: StoryState): Promise<
   });
   const mergeSha = await approveAndMerge(world, pull);
   state.lastProdPull = pull.number;
-  const rollout = await waitFor(
-    world,
-    `prod to run shop ${NEW_VERSION}`,
-    rolloutProbe(world, "prod", NEW_VERSION),
-  );
-  await waitFor(
-    world,
-    `the prod reconciler to apply ${shortSha(mergeSha)}`,
-    reconciledProbe(world, "prod", mergeSha),
-  );
-  await waitFor(
-    world,
-    `a successful prod Deployment status on ${shortSha(mergeSha)}`,
-    deploymentSuccessProbe(world, "prod", mergeSha),
-  );
+  const rollout = await deployed(world, "prod", NEW_VERSION, mergeSha);
   return `#${pull.number} carries staging's ${shortDigest(change.to.digest)}; mona approved and merged ${shortSha(mergeSha)}; prod/shop runs ${NEW_VERSION}, ${rollout.available}/${rollout.replicas} available`;
 }
 
@@ -333,21 +328,7 @@ async function rollbackProd(world: SandboxWorld, state: StoryState): Promise<str
     throw new Error(`#${pull.number} rolls back to ${change?.to.tag}, not ${FIRST_VERSION}`);
   await expectFilesBumped(world, pull, "prod", { from: NEW_VERSION, to: FIRST_VERSION });
   const mergeSha = await approveAndMerge(world, pull);
-  const rollout = await waitFor(
-    world,
-    `prod to run shop ${FIRST_VERSION}`,
-    rolloutProbe(world, "prod", FIRST_VERSION),
-  );
-  await waitFor(
-    world,
-    `the prod reconciler to apply ${shortSha(mergeSha)}`,
-    reconciledProbe(world, "prod", mergeSha),
-  );
-  await waitFor(
-    world,
-    `a successful prod Deployment status on ${shortSha(mergeSha)}`,
-    deploymentSuccessProbe(world, "prod", mergeSha),
-  );
+  const rollout = await deployed(world, "prod", FIRST_VERSION, mergeSha);
   const hold = await waitFor(world, "a hold on prod", async () => {
     const held = (await holds(world)).prod;
     return held ? done(held) : notYet("prod not held");
