@@ -5,25 +5,41 @@
  *
  * Git objects and refs live in real bare repositories (git-store.ts); everything else is in
  * memory (model.ts). Responses follow api.github.com's OpenAPI description (shapes.ts).
+ *
+ * This class holds the state and the server's lifecycle; the work is in plain functions by
+ * responsibility, which its methods delegate to:
+ * - emulator-accounts.ts: accounts, apps, installations, token authentication
+ * - emulator-repos.ts: repositories, collaborators, teams, settings, branch protection, access checks
+ * - emulator-events.ts: webhook emission (who receives what; push and pull_request payloads)
+ * - emulator-pull-effects.ts: what follows a ref or check change: synchronize, CI, check suites, auto-merge
+ * - emulator-http.ts: the HTTP front (authentication, rate-limit headers, routing, request log)
+ * - emulator-act-as.ts: test helpers that act as a user, CI or a rival writer
+ * - emulator-inspect.ts: read-only test helpers
  */
-import { createPublicKey, generateKeyPairSync, randomBytes } from "node:crypto";
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { generateAppKeyPair, looksLikeJwt, newToken, verifyAppJwt } from "./auth.js";
+import * as actAs from "./emulator-act-as.js";
+import * as accounts from "./emulator-accounts.js";
+import { ACTIONS_APP_SLUG, type CreateAppOptions } from "./emulator-accounts.js";
+import * as events from "./emulator-events.js";
+import { handleRequest, type RecordedRequest, type RequestLog } from "./emulator-http.js";
+import * as inspect from "./emulator-inspect.js";
+import * as pullEffects from "./emulator-pull-effects.js";
+import * as repos from "./emulator-repos.js";
+import type { CreateRepoOptions, ProtectBranchOptions } from "./emulator-repos.js";
 import { Faults } from "./faults.js";
-import { GitRepo, ZERO_SHA, type GitIdentity } from "./git-store.js";
-import { handleGitHttp } from "./git-http.js";
-import { handleGraphql } from "./graphql.js";
+import type { GitIdentity } from "./git-store.js";
+import { registerCheckRoutes } from "./routes-checks.js";
+import { registerIssueRoutes } from "./routes-issues.js";
+import { registerPullRoutes } from "./routes-pulls.js";
+import { registerRepoRoutes } from "./routes-repos.js";
 import {
-  actorName,
-  roleAtLeast,
   type Account,
   type Actor,
   type App,
-  type BranchProtection,
   type CheckRun,
   type CheckSuite,
   type Installation,
@@ -34,93 +50,18 @@ import {
   type RepoRole,
   type Team,
 } from "./model.js";
-import { computePull, evaluateAutoMerge, type PullView } from "./pull-logic.js";
-import { createStatus, registerCheckRoutes } from "./routes-checks.js";
-import { createComment, editComment as editCommentOp, registerIssueRoutes } from "./routes-issues.js";
-import { openPull, registerPullRoutes, submitReview } from "./routes-pulls.js";
-import { registerRepoRoutes, writeFilesCommit } from "./routes-repos.js";
+import { computePull, type PullView } from "./pull-logic.js";
 import { ApiError, Router, type RequestContext } from "./router.js";
 import { registerAppRoutes } from "./routes-apps.js";
-import * as shape from "./shapes.js";
-import { toWebhookPayload } from "./webhook-shapes.js";
+import type * as shape from "./shapes.js";
 import { WebhookDispatcher, type Delivery } from "./webhooks.js";
 
 export type { Delivery } from "./webhooks.js";
 export type { RepoRole } from "./model.js";
-
-export interface RecordedRequest {
-  method: string;
-  path: string;
-  status: number;
-  actor: string;
-}
-
-export interface CreateRepoOptions {
-  files?: Record<string, string>;
-  defaultBranch?: string;
-  private?: boolean;
-  description?: string;
-  collaborators?: Record<string, RepoRole>;
-  allowAutoMerge?: boolean;
-  deleteBranchOnMerge?: boolean;
-}
-
-export interface ProtectBranchOptions {
-  requiredChecks?: string[];
-  requiredApprovals?: number;
-  strict?: boolean;
-  /** Whether admins are held to the rules too (default true, so protection means what tests say). */
-  enforceAdmins?: boolean;
-}
-
-export interface CreateAppOptions {
-  slug: string;
-  name?: string;
-  owner?: string;
-  permissions?: Permissions;
-  /** Events the app subscribes to (default: every event the emulator sends). */
-  events?: string[];
-  webhookUrl?: string;
-  webhookSecret?: string;
-}
-
-export const ALL_EVENTS = [
-  "push",
-  "pull_request",
-  "pull_request_review",
-  "issue_comment",
-  "issues",
-  "check_suite",
-  "check_run",
-  "status",
-  "workflow_run",
-  "registry_package",
-  "deployment",
-  "deployment_status",
-  "label",
-];
-
-const ACTIONS_APP_SLUG = "github-actions";
-
-/**
- * GitHub lets an app subscribe to an event only with a permission that covers it (any one of
- * these), so an installation without it never receives the event.
- */
-const EVENT_PERMISSIONS: Record<string, string[]> = {
-  push: ["contents"],
-  pull_request: ["pull_requests"],
-  pull_request_review: ["pull_requests"],
-  issue_comment: ["issues", "pull_requests"],
-  issues: ["issues"],
-  label: ["metadata"],
-  check_run: ["checks"],
-  check_suite: ["checks"],
-  status: ["statuses"],
-  workflow_run: ["actions"],
-  registry_package: ["packages"],
-  deployment: ["deployments"],
-  deployment_status: ["deployments"],
-};
+export { ALL_EVENTS } from "./emulator-accounts.js";
+export type { CreateAppOptions } from "./emulator-accounts.js";
+export type { CreateRepoOptions, ProtectBranchOptions } from "./emulator-repos.js";
+export type { RecordedRequest } from "./emulator-http.js";
 
 /**
  * The emulator: an HTTP server plus the state behind it. Set-up methods (users, repos, apps,
@@ -137,8 +78,7 @@ export class GitHubEmulator {
   readonly apps = new Map<number, App>();
   readonly installations = new Map<number, Installation>();
   readonly installationTokens = new Map<string, InstallationToken>();
-  private readonly recorded: RecordedRequest[] = [];
-  private readonly rateUsage = new Map<string, number>();
+  private readonly requestLog: RequestLog = { recorded: [], rateUsage: new Map() };
   private readonly background = new Set<Promise<unknown>>();
   private readonly timers = new Set<NodeJS.Timeout>();
   private nextId = 1000;
@@ -164,7 +104,7 @@ export class GitHubEmulator {
     const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), "ferry-github-")));
     await mkdir(join(dataDir, "repos"), { recursive: true });
     const emulator = new GitHubEmulator(dataDir, options.dataDir === undefined);
-    emulator.server = createServer((req, res) => void emulator.handle(req, res));
+    emulator.server = createServer((req, res) => void handleRequest(emulator, emulator.requestLog, req, res));
     emulator.server.keepAliveTimeout = 1000;
     await new Promise<void>((resolve) => emulator.server.listen(0, "127.0.0.1", resolve));
     const { port } = emulator.server.address() as AddressInfo;
@@ -230,34 +170,11 @@ export class GitHubEmulator {
     login: string,
     options: { type?: "User" | "Bot"; name?: string; email?: string } = {},
   ): { login: string; id: number; token: string } {
-    if (this.accounts.has(login.toLowerCase())) throw new Error(`account ${login} exists`);
-    const id = this.id();
-    const token = newToken("ghp");
-    this.accounts.set(login.toLowerCase(), {
-      id,
-      nodeId: shape.nodeIdFor("U", id),
-      login,
-      type: options.type ?? "User",
-      name: options.name ?? login,
-      email: options.email ?? `${id}+${login}@users.noreply.localhost`,
-      token,
-      createdAt: this.now(),
-    });
-    return { login, id, token };
+    return accounts.createUser(this, login, options);
   }
 
   createOrg(login: string): { login: string; id: number } {
-    const id = this.id();
-    this.accounts.set(login.toLowerCase(), {
-      id,
-      nodeId: shape.nodeIdFor("O", id),
-      login,
-      type: "Organization",
-      name: login,
-      email: `${login}@orgs.localhost`,
-      createdAt: this.now(),
-    });
-    return { login, id };
+    return accounts.createOrg(this, login);
   }
 
   /** A team of `org`; `repositories` grants its members a role on the org's repositories, as team access does. */
@@ -267,24 +184,7 @@ export class GitHubEmulator {
     members: string[],
     options: { maintainers?: string[]; repositories?: Record<string, RepoRole> } = {},
   ): { id: number; slug: string } {
-    this.account(org);
-    const id = this.id();
-    const repositories = new Map(
-      Object.entries(options.repositories ?? {}).map(([name, role]) => [name.toLowerCase(), role]),
-    );
-    const team: Team = {
-      id,
-      nodeId: shape.nodeIdFor("T", id),
-      org,
-      slug,
-      name: slug,
-      members: new Map(),
-      repositories,
-    };
-    for (const member of members) team.members.set(member.toLowerCase(), "member");
-    for (const member of options.maintainers ?? []) team.members.set(member.toLowerCase(), "maintainer");
-    this.teams.set(`${org}/${slug}`.toLowerCase(), team);
-    return { id, slug };
+    return repos.createTeam(this, org, slug, members, options);
   }
 
   async createRepo(
@@ -292,57 +192,7 @@ export class GitHubEmulator {
     name: string,
     options: CreateRepoOptions = {},
   ): Promise<{ id: number; fullName: string; defaultBranch: string; headSha: string }> {
-    const account = this.account(owner);
-    const key = `${account.login}/${name}`.toLowerCase();
-    if (this.repos.has(key)) throw new Error(`repository ${key} exists`);
-    const defaultBranch = options.defaultBranch ?? "main";
-    const git = new GitRepo(join(this.dataDir, "repos", account.login, `${name}.git`));
-    await git.init(defaultBranch);
-    const id = this.id();
-    const now = this.now();
-    const repo: Repo = {
-      id,
-      nodeId: shape.nodeIdFor("R", id),
-      owner: account.login,
-      name,
-      description: options.description ?? null,
-      private: options.private ?? false,
-      defaultBranch,
-      git,
-      collaborators: new Map(
-        Object.entries(options.collaborators ?? {}).map(([login, role]) => [this.account(login).login, role]),
-      ),
-      allowAutoMerge: options.allowAutoMerge ?? false,
-      deleteBranchOnMerge: options.deleteBranchOnMerge ?? false,
-      allowMergeCommit: true,
-      allowSquashMerge: true,
-      allowRebaseMerge: true,
-      createdAt: now,
-      updatedAt: now,
-      pushedAt: now,
-      protections: new Map(),
-      labels: new Map(),
-      issues: new Map(),
-      nextNumber: 1,
-      comments: new Map(),
-      reviews: [],
-      checkSuites: new Map(),
-      checkRuns: new Map(),
-      statuses: [],
-      deployments: new Map(),
-      deploymentStatuses: [],
-      ci: [],
-      pinnedIssues: [],
-    };
-    this.repos.set(key, repo);
-    const tree = await git.writeTree(
-      undefined,
-      Object.entries(options.files ?? {}).map(([path, content]) => ({ path, content })),
-    );
-    const ident = this.identityOf(account.login);
-    const sha = await git.commitTree({ tree, parents: [], message: "Initial commit\n", author: ident });
-    await git.compareAndSwapRef(`refs/heads/${defaultBranch}`, sha, ZERO_SHA);
-    return { id, fullName: `${account.login}/${name}`, defaultBranch, headSha: sha };
+    return repos.createRepo(this, owner, name, options);
   }
 
   repo(owner: string, name: string): Repo {
@@ -356,9 +206,7 @@ export class GitHubEmulator {
   }
 
   setCollaborator(owner: string, repo: string, login: string, role: RepoRole | "none"): void {
-    const r = this.repo(owner, repo);
-    if (role === "none") r.collaborators.delete(this.account(login).login);
-    else r.collaborators.set(this.account(login).login, role);
+    repos.setCollaborator(this, owner, repo, login, role);
   }
 
   setRepoSettings(
@@ -376,17 +224,11 @@ export class GitHubEmulator {
       >
     >,
   ): void {
-    Object.assign(this.repo(owner, repo), settings);
+    repos.setRepoSettings(this, owner, repo, settings);
   }
 
   protectBranch(owner: string, repo: string, branch: string, options: ProtectBranchOptions = {}): void {
-    const protection: BranchProtection = {
-      requiredChecks: options.requiredChecks ?? [],
-      strict: options.strict ?? false,
-      requiredApprovals: options.requiredApprovals ?? 0,
-      enforceAdmins: options.enforceAdmins ?? true,
-    };
-    this.repo(owner, repo).protections.set(branch, protection);
+    repos.protectBranch(this, owner, repo, branch, options);
   }
 
   createApp(options: CreateAppOptions): {
@@ -397,58 +239,12 @@ export class GitHubEmulator {
     botLogin: string;
     webhookSecret: string | null;
   } {
-    const id = this.id();
-    const { privateKeyPem, publicKey } =
-      options.slug === ACTIONS_APP_SLUG && options.owner === "github" ? builtInKey() : generateAppKeyPair();
-    const botLogin = `${options.slug}[bot]`;
-    const owner = options.owner ?? this.defaultAppOwner();
-    const app: App = {
-      id,
-      nodeId: shape.nodeIdFor("A", id),
-      slug: options.slug,
-      name: options.name ?? options.slug,
-      clientId: `Iv1.${randomBytes(8).toString("hex")}`,
-      owner,
-      permissions: { metadata: "read", ...options.permissions },
-      events: options.events ?? [...ALL_EVENTS],
-      webhookUrl: options.webhookUrl ?? null,
-      webhookSecret: options.webhookSecret ?? null,
-      publicKey,
-      botLogin,
-      createdAt: this.now(),
-    };
-    this.apps.set(id, app);
-    const botId = this.id();
-    this.accounts.set(botLogin.toLowerCase(), {
-      id: botId,
-      nodeId: shape.nodeIdFor("BOT", botId),
-      login: botLogin,
-      type: "Bot",
-      name: botLogin,
-      // GitHub writes `<id>+<slug>[bot]@users.noreply.github.com`; brackets are not valid in an
-      // RFC 5322 address (the OpenAPI "email" format), so the emulator drops them.
-      email: `${botId}+${options.slug}-bot@users.noreply.localhost`,
-      createdAt: this.now(),
-    });
-    return {
-      id,
-      slug: app.slug,
-      clientId: app.clientId,
-      privateKey: privateKeyPem,
-      botLogin,
-      webhookSecret: app.webhookSecret,
-    };
+    return accounts.createApp(this, options);
   }
 
   /** Points an app's webhooks somewhere else (e.g. once the Probot server knows its port). */
   setWebhook(appId: number, webhookUrl: string | null, webhookSecret?: string): void {
-    const app = this.appById(appId);
-    app.webhookUrl = webhookUrl;
-    if (webhookSecret !== undefined) app.webhookSecret = webhookSecret;
-  }
-
-  private defaultAppOwner(): string {
-    return this.accounts.has("github") ? "github" : this.createOrg("github").login;
+    accounts.setWebhook(this, appId, webhookUrl, webhookSecret);
   }
 
   appById(appId: number): App {
@@ -462,69 +258,22 @@ export class GitHubEmulator {
     account: string,
     options: { repositories?: string[]; permissions?: Permissions } = {},
   ): { id: number } {
-    const app = this.appById(appId);
-    const id = this.id();
-    const inst: Installation = {
-      id,
-      appId,
-      account: this.account(account).login,
-      repositories: options.repositories?.map((name) => name.toLowerCase()),
-      permissions: { ...(options.permissions ?? app.permissions) },
-      events: [...app.events],
-      createdAt: this.now(),
-    };
-    this.installations.set(id, inst);
-    this.deliverTo(inst, "installation", {
-      action: "created",
-      installation: shape.installation(this.shapes, inst, app),
-      repositories: this.installedRepos(inst).map((r) => ({
-        id: r.id,
-        node_id: r.nodeId,
-        name: r.name,
-        full_name: `${r.owner}/${r.name}`,
-        private: r.private,
-      })),
-      requester: shape.simpleUser(
-        this.shapes,
-        this.account(inst.account).type === "Organization" ? app.owner : inst.account,
-      ),
-      sender: shape.simpleUser(
-        this.shapes,
-        this.account(inst.account).type === "Organization" ? app.owner : inst.account,
-      ),
-    });
-    return { id };
+    return accounts.installApp(this, appId, account, options);
   }
 
   installedRepos(inst: Installation): Repo[] {
-    return [...this.repos.values()].filter((r) => this.installationCovers(inst, r));
+    return accounts.installedRepos(this, inst);
   }
 
   installationCovers(inst: Installation, repo: Repo): boolean {
-    if (inst.account.toLowerCase() !== repo.owner.toLowerCase()) return false;
-    return inst.repositories === undefined || inst.repositories.includes(repo.name.toLowerCase());
+    return accounts.installationCovers(this, inst, repo);
   }
 
   // ---------------------------------------------------------------- access control
 
   /** A user's role on a repository, as `GET /collaborators/{user}/permission` reports it. */
   roleOf(repo: Repo, login: string): RepoRole | "none" {
-    const account = this.findAccount(login);
-    if (!account) return "none";
-    if (account.login === repo.owner) return "admin";
-    // The highest of the direct role and every team grant, like GitHub's effective permission.
-    const roles: (RepoRole | "none")[] = [repo.collaborators.get(account.login) ?? "none"];
-    for (const team of this.teams.values()) {
-      if (
-        team.org.toLowerCase() !== repo.owner.toLowerCase() ||
-        !team.members.has(account.login.toLowerCase())
-      )
-        continue;
-      roles.push(team.repositories.get(repo.name.toLowerCase()) ?? "none");
-    }
-    const best = roles.reduce((a, b) => (roleAtLeast(a, b) ? a : b));
-    if (best !== "none") return best;
-    return repo.private ? "none" : "read";
+    return repos.roleOf(this, repo, login);
   }
 
   /**
@@ -538,10 +287,7 @@ export class GitHubEmulator {
     level: "read" | "write",
     userRole: RepoRole,
   ): Repo {
-    const repo = this.findRepo(ctx.params.owner ?? "", ctx.params.repo ?? "");
-    if (!repo) throw new ApiError(404, "Not Found");
-    this.authorize(ctx.actor, repo, category, level, userRole);
-    return repo;
+    return repos.authorizeRepo(this, ctx, category, level, userRole);
   }
 
   authorize(
@@ -551,45 +297,7 @@ export class GitHubEmulator {
     level: "read" | "write",
     userRole: RepoRole,
   ): void {
-    switch (actor.kind) {
-      case "anonymous":
-        if (repo.private) throw new ApiError(404, "Not Found");
-        if (level === "write") throw new ApiError(401, "Requires authentication");
-        return;
-      case "app":
-        throw new ApiError(403, "Resource not accessible by integration");
-      case "user": {
-        const role = this.roleOf(repo, actor.login);
-        if (role === "none") throw new ApiError(404, "Not Found");
-        if (!roleAtLeast(role, userRole)) {
-          throw new ApiError(
-            403,
-            level === "write" ? "Resource not accessible by personal access token" : "Not Found",
-          );
-        }
-        return;
-      }
-      case "installation": {
-        const inst = this.installations.get(actor.installationId);
-        const covered =
-          inst !== undefined &&
-          this.installationCovers(inst, repo) &&
-          (actor.repositories === undefined || actor.repositories.includes(repo.name.toLowerCase()));
-        if (!covered) {
-          if (repo.private) throw new ApiError(404, "Not Found");
-          if (level === "write") throw new ApiError(403, "Resource not accessible by integration");
-          return;
-        }
-        const categories = typeof category === "string" ? [category] : category;
-        if (categories.includes("metadata")) return;
-        const ok = categories.some((name) => {
-          const granted = actor.permissions[name];
-          return granted !== undefined && (level === "read" || granted === "write" || granted === "admin");
-        });
-        if (!ok) throw new ApiError(403, "Resource not accessible by integration");
-        return;
-      }
-    }
+    repos.authorize(this, actor, repo, category, level, userRole);
   }
 
   /** The account login that acts (users and app bots); anonymous callers act as nobody. */
@@ -612,182 +320,30 @@ export class GitHubEmulator {
     return undefined;
   };
 
-  private authenticate(header: string | undefined): Actor {
-    if (!header) return { kind: "anonymous" };
-    const match = /^(token|bearer|basic)\s+(.+)$/i.exec(header.trim());
-    if (!match) throw new ApiError(401, "Bad credentials");
-    let token = match[2]!.trim();
-    if (match[1]!.toLowerCase() === "basic") {
-      const decoded = Buffer.from(token, "base64").toString("utf8");
-      token = decoded.slice(decoded.indexOf(":") + 1);
-    }
-    if (looksLikeJwt(token)) {
-      const issuer = verifyAppJwt(token, (iss) => this.appByIssuer(iss)?.publicKey, Date.now());
-      return { kind: "app", appId: this.appByIssuer(issuer)!.id };
-    }
-    return (
-      this.actorForToken(token) ??
-      (() => {
-        throw new ApiError(401, "Bad credentials");
-      })()
-    );
-  }
-
   actorForToken(token: string): Actor | undefined {
-    const installationToken = this.installationTokens.get(token);
-    if (installationToken) {
-      if (installationToken.expiresAt <= Date.now()) return undefined;
-      const inst = this.installations.get(installationToken.installationId);
-      if (!inst) return undefined;
-      const app = this.appById(inst.appId);
-      return {
-        kind: "installation",
-        installationId: inst.id,
-        appId: inst.appId,
-        permissions: installationToken.permissions,
-        repositories: installationToken.repositories,
-        login: app.botLogin,
-      };
-    }
-    for (const account of this.accounts.values()) {
-      if (account.token === token) return { kind: "user", login: account.login };
-    }
-    return undefined;
-  }
-
-  private appByIssuer(issuer: string): App | undefined {
-    for (const app of this.apps.values()) {
-      if (String(app.id) === issuer || app.clientId === issuer) return app;
-    }
-    return undefined;
+    return accounts.actorForToken(this, token);
   }
 
   issueInstallationToken(
     inst: Installation,
     request: { repositories?: string[]; permissions?: Permissions } = {},
   ): InstallationToken {
-    const permissions: Permissions = { ...inst.permissions };
-    if (request.permissions) {
-      for (const [name, level] of Object.entries(request.permissions)) {
-        const granted = inst.permissions[name];
-        if (!granted || (level !== "read" && granted === "read")) {
-          throw new ApiError(422, `The permissions requested are not granted to this installation.`);
-        }
-      }
-      for (const name of Object.keys(permissions))
-        if (!(name in request.permissions)) delete permissions[name];
-      Object.assign(permissions, request.permissions);
-    }
-    const repositories = request.repositories?.map((name) => name.toLowerCase());
-    const token: InstallationToken = {
-      token: newToken("ghs"),
-      installationId: inst.id,
-      expiresAt: Date.now() + 60 * 60 * 1000,
-      permissions,
-      repositories: repositories ?? inst.repositories,
-    };
-    this.installationTokens.set(token.token, token);
-    return token;
+    return accounts.issueInstallationToken(this, inst, request);
   }
 
   /** Ends the life of every installation token issued so far (they answer 401 Bad credentials from now on). */
   expireInstallationTokens(): void {
-    for (const token of this.installationTokens.values()) token.expiresAt = Date.now();
+    accounts.expireInstallationTokens(this);
   }
 
   // ---------------------------------------------------------------- HTTP
 
-  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const url = new URL(req.url ?? "/", this.origin);
-    let pathname = url.pathname.replace(/^\/api\/v3(?=\/)/, "");
-    if (pathname === "/api/graphql") pathname = "/graphql";
-    const method = (req.method ?? "GET").toUpperCase();
-    if (this.faults.latencyMs > 0) await new Promise((resolve) => setTimeout(resolve, this.faults.latencyMs));
-    if (/^\/[^/]+\/[^/]+\.git\//.test(pathname)) {
-      await handleGitHttp(this, req, res, pathname, url).catch((error: unknown) => {
-        if (!res.headersSent) res.writeHead(500).end(String(error));
-      });
-      return;
-    }
-    let status = 500;
-    let actor: Actor = { kind: "anonymous" };
-    const headers: Record<string, string> = {
-      "content-type": "application/json; charset=utf-8",
-      "x-github-media-type": "github.v3; format=json",
-      "x-github-request-id": randomBytes(8).toString("hex").toUpperCase(),
-    };
-    let payload: unknown;
-    try {
-      actor = this.authenticate(req.headers.authorization);
-      Object.assign(headers, this.rateLimitHeaders(actor, pathname === "/graphql" ? "graphql" : "core"));
-      this.faults.beforeRequest(method, pathname, Date.now());
-      const body = await readJsonBody(req);
-      const ctx: RequestContext = { method, params: {}, query: url.searchParams, body, actor, url };
-      if (pathname === "/graphql" && method === "POST") {
-        const reply = await handleGraphql(this, ctx);
-        status = reply.status ?? 200;
-        payload = reply.body;
-      } else {
-        const matched = this.router.match(method, pathname);
-        // GitHub answers 404 both for unknown paths and for a known path under another method.
-        if (matched === undefined || matched === "methodMismatch") throw new ApiError(404, "Not Found");
-        ctx.params = matched.params;
-        const reply = await matched.handler(ctx);
-        status = reply.status ?? 200;
-        payload = reply.body;
-        Object.assign(headers, reply.headers);
-      }
-    } catch (error) {
-      if (error instanceof ApiError) {
-        status = error.status;
-        payload = {
-          message: error.message,
-          documentation_url: "https://docs.github.com/rest",
-          status: String(error.status),
-          ...(error.errors ? { errors: error.errors } : {}),
-        };
-        Object.assign(headers, error.headers);
-      } else {
-        status = 500;
-        payload = {
-          message: "Internal Server Error",
-          documentation_url: "https://docs.github.com/rest",
-          status: "500",
-        };
-        // An emulator bug must be loud in tests.
-        console.error("github emulator:", error);
-      }
-    }
-    this.recorded.push({ method, path: pathname + url.search, status, actor: actorName(actor) });
-    if (status === 204 || status === 304 || payload === undefined) {
-      delete headers["content-type"];
-      res.writeHead(status, headers).end();
-      return;
-    }
-    res.writeHead(status, headers).end(JSON.stringify(payload));
-  }
-
-  private rateLimitHeaders(actor: Actor, resource: string): Record<string, string> {
-    const key = `${actorName(actor)}:${resource}`;
-    const used = (this.rateUsage.get(key) ?? 0) + 1;
-    this.rateUsage.set(key, used);
-    const limit = actor.kind === "anonymous" ? 60 : 5000;
-    const resetAt = Math.ceil(Date.now() / 1000 / 3600) * 3600;
-    return {
-      "x-ratelimit-limit": String(limit),
-      "x-ratelimit-remaining": String(Math.max(0, limit - used)),
-      "x-ratelimit-reset": String(resetAt),
-      "x-ratelimit-used": String(used),
-      "x-ratelimit-resource": resource,
-    };
-  }
-
   requests(): RecordedRequest[] {
-    return [...this.recorded];
+    return [...this.requestLog.recorded];
   }
 
   resetRequests(): void {
-    this.recorded.length = 0;
+    this.requestLog.recorded.length = 0;
   }
 
   // ---------------------------------------------------------------- events and background work
@@ -823,49 +379,12 @@ export class GitHubEmulator {
 
   /** Sends `event` to every app installed on `repo` that subscribes to it. */
   emit(repo: Repo, event: string, payload: Record<string, unknown>, senderLogin: string): void {
-    for (const inst of this.installations.values()) {
-      if (!this.installationCovers(inst, repo)) continue;
-      const app = this.apps.get(inst.appId);
-      if (!app) continue;
-      const full: Record<string, unknown> = {
-        ...payload,
-        repository: shape.repository(this.shapes, repo),
-        sender: shape.simpleUser(this.shapes, senderLogin),
-      };
-      const owner = this.account(repo.owner);
-      if (owner.type === "Organization") full.organization = shape.organization(this.shapes, owner.login);
-      full.installation = { id: inst.id, node_id: shape.nodeIdFor("INST", inst.id) };
-      this.deliverTo(inst, event, full);
-    }
+    events.emit(this, repo, event, payload, senderLogin);
   }
 
   /** Whether any installation on `repo` would receive `event` (so costly payloads are built only when needed). */
   hasSubscribers(repo: Repo, event: string): boolean {
-    for (const inst of this.installations.values()) {
-      if (this.installationCovers(inst, repo) && this.receives(inst, event)) return true;
-    }
-    return false;
-  }
-
-  private receives(inst: Installation, event: string): boolean {
-    const app = this.apps.get(inst.appId);
-    if (!app?.webhookUrl) return false;
-    if (event === "installation") return true;
-    if (!app.events.includes(event)) return false;
-    const needs = EVENT_PERMISSIONS[event] ?? [];
-    return (
-      needs.length === 0 || needs.some((name) => name === "metadata" || inst.permissions[name] !== undefined)
-    );
-  }
-
-  private deliverTo(inst: Installation, event: string, payload: Record<string, unknown>): void {
-    const app = this.apps.get(inst.appId);
-    if (!app?.webhookUrl || !this.receives(inst, event)) return;
-    this.webhooks.enqueue(
-      { appId: app.id, url: app.webhookUrl, secret: app.webhookSecret, targetId: app.id },
-      event,
-      toWebhookPayload(event, payload),
-    );
+    return events.hasSubscribers(this, repo, event);
   }
 
   deliveries(): Delivery[] {
@@ -889,98 +408,7 @@ export class GitHubEmulator {
     pusher: string,
     options: { forced?: boolean } = {},
   ): Promise<void> {
-    repo.pushedAt = this.now();
-    const branch = ref.startsWith("refs/heads/") ? ref.slice("refs/heads/".length) : undefined;
-    await this.emitPush(repo, ref, before, after, pusher, options.forced ?? false);
-    if (branch) {
-      for (const issue of repo.issues.values()) {
-        const p = issue.pull;
-        if (!p || issue.state !== "open" || p.headRef !== branch) continue;
-        if (after === ZERO_SHA) {
-          // GitHub closes a pull request whose head branch is deleted.
-          const baseSha = await repo.git.readRef(`refs/heads/${p.baseRef}`);
-          p.baseShaAtClose = baseSha ?? null;
-          issue.state = "closed";
-          issue.closedAt = this.now();
-          issue.updatedAt = issue.closedAt;
-          p.autoMerge = null;
-          await this.emitPull(repo, issue, "closed", pusher);
-          continue;
-        }
-        const previous = p.headSha;
-        p.headSha = after;
-        issue.updatedAt = this.now();
-        // GitHub turns auto-merge off when someone without write access pushes; Ferry's bot has it, so keep it.
-        await this.emitPull(repo, issue, "synchronize", pusher, { before: previous, after });
-        this.startCi(repo, issue);
-      }
-    }
-    this.scheduleAutoMerge(repo);
-  }
-
-  private async emitPush(
-    repo: Repo,
-    ref: string,
-    before: string,
-    after: string,
-    pusher: string,
-    forced: boolean,
-  ): Promise<void> {
-    if (!this.hasSubscribers(repo, "push")) return;
-    const commits: Record<string, unknown>[] = [];
-    let headCommit: Record<string, unknown> | null = null;
-    if (after !== ZERO_SHA) {
-      if (ref.startsWith("refs/tags/")) {
-        // A tag push lists no commits; head_commit is the tagged commit.
-        const peeled = await repo.git.resolveCommit(after);
-        if (peeled) headCommit = await this.pushCommit(repo, peeled);
-      } else {
-        const shas = before === ZERO_SHA ? [after] : await repo.git.commitsBetween(before, after);
-        for (const sha of shas.slice(-20)) commits.push(await this.pushCommit(repo, sha));
-        headCommit = commits.at(-1) ?? null;
-      }
-    }
-    const account = this.account(pusher);
-    this.emit(
-      repo,
-      "push",
-      {
-        ref,
-        before,
-        after,
-        created: before === ZERO_SHA,
-        deleted: after === ZERO_SHA,
-        forced,
-        base_ref: null,
-        compare: `${this.webUrl}/${repo.owner}/${repo.name}/compare/${before.slice(0, 12)}...${after.slice(0, 12)}`,
-        commits,
-        head_commit: headCommit,
-        pusher: { name: account.login, email: account.email },
-      },
-      pusher,
-    );
-  }
-
-  private async pushCommit(repo: Repo, sha: string): Promise<Record<string, unknown>> {
-    const commit = await repo.git.readCommit(sha);
-    const files = commit.parents[0] ? await repo.git.changedFiles(commit.parents[0], sha) : [];
-    const person = (who: GitIdentity) => {
-      const login = this.loginForEmail(who.email);
-      return { name: who.name, email: who.email, date: who.date, ...(login ? { username: login } : {}) };
-    };
-    return {
-      id: sha,
-      tree_id: commit.tree,
-      distinct: true,
-      message: commit.message.replace(/\n$/, ""),
-      timestamp: commit.committer.date,
-      url: `${this.webUrl}/${repo.owner}/${repo.name}/commit/${sha}`,
-      author: person(commit.author),
-      committer: person(commit.committer),
-      added: files.filter((f) => f.status === "added").map((f) => f.path),
-      removed: files.filter((f) => f.status === "removed").map((f) => f.path),
-      modified: files.filter((f) => f.status === "modified" || f.status === "renamed").map((f) => f.path),
-    };
+    return pullEffects.onRefChanged(this, repo, ref, before, after, pusher, options);
   }
 
   async pullView(repo: Repo, issue: Issue): Promise<PullView> {
@@ -994,153 +422,39 @@ export class GitHubEmulator {
     sender: string,
     extra: Record<string, unknown> = {},
   ): Promise<void> {
-    if (!this.hasSubscribers(repo, "pull_request")) return;
-    const view = await this.pullView(repo, issue);
-    this.emit(
-      repo,
-      "pull_request",
-      { action, number: issue.number, pull_request: view.body, ...extra },
-      sender,
-    );
+    return events.emitPull(this, repo, issue, action, sender, extra);
   }
 
   scheduleAutoMerge(repo: Repo): void {
-    const pending = [...repo.issues.values()].some((i) => i.state === "open" && i.pull?.autoMerge);
-    if (pending) this.later(() => evaluateAutoMerge(this, repo));
+    pullEffects.scheduleAutoMerge(this, repo);
   }
 
   /** Ensures the check suite of `appId` on `sha` exists. */
   checkSuiteFor(repo: Repo, appId: number, sha: string, headBranch: string | null): CheckSuite {
-    for (const suite of repo.checkSuites.values()) {
-      if (suite.appId === appId && suite.headSha === sha) return suite;
-    }
-    const id = this.id();
-    const suite: CheckSuite = {
-      id,
-      nodeId: shape.nodeIdFor("CS", id),
-      appId,
-      headSha: sha,
-      headBranch,
-      status: "queued",
-      conclusion: null,
-      createdAt: this.now(),
-      updatedAt: this.now(),
-    };
-    repo.checkSuites.set(id, suite);
-    return suite;
+    return pullEffects.checkSuiteFor(this, repo, appId, sha, headBranch);
   }
 
   /** Keeps a suite's status/conclusion in step with its runs; returns true when it just completed. */
   refreshSuite(repo: Repo, suite: CheckSuite): boolean {
-    const runs = [...repo.checkRuns.values()].filter((r) => r.suiteId === suite.id);
-    const wasCompleted = suite.status === "completed";
-    if (runs.length === 0) return false;
-    if (runs.every((r) => r.status === "completed")) {
-      suite.status = "completed";
-      const order = [
-        "action_required",
-        "cancelled",
-        "timed_out",
-        "failure",
-        "neutral",
-        "skipped",
-        "stale",
-        "success",
-      ];
-      const conclusions = runs.map((r) => r.conclusion ?? "neutral");
-      suite.conclusion = order.find((c) => conclusions.includes(c)) ?? "success";
-    } else {
-      suite.status = "in_progress";
-      suite.conclusion = null;
-    }
-    suite.updatedAt = this.now();
-    return !wasCompleted && suite.status === "completed";
+    return pullEffects.refreshSuite(this, repo, suite);
   }
 
   pullsForSha(repo: Repo, sha: string): unknown[] {
-    const result: unknown[] = [];
-    for (const issue of repo.issues.values()) {
-      const p = issue.pull;
-      if (!p || issue.state !== "open" || p.headSha !== sha) continue;
-      const base = `${this.apiUrl}/repos/${repo.owner}/${repo.name}`;
-      result.push({
-        id: issue.pullId,
-        number: issue.number,
-        url: `${base}/pulls/${issue.number}`,
-        head: { ref: p.headRef, sha: p.headSha, repo: { id: repo.id, url: base, name: repo.name } },
-        base: { ref: p.baseRef, sha: p.headSha, repo: { id: repo.id, url: base, name: repo.name } },
-      });
-    }
-    return result;
+    return pullEffects.pullsForSha(this, repo, sha);
   }
 
   /** Emits check_run (and check_suite when the suite completes) for a run's change. */
   async emitCheckRun(repo: Repo, run: CheckRun, action: string, sender: string): Promise<void> {
-    const suite = repo.checkSuites.get(run.suiteId)!;
-    const completed = this.refreshSuite(repo, suite);
-    if (run.status === "completed") this.scheduleAutoMerge(repo);
-    if (!this.hasSubscribers(repo, "check_run") && !this.hasSubscribers(repo, "check_suite")) return;
-    const pulls = this.pullsForSha(repo, run.headSha);
-    const runShape = {
-      ...shape.checkRun(this.shapes, repo, run, pulls),
-      check_suite: await this.suiteShape(repo, suite),
-    };
-    this.emit(repo, "check_run", { action, check_run: runShape }, sender);
-    if (completed)
-      this.emit(
-        repo,
-        "check_suite",
-        { action: "completed", check_suite: await this.suiteShape(repo, suite) },
-        sender,
-      );
+    return pullEffects.emitCheckRun(this, repo, run, action, sender);
   }
 
   async suiteShape(repo: Repo, suite: CheckSuite) {
-    const runs = [...repo.checkRuns.values()].filter((r) => r.suiteId === suite.id);
-    const headCommit = await repo.git.readCommit(suite.headSha);
-    return shape.checkSuite(
-      this.shapes,
-      repo,
-      suite,
-      this.pullsForSha(repo, suite.headSha),
-      runs.length,
-      headCommit,
-    );
+    return pullEffects.suiteShape(this, repo, suite);
   }
 
   /** Simulated CI: a check run per configured context on the PR's head, completed after its delay. */
   startCi(repo: Repo, issue: Issue): void {
-    const p = issue.pull;
-    if (!p) return;
-    for (const ci of repo.ci) {
-      const sha = p.headSha;
-      const suite = this.checkSuiteFor(repo, this.actionsAppId, sha, p.headRef);
-      const id = this.id();
-      const run: CheckRun = {
-        id,
-        nodeId: shape.nodeIdFor("CR", id),
-        suiteId: suite.id,
-        appId: this.actionsAppId,
-        name: ci.context,
-        headSha: sha,
-        status: "in_progress",
-        conclusion: null,
-        startedAt: this.now(),
-        completedAt: null,
-        externalId: "",
-        detailsUrl: `${this.webUrl}/${repo.owner}/${repo.name}/actions/runs/${id}`,
-        output: { title: null, summary: null, text: null, annotations: [] },
-      };
-      repo.checkRuns.set(id, run);
-      const bot = this.appById(this.actionsAppId).botLogin;
-      this.later(() => this.emitCheckRun(repo, run, "created", bot));
-      this.later(async () => {
-        run.status = "completed";
-        run.conclusion = ci.conclusion;
-        run.completedAt = this.now();
-        await this.emitCheckRun(repo, run, "completed", bot);
-      }, ci.delayMs);
-    }
+    pullEffects.startCi(this, repo, issue);
   }
 
   // ---------------------------------------------------------------- test and sandbox helpers
@@ -1154,17 +468,7 @@ export class GitHubEmulator {
     message: string,
     options: { as?: string } = {},
   ): Promise<string> {
-    const r = this.repo(owner, repo);
-    const login = options.as ?? r.owner;
-    const ref = `refs/heads/${branch}`;
-    if (!(await r.git.readRef(ref))) {
-      const base = await r.git.readRef(`refs/heads/${r.defaultBranch}`);
-      if (base) await r.git.compareAndSwapRef(ref, base, ZERO_SHA);
-    }
-    const changes = Object.entries(files).map(([path, content]) =>
-      content === null ? { path, sha: null } : { path, content },
-    );
-    return (await writeFilesCommit(this, r, branch, changes, message, login)).sha;
+    return actAs.commit(this, owner, repo, branch, files, message, options);
   }
 
   /** Creates a branch at `from` (a branch or SHA; default: the default branch). */
@@ -1175,13 +479,7 @@ export class GitHubEmulator {
     from?: string,
     options: { as?: string } = {},
   ): Promise<string> {
-    const r = this.repo(owner, repo);
-    const sha = await r.git.resolveCommit(from ?? r.defaultBranch);
-    if (!sha) throw new Error(`unknown revision ${from}`);
-    if (!(await r.git.compareAndSwapRef(`refs/heads/${branch}`, sha, ZERO_SHA)))
-      throw new Error(`branch ${branch} exists`);
-    await this.onRefChanged(r, `refs/heads/${branch}`, ZERO_SHA, sha, options.as ?? r.owner);
-    return sha;
+    return actAs.createBranch(this, owner, repo, branch, from, options);
   }
 
   /** Creates tag `name` at `target` (branch or SHA): lightweight, or annotated with a tag object. */
@@ -1192,23 +490,7 @@ export class GitHubEmulator {
     target: string,
     options: { annotated?: boolean; message?: string; as?: string } = {},
   ): Promise<string> {
-    const r = this.repo(owner, repo);
-    const login = options.as ?? r.owner;
-    const commit = await r.git.resolveCommit(target);
-    if (!commit) throw new Error(`unknown revision ${target}`);
-    const object = options.annotated
-      ? await r.git.writeTag({
-          object: commit,
-          type: "commit",
-          tag: name,
-          tagger: this.identityOf(login),
-          message: options.message ?? name,
-        })
-      : commit;
-    if (!(await r.git.compareAndSwapRef(`refs/tags/${name}`, object, ZERO_SHA)))
-      throw new Error(`tag ${name} exists`);
-    await this.onRefChanged(r, `refs/tags/${name}`, ZERO_SHA, object, login);
-    return object;
+    return actAs.tag(this, owner, repo, name, target, options);
   }
 
   async openPullRequest(
@@ -1216,14 +498,7 @@ export class GitHubEmulator {
     repo: string,
     input: { head: string; base?: string; title?: string; body?: string; as?: string },
   ): Promise<number> {
-    const r = this.repo(owner, repo);
-    const issue = await openPull(this, r, input.as ?? r.owner, {
-      head: input.head,
-      base: input.base ?? r.defaultBranch,
-      title: input.title ?? input.head,
-      body: input.body ?? null,
-    });
-    return issue.number;
+    return actAs.openPullRequest(this, owner, repo, input);
   }
 
   async comment(
@@ -1233,19 +508,11 @@ export class GitHubEmulator {
     body: string,
     options: { as: string },
   ): Promise<{ id: number }> {
-    const r = this.repo(owner, repo);
-    const issue = r.issues.get(number);
-    if (!issue) throw new Error(`no issue #${number}`);
-    this.authorize({ kind: "user", login: options.as }, r, "issues", "write", "read");
-    const comment = await createComment(this, r, issue, this.account(options.as).login, body);
-    return { id: comment.id };
+    return actAs.comment(this, owner, repo, number, body, options);
   }
 
   editComment(owner: string, repo: string, commentId: number, body: string, options: { as: string }): void {
-    const r = this.repo(owner, repo);
-    const comment = r.comments.get(commentId);
-    if (!comment) throw new Error(`no comment ${commentId}`);
-    editCommentOp(this, r, comment, this.account(options.as).login, body);
+    actAs.editComment(this, owner, repo, commentId, body, options);
   }
 
   async review(
@@ -1254,14 +521,7 @@ export class GitHubEmulator {
     number: number,
     options: { as: string; event: "APPROVE" | "REQUEST_CHANGES" | "COMMENT"; body?: string },
   ): Promise<{ id: number }> {
-    const r = this.repo(owner, repo);
-    const issue = r.issues.get(number);
-    if (!issue?.pull) throw new Error(`no pull request #${number}`);
-    const review = await submitReview(this, r, issue, this.account(options.as).login, {
-      event: options.event,
-      body: options.body ?? (options.event === "APPROVE" ? "" : "Review"),
-    });
-    return { id: review.id };
+    return actAs.review(this, owner, repo, number, options);
   }
 
   /** A commit status, as an external CI would post it. */
@@ -1276,12 +536,7 @@ export class GitHubEmulator {
       description?: string;
     },
   ): void {
-    const r = this.repo(owner, repo);
-    createStatus(this, r, sha, input.as ?? r.owner, {
-      state: input.state,
-      context: input.context,
-      description: input.description ?? null,
-    });
+    actAs.setStatus(this, owner, repo, sha, input);
   }
 
   /** Simulated CI: every new PR head SHA gets a `context` check run that concludes after `delayMs`. */
@@ -1290,13 +545,7 @@ export class GitHubEmulator {
     repo: string,
     ci: { context: string; conclusion?: string; delayMs?: number } | null,
   ): void {
-    const r = this.repo(owner, repo);
-    if (ci === null) {
-      r.ci = [];
-      return;
-    }
-    r.ci = r.ci.filter((x) => x.context !== ci.context);
-    r.ci.push({ context: ci.context, conclusion: ci.conclusion ?? "success", delayMs: ci.delayMs ?? 0 });
+    actAs.setCi(this, owner, repo, ci);
   }
 
   /** A GitHub Actions run finished on `sha`: a completed check suite + run and a `workflow_run` event. */
@@ -1307,97 +556,7 @@ export class GitHubEmulator {
     conclusion: string,
     options: { name?: string; branch?: string; event?: string } = {},
   ): Promise<{ id: number }> {
-    const r = this.repo(owner, repo);
-    const name = options.name ?? "CI";
-    const branch =
-      options.branch ??
-      (await r.git.listRefs("refs/heads/")).find((x) => x.sha === sha)?.ref.slice(11) ??
-      r.defaultBranch;
-    const suite = this.checkSuiteFor(r, this.actionsAppId, sha, branch);
-    const id = this.id();
-    const run: CheckRun = {
-      id,
-      nodeId: shape.nodeIdFor("CR", id),
-      suiteId: suite.id,
-      appId: this.actionsAppId,
-      name,
-      headSha: sha,
-      status: "completed",
-      conclusion,
-      startedAt: this.now(),
-      completedAt: this.now(),
-      externalId: "",
-      detailsUrl: `${this.webUrl}/${r.owner}/${r.name}/actions/runs/${id}`,
-      output: { title: null, summary: null, text: null, annotations: [] },
-    };
-    r.checkRuns.set(id, run);
-    const bot = this.appById(this.actionsAppId).botLogin;
-    await this.emitCheckRun(r, run, "completed", bot);
-    const commit = await r.git.readCommit(sha);
-    const workflowId = 1000 + (name.length % 100);
-    const base = `${this.apiUrl}/repos/${r.owner}/${r.name}`;
-    const html = `${this.webUrl}/${r.owner}/${r.name}`;
-    const workflow = {
-      badge_url: `${html}/workflows/${name}/badge.svg`,
-      created_at: r.createdAt,
-      html_url: `${html}/blob/${r.defaultBranch}/.github/workflows/ci.yml`,
-      id: workflowId,
-      name,
-      node_id: shape.nodeIdFor("W", workflowId),
-      path: ".github/workflows/ci.yml",
-      state: "active",
-      updated_at: r.createdAt,
-      url: `${base}/actions/workflows/${workflowId}`,
-    };
-    const repoLite = shape.minimalRepository(this.shapes, r);
-    const person = (who: { name: string; email: string }) => ({ name: who.name, email: who.email });
-    const actor = shape.simpleUser(this.shapes, this.loginForEmail(commit.author.email) ?? r.owner);
-    const workflowRun = {
-      actor,
-      triggering_actor: actor,
-      artifacts_url: `${base}/actions/runs/${id}/artifacts`,
-      cancel_url: `${base}/actions/runs/${id}/cancel`,
-      check_suite_id: suite.id,
-      check_suite_node_id: suite.nodeId,
-      check_suite_url: `${base}/check-suites/${suite.id}`,
-      conclusion,
-      created_at: this.now(),
-      event: options.event ?? "push",
-      head_branch: branch,
-      head_commit: {
-        id: sha,
-        tree_id: commit.tree,
-        message: commit.message.trim(),
-        timestamp: commit.committer.date,
-        author: person(commit.author),
-        committer: person(commit.committer),
-      },
-      head_repository: repoLite,
-      head_sha: sha,
-      html_url: `${html}/actions/runs/${id}`,
-      id,
-      jobs_url: `${base}/actions/runs/${id}/jobs`,
-      logs_url: `${base}/actions/runs/${id}/logs`,
-      name,
-      node_id: shape.nodeIdFor("WFR", id),
-      path: ".github/workflows/ci.yml",
-      previous_attempt_url: null,
-      pull_requests: this.pullsForSha(r, sha),
-      referenced_workflows: [],
-      repository: repoLite,
-      rerun_url: `${base}/actions/runs/${id}/rerun`,
-      run_attempt: 1,
-      run_number: id,
-      run_started_at: this.now(),
-      status: "completed",
-      updated_at: this.now(),
-      url: `${base}/actions/runs/${id}`,
-      workflow_id: workflowId,
-      workflow_url: `${base}/actions/workflows/${workflowId}`,
-      display_title: commit.message.split("\n")[0],
-    };
-    this.emit(r, "workflow_run", { action: "completed", workflow, workflow_run: workflowRun }, bot);
-    return { id };
+    return actAs.completeWorkflowRun(this, owner, repo, sha, conclusion, options);
   }
 
   /** A container image version was published to GHCR from `repo`: a `registry_package` event. */
@@ -1406,93 +565,26 @@ export class GitHubEmulator {
     repo: string,
     input: { name: string; tag: string; digest: string; as?: string },
   ): void {
-    const r = this.repo(owner, repo);
-    const login = input.as ?? r.owner;
-    const id = this.id();
-    const versionId = this.id();
-    const html = `${this.webUrl}/${r.owner}/${r.name}/pkgs/container/${input.name}`;
-    const now = this.now();
-    this.emit(
-      r,
-      "registry_package",
-      {
-        action: "published",
-        registry_package: {
-          id,
-          name: input.name,
-          namespace: r.owner,
-          description: null,
-          ecosystem: "CONTAINER",
-          package_type: "CONTAINER",
-          html_url: html,
-          created_at: now,
-          updated_at: now,
-          owner: shape.simpleUser(this.shapes, r.owner),
-          package_version: {
-            id: versionId,
-            version: input.digest,
-            name: input.digest,
-            summary: "",
-            description: "",
-            html_url: `${html}/${versionId}`,
-            metadata: [],
-            package_files: [],
-            installation_command: `docker pull ghcr.io/${r.owner.toLowerCase()}/${input.name}:${input.tag}`,
-            package_url: `ghcr.io/${r.owner.toLowerCase()}/${input.name}:${input.tag}`,
-            container_metadata: {
-              tag: { name: input.tag, digest: input.digest },
-              labels: null,
-              manifest: null,
-            },
-            created_at: now,
-            updated_at: now,
-          },
-          registry: {
-            about_url: "https://docs.github.com/packages",
-            name: "GitHub CONTAINER registry",
-            type: "CONTAINER",
-            url: `https://ghcr.io/${r.owner.toLowerCase()}`,
-            vendor: "GitHub Inc",
-          },
-        },
-      },
-      login,
-    );
+    actAs.publishPackage(this, owner, repo, input);
   }
 
   /** The file's text at `ref`, or undefined when it does not exist. */
   async readFile(owner: string, repo: string, ref: string, path: string): Promise<string | undefined> {
-    const r = this.repo(owner, repo);
-    const sha = await r.git.resolveCommit(ref);
-    if (!sha) return undefined;
-    const entry = await r.git.entryAt((await r.git.readCommit(sha)).tree, path);
-    if (entry?.type !== "blob") return undefined;
-    return (await r.git.readBlob(entry.sha)).toString("utf8");
+    return inspect.readFile(this, owner, repo, ref, path);
   }
 
   /** Every file path at `ref` (under `dir` when given), sorted. */
   async listFiles(owner: string, repo: string, ref: string, dir = ""): Promise<string[]> {
-    const r = this.repo(owner, repo);
-    const sha = await r.git.resolveCommit(ref);
-    if (!sha) return [];
-    const entries = await r.git.listTree((await r.git.readCommit(sha)).tree, true);
-    const prefix = dir ? `${dir.replace(/\/+$/, "")}/` : "";
-    return entries
-      .filter((e) => e.type === "blob" && e.path.startsWith(prefix))
-      .map((e) => e.path)
-      .sort();
+    return inspect.listFiles(this, owner, repo, ref, dir);
   }
 
   async branchSha(owner: string, repo: string, branch: string): Promise<string | undefined> {
-    return this.repo(owner, repo).git.readRef(`refs/heads/${branch}`);
+    return inspect.branchSha(this, owner, repo, branch);
   }
 
   /** The pull request as `GET /pulls/{n}` answers it. */
   async getPull(owner: string, repo: string, number: number): Promise<PullView["body"]> {
-    const r = this.repo(owner, repo);
-    const issue = r.issues.get(number);
-    if (!issue?.pull) throw new Error(`no pull request #${number}`);
-    return (await computePull(this, r, issue)).body;
+    return inspect.getPull(this, owner, repo, number);
   }
 
   /** Pull requests in `repo` (JSON as `GET /pulls/{n}`), optionally filtered. */
@@ -1501,15 +593,7 @@ export class GitHubEmulator {
     repo: string,
     filter: { state?: "open" | "closed" | "all"; head?: string } = {},
   ): Promise<PullView["body"][]> {
-    const r = this.repo(owner, repo);
-    const result = [];
-    for (const issue of r.issues.values()) {
-      if (!issue.pull) continue;
-      if ((filter.state ?? "all") !== "all" && issue.state !== filter.state) continue;
-      if (filter.head && issue.pull.headRef !== filter.head) continue;
-      result.push((await computePull(this, r, issue)).body);
-    }
-    return result;
+    return inspect.listPulls(this, owner, repo, filter);
   }
 
   /** Comments on an issue or PR, oldest first. */
@@ -1518,31 +602,12 @@ export class GitHubEmulator {
     repo: string,
     number: number,
   ): { id: number; user: string; body: string; reactions: string[] }[] {
-    const r = this.repo(owner, repo);
-    return [...r.comments.values()]
-      .filter((x) => x.issueNumber === number && !x.deleted)
-      .map((x) => ({
-        id: x.id,
-        user: x.user,
-        body: x.body,
-        reactions: x.reactions.map((y) => `${y.user}:${y.content}`),
-      }));
+    return inspect.listComments(this, owner, repo, number);
   }
 
   /** Another writer moves `ref` by one commit (same tree), so the caller's compare-and-swap loses (faults.refRace). */
   async rivalPush(repo: Repo, ref: string): Promise<void> {
-    const current = await repo.git.readRef(ref);
-    if (!current) return;
-    const tree = (await repo.git.readCommit(current)).tree;
-    const ident = { name: "rival", email: "rival@localhost", date: this.now() };
-    const sha = await repo.git.commitTree({
-      tree,
-      parents: [current],
-      message: "A concurrent change\n",
-      author: ident,
-    });
-    if (await repo.git.compareAndSwapRef(ref, sha, current))
-      await this.onRefChanged(repo, ref, current, sha, repo.owner);
+    return actAs.rivalPush(this, repo, ref);
   }
 
   /** Creates an issue or pull request number. */
@@ -1560,29 +625,5 @@ export class GitHubEmulator {
       this.server.closeAllConnections();
     });
     if (this.ownsDataDir) await rm(this.dataDir, { recursive: true, force: true });
-  }
-}
-
-/**
- * The built-in GitHub Actions app never authenticates, so it skips RSA key generation (the
- * slowest part of starting an emulator) and gets a key that verifies nothing.
- */
-function builtInKey(): { privateKeyPem: string; publicKey: ReturnType<typeof createPublicKey> } {
-  const { publicKey } = generateKeyPairSync("ec", { namedCurve: "P-256" });
-  return { privateKeyPem: "", publicKey: createPublicKey(publicKey.export({ type: "spki", format: "pem" })) };
-}
-
-async function readJsonBody(req: IncomingMessage): Promise<Record<string, unknown>> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  const text = Buffer.concat(chunks).toString("utf8");
-  if (text.trim() === "") return {};
-  try {
-    const parsed: unknown = JSON.parse(text);
-    if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed))
-      throw new Error("not an object");
-    return parsed as Record<string, unknown>;
-  } catch {
-    throw new ApiError(400, "Problems parsing JSON");
   }
 }
