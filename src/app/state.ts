@@ -130,6 +130,14 @@ export async function writeDashboard(
     if (issue && stripTime(issue.body) === stripTime(body) && issue.state === "open") return;
     if (!issue) {
       const number = await deps.github.createIssue({ title: DASHBOARD_TITLE, body });
+      // Two replicas may both have found none: the oldest open dashboard wins (findIssue prefers
+      // it), and a younger duplicate is closed at once rather than kept up to date forever.
+      const canonical = await deps.github.findIssue(DASHBOARD_TITLE);
+      if (canonical && canonical.number !== number) {
+        await deps.github.updateIssue(number, { state: "closed" });
+        issue = canonical;
+        continue;
+      }
       await deps.github.pinIssue?.(number).catch(() => undefined);
       issue = { number, title: DASHBOARD_TITLE, body, state: "open" };
     } else {

@@ -264,7 +264,9 @@ export class FakeGitHub implements GitHubRepoPort {
   }
   async findIssue(title: string) {
     this.calls.push("findIssue");
-    const issue = this.issues.find((i) => i.title === title);
+    // As the adapter: the oldest open match, else any (a closed one is reopened, not replaced).
+    const matches = this.issues.filter((i) => i.title === title).sort((a, b) => a.number - b.number);
+    const issue = matches.find((i) => i.state === "open") ?? matches[0];
     return issue
       ? { number: issue.number, title: issue.title, body: issue.body, state: issue.state }
       : undefined;

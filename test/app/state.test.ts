@@ -181,3 +181,21 @@ describe("the dashboard", () => {
     expect(Object.keys(dashboardOf(github).holds).sort()).toEqual(["prod", "staging"]);
   });
 });
+
+describe("dashboard creation raced by another replica", () => {
+  it("closes its own younger duplicate and writes the oldest open dashboard instead", async () => {
+    const github = new FakeGitHub(configRepo());
+    const deps = replica(github);
+    // Another replica created the dashboard after this one looked and found none.
+    const rival = await github.createIssue({ title: DASHBOARD_TITLE, body: "rival's dashboard" });
+    await writeDashboard(deps, await loaded(deps), emptyState(), { dashboard: null });
+    const dashboards = github.issues.filter((issue) => issue.title === DASHBOARD_TITLE);
+    expect(dashboards.map((issue) => [issue.number, issue.state])).toEqual([
+      [rival, "open"],
+      [rival + 1, "closed"],
+    ]);
+    // The survivor now carries the rendered dashboard, not the rival's placeholder text.
+    expect(dashboards[0]!.body).toContain("Ferry");
+    expect(dashboards[0]!.body).not.toBe("rival's dashboard");
+  });
+});

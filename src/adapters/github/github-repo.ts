@@ -439,7 +439,11 @@ export class GitHubRepoAdapter implements GitHubRepoPort {
       per_page: 100,
     });
     const matches = data.filter((candidate) => !candidate.pull_request && candidate.title === title);
-    const issue = matches.find((candidate) => candidate.state === "open") ?? matches[0];
+    // The oldest open one: replicas that raced to create a dashboard all settle on the same issue.
+    const open = matches
+      .filter((candidate) => candidate.state === "open")
+      .sort((a, b) => a.number - b.number);
+    const issue = open[0] ?? matches[0];
     return issue
       ? {
           number: issue.number,
