@@ -168,7 +168,8 @@ export function createFerry(options: FerryAppOptions = {}): Ferry {
           return;
         }
         const deps = depsFor(octokit, owner, repo);
-        const loaded = await loadRepoConfig(deps, defaultBranch);
+        // A GET never writes: a broken config is reported by the sync, not by a status read.
+        const loaded = await loadRepoConfig(deps, defaultBranch, { readOnly: true });
         if (!loaded.ok) continue;
         const { state } = await loadState(deps);
         result[`${owner}/${repo}`] = await collectStatus(deps, loaded, state);

@@ -12,7 +12,12 @@ export type RepoConfigResult =
  * Reads `.github/ferry.yml` from the default branch only, never from a PR head (DESIGN.md
  * "Configuration"). A broken config gets one upserted issue, and the caller makes no changes.
  */
-export async function loadRepoConfig(deps: AppDeps, baseBranch?: string): Promise<RepoConfigResult> {
+export async function loadRepoConfig(
+  deps: AppDeps,
+  baseBranch?: string,
+  /** `readOnly`: report a broken config without upserting its issue (e.g. for `GET /status`). */
+  options: { readOnly?: boolean } = {},
+): Promise<RepoConfigResult> {
   const branch = baseBranch ?? (await deps.github.defaultBranch());
   const base = await deps.github.getBranch(branch);
   if (!base) return { ok: false, reason: "missing" };
@@ -20,7 +25,7 @@ export async function loadRepoConfig(deps: AppDeps, baseBranch?: string): Promis
   if (text === undefined) return { ok: false, reason: "missing" };
   const loaded = loadConfig(text);
   if (!loaded.ok) {
-    await upsertBrokenConfigIssue(deps, loaded.problems, base.sha);
+    if (!options.readOnly) await upsertBrokenConfigIssue(deps, loaded.problems, base.sha);
     return { ok: false, reason: "invalid", problems: loaded.problems, sha: base.sha };
   }
   return { ok: true, config: loaded.config, baseBranch: branch, base };

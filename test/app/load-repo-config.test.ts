@@ -23,6 +23,17 @@ describe("loadRepoConfig", () => {
     expect(github.calls).not.toContain("readBlob");
   });
 
+  it("upserts the broken-config issue on a sync's read, but never on a read-only one (GET /status)", async () => {
+    const files = configRepo();
+    files[".github/ferry.yml"] = "images: {}\nenvironments: { prod: { paths: [../x] } }\n";
+    const github = new FakeGitHub(files);
+    const deps = fakeDeps(github, new FakeRegistry());
+    expect((await loadRepoConfig(deps, "main", { readOnly: true })).ok).toBe(false);
+    expect(github.issues).toEqual([]);
+    expect((await loadRepoConfig(deps, "main")).ok).toBe(false);
+    expect(github.issues).toHaveLength(1);
+  });
+
   it("refuses a config that is a symlink instead of following it", async () => {
     class LinkedConfig extends FakeGitHub {
       override async listTree(treeSha: string): Promise<TreeEntry[]> {
