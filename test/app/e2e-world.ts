@@ -3,7 +3,6 @@
  * embedded registry with shop:1.7.0, and the real Ferry server wired to both.
  */
 import { Octokit } from "@octokit/rest";
-import { ProbotOctokit } from "probot";
 import { startFerryServer, type FerryServer, type FerryServerOptions } from "../../src/main.js";
 import { startGitHubEmulator, type GitHubEmulator } from "../../src/sandbox/github/index.js";
 import {
@@ -11,14 +10,10 @@ import {
   type EmbeddedRegistry,
 } from "../../src/sandbox/registry/embedded-registry.js";
 import { pushImage } from "../../src/sandbox/registry/push-image.js";
+import { ferryAppManifest, UnthrottledOctokit } from "../../src/sandbox/ferry-app.js";
 
 export const SECRET = "e2e-webhook-secret";
 export const REGISTRY_SECRET = "e2e-registry-secret";
-const TestOctokit = ProbotOctokit.defaults((options: Record<string, unknown>) => ({
-  ...options,
-  throttle: { enabled: false },
-  retry: { enabled: false },
-}));
 
 export interface World {
   emu: GitHubEmulator;
@@ -115,17 +110,7 @@ export async function startWorld(options: {
   const app = emu.createApp({
     slug: "ferry",
     // As app.yml asks (actions: read brings workflow_run events from source repos).
-    permissions: {
-      contents: "write",
-      pull_requests: "write",
-      issues: "write",
-      checks: "write",
-      statuses: "read",
-      actions: "read",
-      deployments: "read",
-      members: "read",
-      metadata: "read",
-    },
+    permissions: ferryAppManifest().permissions,
     webhookSecret: SECRET,
   });
   emu.installApp(app.id, "acme");
@@ -135,7 +120,7 @@ export async function startWorld(options: {
     webhookSecret: SECRET,
     baseUrl: emu.apiUrl,
     webUrl: emu.webUrl,
-    Octokit: TestOctokit as unknown as typeof ProbotOctokit,
+    Octokit: UnthrottledOctokit,
     scanIntervalMs: false,
     registrySecrets: { distribution: REGISTRY_SECRET },
     registryCoalesceMs: 20,

@@ -5,7 +5,6 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { main } from "../../src/cli.js";
 import type { CliIo } from "../../src/cli/io.js";
 import { formatPlan, type PlanOutput } from "../../src/cli/plan.js";
-import { ProbotOctokit } from "probot";
 import { startFerryServer, type FerryServer } from "../../src/main.js";
 import { startGitHubEmulator, type GitHubEmulator } from "../../src/sandbox/github/index.js";
 import {
@@ -14,6 +13,7 @@ import {
 } from "../../src/sandbox/registry/embedded-registry.js";
 import { pushImage } from "../../src/sandbox/registry/push-image.js";
 import { startDistribution, type RunningDistribution } from "../registry/harness/distribution.js";
+import { ferryAppManifest, UnthrottledOctokit } from "../../src/sandbox/ferry-app.js";
 
 function fakeIo(cwd: string): CliIo & { out: string[]; err: string[] } {
   const out: string[] = [];
@@ -215,14 +215,7 @@ describe("a push to a real CNCF distribution registry, notified to ferry serve's
     emu.createOrg("acme");
     const app = emu.createApp({
       slug: "ferry",
-      permissions: {
-        contents: "write",
-        pull_requests: "write",
-        issues: "write",
-        checks: "write",
-        statuses: "read",
-        metadata: "read",
-      },
+      permissions: ferryAppManifest().permissions,
       webhookSecret: WEBHOOK_SECRET,
     });
     server = await startFerryServer({
@@ -230,11 +223,7 @@ describe("a push to a real CNCF distribution registry, notified to ferry serve's
       privateKey: app.privateKey,
       webhookSecret: WEBHOOK_SECRET,
       baseUrl: emu.apiUrl,
-      Octokit: ProbotOctokit.defaults((o: Record<string, unknown>) => ({
-        ...o,
-        throttle: { enabled: false },
-        retry: { enabled: false },
-      })) as unknown as typeof ProbotOctokit,
+      Octokit: UnthrottledOctokit,
       scanIntervalMs: false,
       registrySecrets: { distribution: NOTIFY_SECRET },
       registryCoalesceMs: 20,

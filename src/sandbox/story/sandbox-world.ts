@@ -10,7 +10,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Octokit } from "@octokit/rest";
 import pino from "pino";
-import { ProbotOctokit } from "probot";
 import { parseImageRef } from "../../core/image-ref.js";
 import { startFerryServer, type FerryServer } from "../../main.js";
 import { startReconciler, type RunningReconciler } from "../../reconciler/start.js";
@@ -30,6 +29,7 @@ import {
   configRepoFiles,
   type EnvironmentName,
 } from "./fixtures.js";
+import { ferryAppManifest, UnthrottledOctokit } from "../ferry-app.js";
 
 export type SandboxUser = "mona" | "hubot" | "eve";
 
@@ -64,13 +64,6 @@ export interface SandboxWorldOptions {
 
 const WEBHOOK_SECRET = "sandbox-webhook-secret";
 const REGISTRY_NOTIFICATION_SECRET = "sandbox-registry-notification-secret";
-
-/** Probot's Octokit with throttling and retries off: the emulator never rate-limits the story. */
-const SandboxOctokit = ProbotOctokit.defaults((options: Record<string, unknown>) => ({
-  ...options,
-  throttle: { enabled: false },
-  retry: { enabled: false },
-}));
 
 export async function startSandboxWorld(options: SandboxWorldOptions = {}): Promise<SandboxWorld> {
   const workDir = await mkdtemp(join(tmpdir(), "ferry-sandbox-"));
@@ -128,17 +121,7 @@ export async function startSandboxWorld(options: SandboxWorldOptions = {}): Prom
     const app = emu.createApp({
       slug: "ferry",
       name: "Ferry",
-      permissions: {
-        contents: "write",
-        pull_requests: "write",
-        issues: "write",
-        checks: "write",
-        statuses: "read",
-        actions: "read",
-        deployments: "read",
-        members: "read",
-        metadata: "read",
-      },
+      permissions: ferryAppManifest().permissions,
       webhookSecret: WEBHOOK_SECRET,
     });
     emu.installApp(app.id, OWNER);
@@ -159,7 +142,7 @@ export async function startSandboxWorld(options: SandboxWorldOptions = {}): Prom
       webhookSecret: WEBHOOK_SECRET,
       baseUrl: emu.apiUrl,
       webUrl: emu.webUrl,
-      Octokit: SandboxOctokit as unknown as typeof ProbotOctokit,
+      Octokit: UnthrottledOctokit,
       scanIntervalMs: options.scanIntervalMs ?? false,
       registrySecrets: { distribution: REGISTRY_NOTIFICATION_SECRET },
       registryCoalesceMs: 20,

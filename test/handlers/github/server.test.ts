@@ -1,5 +1,4 @@
 import { createHmac, generateKeyPairSync } from "node:crypto";
-import { ProbotOctokit } from "probot";
 import { afterEach, describe, expect, it } from "vitest";
 import { UserError } from "../../../src/core/errors.js";
 import {
@@ -8,6 +7,7 @@ import {
   WeakWebhookSecretError,
   type FerryServer,
 } from "../../../src/main.js";
+import { UnthrottledOctokit } from "../../../src/sandbox/ferry-app.js";
 
 const { privateKey } = generateKeyPairSync("rsa", {
   modulusLength: 2048,
@@ -15,11 +15,7 @@ const { privateKey } = generateKeyPairSync("rsa", {
   publicKeyEncoding: { type: "spki", format: "pem" },
 });
 const SECRET = "handler-test-secret";
-const Octokit = ProbotOctokit.defaults((options: Record<string, unknown>) => ({
-  ...options,
-  throttle: { enabled: false },
-  retry: { enabled: false },
-})) as unknown as typeof ProbotOctokit;
+const Octokit = UnthrottledOctokit;
 
 function sign(body: string, secret = SECRET): string {
   return `sha256=${createHmac("sha256", secret).update(body).digest("hex")}`;

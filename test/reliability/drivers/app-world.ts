@@ -9,7 +9,6 @@
 import { execFileSync } from "node:child_process";
 import { Octokit } from "@octokit/rest";
 import pino from "pino";
-import { ProbotOctokit } from "probot";
 import { startFerryServer, type FerryServer, type FerryServerOptions } from "../../../src/main.js";
 import { startGitHubEmulator, type GitHubEmulator } from "../../../src/sandbox/github/index.js";
 import {
@@ -18,13 +17,7 @@ import {
 } from "../../../src/sandbox/registry/embedded-registry.js";
 import { pushImage } from "../../../src/sandbox/registry/push-image.js";
 import type { CanaryWatch } from "../../setup/canary.js";
-
-/** No throttling or retry plugins: faults are seen as they are, unless a test opts back in. */
-export const BareOctokit = ProbotOctokit.defaults((options: Record<string, unknown>) => ({
-  ...options,
-  throttle: { enabled: false },
-  retry: { enabled: false },
-}));
+import { ferryAppManifest, UnthrottledOctokit } from "../../../src/sandbox/ferry-app.js";
 
 export interface AppWorld {
   emu: GitHubEmulator;
@@ -113,16 +106,7 @@ export async function startAppWorld(
   });
   const app = emu.createApp({
     slug: "ferry",
-    permissions: {
-      contents: "write",
-      pull_requests: "write",
-      issues: "write",
-      checks: "write",
-      statuses: "read",
-      deployments: "read",
-      members: "read",
-      metadata: "read",
-    },
+    permissions: ferryAppManifest().permissions,
     webhookSecret: secrets.webhook,
   });
   canary.plant(app.privateKey, "app private key");
@@ -136,7 +120,7 @@ export async function startAppWorld(
       webhookSecret: secrets.webhook,
       baseUrl: emu.apiUrl,
       webUrl: emu.webUrl,
-      Octokit: BareOctokit as unknown as typeof ProbotOctokit,
+      Octokit: UnthrottledOctokit,
       scanIntervalMs: false,
       registrySecrets: { distribution: secrets.registryWebhook },
       registryCoalesceMs: 20,

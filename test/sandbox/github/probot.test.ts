@@ -4,9 +4,10 @@
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { Probot, ProbotOctokit, createNodeMiddleware, type ApplicationFunction } from "probot";
+import { Probot, createNodeMiddleware, type ApplicationFunction } from "probot";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startWorld, type World } from "./helpers.js";
+import { UnthrottledOctokit } from "../../../src/sandbox/ferry-app.js";
 
 const owner = "acme";
 const repo = "config";
@@ -83,11 +84,7 @@ describe("a Probot 14 app against the emulator", () => {
       secret: "probot-secret",
       baseUrl: world.emu.apiUrl,
       logLevel: "fatal",
-      Octokit: ProbotOctokit.defaults((options: Record<string, unknown>) => ({
-        ...options,
-        throttle: { enabled: false },
-        retry: { enabled: false },
-      })),
+      Octokit: UnthrottledOctokit,
     });
     const middleware = await createNodeMiddleware(bumpApp, { probot, webhooksPath: "/api/github/webhooks" });
     server = createServer((req, res) => {
