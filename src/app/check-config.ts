@@ -112,7 +112,7 @@ async function readHeadConfig(
  * refused, never followed), then checkReferences. An environment whose paths cannot be read gets
  * one problem on its `paths` line instead of one per image.
  */
-async function referenceProblems(
+export async function referenceProblems(
   files: FileSource,
   config: FerryConfig,
   configText: string,

@@ -1,15 +1,9 @@
 import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { readEnvironmentFiles } from "../adapters/fs/read-environment-files.js";
-import {
-  byPosition,
-  checkReferences,
-  environmentPathsPosition,
-  type ReferenceProblem,
-} from "../core/check/check-references.js";
+import { localFileSource } from "../adapters/fs/local-file-source.js";
+import { referenceProblems } from "../app/check-config.js";
 import { CONFIG_PATH, formatProblems, loadConfig } from "../core/config/load-config.js";
-import { isUserError } from "../core/errors.js";
 import { EXIT, UsageError, type CliIo } from "./io.js";
 
 const USAGE = "usage: ferry check [--dir DIR]";
@@ -45,32 +39,10 @@ export async function run(args: string[], io: CliIo): Promise<number> {
     return EXIT.invalid;
   }
 
-  const problems: ReferenceProblem[] = [];
-  const filesByEnvironment = new Map<string, Map<string, string>>();
-  for (const [name, environment] of Object.entries(loaded.config.environments)) {
-    try {
-      filesByEnvironment.set(name, await readEnvironmentFiles(root, environment.paths));
-    } catch (error) {
-      if (!isUserError(error)) throw error;
-      problems.push({
-        file: CONFIG_PATH,
-        ...environmentPathsPosition(configText, name),
-        message: `environment ${name}: ${error.message}`,
-      });
-    }
-  }
-  // Environments whose files could not be read already have a problem; their images are not also called missing.
-  const readable = {
-    ...loaded.config,
-    environments: Object.fromEntries(
-      Object.entries(loaded.config.environments).filter(([name]) => filesByEnvironment.has(name)),
-    ),
-  };
-  problems.push(...checkReferences(readable, filesByEnvironment, configText));
+  const problems = await referenceProblems(localFileSource(root), loaded.config, configText);
   if (problems.length > 0) {
     io.stdout(
       problems
-        .sort(byPosition)
         .map((problem) => `${problem.file}:${problem.line}:${problem.column} ${problem.message}`)
         .join("\n") + "\n",
     );

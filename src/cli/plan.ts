@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { readEnvironmentFiles } from "../adapters/fs/read-environment-files.js";
+import { localFileSource } from "../adapters/fs/local-file-source.js";
 import { createRegistryClient } from "../adapters/registry/index.js";
 import {
   currentImages,
@@ -185,22 +185,4 @@ async function readConfig(dir: string): Promise<FerryConfig> {
       `invalid ${CONFIG_PATH}:\n${formatProblems(CONFIG_PATH, result.problems)}`,
     );
   return result.config;
-}
-
-/** A checkout's files, read once per environment path set (symlinks and escapes refused by the fs adapter). */
-function localFileSource(dir: string): FileSource {
-  const cache = new Map<string, string>();
-  return {
-    async listFiles(paths) {
-      const files = await readEnvironmentFiles(dir, paths);
-      for (const [path, text] of files) cache.set(path, text);
-      return [...files.keys()];
-    },
-    async readFile(path) {
-      const text = cache.get(path);
-      if (text === undefined)
-        throw new UserError("file-not-listed", `${path} is not under an environment path`);
-      return text;
-    },
-  };
 }
