@@ -10,6 +10,25 @@ import { createComment, editComment as editCommentOp } from "./routes-issues.js"
 import { openPull, submitReview } from "./routes-pulls.js";
 import { writeFilesCommit } from "./routes-repos.js";
 import * as shape from "./shapes.js";
+export interface CommitStatusInput {
+  context: string;
+  state: "error" | "failure" | "pending" | "success";
+  as?: string;
+  description?: string;
+}
+
+export type TagOptions = { annotated?: boolean; message?: string; as?: string };
+export type OpenPullRequestInput = {
+  head: string;
+  base?: string;
+  title?: string;
+  body?: string;
+  as?: string;
+};
+export type ReviewInput = { as: string; event: "APPROVE" | "REQUEST_CHANGES" | "COMMENT"; body?: string };
+export type SimulatedCi = { context: string; conclusion?: string; delayMs?: number };
+export type WorkflowRunOptions = { name?: string; branch?: string; event?: string };
+export type PackageInput = { name: string; tag: string; digest: string; as?: string };
 
 /** Pushes one commit to `branch` as `as` (creating the branch from the default branch if needed); fires push. */
 export async function commit(
@@ -59,7 +78,7 @@ export async function tag(
   repo: string,
   name: string,
   target: string,
-  options: { annotated?: boolean; message?: string; as?: string } = {},
+  options: TagOptions = {},
 ): Promise<string> {
   const r = emu.repo(owner, repo);
   const login = options.as ?? r.owner;
@@ -84,7 +103,7 @@ export async function openPullRequest(
   emu: GitHubEmulator,
   owner: string,
   repo: string,
-  input: { head: string; base?: string; title?: string; body?: string; as?: string },
+  input: OpenPullRequestInput,
 ): Promise<number> {
   const r = emu.repo(owner, repo);
   const issue = await openPull(emu, r, input.as ?? r.owner, {
@@ -131,7 +150,7 @@ export async function review(
   owner: string,
   repo: string,
   number: number,
-  options: { as: string; event: "APPROVE" | "REQUEST_CHANGES" | "COMMENT"; body?: string },
+  options: ReviewInput,
 ): Promise<{ id: number }> {
   const r = emu.repo(owner, repo);
   const issue = r.issues.get(number);
@@ -149,12 +168,7 @@ export function setStatus(
   owner: string,
   repo: string,
   sha: string,
-  input: {
-    context: string;
-    state: "error" | "failure" | "pending" | "success";
-    as?: string;
-    description?: string;
-  },
+  input: CommitStatusInput,
 ): void {
   const r = emu.repo(owner, repo);
   createStatus(emu, r, sha, input.as ?? r.owner, {
@@ -165,12 +179,7 @@ export function setStatus(
 }
 
 /** Simulated CI: every new PR head SHA gets a `context` check run that concludes after `delayMs`. */
-export function setCi(
-  emu: GitHubEmulator,
-  owner: string,
-  repo: string,
-  ci: { context: string; conclusion?: string; delayMs?: number } | null,
-): void {
+export function setCi(emu: GitHubEmulator, owner: string, repo: string, ci: SimulatedCi | null): void {
   const r = emu.repo(owner, repo);
   if (ci === null) {
     r.ci = [];
@@ -187,7 +196,7 @@ export async function completeWorkflowRun(
   repo: string,
   sha: string,
   conclusion: string,
-  options: { name?: string; branch?: string; event?: string } = {},
+  options: WorkflowRunOptions = {},
 ): Promise<{ id: number }> {
   const r = emu.repo(owner, repo);
   const name = options.name ?? "CI";
@@ -283,12 +292,7 @@ export async function completeWorkflowRun(
 }
 
 /** A container image version was published to GHCR from `repo`: a `registry_package` event. */
-export function publishPackage(
-  emu: GitHubEmulator,
-  owner: string,
-  repo: string,
-  input: { name: string; tag: string; digest: string; as?: string },
-): void {
+export function publishPackage(emu: GitHubEmulator, owner: string, repo: string, input: PackageInput): void {
   const r = emu.repo(owner, repo);
   const login = input.as ?? r.owner;
   const id = emu.id();

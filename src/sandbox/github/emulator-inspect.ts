@@ -2,6 +2,8 @@
 import type { GitHubEmulator } from "./emulator.js";
 import { computePull, type PullView } from "./pull-logic.js";
 
+export type PullFilter = { state?: "open" | "closed" | "all"; head?: string };
+
 /** The file's text at `ref`, or undefined when it does not exist. */
 export async function readFile(
   emu: GitHubEmulator,
@@ -64,7 +66,7 @@ export async function listPulls(
   emu: GitHubEmulator,
   owner: string,
   repo: string,
-  filter: { state?: "open" | "closed" | "all"; head?: string } = {},
+  filter: PullFilter = {},
 ): Promise<PullView["body"][]> {
   const r = emu.repo(owner, repo);
   const result = [];

@@ -16,6 +16,19 @@ import {
 import { ApiError, type RequestContext } from "./router.js";
 import * as shape from "./shapes.js";
 
+/** The repository settings a test may change (as on the repo's Settings page). */
+export type RepoSettings = Partial<
+  Pick<
+    Repo,
+    | "allowAutoMerge"
+    | "deleteBranchOnMerge"
+    | "allowMergeCommit"
+    | "allowSquashMerge"
+    | "allowRebaseMerge"
+    | "private"
+  >
+>;
+
 export interface CreateRepoOptions {
   files?: Record<string, string>;
   defaultBranch?: string;
@@ -137,17 +150,7 @@ export function setRepoSettings(
   emu: GitHubEmulator,
   owner: string,
   repo: string,
-  settings: Partial<
-    Pick<
-      Repo,
-      | "allowAutoMerge"
-      | "deleteBranchOnMerge"
-      | "allowMergeCommit"
-      | "allowSquashMerge"
-      | "allowRebaseMerge"
-      | "private"
-    >
-  >,
+  settings: RepoSettings,
 ): void {
   Object.assign(emu.repo(owner, repo), settings);
 }

@@ -55,6 +55,17 @@ import { ApiError, Router, type RequestContext } from "./router.js";
 import { registerAppRoutes } from "./routes-apps.js";
 import type * as shape from "./shapes.js";
 import { WebhookDispatcher, type Delivery } from "./webhooks.js";
+import type {
+  TagOptions,
+  OpenPullRequestInput,
+  ReviewInput,
+  SimulatedCi,
+  WorkflowRunOptions,
+  PackageInput,
+  CommitStatusInput,
+} from "./emulator-act-as.js";
+import type { PullFilter } from "./emulator-inspect.js";
+import type { RepoSettings } from "./emulator-repos.js";
 
 export type { Delivery } from "./webhooks.js";
 export type { RepoRole } from "./model.js";
@@ -209,21 +220,7 @@ export class GitHubEmulator {
     repos.setCollaborator(this, owner, repo, login, role);
   }
 
-  setRepoSettings(
-    owner: string,
-    repo: string,
-    settings: Partial<
-      Pick<
-        Repo,
-        | "allowAutoMerge"
-        | "deleteBranchOnMerge"
-        | "allowMergeCommit"
-        | "allowSquashMerge"
-        | "allowRebaseMerge"
-        | "private"
-      >
-    >,
-  ): void {
+  setRepoSettings(owner: string, repo: string, settings: RepoSettings): void {
     repos.setRepoSettings(this, owner, repo, settings);
   }
 
@@ -488,16 +485,12 @@ export class GitHubEmulator {
     repo: string,
     name: string,
     target: string,
-    options: { annotated?: boolean; message?: string; as?: string } = {},
+    options: TagOptions = {},
   ): Promise<string> {
     return actAs.tag(this, owner, repo, name, target, options);
   }
 
-  async openPullRequest(
-    owner: string,
-    repo: string,
-    input: { head: string; base?: string; title?: string; body?: string; as?: string },
-  ): Promise<number> {
+  async openPullRequest(owner: string, repo: string, input: OpenPullRequestInput): Promise<number> {
     return actAs.openPullRequest(this, owner, repo, input);
   }
 
@@ -515,36 +508,17 @@ export class GitHubEmulator {
     actAs.editComment(this, owner, repo, commentId, body, options);
   }
 
-  async review(
-    owner: string,
-    repo: string,
-    number: number,
-    options: { as: string; event: "APPROVE" | "REQUEST_CHANGES" | "COMMENT"; body?: string },
-  ): Promise<{ id: number }> {
+  async review(owner: string, repo: string, number: number, options: ReviewInput): Promise<{ id: number }> {
     return actAs.review(this, owner, repo, number, options);
   }
 
   /** A commit status, as an external CI would post it. */
-  setStatus(
-    owner: string,
-    repo: string,
-    sha: string,
-    input: {
-      context: string;
-      state: "error" | "failure" | "pending" | "success";
-      as?: string;
-      description?: string;
-    },
-  ): void {
+  setStatus(owner: string, repo: string, sha: string, input: CommitStatusInput): void {
     actAs.setStatus(this, owner, repo, sha, input);
   }
 
   /** Simulated CI: every new PR head SHA gets a `context` check run that concludes after `delayMs`. */
-  setCi(
-    owner: string,
-    repo: string,
-    ci: { context: string; conclusion?: string; delayMs?: number } | null,
-  ): void {
+  setCi(owner: string, repo: string, ci: SimulatedCi | null): void {
     actAs.setCi(this, owner, repo, ci);
   }
 
@@ -554,17 +528,13 @@ export class GitHubEmulator {
     repo: string,
     sha: string,
     conclusion: string,
-    options: { name?: string; branch?: string; event?: string } = {},
+    options: WorkflowRunOptions = {},
   ): Promise<{ id: number }> {
     return actAs.completeWorkflowRun(this, owner, repo, sha, conclusion, options);
   }
 
   /** A container image version was published to GHCR from `repo`: a `registry_package` event. */
-  publishPackage(
-    owner: string,
-    repo: string,
-    input: { name: string; tag: string; digest: string; as?: string },
-  ): void {
+  publishPackage(owner: string, repo: string, input: PackageInput): void {
     actAs.publishPackage(this, owner, repo, input);
   }
 
@@ -588,11 +558,7 @@ export class GitHubEmulator {
   }
 
   /** Pull requests in `repo` (JSON as `GET /pulls/{n}`), optionally filtered. */
-  async listPulls(
-    owner: string,
-    repo: string,
-    filter: { state?: "open" | "closed" | "all"; head?: string } = {},
-  ): Promise<PullView["body"][]> {
+  async listPulls(owner: string, repo: string, filter: PullFilter = {}): Promise<PullView["body"][]> {
     return inspect.listPulls(this, owner, repo, filter);
   }
 
