@@ -15,10 +15,10 @@ import { parseDuration } from "./core/duration.js";
 import { UserError } from "./core/errors.js";
 import { createRegistryReceiver, type RegistryReceiverOptions } from "./handlers/registry/index.js";
 
-/** GitHub caps webhook payloads at 25 MB; a bigger body is not GitHub and is refused unread (RELIABILITY.md row 4). */
+/** GitHub caps webhook payloads at 25 MB; a bigger body is not GitHub and is refused unread (docs/reliability.md row 4). */
 const GITHUB_MAX_BODY_BYTES = 25 * 1024 * 1024;
 
-/** At most this many retries of one request on rate limits (RELIABILITY.md rows 21, G6): deferred, never a hot loop. */
+/** At most this many retries of one request on rate limits (docs/reliability.md row 21, goal G6): deferred, never a hot loop. */
 const MAX_RATE_LIMIT_RETRIES = 3;
 
 /**
@@ -84,7 +84,7 @@ export class WeakWebhookSecretError extends UserError {
 
 export async function startFerryServer(options: FerryServerOptions): Promise<FerryServer> {
   if (options.production && (options.webhookSecret.length === 0 || options.webhookSecret === "development")) {
-    // RELIABILITY.md row 1: an empty or default secret would accept forged webhooks.
+    // docs/reliability.md row 1: an empty or default secret would accept forged webhooks.
     throw new WeakWebhookSecretError("WEBHOOK_SECRET must be set to a strong secret in production");
   }
   const metrics = new Registry();
@@ -149,7 +149,7 @@ export async function startFerryServer(options: FerryServerOptions): Promise<Fer
         res.end("payload too large\n");
         return;
       }
-      // RELIABILITY.md rows 1-3 and 5: refuse before Probot parses anything. JSON only (415), and
+      // docs/reliability.md rows 1-3 and 5: refuse before Probot parses anything. JSON only (415), and
       // the signature checked here over the raw bytes so that a bad one is a 401, never a 400/500.
       const contentType = String(req.headers["content-type"] ?? "")
         .split(";")[0]!
@@ -173,7 +173,7 @@ export async function startFerryServer(options: FerryServerOptions): Promise<Fer
       if (!res.headersSent) send(res, 500, "text/plain", "internal error\n");
     });
   });
-  // Slow-drip clients are cut off (RELIABILITY.md row 4).
+  // Slow-drip clients are cut off (docs/reliability.md row 4).
   server.headersTimeout = 10_000;
   server.requestTimeout = 30_000;
   await new Promise<void>((resolve) =>

@@ -4,7 +4,7 @@ import type { GitHubRepoPort } from "./github-port.js";
 import type { KeyedMutex } from "./keyed-mutex.js";
 import type { RegistryReader } from "./ports.js";
 
-/** A structured logger with bound context (STYLE.md habit 11); pino's and console-like loggers fit. */
+/** A structured logger with bound context (docs/architecture.md "Logging"); pino's and console-like loggers fit. */
 export interface AppLogger {
   info(fields: Record<string, unknown>, message: string): void;
   warn(fields: Record<string, unknown>, message: string): void;

@@ -15,7 +15,7 @@ import { repoFileSource } from "./repo-files.js";
 
 /**
  * PRs touching `.github/ferry.yml` get a `ferry/config` check run with annotations on the
- * offending lines (issue 5 §7). The file at the PR head is only validated, never used. Checked as
+ * offending lines (docs/architecture.md "GitHub conventions"). The file at the PR head is only validated, never used. Checked as
  * `ferry check` does: the schema (failure), then every image against each environment's files
  * at the PR head (warnings, see formatConfigCheck).
  *
@@ -87,7 +87,7 @@ const TREE_TOO_LARGE =
  * The config text at the PR head, from the head's tree (then the environment files cost no
  * further tree request), or undefined when the PR deletes it. A tree too large to list falls back
  * to the contents API, and only the schema is checked. A link in place of the config is reported
- * by the check rather than followed (RELIABILITY.md row 15).
+ * by the check rather than followed (docs/reliability.md row 15).
  */
 async function readHeadConfig(
   deps: AppDeps,

@@ -1,14 +1,14 @@
 /**
  * What the app's use cases need from GitHub, for one installation and one config repository.
- * Implemented over Octokit in `src/adapters/github/`; faked in tests (STYLE.md habit 6). The
- * methods are shaped so that a promotion costs few requests (DESIGN.md "GitHub conventions").
+ * Implemented over Octokit in `src/adapters/github/`; faked in tests (docs/testing.md "Fakes and emulators"). The
+ * methods are shaped so that a promotion costs few requests (docs/architecture.md "GitHub conventions").
  */
 import type { Permission } from "../core/config/schema.js";
 
 /**
  * Where the holds and floors live: a ref outside refs/heads (no branch list, no PR, no push event
  * Ferry acts on) whose commits each hold one file. Its compare-and-swap makes concurrent updates
- * from several replicas safe, which an issue body cannot (DESIGN.md "Where it grows").
+ * from several replicas safe, which an issue body cannot (docs/architecture.md "Replicas and state").
  */
 export const STATE_REF = "refs/ferry/state";
 export const STATE_FILE = "state.json";
@@ -22,7 +22,7 @@ export interface BranchInfo {
 
 export interface TreeEntry {
   path: string;
-  /** `symlink` and `submodule` entries are never read or written (RELIABILITY.md row 15). */
+  /** `symlink` and `submodule` entries are never read or written (docs/reliability.md row 15). */
   type: "blob" | "symlink" | "tree" | "submodule";
   sha: string;
 }
@@ -96,9 +96,9 @@ export interface GitHubRepoPort {
     files: Record<string, string>;
     message: string;
   }): Promise<{ sha: string; treeSha: string }>;
-  /** `exists` when the ref is already there (RELIABILITY.md row 23). */
+  /** `exists` when the ref is already there (docs/reliability.md row 23). */
   createRef(branch: string, sha: string): Promise<"created" | "exists">;
-  /** Fast-forward only, never forced: `conflict` when the branch moved (RELIABILITY.md row 22). */
+  /** Fast-forward only, never forced: `conflict` when the branch moved (docs/reliability.md row 22). */
   updateRef(branch: string, sha: string): Promise<"updated" | "conflict">;
   /**
    * The state file (holds and floors) on Ferry's state ref, `refs/ferry/state`, or at one of its
@@ -130,7 +130,7 @@ export interface GitHubRepoPort {
   requestReviewers(number: number, users: string[], teams: string[]): Promise<void>;
   /** GitHub's native auto-merge; `unavailable` when the repo does not allow it. */
   enableAutoMerge(pull: PullRequestInfo): Promise<"enabled" | "unavailable">;
-  /** Merges only if the head is still `sha` (RELIABILITY.md row 13). */
+  /** Merges only if the head is still `sha` (docs/reliability.md row 13). */
   merge(number: number, sha: string): Promise<"merged" | "head-moved" | "base-moved" | "not-mergeable">;
   /** Contexts required by branch protection, or undefined when the branch is unprotected. */
   requiredChecks(branch: string): Promise<string[] | undefined>;

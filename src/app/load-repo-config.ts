@@ -9,8 +9,8 @@ export type RepoConfigResult =
   | { ok: false; reason: "invalid"; problems: ConfigProblem[]; sha: string };
 
 /**
- * Reads `.github/ferry.yml` from the default branch only, never from a PR head (DESIGN.md
- * "Configuration"). A broken config gets one upserted issue, and the caller makes no changes.
+ * Reads `.github/ferry.yml` from the default branch only, never from a PR head
+ * (docs/config.md). A broken config gets one upserted issue, and the caller makes no changes.
  */
 export async function loadRepoConfig(
   deps: AppDeps,
@@ -34,7 +34,7 @@ export async function loadRepoConfig(
 /**
  * The config as a blob of the base's recursive tree: the same listing the planner reads files from
  * next, and both are cached by SHA, so an unchanged base costs no request beyond the branch itself
- * (issue 5: requests per promotion). A tree too large to list in one request falls back to the
+ * (docs/architecture.md "Request budget"). A tree too large to list in one request falls back to the
  * contents API.
  */
 async function readConfigText(
@@ -51,7 +51,7 @@ async function readConfigText(
   }
   const entry = entries.find((candidate) => candidate.path === CONFIG_PATH);
   if (!entry) return undefined;
-  // A link could point outside the repository or at another file: never followed (RELIABILITY.md row 15).
+  // A link could point outside the repository or at another file: never followed (docs/reliability.md row 15).
   if (entry.type !== "blob")
     throw new UserError("unsafe-path", `${CONFIG_PATH} is a ${entry.type}; Ferry never follows links`);
   return deps.github.readBlob(entry.sha);

@@ -8,7 +8,7 @@ export type MergeOutcome = "merged" | "waiting" | "not-ferry" | "review" | "stop
 /**
  * `merge: auto` without native auto-merge: Ferry merges once the required checks pass (all checks
  * when the base is unprotected), always with the head sha it validated, so a commit pushed after
- * validation aborts the merge (RELIABILITY.md rows 13 and 24).
+ * validation aborts the merge (docs/reliability.md rows 13 and 24).
  */
 export async function mergeWhenReady(
   deps: AppDeps,

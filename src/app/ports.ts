@@ -1,6 +1,6 @@
 /**
  * Ports: what the use cases in `src/app/` need from the outside world. Adapters in
- * `src/adapters/` implement them; tests fake them at this boundary (STYLE.md habit 6).
+ * `src/adapters/` implement them; tests fake them at this boundary (docs/testing.md "Fakes and emulators").
  */
 
 /** What a registry knows about one manifest (tag or digest). */

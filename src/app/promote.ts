@@ -19,7 +19,7 @@ export interface PromoteInput {
 type Pins = Record<string, { tag?: string; digest: string }>;
 
 /**
- * `/promote <env> [image@tag]` (issue 5 §4): with `from`, the environment gets exactly what its
+ * `/promote <env> [image@tag]` (docs/config.md "Commands"): with `from`, the environment gets exactly what its
  * upstream runs (same digest), once the upstream has soaked when it reports health; without
  * `from`, the named tag (or what the policy chooses). Returns the reply.
  */
@@ -87,7 +87,7 @@ export async function promote(deps: AppDeps, loaded: LoadedConfig, input: Promot
 }
 
 /**
- * `/rollback <env> [image@tag]` (issue 5 §5): a PR restoring the previous version (what the last
+ * `/rollback <env> [image@tag]` (docs/config.md "Commands"): a PR restoring the previous version (what the last
  * merged Ferry PR replaced) or the named one, and a hold on the environment so automatic updates
  * do not undo it; the version rolled back from becomes the floor for after `/unhold`.
  */
@@ -191,8 +191,8 @@ async function requireSoaked(deps: AppDeps, upstream: string, soak: string | und
 
 /**
  * The reply to the command, or "" when the 🚀 says it all: a PR opened or updated links back to the
- * comment's issue (`Requested in #n`), which GitHub shows on both sides; DESIGN.md asks for a
- * reason only with 👎, and the reply would cost a request per promotion (issue 5).
+ * comment's issue (`Requested in #n`), which GitHub shows on both sides; a reason is owed only with
+ * 👎, and the reply would cost a request per promotion (docs/architecture.md "Request budget").
  */
 function reply(environment: string, upsert: UpsertResult): string {
   switch (upsert.action) {

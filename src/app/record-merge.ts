@@ -7,7 +7,8 @@ import { updateState } from "./state.js";
 
 /**
  * A Ferry PR was merged: the tags it brought in become the environment's floors, so that a human
- * edit or revert below them is never undone by the next scan (issue 5 §5). Rollback PRs leave the
+ * edit or revert below them is never undone by the next scan (docs/architecture.md
+ * "Floors and holds"). Rollback PRs leave the
  * floors as `/rollback` set them. The dashboard is refreshed on the way.
  */
 export async function recordMerge(deps: AppDeps, pull: PullRequestInfo): Promise<boolean> {

@@ -7,7 +7,7 @@ const YAML_FILE = /\.ya?ml$/;
 /**
  * The files of one commit, read through the Git Data API: one recursive tree request, then one
  * blob per file actually read. Symlinks and submodules are refused, never followed
- * (RELIABILITY.md row 15).
+ * (docs/reliability.md row 15).
  */
 export function repoFileSource(github: GitHubRepoPort, treeSha: string): FileSource {
   let tree: Promise<Map<string, TreeEntry>> | undefined;

@@ -9,7 +9,7 @@ import { statusTable, updateState } from "./state.js";
 export interface CommentInput {
   commentId: number;
   issueNumber: number;
-  /** The issue or PR the comment is on must be open (RELIABILITY.md row 12: not on a closed or merged PR). */
+  /** The issue or PR the comment is on must be open (docs/reliability.md row 12: not on a closed or merged PR). */
   issueState: "open" | "closed";
   body: string;
   author: string;
@@ -33,7 +33,7 @@ const RANK: Record<Permission | "none", number> = {
 };
 
 /**
- * `/promote`, `/rollback`, `/hold`, `/unhold`, `/ferry status` (issue 5 §4–6). Only newly created
+ * `/promote`, `/rollback`, `/hold`, `/unhold`, `/ferry status` (docs/config.md "Commands"). Only newly created
  * comments by people count; each comment is handled once: the 👀 reaction is the dedupe key (a
  * redelivery finds it already there). The commenter's permission is checked live, never from
  * `author_association`.
@@ -128,7 +128,7 @@ async function runCommand(
 }
 
 /**
- * Live permission check (RELIABILITY.md row 12): the collaborator permission API, or membership
+ * Live permission check (docs/reliability.md row 12): the collaborator permission API, or membership
  * of one of the environment's `promoters.teams`. `/ferry status` needs read access.
  */
 async function authorize(

@@ -3,7 +3,7 @@ import type { AppDeps } from "./app-deps.js";
 
 /**
  * Why an environment with `from` and `soak` may not take its upstream's versions yet, or undefined
- * when it may (DESIGN.md: "staging must have been healthy this long"). Read from the Deployment
+ * when it may (`soak` in docs/config.md "Environments"). Read from the Deployment
  * statuses the upstream's reconciler reports; an upstream that reports no health has nothing to
  * wait for. Shared by `/promote` and by automatic environments that follow their upstream.
  */

@@ -108,7 +108,7 @@ function commitMessage(state: FerryState): string {
 /**
  * Upserts the dashboard (table, diagram and state); creates and pins it on first use. Its
  * "Updated" time alone never causes a write: running it twice changes nothing the second time
- * (STYLE.md habit 9), so the periodic scan does not edit the issue every 5 minutes. The issue is
+ * (docs/architecture.md "Writes are upserts"), so the periodic scan does not edit the issue every 5 minutes. The issue is
  * not compare-and-swap: after writing it, the state is read again and, when another replica
  * changed it meanwhile (and may have written its dashboard before ours), rendered again, so the
  * last dashboard written shows the latest state.

@@ -29,7 +29,7 @@ export interface SyncResult {
 }
 
 /**
- * New image → PR per environment (issue 5 §1). A trigger is only a hint: the registry and the
+ * New image → PR per environment (docs/architecture.md "From an event to a PR"). A trigger is only a hint: the registry and the
  * repo are re-read, each `update: auto` environment is planned (policy, no downgrade, floors and
  * holds respected, CI gating), and its PR is upserted. Environments are serialized per key.
  */
@@ -154,7 +154,7 @@ function sameRepository(a: string, b: string): boolean {
 }
 
 /**
- * CI gating (issue 5 §2): when an image names a `source` repo, a tag is eligible only when the
+ * CI gating (docs/config.md "Images"): when an image names a `source` repo, a tag is eligible only when the
  * commit it was built from (OCI revision label, else the source repo's git tag) passed CI.
  */
 export function ciGate(

@@ -26,13 +26,13 @@ export type UpsertResult =
   /** Nothing to write; `pull` is the open PR of the environment, if any (a person's promotion, say). */
   | { action: "none"; pull?: PullRequestInfo };
 
-/** How many times a read-modify-write of the branch is redone after losing a race (RELIABILITY.md row 22). */
+/** How many times a read-modify-write of the branch is redone after losing a race (docs/reliability.md row 22). */
 const MAX_REF_ATTEMPTS = 5;
 
 /**
  * One PR per environment on `ferry/<env>`: opens it, or updates the open one with a new commit on
  * a branch built from the current base; closes it when its change is no longer wanted. Running it
- * twice with the same plan changes nothing the second time (STYLE.md habit 9).
+ * twice with the same plan changes nothing the second time (docs/architecture.md "Writes are upserts").
  */
 export async function upsertPromotionPr(deps: AppDeps, input: UpsertInput): Promise<UpsertResult> {
   const { loaded, plan, kind } = input;
@@ -57,7 +57,7 @@ export async function upsertPromotionPr(deps: AppDeps, input: UpsertInput): Prom
   if (plan.changes.length > 0 && kind !== "bump") {
     // A PR a person asked for usually starts a new branch. Creating the branch first saves the PR
     // lookup: GitHub closes a PR whose head branch is deleted, so a branch that did not exist has no
-    // open PR (issue 5: requests per promotion). When it exists, the usual path below takes over.
+    // open PR (docs/architecture.md "Request budget"). When it exists, the usual path below takes over.
     const commit = await deps.github.createCommit({
       baseTreeSha: loaded.base.treeSha,
       parents: [loaded.base.sha],
@@ -174,7 +174,7 @@ async function afterWrite(
  * Writes the plan's files as one commit whose first parent is the current base tip and moves
  * `ferry/<env>` to it without force. When the branch exists, its head is the second parent, so the
  * update is a fast-forward: if someone else moved the branch meanwhile, GitHub answers 422 and the
- * read-modify-write is redone from the new tip (compare-and-swap, RELIABILITY.md row 22).
+ * read-modify-write is redone from the new tip (compare-and-swap, docs/reliability.md row 22).
  */
 async function writeBranch(
   deps: AppDeps,
@@ -186,7 +186,7 @@ async function writeBranch(
 ): Promise<string> {
   if (probablyNew) {
     // No open PR: the branch is usually gone (deleted on merge), so try to create it directly and
-    // fall back to the read-modify-write below when it exists after all (RELIABILITY.md row 23).
+    // fall back to the read-modify-write below when it exists after all (docs/reliability.md row 23).
     const commit = await deps.github.createCommit({
       baseTreeSha: loaded.base.treeSha,
       parents: [loaded.base.sha],

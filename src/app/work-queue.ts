@@ -1,7 +1,7 @@
 import type { AppLogger } from "./app-deps.js";
 
 /**
- * Background work behind a fast webhook ack (RELIABILITY.md row 9: GitHub wants a 2xx within
+ * Background work behind a fast webhook ack (docs/reliability.md row 9: GitHub wants a 2xx within
  * 10 s). Per key, at most one task runs and one waits; further tasks for that key while one is
  * waiting are merged into it (it will read the latest state anyway), so a burst of 1,000 hints for
  * one repository becomes two syncs. A task lost in a crash is caught up by the periodic scan.

@@ -1,4 +1,4 @@
-/** Exit codes of every `ferry` command (DESIGN.md "CLI"). */
+/** Exit codes of every `ferry` command (docs/config.md "CLI"). */
 export const EXIT = {
   ok: 0,
   /** Invalid input: config, policy, file. */

@@ -1,5 +1,5 @@
 /**
- * `ferry reconcile` — the in-cluster reconciler (DESIGN.md "CLI"): pulls the config repo,
+ * `ferry reconcile` — the in-cluster reconciler (docs/config.md "CLI"): pulls the config repo,
  * renders `--path`, applies the difference with server-side apply, prunes what left Git
  * (`--prune`), self-heals, and reports status on `--listen` and to GitHub Deployments.
  */

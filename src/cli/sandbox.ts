@@ -1,5 +1,5 @@
 /**
- * `ferry sandbox [--json] [--keep]` (DESIGN.md "The embedded sandbox"): runs the release of shop
+ * `ferry sandbox [--json] [--keep]` (docs/architecture.md "The sandbox"): runs the release of shop
  * end to end on embedded parts and prints a line per step, then the summary table; `--json` prints
  * the timeline as one JSON document instead. `--keep` leaves everything running, prints the
  * endpoints and tokens, and stays up until SIGINT/SIGTERM. Exits 0, or 1 naming the failed step.

@@ -1,5 +1,5 @@
 /**
- * `ferry select --policy FILE|YAML [--tags FILE] [--current TAG]` (DESIGN.md "CLI"): prints the
+ * `ferry select --policy FILE|YAML [--tags FILE] [--current TAG]` (docs/config.md "CLI"): prints the
  * tag a policy chooses from a tag list, or exits 3 with the reason.
  */
 import { readFile, stat } from "node:fs/promises";

@@ -1,5 +1,5 @@
 /**
- * Typed errors, sorted by what the catcher should do with them (STYLE.md habit 7):
+ * Typed errors, sorted by what the catcher should do with them (docs/architecture.md "Errors"):
  * - UserError: the user can fix it (config, policy, file, input); report it, never retry.
  * - TransientError: a dependency failed in a way that may pass (429, 5xx, timeout); retry with backoff.
  * - anything else is a bug and is thrown as is.

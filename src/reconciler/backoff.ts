@@ -1,7 +1,7 @@
 /**
  * Timing of the reconcile loop, pure: randomness comes in as a parameter. Jitter spreads many
  * reconcilers' polls apart (Argo CD adds up to 60 s to its 120 s); capped exponential backoff
- * keeps a crash-looping apply from hammering the API server (RELIABILITY.md row 28).
+ * keeps a crash-looping apply from hammering the API server (docs/reliability.md row 28).
  */
 
 export interface BackoffPolicy {

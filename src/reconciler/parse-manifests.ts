@@ -1,6 +1,6 @@
 /**
  * Manifest text → validated Kubernetes objects, with the limits that keep a hostile or broken
- * config repo from exhausting memory (RELIABILITY.md row 29: size caps, document caps, alias
+ * config repo from exhausting memory (docs/reliability.md row 29: size caps, document caps, alias
  * bombs). Pure: text in, objects or a UserError out.
  */
 import { parseAllDocuments } from "yaml";

@@ -1,5 +1,5 @@
 /**
- * The diff step, as data (STYLE.md habit 10): desired objects, their live state, what a
+ * The diff step, as data (docs/architecture.md "Plan, then execute"): desired objects, their live state, what a
  * server-side dry-run apply would make of them, and the stored inventory → a SyncPlan. Nothing
  * here calls an API; `--dry-run` prints the plan and the executor carries it out.
  */
@@ -131,7 +131,7 @@ function pruneVeto(live: KubeObject, instance: string): KeepReason | undefined {
   if (annotations[PRUNE_ANNOTATION] === "disabled" || labels[PRUNE_ANNOTATION] === "disabled")
     return "prune-disabled";
   if (Array.isArray(ownerReferences) && ownerReferences.length > 0) return "has-owner";
-  // RELIABILITY.md §6 rule 3: label plus inventory. Every object Ferry applies carries its instance
+  // docs/reliability.md, reconciler rule 3: label plus inventory. Every object Ferry applies carries its instance
   // label, so one without it was detached by hand (or the inventory is wrong): never deleted.
   if (labels[INSTANCE_LABEL] === undefined) return "unlabelled";
   if (labels[INSTANCE_LABEL] !== instance) return "owned-by-another-instance";

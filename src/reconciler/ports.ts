@@ -1,7 +1,7 @@
 /**
  * What the reconciler needs from the outside world. `src/adapters/kubernetes/` implements the
  * cluster over @kubernetes/client-node; tests fake nothing here — they run the real adapter
- * against the cluster simulator (STYLE.md habit 6).
+ * against the cluster simulator (docs/testing.md "Fakes and emulators").
  */
 import type { KubeObject, ObjectRef } from "./types.js";
 

@@ -1,6 +1,6 @@
 /**
  * Several replicas (no shared in-process lock) acting on one environment at once, through the real
- * adapter against the emulator: one branch, one PR, no force (RELIABILITY.md rows 22–23, goal G7).
+ * adapter against the emulator: one branch, one PR, no force (docs/reliability.md rows 22–23, goal G7).
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { GitHubRepoAdapter } from "../../src/adapters/github/github-repo.js";

@@ -25,7 +25,7 @@ export interface World {
   close(): Promise<void>;
   /** Pushes shop:<tag> to the registry (with OCI labels, e.g. the revision it was built from) and settles. */
   push(tag: string, labels?: Record<string, string>): Promise<string>;
-  /** An open issue to comment on (commands on the merged staging PR are refused, RELIABILITY.md row 12). */
+  /** An open issue to comment on (commands on the merged staging PR are refused, docs/reliability.md row 12). */
   openIssue(): Promise<number>;
   pulls(state?: "open" | "closed" | "all"): Promise<
     {

@@ -1,5 +1,5 @@
 /**
- * The GitHub adapter speaking real HTTP to the GitHub emulator (STYLE.md habit 6): compare-and-swap
+ * The GitHub adapter speaking real HTTP to the GitHub emulator (docs/testing.md "Fakes and emulators"): compare-and-swap
  * refs, sha-pinned merges, reaction dedupe, live permissions.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";

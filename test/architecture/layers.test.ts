@@ -1,5 +1,5 @@
 /**
- * Keeps the architecture of STYLE.md true: a pure core, dependencies pointing inward, and only
+ * Keeps the layering of docs/architecture.md "Layers" true: a pure core, dependencies pointing inward, and only
  * entry points importing Probot.
  */
 import { readdirSync, readFileSync, statSync } from "node:fs";

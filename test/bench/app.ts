@@ -1,5 +1,5 @@
 /**
- * App figures (issue 5 "What must show"): GitHub API requests per promotion, time from a registry
+ * App figures: GitHub API requests per promotion, time from a registry
  * push to the PR, coalescing of a webhook burst, and the server's peak memory under it. Runs the
  * real server against the GitHub emulator and the embedded registry on 127.0.0.1.
  */
@@ -27,7 +27,7 @@ async function discardProdPull(world: World): Promise<void> {
 }
 
 /**
- * GitHub requests per promotion (issue 5: at most 8 for a new PR), counted from the delivery of the
+ * GitHub requests per promotion (docs/architecture.md "Request budget": at most 8 for a new PR), counted from the delivery of the
  * `/promote prod` comment to the prod PR being open (created and labelled: `onPullRequest`). The
  * promotion is measured with only `issue_comment` delivered, so the CI and pull_request events the
  * new PR sets off are not mixed in; those follow-on requests are measured apart, from a second

@@ -1,5 +1,5 @@
 /**
- * Registry figures (issue 3): requests per scan of N images × M environments with and without
+ * Registry figures: requests per scan of N images × M environments with and without
  * the shared tag cache, against the embedded registry; and the latency from a registry
  * notification (distribution format, through Ferry's receiver) to a verified tag.
  */

@@ -1,5 +1,5 @@
 /**
- * `npm run bench` area "reliability": the heavier runs of the reliability suite (issue 8), with
+ * `npm run bench` area "reliability": the heavier runs of the reliability suite, with
  * the same drivers as `test/reliability/`: a larger webhook fuzz with ack latency (G1), 100
  * concurrent oversized requests with RSS growth (G4), and the canary count over both (G10).
  * The summary table goes to stderr so `--json` output stays one JSON object.

@@ -1,7 +1,7 @@
 /**
  * `npm run bench [-- --json]`: every performance figure in one run, one object of named figures.
  * Each area exports `bench(): Promise<Record<string, number>>`; the set is an explicit map
- * (STYLE.md habit 12). Tests never assert on timing; this is where timing lives.
+ * (docs/testing.md "Bench"). Tests never assert on timing; this is where timing lives.
  */
 import { performance } from "node:perf_hooks";
 

@@ -1,5 +1,6 @@
 import { cpSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { renderPath } from "../../src/reconciler/render.js";
 import { configMapYaml, deploymentYaml, TempDirs } from "./harness.js";
@@ -10,7 +11,7 @@ vi.setConfig({ testTimeout: 30_000 });
 const temp = new TempDirs();
 afterEach(() => temp.cleanup());
 
-const CORPUS = "/work/shared/corpus";
+const CORPUS = fileURLToPath(new URL("../fixtures/corpus/", import.meta.url));
 
 function tree(files: Record<string, string>): string {
   const root = temp.make("ferry-render-");

@@ -16,7 +16,7 @@ import { registryTargets, type StartedRegistry } from "./harness/targets.js";
 /**
  * The registry client against real registries: CNCF distribution (anonymous, htpasswd, token
  * auth) and the embedded sandbox registry, each behind a paginating, fault-injecting proxy.
- * RELIABILITY.md rows 16–20 and 25.
+ * docs/reliability.md rows 16–20 and 25.
  */
 
 describe("the registry contract suite's prerequisites", () => {

@@ -105,7 +105,7 @@ describe("registry client addressing", () => {
   });
 });
 
-describe("registry client address guard (RELIABILITY.md row 16)", () => {
+describe("registry client address guard (docs/reliability.md row 16)", () => {
   it("refuses a registry at a link-local address (cloud metadata) without sending anything", async () => {
     const { fetch, sent } = scriptedFetch({});
     await expect(client(fetch).listTags("169.254.169.254/latest/meta")).rejects.toThrow(/link-local/);

@@ -1,5 +1,5 @@
 /**
- * RELIABILITY.md §8 rows 7–9 and 21–23 (goals G2, G3, G5, G6, G7) and row 25 (G10) against the
+ * docs/reliability.md rows 7–9 and 21–23 (goals G2, G3, G5, G6, G7) and row 25 (G10) against the
  * whole app: the real Ferry server(s) on the GitHub emulator and the embedded registry, every
  * credential a canary. Figures: events tried, duplicates that had an effect, events lost, canary hits.
  */

@@ -1,5 +1,5 @@
 /**
- * RELIABILITY.md §8 "Inputs written into Git" (rows 14, 15), the command grammar of row 12, and
+ * docs/reliability.md "Inputs written into Git" (rows 14, 15), the command grammar of row 12, and
  * goal G8: for generated hostile values (newlines, YAML document markers, template syntax,
  * quotes, over-long tags, Unicode look-alikes, path traversal), either the value is valid and
  * exactly one YAML scalar changes, or nothing is written. Pure core, so thousands of cases run fast.

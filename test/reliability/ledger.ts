@@ -1,7 +1,7 @@
 /**
  * The reliability ledger: every reliability test records what it tried and what it saw, and the
- * suite prints one summary table (issue 8: "requests tried per class, side effects observed,
- * events lost, deletions in fault cases, canary hits").
+ * suite prints one summary table (requests tried per class, side effects observed, events lost,
+ * deletions in fault cases, canary hits; docs/reliability.md "The ledger").
  *
  * Why a JSON-lines file and not an in-memory map or a `zz-summary` test file: vitest 3 runs
  * test files in parallel workers (child processes under the default `forks` pool, worker threads
@@ -31,7 +31,7 @@ export interface Figures {
   canaryHits: number;
 }
 
-/** The reliability files whose figures make the complete summary (explicit, STYLE.md habit 12). */
+/** The reliability files whose figures make the complete summary (an explicit list). */
 export const RELIABILITY_FILES = [
   "webhook-intake",
   "injection",

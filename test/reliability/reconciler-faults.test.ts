@@ -1,5 +1,5 @@
 /**
- * RELIABILITY.md §6 rules and §8 rows 26–29 (goal G9), cross-cutting: a generated sequence of
+ * docs/reliability.md reconciler rules and rows 26–29 (goal G9), cross-cutting: a generated sequence of
  * reconcile cycles, each either a legitimate change or one of the catalogue's faults (empty
  * render, render error, corrupt or alias-bomb YAML, Git unreachable, LIST/GET/auth errors, mass
  * deletion, manual drift), against the real adapters and the cluster simulator. Deletions may

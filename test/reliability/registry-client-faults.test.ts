@@ -1,5 +1,5 @@
 /**
- * RELIABILITY.md §8 rows 16–20 and 25 for the registry client: generated sequences of registry
+ * docs/reliability.md rows 16–20 and 25 for the registry client: generated sequences of registry
  * faults (429 with Retry-After, 5xx, network errors, timeouts, malformed JSON, a
  * Docker-Content-Digest that does not match the body, wrong content types, oversized manifests,
  * realms and redirects to other hosts or plain HTTP, repeated 401) in front of a correct

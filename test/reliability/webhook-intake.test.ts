@@ -1,5 +1,5 @@
 /**
- * RELIABILITY.md §8 "Webhook intake" (rows 1–6, 11) and goals G1/G4, against Ferry's real server
+ * docs/reliability.md "Webhook intake" (rows 1–6, 11) and goals G1/G4, against Ferry's real server
  * (`startFerryServer`): Probot's `/api/github/webhooks` and every `/registry/*` receiver, over
  * loopback HTTP. Side effects are observed at the edges: GitHub API calls and registry hints.
  */

@@ -1,5 +1,5 @@
 /**
- * The canary-secret harness (RELIABILITY.md row 25, goal G10). Tests plant canary values in every
+ * The canary-secret harness (docs/reliability.md row 25, goal G10). Tests plant canary values in every
  * credential they hand Ferry (webhook secrets, registry passwords and tokens, GitHub tokens, the
  * app's private key) and scan everything observable — logs, HTTP responses, what Ferry wrote to
  * the GitHub emulator (PR titles and bodies, comments, check runs, commits) — for any of them.

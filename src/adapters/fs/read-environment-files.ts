@@ -3,7 +3,7 @@ import { join, relative, sep } from "node:path";
 import { configPathProblem } from "../../core/config/schema.js";
 import { UserError } from "../../core/errors.js";
 
-/** Per-file cap: a values file beyond this is a mistake or an attack (RELIABILITY.md row 29). */
+/** Per-file cap: a values file beyond this is a mistake or an attack (docs/reliability.md row 29). */
 export const MAX_FILE_BYTES = 8 * 1024 * 1024;
 /** Caps a folder walk so that a huge tree fails loudly instead of slowly. */
 export const MAX_FILES = 5_000;
@@ -15,7 +15,7 @@ const SKIPPED_DIRECTORIES = new Set([".git", ".github", "node_modules"]);
  * I/O edge: collects the YAML files under an environment's `paths` in a local checkout, keyed by
  * repo-relative path with forward slashes. Resolves realpath and refuses anything outside the repo
  * root, symlinks (never read or write through a symlink), .git/ and .github/, with a UserError
- * naming the path (RELIABILITY.md row 15).
+ * naming the path (docs/reliability.md row 15).
  */
 export async function readEnvironmentFiles(repoRoot: string, paths: string[]): Promise<Map<string, string>> {
   const root = await realpath(repoRoot);

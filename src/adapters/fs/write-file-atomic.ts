@@ -5,7 +5,7 @@ import { UserError } from "../../core/errors.js";
 
 /**
  * Replaces a file's content atomically: a temporary file beside it, then rename, so a reader
- * never sees half a file. Refuses to write through a symlink (RELIABILITY.md row 15); keeps the
+ * never sees half a file. Refuses to write through a symlink (docs/reliability.md row 15); keeps the
  * file's mode.
  */
 export async function writeFileAtomic(path: string, content: string): Promise<void> {

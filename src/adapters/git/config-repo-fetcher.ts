@@ -2,7 +2,7 @@
  * Pulls the config repo with the `git` CLI: shallow (`--depth 1`) at a branch, tag or SHA, over
  * HTTPS with a token, `file://` or a local path. Each good revision is checked out into its own
  * folder; when a fetch or checkout fails the previous folder stays in place, so the reconciler
- * keeps the last good revision (RELIABILITY.md §6 rule 4).
+ * keeps the last good revision (docs/reliability.md, reconciler rule 4).
  *
  * The token never appears in a URL, argv or a message: it reaches git as an `http.<origin>.extraHeader`
  * through `GIT_CONFIG_*` variables in the child's environment only, scoped to the repo's origin.

@@ -3,7 +3,7 @@ import type { TreeEntry } from "../../app/github-port.js";
 
 /**
  * Git objects by their content address (blob and tree SHAs), kept in process so a promotion does
- * not re-read files Ferry has already seen (issue 5: at most 8 requests per promotion). A SHA names
+ * not re-read files Ferry has already seen (docs/architecture.md "Request budget"). A SHA names
  * its content forever, so a hit can never be stale; the app stays stateless because losing the
  * cache (a restart, another replica) only costs requests, never correctness.
  *

@@ -76,7 +76,7 @@ function toPull(data: {
 
 /**
  * GitHubRepoPort over Octokit REST (and one GraphQL mutation for native auto-merge). Every write
- * is an upsert or a compare-and-swap; nothing is forced (RELIABILITY.md rows 22–24).
+ * is an upsert or a compare-and-swap; nothing is forced (docs/reliability.md rows 22–24).
  */
 export class GitHubRepoAdapter implements GitHubRepoPort {
   constructor(
@@ -197,7 +197,7 @@ export class GitHubRepoAdapter implements GitHubRepoPort {
       return "updated";
     } catch (error) {
       if (status(error) !== 422) throw error;
-      // "Reference already equals our commit" is success (RELIABILITY.md row 22).
+      // "Reference already equals our commit" is success (docs/reliability.md row 22).
       const current = await orUndefinedOn404(
         this.octokit.rest.git.getRef({ ...this.r, ref: `heads/${branch}` }),
       );

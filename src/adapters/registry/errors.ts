@@ -1,11 +1,11 @@
 import { TransientError, UserError } from "../../core/errors.js";
 
 /**
- * Registry failures, sorted by what the caller should do (STYLE.md habit 7). Messages name the
- * registry and repository but never carry credentials or tokens (RELIABILITY.md row 25).
+ * Registry failures, sorted by what the caller should do (docs/architecture.md "Errors"). Messages name the
+ * registry and repository but never carry credentials or tokens (docs/reliability.md row 25).
  */
 
-/** Credentials missing or refused, also after one re-authentication (RELIABILITY.md row 20). */
+/** Credentials missing or refused, also after one re-authentication (docs/reliability.md row 20). */
 export class RegistryAuthError extends UserError {
   constructor(message: string, options?: { cause?: unknown }) {
     super("registry-unauthorized", message, options);

@@ -1,7 +1,7 @@
 import { isIP } from "node:net";
 
 /**
- * Hosts a public registry must never send us to (RELIABILITY.md row 16): loopback, link-local
+ * Hosts a public registry must never send us to (docs/reliability.md row 16): loopback, link-local
  * (cloud metadata at 169.254.169.254), RFC 1918 and unique-local addresses. Checked on literal
  * names only; names that resolve to such addresses are not caught here.
  */

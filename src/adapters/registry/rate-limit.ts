@@ -1,7 +1,7 @@
 /**
  * How long a registry asked us to wait, from the headers of a 429 (or 503) answer:
  * `Retry-After` in seconds or as an HTTP date, then Docker Hub's `ratelimit-reset` (epoch
- * seconds) and `ratelimit-remaining: 0;w=21600` (the window, in seconds). RELIABILITY.md row 17.
+ * seconds) and `ratelimit-remaining: 0;w=21600` (the window, in seconds). docs/reliability.md row 17.
  */
 export function retryAfterMs(headers: Headers, nowMs: number): number | undefined {
   const retryAfter = headers.get("retry-after")?.trim();

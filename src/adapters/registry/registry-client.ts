@@ -25,14 +25,14 @@ import { retryAfterMs } from "./rate-limit.js";
 import { parseWwwAuthenticate, type AuthChallenge } from "./www-authenticate.js";
 
 /**
- * An OCI distribution client over Node's fetch (issue 3): anonymous, Basic and Bearer-challenge
+ * An OCI distribution client over Node's fetch: anonymous, Basic and Bearer-challenge
  * auth with a token cache per scope, paginated tag lists with loop/size/time caps, manifests
  * verified against a locally computed sha256, per-registry backoff circuit, request budget and
  * concurrency limit, and a tag-list cache shared by every environment watching a repository.
  */
 
 export interface RegistryLimits {
-  /** More tags than this is an error, never a truncated list (RELIABILITY.md row 18). */
+  /** More tags than this is an error, never a truncated list (docs/reliability.md row 18). */
   maxTags: number;
   maxPages: number;
   /** Wall-clock cap on one tag walk. */
@@ -112,7 +112,7 @@ export interface RegistryClient extends RegistryReader {
   requestCounts(): Record<string, number>;
 }
 
-/** RELIABILITY.md row 16: the registry host itself, before any request is sent. */
+/** docs/reliability.md row 16: the registry host itself, before any request is sent. */
 function refuseUnsafeRegistry(registry: string, refusePrivate: boolean): void {
   const hostname = new URL(`http://${registryApiHost(registry)}`).hostname.replace(/^\[|\]$/g, "");
   const linkLocal =
@@ -530,7 +530,7 @@ export function createRegistryClient(options: RegistryClientOptions = {}): Regis
     return {};
   }
 
-  /** A registry request with auth: on 401 re-authenticate once, then fail (RELIABILITY.md row 20). */
+  /** A registry request with auth: on 401 re-authenticate once, then fail (docs/reliability.md row 20). */
   async function request(
     state: RegistryState,
     repository: string,
@@ -640,7 +640,7 @@ export function createRegistryClient(options: RegistryClientOptions = {}): Regis
         );
       }
       for (const tag of (page.tags as unknown[] | null) ?? []) {
-        // Names that are not OCI tags can never be written to Git (RELIABILITY.md row 14).
+        // Names that are not OCI tags can never be written to Git (docs/reliability.md row 14).
         if (typeof tag !== "string" || !isValidTag(tag)) continue;
         tags.add(tag);
         if (tags.size > limits.maxTags) {

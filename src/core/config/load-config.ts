@@ -3,7 +3,7 @@ import type { z } from "zod";
 import { configSchema, crossFieldProblems, type FerryConfig } from "./schema.js";
 
 export const CONFIG_PATH = ".github/ferry.yml";
-/** Config files are small; anything bigger is a mistake or an attack (RELIABILITY.md row 29). */
+/** Config files are small; anything bigger is a mistake or an attack (docs/reliability.md row 29). */
 export const MAX_CONFIG_BYTES = 256 * 1024;
 
 export interface ConfigProblem {

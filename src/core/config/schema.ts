@@ -11,7 +11,7 @@ import {
 } from "../policy/schema.js";
 
 /**
- * The one schema of `.github/ferry.yml` (DESIGN.md "Configuration"). It is the source of the
+ * The one schema of `.github/ferry.yml` (docs/config.md). It is the source of the
  * TypeScript types, of runtime validation (`loadConfig`) and of the published JSON Schema
  * (`src/core/config/ferry.schema.json`, kept in sync by a test).
  */
@@ -22,7 +22,7 @@ const TEAM_SLUG = /^[A-Za-z0-9-]{1,39}\/[A-Za-z0-9._-]{1,100}$/;
 
 const duration = z.string().refine(isDuration, { message: "invalid duration: use e.g. 30s, 5m, 1h30m, 2d" });
 
-/** A config path: relative, inside the repo, never under .github/ (RELIABILITY.md row 15). */
+/** A config path: relative, inside the repo, never under .github/ (docs/reliability.md row 15). */
 export const configPath = z.string().superRefine((path, ctx) => {
   const problem = configPathProblem(path);
   if (problem) ctx.addIssue({ code: "custom", message: problem });

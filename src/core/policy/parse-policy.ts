@@ -17,7 +17,7 @@ export function parsePolicy(input: string | unknown): Policy {
   let value: unknown = input;
   if (typeof input === "string") {
     try {
-      // Bounded like every user YAML Ferry reads (RELIABILITY.md row 29: alias bombs).
+      // Bounded like every user YAML Ferry reads (docs/reliability.md row 29: alias bombs).
       value = parseYaml(input, { maxAliasCount: 100, uniqueKeys: true });
     } catch (error) {
       const detail = error instanceof YAMLParseError ? error.message.split("\n")[0] : String(error);

@@ -8,7 +8,7 @@ export const STRATEGIES = ["semver", "numerical", "alphabetical", "newest-build"
 export type Strategy = (typeof STRATEGIES)[number];
 
 /**
- * One tag policy, as written in `.github/ferry.yml` (DESIGN.md "Tag policy").
+ * One tag policy, as written in `.github/ferry.yml` (docs/config.md "Tag policy").
  * Every field is optional so that environment overrides can be merged field by field over an
  * image's default; `resolvePolicy` fills the defaults.
  */

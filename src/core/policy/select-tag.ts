@@ -3,7 +3,7 @@ import type { Policy } from "./schema.js";
 import { compileTagOrder, type TagOrder } from "./tag-order.js";
 
 /**
- * Tag selection (DESIGN.md "Tag policy"): pure, `now` is a parameter, diagnostics are returned
+ * Tag selection (docs/config.md "Tag policy"): pure, `now` is a parameter, diagnostics are returned
  * as a one-line reason. One pass over the candidates, no sort: 100,000 tags must stay cheap.
  */
 

@@ -121,7 +121,7 @@ function describeFilters(policy: Policy): string {
 /**
  * Strict `X.Y.Z[-pre][+build]`, with an optional `v` prefix (Argo CD Image Updater treats `v1.2.3`
  * and `1.2.3` alike). Not the loose or coerced forms: a numeric git SHA or a date such as `20240101`
- * must not read as version 20240101.0.0 and outrank every release (fluxcd/flux issue 2729).
+ * must not read as version 20240101.0.0 and outrank every release (https://github.com/fluxcd/flux/issues/2729).
  *
  * OCI tags cannot contain `+`, so build metadata is written `1.0.0_build.1` (Helm's convention for
  * chart versions in OCI registries); `_` never appears in a semver, so the first one reads as `+`.

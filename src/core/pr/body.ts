@@ -4,7 +4,7 @@ import { formatPlanBlock, parsePlanBlock, type PlanBlock } from "./plan-block.js
 /**
  * The PR body: a table of image, from → to, digest, policy and source compare link, a short
  * explanation, and the hidden plan block Ferry parses back. Every user-controlled value is
- * escaped (RELIABILITY.md row 14).
+ * escaped (docs/reliability.md row 14).
  */
 export interface BodyRow {
   image: string;

@@ -1,4 +1,4 @@
-/** Ferry's branches: one per environment, `ferry/<env>` (DESIGN.md "GitHub conventions"). */
+/** Ferry's branches: one per environment, `ferry/<env>` (docs/architecture.md "GitHub conventions"). */
 const PREFIX = "ferry/";
 const ENVIRONMENT = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 

@@ -1,7 +1,7 @@
 import type { ReferenceProblem } from "../check/check-references.js";
 import type { ConfigProblem } from "../config/load-config.js";
 
-/** The `ferry/config` check run (DESIGN.md "GitHub conventions"): annotations on the offending lines. */
+/** The `ferry/config` check run (docs/architecture.md "GitHub conventions"): annotations on the offending lines. */
 export const CONFIG_CHECK_NAME = "ferry/config";
 /** GitHub accepts at most 50 annotations per request. */
 const MAX_ANNOTATIONS = 50;

@@ -1,7 +1,7 @@
 import { isValidTag } from "../image-ref.js";
 
 /**
- * The comment command grammar (DESIGN.md "GitHub conventions"): a command is the first word of a
+ * The comment command grammar (docs/architecture.md "GitHub conventions"): a command is the first word of a
  * line and the whole line must match exactly; anything else on the line makes it not a command.
  *   /promote <env> [image@tag]   /rollback <env> [image@tag]   /hold <env>   /unhold <env>   /ferry status
  */

@@ -2,7 +2,7 @@
  * Escaping for text Ferry writes into PR bodies, comments and issues. Every user-controlled value
  * (tags, image names, environment names, reasons, logins) goes through one of these before it
  * lands in markdown, so a tag or a config value cannot inject links, HTML or table cells
- * (RELIABILITY.md row 14).
+ * (docs/reliability.md row 14).
  */
 
 const MARKDOWN_SPECIAL = /[\\`*_{}[\]()#+\-.!|<>&~"'@:]/g;

@@ -3,8 +3,8 @@ import { formatHiddenBlock, parseHiddenBlock } from "./markdown.js";
 
 /**
  * The hidden block in every Ferry PR body: what the PR changes, as data. Ferry keeps no state of
- * its own; it reads this back to know what an open or merged PR carries (DESIGN.md "GitHub
- * conventions"). Parsing validates every field, since anyone with write access can edit a body.
+ * its own; it reads this back to know what an open or merged PR carries (docs/architecture.md
+ * "GitHub conventions"). Parsing validates every field, since anyone with write access can edit a body.
  */
 export interface PlanBlockChange {
   image: string;

@@ -23,7 +23,7 @@ export interface ParsedYaml {
   lineCounter: LineCounter;
 }
 
-/** Files bigger than this are refused, not parsed (RELIABILITY.md row 29). */
+/** Files bigger than this are refused, not parsed (docs/reliability.md row 29). */
 export const MAX_YAML_CHARS = 8 * 1024 * 1024;
 /**
  * How many nodes a walk may visit with aliases expanded. A "billion laughs" file expands

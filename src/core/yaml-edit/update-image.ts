@@ -25,7 +25,7 @@ interface Splice {
  * Pure. Returns the new text and the edits (empty when nothing changes). Throws UserError and
  * changes nothing when the value is invalid or verification fails.
  *
- * Only the bytes of each value change (STYLE.md habit 3): the new value is spliced into the
+ * Only the bytes of each value change (docs/architecture.md "Editing files"): the new value is spliced into the
  * original text in the quoting style of the old one, then the result is parsed again and
  * compared with the original, node by node, so that anything but the intended fields changing
  * (an injected document, a type change, a moved key) is refused.
@@ -78,7 +78,7 @@ export function updateImage(
   return { text: newText, edits };
 }
 
-/** Values are checked against the OCI grammar before anything is computed from them (RELIABILITY.md row 14). */
+/** Values are checked against the OCI grammar before anything is computed from them (docs/reliability.md row 14). */
 function validateUpdate(update: ImageUpdate): void {
   const quoted = (value: string): string =>
     JSON.stringify(value.length > 80 ? `${value.slice(0, 77)}...` : value);

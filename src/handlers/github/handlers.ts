@@ -12,7 +12,7 @@ import type { HandlerEvent, HandlerServices, RepositoryPayload } from "./service
 /**
  * GitHub webhook events → one use case each (thin). Work runs behind the ack on the queue; every
  * use case re-reads GitHub and the registry, so redelivered or reordered events converge
- * (RELIABILITY.md rows 7–8).
+ * (docs/reliability.md rows 7–8).
  */
 
 const repoOf = (payload: RepositoryPayload) => ({

@@ -4,7 +4,7 @@ import type { RegistryHint } from "./registry-hint.js";
  * Debounces hints per repository: the first hint for `registry/repository` opens a window of
  * `windowMs`; every hint for it inside the window joins the batch, and when the window closes
  * `deliver` gets one call with one hint per tag (or digest), the latest wins. A burst of pushes —
- * or a flood through a leaked token (RELIABILITY.md #30) — becomes one re-poll of the registry.
+ * or a flood through a leaked token (docs/reliability.md row 30) — becomes one re-poll of the registry.
  */
 export class HintCoalescer {
   private readonly batches = new Map<string, { hints: Map<string, RegistryHint>; timer: NodeJS.Timeout }>();

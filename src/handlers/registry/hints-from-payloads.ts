@@ -89,7 +89,7 @@ export function hintsFromHarbor(payload: unknown): RegistryHint[] {
 
 /**
  * Docker Hub repository webhook: `push_data.tag` and `repository.repo_name`. Docker Hub has no
- * event type: every payload is a push. `callback_url` is never fetched (RELIABILITY.md #10).
+ * event type: every payload is a push. `callback_url` is never fetched (docs/reliability.md row 10).
  */
 export function hintsFromDockerHub(payload: unknown): RegistryHint[] {
   if (!isObject(payload) || !isObject(payload.push_data) || !isObject(payload.repository)) return [];

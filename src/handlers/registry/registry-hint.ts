@@ -17,7 +17,7 @@ export interface RegistryHint {
 /**
  * Builds a hint from untrusted strings, or returns undefined when they do not name a valid
  * repository. Tags and digests are checked against the anchored OCI grammars before anything
- * downstream sees them (RELIABILITY.md #14); an invalid tag is dropped, not passed on.
+ * downstream sees them (docs/reliability.md row 14); an invalid tag is dropped, not passed on.
  */
 export function makeHint(
   source: RegistryHint["source"],

@@ -22,7 +22,7 @@ export interface RegistryReceiverOptions {
   maxBodyBytes?: number;
   /** Window in which hints for one repository are merged into one `onHints` call; default 1000 ms, 0 = next tick. */
   coalesceMs?: number;
-  /** Time allowed to receive the body before 408; default 30 s (RELIABILITY.md #4). */
+  /** Time allowed to receive the body before 408; default 30 s (docs/reliability.md row 4). */
   bodyTimeoutMs?: number;
   onHints: (hints: RegistryHint[]) => void | Promise<void>;
   log?: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void };
@@ -115,7 +115,7 @@ export function createRegistryReceiver(options: RegistryReceiverOptions): Regist
 
       const body = await readCappedBody(req, maxBodyBytes, bodyTimeoutMs);
       bodyRead = true;
-      // HMAC over the raw bytes, never over re-serialized JSON (RELIABILITY.md #3).
+      // HMAC over the raw bytes, never over re-serialized JSON (docs/reliability.md row 3).
       if (route.auth === "hmac" && !signatureMatches(req.headers[SIGNATURE_HEADER], body, secret)) {
         throw new HttpRefusal(401, "bad signature");
       }

@@ -1,5 +1,5 @@
 /**
- * A loopback Kubernetes API server for the sandbox and the tests (issue 6): in memory, on
+ * A loopback Kubernetes API server for the sandbox and the tests: in memory, on
  * 127.0.0.1 and a free port, spoken to by `@kubernetes/client-node` and `kubectl` unchanged.
  *
  * Module map: `cluster-state.ts` (verbs, storage, watch), `managed-fields.ts` (server-side

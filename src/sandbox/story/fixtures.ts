@@ -1,5 +1,5 @@
 /**
- * The repositories the sandbox story starts from (DESIGN.md "The story it must make true"): the
+ * The repositories the sandbox story starts from (docs/architecture.md "The sandbox"): the
  * app repo `acme/shop` and the config repo `acme/shop-config` with a Kustomize base, staging and
  * prod overlays, a Helm values file per environment and `.github/ferry.yml`. Pure: the registry
  * host is a parameter, because the embedded registry listens on a free port.

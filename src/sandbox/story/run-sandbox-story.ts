@@ -1,6 +1,6 @@
 /**
- * `ferry sandbox`: the release of shop 1.8.0 from DESIGN.md, end to end on the embedded parts
- * (issue 7). Each step acts like a person or a CI system would, then waits — bounded by a
+ * `ferry sandbox`: the release of shop 1.8.0 (docs/architecture.md "The sandbox"), end to end on
+ * the embedded parts. Each step acts like a person or a CI system would, then waits — bounded by a
  * deadline — for the real effect and says what it saw. The first failing step ends the story;
  * the summary and `close()` work either way.
  */

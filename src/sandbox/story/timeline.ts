@@ -1,7 +1,7 @@
 /**
  * What the sandbox prints: one line per step with its latency, the summary table of the
  * environments, the endpoints to explore with `--keep`, and the `--json` document
- * (DESIGN.md "The embedded sandbox"). Pure: data in, text out.
+ * (docs/architecture.md "The sandbox"). Pure: data in, text out.
  */
 
 export interface StepResult {

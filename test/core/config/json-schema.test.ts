@@ -14,7 +14,7 @@ describe("the published JSON Schema", () => {
     expect(readFileSync(SCHEMA_FILE, "utf8")).toBe(generated);
   });
 
-  it("accepts the DESIGN.md example and rejects an unknown key, as the runtime validation does", () => {
+  it("accepts the docs/config.md example and rejects an unknown key, as the runtime validation does", () => {
     const ajv = new Ajv2020({ strict: false, allErrors: true });
     const validate = ajv.compile(JSON.parse(readFileSync(SCHEMA_FILE, "utf8")));
     const good = parse(

@@ -27,7 +27,7 @@ registries:
 `;
 
 describe("loadConfig", () => {
-  it("accepts the example from DESIGN.md and fills defaults", () => {
+  it("accepts the example from docs/config.md and fills defaults", () => {
     const result = loadConfig(DESIGN_EXAMPLE);
     if (!result.ok) throw new Error(formatProblems("ferry.yml", result.problems));
     expect(result.config.environments.prod!.promoters).toEqual({

@@ -103,7 +103,7 @@ describe("parsePolicy", () => {
     expect(problem("semver")).toMatch(/^policy: expected a mapping .* got the string "semver"$/);
   });
 
-  it("refuses a YAML alias bomb instead of expanding it (RELIABILITY.md row 29)", () => {
+  it("refuses a YAML alias bomb instead of expanding it (docs/reliability.md row 29)", () => {
     const bomb = [
       'a: &a ["x","x","x","x","x","x","x","x","x","x"]',
       ...Array.from(

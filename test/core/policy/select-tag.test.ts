@@ -91,7 +91,7 @@ describe("semver strategy", () => {
     expect(chosenTag({ prerelease: true }, ["2.0.0-rc.9", "2.0.0", "2.0.0-beta"])).toBe("2.0.0");
   });
 
-  it("ignores tags that are not strict X.Y.Z versions, so a numeric git SHA never outranks releases (fluxcd/flux issue 2729)", () => {
+  it("ignores tags that are not strict X.Y.Z versions, so a numeric git SHA never outranks releases (https://github.com/fluxcd/flux/issues/2729)", () => {
     expect(chosenTag({}, ["1.2.3", "12345678", "1.3", "20240101", "v2"])).toBe("1.2.3");
   });
 
@@ -359,7 +359,7 @@ describe("allow, ignore and invalid tags", () => {
     });
   });
 
-  it("ignores names that are not valid OCI tags, such as injection attempts (RELIABILITY.md row 14)", () => {
+  it("ignores names that are not valid OCI tags, such as injection attempts (docs/reliability.md row 14)", () => {
     const list = [
       "1.0.0",
       "9.9.9\n---\nkind: ClusterRoleBinding",

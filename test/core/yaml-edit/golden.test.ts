@@ -7,7 +7,7 @@ import { updateImage, type ImageUpdate } from "../../../src/core/yaml-edit/updat
 import type { FindOptions } from "../../../src/core/targets/index.js";
 
 /**
- * Golden edits (STYLE.md habit 4): test/fixtures/edit/<case>/input.yaml → expected.yaml under
+ * Golden edits (docs/testing.md "Golden files"): test/fixtures/edit/<case>/input.yaml → expected.yaml under
  * case.json's update. A case with `error` must throw a UserError containing it and write nothing
  * (its expected.yaml is the input, byte for byte).
  */

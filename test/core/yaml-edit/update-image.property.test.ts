@@ -7,7 +7,7 @@ import { findReferences } from "../../../src/core/targets/index.js";
 import { updateImage } from "../../../src/core/yaml-edit/update-image.js";
 
 /**
- * RELIABILITY.md G8: for any string, either it is a valid OCI tag and exactly the target scalar
+ * docs/reliability.md G8: for any string, either it is a valid OCI tag and exactly the target scalar
  * changes, or nothing is written. fast-check 4 dropped `fullUnicodeString`; `string({ unit: "binary" })`
  * is its replacement (any code point, astral planes included).
  */

@@ -1,5 +1,5 @@
 /**
- * The production Octokit (RELIABILITY.md row 21, goal G6): rate limits are waited out as GitHub
+ * The production Octokit (docs/reliability.md row 21, goal G6): rate limits are waited out as GitHub
  * prescribes and retried a bounded number of times, against the emulator's real limit headers.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";

@@ -53,7 +53,7 @@ const routes = [
   { path: "/registry/generic", header: "x-ferry-signature-256" },
 ] as const;
 
-describe("RELIABILITY G1: fuzzed unauthenticated or mis-signed requests", () => {
+describe("goal G1 (docs/reliability.md): fuzzed unauthenticated or mis-signed requests", () => {
   it("answers every one with a 4xx and never produces a hint", async () => {
     let hints = 0;
     const receiver = createRegistryReceiver({

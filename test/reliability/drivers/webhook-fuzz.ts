@@ -1,5 +1,5 @@
 /**
- * Webhook intake attacks (RELIABILITY.md rows 1–5, 11; goal G1) as fast-check arbitraries: every
+ * Webhook intake attacks (docs/reliability.md rows 1–5, 11; goal G1) as fast-check arbitraries: every
  * generated request is unauthenticated, mis-signed, or authenticated but malformed, so every one
  * must be answered 4xx with no side effect. Shared by the test (fixed seed, modest count) and
  * `npm run bench` (larger counts).
