@@ -23,7 +23,7 @@ export interface FerryAppManifest {
 
 let manifest: FerryAppManifest | undefined;
 
-/** `app.yml`'s `default_permissions` and `default_events` (found above this module: src/ or dist/src/). */
+/** `app.yml`'s `default_permissions` and `default_events` (found above this module: src/ or dist/). */
 export function ferryAppManifest(): FerryAppManifest {
   if (manifest) return manifest;
   let dir = dirname(fileURLToPath(import.meta.url));
