@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { checkConfigOnDefaultBranch, checkConfigPullRequest } from "../../src/app/check-config.js";
 import { BROKEN_CONFIG_TITLE } from "../../src/core/pr/check-run.js";
-import { CONFIG, configRepo, FakeGitHub, FakeRegistry, fakeDeps } from "./fakes.js";
+import { CONFIG, configRepo, FakeGitHub, FakeRegistry, fakeDeps } from "../support/app-fakes.js";
 
 const BROKEN = "images: {}\nenvironments:\n  prod:\n    paths: [overlays/prod]\n    soak: 30 minutes\n";
 

@@ -5,8 +5,8 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { GitHubRepoAdapter } from "../../src/adapters/github/github-repo.js";
 import { syncRepository } from "../../src/app/sync-repository.js";
-import { installApp, startWorld, type World } from "../sandbox/github/helpers.js";
-import { configRepo, FakeRegistry, fakeDeps } from "./fakes.js";
+import { installApp, startWorld, type World } from "../support/github-emulator-world.js";
+import { configRepo, FakeRegistry, fakeDeps } from "../support/app-fakes.js";
 
 describe("concurrent writers on one environment", { timeout: 60_000 }, () => {
   let world: World;

@@ -5,7 +5,7 @@
 import { Octokit } from "@octokit/rest";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { parseBody } from "../../src/core/pr/body.js";
-import { startWorld, type World } from "./e2e-world.js";
+import { startWorld, type World } from "../support/app-e2e-world.js";
 
 describe("Ferry end to end (Probot + GitHub emulator + embedded registry)", { timeout: 30_000 }, () => {
   let world: World;

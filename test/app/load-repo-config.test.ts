@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { UserError } from "../../src/core/errors.js";
 import { loadRepoConfig } from "../../src/app/load-repo-config.js";
 import type { TreeEntry } from "../../src/app/github-port.js";
-import { configRepo, FakeGitHub, FakeRegistry, fakeDeps } from "./fakes.js";
+import { configRepo, FakeGitHub, FakeRegistry, fakeDeps } from "../support/app-fakes.js";
 
 describe("loadRepoConfig", () => {
   it("reads .github/ferry.yml as a blob of the base's tree, the listing the planner reads next", async () => {

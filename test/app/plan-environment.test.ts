@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { planEnvironment, type FileSource } from "../../src/app/plan-environment.js";
 import { loadConfig } from "../../src/core/config/load-config.js";
 import type { FerryConfig } from "../../src/core/config/schema.js";
-import { FakeRegistry, kustomization } from "./fakes.js";
+import { FakeRegistry, kustomization } from "../support/app-fakes.js";
 
 function config(policy: string): FerryConfig {
   const result = loadConfig(

@@ -5,7 +5,7 @@ import { parseState } from "../../src/core/pr/dashboard.js";
 import { runCommentCommands, type CommentInput } from "../../src/app/run-command.js";
 import { syncRepository } from "../../src/app/sync-repository.js";
 import { recordMerge } from "../../src/app/record-merge.js";
-import { configRepo, FakeGitHub, FakeRegistry, fakeDeps } from "./fakes.js";
+import { configRepo, FakeGitHub, FakeRegistry, fakeDeps } from "../support/app-fakes.js";
 
 let commentId = 100;
 function comment(body: string, author = "mona", extra: Partial<CommentInput> = {}): CommentInput {

@@ -10,9 +10,9 @@ import { GitHubRepoAdapter } from "../../src/adapters/github/github-repo.js";
 import { loadRepoConfig } from "../../src/app/load-repo-config.js";
 import { updateState } from "../../src/app/state.js";
 import { DASHBOARD_TITLE, parseState, parseStateFile } from "../../src/core/pr/dashboard.js";
-import { installApp, startWorld as startEmulatorWorld } from "../sandbox/github/helpers.js";
-import { startWorld, type World } from "./e2e-world.js";
-import { configRepo, FakeRegistry, fakeDeps } from "./fakes.js";
+import { installApp, startWorld as startEmulatorWorld } from "../support/github-emulator-world.js";
+import { startWorld, type World } from "../support/app-e2e-world.js";
+import { configRepo, FakeRegistry, fakeDeps } from "../support/app-fakes.js";
 
 const STATE_REF = "refs/ferry/state";
 

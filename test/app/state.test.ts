@@ -16,7 +16,7 @@ import {
   parseStateFile,
   type FerryState,
 } from "../../src/core/pr/dashboard.js";
-import { configRepo, FakeGitHub, FakeRegistry, fakeDeps } from "./fakes.js";
+import { configRepo, FakeGitHub, FakeRegistry, fakeDeps } from "../support/app-fakes.js";
 
 /** One replica: its own deps (and so its own in-process lock) over the shared GitHub. */
 function replica(github: FakeGitHub): AppDeps {

@@ -5,7 +5,7 @@ import { mergeWhenReady } from "../../src/app/merge-when-ready.js";
 import { recordMerge } from "../../src/app/record-merge.js";
 import { loadRepoConfig } from "../../src/app/load-repo-config.js";
 import { updateState } from "../../src/app/state.js";
-import { configRepo, FakeGitHub, FakeRegistry, fakeDeps, kustomization } from "./fakes.js";
+import { configRepo, FakeGitHub, FakeRegistry, fakeDeps, kustomization } from "../support/app-fakes.js";
 
 function setup(files = configRepo()) {
   const github = new FakeGitHub(files);

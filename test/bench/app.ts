@@ -4,7 +4,7 @@
  * real server against the GitHub emulator and the embedded registry on 127.0.0.1.
  */
 import { performance } from "node:perf_hooks";
-import { REGISTRY_SECRET, startWorld, type World } from "../app/e2e-world.js";
+import { REGISTRY_SECRET, startWorld, type World } from "../support/app-e2e-world.js";
 
 function percentile(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);

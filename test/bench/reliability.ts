@@ -6,11 +6,11 @@
  */
 import { performance } from "node:perf_hooks";
 import fc from "fast-check";
-import { CanaryWatch } from "../setup/canary.js";
-import { startStubbedFerry } from "../reliability/drivers/ferry-stub-server.js";
-import { keepAliveAgent, send } from "../reliability/drivers/http.js";
-import { githubAttacks, registryAttacks } from "../reliability/drivers/webhook-fuzz.js";
-import { formatSummary, type Figures } from "../reliability/ledger.js";
+import { CanaryWatch } from "../support/canary.js";
+import { startStubbedFerry } from "../support/ferry-stub-server.js";
+import { keepAliveAgent, send } from "../support/raw-http.js";
+import { githubAttacks, registryAttacks } from "../support/webhook-attacks.js";
+import { formatSummary, type Figures } from "../support/reliability-ledger.js";
 
 const FUZZ_REQUESTS = 30_000;
 const OVERSIZED_CONCURRENT = 100;

@@ -12,7 +12,7 @@ import {
   type EmbeddedRegistry,
 } from "../../src/sandbox/registry/embedded-registry.js";
 import { pushImage } from "../../src/sandbox/registry/push-image.js";
-import { startDistribution, type RunningDistribution } from "../registry/harness/distribution.js";
+import { startDistribution, type RunningDistribution } from "../support/registry-distribution.js";
 import { ferryAppManifest, UnthrottledOctokit } from "../../src/sandbox/ferry-app.js";
 
 function fakeIo(cwd: string): CliIo & { out: string[]; err: string[] } {

@@ -10,7 +10,7 @@ import { describe, expect, it } from "vitest";
 import { parseAllDocuments } from "yaml";
 import { currentImage } from "../../src/core/targets/index.js";
 import { updateImage } from "../../src/core/yaml-edit/update-image.js";
-import { CORPUS_CASES } from "./corpus-cases.js";
+import { CORPUS_CASES } from "../support/corpus-cases.js";
 
 const CORPUS = fileURLToPath(new URL("../fixtures/corpus/", import.meta.url));
 const readCorpus = (file: string): string => readFileSync(join(CORPUS, file), "utf8");

@@ -6,7 +6,7 @@ import { DEFAULT_PRUNE_OPTIONS } from "../../src/reconciler/plan.js";
 import { createReconciler } from "../../src/reconciler/reconciler.js";
 import { startClusterSimulator, type ClusterSimulator } from "../../src/sandbox/cluster/cluster-simulator.js";
 import { startGitHubEmulator } from "../../src/sandbox/github/index.js";
-import { deploymentYaml, GIT_ENV, TempDirs } from "./harness.js";
+import { deploymentYaml, GIT_ENV, TempDirs } from "../support/reconciler-harness.js";
 
 // Real git, HTTP servers and child processes on a shared, busy machine: allow for slow runs.
 vi.setConfig({ testTimeout: 30_000 });

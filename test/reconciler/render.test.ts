@@ -3,7 +3,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { renderPath } from "../../src/reconciler/render.js";
-import { configMapYaml, deploymentYaml, TempDirs } from "./harness.js";
+import { configMapYaml, deploymentYaml, TempDirs } from "../support/reconciler-harness.js";
 
 // Real git, HTTP servers and child processes on a shared, busy machine: allow for slow runs.
 vi.setConfig({ testTimeout: 30_000 });

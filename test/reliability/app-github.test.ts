@@ -9,10 +9,10 @@ import semver from "semver";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import type { RegistryHint } from "../../src/handlers/registry/index.js";
 import type { FerryServer } from "../../src/main.js";
-import { CanaryWatch } from "../setup/canary.js";
-import { startAppWorld, type AppWorld } from "./drivers/app-world.js";
-import { send } from "./drivers/http.js";
-import { finishFile, ledgerFile, record } from "./ledger.js";
+import { CanaryWatch } from "../support/canary.js";
+import { startAppWorld, type AppWorld } from "../support/reliability-app-world.js";
+import { send } from "../support/raw-http.js";
+import { finishFile, ledgerFile, record } from "../support/reliability-ledger.js";
 
 ledgerFile("app-github");
 vi.setConfig({ testTimeout: 120_000 });

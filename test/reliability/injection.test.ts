@@ -15,7 +15,7 @@ import { formatBody, parseBody } from "../../src/core/pr/body.js";
 import { formatCommand, parseCommands } from "../../src/core/pr/commands.js";
 import { escapeMarkdown } from "../../src/core/pr/markdown.js";
 import { updateImage } from "../../src/core/yaml-edit/update-image.js";
-import { finishFile, ledgerFile, record } from "./ledger.js";
+import { finishFile, ledgerFile, record } from "../support/reliability-ledger.js";
 
 ledgerFile("injection");
 afterAll(() => finishFile("injection"));

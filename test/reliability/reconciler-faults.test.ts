@@ -15,8 +15,8 @@ import {
   TempDirs,
   writesOf,
   type Setup,
-} from "../reconciler/harness.js";
-import { finishFile, ledgerFile, record } from "./ledger.js";
+} from "../support/reconciler-harness.js";
+import { finishFile, ledgerFile, record } from "../support/reliability-ledger.js";
 
 ledgerFile("reconciler-faults");
 vi.setConfig({ testTimeout: 120_000 });

@@ -12,8 +12,8 @@ import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
 import { createRegistryClient } from "../../src/adapters/registry/index.js";
 import { TransientError, UserError } from "../../src/core/errors.js";
-import { CanaryWatch } from "../setup/canary.js";
-import { finishFile, ledgerFile, record } from "./ledger.js";
+import { CanaryWatch } from "../support/canary.js";
+import { finishFile, ledgerFile, record } from "../support/reliability-ledger.js";
 
 ledgerFile("registry-client-faults");
 afterAll(() => finishFile("registry-client-faults"));

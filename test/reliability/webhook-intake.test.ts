@@ -8,17 +8,17 @@ import { createServer, request } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startFerryServer, WeakWebhookSecretError } from "../../src/main.js";
-import { CanaryWatch } from "../setup/canary.js";
-import { startStubbedFerry, type StubbedFerry } from "./drivers/ferry-stub-server.js";
-import { keepAliveAgent, send } from "./drivers/http.js";
+import { CanaryWatch } from "../support/canary.js";
+import { startStubbedFerry, type StubbedFerry } from "../support/ferry-stub-server.js";
+import { keepAliveAgent, send } from "../support/raw-http.js";
 import {
   githubAttacks,
   REGISTRY_PAYLOADS,
   registryAttacks,
   reencoded,
   sign256,
-} from "./drivers/webhook-fuzz.js";
-import { finishFile, ledgerFile, record } from "./ledger.js";
+} from "../support/webhook-attacks.js";
+import { finishFile, ledgerFile, record } from "../support/reliability-ledger.js";
 
 ledgerFile("webhook-intake");
 

@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startTokenIssuer, type TokenIssuer } from "./token-issuer.js";
+import { startTokenIssuer, type TokenIssuer } from "./registry-token-issuer.js";
 
 /**
  * Starts Debian's CNCF distribution (`docker-registry serve CONFIG`) on 127.0.0.1 with a

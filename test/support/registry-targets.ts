@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { startDistribution } from "./distribution.js";
+import { startDistribution } from "./registry-distribution.js";
 
 /**
  * The registries the contract suite runs against: CNCF distribution (the real thing) and, once it
@@ -24,7 +24,7 @@ export interface RegistryTarget {
 }
 
 const EMBEDDED_MODULE = fileURLToPath(
-  new URL("../../../src/sandbox/registry/embedded-registry.ts", import.meta.url),
+  new URL("../../src/sandbox/registry/embedded-registry.ts", import.meta.url),
 );
 const EMBEDDED_USERS = { ferry: "s3cret-canary-Pa55" };
 

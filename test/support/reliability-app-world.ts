@@ -4,20 +4,20 @@
  * secrets, the app's private key, the registry password, the installation tokens the emulator
  * issues). `scanEverything` greps all that Ferry wrote or said for them (row 25, G10).
  *
- * Modelled on test/app/e2e-world.ts; separate because that world's secrets are fixed strings.
+ * Modelled on test/support/app-e2e-world.ts; separate because that world's secrets are fixed strings.
  */
 import { execFileSync } from "node:child_process";
 import { Octokit } from "@octokit/rest";
 import pino from "pino";
-import { startFerryServer, type FerryServer, type FerryServerOptions } from "../../../src/main.js";
-import { startGitHubEmulator, type GitHubEmulator } from "../../../src/sandbox/github/index.js";
+import { startFerryServer, type FerryServer, type FerryServerOptions } from "../../src/main.js";
+import { startGitHubEmulator, type GitHubEmulator } from "../../src/sandbox/github/index.js";
 import {
   startEmbeddedRegistry,
   type EmbeddedRegistry,
-} from "../../../src/sandbox/registry/embedded-registry.js";
-import { pushImage } from "../../../src/sandbox/registry/push-image.js";
-import type { CanaryWatch } from "../../setup/canary.js";
-import { ferryAppManifest, UnthrottledOctokit } from "../../../src/sandbox/ferry-app.js";
+} from "../../src/sandbox/registry/embedded-registry.js";
+import { pushImage } from "../../src/sandbox/registry/push-image.js";
+import type { CanaryWatch } from "./canary.js";
+import { ferryAppManifest, UnthrottledOctokit } from "../../src/sandbox/ferry-app.js";
 
 export interface AppWorld {
   emu: GitHubEmulator;

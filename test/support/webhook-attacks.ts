@@ -9,7 +9,7 @@ import { readFileSync } from "node:fs";
 import fc from "fast-check";
 
 const fixture = (name: string): Buffer =>
-  readFileSync(new URL(`../../fixtures/registry-webhooks/${name}`, import.meta.url));
+  readFileSync(new URL(`../fixtures/registry-webhooks/${name}`, import.meta.url));
 
 /** Payloads that WOULD produce hints or handler work if they were accepted: a leak shows up as a side effect. */
 export const REGISTRY_PAYLOADS = {

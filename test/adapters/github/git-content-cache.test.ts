@@ -7,9 +7,9 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { GitContentCache, gitBlobSha, WeightedLru } from "../../src/adapters/github/git-content-cache.js";
-import { GitHubRepoAdapter } from "../../src/adapters/github/github-repo.js";
-import { installApp, startWorld, type World } from "../sandbox/github/helpers.js";
+import { GitContentCache, gitBlobSha, WeightedLru } from "../../../src/adapters/github/git-content-cache.js";
+import { GitHubRepoAdapter } from "../../../src/adapters/github/github-repo.js";
+import { installApp, startWorld, type World } from "../../support/github-emulator-world.js";
 
 describe("WeightedLru", () => {
   it("evicts the least recently used values once the total weight passes the budget", () => {

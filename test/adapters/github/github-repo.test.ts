@@ -3,8 +3,8 @@
  * refs, sha-pinned merges, reaction dedupe, live permissions.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { GitHubRepoAdapter } from "../../src/adapters/github/github-repo.js";
-import { installApp, startWorld, type World } from "../sandbox/github/helpers.js";
+import { GitHubRepoAdapter } from "../../../src/adapters/github/github-repo.js";
+import { installApp, startWorld, type World } from "../../support/github-emulator-world.js";
 
 describe("GitHubRepoAdapter against the emulator", () => {
   let world: World;

@@ -7,11 +7,11 @@ import {
   RegistryUnavailableError,
   type RegistryClientOptions,
   type RegistryLimits,
-} from "../../src/adapters/registry/index.js";
-import { pushImage } from "../../src/sandbox/registry/push-image.js";
-import { distributionMissingMessage } from "./harness/distribution.js";
-import { startFaultProxy, type FaultProxy } from "./harness/fault-proxy.js";
-import { registryTargets, type StartedRegistry } from "./harness/targets.js";
+} from "../../../src/adapters/registry/index.js";
+import { pushImage } from "../../../src/sandbox/registry/push-image.js";
+import { distributionMissingMessage } from "../../support/registry-distribution.js";
+import { startFaultProxy, type FaultProxy } from "../../support/registry-fault-proxy.js";
+import { registryTargets, type StartedRegistry } from "../../support/registry-targets.js";
 
 /**
  * The registry client against real registries: CNCF distribution (anonymous, htpasswd, token

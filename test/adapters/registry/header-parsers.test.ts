@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { nextLink } from "../../src/adapters/registry/link-header.js";
-import { parseRateLimitRemaining, retryAfterMs } from "../../src/adapters/registry/rate-limit.js";
-import { parseWwwAuthenticate } from "../../src/adapters/registry/www-authenticate.js";
+import { nextLink } from "../../../src/adapters/registry/link-header.js";
+import { parseRateLimitRemaining, retryAfterMs } from "../../../src/adapters/registry/rate-limit.js";
+import { parseWwwAuthenticate } from "../../../src/adapters/registry/www-authenticate.js";
 
 describe("parseWwwAuthenticate", () => {
   it("reads realm, service and a scope whose actions contain a comma", () => {

@@ -4,7 +4,7 @@ import {
   createRegistryClient,
   RegistryAuthError,
   type RegistryClientOptions,
-} from "../../src/adapters/registry/index.js";
+} from "../../../src/adapters/registry/index.js";
 
 /**
  * Edges no local registry can show: HTTPS hosts, Docker Hub and GHCR names, realms and redirects

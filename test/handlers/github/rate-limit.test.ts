@@ -4,7 +4,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { FerryOctokit } from "../../../src/main.js";
-import { startWorld, type World } from "../../sandbox/github/helpers.js";
+import { startWorld, type World } from "../../support/github-emulator-world.js";
 
 describe("FerryOctokit under rate limits", { timeout: 30_000 }, () => {
   let world: World;

@@ -10,8 +10,8 @@ import {
   validateWebhook,
   type CheckedResponse,
   type ContractFailure,
-} from "./contract-kit.js";
-import { expectStatus, installApp, startWorld, type World } from "./helpers.js";
+} from "../../support/github-contract-kit.js";
+import { expectStatus, installApp, startWorld, type World } from "../../support/github-emulator-world.js";
 
 describe("the emulator's REST responses and webhook payloads match GitHub's published schemas", () => {
   let world: World;

@@ -4,7 +4,7 @@
  * file at them with `?ref=refs/…`. A commit there need not share history with any branch.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { expectStatus, startWorld, type World } from "./helpers.js";
+import { expectStatus, startWorld, type World } from "../../support/github-emulator-world.js";
 
 const STATE_REF = "refs/ferry/state";
 

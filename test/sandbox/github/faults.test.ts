@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { expectStatus, startWorld, type World } from "./helpers.js";
+import { expectStatus, startWorld, type World } from "../../support/github-emulator-world.js";
 
 const owner = "acme";
 const repo = "config";

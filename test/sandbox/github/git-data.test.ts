@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { expectStatus, startWorld, type World } from "./helpers.js";
+import { expectStatus, startWorld, type World } from "../../support/github-emulator-world.js";
 
 describe("Git Data API through the real @octokit/rest", () => {
   let world: World;

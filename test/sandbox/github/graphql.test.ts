@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startWorld, type World } from "./helpers.js";
+import { startWorld, type World } from "../../support/github-emulator-world.js";
 
 const owner = "acme";
 const repo = "config";

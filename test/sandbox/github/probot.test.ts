@@ -6,7 +6,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Probot, createNodeMiddleware, type ApplicationFunction } from "probot";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startWorld, type World } from "./helpers.js";
+import { startWorld, type World } from "../../support/github-emulator-world.js";
 import { UnthrottledOctokit } from "../../../src/sandbox/ferry-app.js";
 
 const owner = "acme";

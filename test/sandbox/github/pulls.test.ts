@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { expectStatus, installApp, startWorld, type World } from "./helpers.js";
+import { expectStatus, installApp, startWorld, type World } from "../../support/github-emulator-world.js";
 
 const owner = "acme";
 const repo = "config";

@@ -4,8 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startReceiver } from "./contract-kit.js";
-import { installApp, startWorld, type World } from "./helpers.js";
+import { startReceiver } from "../../support/github-contract-kit.js";
+import { installApp, startWorld, type World } from "../../support/github-emulator-world.js";
 
 const run = promisify(execFile);
 const owner = "acme";

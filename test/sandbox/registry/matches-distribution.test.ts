@@ -9,7 +9,7 @@ import {
   distributionMissingMessage,
   startDistribution,
   type RunningDistribution,
-} from "../../registry/harness/distribution.js";
+} from "../../support/registry-distribution.js";
 
 /**
  * Side by side with the CNCF distribution binary (Debian's docker-registry, when installed): the
