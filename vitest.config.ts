@@ -1,0 +1,22 @@
+import { defineConfig } from "vitest/config";
+
+/**
+ * `npm test`: every test under test/ except the real-API-server tier (test/cluster/, its own
+ * config and `npm run test:cluster`). Tiers: docs/testing.md.
+ */
+export default defineConfig({
+  test: {
+    include: ["test/**/*.test.ts"],
+    exclude: ["test/cluster/**", "test/fixtures/**", "node_modules/**", "dist/**"],
+    // Many tests start real servers, git and child processes on a shared machine: a test that
+    // needs longer says so itself (vi.setConfig or a describe timeout).
+    testTimeout: 20_000,
+    hookTimeout: 30_000,
+    // Separate processes: tests start servers and child processes and set process-wide state
+    // (the reliability ledger keys its file on the vitest parent process).
+    pool: "forks",
+    poolOptions: { forks: { isolate: true } },
+    // A failure is a finding: never retried.
+    retry: 0,
+  },
+});
