@@ -5,7 +5,15 @@ import type { CliIo } from "../../src/cli/io.js";
 import { createReconciler } from "../../src/reconciler/reconciler.js";
 import { startReconciler } from "../../src/reconciler/start.js";
 import { startStatusServer, parseListenAddress } from "../../src/reconciler/status-server.js";
-import { configMapYaml, deploymentYaml, GIT_ENV, setup, TempDirs, writesOf, type Setup } from "../support/reconciler-harness.js";
+import {
+  configMapYaml,
+  deploymentYaml,
+  GIT_ENV,
+  setup,
+  TempDirs,
+  writesOf,
+  type Setup,
+} from "../support/reconciler-harness.js";
 
 // Real git, HTTP servers and child processes on a shared, busy machine: allow for slow runs.
 vi.setConfig({ testTimeout: 30_000 });

@@ -2,7 +2,14 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { TransientError } from "../../src/core/errors.js";
 import type { ClusterPort } from "../../src/reconciler/ports.js";
 import { createReconciler } from "../../src/reconciler/reconciler.js";
-import { configMapYaml, deploymentYaml, setup, TempDirs, writesOf, type Setup } from "../support/reconciler-harness.js";
+import {
+  configMapYaml,
+  deploymentYaml,
+  setup,
+  TempDirs,
+  writesOf,
+  type Setup,
+} from "../support/reconciler-harness.js";
 
 // Real git, HTTP servers and child processes on a shared, busy machine: allow for slow runs.
 vi.setConfig({ testTimeout: 30_000 });

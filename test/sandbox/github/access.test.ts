@@ -1,5 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { appJwt, expectStatus, installApp, octokitFor, startWorld, type World } from "../../support/github-emulator-world.js";
+import {
+  appJwt,
+  expectStatus,
+  installApp,
+  octokitFor,
+  startWorld,
+  type World,
+} from "../../support/github-emulator-world.js";
 
 const owner = "acme";
 const repo = "config";
