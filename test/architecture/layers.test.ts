@@ -84,6 +84,35 @@ describe("architecture", () => {
     expect(offences).toEqual([]);
   });
 
+  it("places every top-level folder of src/ in a known layer", () => {
+    const layers = ["adapters", "app", "cli", "core", "handlers", "reconciler", "sandbox"];
+    const folders = readdirSync(SRC).filter((name) => statSync(join(SRC, name)).isDirectory());
+    // A new folder needs its place in docs/architecture.md "Layers" and its rules in this file.
+    expect(folders.filter((name) => !layers.includes(name))).toEqual([]);
+  });
+
+  it("keeps the sandbox out of the product: only the sandbox command loads it", () => {
+    const offences = files
+      .filter((file) => !file.path.startsWith("sandbox/") && file.path !== "cli/sandbox.ts")
+      .flatMap((file) =>
+        importsOf(file.text)
+          .filter((spec) => /(^|\/)sandbox\//.test(spec))
+          .map((spec) => `${file.path} imports ${spec}`),
+      );
+    expect(offences).toEqual([]);
+  });
+
+  it("never imports the test tree from src/", () => {
+    const offences = files.flatMap((file) =>
+      importsOf(file.text)
+        .filter(
+          (spec) => /(^|\/)test\//.test(spec) || /^vitest(\/|$)/.test(spec) || /^fast-check$/.test(spec),
+        )
+        .map((spec) => `${file.path} imports ${spec}`),
+    );
+    expect(offences).toEqual([]);
+  });
+
   it("reads process.env only in entry points", () => {
     const entry = (path: string) =>
       ["main.ts", "cli.ts"].includes(path) || path.startsWith("cli/") || path.startsWith("sandbox/");
