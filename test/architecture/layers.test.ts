@@ -19,9 +19,9 @@ function sourceFiles(dir: string): string[] {
 function importsOf(text: string): string[] {
   return [
     ...text.matchAll(
-      /(?:^|\n)\s*(?:import|export)\s[^;]*?from\s+["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/g,
+      /(?:^|\n)\s*(?:import|export)\s[^;]*?from\s+["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)|(?:^|\n)\s*import\s+["']([^"']+)["']/g,
     ),
-  ].map((m) => (m[1] ?? m[2])!);
+  ].map((m) => (m[1] ?? m[2] ?? m[3])!);
 }
 
 const files = sourceFiles(SRC).map((path) => ({
