@@ -1,3 +1,4 @@
+import { sameImage } from "../core/image-ref.js";
 import { environmentOrder, environmentPolicy, type FerryConfig } from "../core/config/schema.js";
 import type { BodyRow } from "../core/pr/body.js";
 import { isUserError } from "../core/errors.js";
@@ -143,14 +144,8 @@ function imagesFor(config: FerryConfig, repositories: string[] | undefined): str
   const names = Object.keys(config.images);
   if (!repositories) return names;
   return names.filter((name) =>
-    repositories.some((repository) => sameRepository(config.images[name]!.repository, repository)),
+    repositories.some((repository) => sameImage(config.images[name]!.repository, repository)),
   );
-}
-
-function sameRepository(a: string, b: string): boolean {
-  const strip = (name: string): string =>
-    name.toLowerCase().replace(/^(docker\.io|index\.docker\.io)\/(library\/)?/, "");
-  return strip(a) === strip(b);
 }
 
 /**

@@ -18,8 +18,10 @@ export const DOCKER_HUB = "docker.io";
 /** Docker Hub's API host: `docker.io` is only the name users write. */
 export const DOCKER_HUB_API_HOST = "registry-1.docker.io";
 
+/** OCI distribution spec tag grammar, unanchored, for building larger patterns (commands). */
+export const TAG_SOURCE = "[A-Za-z0-9_][A-Za-z0-9._-]{0,127}";
 /** OCI distribution spec tag grammar, anchored. */
-export const TAG_PATTERN = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$/;
+export const TAG_PATTERN = new RegExp(`^${TAG_SOURCE}$`);
 /** The only digest algorithm Ferry writes or trusts. */
 export const DIGEST_PATTERN = /^sha256:[a-f0-9]{64}$/;
 /** A repository path component (OCI distribution spec `<name>` grammar). */
@@ -135,10 +137,14 @@ export function formatImageRef(ref: ImageRef, options: { familiar?: boolean } = 
   return `${name}${ref.tag !== undefined ? `:${ref.tag}` : ""}${ref.digest !== undefined ? `@${ref.digest}` : ""}`;
 }
 
-/** True when both strings name the same repository, whatever their spelling (`nginx` = `docker.io/library/nginx`). */
+/**
+ * True when both strings name the same repository, whatever their spelling: Docker Hub defaults
+ * (`nginx` = `docker.io/library/nginx` = `index.docker.io/library/nginx`) and case (repository
+ * names are lowercase by the OCI grammar; GitHub reports owners as they were typed, `Acme/Shop`).
+ */
 export function sameImage(a: string, b: string): boolean {
   try {
-    return imageName(parseImageRef(a)) === imageName(parseImageRef(b));
+    return imageName(parseImageRef(a.toLowerCase())) === imageName(parseImageRef(b.toLowerCase()));
   } catch {
     return false;
   }

@@ -42,6 +42,22 @@ describe("syncRepository: new image → PR per environment", () => {
     expect(parseBody(pull.body)?.changes[0]?.to.tag).toBe("1.8.0");
   });
 
+  it("syncs the image a GHCR event names, however the owner's name is cased", async () => {
+    const { github, registry, deps } = setup();
+    github.protectedBranches.set("main", ["ci"]);
+    registry.push("ghcr.io/acme/shop", "1.8.0");
+    await syncRepository(deps, { reason: "registry", repositories: ["ghcr.io/Acme/Shop"] });
+    expect(github.pulls.map((pull) => pull.title)).toEqual(["Promote shop 1.8.0 to staging"]);
+  });
+
+  it("leaves images alone that a trigger does not name", async () => {
+    const { github, registry, deps } = setup();
+    github.protectedBranches.set("main", ["ci"]);
+    registry.push("ghcr.io/acme/shop", "1.8.0");
+    await syncRepository(deps, { reason: "registry", repositories: ["ghcr.io/acme/shop-config"] });
+    expect(github.pulls).toEqual([]);
+  });
+
   it("changes nothing when the same trigger is delivered again", async () => {
     const { github, registry, deps } = setup();
     github.protectedBranches.set("main", ["ci"]);

@@ -1,3 +1,4 @@
+import { NAME_PATTERN } from "./names.js";
 import { z } from "zod";
 import { isDuration } from "../duration.js";
 import { InvalidImageRefError, parseImageName } from "../image-ref.js";
@@ -16,7 +17,7 @@ import {
  * (`src/core/config/ferry.schema.json`, kept in sync by a test).
  */
 
-const NAME = /^[a-z0-9][a-z0-9_-]{0,62}$/;
+const NAME = NAME_PATTERN;
 const REPO_SLUG = /^[A-Za-z0-9-]{1,39}\/[A-Za-z0-9._-]{1,100}$/;
 const TEAM_SLUG = /^[A-Za-z0-9-]{1,39}\/[A-Za-z0-9._-]{1,100}$/;
 

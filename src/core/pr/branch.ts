@@ -1,6 +1,8 @@
+import { NAME_PATTERN } from "../config/names.js";
+
 /** Ferry's branches: one per environment, `ferry/<env>` (docs/architecture.md "GitHub conventions"). */
 const PREFIX = "ferry/";
-const ENVIRONMENT = /^[a-z0-9][a-z0-9_-]{0,62}$/;
+const ENVIRONMENT = NAME_PATTERN;
 
 export function formatBranchName(environment: string): string {
   if (!ENVIRONMENT.test(environment))

@@ -1,4 +1,5 @@
-import { isValidTag } from "../image-ref.js";
+import { NAME_SOURCE } from "../config/names.js";
+import { isValidTag, TAG_SOURCE } from "../image-ref.js";
 
 /**
  * The comment command grammar (docs/architecture.md "GitHub conventions"): a command is the first word of a
@@ -10,8 +11,8 @@ export type Command =
   | { name: "hold" | "unhold"; environment: string }
   | { name: "status" };
 
-const NAME = "[a-z0-9][a-z0-9_-]{0,62}";
-const TAG = "[A-Za-z0-9_][A-Za-z0-9._-]{0,127}";
+const NAME = NAME_SOURCE;
+const TAG = TAG_SOURCE;
 const WITH_IMAGE = new RegExp(`^/(promote|rollback)[ \\t]+(${NAME})(?:[ \\t]+(${NAME})@(${TAG}))?[ \\t]*$`);
 const ENVIRONMENT_ONLY = new RegExp(`^/(hold|unhold)[ \\t]+(${NAME})[ \\t]*$`);
 const STATUS = /^\/ferry[ \t]+status[ \t]*$/;

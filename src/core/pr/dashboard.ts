@@ -1,3 +1,5 @@
+import { NAME_PATTERN } from "../config/names.js";
+import { isValidTag } from "../image-ref.js";
 import { escapeMarkdown, formatHiddenBlock, inlineCode, parseHiddenBlock, shortDigest } from "./markdown.js";
 
 /**
@@ -29,9 +31,8 @@ export function emptyState(): FerryState {
   return { version: 1, holds: {}, floors: {} };
 }
 
-const NAME = /^[a-z0-9][a-z0-9_-]{0,62}$/;
+const NAME = NAME_PATTERN;
 const LOGIN = /^[A-Za-z0-9-]{1,39}(?:\[bot\])?$/;
-const TAG = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$/;
 
 /** Reads the state block of a dashboard body back (the state before the state ref existed). */
 export function parseState(body: string | null | undefined): FerryState {
@@ -88,7 +89,7 @@ function stateFromData(raw: unknown): FerryState {
     for (const [environment, images] of Object.entries(floors)) {
       if (!NAME.test(environment) || typeof images !== "object" || images === null) continue;
       for (const [image, tag] of Object.entries(images as Record<string, unknown>)) {
-        if (NAME.test(image) && typeof tag === "string" && TAG.test(tag))
+        if (NAME.test(image) && typeof tag === "string" && isValidTag(tag))
           (state.floors[environment] ??= {})[image] = tag;
       }
     }

@@ -1,3 +1,4 @@
+import { NAME_PATTERN } from "../config/names.js";
 import { isValidDigest, isValidTag } from "../image-ref.js";
 import { formatHiddenBlock, parseHiddenBlock } from "./markdown.js";
 
@@ -28,7 +29,7 @@ export interface PlanBlock {
   requestedBy?: string;
 }
 
-const NAME = /^[a-z0-9][a-z0-9_-]{0,62}$/;
+const NAME = NAME_PATTERN;
 const SHA = /^[0-9a-f]{40}$/;
 const LOGIN = /^[A-Za-z0-9-]{1,39}(?:\[bot\])?$/;
 const REPOSITORY = /^[A-Za-z0-9._:\-/[\]]{1,255}$/;

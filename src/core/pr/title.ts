@@ -2,6 +2,7 @@
  * PR titles: `Promote shop 1.8.0 to staging`, several images `Promote shop 1.8.0, cart 2.1.0 to
  * staging`, a digest-only change names the short digest, a rollback says `Roll back … in prod`.
  */
+import { NAME_SOURCE } from "../config/names.js";
 export interface TitleImage {
   image: string;
   /** The tag, or the digest when the environment pins only a digest. */
@@ -15,8 +16,8 @@ export function formatTitle(environment: string, images: TitleImage[], kind: Tit
   return kind === "rollback" ? `Roll back ${list} in ${environment}` : `Promote ${list} to ${environment}`;
 }
 
-const PROMOTE_TITLE = /^Promote (.+) to ([a-z0-9][a-z0-9_-]{0,62})$/;
-const ROLLBACK_TITLE = /^Roll back (.+) in ([a-z0-9][a-z0-9_-]{0,62})$/;
+const PROMOTE_TITLE = new RegExp(`^Promote (.+) to (${NAME_SOURCE})$`);
+const ROLLBACK_TITLE = new RegExp(`^Roll back (.+) in (${NAME_SOURCE})$`);
 
 /** Parses a title Ferry wrote; undefined for any other title. */
 export function parseTitle(

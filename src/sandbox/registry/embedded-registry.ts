@@ -1,3 +1,4 @@
+import { TAG_PATTERN } from "../../core/image-ref.js";
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -58,7 +59,6 @@ export interface EmbeddedRegistry {
 
 /** OCI distribution `<name>` grammar: path components joined by `/`. */
 const NAME_PATTERN = /^[a-z0-9]+(?:(?:\.|_|__|-+)[a-z0-9]+)*(?:\/[a-z0-9]+(?:(?:\.|_|__|-+)[a-z0-9]+)*)*$/;
-const TAG_PATTERN = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$/;
 const DIGEST_PATTERN = /^[a-z0-9]+(?:[+._-][a-z0-9]+)*:[a-zA-Z0-9=_-]+$/;
 const SHA256_PATTERN = /^sha256:[a-f0-9]{64}$/;
 /** Encoded lengths of the algorithms distribution verifies; any other algorithm is invalid. */
