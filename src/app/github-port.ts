@@ -4,6 +4,7 @@
  * methods are shaped so that a promotion costs few requests (docs/architecture.md "GitHub conventions").
  */
 import type { Permission } from "../core/config/schema.js";
+import type { CheckOutput } from "../core/pr/check-run.js";
 
 /**
  * Where the holds and floors live: a ref outside refs/heads (no branch list, no PR, no push event
@@ -45,23 +46,10 @@ export interface PullRequestInfo {
 export type ReactionContent = "eyes" | "rocket" | "-1" | "+1" | "confused";
 export type ChecksState = "success" | "pending" | "failure";
 
-export interface CheckRunInput {
+/** A check run to create: Ferry's check output (`core/pr/check-run.ts`) on a commit. */
+export interface CheckRunInput extends CheckOutput {
   name: string;
   headSha: string;
-  conclusion: "success" | "failure";
-  title: string;
-  summary: string;
-  annotations: {
-    path: string;
-    start_line: number;
-    end_line: number;
-    /** Only when start_line equals end_line (GitHub refuses columns otherwise). */
-    start_column?: number;
-    end_column?: number;
-    annotation_level: "failure" | "warning" | "notice";
-    message: string;
-    title?: string;
-  }[];
 }
 
 export interface IssueInfo {

@@ -1,7 +1,7 @@
 import type { FerryConfig } from "../core/config/schema.js";
 import { environmentPolicy } from "../core/config/schema.js";
 import { FerryError, UserError } from "../core/errors.js";
-import { isValidDigest } from "../core/image-ref.js";
+import { isValidDigest, shortDigest } from "../core/image-ref.js";
 import type { Policy } from "../core/policy/schema.js";
 import { isNewer, metadataNeeds, rankTags, selectTag, type TagCandidate } from "../core/policy/select-tag.js";
 import { currentImage, type FindOptions } from "../core/targets/index.js";
@@ -188,7 +188,7 @@ async function pinnedTarget(
   const description = await registry.describe(repository, pin.digest);
   const target: Target = {
     digest: description.digest,
-    reason: `pinned to ${pin.tag ?? ""}@${pin.digest.slice(0, 19)}`,
+    reason: `pinned to ${pin.tag ?? ""}@${shortDigest(pin.digest)}`,
   };
   if (pin.tag !== undefined) target.tag = pin.tag;
   if (description.revision !== undefined) target.revision = description.revision;
@@ -207,11 +207,11 @@ async function chooseTarget(
     const tag = policy.tag!;
     const description = await deps.registry.describe(repository, tag);
     if (current.digest === description.digest)
-      return { unchanged: `${tag} is still ${description.digest.slice(0, 19)}` };
+      return { unchanged: `${tag} is still ${shortDigest(description.digest)}` };
     const target: Target = {
       tag,
       digest: description.digest,
-      reason: `${tag} moved to ${description.digest.slice(0, 19)}`,
+      reason: `${tag} moved to ${shortDigest(description.digest)}`,
     };
     if (description.revision !== undefined) target.revision = description.revision;
     return target;
@@ -295,8 +295,8 @@ function withDescription(description: ImageDescription, tag: string, reason: str
 
 function describeVersion(target: { tag?: string; digest: string }): string {
   return target.tag !== undefined
-    ? `${target.tag} (${target.digest.slice(0, 19)})`
-    : target.digest.slice(0, 19);
+    ? `${target.tag} (${shortDigest(target.digest)})`
+    : shortDigest(target.digest);
 }
 
 function findOptions(config: FerryConfig, name: string): FindOptions {

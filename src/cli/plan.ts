@@ -12,6 +12,7 @@ import {
 import { CONFIG_PATH, formatProblems, loadConfig } from "../core/config/load-config.js";
 import { environmentOrder, type FerryConfig } from "../core/config/schema.js";
 import { FerryError, UserError } from "../core/errors.js";
+import { shortDigest } from "../core/image-ref.js";
 import type { RegistryReader } from "../app/ports.js";
 import { EXIT, UsageError, type CliIo } from "./io.js";
 
@@ -162,7 +163,7 @@ export function formatPlan(output: PlanOutput): string {
   const lines: string[] = [];
   for (const change of output.changes) {
     lines.push(
-      `${change.environment}  ${change.image}  ${change.file}:${change.line}  ${change.from === "" ? "(none)" : change.from} -> ${change.to}  ${change.digest.slice(0, 19)}…  (${change.reason})`,
+      `${change.environment}  ${change.image}  ${change.file}:${change.line}  ${change.from === "" ? "(none)" : change.from} -> ${change.to}  ${shortDigest(change.digest)}  (${change.reason})`,
     );
   }
   for (const entry of output.unchanged)

@@ -39,6 +39,16 @@ export function isValidDigest(digest: string): boolean {
   return DIGEST_PATTERN.test(digest);
 }
 
+/**
+ * A digest as people read it: the algorithm and 12 hex digits (`sha256:0123456789ab`), enough to
+ * tell digests apart on a line; "" when there is none. Every message, table and title uses this one form.
+ */
+export function shortDigest(digest: string | undefined): string {
+  if (digest === undefined) return "";
+  const colon = digest.indexOf(":");
+  return colon < 0 ? digest.slice(0, 19) : digest.slice(0, colon + 13);
+}
+
 export class InvalidImageRefError extends UserError {
   constructor(input: string, why: string) {
     super("invalid-image-ref", `invalid image reference ${JSON.stringify(truncate(input))}: ${why}`);

@@ -159,7 +159,7 @@ describe("ferry plan's text output", () => {
       unchanged: [],
     });
     expect(text).toBe(
-      `prod  shop  overlays/prod/kustomization.yaml:6  (none) -> ${digest}  sha256:aaaaaaaaaaaa…  (pinned)\n`,
+      `prod  shop  overlays/prod/kustomization.yaml:6  (none) -> ${digest}  sha256:aaaaaaaaaaaa  (pinned)\n`,
     );
   });
 });

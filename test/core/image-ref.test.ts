@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { isValidTag, sameImage, TAG_PATTERN, TAG_SOURCE } from "../../src/core/image-ref.js";
+import { isValidTag, sameImage, shortDigest, TAG_PATTERN, TAG_SOURCE } from "../../src/core/image-ref.js";
 import { parseCommands } from "../../src/core/pr/commands.js";
 
 describe("sameImage", () => {
@@ -21,6 +21,13 @@ describe("sameImage", () => {
 
   it("is false for anything that is not an image reference", () => {
     expect(sameImage("ghcr.io/acme/shop", "not an image")).toBe(false);
+  });
+});
+
+describe("shortDigest", () => {
+  it("keeps the algorithm and 12 hex digits, the one form every message and table uses", () => {
+    expect(shortDigest(`sha256:${"ab12".repeat(16)}`)).toBe("sha256:ab12ab12ab12");
+    expect(shortDigest(undefined)).toBe("");
   });
 });
 

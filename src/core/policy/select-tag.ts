@@ -1,4 +1,5 @@
 import { parseDuration } from "../duration.js";
+import { shortDigest } from "../image-ref.js";
 import type { Policy } from "./schema.js";
 import { compileTagOrder, type TagOrder } from "./tag-order.js";
 
@@ -315,8 +316,4 @@ function superlative(policy: Policy): string {
 
 function plural(count: number, noun: string): string {
   return count === 1 ? noun : `${noun}s`;
-}
-
-function shortDigest(digest: string): string {
-  return digest.length > 19 ? `${digest.slice(0, 19)}…` : digest;
 }

@@ -1,4 +1,5 @@
-import { escapeMarkdown, inlineCode, shortDigest } from "./markdown.js";
+import { shortDigest } from "../image-ref.js";
+import { escapeMarkdown, inlineCode } from "./markdown.js";
 import { formatPlanBlock, parsePlanBlock, type PlanBlock } from "./plan-block.js";
 
 /**

@@ -10,6 +10,7 @@ export interface CheckAnnotation {
   path: string;
   start_line: number;
   end_line: number;
+  /** Only when start_line equals end_line (GitHub refuses columns otherwise). */
   start_column?: number;
   end_column?: number;
   annotation_level: "failure" | "warning" | "notice";

@@ -1,6 +1,6 @@
 import { NAME_PATTERN } from "../config/names.js";
-import { isValidTag } from "../image-ref.js";
-import { escapeMarkdown, formatHiddenBlock, inlineCode, parseHiddenBlock, shortDigest } from "./markdown.js";
+import { isValidTag, shortDigest } from "../image-ref.js";
+import { escapeMarkdown, formatHiddenBlock, inlineCode, parseHiddenBlock } from "./markdown.js";
 
 /**
  * The pinned "Ferry dashboard" issue: the environments × images table, a Mermaid diagram of the

@@ -24,13 +24,6 @@ export function inlineCode(text: string): string {
   return clean.length === 0 ? "" : `\`${clean}\``;
 }
 
-/** Truncates long values (a 64-hex digest) for a table cell, keeping the algorithm prefix. */
-export function shortDigest(digest: string | undefined): string {
-  if (digest === undefined) return "";
-  const [algorithm, hex] = digest.split(":");
-  return hex === undefined ? digest.slice(0, 19) : `${algorithm}:${hex.slice(0, 12)}`;
-}
-
 /**
  * Hidden machine-readable blocks `<!-- ferry:<name> {json} -->`. JSON is made safe inside an HTML
  * comment by escaping `<`, `>` and `&` as \u escapes (JSON.parse reads them back), so a value

@@ -3,6 +3,7 @@
  * staging`, a digest-only change names the short digest, a rollback says `Roll back … in prod`.
  */
 import { NAME_SOURCE } from "../config/names.js";
+import { shortDigest } from "../image-ref.js";
 export interface TitleImage {
   image: string;
   /** The tag, or the digest when the environment pins only a digest. */
@@ -37,5 +38,5 @@ export function parseTitle(
 }
 
 function displayVersion(version: string): string {
-  return version.startsWith("sha256:") ? version.slice(0, 19) : version;
+  return version.startsWith("sha256:") ? shortDigest(version) : version;
 }

@@ -29,13 +29,8 @@ import {
   type PullSeen,
 } from "./observe.js";
 import { startSandboxWorld, type SandboxWorld } from "./sandbox-world.js";
-import {
-  shortDigest,
-  shortSha,
-  type EnvironmentSummary,
-  type SandboxEndpoints,
-  type StepResult,
-} from "./timeline.js";
+import { shortDigest } from "../../core/image-ref.js";
+import { shortSha, type EnvironmentSummary, type SandboxEndpoints, type StepResult } from "./timeline.js";
 import { done, notYet, waitUntil, type Probe } from "./wait-until.js";
 
 export interface SandboxStoryOptions {

@@ -3,6 +3,7 @@
  * environments, the endpoints to explore with `--keep`, and the `--json` document
  * (docs/architecture.md "The sandbox"). Pure: data in, text out.
  */
+import { shortDigest } from "../../core/image-ref.js";
 
 export interface StepResult {
   /** Short, stable name (`push`, `staging-pr`, …): what a failure names. */
@@ -41,13 +42,6 @@ export interface SandboxJson {
   endpoints?: SandboxEndpoints;
 }
 
-/** `sha256:0123456789ab…` → `sha256:0123456789ab` (enough to tell digests apart on a line). */
-export function shortDigest(digest: string | undefined): string {
-  if (!digest) return "-";
-  const [algorithm, hex] = digest.split(":");
-  return hex ? `${algorithm}:${hex.slice(0, 12)}` : digest;
-}
-
 export function shortSha(sha: string | undefined): string {
   return sha ? sha.slice(0, 7) : "-";
 }
@@ -66,7 +60,7 @@ export function formatSummary(environments: EnvironmentSummary[]): string {
   const rows = environments.map((env) => [
     env.environment,
     env.version,
-    shortDigest(env.digest),
+    shortDigest(env.digest) || "-",
     env.sync,
     env.health,
     env.held ? "yes" : "no",
