@@ -18,7 +18,7 @@ import { EXIT, UsageError, type CliIo } from "./io.js";
 
 const USAGE = "usage: ferry plan [--dir DIR] [--env NAME] [--json]";
 
-export interface PlanOutput {
+export interface PlanReport {
   changes: {
     environment: string;
     image: string;
@@ -69,9 +69,9 @@ export async function run(args: string[], io: CliIo): Promise<number> {
     env: io.env,
   });
   const files = localFileSource(dir);
-  const output = await planAll(registry, files, config, environments, io.now());
+  const output = await buildPlanReport(registry, files, config, environments, io.now());
   if (values.json) io.stdout(`${JSON.stringify(output, null, 2)}\n`);
-  else io.stdout(formatPlan(output));
+  else io.stdout(formatPlanReport(output));
   // Everything readable was planned and printed; an image whose registry failed still fails the run.
   const failed = output.unchanged.filter((entry) => entry.error);
   if (failed.length > 0) {
@@ -87,14 +87,14 @@ export async function run(args: string[], io: CliIo): Promise<number> {
  * Plans each environment. An environment with `from` shows the promotion it would get: exactly
  * what its upstream runs (same digest); a manual one without `from` changes only by command.
  */
-export async function planAll(
+export async function buildPlanReport(
   registry: RegistryReader,
   files: FileSource,
   config: FerryConfig,
   environments: string[],
   now: Date,
-): Promise<PlanOutput> {
-  const output: PlanOutput = { changes: [], unchanged: [] };
+): Promise<PlanReport> {
+  const output: PlanReport = { changes: [], unchanged: [] };
   for (const environment of environments) {
     const settings = config.environments[environment]!;
     let plan: EnvironmentPlan;
@@ -159,7 +159,7 @@ export async function planAll(
   return output;
 }
 
-export function formatPlan(output: PlanOutput): string {
+export function formatPlanReport(output: PlanReport): string {
   const lines: string[] = [];
   for (const change of output.changes) {
     lines.push(

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { parseDuration } from "../core/duration.js";
-import { DEFAULT_PRUNE_OPTIONS, formatPlan } from "../reconciler/plan.js";
+import { DEFAULT_PRUNE_OPTIONS, formatSyncPlan } from "../reconciler/plan.js";
 import { describeObjects } from "../reconciler/reconciler.js";
 import { buildReconciler, startReconciler, type ReconcilerSetup } from "../reconciler/start.js";
 import { parseListenAddress } from "../reconciler/status-server.js";
@@ -133,7 +133,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
     const reconciler = buildReconciler(setup);
     const result = await reconciler.cycle();
     await reconciler.stop();
-    if (values["dry-run"] && result.plan) io.stdout(formatPlan(result.plan));
+    if (values["dry-run"] && result.plan) io.stdout(formatSyncPlan(result.plan));
     else if (!values["dry-run"]) {
       io.stdout(
         `revision ${result.revision ?? "(none)"}: ${result.sync}, ${result.health}; applied ${result.applied.length}, pruned ${result.pruned.length}\n`,

@@ -156,7 +156,7 @@ export function circuitBreakerVerdict(
   return undefined;
 }
 
-export interface PlanInput {
+export interface SyncPlanInput {
   instance: string;
   desired: DesiredObject[];
   /** By inventory key, for every desired object. */
@@ -167,7 +167,7 @@ export interface PlanInput {
   options: PruneOptions;
 }
 
-export function planSync(input: PlanInput): SyncPlan {
+export function planSync(input: SyncPlanInput): SyncPlan {
   const { desired, observed, inventory, orphansLive, options, instance } = input;
   // The Namespace --create-namespace adds does not make a render non-empty.
   const renderedCount = desired.filter(({ source }) => source !== CREATE_NAMESPACE_SOURCE).length;
@@ -229,7 +229,7 @@ export function planSync(input: PlanInput): SyncPlan {
 }
 
 /** The plan as text, for `--dry-run` and logs. */
-export function formatPlan(plan: SyncPlan): string {
+export function formatSyncPlan(plan: SyncPlan): string {
   const lines: string[] = [];
   for (const item of plan.apply) {
     const detail = item.changedPaths.length > 0 ? ` (${item.changedPaths.join(", ")})` : "";

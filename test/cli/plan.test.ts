@@ -4,7 +4,7 @@ import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { main } from "../../src/cli.js";
 import type { CliIo } from "../../src/cli/io.js";
-import { formatPlan, type PlanOutput } from "../../src/cli/plan.js";
+import { formatPlanReport, type PlanReport } from "../../src/cli/plan.js";
 import { startFerryServer, type FerryServer } from "../../src/main.js";
 import { startGitHubEmulator, type GitHubEmulator } from "../../src/sandbox/github/index.js";
 import {
@@ -63,7 +63,7 @@ describe("ferry plan against the embedded registry", () => {
     const code = await main(["plan", "--json"], io);
     expect(io.err.join("")).toBe("");
     expect(code).toBe(0);
-    const output = JSON.parse(io.out.join("")) as PlanOutput;
+    const output = JSON.parse(io.out.join("")) as PlanReport;
     expect(output.changes).toEqual([
       expect.objectContaining({
         environment: "staging",
@@ -115,7 +115,7 @@ describe("ferry plan against the embedded registry", () => {
     const dir = writeRepo(files);
     const io = fakeIo(dir);
     expect(await main(["plan", "--env", "staging", "--json"], io)).toBe(1);
-    const output = JSON.parse(io.out.join("")) as PlanOutput;
+    const output = JSON.parse(io.out.join("")) as PlanReport;
     expect(output.changes).toEqual([expect.objectContaining({ image: "shop", to: "1.8.0" })]);
     expect(output.unchanged).toEqual([
       expect.objectContaining({
@@ -143,7 +143,7 @@ describe("ferry plan against the embedded registry", () => {
 describe("ferry plan's text output", () => {
   it("says (none) where a field is added, as set-image does, instead of an empty gap", () => {
     const digest = `sha256:${"a".repeat(64)}`;
-    const text = formatPlan({
+    const text = formatPlanReport({
       changes: [
         {
           environment: "prod",
@@ -270,7 +270,7 @@ describe("a push to a real CNCF distribution registry, notified to ferry serve's
     const dir = writeRepo(configRepo(distribution.host, "1.7.3", "1.7.3"));
     const io = fakeIo(dir);
     expect(await main(["plan", "--env", "staging", "--json"], io)).toBe(0);
-    const output = JSON.parse(io.out.join("")) as PlanOutput;
+    const output = JSON.parse(io.out.join("")) as PlanReport;
     expect(output.changes).toEqual([
       expect.objectContaining({ environment: "staging", from: "1.7.3", to: "1.8.0", digest: pushed.digest }),
     ]);

@@ -9,7 +9,7 @@ import {
 import {
   circuitBreakerVerdict,
   DEFAULT_PRUNE_OPTIONS,
-  formatPlan,
+  formatSyncPlan,
   planSync,
   type ObservedObject,
   type PruneOptions,
@@ -238,7 +238,7 @@ describe("planSync", () => {
       orphansLive: [orphan],
       prune: { prune: true },
     });
-    expect(formatPlan(result)).toBe(
+    expect(formatSyncPlan(result)).toBe(
       "create ConfigMap shop/a\nprune ConfigMap shop/gone\n1 to apply, 0 unchanged, 1 to prune\n",
     );
   });
