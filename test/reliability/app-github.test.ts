@@ -35,15 +35,14 @@ async function withWorld(
   }
 }
 
-/** Counts ref updates the emulator saw as forced (not a fast-forward). */
-function watchForcedPushes(world: AppWorld): { forced: string[] } {
-  const seen = { forced: [] as string[] };
-  const original = world.emu.onRefChanged.bind(world.emu);
-  world.emu.onRefChanged = async (repo, ref, before, after, pusher, options = {}) => {
-    if (options.forced) seen.forced.push(ref);
-    return original(repo, ref, before, after, pusher, options);
+/** The refs the emulator sees forced (not a fast-forward) from now on. */
+function watchForcedPushes(world: AppWorld): { readonly forced: string[] } {
+  const from = world.emu.forcedRefUpdates.length;
+  return {
+    get forced() {
+      return world.emu.forcedRefUpdates.slice(from).map((update) => update.ref);
+    },
   };
-  return seen;
 }
 
 const stagingPulls = async (world: AppWorld) =>

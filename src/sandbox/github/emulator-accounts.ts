@@ -165,7 +165,7 @@ export function installApp(
   deliverTo(emu, inst, "installation", {
     action: "created",
     installation: shape.installation(emu.shapes, inst, app),
-    repositories: emu.installedRepos(inst).map((r) => ({
+    repositories: installedRepos(emu, inst).map((r) => ({
       id: r.id,
       node_id: r.nodeId,
       name: r.name,
@@ -185,7 +185,7 @@ export function installApp(
 }
 
 export function installedRepos(emu: GitHubEmulator, inst: Installation): Repo[] {
-  return [...emu.repos.values()].filter((r) => emu.installationCovers(inst, r));
+  return [...emu.repos.values()].filter((r) => installationCovers(emu, inst, r));
 }
 
 export function installationCovers(emu: GitHubEmulator, inst: Installation, repo: Repo): boolean {
@@ -207,7 +207,7 @@ export function authenticate(emu: GitHubEmulator, header: string | undefined): A
     return { kind: "app", appId: appByIssuer(emu, issuer)!.id };
   }
   return (
-    emu.actorForToken(token) ??
+    actorForToken(emu, token) ??
     (() => {
       throw new ApiError(401, "Bad credentials");
     })()

@@ -2,6 +2,9 @@
  * Test and sandbox helpers of the GitHub emulator that act as a given user (or CI, or a rival
  * writer): they change the same state the REST routes do and fire the same webhooks.
  */
+import { emit } from "./emulator-events.js";
+import { checkSuiteFor, emitCheckRun, onRefChanged, pullsForSha } from "./emulator-pull-effects.js";
+import { authorize } from "./emulator-repos.js";
 import type { GitHubEmulator } from "./emulator.js";
 import { ZERO_SHA } from "./git-store.js";
 import type { CheckRun, Repo } from "./model.js";
@@ -67,7 +70,7 @@ export async function createBranch(
   if (!sha) throw new Error(`unknown revision ${from}`);
   if (!(await r.git.compareAndSwapRef(`refs/heads/${branch}`, sha, ZERO_SHA)))
     throw new Error(`branch ${branch} exists`);
-  await emu.onRefChanged(r, `refs/heads/${branch}`, ZERO_SHA, sha, options.as ?? r.owner);
+  await onRefChanged(emu, r, `refs/heads/${branch}`, ZERO_SHA, sha, options.as ?? r.owner);
   return sha;
 }
 
@@ -95,7 +98,7 @@ export async function tag(
     : commit;
   if (!(await r.git.compareAndSwapRef(`refs/tags/${name}`, object, ZERO_SHA)))
     throw new Error(`tag ${name} exists`);
-  await emu.onRefChanged(r, `refs/tags/${name}`, ZERO_SHA, object, login);
+  await onRefChanged(emu, r, `refs/tags/${name}`, ZERO_SHA, object, login);
   return object;
 }
 
@@ -126,7 +129,7 @@ export async function comment(
   const r = emu.repo(owner, repo);
   const issue = r.issues.get(number);
   if (!issue) throw new Error(`no issue #${number}`);
-  emu.authorize({ kind: "user", login: options.as }, r, "issues", "write", "read");
+  authorize(emu, { kind: "user", login: options.as }, r, "issues", "write", "read");
   const comment = await createComment(emu, r, issue, emu.account(options.as).login, body);
   return { id: comment.id };
 }
@@ -204,7 +207,7 @@ export async function completeWorkflowRun(
     options.branch ??
     (await r.git.listRefs("refs/heads/")).find((x) => x.sha === sha)?.ref.slice(11) ??
     r.defaultBranch;
-  const suite = emu.checkSuiteFor(r, emu.actionsAppId, sha, branch);
+  const suite = checkSuiteFor(emu, r, emu.actionsAppId, sha, branch);
   const id = emu.id();
   const run: CheckRun = {
     id,
@@ -223,7 +226,7 @@ export async function completeWorkflowRun(
   };
   r.checkRuns.set(id, run);
   const bot = emu.appById(emu.actionsAppId).botLogin;
-  await emu.emitCheckRun(r, run, "completed", bot);
+  await emitCheckRun(emu, r, run, "completed", bot);
   const commit = await r.git.readCommit(sha);
   const workflowId = 1000 + (name.length % 100);
   const base = `${emu.apiUrl}/repos/${r.owner}/${r.name}`;
@@ -273,7 +276,7 @@ export async function completeWorkflowRun(
     node_id: shape.nodeIdFor("WFR", id),
     path: ".github/workflows/ci.yml",
     previous_attempt_url: null,
-    pull_requests: emu.pullsForSha(r, sha),
+    pull_requests: pullsForSha(emu, r, sha),
     referenced_workflows: [],
     repository: repoLite,
     rerun_url: `${base}/actions/runs/${id}/rerun`,
@@ -287,7 +290,7 @@ export async function completeWorkflowRun(
     workflow_url: `${base}/actions/workflows/${workflowId}`,
     display_title: commit.message.split("\n")[0],
   };
-  emu.emit(r, "workflow_run", { action: "completed", workflow, workflow_run: workflowRun }, bot);
+  emit(emu, r, "workflow_run", { action: "completed", workflow, workflow_run: workflowRun }, bot);
   return { id };
 }
 
@@ -299,7 +302,8 @@ export function publishPackage(emu: GitHubEmulator, owner: string, repo: string,
   const versionId = emu.id();
   const html = `${emu.webUrl}/${r.owner}/${r.name}/pkgs/container/${input.name}`;
   const now = emu.now();
-  emu.emit(
+  emit(
+    emu,
     r,
     "registry_package",
     {
@@ -360,5 +364,5 @@ export async function rivalPush(emu: GitHubEmulator, repo: Repo, ref: string): P
     author: ident,
   });
   if (await repo.git.compareAndSwapRef(ref, sha, current))
-    await emu.onRefChanged(repo, ref, current, sha, repo.owner);
+    await onRefChanged(emu, repo, ref, current, sha, repo.owner);
 }

@@ -2,6 +2,8 @@
  * Webhook emission of the GitHub emulator: which installations receive an event, and the
  * push and pull_request payloads.
  */
+import { installationCovers } from "./emulator-accounts.js";
+import { computePull } from "./pull-logic.js";
 import type { GitHubEmulator } from "./emulator.js";
 import { ZERO_SHA, type GitIdentity } from "./git-store.js";
 import type { Installation, Issue, Repo } from "./model.js";
@@ -37,7 +39,7 @@ export function emit(
   senderLogin: string,
 ): void {
   for (const inst of emu.installations.values()) {
-    if (!emu.installationCovers(inst, repo)) continue;
+    if (!installationCovers(emu, inst, repo)) continue;
     const app = emu.apps.get(inst.appId);
     if (!app) continue;
     const full: Record<string, unknown> = {
@@ -55,7 +57,7 @@ export function emit(
 /** Whether any installation on `repo` would receive `event` (so costly payloads are built only when needed). */
 export function hasSubscribers(emu: GitHubEmulator, repo: Repo, event: string): boolean {
   for (const inst of emu.installations.values()) {
-    if (emu.installationCovers(inst, repo) && receives(emu, inst, event)) return true;
+    if (installationCovers(emu, inst, repo) && receives(emu, inst, event)) return true;
   }
   return false;
 }
@@ -95,7 +97,7 @@ export async function emitPush(
   pusher: string,
   forced: boolean,
 ): Promise<void> {
-  if (!emu.hasSubscribers(repo, "push")) return;
+  if (!hasSubscribers(emu, repo, "push")) return;
   const commits: Record<string, unknown>[] = [];
   let headCommit: Record<string, unknown> | null = null;
   if (after !== ZERO_SHA) {
@@ -110,7 +112,8 @@ export async function emitPush(
     }
   }
   const account = emu.account(pusher);
-  emu.emit(
+  emit(
+    emu,
     repo,
     "push",
     {
@@ -160,7 +163,13 @@ export async function emitPull(
   sender: string,
   extra: Record<string, unknown> = {},
 ): Promise<void> {
-  if (!emu.hasSubscribers(repo, "pull_request")) return;
-  const view = await emu.pullView(repo, issue);
-  emu.emit(repo, "pull_request", { action, number: issue.number, pull_request: view.body, ...extra }, sender);
+  if (!hasSubscribers(emu, repo, "pull_request")) return;
+  const view = await computePull(emu, repo, issue);
+  emit(
+    emu,
+    repo,
+    "pull_request",
+    { action, number: issue.number, pull_request: view.body, ...extra },
+    sender,
+  );
 }

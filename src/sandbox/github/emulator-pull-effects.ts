@@ -2,6 +2,7 @@
  * What follows a change on a pull request's branch or checks in the GitHub emulator: synchronize
  * and close on ref moves, simulated CI, check suites kept in step with their runs, auto-merge.
  */
+import { emit, emitPull, hasSubscribers } from "./emulator-events.js";
 import type { GitHubEmulator } from "./emulator.js";
 import { emitPush } from "./emulator-events.js";
 import { ZERO_SHA } from "./git-store.js";
@@ -24,6 +25,7 @@ export async function onRefChanged(
   options: { forced?: boolean } = {},
 ): Promise<void> {
   repo.pushedAt = emu.now();
+  if (options.forced) emu.forcedRefUpdates.push({ repo: `${repo.owner}/${repo.name}`, ref });
   const branch = ref.startsWith("refs/heads/") ? ref.slice("refs/heads/".length) : undefined;
   await emitPush(emu, repo, ref, before, after, pusher, options.forced ?? false);
   if (branch) {
@@ -38,18 +40,18 @@ export async function onRefChanged(
         issue.closedAt = emu.now();
         issue.updatedAt = issue.closedAt;
         p.autoMerge = null;
-        await emu.emitPull(repo, issue, "closed", pusher);
+        await emitPull(emu, repo, issue, "closed", pusher);
         continue;
       }
       const previous = p.headSha;
       p.headSha = after;
       issue.updatedAt = emu.now();
       // GitHub turns auto-merge off when someone without write access pushes; Ferry's bot has it, so keep it.
-      await emu.emitPull(repo, issue, "synchronize", pusher, { before: previous, after });
-      emu.startCi(repo, issue);
+      await emitPull(emu, repo, issue, "synchronize", pusher, { before: previous, after });
+      startCi(emu, repo, issue);
     }
   }
-  emu.scheduleAutoMerge(repo);
+  scheduleAutoMerge(emu, repo);
 }
 
 export function scheduleAutoMerge(emu: GitHubEmulator, repo: Repo): void {
@@ -137,20 +139,21 @@ export async function emitCheckRun(
   sender: string,
 ): Promise<void> {
   const suite = repo.checkSuites.get(run.suiteId)!;
-  const completed = emu.refreshSuite(repo, suite);
-  if (run.status === "completed") emu.scheduleAutoMerge(repo);
-  if (!emu.hasSubscribers(repo, "check_run") && !emu.hasSubscribers(repo, "check_suite")) return;
-  const pulls = emu.pullsForSha(repo, run.headSha);
+  const completed = refreshSuite(emu, repo, suite);
+  if (run.status === "completed") scheduleAutoMerge(emu, repo);
+  if (!hasSubscribers(emu, repo, "check_run") && !hasSubscribers(emu, repo, "check_suite")) return;
+  const pulls = pullsForSha(emu, repo, run.headSha);
   const runShape = {
     ...shape.checkRun(emu.shapes, repo, run, pulls),
-    check_suite: await emu.suiteShape(repo, suite),
+    check_suite: await suiteShape(emu, repo, suite),
   };
-  emu.emit(repo, "check_run", { action, check_run: runShape }, sender);
+  emit(emu, repo, "check_run", { action, check_run: runShape }, sender);
   if (completed)
-    emu.emit(
+    emit(
+      emu,
       repo,
       "check_suite",
-      { action: "completed", check_suite: await emu.suiteShape(repo, suite) },
+      { action: "completed", check_suite: await suiteShape(emu, repo, suite) },
       sender,
     );
 }
@@ -162,7 +165,7 @@ export async function suiteShape(emu: GitHubEmulator, repo: Repo, suite: CheckSu
     emu.shapes,
     repo,
     suite,
-    emu.pullsForSha(repo, suite.headSha),
+    pullsForSha(emu, repo, suite.headSha),
     runs.length,
     headCommit,
   );
@@ -174,7 +177,7 @@ export function startCi(emu: GitHubEmulator, repo: Repo, issue: Issue): void {
   if (!p) return;
   for (const ci of repo.ci) {
     const sha = p.headSha;
-    const suite = emu.checkSuiteFor(repo, emu.actionsAppId, sha, p.headRef);
+    const suite = checkSuiteFor(emu, repo, emu.actionsAppId, sha, p.headRef);
     const id = emu.id();
     const run: CheckRun = {
       id,
@@ -193,12 +196,12 @@ export function startCi(emu: GitHubEmulator, repo: Repo, issue: Issue): void {
     };
     repo.checkRuns.set(id, run);
     const bot = emu.appById(emu.actionsAppId).botLogin;
-    emu.later(() => emu.emitCheckRun(repo, run, "created", bot));
+    emu.later(() => emitCheckRun(emu, repo, run, "created", bot));
     emu.later(async () => {
       run.status = "completed";
       run.conclusion = ci.conclusion;
       run.completedAt = emu.now();
-      await emu.emitCheckRun(repo, run, "completed", bot);
+      await emitCheckRun(emu, repo, run, "completed", bot);
     }, ci.delayMs);
   }
 }

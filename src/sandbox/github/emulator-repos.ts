@@ -2,6 +2,7 @@
  * Repositories of the GitHub emulator and who may do what to them: collaborators, teams,
  * settings, branch protection and the access check every route runs.
  */
+import { installationCovers } from "./emulator-accounts.js";
 import { join } from "node:path";
 import type { GitHubEmulator } from "./emulator.js";
 import { GitRepo, ZERO_SHA } from "./git-store.js";
@@ -202,7 +203,7 @@ export function authorizeRepo(
 ): Repo {
   const repo = emu.findRepo(ctx.params.owner ?? "", ctx.params.repo ?? "");
   if (!repo) throw new ApiError(404, "Not Found");
-  emu.authorize(ctx.actor, repo, category, level, userRole);
+  authorize(emu, ctx.actor, repo, category, level, userRole);
   return repo;
 }
 
@@ -222,7 +223,7 @@ export function authorize(
     case "app":
       throw new ApiError(403, "Resource not accessible by integration");
     case "user": {
-      const role = emu.roleOf(repo, actor.login);
+      const role = roleOf(emu, repo, actor.login);
       if (role === "none") throw new ApiError(404, "Not Found");
       if (!roleAtLeast(role, userRole)) {
         throw new ApiError(
@@ -236,7 +237,7 @@ export function authorize(
       const inst = emu.installations.get(actor.installationId);
       const covered =
         inst !== undefined &&
-        emu.installationCovers(inst, repo) &&
+        installationCovers(emu, inst, repo) &&
         (actor.repositories === undefined || actor.repositories.includes(repo.name.toLowerCase()));
       if (!covered) {
         if (repo.private) throw new ApiError(404, "Not Found");

@@ -7,7 +7,8 @@
  * memory (model.ts). Responses follow api.github.com's OpenAPI description (shapes.ts).
  *
  * This class holds the state and the server's lifecycle; the work is in plain functions by
- * responsibility, which its methods delegate to:
+ * responsibility. The routes and the modules call those functions directly; the class keeps
+ * only the set-up, act-as and inspect helpers that tests and the sandbox story use as its API:
  * - emulator-accounts.ts: accounts, apps, installations, token authentication
  * - emulator-repos.ts: repositories, collaborators, teams, settings, branch protection, access checks
  * - emulator-events.ts: webhook emission (who receives what; push and pull_request payloads)
@@ -24,10 +25,8 @@ import { join } from "node:path";
 import * as actAs from "./emulator-act-as.js";
 import * as accounts from "./emulator-accounts.js";
 import { ACTIONS_APP_SLUG, type CreateAppOptions } from "./emulator-accounts.js";
-import * as events from "./emulator-events.js";
 import { handleRequest, type RecordedRequest, type RequestLog } from "./emulator-http.js";
 import * as inspect from "./emulator-inspect.js";
-import * as pullEffects from "./emulator-pull-effects.js";
 import * as repos from "./emulator-repos.js";
 import type { CreateRepoOptions, ProtectBranchOptions } from "./emulator-repos.js";
 import { Faults } from "./faults.js";
@@ -40,18 +39,15 @@ import {
   type Account,
   type Actor,
   type App,
-  type CheckRun,
-  type CheckSuite,
   type Installation,
   type InstallationToken,
-  type Issue,
   type Permissions,
   type Repo,
   type RepoRole,
   type Team,
 } from "./model.js";
-import { computePull, type PullView } from "./pull-logic.js";
-import { ApiError, Router, type RequestContext } from "./router.js";
+import type { PullView } from "./pull-logic.js";
+import { ApiError, Router } from "./router.js";
 import { registerAppRoutes } from "./routes-apps.js";
 import type * as shape from "./shapes.js";
 import { WebhookDispatcher, type Delivery } from "./webhooks.js";
@@ -99,6 +95,8 @@ export class GitHubEmulator {
   /** Serialises merges per repository, like GitHub's merge queue of one. */
   readonly mergeLocks = new Map<string, Promise<unknown>>();
   actionsAppId = 0;
+  /** Every ref update that was not a fast-forward, in order, so a test can prove nothing was force-pushed. */
+  readonly forcedRefUpdates: { repo: string; ref: string }[] = [];
 
   private constructor(
     readonly dataDir: string,
@@ -258,44 +256,7 @@ export class GitHubEmulator {
     return accounts.installApp(this, appId, account, options);
   }
 
-  installedRepos(inst: Installation): Repo[] {
-    return accounts.installedRepos(this, inst);
-  }
-
-  installationCovers(inst: Installation, repo: Repo): boolean {
-    return accounts.installationCovers(this, inst, repo);
-  }
-
   // ---------------------------------------------------------------- access control
-
-  /** A user's role on a repository, as `GET /collaborators/{user}/permission` reports it. */
-  roleOf(repo: Repo, login: string): RepoRole | "none" {
-    return repos.roleOf(this, repo, login);
-  }
-
-  /**
-   * Finds the repository of the request and checks the actor may do this to it: `category` is
-   * the GitHub App permission (contents, pull_requests, issues, checks, statuses, deployments,
-   * administration, metadata), `userRole` the least repository role a user needs.
-   */
-  authorizeRepo(
-    ctx: RequestContext,
-    category: string | string[],
-    level: "read" | "write",
-    userRole: RepoRole,
-  ): Repo {
-    return repos.authorizeRepo(this, ctx, category, level, userRole);
-  }
-
-  authorize(
-    actor: Actor,
-    repo: Repo,
-    category: string | string[],
-    level: "read" | "write",
-    userRole: RepoRole,
-  ): void {
-    repos.authorize(this, actor, repo, category, level, userRole);
-  }
 
   /** The account login that acts (users and app bots); anonymous callers act as nobody. */
   actingLogin(actor: Actor): string {
@@ -316,17 +277,6 @@ export class GitHubEmulator {
     for (const account of this.accounts.values()) if (account.email === email) return account.login;
     return undefined;
   };
-
-  actorForToken(token: string): Actor | undefined {
-    return accounts.actorForToken(this, token);
-  }
-
-  issueInstallationToken(
-    inst: Installation,
-    request: { repositories?: string[]; permissions?: Permissions } = {},
-  ): InstallationToken {
-    return accounts.issueInstallationToken(this, inst, request);
-  }
 
   /** Ends the life of every installation token issued so far (they answer 401 Bad credentials from now on). */
   expireInstallationTokens(): void {
@@ -374,84 +324,12 @@ export class GitHubEmulator {
     }
   }
 
-  /** Sends `event` to every app installed on `repo` that subscribes to it. */
-  emit(repo: Repo, event: string, payload: Record<string, unknown>, senderLogin: string): void {
-    events.emit(this, repo, event, payload, senderLogin);
-  }
-
-  /** Whether any installation on `repo` would receive `event` (so costly payloads are built only when needed). */
-  hasSubscribers(repo: Repo, event: string): boolean {
-    return events.hasSubscribers(this, repo, event);
-  }
-
   deliveries(): Delivery[] {
     return this.webhooks.deliveries();
   }
 
   redeliver(deliveryId: string): Delivery {
     return this.webhooks.redeliver(deliveryId);
-  }
-
-  /**
-   * Everything that follows a branch moving, wherever it moved (API, merge, git push):
-   * open PRs on it get the new head (synchronize), a push event goes out, simulated CI starts,
-   * and auto-merge is reconsidered.
-   */
-  async onRefChanged(
-    repo: Repo,
-    ref: string,
-    before: string,
-    after: string,
-    pusher: string,
-    options: { forced?: boolean } = {},
-  ): Promise<void> {
-    return pullEffects.onRefChanged(this, repo, ref, before, after, pusher, options);
-  }
-
-  async pullView(repo: Repo, issue: Issue): Promise<PullView> {
-    return computePull(this, repo, issue);
-  }
-
-  async emitPull(
-    repo: Repo,
-    issue: Issue,
-    action: string,
-    sender: string,
-    extra: Record<string, unknown> = {},
-  ): Promise<void> {
-    return events.emitPull(this, repo, issue, action, sender, extra);
-  }
-
-  scheduleAutoMerge(repo: Repo): void {
-    pullEffects.scheduleAutoMerge(this, repo);
-  }
-
-  /** Ensures the check suite of `appId` on `sha` exists. */
-  checkSuiteFor(repo: Repo, appId: number, sha: string, headBranch: string | null): CheckSuite {
-    return pullEffects.checkSuiteFor(this, repo, appId, sha, headBranch);
-  }
-
-  /** Keeps a suite's status/conclusion in step with its runs; returns true when it just completed. */
-  refreshSuite(repo: Repo, suite: CheckSuite): boolean {
-    return pullEffects.refreshSuite(this, repo, suite);
-  }
-
-  pullsForSha(repo: Repo, sha: string): unknown[] {
-    return pullEffects.pullsForSha(this, repo, sha);
-  }
-
-  /** Emits check_run (and check_suite when the suite completes) for a run's change. */
-  async emitCheckRun(repo: Repo, run: CheckRun, action: string, sender: string): Promise<void> {
-    return pullEffects.emitCheckRun(this, repo, run, action, sender);
-  }
-
-  async suiteShape(repo: Repo, suite: CheckSuite) {
-    return pullEffects.suiteShape(this, repo, suite);
-  }
-
-  /** Simulated CI: a check run per configured context on the PR's head, completed after its delay. */
-  startCi(repo: Repo, issue: Issue): void {
-    pullEffects.startCi(this, repo, issue);
   }
 
   // ---------------------------------------------------------------- test and sandbox helpers
@@ -569,11 +447,6 @@ export class GitHubEmulator {
     number: number,
   ): { id: number; user: string; body: string; reactions: string[] }[] {
     return inspect.listComments(this, owner, repo, number);
-  }
-
-  /** Another writer moves `ref` by one commit (same tree), so the caller's compare-and-swap loses (faults.refRace). */
-  async rivalPush(repo: Repo, ref: string): Promise<void> {
-    return actAs.rivalPush(this, repo, ref);
   }
 
   /** Creates an issue or pull request number. */

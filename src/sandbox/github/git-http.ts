@@ -3,6 +3,9 @@
  * GitHub-style token auth (Basic `x-access-token:<token>` or `<login>:<token>`). Pushes are
  * compared ref by ref afterwards so they fire the same events as API writes.
  */
+import { actorForToken } from "./emulator-accounts.js";
+import { onRefChanged } from "./emulator-pull-effects.js";
+import { authorize } from "./emulator-repos.js";
 import { spawn } from "node:child_process";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { join } from "node:path";
@@ -20,7 +23,7 @@ function actorFromBasic(emu: GitHubEmulator, header: string | undefined): Actor 
     const decoded = Buffer.from(token, "base64").toString("utf8");
     token = decoded.slice(decoded.indexOf(":") + 1);
   }
-  return emu.actorForToken(token) ?? "invalid";
+  return actorForToken(emu, token) ?? "invalid";
 }
 
 export async function handleGitHttp(
@@ -52,7 +55,7 @@ export async function handleGitHttp(
   if (actor === "invalid") return challenge();
   const writing = service === "git-receive-pack";
   try {
-    emu.authorize(actor, repo, "contents", writing ? "write" : "read", writing ? "write" : "read");
+    authorize(emu, actor, repo, "contents", writing ? "write" : "read", writing ? "write" : "read");
   } catch (error) {
     if (!(error instanceof ApiError)) throw error;
     if (actor.kind === "anonymous") return challenge();
@@ -85,7 +88,7 @@ export async function handleGitHttp(
       const now = after.get(ref) ?? ZERO_SHA;
       if (was === now) continue;
       const forced = was !== ZERO_SHA && now !== ZERO_SHA && !(await repo.git.isAncestor(was, now));
-      await emu.onRefChanged(repo, ref, was, now, pusher, { forced });
+      await onRefChanged(emu, repo, ref, was, now, pusher, { forced });
     }
   }
   res.end();

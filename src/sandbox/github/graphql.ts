@@ -4,6 +4,8 @@
  * engine: the operation is recognised by name and its `input` read from the variables or
  * the inline object. Errors come back as GitHub sends them (HTTP 200, `errors[]`).
  */
+import { emit, emitPull } from "./emulator-events.js";
+import { authorize } from "./emulator-repos.js";
 import type { GitHubEmulator } from "./emulator.js";
 import type { Issue, Repo } from "./model.js";
 import { enableAutoMerge } from "./pull-logic.js";
@@ -101,8 +103,8 @@ export async function handleGraphql(emu: GitHubEmulator, ctx: RequestContext): P
       );
     const { repo, issue } = found;
     try {
-      emu.authorize(ctx.actor, repo, "pull_requests", "write", "write");
-      emu.authorize(ctx.actor, repo, "contents", "write", "write");
+      authorize(emu, ctx.actor, repo, "pull_requests", "write", "write");
+      authorize(emu, ctx.actor, repo, "contents", "write", "write");
     } catch (error) {
       if (error instanceof ApiError)
         return failure(
@@ -130,7 +132,7 @@ export async function handleGraphql(emu: GitHubEmulator, ctx: RequestContext): P
     } else if (issue.pull!.autoMerge) {
       issue.pull!.autoMerge = null;
       issue.updatedAt = emu.now();
-      await emu.emitPull(repo, issue, "auto_merge_disabled", login, { reason: "Disabled by user" });
+      await emitPull(emu, repo, issue, "auto_merge_disabled", login, { reason: "Disabled by user" });
     }
     return {
       body: {
@@ -153,7 +155,7 @@ export async function handleGraphql(emu: GitHubEmulator, ctx: RequestContext): P
       );
     const { repo, issue } = found;
     try {
-      emu.authorize(ctx.actor, repo, "issues", "write", "triage");
+      authorize(emu, ctx.actor, repo, "issues", "write", "triage");
     } catch (error) {
       if (error instanceof ApiError)
         return failure(name, "FORBIDDEN", "Resource not accessible by integration");
@@ -165,10 +167,10 @@ export async function handleGraphql(emu: GitHubEmulator, ctx: RequestContext): P
       if (repo.pinnedIssues.length >= 3)
         return failure(name, "UNPROCESSABLE", "You can't pin more than 3 issues in a repository.");
       repo.pinnedIssues.push(issue.number);
-      emu.emit(repo, "issues", { action: "pinned", issue: shape.issue(emu.shapes, repo, issue) }, login);
+      emit(emu, repo, "issues", { action: "pinned", issue: shape.issue(emu.shapes, repo, issue) }, login);
     } else if (name === "unpinIssue" && pinned) {
       repo.pinnedIssues = repo.pinnedIssues.filter((n) => n !== issue.number);
-      emu.emit(repo, "issues", { action: "unpinned", issue: shape.issue(emu.shapes, repo, issue) }, login);
+      emit(emu, repo, "issues", { action: "unpinned", issue: shape.issue(emu.shapes, repo, issue) }, login);
     }
     return {
       body: {
@@ -195,7 +197,7 @@ export async function handleGraphql(emu: GitHubEmulator, ctx: RequestContext): P
         `Could not resolve to a Repository with the name '${String(repoArgs.owner)}/${String(repoArgs.name)}'.`,
       );
     try {
-      emu.authorize(ctx.actor, repo, "pull_requests", "read", "read");
+      authorize(emu, ctx.actor, repo, "pull_requests", "read", "read");
     } catch {
       return failure(
         "repository",

@@ -4,6 +4,10 @@
  * methods, the `sha` guard, branch protection (required checks, strict, approvals) and
  * native auto-merge.
  */
+import { rivalPush } from "./emulator-act-as.js";
+import { emitPull } from "./emulator-events.js";
+import { onRefChanged, scheduleAutoMerge } from "./emulator-pull-effects.js";
+import { roleOf } from "./emulator-repos.js";
 import type { GitHubEmulator } from "./emulator.js";
 import { ZERO_SHA } from "./git-store.js";
 import { roleAtLeast, type Issue, type Repo } from "./model.js";
@@ -56,7 +60,7 @@ export function reviewVerdicts(
   let approvals = 0;
   let changesRequested = false;
   for (const [login, state] of latest) {
-    if (!roleAtLeast(emu.roleOf(repo, login), "write") && !emu.findAccount(login)?.login.endsWith("[bot]"))
+    if (!roleAtLeast(roleOf(emu, repo, login), "write") && !emu.findAccount(login)?.login.endsWith("[bot]"))
       continue;
     if (state === "APPROVED") approvals++;
     if (state === "CHANGES_REQUESTED") changesRequested = true;
@@ -198,7 +202,7 @@ async function mergeNow(
   if (view.blockers.length > 0) {
     const protection = repo.protections.get(p.baseRef);
     const bypass =
-      protection !== undefined && !protection.enforceAdmins && emu.roleOf(repo, request.login) === "admin";
+      protection !== undefined && !protection.enforceAdmins && roleOf(emu, repo, request.login) === "admin";
     if (!bypass)
       throw new ApiError(
         405,
@@ -259,7 +263,7 @@ async function mergeNow(
       });
     }
   }
-  if (emu.faults.takeRefRace(`heads/${p.baseRef}`)) await emu.rivalPush(repo, `refs/heads/${p.baseRef}`);
+  if (emu.faults.takeRefRace(`heads/${p.baseRef}`)) await rivalPush(emu, repo, `refs/heads/${p.baseRef}`);
   const swapped = await git.compareAndSwapRef(`refs/heads/${p.baseRef}`, newSha, baseSha);
   if (!swapped) throw new ApiError(405, "Base branch was modified. Review and try the merge again.");
   const now = emu.now();
@@ -273,8 +277,8 @@ async function mergeNow(
   p.mergeCommitSha = newSha;
   p.baseShaAtClose = newSha;
   p.autoMerge = null;
-  await emu.onRefChanged(repo, `refs/heads/${p.baseRef}`, baseSha, newSha, request.login);
-  await emu.emitPull(repo, issue, "closed", request.login);
+  await onRefChanged(emu, repo, `refs/heads/${p.baseRef}`, baseSha, newSha, request.login);
+  await emitPull(emu, repo, issue, "closed", request.login);
   if (repo.deleteBranchOnMerge) {
     const headRef = `refs/heads/${p.headRef}`;
     const current = await git.readRef(headRef);
@@ -282,7 +286,7 @@ async function mergeNow(
       (i) => i.state === "open" && i.pull && (i.pull.baseRef === p.headRef || i.pull.headRef === p.headRef),
     );
     if (current && !stillUsed && (await git.deleteRef(headRef, current))) {
-      await emu.onRefChanged(repo, headRef, current, ZERO_SHA, request.login);
+      await onRefChanged(emu, repo, headRef, current, ZERO_SHA, request.login);
     }
   }
   return newSha;
@@ -336,7 +340,7 @@ export async function enableAutoMerge(
     commitMessage: commitMessage ?? null,
   };
   issue.updatedAt = emu.now();
-  await emu.emitPull(repo, issue, "auto_merge_enabled", login, { reason: "" });
-  emu.scheduleAutoMerge(repo);
+  await emitPull(emu, repo, issue, "auto_merge_enabled", login, { reason: "" });
+  scheduleAutoMerge(emu, repo);
   return undefined;
 }

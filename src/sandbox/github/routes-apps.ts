@@ -1,4 +1,6 @@
 /** Apps, installations, users, teams and repository permissions. */
+import { installationCovers, installedRepos, issueInstallationToken } from "./emulator-accounts.js";
+import { authorizeRepo, roleOf } from "./emulator-repos.js";
 import type { GitHubEmulator } from "./emulator.js";
 import type { Actor, Installation, Permissions } from "./model.js";
 import { ApiError, paginate, type RequestContext } from "./router.js";
@@ -48,21 +50,20 @@ export function registerAppRoutes(emu: GitHubEmulator): void {
     const ids = Array.isArray(ctx.body.repository_ids) ? (ctx.body.repository_ids as number[]) : undefined;
     let repositories = names;
     if (ids)
-      repositories = emu
-        .installedRepos(inst)
+      repositories = installedRepos(emu, inst)
         .filter((repo) => ids.includes(repo.id))
         .map((repo) => repo.name);
     if (repositories) {
       for (const name of repositories) {
         const repo = emu.findRepo(inst.account, name);
-        if (!repo || !emu.installationCovers(inst, repo))
+        if (!repo || !installationCovers(emu, inst, repo))
           throw new ApiError(
             422,
             "There is at least one repository that does not exist or is not accessible to the parent installation.",
           );
       }
     }
-    const token = emu.issueInstallationToken(inst, {
+    const token = issueInstallationToken(emu, inst, {
       ...(repositories ? { repositories } : {}),
       ...(ctx.body.permissions ? { permissions: ctx.body.permissions as Permissions } : {}),
     });
@@ -73,8 +74,7 @@ export function registerAppRoutes(emu: GitHubEmulator): void {
       repository_selection: token.repositories ? "selected" : "all",
     };
     if (token.repositories) {
-      body.repositories = emu
-        .installedRepos(inst)
+      body.repositories = installedRepos(emu, inst)
         .filter((repo) => token.repositories!.includes(repo.name.toLowerCase()))
         .map((repo) => shape.repository(c(), repo));
     }
@@ -87,7 +87,7 @@ export function registerAppRoutes(emu: GitHubEmulator): void {
       if (inst.appId !== appId || inst.account.toLowerCase() !== account.toLowerCase()) continue;
       if (repoName !== undefined) {
         const repo = emu.findRepo(account, repoName);
-        if (!repo || !emu.installationCovers(inst, repo)) continue;
+        if (!repo || !installationCovers(emu, inst, repo)) continue;
       }
       return { body: shape.installation(c(), inst, emu.appById(appId)) };
     }
@@ -104,11 +104,9 @@ export function registerAppRoutes(emu: GitHubEmulator): void {
       throw new ApiError(403, "This endpoint requires an installation token");
     const actor = ctx.actor;
     const inst = emu.installations.get(actor.installationId)!;
-    const repos = emu
-      .installedRepos(inst)
-      .filter(
-        (repo) => actor.repositories === undefined || actor.repositories.includes(repo.name.toLowerCase()),
-      );
+    const repos = installedRepos(emu, inst).filter(
+      (repo) => actor.repositories === undefined || actor.repositories.includes(repo.name.toLowerCase()),
+    );
     return paginate(
       ctx,
       repos.map((repo) => shape.repository(c(), repo)),
@@ -145,10 +143,10 @@ export function registerAppRoutes(emu: GitHubEmulator): void {
   });
 
   r.add("GET", "/repos/:owner/:repo/collaborators/:user/permission", (ctx) => {
-    const repo = emu.authorizeRepo(ctx, "metadata", "read", "read");
+    const repo = authorizeRepo(emu, ctx, "metadata", "read", "read");
     const account = emu.findAccount(ctx.params.user!);
     if (!account) throw new ApiError(404, "Not Found");
-    const role = emu.roleOf(repo, account.login);
+    const role = roleOf(emu, repo, account.login);
     // `permission` is the legacy name (maintain → write, triage → read); `role_name` is exact.
     const legacy = role === "maintain" ? "write" : role === "triage" ? "read" : role;
     return {
@@ -171,13 +169,13 @@ export function registerAppRoutes(emu: GitHubEmulator): void {
   });
 
   r.add("GET", "/repos/:owner/:repo/collaborators", (ctx) => {
-    const repo = emu.authorizeRepo(ctx, "metadata", "read", "write");
+    const repo = authorizeRepo(emu, ctx, "metadata", "read", "write");
     const logins = [repo.owner, ...repo.collaborators.keys()].filter(
       (login, i, all) => all.indexOf(login) === i && emu.account(login).type !== "Organization",
     );
     return paginate(
       ctx,
-      logins.map((login) => ({ ...shape.simpleUser(c(), login), role_name: emu.roleOf(repo, login) })),
+      logins.map((login) => ({ ...shape.simpleUser(c(), login), role_name: roleOf(emu, repo, login) })),
     );
   });
 

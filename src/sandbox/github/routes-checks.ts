@@ -1,4 +1,14 @@
 /** Check runs and suites, commit statuses, deployments and deployment statuses. */
+import { emit } from "./emulator-events.js";
+import {
+  checkSuiteFor,
+  emitCheckRun,
+  pullsForSha,
+  refreshSuite,
+  scheduleAutoMerge,
+  suiteShape,
+} from "./emulator-pull-effects.js";
+import { authorizeRepo } from "./emulator-repos.js";
 import type { GitHubEmulator } from "./emulator.js";
 import type { CheckRun, CommitStatus, Deployment, DeploymentStatus, Repo } from "./model.js";
 import { contextState } from "./pull-logic.js";
@@ -55,7 +65,8 @@ export function createStatus(
   emu.later(async () => {
     const commit = await repo.git.readCommit(sha);
     const branches = (await repo.git.listRefs("refs/heads/")).filter((x) => x.sha === sha);
-    emu.emit(
+    emit(
+      emu,
       repo,
       "status",
       {
@@ -79,7 +90,7 @@ export function createStatus(
       login,
     );
   });
-  emu.scheduleAutoMerge(repo);
+  scheduleAutoMerge(emu, repo);
   return status;
 }
 
@@ -111,7 +122,7 @@ export function registerCheckRoutes(emu: GitHubEmulator): void {
   };
 
   const runShape = (repo: Repo, run: CheckRun) =>
-    shape.checkRun(c(), repo, run, emu.pullsForSha(repo, run.headSha));
+    shape.checkRun(c(), repo, run, pullsForSha(emu, repo, run.headSha));
 
   const applyRunFields = (run: CheckRun, body: Record<string, unknown>) => {
     if (typeof body.name === "string") run.name = body.name;
@@ -158,13 +169,13 @@ export function registerCheckRoutes(emu: GitHubEmulator): void {
   };
 
   r.add("POST", "/repos/:owner/:repo/check-runs", async (ctx) => {
-    const repo = emu.authorizeRepo(ctx, "checks", "write", "write");
+    const repo = authorizeRepo(emu, ctx, "checks", "write", "write");
     const appId = requireAppActor(ctx);
     const login = emu.actingLogin(ctx.actor);
     requireString(ctx.body, "name", "CheckRun");
     const headSha = await resolveSha(repo, requireString(ctx.body, "head_sha", "CheckRun"));
     const branch = (await repo.git.listRefs("refs/heads/")).find((x) => x.sha === headSha);
-    const suite = emu.checkSuiteFor(repo, appId, headSha, branch ? branch.ref.slice(11) : null);
+    const suite = checkSuiteFor(emu, repo, appId, headSha, branch ? branch.ref.slice(11) : null);
     const id = emu.id();
     const run: CheckRun = {
       id,
@@ -183,13 +194,13 @@ export function registerCheckRoutes(emu: GitHubEmulator): void {
     };
     applyRunFields(run, ctx.body);
     repo.checkRuns.set(id, run);
-    await emu.emitCheckRun(repo, run, "created", login);
-    if (run.status === "completed") await emu.emitCheckRun(repo, run, "completed", login);
+    await emitCheckRun(emu, repo, run, "created", login);
+    if (run.status === "completed") await emitCheckRun(emu, repo, run, "completed", login);
     return { status: 201, body: runShape(repo, run) };
   });
 
   r.add("PATCH", "/repos/:owner/:repo/check-runs/:id", async (ctx) => {
-    const repo = emu.authorizeRepo(ctx, "checks", "write", "write");
+    const repo = authorizeRepo(emu, ctx, "checks", "write", "write");
     const appId = requireAppActor(ctx);
     const login = emu.actingLogin(ctx.actor);
     const run = repo.checkRuns.get(Number(ctx.params.id));
@@ -201,20 +212,20 @@ export function registerCheckRoutes(emu: GitHubEmulator): void {
       );
     const wasCompleted = run.status === "completed";
     applyRunFields(run, ctx.body);
-    if (!wasCompleted && run.status === "completed") await emu.emitCheckRun(repo, run, "completed", login);
-    else emu.refreshSuite(repo, repo.checkSuites.get(run.suiteId)!);
+    if (!wasCompleted && run.status === "completed") await emitCheckRun(emu, repo, run, "completed", login);
+    else refreshSuite(emu, repo, repo.checkSuites.get(run.suiteId)!);
     return { body: runShape(repo, run) };
   });
 
   r.add("GET", "/repos/:owner/:repo/check-runs/:id", (ctx) => {
-    const repo = emu.authorizeRepo(ctx, "checks", "read", "read");
+    const repo = authorizeRepo(emu, ctx, "checks", "read", "read");
     const run = repo.checkRuns.get(Number(ctx.params.id));
     if (!run) throw notFound();
     return { body: runShape(repo, run) };
   });
 
   r.add("GET", "/repos/:owner/:repo/check-runs/:id/annotations", (ctx) => {
-    const repo = emu.authorizeRepo(ctx, "checks", "read", "read");
+    const repo = authorizeRepo(emu, ctx, "checks", "read", "read");
     const run = repo.checkRuns.get(Number(ctx.params.id));
     if (!run) throw notFound();
     const blobBase = `${emu.webUrl}/${repo.owner}/${repo.name}/blob/${run.headSha}`;
@@ -239,7 +250,7 @@ export function registerCheckRoutes(emu: GitHubEmulator): void {
   });
 
   r.add("GET", "/repos/:owner/:repo/commits/:ref/check-runs", async (ctx) => {
-    const repo = emu.authorizeRepo(ctx, "checks", "read", "read");
+    const repo = authorizeRepo(emu, ctx, "checks", "read", "read");
     const sha = await repo.git.resolveCommit(ctx.params.ref!);
     if (!sha) throw notFound();
     let runs = [...repo.checkRuns.values()].filter((x) => x.headSha === sha);
@@ -260,27 +271,27 @@ export function registerCheckRoutes(emu: GitHubEmulator): void {
   });
 
   r.add("GET", "/repos/:owner/:repo/commits/:ref/check-suites", async (ctx) => {
-    const repo = emu.authorizeRepo(ctx, "checks", "read", "read");
+    const repo = authorizeRepo(emu, ctx, "checks", "read", "read");
     const sha = await repo.git.resolveCommit(ctx.params.ref!);
     if (!sha) throw notFound();
     const suites = [...repo.checkSuites.values()].filter((x) => x.headSha === sha);
     const page = paginate(ctx, suites);
     const shapes = [];
-    for (const suite of page.body as typeof suites) shapes.push(await emu.suiteShape(repo, suite));
+    for (const suite of page.body as typeof suites) shapes.push(await suiteShape(emu, repo, suite));
     return { headers: page.headers, body: { total_count: suites.length, check_suites: shapes } };
   });
 
   r.add("GET", "/repos/:owner/:repo/check-suites/:id", async (ctx) => {
-    const repo = emu.authorizeRepo(ctx, "checks", "read", "read");
+    const repo = authorizeRepo(emu, ctx, "checks", "read", "read");
     const suite = repo.checkSuites.get(Number(ctx.params.id));
     if (!suite) throw notFound();
-    return { body: await emu.suiteShape(repo, suite) };
+    return { body: await suiteShape(emu, repo, suite) };
   });
 
   // ------------------------------------------------------------------ statuses
 
   r.add("POST", "/repos/:owner/:repo/statuses/:sha", async (ctx) => {
-    const repo = emu.authorizeRepo(ctx, "statuses", "write", "write");
+    const repo = authorizeRepo(emu, ctx, "statuses", "write", "write");
     const login = emu.actingLogin(ctx.actor);
     const sha = ctx.params.sha!;
     if ((await repo.git.objectType(sha)) !== "commit")
@@ -295,7 +306,7 @@ export function registerCheckRoutes(emu: GitHubEmulator): void {
   });
 
   r.add("GET", "/repos/:owner/:repo/commits/:ref/status", async (ctx) => {
-    const repo = emu.authorizeRepo(ctx, "statuses", "read", "read");
+    const repo = authorizeRepo(emu, ctx, "statuses", "read", "read");
     const sha = await repo.git.resolveCommit(ctx.params.ref!);
     if (!sha) throw notFound();
     const latest = latestPerContext(repo.statuses.filter((s) => s.sha === sha));
@@ -315,7 +326,7 @@ export function registerCheckRoutes(emu: GitHubEmulator): void {
   });
 
   r.add("GET", "/repos/:owner/:repo/commits/:ref/statuses", async (ctx) => {
-    const repo = emu.authorizeRepo(ctx, "statuses", "read", "read");
+    const repo = authorizeRepo(emu, ctx, "statuses", "read", "read");
     const sha = await repo.git.resolveCommit(ctx.params.ref!);
     if (!sha) throw notFound();
     return paginate(
@@ -330,7 +341,7 @@ export function registerCheckRoutes(emu: GitHubEmulator): void {
   // ------------------------------------------------------------------ deployments
 
   r.add("POST", "/repos/:owner/:repo/deployments", async (ctx) => {
-    const repo = emu.authorizeRepo(ctx, "deployments", "write", "write");
+    const repo = authorizeRepo(emu, ctx, "deployments", "write", "write");
     const login = emu.actingLogin(ctx.actor);
     const ref = requireString(ctx.body, "ref", "Deployment");
     const sha = await repo.git.resolveCommit(ref);
@@ -379,7 +390,8 @@ export function registerCheckRoutes(emu: GitHubEmulator): void {
     const appId = emu.actingAppId(ctx.actor);
     if (appId !== undefined) deployment.appId = appId;
     repo.deployments.set(id, deployment);
-    emu.emit(
+    emit(
+      emu,
       repo,
       "deployment",
       {
@@ -394,7 +406,7 @@ export function registerCheckRoutes(emu: GitHubEmulator): void {
   });
 
   r.add("GET", "/repos/:owner/:repo/deployments", (ctx) => {
-    const repo = emu.authorizeRepo(ctx, "deployments", "read", "read");
+    const repo = authorizeRepo(emu, ctx, "deployments", "read", "read");
     let list = [...repo.deployments.values()].reverse();
     for (const [field, key] of [
       ["sha", "sha"],
@@ -412,14 +424,14 @@ export function registerCheckRoutes(emu: GitHubEmulator): void {
   });
 
   r.add("GET", "/repos/:owner/:repo/deployments/:id", (ctx) => {
-    const repo = emu.authorizeRepo(ctx, "deployments", "read", "read");
+    const repo = authorizeRepo(emu, ctx, "deployments", "read", "read");
     const deployment = repo.deployments.get(Number(ctx.params.id));
     if (!deployment) throw notFound();
     return { body: shape.deployment(c(), repo, deployment) };
   });
 
   r.add("POST", "/repos/:owner/:repo/deployments/:id/statuses", (ctx) => {
-    const repo = emu.authorizeRepo(ctx, "deployments", "write", "write");
+    const repo = authorizeRepo(emu, ctx, "deployments", "write", "write");
     const login = emu.actingLogin(ctx.actor);
     const deployment = repo.deployments.get(Number(ctx.params.id));
     if (!deployment) throw notFound();
@@ -458,7 +470,8 @@ export function registerCheckRoutes(emu: GitHubEmulator): void {
       }
     }
     deployment.updatedAt = status.createdAt;
-    emu.emit(
+    emit(
+      emu,
       repo,
       "deployment_status",
       {
@@ -472,7 +485,7 @@ export function registerCheckRoutes(emu: GitHubEmulator): void {
   });
 
   r.add("GET", "/repos/:owner/:repo/deployments/:id/statuses", (ctx) => {
-    const repo = emu.authorizeRepo(ctx, "deployments", "read", "read");
+    const repo = authorizeRepo(emu, ctx, "deployments", "read", "read");
     const deployment = repo.deployments.get(Number(ctx.params.id));
     if (!deployment) throw notFound();
     const statuses = repo.deploymentStatuses.filter((s) => s.deploymentId === deployment.id).reverse();

@@ -1,4 +1,6 @@
 /** Issues, issue comments, reactions and labels. */
+import { emit, emitPull } from "./emulator-events.js";
+import { authorizeRepo, roleOf } from "./emulator-repos.js";
 import type { GitHubEmulator } from "./emulator.js";
 import type { Issue, IssueComment, Label, Reaction, Repo } from "./model.js";
 import { ApiError, notFound, paginate, requireString, validationFailed } from "./router.js";
@@ -20,8 +22,8 @@ async function emitIssueChange(
   login: string,
   extra: Record<string, unknown> = {},
 ): Promise<void> {
-  if (issue.pull) await emu.emitPull(repo, issue, action, login, extra);
-  else emu.emit(repo, "issues", { action, issue: shape.issue(emu.shapes, repo, issue), ...extra }, login);
+  if (issue.pull) await emitPull(emu, repo, issue, action, login, extra);
+  else emit(emu, repo, "issues", { action, issue: shape.issue(emu.shapes, repo, issue), ...extra }, login);
 }
 
 export async function createComment(
@@ -49,7 +51,8 @@ export async function createComment(
   repo.comments.set(id, comment);
   issue.updatedAt = now;
   emu.faults.created(`comment:${repo.id}:${id}`);
-  emu.emit(
+  emit(
+    emu,
     repo,
     "issue_comment",
     {
@@ -73,7 +76,8 @@ export function editComment(
   comment.body = body;
   comment.updatedAt = emu.now();
   const issue = repo.issues.get(comment.issueNumber)!;
-  emu.emit(
+  emit(
+    emu,
     repo,
     "issue_comment",
     {
@@ -134,7 +138,7 @@ export function registerIssueRoutes(emu: GitHubEmulator): void {
   const ISSUES_OR_PULLS = ["issues", "pull_requests"];
 
   r.add("POST", "/repos/:owner/:repo/issues", (ctx) => {
-    const repo = emu.authorizeRepo(ctx, "issues", "write", "read");
+    const repo = authorizeRepo(emu, ctx, "issues", "write", "read");
     const login = emu.actingLogin(ctx.actor);
     const title = requireString(ctx.body, "title", "Issue");
     const id = emu.id();
@@ -165,12 +169,12 @@ export function registerIssueRoutes(emu: GitHubEmulator): void {
     };
     repo.issues.set(number, issue);
     emu.faults.created(`issue:${repo.id}:${number}`);
-    emu.emit(repo, "issues", { action: "opened", issue: shape.issue(c(), repo, issue) }, login);
+    emit(emu, repo, "issues", { action: "opened", issue: shape.issue(c(), repo, issue) }, login);
     return { status: 201, body: shape.issue(c(), repo, issue) };
   });
 
   r.add("GET", "/repos/:owner/:repo/issues", (ctx) => {
-    const repo = emu.authorizeRepo(ctx, ISSUES_OR_PULLS, "read", "read");
+    const repo = authorizeRepo(emu, ctx, ISSUES_OR_PULLS, "read", "read");
     const state = ctx.query.get("state") ?? "open";
     const labels = (ctx.query.get("labels") ?? "")
       .split(",")
@@ -189,7 +193,7 @@ export function registerIssueRoutes(emu: GitHubEmulator): void {
   });
 
   r.add("GET", "/repos/:owner/:repo/issues/comments/:id", (ctx) => {
-    const repo = emu.authorizeRepo(ctx, ISSUES_OR_PULLS, "read", "read");
+    const repo = authorizeRepo(emu, ctx, ISSUES_OR_PULLS, "read", "read");
     if (emu.faults.missFresh(`comment:${repo.id}:${ctx.params.id}`)) throw notFound();
     const comment = repo.comments.get(Number(ctx.params.id));
     if (!comment || comment.deleted) throw notFound();
@@ -197,14 +201,14 @@ export function registerIssueRoutes(emu: GitHubEmulator): void {
   });
 
   r.add("PATCH", "/repos/:owner/:repo/issues/comments/:id", (ctx) => {
-    const repo = emu.authorizeRepo(ctx, ISSUES_OR_PULLS, "write", "read");
+    const repo = authorizeRepo(emu, ctx, ISSUES_OR_PULLS, "write", "read");
     const login = emu.actingLogin(ctx.actor);
     const comment = repo.comments.get(Number(ctx.params.id));
     if (!comment || comment.deleted) throw notFound();
     if (
       comment.user !== login &&
-      emu.roleOf(repo, login) !== "admin" &&
-      !["maintain", "write", "triage"].includes(emu.roleOf(repo, login))
+      roleOf(emu, repo, login) !== "admin" &&
+      !["maintain", "write", "triage"].includes(roleOf(emu, repo, login))
     ) {
       throw new ApiError(403, "Resource not accessible by personal access token");
     }
@@ -218,15 +222,16 @@ export function registerIssueRoutes(emu: GitHubEmulator): void {
   });
 
   r.add("DELETE", "/repos/:owner/:repo/issues/comments/:id", (ctx) => {
-    const repo = emu.authorizeRepo(ctx, ISSUES_OR_PULLS, "write", "read");
+    const repo = authorizeRepo(emu, ctx, ISSUES_OR_PULLS, "write", "read");
     const login = emu.actingLogin(ctx.actor);
     const comment = repo.comments.get(Number(ctx.params.id));
     if (!comment || comment.deleted) throw notFound();
-    if (comment.user !== login && !["admin", "maintain", "write"].includes(emu.roleOf(repo, login)))
+    if (comment.user !== login && !["admin", "maintain", "write"].includes(roleOf(emu, repo, login)))
       throw new ApiError(403, "Resource not accessible by personal access token");
     comment.deleted = true;
     const issue = repo.issues.get(comment.issueNumber)!;
-    emu.emit(
+    emit(
+      emu,
       repo,
       "issue_comment",
       {
@@ -240,7 +245,7 @@ export function registerIssueRoutes(emu: GitHubEmulator): void {
   });
 
   r.add("GET", "/repos/:owner/:repo/issues/comments", (ctx) => {
-    const repo = emu.authorizeRepo(ctx, ISSUES_OR_PULLS, "read", "read");
+    const repo = authorizeRepo(emu, ctx, ISSUES_OR_PULLS, "read", "read");
     const comments = [...repo.comments.values()].filter((x) => !x.deleted);
     return paginate(
       ctx,
@@ -249,7 +254,7 @@ export function registerIssueRoutes(emu: GitHubEmulator): void {
   });
 
   r.add("POST", "/repos/:owner/:repo/issues/comments/:id/reactions", (ctx) => {
-    const repo = emu.authorizeRepo(ctx, ISSUES_OR_PULLS, "write", "read");
+    const repo = authorizeRepo(emu, ctx, ISSUES_OR_PULLS, "write", "read");
     const login = emu.actingLogin(ctx.actor);
     const comment = repo.comments.get(Number(ctx.params.id));
     if (!comment || comment.deleted) throw notFound();
@@ -258,7 +263,7 @@ export function registerIssueRoutes(emu: GitHubEmulator): void {
   });
 
   r.add("GET", "/repos/:owner/:repo/issues/comments/:id/reactions", (ctx) => {
-    const repo = emu.authorizeRepo(ctx, ISSUES_OR_PULLS, "read", "read");
+    const repo = authorizeRepo(emu, ctx, ISSUES_OR_PULLS, "read", "read");
     const comment = repo.comments.get(Number(ctx.params.id));
     if (!comment || comment.deleted) throw notFound();
     const content = ctx.query.get("content");
@@ -269,7 +274,7 @@ export function registerIssueRoutes(emu: GitHubEmulator): void {
   });
 
   r.add("DELETE", "/repos/:owner/:repo/issues/comments/:id/reactions/:reactionId", (ctx) => {
-    const repo = emu.authorizeRepo(ctx, ISSUES_OR_PULLS, "write", "read");
+    const repo = authorizeRepo(emu, ctx, ISSUES_OR_PULLS, "write", "read");
     const comment = repo.comments.get(Number(ctx.params.id));
     if (!comment) throw notFound();
     comment.reactions = comment.reactions.filter((x) => x.id !== Number(ctx.params.reactionId));
@@ -277,13 +282,13 @@ export function registerIssueRoutes(emu: GitHubEmulator): void {
   });
 
   r.add("GET", "/repos/:owner/:repo/issues/:number", (ctx) => {
-    const repo = emu.authorizeRepo(ctx, ISSUES_OR_PULLS, "read", "read");
+    const repo = authorizeRepo(emu, ctx, ISSUES_OR_PULLS, "read", "read");
     if (emu.faults.missFresh(`issue:${repo.id}:${ctx.params.number}`)) throw notFound();
     return { body: shape.issue(c(), repo, findIssue(repo, ctx.params.number!)) };
   });
 
   r.add("PATCH", "/repos/:owner/:repo/issues/:number", async (ctx) => {
-    const repo = emu.authorizeRepo(ctx, ISSUES_OR_PULLS, "write", "triage");
+    const repo = authorizeRepo(emu, ctx, ISSUES_OR_PULLS, "write", "triage");
     const login = emu.actingLogin(ctx.actor);
     const issue = findIssue(repo, ctx.params.number!);
     if (typeof ctx.body.title === "string") issue.title = ctx.body.title;
@@ -317,10 +322,10 @@ export function registerIssueRoutes(emu: GitHubEmulator): void {
   });
 
   r.add("POST", "/repos/:owner/:repo/issues/:number/comments", async (ctx) => {
-    const repo = emu.authorizeRepo(ctx, ISSUES_OR_PULLS, "write", "read");
+    const repo = authorizeRepo(emu, ctx, ISSUES_OR_PULLS, "write", "read");
     const login = emu.actingLogin(ctx.actor);
     const issue = findIssue(repo, ctx.params.number!);
-    if (issue.locked && emu.roleOf(repo, login) === "read")
+    if (issue.locked && roleOf(emu, repo, login) === "read")
       throw new ApiError(403, "Unable to create comment because issue is locked.");
     const comment = await createComment(
       emu,
@@ -338,7 +343,7 @@ export function registerIssueRoutes(emu: GitHubEmulator): void {
   });
 
   r.add("GET", "/repos/:owner/:repo/issues/:number/comments", (ctx) => {
-    const repo = emu.authorizeRepo(ctx, ISSUES_OR_PULLS, "read", "read");
+    const repo = authorizeRepo(emu, ctx, ISSUES_OR_PULLS, "read", "read");
     const issue = findIssue(repo, ctx.params.number!);
     const comments = [...repo.comments.values()].filter((x) => x.issueNumber === issue.number && !x.deleted);
     return paginate(
@@ -348,7 +353,7 @@ export function registerIssueRoutes(emu: GitHubEmulator): void {
   });
 
   r.add("POST", "/repos/:owner/:repo/issues/:number/reactions", (ctx) => {
-    const repo = emu.authorizeRepo(ctx, ISSUES_OR_PULLS, "write", "read");
+    const repo = authorizeRepo(emu, ctx, ISSUES_OR_PULLS, "write", "read");
     const login = emu.actingLogin(ctx.actor);
     const issue = findIssue(repo, ctx.params.number!);
     const { reaction, created } = addReaction(emu, issue.reactions, login, ctx.body.content);
@@ -356,7 +361,7 @@ export function registerIssueRoutes(emu: GitHubEmulator): void {
   });
 
   r.add("GET", "/repos/:owner/:repo/issues/:number/reactions", (ctx) => {
-    const repo = emu.authorizeRepo(ctx, ISSUES_OR_PULLS, "read", "read");
+    const repo = authorizeRepo(emu, ctx, ISSUES_OR_PULLS, "read", "read");
     const issue = findIssue(repo, ctx.params.number!);
     const content = ctx.query.get("content");
     return paginate(
@@ -368,7 +373,7 @@ export function registerIssueRoutes(emu: GitHubEmulator): void {
   // ------------------------------------------------------------------ labels
 
   r.add("POST", "/repos/:owner/:repo/labels", (ctx) => {
-    const repo = emu.authorizeRepo(ctx, "issues", "write", "write");
+    const repo = authorizeRepo(emu, ctx, "issues", "write", "write");
     const name = requireString(ctx.body, "name", "Label");
     if ([...repo.labels.values()].some((l) => l.name.toLowerCase() === name.toLowerCase())) {
       throw validationFailed("Validation Failed", [
@@ -387,7 +392,7 @@ export function registerIssueRoutes(emu: GitHubEmulator): void {
   });
 
   r.add("GET", "/repos/:owner/:repo/labels", (ctx) => {
-    const repo = emu.authorizeRepo(ctx, ISSUES_OR_PULLS, "read", "read");
+    const repo = authorizeRepo(emu, ctx, ISSUES_OR_PULLS, "read", "read");
     return paginate(
       ctx,
       [...repo.labels.values()].map((l) => shape.label(c(), repo, l)),
@@ -395,7 +400,7 @@ export function registerIssueRoutes(emu: GitHubEmulator): void {
   });
 
   r.add("GET", "/repos/:owner/:repo/labels/:name", (ctx) => {
-    const repo = emu.authorizeRepo(ctx, ISSUES_OR_PULLS, "read", "read");
+    const repo = authorizeRepo(emu, ctx, ISSUES_OR_PULLS, "read", "read");
     const label = [...repo.labels.values()].find(
       (l) => l.name.toLowerCase() === ctx.params.name!.toLowerCase(),
     );
@@ -427,7 +432,7 @@ export function registerIssueRoutes(emu: GitHubEmulator): void {
   };
 
   r.add("POST", "/repos/:owner/:repo/issues/:number/labels", async (ctx) => {
-    const repo = emu.authorizeRepo(ctx, ISSUES_OR_PULLS, "write", "triage");
+    const repo = authorizeRepo(emu, ctx, ISSUES_OR_PULLS, "write", "triage");
     const login = emu.actingLogin(ctx.actor);
     const issue = findIssue(repo, ctx.params.number!);
     const names = labelNames(ctx.body).map((name) => ensureLabel(emu, repo, name).name);
@@ -436,7 +441,7 @@ export function registerIssueRoutes(emu: GitHubEmulator): void {
   });
 
   r.add("PUT", "/repos/:owner/:repo/issues/:number/labels", async (ctx) => {
-    const repo = emu.authorizeRepo(ctx, ISSUES_OR_PULLS, "write", "triage");
+    const repo = authorizeRepo(emu, ctx, ISSUES_OR_PULLS, "write", "triage");
     const login = emu.actingLogin(ctx.actor);
     const issue = findIssue(repo, ctx.params.number!);
     await changeLabels(repo, issue, login, [
@@ -446,7 +451,7 @@ export function registerIssueRoutes(emu: GitHubEmulator): void {
   });
 
   r.add("GET", "/repos/:owner/:repo/issues/:number/labels", (ctx) => {
-    const repo = emu.authorizeRepo(ctx, ISSUES_OR_PULLS, "read", "read");
+    const repo = authorizeRepo(emu, ctx, ISSUES_OR_PULLS, "read", "read");
     const issue = findIssue(repo, ctx.params.number!);
     return paginate(
       ctx,
@@ -455,7 +460,7 @@ export function registerIssueRoutes(emu: GitHubEmulator): void {
   });
 
   r.add("DELETE", "/repos/:owner/:repo/issues/:number/labels/:name", async (ctx) => {
-    const repo = emu.authorizeRepo(ctx, ISSUES_OR_PULLS, "write", "triage");
+    const repo = authorizeRepo(emu, ctx, ISSUES_OR_PULLS, "write", "triage");
     const login = emu.actingLogin(ctx.actor);
     const issue = findIssue(repo, ctx.params.number!);
     const name = issue.labels.find((l) => l.toLowerCase() === ctx.params.name!.toLowerCase());

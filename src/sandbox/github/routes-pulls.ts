@@ -1,4 +1,7 @@
 /** Pull requests: create, list, get, update, merge, files, commits, requested reviewers and reviews. */
+import { emit, emitPull } from "./emulator-events.js";
+import { scheduleAutoMerge, startCi } from "./emulator-pull-effects.js";
+import { authorizeRepo, roleOf } from "./emulator-repos.js";
 import type { GitHubEmulator } from "./emulator.js";
 import type { Issue, Repo, Review } from "./model.js";
 import { computePull, mergePull, type MergeMethod } from "./pull-logic.js";
@@ -111,8 +114,8 @@ export async function openPull(
   repo.issues.set(number, issue);
   emu.faults.created(`pull:${repo.id}:${number}`);
   emu.faults.created(`issue:${repo.id}:${number}`);
-  await emu.emitPull(repo, issue, "opened", login);
-  emu.startCi(repo, issue);
+  await emitPull(emu, repo, issue, "opened", login);
+  startCi(emu, repo, issue);
   return issue;
 }
 
@@ -158,7 +161,8 @@ export async function submitReview(
   if (state !== "PENDING") {
     const view = await computePull(emu, repo, issue);
     const reviewShape = { ...shape.review(emu.shapes, repo, review), state: state.toLowerCase() };
-    emu.emit(
+    emit(
+      emu,
       repo,
       "pull_request_review",
       {
@@ -168,7 +172,7 @@ export async function submitReview(
       },
       login,
     );
-    emu.scheduleAutoMerge(repo);
+    scheduleAutoMerge(emu, repo);
   }
   return review;
 }
@@ -185,7 +189,7 @@ export function registerPullRoutes(emu: GitHubEmulator): void {
   };
 
   r.add("POST", "/repos/:owner/:repo/pulls", async (ctx) => {
-    const repo = emu.authorizeRepo(ctx, "pull_requests", "write", "read");
+    const repo = authorizeRepo(emu, ctx, "pull_requests", "write", "read");
     const login = emu.actingLogin(ctx.actor);
     const head = requireString(ctx.body, "head", "PullRequest");
     const base = requireString(ctx.body, "base", "PullRequest");
@@ -207,7 +211,7 @@ export function registerPullRoutes(emu: GitHubEmulator): void {
   });
 
   r.add("GET", "/repos/:owner/:repo/pulls", async (ctx) => {
-    const repo = emu.authorizeRepo(ctx, "pull_requests", "read", "read");
+    const repo = authorizeRepo(emu, ctx, "pull_requests", "read", "read");
     const state = ctx.query.get("state") ?? "open";
     const head = ctx.query.get("head");
     const base = ctx.query.get("base");
@@ -231,7 +235,7 @@ export function registerPullRoutes(emu: GitHubEmulator): void {
   });
 
   r.add("GET", "/repos/:owner/:repo/pulls/:number", async (ctx) => {
-    const repo = emu.authorizeRepo(ctx, "pull_requests", "read", "read");
+    const repo = authorizeRepo(emu, ctx, "pull_requests", "read", "read");
     if (emu.faults.missFresh(`pull:${repo.id}:${ctx.params.number}`)) throw notFound();
     const issue = findPull(repo, ctx.params.number!);
     const body = (await computePull(emu, repo, issue)).body;
@@ -242,7 +246,7 @@ export function registerPullRoutes(emu: GitHubEmulator): void {
   });
 
   r.add("PATCH", "/repos/:owner/:repo/pulls/:number", async (ctx) => {
-    const repo = emu.authorizeRepo(ctx, "pull_requests", "write", "write");
+    const repo = authorizeRepo(emu, ctx, "pull_requests", "write", "write");
     const login = emu.actingLogin(ctx.actor);
     const issue = findPull(repo, ctx.params.number!);
     const p = issue.pull!;
@@ -293,13 +297,13 @@ export function registerPullRoutes(emu: GitHubEmulator): void {
       stateAction = "reopened";
     }
     issue.updatedAt = emu.now();
-    if (Object.keys(changes).length > 0) await emu.emitPull(repo, issue, "edited", login, { changes });
-    if (stateAction) await emu.emitPull(repo, issue, stateAction, login);
+    if (Object.keys(changes).length > 0) await emitPull(emu, repo, issue, "edited", login, { changes });
+    if (stateAction) await emitPull(emu, repo, issue, stateAction, login);
     return { body: (await computePull(emu, repo, issue)).body };
   });
 
   r.add("PUT", "/repos/:owner/:repo/pulls/:number/merge", async (ctx) => {
-    const repo = emu.authorizeRepo(ctx, "contents", "write", "write");
+    const repo = authorizeRepo(emu, ctx, "contents", "write", "write");
     const login = emu.actingLogin(ctx.actor);
     const issue = findPull(repo, ctx.params.number!);
     const method = (ctx.body.merge_method ?? "merge") as MergeMethod;
@@ -318,7 +322,7 @@ export function registerPullRoutes(emu: GitHubEmulator): void {
   });
 
   r.add("GET", "/repos/:owner/:repo/pulls/:number/merge", (ctx) => {
-    const repo = emu.authorizeRepo(ctx, "pull_requests", "read", "read");
+    const repo = authorizeRepo(emu, ctx, "pull_requests", "read", "read");
     const issue = findPull(repo, ctx.params.number!);
     if (!issue.pull!.merged) throw notFound();
     return { status: 204 };
@@ -331,7 +335,7 @@ export function registerPullRoutes(emu: GitHubEmulator): void {
   };
 
   r.add("GET", "/repos/:owner/:repo/pulls/:number/files", async (ctx) => {
-    const repo = emu.authorizeRepo(ctx, "pull_requests", "read", "read");
+    const repo = authorizeRepo(emu, ctx, "pull_requests", "read", "read");
     const issue = findPull(repo, ctx.params.number!);
     const { mergeBase, head } = await pullRange(repo, issue);
     const files = await repo.git.changedFiles(mergeBase, head);
@@ -343,7 +347,7 @@ export function registerPullRoutes(emu: GitHubEmulator): void {
   });
 
   r.add("GET", "/repos/:owner/:repo/pulls/:number/commits", async (ctx) => {
-    const repo = emu.authorizeRepo(ctx, "pull_requests", "read", "read");
+    const repo = authorizeRepo(emu, ctx, "pull_requests", "read", "read");
     const issue = findPull(repo, ctx.params.number!);
     const { mergeBase, head } = await pullRange(repo, issue);
     const page = paginate(ctx, await repo.git.commitsBetween(mergeBase, head));
@@ -354,7 +358,7 @@ export function registerPullRoutes(emu: GitHubEmulator): void {
   });
 
   r.add("POST", "/repos/:owner/:repo/pulls/:number/requested_reviewers", async (ctx) => {
-    const repo = emu.authorizeRepo(ctx, "pull_requests", "write", "triage");
+    const repo = authorizeRepo(emu, ctx, "pull_requests", "write", "triage");
     const login = emu.actingLogin(ctx.actor);
     const issue = findPull(repo, ctx.params.number!);
     const reviewers = Array.isArray(ctx.body.reviewers) ? (ctx.body.reviewers as string[]) : [];
@@ -363,7 +367,7 @@ export function registerPullRoutes(emu: GitHubEmulator): void {
       const account = emu.findAccount(reviewer);
       if (
         !account ||
-        emu.roleOf(repo, account.login) === "none" ||
+        roleOf(emu, repo, account.login) === "none" ||
         (!repo.collaborators.has(account.login) && account.login !== repo.owner)
       ) {
         throw validationFailed(
@@ -380,7 +384,8 @@ export function registerPullRoutes(emu: GitHubEmulator): void {
       if (!p.requestedReviewers.includes(account.login)) {
         p.requestedReviewers.push(account.login);
         const view = await computePull(emu, repo, issue);
-        emu.emit(
+        emit(
+          emu,
           repo,
           "pull_request",
           {
@@ -398,7 +403,7 @@ export function registerPullRoutes(emu: GitHubEmulator): void {
   });
 
   r.add("GET", "/repos/:owner/:repo/pulls/:number/requested_reviewers", (ctx) => {
-    const repo = emu.authorizeRepo(ctx, "pull_requests", "read", "read");
+    const repo = authorizeRepo(emu, ctx, "pull_requests", "read", "read");
     const issue = findPull(repo, ctx.params.number!);
     return {
       body: { users: issue.pull!.requestedReviewers.map((login) => shape.simpleUser(c(), login)), teams: [] },
@@ -406,7 +411,7 @@ export function registerPullRoutes(emu: GitHubEmulator): void {
   });
 
   r.add("POST", "/repos/:owner/:repo/pulls/:number/reviews", async (ctx) => {
-    const repo = emu.authorizeRepo(ctx, "pull_requests", "write", "read");
+    const repo = authorizeRepo(emu, ctx, "pull_requests", "write", "read");
     const login = emu.actingLogin(ctx.actor);
     const issue = findPull(repo, ctx.params.number!);
     const review = await submitReview(emu, repo, issue, login, {
@@ -418,7 +423,7 @@ export function registerPullRoutes(emu: GitHubEmulator): void {
   });
 
   r.add("GET", "/repos/:owner/:repo/pulls/:number/reviews", (ctx: RequestContext) => {
-    const repo = emu.authorizeRepo(ctx, "pull_requests", "read", "read");
+    const repo = authorizeRepo(emu, ctx, "pull_requests", "read", "read");
     const issue = findPull(repo, ctx.params.number!);
     const reviews = repo.reviews.filter((x) => x.pullNumber === issue.number);
     return paginate(
@@ -428,7 +433,7 @@ export function registerPullRoutes(emu: GitHubEmulator): void {
   });
 
   r.add("GET", "/repos/:owner/:repo/pulls/:number/reviews/:id", (ctx) => {
-    const repo = emu.authorizeRepo(ctx, "pull_requests", "read", "read");
+    const repo = authorizeRepo(emu, ctx, "pull_requests", "read", "read");
     const review = repo.reviews.find(
       (x) => x.id === Number(ctx.params.id) && x.pullNumber === Number(ctx.params.number),
     );

@@ -1,4 +1,7 @@
 /** Repositories, contents, the Git Data API (blobs, trees, commits, refs), branches, protection, compare, commits. */
+import { rivalPush } from "./emulator-act-as.js";
+import { onRefChanged } from "./emulator-pull-effects.js";
+import { authorizeRepo, roleOf } from "./emulator-repos.js";
 import type { GitHubEmulator } from "./emulator.js";
 import { ZERO_SHA, type GitIdentity, type GitTagObject, type TreeChange } from "./git-store.js";
 import type { Repo } from "./model.js";
@@ -53,7 +56,7 @@ export async function writeFilesCommit(
   });
   if (!(await repo.git.compareAndSwapRef(ref, sha, parent ?? ZERO_SHA)))
     throw new ApiError(409, `${branch} was modified concurrently`);
-  await emu.onRefChanged(repo, ref, parent ?? ZERO_SHA, sha, login);
+  await onRefChanged(emu, repo, ref, parent ?? ZERO_SHA, sha, login);
   return { sha, tree, parent };
 }
 
@@ -62,10 +65,10 @@ export function registerRepoRoutes(emu: GitHubEmulator): void {
   const c = () => emu.shapes;
 
   r.add("GET", "/repos/:owner/:repo", (ctx) => {
-    const repo = emu.authorizeRepo(ctx, "metadata", "read", "read");
+    const repo = authorizeRepo(emu, ctx, "metadata", "read", "read");
     const body: Record<string, unknown> = shape.repository(c(), repo);
     if (ctx.actor.kind === "user") {
-      const role = emu.roleOf(repo, ctx.actor.login);
+      const role = roleOf(emu, repo, ctx.actor.login);
       body.permissions = {
         admin: role === "admin",
         maintain: ["admin", "maintain"].includes(role),
@@ -83,7 +86,7 @@ export function registerRepoRoutes(emu: GitHubEmulator): void {
   r.add("GET", "/repos/:owner/:repo/contents/*path", (ctx) => getContents(ctx, ctx.params.path!));
 
   async function getContents(ctx: RequestContext, path: string) {
-    const repo = emu.authorizeRepo(ctx, "contents", "read", "read");
+    const repo = authorizeRepo(emu, ctx, "contents", "read", "read");
     const ref = ctx.query.get("ref") ?? repo.defaultBranch;
     const sha = await resolveOr404(repo, ref);
     const commit = await repo.git.readCommit(sha);
@@ -105,7 +108,7 @@ export function registerRepoRoutes(emu: GitHubEmulator): void {
   }
 
   r.add("PUT", "/repos/:owner/:repo/contents/*path", async (ctx) => {
-    const repo = emu.authorizeRepo(ctx, "contents", "write", "write");
+    const repo = authorizeRepo(emu, ctx, "contents", "write", "write");
     const login = emu.actingLogin(ctx.actor);
     const path = ctx.params.path!;
     const message = requireString(ctx.body, "message", "Content");
@@ -139,7 +142,7 @@ export function registerRepoRoutes(emu: GitHubEmulator): void {
   });
 
   r.add("DELETE", "/repos/:owner/:repo/contents/*path", async (ctx) => {
-    const repo = emu.authorizeRepo(ctx, "contents", "write", "write");
+    const repo = authorizeRepo(emu, ctx, "contents", "write", "write");
     const login = emu.actingLogin(ctx.actor);
     const path = ctx.params.path!;
     const message = requireString(ctx.body, "message", "Content");
@@ -161,7 +164,7 @@ export function registerRepoRoutes(emu: GitHubEmulator): void {
   // ------------------------------------------------------------------ git data
 
   r.add("POST", "/repos/:owner/:repo/git/blobs", async (ctx) => {
-    const repo = emu.authorizeRepo(ctx, "contents", "write", "write");
+    const repo = authorizeRepo(emu, ctx, "contents", "write", "write");
     if (typeof ctx.body.content !== "string")
       throw validationFailed('Invalid request.\n\n"content" wasn\'t supplied.');
     const encoding = ctx.body.encoding ?? "utf-8";
@@ -177,7 +180,7 @@ export function registerRepoRoutes(emu: GitHubEmulator): void {
   });
 
   r.add("GET", "/repos/:owner/:repo/git/blobs/:sha", async (ctx) => {
-    const repo = emu.authorizeRepo(ctx, "contents", "read", "read");
+    const repo = authorizeRepo(emu, ctx, "contents", "read", "read");
     const sha = ctx.params.sha!;
     if ((await repo.git.objectType(sha)) !== "blob") throw notFound();
     const bytes = await repo.git.readBlob(sha);
@@ -201,7 +204,7 @@ export function registerRepoRoutes(emu: GitHubEmulator): void {
   });
 
   r.add("POST", "/repos/:owner/:repo/git/trees", async (ctx) => {
-    const repo = emu.authorizeRepo(ctx, "contents", "write", "write");
+    const repo = authorizeRepo(emu, ctx, "contents", "write", "write");
     const entries = ctx.body.tree;
     if (!Array.isArray(entries)) throw validationFailed("Invalid tree info");
     const baseTree = typeof ctx.body.base_tree === "string" ? ctx.body.base_tree : undefined;
@@ -254,7 +257,7 @@ export function registerRepoRoutes(emu: GitHubEmulator): void {
   });
 
   r.add("GET", "/repos/:owner/:repo/git/trees/*sha", async (ctx) => {
-    const repo = emu.authorizeRepo(ctx, "contents", "read", "read");
+    const repo = authorizeRepo(emu, ctx, "contents", "read", "read");
     let sha = ctx.params.sha!;
     const type = await repo.git.objectType(sha);
     if (type === "commit") sha = (await repo.git.readCommit(sha)).tree;
@@ -269,7 +272,7 @@ export function registerRepoRoutes(emu: GitHubEmulator): void {
   });
 
   r.add("POST", "/repos/:owner/:repo/git/commits", async (ctx) => {
-    const repo = emu.authorizeRepo(ctx, "contents", "write", "write");
+    const repo = authorizeRepo(emu, ctx, "contents", "write", "write");
     const login = emu.actingLogin(ctx.actor);
     const message = requireString(ctx.body, "message", "Commit");
     const tree = requireString(ctx.body, "tree", "Commit");
@@ -286,7 +289,7 @@ export function registerRepoRoutes(emu: GitHubEmulator): void {
   });
 
   r.add("GET", "/repos/:owner/:repo/git/commits/:sha", async (ctx) => {
-    const repo = emu.authorizeRepo(ctx, "contents", "read", "read");
+    const repo = authorizeRepo(emu, ctx, "contents", "read", "read");
     if (!SHA.test(ctx.params.sha!) || (await repo.git.objectType(ctx.params.sha!)) !== "commit")
       throw notFound();
     return { body: shape.gitCommit(c(), repo, await repo.git.readCommit(ctx.params.sha!)) };
@@ -317,7 +320,7 @@ export function registerRepoRoutes(emu: GitHubEmulator): void {
   };
 
   r.add("POST", "/repos/:owner/:repo/git/tags", async (ctx) => {
-    const repo = emu.authorizeRepo(ctx, "contents", "write", "write");
+    const repo = authorizeRepo(emu, ctx, "contents", "write", "write");
     const login = emu.actingLogin(ctx.actor);
     const tag = requireString(ctx.body, "tag", "Tag");
     const message = typeof ctx.body.message === "string" ? ctx.body.message : "";
@@ -335,7 +338,7 @@ export function registerRepoRoutes(emu: GitHubEmulator): void {
   });
 
   r.add("GET", "/repos/:owner/:repo/git/tags/:sha", async (ctx) => {
-    const repo = emu.authorizeRepo(ctx, "contents", "read", "read");
+    const repo = authorizeRepo(emu, ctx, "contents", "read", "read");
     if ((await repo.git.objectType(ctx.params.sha!)) !== "tag") throw notFound();
     return { body: tagShape(repo, await repo.git.readTag(ctx.params.sha!)) };
   });
@@ -346,7 +349,7 @@ export function registerRepoRoutes(emu: GitHubEmulator): void {
     shape.gitRef(c(), repo, fullRef, sha, (await repo.git.objectType(sha)) ?? "commit");
 
   const getRef = async (ctx: RequestContext) => {
-    const repo = emu.authorizeRepo(ctx, "contents", "read", "read");
+    const repo = authorizeRepo(emu, ctx, "contents", "read", "read");
     const ref = ctx.params.ref!.replace(/^refs\//, "");
     if (emu.faults.missFresh(`ref:${repo.id}:${ref}`)) throw notFound();
     const sha = await repo.git.readRef(`refs/${ref}`);
@@ -356,7 +359,7 @@ export function registerRepoRoutes(emu: GitHubEmulator): void {
   r.add("GET", "/repos/:owner/:repo/git/ref/*ref", getRef);
 
   const matching = async (ctx: RequestContext, prefix: string) => {
-    const repo = emu.authorizeRepo(ctx, "contents", "read", "read");
+    const repo = authorizeRepo(emu, ctx, "contents", "read", "read");
     const refs = (await repo.git.listRefs("refs/")).filter((x) => x.ref.startsWith(`refs/${prefix}`));
     return paginate(
       ctx,
@@ -369,7 +372,7 @@ export function registerRepoRoutes(emu: GitHubEmulator): void {
   r.add("GET", "/repos/:owner/:repo/git/matching-refs", (ctx) => matching(ctx, ""));
   // The legacy list endpoint: an exact ref answers one object, a prefix answers an array.
   r.add("GET", "/repos/:owner/:repo/git/refs/*ref", async (ctx) => {
-    const repo = emu.authorizeRepo(ctx, "contents", "read", "read");
+    const repo = authorizeRepo(emu, ctx, "contents", "read", "read");
     const ref = ctx.params.ref!.replace(/^refs\//, "");
     const exact = await repo.git.readRef(`refs/${ref}`);
     if (exact) return { body: await refShape(repo, `refs/${ref}`, exact) };
@@ -380,7 +383,7 @@ export function registerRepoRoutes(emu: GitHubEmulator): void {
   r.add("GET", "/repos/:owner/:repo/git/refs", (ctx) => matching(ctx, ""));
 
   r.add("POST", "/repos/:owner/:repo/git/refs", async (ctx) => {
-    const repo = emu.authorizeRepo(ctx, "contents", "write", "write");
+    const repo = authorizeRepo(emu, ctx, "contents", "write", "write");
     const login = emu.actingLogin(ctx.actor);
     const ref = requireString(ctx.body, "ref", "Reference");
     const sha = requireString(ctx.body, "sha", "Reference");
@@ -396,7 +399,7 @@ export function registerRepoRoutes(emu: GitHubEmulator): void {
     if (!(await repo.git.compareAndSwapRef(ref, sha, ZERO_SHA)))
       throw validationFailed("Reference already exists");
     emu.faults.created(`ref:${repo.id}:${ref.slice(5)}`);
-    await emu.onRefChanged(repo, ref, ZERO_SHA, sha, login);
+    await onRefChanged(emu, repo, ref, ZERO_SHA, sha, login);
     return {
       status: 201,
       body: await refShape(repo, ref, sha),
@@ -405,11 +408,11 @@ export function registerRepoRoutes(emu: GitHubEmulator): void {
   });
 
   r.add("PATCH", "/repos/:owner/:repo/git/refs/*ref", async (ctx) => {
-    const repo = emu.authorizeRepo(ctx, "contents", "write", "write");
+    const repo = authorizeRepo(emu, ctx, "contents", "write", "write");
     const login = emu.actingLogin(ctx.actor);
     const ref = `refs/${ctx.params.ref!.replace(/^refs\//, "")}`;
     const sha = requireString(ctx.body, "sha", "Reference");
-    if (emu.faults.takeRefRace(ref.slice(5))) await emu.rivalPush(repo, ref);
+    if (emu.faults.takeRefRace(ref.slice(5))) await rivalPush(emu, repo, ref);
     const current = await repo.git.readRef(ref);
     if (!current) throw validationFailed("Reference does not exist");
     if ((await repo.git.objectType(sha)) === undefined) throw validationFailed("Object does not exist");
@@ -419,25 +422,25 @@ export function registerRepoRoutes(emu: GitHubEmulator): void {
       throw validationFailed("Update is not a fast forward");
     if (!(await repo.git.compareAndSwapRef(ref, sha, current)))
       throw validationFailed("Reference update failed");
-    await emu.onRefChanged(repo, ref, current, sha, login, { forced: force });
+    await onRefChanged(emu, repo, ref, current, sha, login, { forced: force });
     return { body: await refShape(repo, ref, sha) };
   });
 
   r.add("DELETE", "/repos/:owner/:repo/git/refs/*ref", async (ctx) => {
-    const repo = emu.authorizeRepo(ctx, "contents", "write", "write");
+    const repo = authorizeRepo(emu, ctx, "contents", "write", "write");
     const login = emu.actingLogin(ctx.actor);
     const ref = `refs/${ctx.params.ref!.replace(/^refs\//, "")}`;
     const current = await repo.git.readRef(ref);
     if (!current) throw validationFailed("Reference does not exist");
     if (!(await repo.git.deleteRef(ref, current))) throw validationFailed("Reference update failed");
-    await emu.onRefChanged(repo, ref, current, ZERO_SHA, login);
+    await onRefChanged(emu, repo, ref, current, ZERO_SHA, login);
     return { status: 204 };
   });
 
   // ------------------------------------------------------------------ branches and protection
 
   r.add("GET", "/repos/:owner/:repo/branches", async (ctx) => {
-    const repo = emu.authorizeRepo(ctx, "contents", "read", "read");
+    const repo = authorizeRepo(emu, ctx, "contents", "read", "read");
     const refs = await repo.git.listRefs("refs/heads/");
     let branches = refs.map((x) => ({ name: x.ref.slice("refs/heads/".length), sha: x.sha }));
     if (ctx.query.get("protected") === "true")
@@ -486,13 +489,13 @@ export function registerRepoRoutes(emu: GitHubEmulator): void {
   };
 
   r.add("GET", "/repos/:owner/:repo/branches/:branch/protection", (ctx) => {
-    const repo = emu.authorizeRepo(ctx, "administration", "read", "admin");
+    const repo = authorizeRepo(emu, ctx, "administration", "read", "admin");
     if (!repo.protections.has(ctx.params.branch!)) throw new ApiError(404, "Branch not protected");
     return { body: protectionBody(repo, ctx.params.branch!) };
   });
 
   r.add("PUT", "/repos/:owner/:repo/branches/:branch/protection", async (ctx) => {
-    const repo = emu.authorizeRepo(ctx, "administration", "write", "admin");
+    const repo = authorizeRepo(emu, ctx, "administration", "write", "admin");
     const branch = ctx.params.branch!;
     if (!(await repo.git.readRef(`refs/heads/${branch}`))) throw new ApiError(404, "Branch not found");
     for (const field of [
@@ -523,13 +526,13 @@ export function registerRepoRoutes(emu: GitHubEmulator): void {
   });
 
   r.add("DELETE", "/repos/:owner/:repo/branches/:branch/protection", (ctx) => {
-    const repo = emu.authorizeRepo(ctx, "administration", "write", "admin");
+    const repo = authorizeRepo(emu, ctx, "administration", "write", "admin");
     if (!repo.protections.delete(ctx.params.branch!)) throw new ApiError(404, "Branch not protected");
     return { status: 204 };
   });
 
   r.add("GET", "/repos/:owner/:repo/branches/*branch", async (ctx) => {
-    const repo = emu.authorizeRepo(ctx, "contents", "read", "read");
+    const repo = authorizeRepo(emu, ctx, "contents", "read", "read");
     const branch = ctx.params.branch!;
     const sha = await repo.git.readRef(`refs/heads/${branch}`);
     if (!sha) throw new ApiError(404, "Branch not found");
@@ -557,7 +560,7 @@ export function registerRepoRoutes(emu: GitHubEmulator): void {
   // ------------------------------------------------------------------ commits and compare
 
   r.add("GET", "/repos/:owner/:repo/commits", async (ctx) => {
-    const repo = emu.authorizeRepo(ctx, "contents", "read", "read");
+    const repo = authorizeRepo(emu, ctx, "contents", "read", "read");
     const head = await resolveOr404(repo, ctx.query.get("sha") ?? repo.defaultBranch);
     const path = ctx.query.get("path") ?? undefined;
     const shas = await repo.git.log(head, path ? { path } : {});
@@ -569,7 +572,7 @@ export function registerRepoRoutes(emu: GitHubEmulator): void {
   });
 
   r.add("GET", "/repos/:owner/:repo/commits/:ref", async (ctx) => {
-    const repo = emu.authorizeRepo(ctx, "contents", "read", "read");
+    const repo = authorizeRepo(emu, ctx, "contents", "read", "read");
     const sha = await resolveOr404(repo, ctx.params.ref!);
     const commit = await repo.git.readCommit(sha);
     const files = await changedFileShapes(
@@ -589,7 +592,7 @@ export function registerRepoRoutes(emu: GitHubEmulator): void {
   };
 
   r.add("GET", "/repos/:owner/:repo/compare/*basehead", async (ctx) => {
-    const repo = emu.authorizeRepo(ctx, "contents", "read", "read");
+    const repo = authorizeRepo(emu, ctx, "contents", "read", "read");
     const spec = ctx.params.basehead!;
     const split = spec.includes("...") ? spec.split("...") : spec.split("..");
     if (split.length !== 2) throw notFound();
