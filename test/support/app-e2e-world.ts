@@ -11,6 +11,7 @@ import {
 } from "../../src/sandbox/registry/embedded-registry.js";
 import { pushImage } from "../../src/sandbox/registry/push-image.js";
 import { ferryAppManifest, UnthrottledOctokit } from "../../src/sandbox/ferry-app.js";
+import { shopConfig } from "./app-fakes.js";
 
 export const SECRET = "e2e-webhook-secret";
 export const REGISTRY_SECRET = "e2e-registry-secret";
@@ -49,22 +50,7 @@ export interface World {
 }
 
 function config(registryHost: string, source: boolean): string {
-  return `images:
-  shop:
-    repository: ${registryHost}/acme/shop${source ? "\n    source: acme/shop" : ""}
-    policy: { range: "^1.0.0" }
-environments:
-  staging:
-    paths: [overlays/staging]
-    update: auto
-    merge: auto
-  prod:
-    paths: [overlays/prod]
-    from: staging
-    update: manual
-    merge: review
-    promoters: { permission: maintain }
-`;
+  return shopConfig({ registry: registryHost, source, teams: false });
 }
 
 function overlay(registryHost: string, tag: string): string {

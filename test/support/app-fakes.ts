@@ -347,9 +347,12 @@ export function fakeDeps(
   };
 }
 
-export const CONFIG = `images:
+/** The shop's `.github/ferry.yml`: staging follows the registry and merges itself; prod takes staging's version on review. */
+export function shopConfig(options: { registry?: string; source?: boolean; teams?: boolean } = {}): string {
+  const { registry = "ghcr.io", source = false, teams = true } = options;
+  return `images:
   shop:
-    repository: ghcr.io/acme/shop
+    repository: ${registry}/acme/shop${source ? "\n    source: acme/shop" : ""}
     policy: { range: "^1.0.0" }
 environments:
   staging:
@@ -361,8 +364,11 @@ environments:
     from: staging
     update: manual
     merge: review
-    promoters: { permission: maintain, teams: [acme/release] }
+    promoters: { permission: maintain${teams ? ", teams: [acme/release]" : ""} }
 `;
+}
+
+export const CONFIG = shopConfig();
 
 export function kustomization(tag: string, digest?: string): string {
   return `apiVersion: kustomize.config.k8s.io/v1beta1

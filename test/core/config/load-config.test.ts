@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { loadConfig, formatProblems } from "../../../src/core/config/load-config.js";
 import { environmentOrder, environmentPolicy } from "../../../src/core/config/schema.js";
 
-const DESIGN_EXAMPLE = `images:
+const DOCS_EXAMPLE = `images:
   shop:
     repository: ghcr.io/acme/shop     # where tags are looked up
     source: acme/shop
@@ -28,7 +28,7 @@ registries:
 
 describe("loadConfig", () => {
   it("accepts the example from docs/config.md and fills defaults", () => {
-    const result = loadConfig(DESIGN_EXAMPLE);
+    const result = loadConfig(DOCS_EXAMPLE);
     if (!result.ok) throw new Error(formatProblems("ferry.yml", result.problems));
     expect(result.config.environments.prod!.promoters).toEqual({
       permission: "maintain",
