@@ -1,8 +1,14 @@
-import semver from "semver";
 import { z } from "zod";
 import { isDuration } from "../duration.js";
 import { isValidTag } from "../image-ref.js";
-import { compileAllow, namedGroups, templateReferences } from "./tag-pattern.js";
+import { compileRange } from "./tag-order.js";
+import {
+  compileAllow,
+  definesGroup,
+  describeReference,
+  templateReferences,
+  type TagPattern,
+} from "./tag-pattern.js";
 
 export const STRATEGIES = ["semver", "numerical", "alphabetical", "newest-build", "digest"] as const;
 export type Strategy = (typeof STRATEGIES)[number];
@@ -80,32 +86,43 @@ export function policyProblems(policy: PolicyInput): { path: string[]; message: 
   if (policy.range !== undefined) {
     if (strategy !== "semver")
       problems.push({ path: ["range"], message: `range applies only to strategy semver, not ${strategy}` });
-    else if (semver.validRange(policy.range, { loose: false }) === null) {
-      problems.push({ path: ["range"], message: `invalid semver range ${JSON.stringify(policy.range)}` });
+    else {
+      try {
+        compileRange(policy.range, false);
+      } catch (error) {
+        problems.push({
+          path: ["range"],
+          message: `invalid semver range: ${(error as Error).message}`,
+        });
+      }
     }
   }
-  let groups: Set<string> | undefined;
+  let pattern: TagPattern | undefined;
   if (policy.allow !== undefined) {
     try {
-      // Go's `(?P<name>…)` (as Flux users write it) is accepted too; see tag-pattern.ts.
-      compileAllow(policy.allow);
-      groups = namedGroups(policy.allow);
+      pattern = compileAllow(policy.allow);
     } catch (error) {
-      problems.push({ path: ["allow"], message: `invalid regular expression: ${(error as Error).message}` });
+      problems.push({
+        path: ["allow"],
+        message: `invalid RE2 regular expression: ${(error as Error).message}`,
+      });
     }
   }
   if (policy.extract !== undefined) {
     const references = templateReferences(policy.extract);
     if (policy.allow === undefined)
-      problems.push({ path: ["extract"], message: "extract needs allow with named groups" });
+      problems.push({ path: ["extract"], message: "extract needs allow with capturing groups" });
     else if (references.length === 0)
-      problems.push({ path: ["extract"], message: "extract must reference a named group, e.g. $version" });
-    else if (groups) {
-      for (const name of references) {
-        if (!groups.has(name))
+      problems.push({
+        path: ["extract"],
+        message: "extract must reference a group of allow, e.g. $version or $1",
+      });
+    else if (pattern) {
+      for (const reference of references) {
+        if (!definesGroup(pattern, reference))
           problems.push({
             path: ["extract"],
-            message: `extract references $${name}, which allow does not define`,
+            message: `extract references ${describeReference(reference)}, which allow does not define`,
           });
       }
     }

@@ -2,6 +2,7 @@ import semver, { type SemVer } from "semver";
 import { Minimatch } from "minimatch";
 import { isValidTag } from "../image-ref.js";
 import type { Policy } from "./schema.js";
+import { parseRange, type SemverRange } from "./semver-range.js";
 import { compileAllow, compileExtract } from "./tag-pattern.js";
 
 /**
@@ -38,16 +39,16 @@ export function compileTagOrder(policy: Policy): TagOrder {
   /** The value the strategy compares, or undefined when `allow` does not match. */
   const valueOf = (tag: string): string | undefined => {
     if (allow === undefined) return tag;
-    const match = allow.exec(tag);
-    if (match === null) return undefined;
-    return extract === undefined ? tag : extract(match.groups ?? {});
+    if (extract === undefined) return allow.test(tag) ? tag : undefined;
+    const match = allow.match(tag);
+    return match === undefined ? undefined : extract(match);
   };
   const ignored = (tag: string): boolean => ignore.some((glob) => glob(tag));
   const filters = describeFilters(policy);
 
   switch (policy.strategy) {
     case "semver": {
-      const range = new semver.Range(policy.range ?? "*", { includePrerelease: policy.prerelease });
+      const range = compileRange(policy.range ?? "*", policy.prerelease);
       const read = (tag: string): SemVer | undefined => {
         const value = valueOf(tag);
         return value === undefined ? undefined : parseSemver(value);
@@ -109,6 +110,14 @@ export function compileTagOrder(policy: Policy): TagOrder {
       };
     }
   }
+}
+
+/** A policy's range (Masterminds/semver syntax and meaning, see semver-range.ts). */
+export function compileRange(range: string, includePrerelease: boolean): SemverRange {
+  return parseRange(range, {
+    includePrerelease,
+    makeVersion: (version) => new semver.SemVer(version, { loose: false }),
+  });
 }
 
 function describeFilters(policy: Policy): string {
