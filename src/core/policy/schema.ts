@@ -23,6 +23,12 @@ export const policySchema = z
     strategy: z.enum(STRATEGIES).optional().describe("How tags are compared; semver by default."),
     range: z.string().optional().describe('semver range (npm semver syntax), e.g. "^1.0.0".'),
     prerelease: z.boolean().optional().describe("Admit prereleases (semver); false by default."),
+    underscoreIsBuildMetadata: z
+      .boolean()
+      .optional()
+      .describe(
+        "Read the first _ of a tag as + (semver build metadata, e.g. 1.0.0_build.7); false by default: such tags are ignored, as Flux, Argo CD and Kargo ignore them.",
+      ),
     allow: z.string().optional().describe("Regular expression a tag must match; named groups feed extract."),
     extract: z
       .string()
@@ -67,6 +73,7 @@ export interface Policy {
   strategy: Strategy;
   range?: string;
   prerelease: boolean;
+  underscoreIsBuildMetadata: boolean;
   allow?: string;
   extract?: string;
   ignore: string[];
@@ -152,6 +159,12 @@ export function policyProblems(policy: PolicyInput): { path: string[]; message: 
   if (policy.prerelease !== undefined && strategy !== "semver") {
     problems.push({ path: ["prerelease"], message: "prerelease applies only to strategy semver" });
   }
+  if (policy.underscoreIsBuildMetadata !== undefined && strategy !== "semver") {
+    problems.push({
+      path: ["underscoreIsBuildMetadata"],
+      message: "underscoreIsBuildMetadata applies only to strategy semver",
+    });
+  }
   if (policy.minAge !== undefined && !isDuration(policy.minAge)) {
     problems.push({
       path: ["minAge"],
@@ -172,6 +185,7 @@ export function policyProblems(policy: PolicyInput): { path: string[]; message: 
 const STRATEGY_FIELDS: Partial<Record<keyof PolicyInput, readonly Strategy[]>> = {
   range: ["semver"],
   prerelease: ["semver"],
+  underscoreIsBuildMetadata: ["semver"],
   order: ["numerical", "alphabetical"],
   tag: ["digest"],
 };
@@ -205,6 +219,7 @@ export function resolvePolicy(...layers: (PolicyInput | undefined)[]): Policy {
   const policy: Policy = {
     strategy,
     prerelease: merged.prerelease ?? false,
+    underscoreIsBuildMetadata: merged.underscoreIsBuildMetadata ?? false,
     ignore: merged.ignore ?? [],
     order: merged.order ?? "asc",
     platforms: merged.platforms ?? [],

@@ -51,7 +51,7 @@ export function compileTagOrder(policy: Policy): TagOrder {
       const range = compileRange(policy.range ?? "*", policy.prerelease);
       const read = (tag: string): SemVer | undefined => {
         const value = valueOf(tag);
-        return value === undefined ? undefined : parseSemver(value);
+        return value === undefined ? undefined : parseSemver(value, policy.underscoreIsBuildMetadata);
       };
       return {
         policy,
@@ -132,14 +132,17 @@ function describeFilters(policy: Policy): string {
  * and `1.2.3` alike). Not the loose or coerced forms: a numeric git SHA or a date such as `20240101`
  * must not read as version 20240101.0.0 and outrank every release (fluxcd/flux issue 2729).
  *
- * OCI tags cannot contain `+`, so build metadata is written `1.0.0_build.1` (Helm's convention for
- * chart versions in OCI registries); `_` never appears in a semver, so the first one reads as `+`.
+ * OCI tags cannot contain `+`. Some publishers write build metadata as `_` (Helm's convention for
+ * chart versions in OCI registries), but most `_` tags are other things (`17.0.10_7-jre`, an
+ * Eclipse Temurin build and flavour): Flux, Argo CD Image Updater and Kargo read them as no
+ * version at all and ignore them. So does Ferry, unless the policy opts in with
+ * `underscoreIsBuildMetadata`: then the first `_` reads as `+`.
  */
-export function parseSemver(value: string): SemVer | undefined {
+export function parseSemver(value: string, underscoreIsBuildMetadata = false): SemVer | undefined {
   // A cheap first check skips most non-versions without constructing a SemVer.
   const first = value.charCodeAt(0);
   if (!(first === 118 /* v */ || (first >= 48 && first <= 57))) return undefined;
-  const text = value.includes("+") ? value : value.replace("_", "+");
+  const text = underscoreIsBuildMetadata && !value.includes("+") ? value.replace("_", "+") : value;
   try {
     return new semver.SemVer(text, { loose: false });
   } catch {

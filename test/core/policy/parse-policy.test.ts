@@ -20,6 +20,7 @@ describe("parsePolicy", () => {
       strategy: "semver",
       range: "^1.0.0",
       prerelease: false,
+      underscoreIsBuildMetadata: false,
       ignore: [],
       order: "asc",
       platforms: [],

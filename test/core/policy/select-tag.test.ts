@@ -95,15 +95,26 @@ describe("semver strategy", () => {
     expect(chosenTag({}, ["1.2.3", "12345678", "1.3", "20240101", "v2"])).toBe("1.2.3");
   });
 
-  it("reads build metadata written with _ since OCI tags cannot hold + (Helm's OCI convention)", () => {
-    expect(chosenTag({ range: "^1.0.0" }, ["1.0.0_build.7", "0.9.0"])).toBe("1.0.0_build.7");
-    expect(isNewer("1.0.1_b1", "1.0.0_b9", parsePolicy({}))).toBe(true);
+  it("ignores a tag with _ under ^17, as Flux, Argo CD and Kargo do, instead of reading 17.0.10_7-jre as 17.0.10+7-jre", () => {
+    // Eclipse Temurin's layout: the _7 build suffix sits on the -jre flavour only.
+    const tags = ["17.0.9-jdk", "17.0.10_7-jre", "17.0.8-jdk", "21.0.1-jdk"];
+    expect(chosenTag({ range: "^17" }, tags)).toBeUndefined();
+    expect(chosenTag({ range: "^17", prerelease: true }, tags)).toBe("17.0.9-jdk");
+    expect(isNewer("1.0.1_b1", "1.0.0", parsePolicy({}))).toBe(false);
+  });
+
+  it("reads _ as + (build metadata, Helm's OCI convention) when the policy sets underscoreIsBuildMetadata", () => {
+    const helm = { range: "^1.0.0", underscoreIsBuildMetadata: true };
+    expect(chosenTag(helm, ["1.0.0_build.7", "0.9.0"])).toBe("1.0.0_build.7");
+    expect(chosenTag({ range: "^1.0.0" }, ["1.0.0_build.7", "0.9.0"])).toBeUndefined();
+    expect(isNewer("1.0.1_b1", "1.0.0_b9", parsePolicy(helm))).toBe(true);
   });
 
   it("orders build metadata deterministically although semver precedence ignores it: the higher build wins in any input order", () => {
-    expect(chosenTag({}, ["1.0.0_build.1", "1.0.0_build.2"])).toBe("1.0.0_build.2");
-    expect(chosenTag({}, ["1.0.0_build.2", "1.0.0_build.1"])).toBe("1.0.0_build.2");
-    expect(chosenTag({}, ["1.0.0_build.10", "1.0.0_build.9"])).toBe("1.0.0_build.10");
+    const helm = { underscoreIsBuildMetadata: true };
+    expect(chosenTag(helm, ["1.0.0_build.1", "1.0.0_build.2"])).toBe("1.0.0_build.2");
+    expect(chosenTag(helm, ["1.0.0_build.2", "1.0.0_build.1"])).toBe("1.0.0_build.2");
+    expect(chosenTag(helm, ["1.0.0_build.10", "1.0.0_build.9"])).toBe("1.0.0_build.10");
   });
 
   it("never sees 1.0.0+build.1 as a tag: + is outside the OCI tag grammar", () => {
@@ -111,9 +122,10 @@ describe("semver strategy", () => {
   });
 
   it("does not treat another build of the current version as newer, so it never flip-flops between builds", () => {
-    const selection = choose({}, ["1.0.0_build.1", "1.0.0_build.2"], "1.0.0_build.1");
+    const helm = { underscoreIsBuildMetadata: true };
+    const selection = choose(helm, ["1.0.0_build.1", "1.0.0_build.2"], "1.0.0_build.1");
     expect(selection.kind).toBe("none");
-    expect(isNewer("1.0.0_build.2", "1.0.0_build.1", parsePolicy({}))).toBe(false);
+    expect(isNewer("1.0.0_build.2", "1.0.0_build.1", parsePolicy(helm))).toBe(false);
   });
 
   it("picks the same tag whichever of v1.0.0 and 1.0.0 is listed first", () => {
