@@ -63,8 +63,8 @@ export function compileTagOrder(policy: Policy): TagOrder {
         },
         compare: (a, b) => (a as SemVer).compare(b as SemVer),
         // Build metadata does not order versions (semver.org §10), but a choice must not depend
-        // on the registry's listing order: the higher build wins, then the byte-wise higher tag.
-        tieBreak: (a, b, tagA, tagB) => (a as SemVer).compareBuild(b as SemVer) || compareBytes(tagA, tagB),
+        // on the registry's listing order: the higher build wins, then the most exact tag.
+        tieBreak: (a, b, tagA, tagB) => (a as SemVer).compareBuild(b as SemVer) || preferExact(tagA, tagB),
         describe: `semver ${policy.range ?? "*"}${policy.prerelease ? " (prereleases admitted)" : ""}${filters}`,
       };
     }
@@ -82,7 +82,7 @@ export function compileTagOrder(policy: Policy): TagOrder {
         read,
         admit: (tag) => (isValidTag(tag) && !ignored(tag) ? read(tag) : undefined),
         compare: (a, b) => direction * ascending(a as never, b as never),
-        tieBreak: (_a, _b, tagA, tagB) => compareBytes(tagA, tagB),
+        tieBreak: (_a, _b, tagA, tagB) => preferExact(tagA, tagB),
         describe: `${policy.strategy} ${policy.order}${filters}`,
       };
     }
@@ -181,6 +181,18 @@ export function compareDecimals(a: Decimal, b: Decimal): number {
   const sign = a.negative ? -1 : 1;
   if (a.integer.length !== b.integer.length) return sign * (a.integer.length - b.integer.length);
   return sign * (compareBytes(a.integer, b.integer) || compareBytes(a.fraction, b.fraction));
+}
+
+/**
+ * Between two tags with the same value (`1.2.3` and `1.2.3-debug` both extracting 1.2.3; `v1.0.0`
+ * and `1.0.0`; numerical `007` and `7`): > 0 when `a` wins. The shorter tag wins, the one the
+ * pattern matches most exactly, with the fewest characters beyond the value; between tags of the
+ * same length, the byte-wise higher one. Flux keeps whichever its registry listed last
+ * (fluxcd/image-reflector-controller internal/policy/filter.go maps each value to one tag); Ferry's
+ * choice never depends on the listing order.
+ */
+export function preferExact(tagA: string, tagB: string): number {
+  return tagB.length - tagA.length || compareBytes(tagA, tagB);
 }
 
 /** Byte-wise order (Go's sort.Strings, which Flux's alphabetical policy uses); never locale-aware. */
