@@ -30,6 +30,8 @@ export interface PlanOutput {
   }[];
   /** `error: true` when the registry could not be read for that image (the command then exits 1). */
   unchanged: { environment: string; image: string; reason: string; error?: true }[];
+  /** A running tag outside its policy, kept or moved back on purpose (allowDowngrade). */
+  notices: { environment: string; image: string; message: string }[];
 }
 
 /**
@@ -93,7 +95,7 @@ export async function planAll(
   environments: string[],
   now: Date,
 ): Promise<PlanOutput> {
-  const output: PlanOutput = { changes: [], unchanged: [] };
+  const output: PlanOutput = { changes: [], unchanged: [], notices: [] };
   for (const environment of environments) {
     const settings = config.environments[environment]!;
     let plan: EnvironmentPlan;
@@ -154,6 +156,7 @@ export async function planAll(
       }
     }
     for (const entry of plan.unchanged) output.unchanged.push({ environment, ...entry });
+    for (const notice of plan.notices) output.notices.push({ environment, ...notice });
   }
   return output;
 }
@@ -167,6 +170,8 @@ export function formatPlan(output: PlanOutput): string {
   }
   for (const entry of output.unchanged)
     lines.push(`${entry.environment}  ${entry.image}  unchanged: ${entry.reason}`);
+  for (const entry of output.notices)
+    lines.push(`${entry.environment}  ${entry.image}  notice: ${entry.message}`);
   if (lines.length === 0) lines.push("nothing to plan: no environments");
   return `${lines.join("\n")}\n`;
 }

@@ -157,6 +157,7 @@ describe("ferry plan's text output", () => {
         },
       ],
       unchanged: [],
+      notices: [],
     });
     expect(text).toBe(
       `prod  shop  overlays/prod/kustomization.yaml:6  (none) -> ${digest}  sha256:aaaaaaaaaaaa…  (pinned)\n`,

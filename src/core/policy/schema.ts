@@ -50,6 +50,12 @@ export const policySchema = z
       .array(z.string())
       .optional()
       .describe("An image index must contain all of these, e.g. linux/arm64."),
+    allowDowngrade: z
+      .boolean()
+      .optional()
+      .describe(
+        "When the running tag is outside the policy (a narrowed range, a new ignore), move to the best tag it admits even if older; false by default: Ferry never moves backwards on its own.",
+      ),
     pin: z
       .enum(["tag", "digest", "digest-only"])
       .optional()
@@ -81,6 +87,7 @@ export interface Policy {
   tag?: string;
   minAge?: string;
   platforms: string[];
+  allowDowngrade: boolean;
   pin: "tag" | "digest" | "digest-only";
 }
 
@@ -165,6 +172,12 @@ export function policyProblems(policy: PolicyInput): { path: string[]; message: 
       message: "underscoreIsBuildMetadata applies only to strategy semver",
     });
   }
+  if (policy.allowDowngrade !== undefined && strategy === "digest") {
+    problems.push({
+      path: ["allowDowngrade"],
+      message: "allowDowngrade does not apply to strategy digest, which follows one tag",
+    });
+  }
   if (policy.minAge !== undefined && !isDuration(policy.minAge)) {
     problems.push({
       path: ["minAge"],
@@ -188,6 +201,7 @@ const STRATEGY_FIELDS: Partial<Record<keyof PolicyInput, readonly Strategy[]>> =
   underscoreIsBuildMetadata: ["semver"],
   order: ["numerical", "alphabetical"],
   tag: ["digest"],
+  allowDowngrade: ["semver", "numerical", "alphabetical", "newest-build"],
 };
 
 /**
@@ -223,6 +237,7 @@ export function resolvePolicy(...layers: (PolicyInput | undefined)[]): Policy {
     ignore: merged.ignore ?? [],
     order: merged.order ?? "asc",
     platforms: merged.platforms ?? [],
+    allowDowngrade: merged.allowDowngrade ?? false,
     pin: merged.pin ?? (strategy === "digest" ? "digest" : "tag"),
   };
   if (merged.range !== undefined) policy.range = merged.range;

@@ -24,6 +24,7 @@ describe("parsePolicy", () => {
       ignore: [],
       order: "asc",
       platforms: [],
+      allowDowngrade: false,
       pin: "tag",
     });
   });

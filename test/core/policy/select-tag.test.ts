@@ -242,6 +242,45 @@ describe("ties between tags of the same value", () => {
   });
 });
 
+describe("moving back on purpose when the running tag is outside the policy (Argo CD Image Updater: the current tag need not match the constraint)", () => {
+  const tags = ["1.8.0", "1.9.0", "2.0.0", "2.1.0"];
+
+  it("keeps 2.0.0 under a range narrowed to 1.x and says the running version is outside the policy", () => {
+    const selection = choose({ range: "1.x" }, tags, "2.0.0");
+    expect(selection.kind).toBe("none");
+    expect(selection.notice).toBe(
+      "running 2.0.0 is outside the policy (semver 1.x): Ferry does not move backwards on its own (the policy's best tag is 1.9.0); set allowDowngrade: true in the policy, or /promote a version, to move back",
+    );
+  });
+
+  it("moves back to the best tag the narrowed range admits with allowDowngrade, as Argo CD Image Updater does", () => {
+    const selection = choose({ range: "1.x", allowDowngrade: true }, tags, "2.0.0");
+    expect(selection).toMatchObject({
+      kind: "selected",
+      tag: "1.9.0",
+      notice: "running 2.0.0 is outside the policy (semver 1.x): allowDowngrade moves it back to 1.9.0",
+    });
+    expect(selection.reason).toContain("moving from 2.0.0, outside the policy (allowDowngrade)");
+    expect(rankTags(tags, parsePolicy({ range: "1.x", allowDowngrade: true }), "2.0.0")).toEqual([
+      "1.9.0",
+      "1.8.0",
+    ]);
+  });
+
+  it("still never moves backwards with allowDowngrade while the running tag is inside the policy", () => {
+    const selection = choose({ range: "1.x", allowDowngrade: true }, ["1.2.0", "1.5.0"], "1.8.0");
+    expect(selection.kind).toBe("none");
+    expect(selection.notice).toBeUndefined();
+  });
+
+  it("moves back from a tag a new ignore names, and not from a tag the policy cannot read at all", () => {
+    expect(chosenTag({ ignore: ["2.0.0"], allowDowngrade: true }, tags, "2.0.0")).toBe("2.1.0");
+    expect(chosenTag({ range: "<2", ignore: ["1.9.0"], allowDowngrade: true }, tags, "1.9.0")).toBe("1.8.0");
+    expect(choose({ range: "1.x", allowDowngrade: true }, tags, "latest")).toMatchObject({ tag: "1.9.0" });
+    expect(choose({ range: "1.x", allowDowngrade: true }, tags, "latest").notice).toBeUndefined();
+  });
+});
+
 describe("never moving backwards", () => {
   it("chooses nothing when current is already the highest admitted version, and says so", () => {
     expect(choose({ range: "^1.0.0" }, ["1.0.0", "1.8.0"], "1.8.0")).toEqual({
@@ -255,6 +294,7 @@ describe("never moving backwards", () => {
     expect(selection).toEqual({
       kind: "none",
       reason: "no tag semver ^1.0.0 admits is newer than current 2.0.0 (the highest is 1.8.0)",
+      notice: expect.stringMatching(/^running 2\.0\.0 is outside the policy \(semver \^1\.0\.0\)/),
     });
   });
 
