@@ -21,7 +21,12 @@ export type Strategy = (typeof STRATEGIES)[number];
 export const policySchema = z
   .strictObject({
     strategy: z.enum(STRATEGIES).optional().describe("How tags are compared; semver by default."),
-    range: z.string().optional().describe('semver range (npm semver syntax), e.g. "^1.0.0".'),
+    range: z
+      .string()
+      .optional()
+      .describe(
+        'semver constraint as Flux, Argo CD Image Updater and Kargo read it (Masterminds/semver v3), e.g. "^1.0.0", "1.2.x", ">=1.2, <2.0", "2.x-0".',
+      ),
     prerelease: z.boolean().optional().describe("Admit prereleases (semver); false by default."),
     underscoreIsBuildMetadata: z
       .boolean()
@@ -29,12 +34,15 @@ export const policySchema = z
       .describe(
         "Read the first _ of a tag as + (semver build metadata, e.g. 1.0.0_build.7); false by default: such tags are ignored, as Flux, Argo CD and Kargo ignore them.",
       ),
-    allow: z.string().optional().describe("Regular expression a tag must match; named groups feed extract."),
+    allow: z
+      .string()
+      .optional()
+      .describe("RE2 regular expression (Go syntax) a tag must match, searched; its groups feed extract."),
     extract: z
       .string()
       .optional()
       .describe(
-        "What the strategy compares instead of the whole tag, e.g. $version or $ts (named groups of allow).",
+        "What the strategy compares instead of the whole tag, e.g. $version, ${ts} or $1 (groups of allow).",
       ),
     ignore: z.array(z.string()).optional().describe("Glob patterns (minimatch) of tags never chosen."),
     order: z
