@@ -186,6 +186,7 @@ describe("ferry plan for an environment with from", () => {
       unchanged: [
         { environment: "prod", image: "web", reason: expect.stringMatching(/staging does not run web/) },
       ],
+      notices: [],
     });
     rmSync(dir, { recursive: true });
   });
