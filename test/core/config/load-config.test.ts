@@ -64,7 +64,9 @@ environments:
     expect(byPath["images.shop.policy.allow"]).toMatchObject({
       line: 6,
       column: 7,
-      message: expect.stringContaining("invalid RE2 regular expression: invalid or unsupported Perl syntax: `(?=`"),
+      message: expect.stringContaining(
+        "invalid RE2 regular expression: invalid or unsupported Perl syntax: `(?=`",
+      ),
     });
     expect(byPath["images.cart.policy.extract"]).toMatchObject({
       line: 9,
