@@ -49,6 +49,8 @@ export async function run(args: string[], io: CliIo): Promise<number> {
   const options: Parameters<typeof selectTag>[1] = { policy: { ...policy, pin: "tag" }, now: io.now() };
   if (current !== undefined) options.current = current;
   const selection = selectTag(candidates, options);
+  // A running tag outside the policy: kept (say how to move back) or moved back (allowDowngrade).
+  if (selection.notice !== undefined) io.stderr(`ferry select: ${selection.notice}\n`);
   if (selection.kind === "none") {
     io.stderr(`ferry select: ${selection.reason}\n`);
     return EXIT.noMatch;

@@ -48,6 +48,22 @@ describe("ferry select", () => {
     });
   });
 
+  it("says on stderr when --current is outside the policy, and moves back only with allowDowngrade", async () => {
+    const kept = await ferry(["--policy", '{range: "1.x"}', "--current", "2.0.0"], "1.8.0\n1.9.0\n2.0.0\n");
+    expect(kept.code).toBe(3);
+    expect(kept.stderr).toMatch(/^ferry select: running 2\.0\.0 is outside the policy \(semver 1\.x\)/);
+    const back = await ferry(
+      ["--policy", '{range: "1.x", allowDowngrade: true}', "--current", "2.0.0"],
+      "1.8.0\n1.9.0\n2.0.0\n",
+    );
+    expect(back).toEqual({
+      code: 0,
+      stdout: "1.9.0\n",
+      stderr:
+        "ferry select: running 2.0.0 is outside the policy (semver 1.x): allowDowngrade moves it back to 1.9.0\n",
+    });
+  });
+
   it("reads inline YAML policy and tags from stdin", async () => {
     const result = await ferry(["--policy", "{strategy: numerical}"], "9\n10\n100\nlatest\n");
     expect(result).toEqual({ code: 0, stdout: "100\n", stderr: "" });
