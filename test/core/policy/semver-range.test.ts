@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import semver from "semver";
 import { describe, expect, it } from "vitest";
 import { parseRange, RangeSyntaxError } from "../../../src/core/policy/semver-range.js";
@@ -452,6 +453,21 @@ describe("ranges read as Masterminds/semver v3 reads them (Flux, Argo CD Image U
       expect(() => compileRange(range, false)).not.toThrow();
     for (const range of ["1.0.0p", "1x", "x1", "-1", "a", ""])
       expect(() => compileRange(range, false)).toThrow(RangeSyntaxError);
+  });
+
+  it("either parses any text or refuses it with a RangeSyntaxError, never another error", () => {
+    const rangeish = fc.stringMatching(/^[0-9xX*.\-+ ,|<>=!~^va-z]{0,60}$/);
+    fc.assert(
+      fc.property(fc.oneof(rangeish, fc.string({ maxLength: 60 })), (text) => {
+        try {
+          const range = compileRange(text, false);
+          range.test(new semver.SemVer("1.2.3"));
+        } catch (error) {
+          expect(error).toBeInstanceOf(RangeSyntaxError);
+        }
+      }),
+      { numRuns: 2_000, seed: 20261130 },
+    );
   });
 
   it("refuses a range over the length limit before parsing it", () => {

@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
   compileAllow,
@@ -58,6 +59,20 @@ describe("allow patterns use Go's RE2 syntax, as Flux, Argo CD Image Updater and
 
   it("refuses a pattern over the length limit before compiling it", () => {
     expect(() => compileAllow("a".repeat(MAX_PATTERN_LENGTH + 1))).toThrow("over the 1024 limit");
+  });
+
+  it("compiles any text or refuses it with a SyntaxError, never another error", () => {
+    const patternish = fc.stringMatching(/^[a-z0-9^$.*+?()[\]{}|\\:<>P=!-]{0,40}$/);
+    fc.assert(
+      fc.property(fc.oneof(patternish, fc.string({ maxLength: 40 })), (text) => {
+        try {
+          compileAllow(text).match("main-abc-123");
+        } catch (error) {
+          expect(error).toBeInstanceOf(SyntaxError);
+        }
+      }),
+      { numRuns: 2_000, seed: 20261130 },
+    );
   });
 
   it("searches the tag unless the pattern is anchored, like Go's MatchString", () => {
