@@ -7,7 +7,6 @@
 import { realpathSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { isTransientError, isUserError } from "./core/errors.js";
-import { enableRegexpBacktrackFallback } from "./core/policy/tag-pattern.js";
 import { EXIT, UsageError, type CliIo, type CommandRun } from "./cli/io.js";
 
 const COMMANDS: Record<string, { summary: string; load: () => Promise<{ run: CommandRun }> }> = {
@@ -34,9 +33,6 @@ const USAGE = `usage: ferry <command> [options]\n\ncommands:\n${Object.entries(C
   .join("\n")}\n`;
 
 export async function main(argv: string[], io: CliIo): Promise<number> {
-  // Users' `allow` patterns run in our process: let V8 fall back to its linear engine on
-  // catastrophic backtracking, before any config is compiled (ReDoS, e.g. `^(a+)+$`).
-  enableRegexpBacktrackFallback();
   const [name, ...args] = argv;
   if (name === undefined || name === "help" || name === "--help" || name === "-h") {
     (name === undefined ? io.stderr : io.stdout)(USAGE);

@@ -3,7 +3,16 @@ import { environmentPolicy } from "../core/config/schema.js";
 import { FerryError, UserError } from "../core/errors.js";
 import { isValidDigest, shortDigest } from "../core/image-ref.js";
 import type { Policy } from "../core/policy/schema.js";
-import { isNewer, metadataNeeds, rankTags, selectTag, type TagCandidate } from "../core/policy/select-tag.js";
+import {
+  isNewer,
+  mayDowngrade,
+  metadataNeeds,
+  outsidePolicyNotice,
+  rankTags,
+  selectTag,
+  type Selection,
+  type TagCandidate,
+} from "../core/policy/select-tag.js";
 import { currentImage, type FindOptions } from "../core/targets/index.js";
 import { updateImage } from "../core/yaml-edit/update-image.js";
 import type { ImageDescription, RegistryReader } from "./ports.js";
@@ -41,6 +50,11 @@ export interface EnvironmentPlan {
   unchanged: { image: string; reason: string; error?: true }[];
   /** path → full new content, changed files only. */
   files: Record<string, string>;
+  /**
+   * What a human should know although the plan is what the policy says: a running tag outside
+   * the policy (kept, or moved back with allowDowngrade). Shown by `ferry plan` and the dashboard.
+   */
+  notices: { image: string; message: string }[];
 }
 
 export interface PlanDependencies {
@@ -106,7 +120,7 @@ export async function planEnvironment(
     throw new UserError("unknown-environment", `unknown environment ${JSON.stringify(environment)}`);
   const texts = await readEnvironment(deps.files, config, environment);
   const working = new Map(texts);
-  const plan: EnvironmentPlan = { environment, changes: [], unchanged: [], files: {} };
+  const plan: EnvironmentPlan = { environment, changes: [], unchanged: [], files: {}, notices: [] };
 
   for (const [name, image] of Object.entries(config.images)) {
     if (options.images && !options.images.includes(name)) continue;
@@ -131,6 +145,7 @@ export async function planEnvironment(
       plan.unchanged.push({ image: name, reason: `registry error: ${error.message}`, error: true });
       continue;
     }
+    if (target.notice !== undefined) plan.notices.push({ image: name, message: target.notice });
     if ("unchanged" in target) {
       plan.unchanged.push({ image: name, reason: target.unchanged });
       continue;
@@ -175,7 +190,9 @@ export async function planEnvironment(
   return plan;
 }
 
-type Target = { tag?: string; digest: string; reason: string; revision?: string } | { unchanged: string };
+type Target = (
+  { tag?: string; digest: string; reason: string; revision?: string } | { unchanged: string }
+) & { notice?: string };
 
 async function pinnedTarget(
   registry: RegistryReader,
@@ -203,6 +220,23 @@ async function chooseTarget(
   current: CurrentImage,
   options: PlanOptions,
 ): Promise<Target> {
+  const target = await chooseByPolicy(deps, name, repository, policy, current, options);
+  // Whichever route chose, a running tag outside the policy is worth a notice when it stays.
+  if (target.notice === undefined && "unchanged" in target) {
+    const notice = outsidePolicyNotice(policy, current.tag);
+    if (notice !== undefined) target.notice = notice;
+  }
+  return target;
+}
+
+async function chooseByPolicy(
+  deps: PlanDependencies,
+  name: string,
+  repository: string,
+  policy: Policy,
+  current: CurrentImage,
+  options: PlanOptions,
+): Promise<Target> {
   if (policy.strategy === "digest") {
     const tag = policy.tag!;
     const description = await deps.registry.describe(repository, tag);
@@ -217,7 +251,9 @@ async function chooseTarget(
     return target;
   }
   const tags = await deps.registry.listTags(repository);
-  const floor = options.floor?.[name];
+  // A floor keeps Ferry from going back up to a tag a human reverted from; moving back on purpose
+  // (allowDowngrade, running tag outside the policy) goes down, and the merge sets the new floor.
+  const floor = mayDowngrade(policy, current.tag) ? undefined : options.floor?.[name];
   let ranked = rankTags(tags, policy, current.tag);
   if (floor !== undefined) ranked = ranked.filter((tag) => isNewer(tag, floor, policy) !== false);
   if (ranked.length === 0) {
@@ -225,12 +261,12 @@ async function chooseTarget(
       tags.map((tag) => ({ tag })),
       withCurrent({ policy, now: deps.now }, current.tag),
     );
-    return {
+    return withNotice(selection, {
       unchanged:
         selection.kind === "none"
           ? selection.reason
           : `no tag newer than ${current.tag ?? "the current one"}`,
-    };
+    });
   }
   const needs = metadataNeeds(policy);
   const describeAll = policy.strategy === "newest-build";
@@ -247,11 +283,14 @@ async function chooseTarget(
       aboveFloor.map((tag) => ({ tag })),
       withCurrent({ policy, now: deps.now }, current.tag),
     );
-    if (selection.kind === "none") return { unchanged: selection.reason };
-    return withDescription(
-      await deps.registry.describe(repository, selection.tag),
-      selection.tag,
-      selection.reason,
+    if (selection.kind === "none") return withNotice(selection, { unchanged: selection.reason });
+    return withNotice(
+      selection,
+      withDescription(
+        await deps.registry.describe(repository, selection.tag),
+        selection.tag,
+        selection.reason,
+      ),
     );
   }
   const candidates: { candidate: TagCandidate; description: ImageDescription }[] = [];
@@ -262,7 +301,8 @@ async function chooseTarget(
     if (options.eligible && !(await options.eligible(name, tag, description))) continue;
     if (!describeAll) {
       const selection = selectTag([candidate], withCurrent({ policy, now: deps.now }, current.tag));
-      if (selection.kind === "selected") return withDescription(description, tag, selection.reason);
+      if (selection.kind === "selected")
+        return withNotice(selection, withDescription(description, tag, selection.reason));
       continue;
     }
     candidates.push({ candidate, description });
@@ -275,9 +315,14 @@ async function chooseTarget(
     candidates.map((c) => c.candidate),
     withCurrent({ policy, now: deps.now }, current.tag),
   );
-  if (selection.kind === "none") return { unchanged: selection.reason };
+  if (selection.kind === "none") return withNotice(selection, { unchanged: selection.reason });
   const chosen = candidates.find((c) => c.candidate.tag === selection.tag)!;
-  return withDescription(chosen.description, selection.tag, selection.reason);
+  return withNotice(selection, withDescription(chosen.description, selection.tag, selection.reason));
+}
+
+function withNotice(selection: Selection, target: Target): Target {
+  if (selection.notice !== undefined) target.notice = selection.notice;
+  return target;
 }
 
 function withCurrent(

@@ -7,8 +7,10 @@ import {
   formatStateFile,
   formatStatusTable,
   parseState,
+  parseNotices,
   parseStateFile,
   type FerryState,
+  type PolicyNotice,
   type StatusInput,
 } from "../core/pr/dashboard.js";
 import type { AppDeps, LoadedConfig } from "./app-deps.js";
@@ -54,6 +56,8 @@ export interface KnownDashboardInputs {
   dashboard?: IssueInfo | null;
   /** Each environment's open Ferry PR as just seen (undefined value: none open). */
   pulls?: Record<string, PullRequestInfo | undefined>;
+  /** The notices of the plans just made (a scan); otherwise the dashboard keeps the ones it shows. */
+  notices?: PolicyNotice[];
 }
 
 /**
@@ -125,8 +129,9 @@ export async function writeDashboard(
       : (known.dashboard ?? undefined);
   let current = state ?? (await loadState(deps, { dashboard: issue ?? null })).state;
   const status = await collectStatus(deps, loaded, current, known.pulls);
+  const notices = known.notices ?? parseNotices(issue?.body);
   for (let round = 1; ; round++) {
-    const body = formatDashboard({ ...status, holds: current.holds }, current, deps.now());
+    const body = formatDashboard({ ...status, holds: current.holds, notices }, current, deps.now());
     if (issue && stripTime(issue.body) === stripTime(body) && issue.state === "open") return;
     if (!issue) {
       const number = await deps.github.createIssue({ title: DASHBOARD_TITLE, body });

@@ -1,6 +1,7 @@
 import { sameImage } from "../core/image-ref.js";
 import { environmentOrder, environmentPolicy, type FerryConfig } from "../core/config/schema.js";
 import type { BodyRow } from "../core/pr/body.js";
+import type { PolicyNotice } from "../core/pr/dashboard.js";
 import { isUserError } from "../core/errors.js";
 import { isNewer } from "../core/policy/select-tag.js";
 import { registryOf, type AppDeps, type LoadedConfig } from "./app-deps.js";
@@ -49,6 +50,8 @@ export async function syncRepository(deps: AppDeps, trigger: SyncTrigger): Promi
   const result: SyncResult = { environments: {} };
   // Open PRs this sync has just seen, so the dashboard does not look them up again.
   const pulls: Record<string, PullRequestInfo | undefined> = {};
+  // What the plans say a human should know (a running tag outside its policy), for the dashboard.
+  const notices: PolicyNotice[] = [];
   for (const environment of environmentOrder(config)) {
     const environmentConfig = config.environments[environment]!;
     if (environmentConfig.update !== "auto") continue;
@@ -83,6 +86,7 @@ export async function syncRepository(deps: AppDeps, trigger: SyncTrigger): Promi
               ? { pins: follow, images: Object.keys(follow) }
               : { floor: state.floors[environment] ?? {}, eligible: ciGate(deps, config) },
           );
+          for (const notice of plan.notices) notices.push({ environment, ...notice });
           const upsert = await upsertPromotionPr(deps, {
             loaded,
             plan,
@@ -102,7 +106,7 @@ export async function syncRepository(deps: AppDeps, trigger: SyncTrigger): Promi
     }
   }
   // The periodic scan also keeps the pinned dashboard current (merges and commands refresh it too).
-  if (trigger.reason === "scan") await writeDashboard(deps, loaded, state, { dashboard, pulls });
+  if (trigger.reason === "scan") await writeDashboard(deps, loaded, state, { dashboard, pulls, notices });
   deps.log.info({ reason: trigger.reason, environments: result.environments }, "sync done");
   return result;
 }

@@ -31,6 +31,8 @@ export interface PlanReport {
   }[];
   /** `error: true` when the registry could not be read for that image (the command then exits 1). */
   unchanged: { environment: string; image: string; reason: string; error?: true }[];
+  /** A running tag outside its policy, kept or moved back on purpose (allowDowngrade). */
+  notices: { environment: string; image: string; message: string }[];
 }
 
 /**
@@ -94,7 +96,7 @@ export async function buildPlanReport(
   environments: string[],
   now: Date,
 ): Promise<PlanReport> {
-  const output: PlanReport = { changes: [], unchanged: [] };
+  const output: PlanReport = { changes: [], unchanged: [], notices: [] };
   for (const environment of environments) {
     const settings = config.environments[environment]!;
     let plan: EnvironmentPlan;
@@ -155,6 +157,7 @@ export async function buildPlanReport(
       }
     }
     for (const entry of plan.unchanged) output.unchanged.push({ environment, ...entry });
+    for (const notice of plan.notices) output.notices.push({ environment, ...notice });
   }
   return output;
 }
@@ -168,6 +171,8 @@ export function formatPlanReport(output: PlanReport): string {
   }
   for (const entry of output.unchanged)
     lines.push(`${entry.environment}  ${entry.image}  unchanged: ${entry.reason}`);
+  for (const entry of output.notices)
+    lines.push(`${entry.environment}  ${entry.image}  notice: ${entry.message}`);
   if (lines.length === 0) lines.push("nothing to plan: no environments");
   return `${lines.join("\n")}\n`;
 }

@@ -9,7 +9,6 @@ import { UserError } from "../core/errors.js";
 import { isValidTag } from "../core/image-ref.js";
 import { parsePolicy } from "../core/policy/parse-policy.js";
 import { selectTag, type TagCandidate } from "../core/policy/select-tag.js";
-import { enableRegexpBacktrackFallback } from "../core/policy/tag-pattern.js";
 import { EXIT, UsageError, type CliIo } from "./io.js";
 
 const USAGE = "usage: ferry select --policy FILE|YAML [--tags FILE] [--current TAG]";
@@ -36,8 +35,6 @@ export async function run(args: string[], io: CliIo): Promise<number> {
   if (values.policy === undefined || values.policy.trim() === "")
     throw new UsageError(`--policy is required\n${USAGE}`);
 
-  // Before the policy's allow pattern is compiled: a catastrophic pattern must not hang.
-  enableRegexpBacktrackFallback();
   const policy = parsePolicy(await readPolicyText(values.policy, io.cwd));
   const current = values.current;
   if (current !== undefined && !isValidTag(current)) {
@@ -52,6 +49,8 @@ export async function run(args: string[], io: CliIo): Promise<number> {
   const options: Parameters<typeof selectTag>[1] = { policy: { ...policy, pin: "tag" }, now: io.now() };
   if (current !== undefined) options.current = current;
   const selection = selectTag(candidates, options);
+  // A running tag outside the policy: kept (say how to move back) or moved back (allowDowngrade).
+  if (selection.notice !== undefined) io.stderr(`ferry select: ${selection.notice}\n`);
   if (selection.kind === "none") {
     io.stderr(`ferry select: ${selection.reason}\n`);
     return EXIT.noMatch;

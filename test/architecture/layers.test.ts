@@ -39,7 +39,7 @@ describe("architecture", () => {
     for (const file of files.filter((f) => f.path.startsWith("core/"))) {
       for (const spec of importsOf(file.text)) {
         if (
-          /^(node:)?(fs|fs\/promises|http|https|net|child_process|dgram|dns|tls|os|worker_threads)$/.test(
+          /^(node:)?(fs|fs\/promises|http|https|net|child_process|dgram|dns|tls|os|worker_threads|v8)$/.test(
             spec,
           )
         )
@@ -54,6 +54,8 @@ describe("architecture", () => {
       if (/Date\.now\(\)|new Date\(\)/.test(code))
         offences.push(`${file.path} reads the clock (pass now in)`);
       if (/Math\.random\(\)/.test(code)) offences.push(`${file.path} uses Math.random`);
+      // A process-wide V8 flag changes every other module's behaviour (the old regex fallback).
+      if (/setFlagsFromString/.test(code)) offences.push(`${file.path} sets process-wide V8 flags`);
       if (/console\.(log|info|warn|error|debug)/.test(code))
         offences.push(`${file.path} logs (return diagnostics instead)`);
     }

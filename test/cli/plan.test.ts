@@ -157,6 +157,7 @@ describe("ferry plan's text output", () => {
         },
       ],
       unchanged: [],
+      notices: [],
     });
     expect(text).toBe(
       `prod  shop  overlays/prod/kustomization.yaml:6  (none) -> ${digest}  sha256:aaaaaaaaaaaa  (pinned)\n`,
@@ -185,6 +186,7 @@ describe("ferry plan for an environment with from", () => {
       unchanged: [
         { environment: "prod", image: "web", reason: expect.stringMatching(/staging does not run web/) },
       ],
+      notices: [],
     });
     rmSync(dir, { recursive: true });
   });

@@ -48,6 +48,22 @@ describe("ferry select", () => {
     });
   });
 
+  it("says on stderr when --current is outside the policy, and moves back only with allowDowngrade", async () => {
+    const kept = await ferry(["--policy", '{range: "1.x"}', "--current", "2.0.0"], "1.8.0\n1.9.0\n2.0.0\n");
+    expect(kept.code).toBe(3);
+    expect(kept.stderr).toMatch(/^ferry select: running 2\.0\.0 is outside the policy \(semver 1\.x\)/);
+    const back = await ferry(
+      ["--policy", '{range: "1.x", allowDowngrade: true}', "--current", "2.0.0"],
+      "1.8.0\n1.9.0\n2.0.0\n",
+    );
+    expect(back).toEqual({
+      code: 0,
+      stdout: "1.9.0\n",
+      stderr:
+        "ferry select: running 2.0.0 is outside the policy (semver 1.x): allowDowngrade moves it back to 1.9.0\n",
+    });
+  });
+
   it("reads inline YAML policy and tags from stdin", async () => {
     const result = await ferry(["--policy", "{strategy: numerical}"], "9\n10\n100\nlatest\n");
     expect(result).toEqual({ code: 0, stdout: "100\n", stderr: "" });
@@ -120,7 +136,7 @@ describe("ferry select", () => {
     expect(result).toEqual({
       code: 1,
       stdout: "",
-      stderr: 'ferry select: policy.range: invalid semver range "not a range"\n',
+      stderr: 'ferry select: policy.range: invalid semver range: improper constraint: "not a range"\n',
     });
   });
 
@@ -167,7 +183,7 @@ describe("ferry select as a process", () => {
     const none = await run(["--policy", 'range: "^1.0.0"', "--current", "1.8.0"], "1.0.0\n1.8.0\n");
     expect(none.code).toBe(3);
     expect(none.stderr).toContain("current 1.8.0 is the newest tag");
-    // ^(a+)+$ backtracks exponentially on a long near-miss; the linear fallback keeps it finite.
+    // ^(a+)+$ backtracks exponentially in a backtracking engine; RE2 matches in linear time.
     const nearMisses = Array.from({ length: 50 }, (_, i) => `${"a".repeat(60 + i)}b`).join("\n");
     const catastrophic = await run(
       ["--policy", '{strategy: alphabetical, allow: "^(a+)+$"}'],

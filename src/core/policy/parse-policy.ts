@@ -11,7 +11,7 @@ export class InvalidPolicyError extends UserError {
 /**
  * Reads one tag policy from YAML or JSON text (JSON is YAML) or an already-parsed object, checks
  * it against `policySchema` and fills its defaults. Throws an InvalidPolicyError whose one-line
- * message names the first offending field: `policy.range: invalid semver range "x"`.
+ * message names the first offending field: `policy.range: invalid semver range: improper constraint: "x"`.
  */
 export function parsePolicy(input: string | unknown): Policy {
   let value: unknown = input;

@@ -1,8 +1,14 @@
-import semver from "semver";
 import { z } from "zod";
 import { isDuration } from "../duration.js";
 import { isValidTag } from "../image-ref.js";
-import { compileAllow, namedGroups, templateReferences } from "./tag-pattern.js";
+import { compileRange } from "./tag-order.js";
+import {
+  compileAllow,
+  definesGroup,
+  describeReference,
+  templateReferences,
+  type TagPattern,
+} from "./tag-pattern.js";
 
 export const STRATEGIES = ["semver", "numerical", "alphabetical", "newest-build", "digest"] as const;
 export type Strategy = (typeof STRATEGIES)[number];
@@ -15,14 +21,28 @@ export type Strategy = (typeof STRATEGIES)[number];
 export const policySchema = z
   .strictObject({
     strategy: z.enum(STRATEGIES).optional().describe("How tags are compared; semver by default."),
-    range: z.string().optional().describe('semver range (npm semver syntax), e.g. "^1.0.0".'),
+    range: z
+      .string()
+      .optional()
+      .describe(
+        'semver constraint as Flux, Argo CD Image Updater and Kargo read it (Masterminds/semver v3), e.g. "^1.0.0", "1.2.x", ">=1.2, <2.0", "2.x-0".',
+      ),
     prerelease: z.boolean().optional().describe("Admit prereleases (semver); false by default."),
-    allow: z.string().optional().describe("Regular expression a tag must match; named groups feed extract."),
+    underscoreIsBuildMetadata: z
+      .boolean()
+      .optional()
+      .describe(
+        "Read the first _ of a tag as + (semver build metadata, e.g. 1.0.0_build.7); false by default: such tags are ignored, as Flux, Argo CD and Kargo ignore them.",
+      ),
+    allow: z
+      .string()
+      .optional()
+      .describe("RE2 regular expression (Go syntax) a tag must match, searched; its groups feed extract."),
     extract: z
       .string()
       .optional()
       .describe(
-        "What the strategy compares instead of the whole tag, e.g. $version or $ts (named groups of allow).",
+        "What the strategy compares instead of the whole tag, e.g. $version, ${ts} or $1 (groups of allow).",
       ),
     ignore: z.array(z.string()).optional().describe("Glob patterns (minimatch) of tags never chosen."),
     order: z
@@ -38,6 +58,12 @@ export const policySchema = z
       .array(z.string())
       .optional()
       .describe("An image index must contain all of these, e.g. linux/arm64."),
+    allowDowngrade: z
+      .boolean()
+      .optional()
+      .describe(
+        "When the running tag is outside the policy (a narrowed range, a new ignore), move to the best tag it admits even if older; false by default: Ferry never moves backwards on its own.",
+      ),
     pin: z
       .enum(["tag", "digest", "digest-only"])
       .optional()
@@ -61,6 +87,7 @@ export interface Policy {
   strategy: Strategy;
   range?: string;
   prerelease: boolean;
+  underscoreIsBuildMetadata: boolean;
   allow?: string;
   extract?: string;
   ignore: string[];
@@ -68,6 +95,7 @@ export interface Policy {
   tag?: string;
   minAge?: string;
   platforms: string[];
+  allowDowngrade: boolean;
   pin: "tag" | "digest" | "digest-only";
 }
 
@@ -80,32 +108,43 @@ export function policyProblems(policy: PolicyInput): { path: string[]; message: 
   if (policy.range !== undefined) {
     if (strategy !== "semver")
       problems.push({ path: ["range"], message: `range applies only to strategy semver, not ${strategy}` });
-    else if (semver.validRange(policy.range, { loose: false }) === null) {
-      problems.push({ path: ["range"], message: `invalid semver range ${JSON.stringify(policy.range)}` });
+    else {
+      try {
+        compileRange(policy.range, false);
+      } catch (error) {
+        problems.push({
+          path: ["range"],
+          message: `invalid semver range: ${(error as Error).message}`,
+        });
+      }
     }
   }
-  let groups: Set<string> | undefined;
+  let pattern: TagPattern | undefined;
   if (policy.allow !== undefined) {
     try {
-      // Go's `(?P<name>…)` (as Flux users write it) is accepted too; see tag-pattern.ts.
-      compileAllow(policy.allow);
-      groups = namedGroups(policy.allow);
+      pattern = compileAllow(policy.allow);
     } catch (error) {
-      problems.push({ path: ["allow"], message: `invalid regular expression: ${(error as Error).message}` });
+      problems.push({
+        path: ["allow"],
+        message: `invalid RE2 regular expression: ${(error as Error).message}`,
+      });
     }
   }
   if (policy.extract !== undefined) {
     const references = templateReferences(policy.extract);
     if (policy.allow === undefined)
-      problems.push({ path: ["extract"], message: "extract needs allow with named groups" });
+      problems.push({ path: ["extract"], message: "extract needs allow with capturing groups" });
     else if (references.length === 0)
-      problems.push({ path: ["extract"], message: "extract must reference a named group, e.g. $version" });
-    else if (groups) {
-      for (const name of references) {
-        if (!groups.has(name))
+      problems.push({
+        path: ["extract"],
+        message: "extract must reference a group of allow, e.g. $version or $1",
+      });
+    else if (pattern) {
+      for (const reference of references) {
+        if (!definesGroup(pattern, reference))
           problems.push({
             path: ["extract"],
-            message: `extract references $${name}, which allow does not define`,
+            message: `extract references ${describeReference(reference)}, which allow does not define`,
           });
       }
     }
@@ -135,6 +174,18 @@ export function policyProblems(policy: PolicyInput): { path: string[]; message: 
   if (policy.prerelease !== undefined && strategy !== "semver") {
     problems.push({ path: ["prerelease"], message: "prerelease applies only to strategy semver" });
   }
+  if (policy.underscoreIsBuildMetadata !== undefined && strategy !== "semver") {
+    problems.push({
+      path: ["underscoreIsBuildMetadata"],
+      message: "underscoreIsBuildMetadata applies only to strategy semver",
+    });
+  }
+  if (policy.allowDowngrade !== undefined && strategy === "digest") {
+    problems.push({
+      path: ["allowDowngrade"],
+      message: "allowDowngrade does not apply to strategy digest, which follows one tag",
+    });
+  }
   if (policy.minAge !== undefined && !isDuration(policy.minAge)) {
     problems.push({
       path: ["minAge"],
@@ -155,8 +206,10 @@ export function policyProblems(policy: PolicyInput): { path: string[]; message: 
 const STRATEGY_FIELDS: Partial<Record<keyof PolicyInput, readonly Strategy[]>> = {
   range: ["semver"],
   prerelease: ["semver"],
+  underscoreIsBuildMetadata: ["semver"],
   order: ["numerical", "alphabetical"],
   tag: ["digest"],
+  allowDowngrade: ["semver", "numerical", "alphabetical", "newest-build"],
 };
 
 /**
@@ -188,9 +241,11 @@ export function resolvePolicy(...layers: (PolicyInput | undefined)[]): Policy {
   const policy: Policy = {
     strategy,
     prerelease: merged.prerelease ?? false,
+    underscoreIsBuildMetadata: merged.underscoreIsBuildMetadata ?? false,
     ignore: merged.ignore ?? [],
     order: merged.order ?? "asc",
     platforms: merged.platforms ?? [],
+    allowDowngrade: merged.allowDowngrade ?? false,
     pin: merged.pin ?? (strategy === "digest" ? "digest" : "tag"),
   };
   if (merged.range !== undefined) policy.range = merged.range;

@@ -18,8 +18,13 @@ export interface TagCandidate {
   platforms?: string[];
 }
 
+/**
+ * `notice`: the running tag is outside the policy (a narrowed range, a new ignore or allow) and
+ * the choice stays put or moves back because of it; for the plan and the dashboard.
+ */
 export type Selection =
-  { kind: "selected"; tag: string; digest?: string; reason: string } | { kind: "none"; reason: string };
+  | { kind: "selected"; tag: string; digest?: string; reason: string; notice?: string }
+  | { kind: "none"; reason: string; notice?: string };
 
 export interface SelectOptions {
   policy: Policy;
@@ -52,6 +57,42 @@ export function metadataNeeds(policy: Policy): { created: boolean; platforms: bo
   };
 }
 
+/**
+ * The running tag is one the policy can order but no longer admits: running 2.0.0 under range
+ * `1.x`, or a tag a new `ignore` names. Argo CD Image Updater then moves to the best tag the
+ * constraint admits, older or not (update-strategies.md: the current tag need not match); Ferry
+ * does that only with `allowDowngrade`, and otherwise says so (`outsidePolicyNotice`).
+ */
+export function isOutsidePolicy(policy: Policy, current: string | undefined): boolean {
+  if (current === undefined || policy.strategy === "digest") return false;
+  const order = tagOrderOf(policy);
+  return order.read(current) !== undefined && order.admit(current) === undefined;
+}
+
+/** Whether the choice may go below the running tag: only with allowDowngrade and a current tag outside the policy. */
+export function mayDowngrade(policy: Policy, current: string | undefined): boolean {
+  return policy.allowDowngrade && isOutsidePolicy(policy, current);
+}
+
+/**
+ * The one-line notice for a running tag outside the policy, naming the best tag the policy
+ * admits when there is one; undefined when the running tag is inside the policy.
+ */
+export function outsidePolicyNotice(
+  policy: Policy,
+  current: string | undefined,
+  best?: string,
+): string | undefined {
+  if (!isOutsidePolicy(policy, current)) return undefined;
+  const order = tagOrderOf(policy);
+  const running = `running ${current} is outside the policy (${order.describe})`;
+  if (policy.allowDowngrade)
+    return best !== undefined
+      ? `${running}: allowDowngrade moves it back to ${best}`
+      : `${running} and the policy admits no tag to move back to`;
+  return `${running}: Ferry does not move backwards on its own${best !== undefined ? ` (the policy's best tag is ${best})` : ""}; set allowDowngrade: true in the policy, or /promote a version, to move back`;
+}
+
 /** Is `candidate` newer than `current` under this policy? undefined when current is unreadable by it. */
 export function isNewer(candidate: string, current: string, policy: Policy): boolean | undefined {
   const order = tagOrderOf(policy);
@@ -72,7 +113,9 @@ export function isNewer(candidate: string, current: string, policy: Policy): boo
 export function rankTags(tags: string[], policy: Policy, current?: string): string[] {
   const order = tagOrderOf(policy);
   const compare = order.compare;
-  const currentKey = current !== undefined ? order.read(current) : undefined;
+  // Moving back on purpose: every admitted tag is a candidate, whatever the running one.
+  const currentKey =
+    current !== undefined && !mayDowngrade(policy, current) ? order.read(current) : undefined;
   const admitted: { tag: string; key: unknown }[] = [];
   const seen = new Set<string>();
   let currentListed = false;
@@ -123,7 +166,9 @@ export function selectTag(candidates: TagCandidate[], options: SelectOptions): S
     compare(a, b) || order.tieBreak(a.key, b.key, a.candidate.tag, b.candidate.tag);
 
   let currentEntry: Admitted | undefined;
-  if (current !== undefined) {
+  // Moving back on purpose: no admitted tag is "not newer" than a running tag outside the policy.
+  const downgrading = mayDowngrade(policy, current);
+  if (current !== undefined && !downgrading) {
     if (byCreated) {
       const listed = candidates.find((candidate) => candidate.tag === current);
       if (listed?.created !== undefined && order.read(current) !== undefined)
@@ -181,33 +226,36 @@ export function selectTag(candidates: TagCandidate[], options: SelectOptions): S
       reason: `${order.describe} admits ${best.candidate.tag}, the ${superlative(policy)} of ${admittedCount} admitted ${plural(admittedCount, "tag")}${unreadableNote}`,
     };
     if (best.candidate.digest !== undefined) selection.digest = best.candidate.digest;
+    if (downgrading) {
+      selection.reason += `; moving from ${current}, outside the policy (allowDowngrade)`;
+      selection.notice = outsidePolicyNotice(policy, current, best.candidate.tag)!;
+    }
     return selection;
   }
+  const none = (reason: string): Selection => {
+    const notice = outsidePolicyNotice(policy, current, bestNotNewer?.candidate.tag);
+    return notice === undefined ? { kind: "none", reason } : { kind: "none", reason, notice };
+  };
   if (unusableNewer > 0) {
     const why = [...unusable]
       .map(([problem, count]) => `${count} ${describeUnusable(problem, policy)}`)
       .join(", ");
     const scope = currentEntry !== undefined ? ` newer than current ${current}` : "";
-    return {
-      kind: "none",
-      reason: `${order.describe} admits ${unusableNewer} ${plural(unusableNewer, "tag")}${scope} but none is usable: ${why}`,
-    };
+    return none(
+      `${order.describe} admits ${unusableNewer} ${plural(unusableNewer, "tag")}${scope} but none is usable: ${why}`,
+    );
   }
   if (admittedCount === 0) {
-    return {
-      kind: "none",
-      reason: `${order.describe} admits none of ${distinct} ${plural(distinct, "tag")}`,
-    };
+    return none(`${order.describe} admits none of ${distinct} ${plural(distinct, "tag")}`);
   }
   // Every admitted tag is older than or equal to current (currentEntry is set here).
   const highest = bestNotNewer!;
   if (compare(highest, currentEntry!) === 0) {
-    return { kind: "none", reason: `current ${current} is the newest tag ${order.describe} admits` };
+    return none(`current ${current} is the newest tag ${order.describe} admits`);
   }
-  return {
-    kind: "none",
-    reason: `no tag ${order.describe} admits is newer than current ${current} (the ${superlative(policy)} is ${highest.candidate.tag})`,
-  };
+  return none(
+    `no tag ${order.describe} admits is newer than current ${current} (the ${superlative(policy)} is ${highest.candidate.tag})`,
+  );
 }
 
 /** Strategy digest: follow one moving tag (`latest`) and choose it again when its digest moved. */

@@ -2,6 +2,7 @@ import semver, { type SemVer } from "semver";
 import { Minimatch } from "minimatch";
 import { isValidTag } from "../image-ref.js";
 import type { Policy } from "./schema.js";
+import { parseRange, type SemverRange } from "./semver-range.js";
 import { compileAllow, compileExtract } from "./tag-pattern.js";
 
 /**
@@ -29,28 +30,43 @@ export interface TagOrder<Key = unknown> {
   describe: string;
 }
 
+/** Tags whose `allow` result one compiled policy remembers (a registry lists at most 200,000). */
+const MAX_REMEMBERED_VALUES = 200_000;
+
 /** Compiles a policy into its tag order. The policy must have passed `policySchema`. */
 export function compileTagOrder(policy: Policy): TagOrder {
   const allow = policy.allow !== undefined ? compileAllow(policy.allow) : undefined;
   const extract = policy.extract !== undefined ? compileExtract(policy.extract) : undefined;
   const ignore = policy.ignore.map(compileGlob);
 
-  /** The value the strategy compares, or undefined when `allow` does not match. */
+  /**
+   * The value the strategy compares, or undefined when `allow` does not match. RE2 costs
+   * microseconds per tag where a backtracking RegExp costs less, and a plan reads each tag more
+   * than once (rankTags, then selectTag), so each tag is matched once per compiled policy.
+   */
+  const values = new Map<string, string | undefined>();
   const valueOf = (tag: string): string | undefined => {
     if (allow === undefined) return tag;
-    const match = allow.exec(tag);
-    if (match === null) return undefined;
-    return extract === undefined ? tag : extract(match.groups ?? {});
+    if (values.has(tag)) return values.get(tag);
+    let value: string | undefined;
+    if (extract === undefined) value = allow.test(tag) ? tag : undefined;
+    else {
+      const match = allow.match(tag);
+      value = match === undefined ? undefined : extract(match);
+    }
+    if (values.size >= MAX_REMEMBERED_VALUES) values.clear();
+    values.set(tag, value);
+    return value;
   };
   const ignored = (tag: string): boolean => ignore.some((glob) => glob(tag));
   const filters = describeFilters(policy);
 
   switch (policy.strategy) {
     case "semver": {
-      const range = new semver.Range(policy.range ?? "*", { includePrerelease: policy.prerelease });
+      const range = compileRange(policy.range ?? "*", policy.prerelease);
       const read = (tag: string): SemVer | undefined => {
         const value = valueOf(tag);
-        return value === undefined ? undefined : parseSemver(value);
+        return value === undefined ? undefined : parseSemver(value, policy.underscoreIsBuildMetadata);
       };
       return {
         policy,
@@ -62,8 +78,8 @@ export function compileTagOrder(policy: Policy): TagOrder {
         },
         compare: (a, b) => (a as SemVer).compare(b as SemVer),
         // Build metadata does not order versions (semver.org §10), but a choice must not depend
-        // on the registry's listing order: the higher build wins, then the byte-wise higher tag.
-        tieBreak: (a, b, tagA, tagB) => (a as SemVer).compareBuild(b as SemVer) || compareBytes(tagA, tagB),
+        // on the registry's listing order: the higher build wins, then the most exact tag.
+        tieBreak: (a, b, tagA, tagB) => (a as SemVer).compareBuild(b as SemVer) || preferExact(tagA, tagB),
         describe: `semver ${policy.range ?? "*"}${policy.prerelease ? " (prereleases admitted)" : ""}${filters}`,
       };
     }
@@ -81,7 +97,7 @@ export function compileTagOrder(policy: Policy): TagOrder {
         read,
         admit: (tag) => (isValidTag(tag) && !ignored(tag) ? read(tag) : undefined),
         compare: (a, b) => direction * ascending(a as never, b as never),
-        tieBreak: (_a, _b, tagA, tagB) => compareBytes(tagA, tagB),
+        tieBreak: (_a, _b, tagA, tagB) => preferExact(tagA, tagB),
         describe: `${policy.strategy} ${policy.order}${filters}`,
       };
     }
@@ -111,6 +127,14 @@ export function compileTagOrder(policy: Policy): TagOrder {
   }
 }
 
+/** A policy's range (Masterminds/semver syntax and meaning, see semver-range.ts). */
+export function compileRange(range: string, includePrerelease: boolean): SemverRange {
+  return parseRange(range, {
+    includePrerelease,
+    makeVersion: (version) => new semver.SemVer(version, { loose: false }),
+  });
+}
+
 function describeFilters(policy: Policy): string {
   let text = "";
   if (policy.allow !== undefined) text += ` matching /${policy.allow}/`;
@@ -123,14 +147,17 @@ function describeFilters(policy: Policy): string {
  * and `1.2.3` alike). Not the loose or coerced forms: a numeric git SHA or a date such as `20240101`
  * must not read as version 20240101.0.0 and outrank every release (https://github.com/fluxcd/flux/issues/2729).
  *
- * OCI tags cannot contain `+`, so build metadata is written `1.0.0_build.1` (Helm's convention for
- * chart versions in OCI registries); `_` never appears in a semver, so the first one reads as `+`.
+ * OCI tags cannot contain `+`. Some publishers write build metadata as `_` (Helm's convention for
+ * chart versions in OCI registries), but most `_` tags are other things (`17.0.10_7-jre`, an
+ * Eclipse Temurin build and flavour): Flux, Argo CD Image Updater and Kargo read them as no
+ * version at all and ignore them. So does Ferry, unless the policy opts in with
+ * `underscoreIsBuildMetadata`: then the first `_` reads as `+`.
  */
-export function parseSemver(value: string): SemVer | undefined {
+export function parseSemver(value: string, underscoreIsBuildMetadata = false): SemVer | undefined {
   // A cheap first check skips most non-versions without constructing a SemVer.
   const first = value.charCodeAt(0);
   if (!(first === 118 /* v */ || (first >= 48 && first <= 57))) return undefined;
-  const text = value.includes("+") ? value : value.replace("_", "+");
+  const text = underscoreIsBuildMetadata && !value.includes("+") ? value.replace("_", "+") : value;
   try {
     return new semver.SemVer(text, { loose: false });
   } catch {
@@ -169,6 +196,18 @@ export function compareDecimals(a: Decimal, b: Decimal): number {
   const sign = a.negative ? -1 : 1;
   if (a.integer.length !== b.integer.length) return sign * (a.integer.length - b.integer.length);
   return sign * (compareBytes(a.integer, b.integer) || compareBytes(a.fraction, b.fraction));
+}
+
+/**
+ * Between two tags with the same value (`1.2.3` and `1.2.3-debug` both extracting 1.2.3; `v1.0.0`
+ * and `1.0.0`; numerical `007` and `7`): > 0 when `a` wins. The shorter tag wins, the one the
+ * pattern matches most exactly, with the fewest characters beyond the value; between tags of the
+ * same length, the byte-wise higher one. Flux keeps whichever its registry listed last
+ * (fluxcd/image-reflector-controller internal/policy/filter.go maps each value to one tag); Ferry's
+ * choice never depends on the listing order.
+ */
+export function preferExact(tagA: string, tagB: string): number {
+  return tagB.length - tagA.length || compareBytes(tagA, tagB);
 }
 
 /** Byte-wise order (Go's sort.Strings, which Flux's alphabetical policy uses); never locale-aware. */

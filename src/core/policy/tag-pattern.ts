@@ -1,120 +1,143 @@
 /**
  * The `allow` regular expression and the `extract` template of a tag policy.
  *
- * Flux (`filterTags.pattern`, Go RE2) and Argo CD Image Updater (`allow-tags: regexp:…`, Go
- * regexp) both *search* the tag: the expression matches anywhere unless the user anchors it with
- * `^…$`, as their documented examples do (`^main-[a-f0-9]+-(?P<ts>[0-9]+)`, `^[0-9a-f]{7}$`).
- * Ferry keeps that meaning so copied policies behave the same. Go spells named groups
- * `(?P<name>…)`; JavaScript spells them `(?<name>…)`, so Go's spelling is translated.
- */
-
-import { setFlagsFromString } from "node:v8";
-
-const GO_NAMED_GROUP = /\(\?P</g;
-const NAMED_GROUP = /\(\?<([A-Za-z_][A-Za-z0-9_]*)>/g;
-/** `$$`, `${name}` or `$name` (the longest run of word characters, as Go's Regexp.Expand reads it). */
-const TEMPLATE_TOKEN = /\$(?:(\$)|\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))/g;
-
-/** Translates Go's `(?P<name>` into JavaScript's `(?<name>`; everything else is left as written. */
-export function toJavaScriptPattern(pattern: string): string {
-  return pattern.replace(GO_NAMED_GROUP, "(?<");
-}
-
-/**
- * Compiles `allow` once per policy; throws SyntaxError for an invalid expression or for syntax
- * that Go's RE2 lacks (see `unsupportedSyntax`).
+ * Flux (`filterTags.pattern`), Argo CD Image Updater (`allow-tags: regexp:…`) and Kargo
+ * (`allowTags`) all compile these with Go's `regexp` package, which is RE2: so does Ferry, with
+ * re2js (a port of Go's regexp), never with JavaScript's RegExp. Copied patterns then mean the
+ * same thing (`[[:digit:]]`, `\pL`, `\A`, `\z`, `(?i)`, `(?P<name>…)`), backreferences and
+ * lookarounds are refused as Go refuses them, and matching takes time linear in the tag's
+ * length whatever the pattern (https://github.com/google/re2/wiki/WhyRE2), so no pattern in a
+ * config can stall the process.
  *
- * No `u` flag: tags are ASCII, and only patterns without it can fall back to V8's linear-time
- * engine when the process enables `--enable-experimental-regexp-engine-on-excessive-backtracks`
- * (`enableRegexpBacktrackFallback`), which keeps a pattern such as `^(a+)+$` from hanging a worker
- * the way RE2 never would. No `g`/`y`, so `exec` keeps no state between tags.
+ * All three *search* the tag: the expression matches anywhere unless the user anchors it with
+ * `^…$`, as their documented examples do (`^main-[a-f0-9]+-(?P<ts>[0-9]+)`, `^[0-9a-f]{7}$`).
  */
-export function compileAllow(pattern: string): RegExp {
-  const unsupported = unsupportedSyntax(pattern);
-  if (unsupported !== undefined) throw new SyntaxError(unsupported);
-  return new RegExp(toJavaScriptPattern(pattern));
+
+import { RE2JS } from "re2js";
+
+/** Longest `allow` pattern accepted: bounds compile time and memory before any work starts. */
+export const MAX_PATTERN_LENGTH = 1024;
+
+/** What a match gives `extract`: the groups by number (0 = the whole match) and by name. */
+export interface PatternMatch {
+  groups: (string | undefined)[];
+  named: Record<string, string | undefined>;
 }
+
+/** A compiled `allow` pattern: `match` searches a tag; undefined when it does not match. */
+export interface TagPattern {
+  source: string;
+  match(tag: string): PatternMatch | undefined;
+  test(tag: string): boolean;
+  /** Number of capturing groups (numbered from 1). */
+  groupCount: number;
+  /** Names of the named groups, `(?P<name>…)` or `(?<name>…)`. */
+  groupNames: Set<string>;
+}
+
+// Compiling is pure, so a config's patterns are compiled once and shared by every policy object
+// resolved from it (each environment × image resolves its own). Bounded: oldest entry dropped.
+const MAX_CACHED = 512;
+const cache = new Map<string, TagPattern>();
 
 /**
- * Backreferences and lookarounds: RE2 (Flux, Argo CD Image Updater) rejects them, so no policy
- * written for those tools uses them, and they are what V8's linear engine cannot run.
+ * Compiles `allow` with Go's RE2 syntax (cached by source); throws SyntaxError with RE2's message
+ * for an invalid pattern, a backreference or a lookaround.
  */
-export function unsupportedSyntax(pattern: string): string | undefined {
-  let inClass = false;
-  for (let index = 0; index < pattern.length; index++) {
-    const char = pattern[index];
-    if (char === "\\") {
-      const next = pattern[index + 1] ?? "";
-      if (!inClass && (/[1-9]/.test(next) || next === "k"))
-        return `backreference \\${next} is not supported (Go RE2 syntax only)`;
-      index++;
-    } else if (inClass) {
-      if (char === "]") inClass = false;
-    } else if (char === "[") {
-      inClass = true;
-    } else if (char === "(" && pattern[index + 1] === "?") {
-      const kind = pattern.slice(index + 2, index + 4);
-      if (kind.startsWith("=") || kind.startsWith("!") || kind === "<=" || kind === "<!") {
-        return `lookaround (?${kind.startsWith("<") ? kind : kind[0]} is not supported (Go RE2 syntax only)`;
-      }
-    }
+export function compileAllow(pattern: string): TagPattern {
+  const cached = cache.get(pattern);
+  if (cached !== undefined) return cached;
+  if (pattern.length > MAX_PATTERN_LENGTH)
+    throw new SyntaxError(
+      `pattern is ${pattern.length} characters long, over the ${MAX_PATTERN_LENGTH} limit`,
+    );
+  let re: RE2JS;
+  try {
+    re = RE2JS.compile(pattern);
+  } catch (error) {
+    // re2js reports Go's messages: "error parsing regexp: invalid escape sequence: `\1`".
+    throw new SyntaxError((error as Error).message.replace(/^error parsing regexp: /, ""));
   }
-  return undefined;
+  const names = re.namedGroups();
+  const compiled: TagPattern = {
+    source: pattern,
+    groupCount: re.groupCount(),
+    groupNames: new Set(Object.keys(names)),
+    test: (tag) => re.test(tag),
+    match: (tag) => {
+      const result = re.exec(tag);
+      if (result === null) return undefined;
+      const named: Record<string, string | undefined> = {};
+      for (const [name, index] of Object.entries(names)) named[name] = result[index] as string | undefined;
+      return { groups: [...result] as (string | undefined)[], named };
+    },
+  };
+  if (cache.size >= MAX_CACHED) cache.delete(cache.keys().next().value!);
+  cache.set(pattern, compiled);
+  return compiled;
 }
 
-/** Names of the groups `(?<name>…)` or `(?P<name>…)` that a pattern defines. */
-export function namedGroups(pattern: string): Set<string> {
-  return new Set([...toJavaScriptPattern(pattern).matchAll(NAMED_GROUP)].map((match) => match[1]!));
-}
+/** `$$`, `${name}` or `$name`: a name is the longest run of letters, digits and `_` (Go's Regexp.Expand). */
+const TEMPLATE_TOKEN = /\$(?:(\$)|\{([A-Za-z0-9_]+)\}|([A-Za-z0-9_]+))/g;
+const NUMBER = /^[0-9]+$/;
 
-/** Names an `extract` template references (`$ts`, `${version}`); `$$` is a literal dollar. */
-export function templateReferences(template: string): string[] {
-  const names: string[] = [];
+/** A group an `extract` template refers to: by number (`$1`) or by name (`$version`). */
+export type GroupReference = { index: number } | { name: string };
+
+/** The groups an `extract` template references (`$ts`, `${version}`, `$1`); `$$` is a literal dollar. */
+export function templateReferences(template: string): GroupReference[] {
+  const references: GroupReference[] = [];
   for (const match of template.matchAll(TEMPLATE_TOKEN)) {
     const name = match[2] ?? match[3];
-    if (name !== undefined) names.push(name);
+    if (name !== undefined) references.push(toReference(name));
   }
-  return names;
+  return references;
 }
 
-/** One piece of a compiled template: literal text or a group name. */
-type TemplatePart = { text: string } | { group: string };
+function toReference(name: string): GroupReference {
+  return NUMBER.test(name) ? { index: Number.parseInt(name, 10) } : { name };
+}
+
+/** `$1` or `$name`, as written in a template: for messages. */
+export function describeReference(reference: GroupReference): string {
+  return "index" in reference ? `$${reference.index}` : `$${reference.name}`;
+}
+
+/** Is the reference a group of the pattern? */
+export function definesGroup(pattern: TagPattern, reference: GroupReference): boolean {
+  return "index" in reference
+    ? reference.index >= 1 && reference.index <= pattern.groupCount
+    : pattern.groupNames.has(reference.name);
+}
+
+/** One piece of a compiled template: literal text or a group reference. */
+type TemplatePart = { text: string } | { group: GroupReference };
 
 /**
- * Compiles an `extract` template into a function of a regex match, the way Go's
- * `Regexp.ExpandString` expands it: a group that did not take part expands to "".
+ * Compiles an `extract` template into a function of a match, the way Go's `Regexp.ExpandString`
+ * (which Flux's filter calls) expands it: `$1`/`${1}` is a numbered group, `$name`/`${name}` a
+ * named one, and a group that did not take part, or that the pattern lacks, expands to "".
  */
-export function compileExtract(template: string): (groups: Record<string, string | undefined>) => string {
+export function compileExtract(template: string): (match: PatternMatch) => string {
   const parts: TemplatePart[] = [];
   let last = 0;
   for (const match of template.matchAll(TEMPLATE_TOKEN)) {
     if (match.index > last) parts.push({ text: template.slice(last, match.index) });
     const name = match[2] ?? match[3];
-    parts.push(name === undefined ? { text: "$" } : { group: name });
+    parts.push(name === undefined ? { text: "$" } : { group: toReference(name) });
     last = match.index + match[0].length;
   }
   if (last < template.length) parts.push({ text: template.slice(last) });
+  const expand = (reference: GroupReference, match: PatternMatch): string =>
+    ("index" in reference ? match.groups[reference.index] : match.named[reference.name]) ?? "";
   // The common case, a template that is exactly one group (`$ts`), avoids string building.
   if (parts.length === 1 && "group" in parts[0]!) {
     const group = parts[0].group;
-    return (groups) => groups[group] ?? "";
+    return (match) => expand(group, match);
   }
-  return (groups) => {
+  return (match) => {
     let out = "";
-    for (const part of parts) out += "text" in part ? part.text : (groups[part.group] ?? "");
+    for (const part of parts) out += "text" in part ? part.text : expand(part.group, match);
     return out;
   };
-}
-
-let fallbackEnabled = false;
-
-/**
- * Lets V8 switch a regex that backtracks excessively to its linear-time engine, so a catastrophic
- * `allow` pattern (`^(a+)+$`) costs milliseconds instead of hanging the process. Process-wide:
- * only entry points call it (the CLI, the app server), before any policy is compiled. Idempotent.
- */
-export function enableRegexpBacktrackFallback(): void {
-  if (fallbackEnabled) return;
-  setFlagsFromString("--enable-experimental-regexp-engine-on-excessive-backtracks");
-  fallbackEnabled = true;
 }

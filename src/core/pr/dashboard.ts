@@ -111,6 +111,48 @@ export interface StatusInput {
   /** environment → open Ferry PR. */
   pulls: Record<string, { number: number; title: string } | undefined>;
   holds: Record<string, Hold>;
+  /** A running tag outside its policy, from the last scan's plans (see `PolicyNotice`). */
+  notices?: PolicyNotice[];
+}
+
+/** What a plan tells a human about one image of one environment: e.g. running 2.0.0 outside range 1.x. */
+export interface PolicyNotice {
+  environment: string;
+  image: string;
+  message: string;
+}
+
+const MAX_NOTICES = 100;
+const MAX_NOTICE_LENGTH = 500;
+
+/**
+ * The notices section: a visible list and a hidden `ferry:notices` block, so that a dashboard
+ * refresh that planned nothing (a merge, a command) keeps the last scan's notices.
+ */
+export function formatNotices(notices: PolicyNotice[]): string {
+  if (notices.length === 0) return "";
+  const lines = ["### Notices", ""];
+  for (const notice of notices)
+    lines.push(
+      `- **${escapeMarkdown(notice.environment)}** / ${escapeMarkdown(notice.image)}: ${escapeMarkdown(notice.message)}`,
+    );
+  lines.push("", formatHiddenBlock("notices", notices));
+  return lines.join("\n");
+}
+
+/** Reads the notices block of a dashboard body back; anything malformed is dropped (bodies can be edited). */
+export function parseNotices(body: string | null | undefined): PolicyNotice[] {
+  const data = parseHiddenBlock("notices", body ?? "");
+  if (!Array.isArray(data)) return [];
+  const notices: PolicyNotice[] = [];
+  for (const entry of data.slice(0, MAX_NOTICES)) {
+    const { environment, image, message } = (entry ?? {}) as Record<string, unknown>;
+    if (typeof environment !== "string" || !NAME.test(environment)) continue;
+    if (typeof image !== "string" || !NAME.test(image)) continue;
+    if (typeof message !== "string" || message.length > MAX_NOTICE_LENGTH) continue;
+    notices.push({ environment, image, message });
+  }
+  return notices;
 }
 
 /** The environments × images table (also the answer to `/ferry status`). */
@@ -153,6 +195,7 @@ export function formatDashboard(input: StatusInput, state: FerryState, now: Date
     "",
     formatStatusTable(input),
     "",
+    ...(input.notices !== undefined && input.notices.length > 0 ? [formatNotices(input.notices), ""] : []),
     formatMermaid(input),
     "",
     `_Updated ${now.toISOString()}._`,

@@ -42,6 +42,42 @@ describe("loadConfig", () => {
     });
   });
 
+  it("reports a pattern RE2 refuses, a group extract lacks and a range Masterminds refuses at their line and column", () => {
+    const text = `images:
+  shop:
+    repository: ghcr.io/acme/shop
+    policy:
+      strategy: numerical
+      allow: "^main-[a-f0-9]+-(?=[0-9]+)"
+  cart:
+    repository: ghcr.io/acme/cart
+    policy: { strategy: numerical, allow: "^b-([0-9]+)$", extract: "$2" }
+environments:
+  staging:
+    paths: [overlays/staging]
+    policy: { cart: { strategy: semver, range: "^1.x, != 1.2.3.4" } }
+`;
+    const result = loadConfig(text);
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    const byPath = Object.fromEntries(result.problems.map((p) => [p.path, p]));
+    expect(byPath["images.shop.policy.allow"]).toMatchObject({
+      line: 6,
+      column: 7,
+      message: expect.stringContaining(
+        "invalid RE2 regular expression: invalid or unsupported Perl syntax: `(?=`",
+      ),
+    });
+    expect(byPath["images.cart.policy.extract"]).toMatchObject({
+      line: 9,
+      message: expect.stringContaining("extract references $2, which allow does not define"),
+    });
+    expect(byPath["environments.staging.policy.cart.range"]).toMatchObject({
+      line: 13,
+      message: expect.stringContaining("invalid semver range: improper constraint"),
+    });
+  });
+
   it("reports every problem at once with its line and column", () => {
     const text = `images:
   shop:

@@ -42,8 +42,18 @@ const namePolicy: fc.Arbitrary<PolicyInput> = fc
   .oneof(
     fc.record(
       {
-        range: fc.constantFrom("*", "^1.0.0", ">=2.0.0 <9.0.0", "~3.4", "1.x || 4.x"),
+        range: fc.constantFrom(
+          "*",
+          "^1.0.0",
+          ">=2.0.0 <9.0.0",
+          "~3.4",
+          "1.x || 4.x",
+          ">=1.0, !=1.5.0",
+          "^1.x-0",
+          "2.x-0 || >= 9",
+        ),
         prerelease: fc.boolean(),
+        underscoreIsBuildMetadata: fc.boolean(),
       },
       { requiredKeys: [] },
     ),
@@ -61,6 +71,10 @@ const namePolicy: fc.Arbitrary<PolicyInput> = fc
       extract: fc.constant("$n"),
     }),
     fc.record({ ignore: fc.constant(["*-rc.*", "v1.*"]), range: fc.constant("*") }),
+    fc.record({
+      allow: fc.constant("^v?(?P<v>\\d+\\.\\d+\\.\\d+)"),
+      extract: fc.constantFrom("$v", "$1"),
+    }),
   )
   .map((input) => input as PolicyInput);
 
@@ -130,6 +144,48 @@ describe("selectTag properties", () => {
         fc.option(anyTag, { nil: undefined }),
         (input, [list, shuffled], current) => {
           expect(select(input, shuffled, current)).toEqual(select(input, list, current));
+        },
+      ),
+      RUNS,
+    );
+  });
+
+  it("between tags that extract the same value, chooses the shortest, then the byte-wise highest, in any order", () => {
+    const variant = fc
+      .tuple(
+        fc.constantFrom("", "v"),
+        fc.constantFrom("1.2.3", "1.2.4"),
+        fc.constantFrom("", "-debug", "-slim", "-r1", "-alpine3.19"),
+      )
+      .map(([v, version, suffix]) => `${v}${version}${suffix}`);
+    const policy = parsePolicy({ allow: "^v?(?P<v>\\d+\\.\\d+\\.\\d+)", extract: "$v" });
+    fc.assert(
+      fc.property(
+        fc
+          .uniqueArray(variant, { minLength: 1, maxLength: 12 })
+          .chain((list) =>
+            fc.tuple(
+              fc.constant(list),
+              fc.shuffledSubarray(list, { minLength: list.length, maxLength: list.length }),
+            ),
+          ),
+        ([list, shuffled]) => {
+          const selection = selectTag(
+            list.map((tag) => ({ tag })),
+            { policy, now: NOW },
+          );
+          expect(selection.kind).toBe("selected");
+          if (selection.kind !== "selected") return;
+          const highest = list.some((tag) => tag.replace(/^v/, "").startsWith("1.2.4")) ? "1.2.4" : "1.2.3";
+          const ties = list.filter((tag) => tag.replace(/^v/, "").startsWith(highest));
+          const expected = [...ties].sort((a, b) => a.length - b.length || (a < b ? 1 : a > b ? -1 : 0))[0];
+          expect(selection.tag).toBe(expected);
+          expect(
+            selectTag(
+              shuffled.map((tag) => ({ tag })),
+              { policy, now: NOW },
+            ),
+          ).toEqual(selection);
         },
       ),
       RUNS,

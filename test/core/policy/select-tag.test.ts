@@ -76,10 +76,11 @@ describe("semver strategy", () => {
     expect(chosenTag({ range: ">=1.0.0", prerelease: true }, list)).toBe("1.1.0-rc.2");
   });
 
-  it("admits a prerelease the range itself names, as npm semver ranges do", () => {
+  it("admits every prerelease within the bounds once the range names one, as Masterminds/semver does (npm would admit only 2.0.0-rc.*)", () => {
     expect(chosenTag({ range: ">=2.0.0-rc.1 <3.0.0" }, ["1.9.0", "2.0.0-rc.1", "2.0.0-rc.3"])).toBe(
       "2.0.0-rc.3",
     );
+    expect(chosenTag({ range: ">=2.0.0-rc.1 <3.0.0" }, ["2.0.0-rc.3", "2.1.0-beta.1"])).toBe("2.1.0-beta.1");
   });
 
   it("admits neither latest, main nor v1.0.0-rc1 under >=1.0.0 (Kargo in Action §3.6.1)", () => {
@@ -95,15 +96,26 @@ describe("semver strategy", () => {
     expect(chosenTag({}, ["1.2.3", "12345678", "1.3", "20240101", "v2"])).toBe("1.2.3");
   });
 
-  it("reads build metadata written with _ since OCI tags cannot hold + (Helm's OCI convention)", () => {
-    expect(chosenTag({ range: "^1.0.0" }, ["1.0.0_build.7", "0.9.0"])).toBe("1.0.0_build.7");
-    expect(isNewer("1.0.1_b1", "1.0.0_b9", parsePolicy({}))).toBe(true);
+  it("ignores a tag with _ under ^17, as Flux, Argo CD and Kargo do, instead of reading 17.0.10_7-jre as 17.0.10+7-jre", () => {
+    // Eclipse Temurin's layout: the _7 build suffix sits on the -jre flavour only.
+    const tags = ["17.0.9-jdk", "17.0.10_7-jre", "17.0.8-jdk", "21.0.1-jdk"];
+    expect(chosenTag({ range: "^17" }, tags)).toBeUndefined();
+    expect(chosenTag({ range: "^17", prerelease: true }, tags)).toBe("17.0.9-jdk");
+    expect(isNewer("1.0.1_b1", "1.0.0", parsePolicy({}))).toBe(false);
+  });
+
+  it("reads _ as + (build metadata, Helm's OCI convention) when the policy sets underscoreIsBuildMetadata", () => {
+    const helm = { range: "^1.0.0", underscoreIsBuildMetadata: true };
+    expect(chosenTag(helm, ["1.0.0_build.7", "0.9.0"])).toBe("1.0.0_build.7");
+    expect(chosenTag({ range: "^1.0.0" }, ["1.0.0_build.7", "0.9.0"])).toBeUndefined();
+    expect(isNewer("1.0.1_b1", "1.0.0_b9", parsePolicy(helm))).toBe(true);
   });
 
   it("orders build metadata deterministically although semver precedence ignores it: the higher build wins in any input order", () => {
-    expect(chosenTag({}, ["1.0.0_build.1", "1.0.0_build.2"])).toBe("1.0.0_build.2");
-    expect(chosenTag({}, ["1.0.0_build.2", "1.0.0_build.1"])).toBe("1.0.0_build.2");
-    expect(chosenTag({}, ["1.0.0_build.10", "1.0.0_build.9"])).toBe("1.0.0_build.10");
+    const helm = { underscoreIsBuildMetadata: true };
+    expect(chosenTag(helm, ["1.0.0_build.1", "1.0.0_build.2"])).toBe("1.0.0_build.2");
+    expect(chosenTag(helm, ["1.0.0_build.2", "1.0.0_build.1"])).toBe("1.0.0_build.2");
+    expect(chosenTag(helm, ["1.0.0_build.10", "1.0.0_build.9"])).toBe("1.0.0_build.10");
   });
 
   it("never sees 1.0.0+build.1 as a tag: + is outside the OCI tag grammar", () => {
@@ -111,9 +123,10 @@ describe("semver strategy", () => {
   });
 
   it("does not treat another build of the current version as newer, so it never flip-flops between builds", () => {
-    const selection = choose({}, ["1.0.0_build.1", "1.0.0_build.2"], "1.0.0_build.1");
+    const helm = { underscoreIsBuildMetadata: true };
+    const selection = choose(helm, ["1.0.0_build.1", "1.0.0_build.2"], "1.0.0_build.1");
     expect(selection.kind).toBe("none");
-    expect(isNewer("1.0.0_build.2", "1.0.0_build.1", parsePolicy({}))).toBe(false);
+    expect(isNewer("1.0.0_build.2", "1.0.0_build.1", parsePolicy(helm))).toBe(false);
   });
 
   it("picks the same tag whichever of v1.0.0 and 1.0.0 is listed first", () => {
@@ -132,6 +145,142 @@ describe("semver strategy", () => {
   });
 });
 
+describe("policies copied from the peers' documentation choose what the peer chooses", () => {
+  // Flux, Argo CD Image Updater and Kargo all read ranges with Masterminds/semver v3.
+  it("Flux imagepolicies.md: pattern '.*-rc.*' with range '^1.x-0' chooses the latest 1.x release candidate", () => {
+    // fluxcd/image-reflector-controller docs/spec/v1/imagepolicies.md, "Filter Tags".
+    const tags = ["1.0.0", "1.1.0-rc.1", "1.2.0-rc.2", "1.2.0", "2.0.0-rc.1", "1.3.0-beta.1"];
+    expect(chosenTag({ allow: ".*-rc.*", range: "^1.x-0" }, tags)).toBe("1.2.0-rc.2");
+  });
+
+  it("Flux imagepolicies.md: range 5.1.x chooses 5.1.4, not 5.2.0", () => {
+    expect(chosenTag({ range: "5.1.x" }, ["5.0.3", "5.1.2", "5.1.4", "5.2.0", "6.0.0"])).toBe("5.1.4");
+  });
+
+  it("Flux imagepolicies.md: the minio RELEASE.<timestamp> example with (?P<timestamp>…) and $timestamp", () => {
+    const policy = {
+      strategy: "alphabetical" as const,
+      allow: "^RELEASE\\.(?P<timestamp>.*)Z$",
+      extract: "$timestamp",
+    };
+    const tags = [
+      "RELEASE.2023-01-31T02-24-19Z",
+      "RELEASE.2023-02-09T05-16-53Z",
+      "latest",
+      "RELEASE.2022-12-12T19-27-27Z",
+    ];
+    expect(chosenTag(policy, tags)).toBe("RELEASE.2023-02-09T05-16-53Z");
+  });
+
+  it("Flux semver_test.go: 1.0.x skips 1.0.0.1 and 1.0.0p and chooses 1.0.1; v-prefixed tags keep their prefix", () => {
+    // fluxcd/image-reflector-controller internal/policy/semver_test.go, TestSemVer_Latest.
+    expect(chosenTag({ range: "1.0.x" }, ["1.0.0", "1.0.0.1", "1.0.0p", "1.0.1", "1.2.0", "0.1.0"])).toBe(
+      "1.0.1",
+    );
+    expect(chosenTag({ range: "1.0.x" }, ["v1.2.3", "v1.0.0", "v0.1.0"])).toBe("v1.0.0");
+    expect(choose({ range: "1.0.x" }, ["b1.2.3", "b1.0.0", "b0.1.0"]).kind).toBe("none");
+  });
+
+  it("Flux filter_test.go: allow ver(\\d+) with extract $1 compares the numbered group", () => {
+    // fluxcd/image-reflector-controller internal/policy/filter_test.go, "valid pattern with capture group".
+    const policy = { strategy: "numerical" as const, allow: "ver(\\d+)", extract: "$1" };
+    expect(chosenTag(policy, ["ver1", "ver2", "ver3", "rel1", "ver10"])).toBe("ver10");
+  });
+
+  it("Argo CD Image Updater update-strategies.md: 2.x-0 admits the 2.x prereleases, 2.x does not", () => {
+    const tags = ["1.9.0", "2.0.0-rc1", "2.0.0", "2.1.0-rc.1", "3.0.0-rc.1"];
+    expect(chosenTag({ range: "2.x-0" }, tags)).toBe("2.1.0-rc.1");
+    expect(chosenTag({ range: "2.x" }, tags)).toBe("2.0.0");
+  });
+
+  it("Argo CD Image Updater update-strategies.md: 1.2.x stays on the 1.2 patch branch, 1.x on major 1", () => {
+    const tags = ["1.2.5", "1.2.12", "1.3.0", "1.15.2", "2.0.0"];
+    expect(chosenTag({ range: "1.2.x" }, tags)).toBe("1.2.12");
+    expect(chosenTag({ range: "1.x" }, tags)).toBe("1.15.2");
+  });
+
+  it("Kargo working-with-warehouses.md: constraint ^1.26.0 chooses the highest 1.x at or above 1.26.0", () => {
+    expect(chosenTag({ range: "^1.26.0" }, ["1.25.9", "1.26.0", "1.27.3", "2.0.0", "1.27.4-alpine"])).toBe(
+      "1.27.3",
+    );
+  });
+
+  it("Masterminds README: comma AND, || OR and != (>= 1.2, < 3.0.0 || >= 4.2.3; >=1.0, !=1.5.0)", () => {
+    const tags = ["1.1.0", "2.9.0", "3.5.0", "4.2.3", "4.0.0"];
+    expect(chosenTag({ range: ">= 1.2, < 3.0.0 || >= 4.2.3" }, tags)).toBe("4.2.3");
+    expect(chosenTag({ range: ">= 1.2, < 3.0.0" }, tags)).toBe("2.9.0");
+    expect(chosenTag({ range: ">=1.0, !=1.5.0" }, ["1.4.2", "1.5.0"])).toBe("1.4.2");
+    expect(chosenTag({ range: "~1.2" }, ["1.2.9", "1.3.0"])).toBe("1.2.9");
+  });
+
+  it("ignores v2.0-rc1 and 1.0, which Argo and Flux read leniently: Ferry reads only X.Y.Z tags (Kargo's strictSemvers default)", () => {
+    expect(choose({ range: "2.x-0" }, ["v2.0-rc1", "1.0"]).kind).toBe("none");
+  });
+});
+
+describe("ties between tags of the same value", () => {
+  it("chooses the tag the pattern matches most exactly (the shortest), not its -debug variant, in any order", () => {
+    const policy = { allow: "^(?P<v>\\d+\\.\\d+\\.\\d+)(-debug|-slim)?$", extract: "$v" };
+    const tags = ["1.2.3-debug", "1.2.3", "1.2.3-slim", "1.1.0"];
+    expect(chosenTag(policy, tags)).toBe("1.2.3");
+    expect(chosenTag(policy, [...tags].reverse())).toBe("1.2.3");
+  });
+
+  it("between tags of the same length, chooses the byte-wise highest, in any order", () => {
+    const policy = {
+      strategy: "numerical" as const,
+      allow: "^main-[a-f0-9]+-(?P<ts>[0-9]+)$",
+      extract: "$ts",
+    };
+    expect(chosenTag(policy, ["main-abc-17", "main-fed-17", "main-aaa-9"])).toBe("main-fed-17");
+    expect(chosenTag(policy, ["main-fed-17", "main-abc-17"])).toBe("main-fed-17");
+  });
+
+  it("prefers 1.0.0 to v1.0.0 and 7 to 007", () => {
+    expect(chosenTag({}, ["v1.0.0", "1.0.0"])).toBe("1.0.0");
+    expect(chosenTag({ strategy: "numerical" }, ["007", "7"])).toBe("7");
+  });
+});
+
+describe("moving back on purpose when the running tag is outside the policy (Argo CD Image Updater: the current tag need not match the constraint)", () => {
+  const tags = ["1.8.0", "1.9.0", "2.0.0", "2.1.0"];
+
+  it("keeps 2.0.0 under a range narrowed to 1.x and says the running version is outside the policy", () => {
+    const selection = choose({ range: "1.x" }, tags, "2.0.0");
+    expect(selection.kind).toBe("none");
+    expect(selection.notice).toBe(
+      "running 2.0.0 is outside the policy (semver 1.x): Ferry does not move backwards on its own (the policy's best tag is 1.9.0); set allowDowngrade: true in the policy, or /promote a version, to move back",
+    );
+  });
+
+  it("moves back to the best tag the narrowed range admits with allowDowngrade, as Argo CD Image Updater does", () => {
+    const selection = choose({ range: "1.x", allowDowngrade: true }, tags, "2.0.0");
+    expect(selection).toMatchObject({
+      kind: "selected",
+      tag: "1.9.0",
+      notice: "running 2.0.0 is outside the policy (semver 1.x): allowDowngrade moves it back to 1.9.0",
+    });
+    expect(selection.reason).toContain("moving from 2.0.0, outside the policy (allowDowngrade)");
+    expect(rankTags(tags, parsePolicy({ range: "1.x", allowDowngrade: true }), "2.0.0")).toEqual([
+      "1.9.0",
+      "1.8.0",
+    ]);
+  });
+
+  it("still never moves backwards with allowDowngrade while the running tag is inside the policy", () => {
+    const selection = choose({ range: "1.x", allowDowngrade: true }, ["1.2.0", "1.5.0"], "1.8.0");
+    expect(selection.kind).toBe("none");
+    expect(selection.notice).toBeUndefined();
+  });
+
+  it("moves back from a tag a new ignore names, and not from a tag the policy cannot read at all", () => {
+    expect(chosenTag({ ignore: ["2.0.0"], allowDowngrade: true }, tags, "2.0.0")).toBe("2.1.0");
+    expect(chosenTag({ range: "<2", ignore: ["1.9.0"], allowDowngrade: true }, tags, "1.9.0")).toBe("1.8.0");
+    expect(choose({ range: "1.x", allowDowngrade: true }, tags, "latest")).toMatchObject({ tag: "1.9.0" });
+    expect(choose({ range: "1.x", allowDowngrade: true }, tags, "latest").notice).toBeUndefined();
+  });
+});
+
 describe("never moving backwards", () => {
   it("chooses nothing when current is already the highest admitted version, and says so", () => {
     expect(choose({ range: "^1.0.0" }, ["1.0.0", "1.8.0"], "1.8.0")).toEqual({
@@ -145,6 +294,7 @@ describe("never moving backwards", () => {
     expect(selection).toEqual({
       kind: "none",
       reason: "no tag semver ^1.0.0 admits is newer than current 2.0.0 (the highest is 1.8.0)",
+      notice: expect.stringMatching(/^running 2\.0\.0 is outside the policy \(semver \^1\.0\.0\)/),
     });
   });
 

@@ -69,7 +69,8 @@ describe("decimals", () => {
 describe("semver reading", () => {
   it("accepts strict versions with an optional v and refuses partial or coerced ones", () => {
     expect(parseSemver("v1.2.3")?.version).toBe("1.2.3");
-    expect(parseSemver("1.2.3-rc.1_b7")?.build).toEqual(["b7"]);
+    expect(parseSemver("1.2.3-rc.1_b7")).toBeUndefined();
+    expect(parseSemver("1.2.3-rc.1_b7", true)?.build).toEqual(["b7"]);
     for (const text of ["1.2", "v1", "20240101", "V1.2.3", "=1.2.3", "1.2.3.4", "01.2.3", "latest"])
       expect(parseSemver(text)).toBeUndefined();
   });
