@@ -32,6 +32,8 @@ import {
   type JsonObject,
 } from "./patches.js";
 import { recordUpdate, serverSideApply, type FieldScope } from "./managed-fields.js";
+import { checkImmutableFields } from "./immutable-fields.js";
+import { applySchemaDefaults, crdSchema } from "./schema-defaults.js";
 import { matchesFields, matchesLabels, parseFieldSelector, parseLabelSelector } from "./selectors.js";
 
 export type WatchEventType = "ADDED" | "MODIFIED" | "DELETED";
@@ -548,6 +550,13 @@ export class ClusterState {
         serviceSpec.clusterIPs = [serviceSpec.clusterIP];
       }
     }
+    if (type.custom) {
+      const crd = this.bucket(this.type("apiextensions.k8s.io/v1", "CustomResourceDefinition")).get(
+        objectKey(undefined, typeKeyOf(type)),
+      );
+      const schema = crd && crdSchema(crd, type.version);
+      if (schema) applySchemaDefaults(schema, object);
+    }
     if (type.group === "" && type.kind === "Namespace") {
       object.status = { phase: "Active" };
       const metadata = metadataOf(object);
@@ -562,8 +571,10 @@ export class ClusterState {
     next: JsonObject,
     options: WriteOptions,
   ): JsonObject {
+    if (previous) keepAllocatedValues(type, previous, next);
     this.applyDefaults(type, next);
     this.validate(type, next);
+    if (previous) checkImmutableFields(type, previous, next);
     const metadata = metadataOf(next);
     const now = this.now()
       .toISOString()
@@ -811,6 +822,21 @@ export class ClusterState {
     const next = deepClone(previous);
     next.status = deepClone(status);
     this.commit(type, previous, next, {});
+  }
+}
+
+/**
+ * An update that leaves out a Service's allocated clusterIP keeps it, as the real server's
+ * Service strategy does (`patchAllocatedValues`), instead of allocating a new one.
+ */
+function keepAllocatedValues(type: ResourceType, previous: JsonObject, next: JsonObject): void {
+  if (type.group !== "" || type.kind !== "Service") return;
+  const before = isPlainObject(previous.spec) ? previous.spec : {};
+  const after = (isPlainObject(next.spec) ? next.spec : (next.spec = {})) as JsonObject;
+  if (after.type === "ExternalName" || before.clusterIP === undefined) return;
+  if (after.clusterIP === undefined || after.clusterIP === "") {
+    after.clusterIP = before.clusterIP;
+    if (after.clusterIPs === undefined) after.clusterIPs = before.clusterIPs;
   }
 }
 

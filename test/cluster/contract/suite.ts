@@ -30,7 +30,16 @@ function refsOf(result: CycleResult): ObjectRef[] {
   return result.objects.map((object) => object.ref);
 }
 
-export function describeClusterContract(name: string, startBackend: () => Promise<ClusterBackend>): void {
+export interface BackendTraits {
+  /** Whether the backend authorizes requests (RBAC); the RBAC cases are skipped where it does not. */
+  authorization: boolean;
+}
+
+export function describeClusterContract(
+  name: string,
+  startBackend: () => Promise<ClusterBackend>,
+  traits: BackendTraits,
+): void {
   describe(`the reconciler against ${name}`, () => {
     let backend: ClusterBackend;
     let world: World | undefined;
@@ -64,7 +73,6 @@ kind: Kustomization
 resources: [namespace.yaml, crd.yaml, widget.yaml, config.yaml, service.yaml, web.yaml, role.yaml]
 secretGenerator:
   - name: web-secret
-    namespace: ${appNs}
     literals: [password=not-a-real-password]
 `,
           "env/namespace.yaml": namespaceYaml(appNs),
@@ -354,8 +362,7 @@ secretGenerator:
     });
 
     describe("RBAC with the shipped Role (deploy/reconciler/base)", () => {
-      it("does its whole job in its namespace with the ServiceAccount's token", async ({ skip }) => {
-        if (!backend.serviceAccountKubeconfig) skip(`${backend.name} does no authorization`);
+      it.skipIf(!traits.authorization)("does its whole job in its namespace with the ServiceAccount's token", async () => {
         const w = await open();
         const kubeconfig = await installReconcilerRbac(w, backend);
         w.repo.commit({
@@ -380,11 +387,10 @@ secretGenerator:
         expect(third.applied.map((ref) => ref.name)).toEqual(["web"]);
       });
 
-      it.each([
+      it.skipIf(!traits.authorization).each([
         { what: "an object in another namespace", file: (w: World) => configMapYaml("elsewhere", { a: "b" }, `  namespace: ${w.ns}-other\n`), forbidden: /configmaps.* is forbidden/ },
         { what: "a cluster-scoped object", file: (w: World) => clusterRoleYaml(`ferry-test-${w.id}`), forbidden: /clusterroles.* is forbidden/ },
-      ])("is refused $what with a clear 403 error, deletes nothing and backs off", async ({ file, forbidden }, { skip }) => {
-        if (!backend.serviceAccountKubeconfig) skip(`${backend.name} does no authorization`);
+      ])("is refused $what with a clear 403 error, deletes nothing and backs off", async ({ file, forbidden }) => {
         const w = await open();
         await w.createNamespace(`${w.ns}-other`);
         const kubeconfig = await installReconcilerRbac(w, backend);
