@@ -31,7 +31,11 @@ class RawObjectApi extends KubernetesObjectApi {
   }
 
   async serverSideApply(object: KubeObject, dryRun: boolean): Promise<KubeObject> {
-    const path = await this.specUriPath(object as KubernetesObject, "patch");
+    // specUriPath lowercases the whole path, name included: a name with capitals ("Web") then met
+    // "does not match the name on the URL (web)" on a real API server instead of the name's own
+    // validation error. The name goes on the URL as written.
+    const lowered = await this.specUriPath(object as KubernetesObject, "patch");
+    const path = `${lowered.slice(0, lowered.lastIndexOf("/") + 1)}${encodeURIComponent(object.metadata.name)}`;
     const request = this.configuration.baseServer.makeRequestContext(path, HttpMethod.PATCH);
     request.setHeaderParam("Accept", "application/json");
     request.setHeaderParam("Content-Type", PatchStrategy.ServerSideApply);
