@@ -39,7 +39,7 @@ export function controlPlaneMissingMessage(): string | undefined {
   const dir = controlPlaneDir();
   const missing = ["kube-apiserver", "etcd"].filter((binary) => !existsSync(path.join(dir, binary)));
   if (missing.length === 0) return undefined;
-  return `${missing.join(" and ")} missing in ${dir}: run \`npm run cluster:build\` (needs Go; about 15–25 min on 2 cores the first time)`;
+  return `${missing.join(" and ")} missing in ${dir}: run \`npm run cluster:build\` (needs Go; about 10 min and 1.7 GB on 2 cores the first time)`;
 }
 
 /** What a test needs to reach the control plane; plain data so vitest's globalSetup can provide it. */
