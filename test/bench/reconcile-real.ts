@@ -17,7 +17,16 @@ import {
 import { measureReconcile, type RequestCounter } from "./reconcile.js";
 import { BenchSkipped } from "./skipped.js";
 
-const WRITE_VERBS = new Set(["POST", "PUT", "PATCH", "DELETE", "APPLY", "CREATE", "UPDATE", "DELETECOLLECTION"]);
+const WRITE_VERBS = new Set([
+  "POST",
+  "PUT",
+  "PATCH",
+  "DELETE",
+  "APPLY",
+  "CREATE",
+  "UPDATE",
+  "DELETECOLLECTION",
+]);
 
 /** Sums `apiserver_request_total` (all requests, and writes that were not dry-runs). */
 async function requestTotals(info: ControlPlaneInfo): Promise<{ requests: number; writes: number }> {

@@ -101,14 +101,37 @@ describe("the shipped deploy/ manifests", () => {
     await w.kubectl.ok(["apply", "-k", "deploy/reconciler/staging"]);
     // A second apply changes nothing: every manifest round-trips through the server's defaults.
     const again = await w.kubectl.ok(["apply", "-k", "deploy/reconciler/staging"]);
-    expect(again.trim().split("\n").every((line) => line.endsWith(" unchanged"))).toBe(true);
+    expect(
+      again
+        .trim()
+        .split("\n")
+        .every((line) => line.endsWith(" unchanged")),
+    ).toBe(true);
     expect(await readObject(w.admin, "apps/v1", "Deployment", "ferry-system", "ferry")).toBeDefined();
     expect(
       await readObject(w.admin, "rbac.authorization.k8s.io/v1", "Role", "shop-staging", "ferry-reconciler"),
     ).toBeDefined();
-    const server = await w.kubectl.ok(["auth", "can-i", "patch", "deployments", "-n", "shop-staging", "--as", "system:serviceaccount:shop-staging:ferry-reconciler"]);
+    const server = await w.kubectl.ok([
+      "auth",
+      "can-i",
+      "patch",
+      "deployments",
+      "-n",
+      "shop-staging",
+      "--as",
+      "system:serviceaccount:shop-staging:ferry-reconciler",
+    ]);
     expect(server.trim()).toBe("yes");
-    const outside = await w.kubectl.run(["auth", "can-i", "patch", "deployments", "-n", "default", "--as", "system:serviceaccount:shop-staging:ferry-reconciler"]);
+    const outside = await w.kubectl.run([
+      "auth",
+      "can-i",
+      "patch",
+      "deployments",
+      "-n",
+      "default",
+      "--as",
+      "system:serviceaccount:shop-staging:ferry-reconciler",
+    ]);
     expect(outside.stdout.trim()).toBe("no");
   });
 });

@@ -36,13 +36,17 @@ describe("the control-plane helper", () => {
     try {
       expect(pids).toHaveLength(2);
       expect((await apiRequest(controlPlane, "GET", "/readyz")).status).toBe(200);
-      expect((await apiRequest(controlPlane, "GET", "/api/v1/namespaces", { token: "wrong" })).status).toBe(401);
+      expect((await apiRequest(controlPlane, "GET", "/api/v1/namespaces", { token: "wrong" })).status).toBe(
+        401,
+      );
       await apiRequest(controlPlane, "POST", "/api/v1/namespaces/default/serviceaccounts", {
         body: { metadata: { name: "probe" } },
       });
       const token = await serviceAccountToken(controlPlane, "default", "probe");
       // Authenticated as the ServiceAccount, authorized for nothing: RBAC is on.
-      const denied = await apiRequest(controlPlane, "GET", "/api/v1/namespaces/default/configmaps", { token });
+      const denied = await apiRequest(controlPlane, "GET", "/api/v1/namespaces/default/configmaps", {
+        token,
+      });
       expect(denied.status).toBe(403);
       expect(denied.body).toMatch(/system:serviceaccount:default:probe/);
     } finally {
@@ -68,12 +72,24 @@ describe("the control-plane helper", () => {
         out += chunk.toString();
         if (out.includes("\n")) resolve(out.trim());
       });
-      child.once("exit", (code) => reject(new Error(`the starter exited ${code} before the control plane was up`)));
+      child.once("exit", (code) =>
+        reject(new Error(`the starter exited ${code} before the control plane was up`)),
+      );
     });
     const pids = childPids(dir);
     expect(pids).toHaveLength(2);
     child.kill("SIGKILL");
-    await eventually(async () => pids.filter(alive), (left) => left.length === 0, 60_000, "etcd and kube-apiserver to stop");
-    await eventually(async () => existsSync(dir), (exists) => !exists, 30_000, "the temp dir to go");
+    await eventually(
+      async () => pids.filter(alive),
+      (left) => left.length === 0,
+      60_000,
+      "etcd and kube-apiserver to stop",
+    );
+    await eventually(
+      async () => existsSync(dir),
+      (exists) => !exists,
+      30_000,
+      "the temp dir to go",
+    );
   });
 });

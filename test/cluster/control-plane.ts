@@ -117,14 +117,19 @@ export function apiRequest(
           Authorization: `Bearer ${options.token ?? info.adminToken}`,
           Accept: "application/json",
           ...(payload !== undefined
-            ? { "Content-Type": options.contentType ?? "application/json", "Content-Length": Buffer.byteLength(payload) }
+            ? {
+                "Content-Type": options.contentType ?? "application/json",
+                "Content-Length": Buffer.byteLength(payload),
+              }
             : {}),
         },
       },
       (res) => {
         const chunks: Buffer[] = [];
         res.on("data", (chunk: Buffer) => chunks.push(chunk));
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8") }));
+        res.on("end", () =>
+          resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8") }),
+        );
         res.on("error", reject);
       },
     );
@@ -142,10 +147,16 @@ export async function serviceAccountToken(
   name: string,
   expirationSeconds = 3600,
 ): Promise<string> {
-  const response = await apiRequest(info, "POST", `/api/v1/namespaces/${namespace}/serviceaccounts/${name}/token`, {
-    body: { apiVersion: "authentication.k8s.io/v1", kind: "TokenRequest", spec: { expirationSeconds } },
-  });
-  if (response.status !== 201) throw new Error(`TokenRequest for ${namespace}/${name}: HTTP ${response.status} ${response.body}`);
+  const response = await apiRequest(
+    info,
+    "POST",
+    `/api/v1/namespaces/${namespace}/serviceaccounts/${name}/token`,
+    {
+      body: { apiVersion: "authentication.k8s.io/v1", kind: "TokenRequest", spec: { expirationSeconds } },
+    },
+  );
+  if (response.status !== 201)
+    throw new Error(`TokenRequest for ${namespace}/${name}: HTTP ${response.status} ${response.body}`);
   return (JSON.parse(response.body) as { status: { token: string } }).status.token;
 }
 
@@ -213,7 +224,9 @@ async function waitReady(info: ControlPlaneInfo, children: Child[], timeoutMs: n
   const deadline = Date.now() + timeoutMs;
   let last = "no answer yet";
   while (Date.now() < deadline) {
-    const dead = children.find((child) => child.process.exitCode !== null || child.process.signalCode !== null);
+    const dead = children.find(
+      (child) => child.process.exitCode !== null || child.process.signalCode !== null,
+    );
     if (dead) throw new Error(`${dead.name} exited before the API server was ready:\n${tail(dead.log)}`);
     try {
       const response = await apiRequest(info, "GET", "/readyz", { timeoutMs: 5_000 });
@@ -251,7 +264,10 @@ export async function startControlPlane(options: StartControlPlaneOptions = {}):
     serviceAccountKeys.privateKey.export({ type: "pkcs8", format: "pem" }) as string,
     { mode: 0o600 },
   );
-  writeFileSync(path.join(dir, "sa.pub"), serviceAccountKeys.publicKey.export({ type: "spki", format: "pem" }));
+  writeFileSync(
+    path.join(dir, "sa.pub"),
+    serviceAccountKeys.publicKey.export({ type: "spki", format: "pem" }),
+  );
 
   const etcdUrl = `http://127.0.0.1:${etcdClient}`;
   const peerUrl = `http://127.0.0.1:${etcdPeer}`;
@@ -328,7 +344,8 @@ export async function startControlPlane(options: StartControlPlaneOptions = {}):
     while (!existsSync(path.join(certDir, "apiserver.key"))) {
       const dead = children.find((child) => child.process.exitCode !== null);
       if (dead) throw new Error(`${dead.name} exited at start:\n${tail(dead.log)}`);
-      if (Date.now() > certDeadline) throw new Error(`kube-apiserver wrote no certificate:\n${tail(children[1]!.log)}`);
+      if (Date.now() > certDeadline)
+        throw new Error(`kube-apiserver wrote no certificate:\n${tail(children[1]!.log)}`);
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     const caPem = readFileSync(certFile, "utf8");

@@ -17,6 +17,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const started = performance.now();
   const controlPlane = await startControlPlane();
   console.log(`control plane: ready at ${controlPlane.url} in ${Math.round(performance.now() - started)} ms`);
-  project.provide("controlPlane", { url: controlPlane.url, caPem: controlPlane.caPem, adminToken: controlPlane.adminToken });
+  project.provide("controlPlane", {
+    url: controlPlane.url,
+    caPem: controlPlane.caPem,
+    adminToken: controlPlane.adminToken,
+  });
   return () => controlPlane.stop();
 }

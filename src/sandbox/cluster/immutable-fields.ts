@@ -26,26 +26,38 @@ export function checkImmutableFields(type: ResourceType, previous: JsonObject, n
   const causes: StatusCause[] = [];
   const unchanged = (path: string[]) => deepEqual(at(previous, path), at(next, path));
   if (type.group === "apps" && ["Deployment", "StatefulSet", "DaemonSet", "ReplicaSet"].includes(type.kind)) {
-    if (!unchanged(["spec", "selector"])) causes.push(immutable("spec.selector", at(next, ["spec", "selector"])));
+    if (!unchanged(["spec", "selector"]))
+      causes.push(immutable("spec.selector", at(next, ["spec", "selector"])));
   }
   if (type.group === "batch" && type.kind === "Job") {
-    if (!unchanged(["spec", "selector"])) causes.push(immutable("spec.selector", at(next, ["spec", "selector"])));
-    if (!unchanged(["spec", "template"])) causes.push(immutable("spec.template", at(next, ["spec", "template"])));
+    if (!unchanged(["spec", "selector"]))
+      causes.push(immutable("spec.selector", at(next, ["spec", "selector"])));
+    if (!unchanged(["spec", "template"]))
+      causes.push(immutable("spec.template", at(next, ["spec", "template"])));
   }
   if (type.group === "" && type.kind === "Service") {
     const before = at(previous, ["spec", "clusterIP"]);
     const after = at(next, ["spec", "clusterIP"]);
     // Switching to or from ExternalName clears or allocates the IP; otherwise it is fixed once set.
-    const externalName = at(previous, ["spec", "type"]) === "ExternalName" || at(next, ["spec", "type"]) === "ExternalName";
+    const externalName =
+      at(previous, ["spec", "type"]) === "ExternalName" || at(next, ["spec", "type"]) === "ExternalName";
     if (!externalName && typeof before === "string" && before !== "" && after !== before) {
       causes.push(immutable("spec.clusterIPs[0]", [after], "may not change once set"));
     }
   }
-  if (type.group === "" && (type.kind === "ConfigMap" || type.kind === "Secret") && previous.immutable === true) {
+  if (
+    type.group === "" &&
+    (type.kind === "ConfigMap" || type.kind === "Secret") &&
+    previous.immutable === true
+  ) {
     if (next.immutable !== true) causes.push(immutable("immutable", next.immutable));
     for (const field of ["data", "binaryData", "stringData"]) {
       if (!unchanged([field])) {
-        causes.push({ field, type: "FieldValueForbidden", message: "Forbidden: field is immutable when `immutable` is set" });
+        causes.push({
+          field,
+          type: "FieldValueForbidden",
+          message: "Forbidden: field is immutable when `immutable` is set",
+        });
       }
     }
   }

@@ -17,7 +17,8 @@ interface Schema {
 function defaultValue(schema: Schema, value: unknown): unknown {
   if (isPlainObject(value)) {
     for (const [key, property] of Object.entries(schema.properties ?? {})) {
-      if (value[key] === undefined && property.default !== undefined) value[key] = structuredClone(property.default);
+      if (value[key] === undefined && property.default !== undefined)
+        value[key] = structuredClone(property.default);
       if (value[key] !== undefined) value[key] = defaultValue(property, value[key]);
     }
     if (isPlainObject(schema.additionalProperties)) {
@@ -34,13 +35,19 @@ function defaultValue(schema: Schema, value: unknown): unknown {
 
 /** The version's schema in a CRD object, if it has one. */
 export function crdSchema(crd: JsonObject, version: string): Schema | undefined {
-  const versions = (crd.spec as { versions?: { name?: string; schema?: { openAPIV3Schema?: Schema } }[] } | undefined)
-    ?.versions;
+  const versions = (
+    crd.spec as { versions?: { name?: string; schema?: { openAPIV3Schema?: Schema } }[] } | undefined
+  )?.versions;
   return versions?.find((candidate) => candidate.name === version)?.schema?.openAPIV3Schema;
 }
 
 /** Fills in the schema's defaults in place; `metadata`, `apiVersion` and `kind` are never defaulted. */
 export function applySchemaDefaults(schema: Schema, object: JsonObject): void {
-  const { metadata: _metadata, apiVersion: _apiVersion, kind: _kind, ...properties } = schema.properties ?? {};
+  const {
+    metadata: _metadata,
+    apiVersion: _apiVersion,
+    kind: _kind,
+    ...properties
+  } = schema.properties ?? {};
   defaultValue({ ...schema, properties }, object);
 }

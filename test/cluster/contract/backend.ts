@@ -68,14 +68,19 @@ export class Kubectl {
       return { code: 0, stdout, stderr };
     } catch (error) {
       const e = error as { code?: number; stdout?: string; stderr?: string };
-      return { code: typeof e.code === "number" ? e.code : 1, stdout: e.stdout ?? "", stderr: e.stderr ?? "" };
+      return {
+        code: typeof e.code === "number" ? e.code : 1,
+        stdout: e.stdout ?? "",
+        stderr: e.stderr ?? "",
+      };
     }
   }
 
   /** Runs kubectl and throws with its stderr unless it exits 0. */
   async ok(args: string[], options: { stdin?: string; env?: Record<string, string> } = {}): Promise<string> {
     const result = await this.run(args, options);
-    if (result.code !== 0) throw new Error(`kubectl ${args.join(" ")} exited ${result.code}: ${result.stderr}`);
+    if (result.code !== 0)
+      throw new Error(`kubectl ${args.join(" ")} exited ${result.code}: ${result.stderr}`);
     return result.stdout;
   }
 

@@ -63,19 +63,32 @@ export function realBackend(info: ControlPlaneInfo): ClusterBackend {
         "create ValidatingAdmissionPolicyBinding",
       );
       // Policies take effect asynchronously: probe with a dry-run create until it is refused.
-      const base = rejection.group ? `/apis/${rejection.group}/${rejection.version}` : `/api/${rejection.version}`;
+      const base = rejection.group
+        ? `/apis/${rejection.group}/${rejection.version}`
+        : `/api/${rejection.version}`;
       await eventually(
         () =>
-          apiRequest(info, "POST", `${base}/namespaces/${rejection.namespace}/${rejection.resource}?dryRun=All`, {
-            body: { metadata: { name: rejection.name, namespace: rejection.namespace } },
-          }),
+          apiRequest(
+            info,
+            "POST",
+            `${base}/namespaces/${rejection.namespace}/${rejection.resource}?dryRun=All`,
+            {
+              body: { metadata: { name: rejection.name, namespace: rejection.namespace } },
+            },
+          ),
         (response) => response.status === 422,
         30_000,
         "the admission policy to take effect",
       );
       return async () => {
-        await must(apiRequest(info, "DELETE", `${ADMISSION}/validatingadmissionpolicybindings/${name}`), "delete binding");
-        await must(apiRequest(info, "DELETE", `${ADMISSION}/validatingadmissionpolicies/${name}`), "delete policy");
+        await must(
+          apiRequest(info, "DELETE", `${ADMISSION}/validatingadmissionpolicybindings/${name}`),
+          "delete binding",
+        );
+        await must(
+          apiRequest(info, "DELETE", `${ADMISSION}/validatingadmissionpolicies/${name}`),
+          "delete policy",
+        );
       };
     },
     async serviceAccountKubeconfig(namespace, name) {

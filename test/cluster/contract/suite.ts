@@ -110,13 +110,23 @@ secretGenerator:
         // The structural schema's default is filled in by the API server, not by Git.
         expect((widget?.spec as { size?: number }).size).toBe(1);
         const web = (await readObject(shared.admin, "apps/v1", "Deployment", appNs, "web")) as unknown as {
-          spec: { template: { spec: { containers: { env: { valueFrom: { secretKeyRef: { name: string } } }[] }[] } } };
+          spec: {
+            template: {
+              spec: { containers: { env: { valueFrom: { secretKeyRef: { name: string } } }[] }[] };
+            };
+          };
         };
         const secretName = web.spec.template.spec.containers[0]!.env[0]!.valueFrom.secretKeyRef.name;
         expect(secretName).toMatch(/^web-secret-[a-z0-9]+$/);
         expect(await readObject(shared.admin, "v1", "Secret", appNs, secretName)).toBeDefined();
         expect(
-          await readObject(shared.admin, "rbac.authorization.k8s.io/v1", "ClusterRole", "", `ferry-test-${shared.id}`),
+          await readObject(
+            shared.admin,
+            "rbac.authorization.k8s.io/v1",
+            "ClusterRole",
+            "",
+            `ferry-test-${shared.id}`,
+          ),
         ).toBeDefined();
       });
 
@@ -165,7 +175,13 @@ secretGenerator:
         await w.kubectl.ok(["apply", "-n", w.ns, "-f", "-"], {
           stdin: deploymentYaml("web", { replicas: 5, image: "ghcr.io/acme/shop:6.6.6" }),
         });
-        const drifted = (await readObject(w.admin, "apps/v1", "Deployment", w.ns, "web")) as unknown as Deployment;
+        const drifted = (await readObject(
+          w.admin,
+          "apps/v1",
+          "Deployment",
+          w.ns,
+          "web",
+        )) as unknown as Deployment;
         expect(drifted.spec.template.spec.containers[0]!.image).toBe("ghcr.io/acme/shop:6.6.6");
         const settings = await readObject(w.admin, "v1", "ConfigMap", w.ns, "settings");
         expect((settings?.data as Record<string, string>).mode).toBe("edited");
@@ -173,7 +189,13 @@ secretGenerator:
         const healed = await reconciler.cycle();
         expect(healed.errors).toEqual([]);
         expect(healed.applied.map((ref) => ref.name).sort()).toEqual(["settings", "web"]);
-        const web = (await readObject(w.admin, "apps/v1", "Deployment", w.ns, "web")) as unknown as Deployment;
+        const web = (await readObject(
+          w.admin,
+          "apps/v1",
+          "Deployment",
+          w.ns,
+          "web",
+        )) as unknown as Deployment;
         expect(web.spec.replicas).toBe(2);
         expect(web.spec.template.spec.containers[0]!.image).toBe("ghcr.io/acme/shop:1.8.0");
         const after = await readObject(w.admin, "v1", "ConfigMap", w.ns, "settings");
@@ -192,13 +214,28 @@ secretGenerator:
         const reconciler = w.reconciler();
         expect((await reconciler.cycle()).errors).toEqual([]);
         await w.kubectl.ok(["annotate", "deployment", "web", "-n", w.ns, "team=payments"]);
-        await w.kubectl.ok(["patch", "configmap", "settings", "-n", w.ns, "--type=merge", "-p", '{"data":{"extra":"kept"}}']);
+        await w.kubectl.ok([
+          "patch",
+          "configmap",
+          "settings",
+          "-n",
+          w.ns,
+          "--type=merge",
+          "-p",
+          '{"data":{"extra":"kept"}}',
+        ]);
         w.counting.reset();
         const result = await reconciler.cycle();
         expect(result.errors).toEqual([]);
         expect(result.applied).toEqual([]);
         expect(w.counting.writes).toEqual([]);
-        const web = (await readObject(w.admin, "apps/v1", "Deployment", w.ns, "web")) as unknown as Deployment;
+        const web = (await readObject(
+          w.admin,
+          "apps/v1",
+          "Deployment",
+          w.ns,
+          "web",
+        )) as unknown as Deployment;
         expect(web.metadata.annotations?.team).toBe("payments");
         const settings = await readObject(w.admin, "v1", "ConfigMap", w.ns, "settings");
         expect(settings?.data).toEqual({ mode: "git", extra: "kept" });
@@ -219,20 +256,25 @@ secretGenerator:
           after: () => serviceYaml("web", { clusterIP: "10.0.0.101" }),
           object: "Service",
         },
-      ])("changing $what (immutable) fails that object clearly and deletes nothing", async ({ before, after, object }) => {
-        const w = await open();
-        w.repo.commit({ "env/web.yaml": before(), "env/old.yaml": configMapYaml("old") });
-        const reconciler = w.reconciler();
-        expect((await reconciler.cycle()).errors).toEqual([]);
-        w.repo.commit({ "env/web.yaml": after(), "env/old.yaml": null });
-        w.counting.reset();
-        const result = await reconciler.cycle();
-        expect(result.ok).toBe(false);
-        expect(result.transient).toBe(false);
-        expect(result.errors.join("\n")).toMatch(new RegExp(`${object} ${w.ns}/web: .*immutable|may not change`));
-        expect(w.counting.deletes).toEqual([]);
-        expect(await readObject(w.admin, "v1", "ConfigMap", w.ns, "old")).toBeDefined();
-      });
+      ])(
+        "changing $what (immutable) fails that object clearly and deletes nothing",
+        async ({ before, after, object }) => {
+          const w = await open();
+          w.repo.commit({ "env/web.yaml": before(), "env/old.yaml": configMapYaml("old") });
+          const reconciler = w.reconciler();
+          expect((await reconciler.cycle()).errors).toEqual([]);
+          w.repo.commit({ "env/web.yaml": after(), "env/old.yaml": null });
+          w.counting.reset();
+          const result = await reconciler.cycle();
+          expect(result.ok).toBe(false);
+          expect(result.transient).toBe(false);
+          expect(result.errors.join("\n")).toMatch(
+            new RegExp(`${object} ${w.ns}/web: .*immutable|may not change`),
+          );
+          expect(w.counting.deletes).toEqual([]);
+          expect(await readObject(w.admin, "v1", "ConfigMap", w.ns, "old")).toBeDefined();
+        },
+      );
 
       it("a 422 from admission fails that object clearly, writes nothing and deletes nothing", async () => {
         const w = await open();
@@ -281,9 +323,18 @@ secretGenerator:
         expect(await readObject(w.admin, "v1", "ConfigMap", w.ns, "stranger")).toBeDefined();
       });
 
-      it.each([
-        { what: "an empty render", change: { "env/web.yaml": null, "env/old.yaml": null, "env/README.md": "empty\n" } },
-        { what: "a render error", change: { "env/old.yaml": null, "env/web.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata: {}\n" } },
+      it.each<{ what: string; change: Record<string, string | null> }>([
+        {
+          what: "an empty render",
+          change: { "env/web.yaml": null, "env/old.yaml": null, "env/README.md": "empty\n" },
+        },
+        {
+          what: "a render error",
+          change: {
+            "env/old.yaml": null,
+            "env/web.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata: {}\n",
+          },
+        },
       ])("deletes nothing on $what", async ({ change }) => {
         const w = await open();
         w.repo.commit({ "env/web.yaml": deploymentYaml("web"), "env/old.yaml": configMapYaml("old") });
@@ -338,21 +389,44 @@ secretGenerator:
           const kubeconfig = backend.kubeconfig().replace(/server: \S+/, `server: ${proxy.url}`);
           const reconciler = w.reconciler(
             {},
-            { kubeconfig, intervalMs: 3_600_000, progressingIntervalMs: 3_600_000, watch: true, debounceMs: 50 },
+            {
+              kubeconfig,
+              intervalMs: 3_600_000,
+              progressingIntervalMs: 3_600_000,
+              watch: true,
+              debounceMs: 50,
+            },
           );
           reconciler.start();
           const replicas = async () =>
-            ((await readObject(w.admin, "apps/v1", "Deployment", w.ns, "web")) as unknown as Deployment | undefined)
-              ?.spec.replicas;
+            (
+              (await readObject(w.admin, "apps/v1", "Deployment", w.ns, "web")) as unknown as
+                Deployment | undefined
+            )?.spec.replicas;
           await eventually(replicas, (value) => value === 2, 60_000, "the first cycle");
           // The watch is open once the proxy carries a long-lived stream.
-          await eventually(async () => proxy.open(), (open) => open > 0, 30_000, "a watch connection");
+          await eventually(
+            async () => proxy.open(),
+            (open) => open > 0,
+            30_000,
+            "a watch connection",
+          );
           await w.kubectl.ok(["scale", "deployment", "web", "-n", w.ns, "--replicas=6"]);
           await eventually(replicas, (value) => value === 2, 60_000, "the watch-driven heal");
 
           proxy.cutAll();
-          await eventually(async () => proxy.accepted(), (count) => count > 0, 30_000, "a reconnection");
-          await eventually(async () => proxy.open(), (open) => open > 0, 30_000, "a watch connection again");
+          await eventually(
+            async () => proxy.accepted(),
+            (count) => count > 0,
+            30_000,
+            "a reconnection",
+          );
+          await eventually(
+            async () => proxy.open(),
+            (open) => open > 0,
+            30_000,
+            "a watch connection again",
+          );
           await w.kubectl.ok(["scale", "deployment", "web", "-n", w.ns, "--replicas=7"]);
           await eventually(replicas, (value) => value === 2, 60_000, "the heal after reconnecting");
         } finally {
@@ -362,53 +436,70 @@ secretGenerator:
     });
 
     describe("RBAC with the shipped Role (deploy/reconciler/base)", () => {
-      it.skipIf(!traits.authorization)("does its whole job in its namespace with the ServiceAccount's token", async () => {
-        const w = await open();
-        const kubeconfig = await installReconcilerRbac(w, backend);
-        w.repo.commit({
-          "env/web.yaml": deploymentYaml("web"),
-          "env/config.yaml": configMapYaml("web-config"),
-          "env/service.yaml": serviceYaml("web"),
-          "env/secret.yaml": `apiVersion: v1\nkind: Secret\nmetadata:\n  name: web-secret\nstringData:\n  password: not-real\n`,
-          "env/old.yaml": configMapYaml("old"),
-        });
-        const reconciler = w.reconciler({}, { kubeconfig });
-        const first = await reconciler.cycle();
-        expect(first.errors).toEqual([]);
-        expect(first.applied).toHaveLength(5);
-        w.counting.reset();
-        expect((await reconciler.cycle()).applied).toEqual([]);
-        expect(w.counting.writes).toEqual([]);
-        await w.kubectl.ok(["scale", "deployment", "web", "-n", w.ns, "--replicas=4"]);
-        w.repo.commit({ "env/old.yaml": null });
-        const third = await reconciler.cycle();
-        expect(third.errors).toEqual([]);
-        expect(third.pruned.map((ref) => ref.name)).toEqual(["old"]);
-        expect(third.applied.map((ref) => ref.name)).toEqual(["web"]);
-      });
+      it.skipIf(!traits.authorization)(
+        "does its whole job in its namespace with the ServiceAccount's token",
+        async () => {
+          const w = await open();
+          const kubeconfig = await installReconcilerRbac(w, backend);
+          w.repo.commit({
+            "env/web.yaml": deploymentYaml("web"),
+            "env/config.yaml": configMapYaml("web-config"),
+            "env/service.yaml": serviceYaml("web"),
+            "env/secret.yaml": `apiVersion: v1\nkind: Secret\nmetadata:\n  name: web-secret\nstringData:\n  password: not-real\n`,
+            "env/old.yaml": configMapYaml("old"),
+          });
+          const reconciler = w.reconciler({}, { kubeconfig });
+          const first = await reconciler.cycle();
+          expect(first.errors).toEqual([]);
+          expect(first.applied).toHaveLength(5);
+          w.counting.reset();
+          expect((await reconciler.cycle()).applied).toEqual([]);
+          expect(w.counting.writes).toEqual([]);
+          await w.kubectl.ok(["scale", "deployment", "web", "-n", w.ns, "--replicas=4"]);
+          w.repo.commit({ "env/old.yaml": null });
+          const third = await reconciler.cycle();
+          expect(third.errors).toEqual([]);
+          expect(third.pruned.map((ref) => ref.name)).toEqual(["old"]);
+          expect(third.applied.map((ref) => ref.name)).toEqual(["web"]);
+        },
+      );
 
       it.skipIf(!traits.authorization).each([
-        { what: "an object in another namespace", file: (w: World) => configMapYaml("elsewhere", { a: "b" }, `  namespace: ${w.ns}-other\n`), forbidden: /configmaps.* is forbidden/ },
-        { what: "a cluster-scoped object", file: (w: World) => clusterRoleYaml(`ferry-test-${w.id}`), forbidden: /clusterroles.* is forbidden/ },
-      ])("is refused $what with a clear 403 error, deletes nothing and backs off", async ({ file, forbidden }) => {
-        const w = await open();
-        await w.createNamespace(`${w.ns}-other`);
-        const kubeconfig = await installReconcilerRbac(w, backend);
-        w.repo.commit({ "env/web.yaml": deploymentYaml("web"), "env/old.yaml": configMapYaml("old") });
-        const reconciler = w.reconciler({}, { kubeconfig, intervalMs: 3_600_000, backoff: { baseMs: 60_000, maxMs: 60_000 } });
-        expect((await reconciler.cycle()).errors).toEqual([]);
-        w.repo.commit({ "env/old.yaml": null, "env/outside.yaml": file(w) });
-        w.counting.reset();
-        const result = await reconciler.cycle();
-        expect(result.ok).toBe(false);
-        expect(result.transient).toBe(false);
-        expect(result.errors.join("\n")).toMatch(forbidden);
-        expect(w.counting.deletes).toEqual([]);
-        expect(await readObject(w.admin, "v1", "ConfigMap", w.ns, "old")).toBeDefined();
-        const status = reconciler.status();
-        expect(status.consecutiveFailures).toBe(1);
-        expect(status.errors.join("\n")).toMatch(forbidden);
-      });
+        {
+          what: "an object in another namespace",
+          file: (w: World) => configMapYaml("elsewhere", { a: "b" }, `  namespace: ${w.ns}-other\n`),
+          forbidden: /configmaps.* is forbidden/,
+        },
+        {
+          what: "a cluster-scoped object",
+          file: (w: World) => clusterRoleYaml(`ferry-test-${w.id}`),
+          forbidden: /clusterroles.* is forbidden/,
+        },
+      ])(
+        "is refused $what with a clear 403 error, deletes nothing and backs off",
+        async ({ file, forbidden }) => {
+          const w = await open();
+          await w.createNamespace(`${w.ns}-other`);
+          const kubeconfig = await installReconcilerRbac(w, backend);
+          w.repo.commit({ "env/web.yaml": deploymentYaml("web"), "env/old.yaml": configMapYaml("old") });
+          const reconciler = w.reconciler(
+            {},
+            { kubeconfig, intervalMs: 3_600_000, backoff: { baseMs: 60_000, maxMs: 60_000 } },
+          );
+          expect((await reconciler.cycle()).errors).toEqual([]);
+          w.repo.commit({ "env/old.yaml": null, "env/outside.yaml": file(w) });
+          w.counting.reset();
+          const result = await reconciler.cycle();
+          expect(result.ok).toBe(false);
+          expect(result.transient).toBe(false);
+          expect(result.errors.join("\n")).toMatch(forbidden);
+          expect(w.counting.deletes).toEqual([]);
+          expect(await readObject(w.admin, "v1", "ConfigMap", w.ns, "old")).toBeDefined();
+          const status = reconciler.status();
+          expect(status.consecutiveFailures).toBe(1);
+          expect(status.errors.join("\n")).toMatch(forbidden);
+        },
+      );
     });
   });
 }

@@ -9,7 +9,11 @@ import { KubeCluster } from "../../../src/adapters/kubernetes/kube-cluster.js";
 import { DEFAULT_PRUNE_OPTIONS } from "../../../src/reconciler/plan.js";
 import type { ClusterPort } from "../../../src/reconciler/ports.js";
 import type { CycleSettings } from "../../../src/reconciler/reconcile-cycle.js";
-import { createReconciler, type Reconciler, type ReconcilerOptions } from "../../../src/reconciler/reconciler.js";
+import {
+  createReconciler,
+  type Reconciler,
+  type ReconcilerOptions,
+} from "../../../src/reconciler/reconciler.js";
 import type { KubeObject, ObjectRef } from "../../../src/reconciler/types.js";
 import { ConfigRepo, GIT_ENV, TempDirs, type SettingsOverrides } from "../../reconciler/harness.js";
 import { Kubectl, type ClusterBackend } from "./backend.js";
@@ -120,7 +124,12 @@ export async function createWorld(backend: ClusterBackend): Promise<World> {
       world.counting = port;
       const reconciler = createReconciler({
         cluster: port,
-        source: new ConfigRepoFetcher({ repo: repo.dir, ref: "main", workDir: temp.make("ferry-work-"), env: GIT_ENV }),
+        source: new ConfigRepoFetcher({
+          repo: repo.dir,
+          ref: "main",
+          workDir: temp.make("ferry-work-"),
+          env: GIT_ENV,
+        }),
         settings: settings(overrides),
         random: () => 0.5,
         ...rest,
