@@ -115,6 +115,10 @@ function apiMessage(error: unknown): string {
 export function toFerryError(error: unknown, action: string): Error {
   const status = statusOf(error);
   const message = `${action}: ${apiMessage(error)}`;
+  // kube-apiserver answers a server-side apply with a field its schema does not declare with a
+  // 500, not a 4xx: the manifest is wrong and no retry will fix it.
+  if (status === 500 && /failed to create typed patch object|field not declared in schema/.test(message))
+    return new UserError("kubernetes-rejected", message, { cause: error });
   if (status === undefined || status === 429 || status >= 500)
     return new TransientError("kubernetes-unavailable", message, { cause: error });
   if (status === 401 || status === 403)

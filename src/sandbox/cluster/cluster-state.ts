@@ -33,7 +33,7 @@ import {
 } from "./patches.js";
 import { recordUpdate, serverSideApply, type FieldScope } from "./managed-fields.js";
 import { checkImmutableFields } from "./immutable-fields.js";
-import { applySchemaDefaults, crdSchema } from "./schema-defaults.js";
+import { applySchemaDefaults, crdSchema, undeclaredField } from "./crd-schema.js";
 import { matchesFields, matchesLabels, parseFieldSelector, parseLabelSelector } from "./selectors.js";
 
 export type WatchEventType = "ADDED" | "MODIFIED" | "DELETED";
@@ -315,6 +315,15 @@ export class ClusterState {
     }
     const applied = this.checkBody(type, namespace, parsed);
     const metadata = metadataOf(applied);
+    const schema = type.custom ? this.customSchema(type) : undefined;
+    const unknownField = schema && undeclaredField(schema, applied);
+    if (unknownField) {
+      throw new ApiError(
+        500,
+        "",
+        `failed to create typed patch object (${namespace ? `${namespace}/` : ""}${name}; ${apiVersionOf(type)}, Kind=${type.kind}): ${unknownField}: field not declared in schema`,
+      );
+    }
     if (metadata.name !== name) {
       throw badRequest(
         `the name of the object (${String(metadata.name)}) does not match the name on the URL (${name})`,
@@ -527,6 +536,14 @@ export class ClusterState {
     }
   }
 
+  /** The stored CRD's schema for a custom resource type's version. */
+  private customSchema(type: ResourceType) {
+    const crd = this.bucket(this.type("apiextensions.k8s.io/v1", "CustomResourceDefinition")).get(
+      objectKey(undefined, typeKeyOf(type)),
+    );
+    return crd && crdSchema(crd, type.version);
+  }
+
   /** Defaults the real server fills in, applied before storing. */
   private applyDefaults(type: ResourceType, object: JsonObject): void {
     const spec = isPlainObject(object.spec) ? object.spec : undefined;
@@ -550,13 +567,8 @@ export class ClusterState {
         serviceSpec.clusterIPs = [serviceSpec.clusterIP];
       }
     }
-    if (type.custom) {
-      const crd = this.bucket(this.type("apiextensions.k8s.io/v1", "CustomResourceDefinition")).get(
-        objectKey(undefined, typeKeyOf(type)),
-      );
-      const schema = crd && crdSchema(crd, type.version);
-      if (schema) applySchemaDefaults(schema, object);
-    }
+    const schema = type.custom ? this.customSchema(type) : undefined;
+    if (schema) applySchemaDefaults(schema, object);
     if (type.group === "" && type.kind === "Namespace") {
       object.status = { phase: "Active" };
       const metadata = metadataOf(object);

@@ -276,6 +276,31 @@ secretGenerator:
         },
       );
 
+      it("a field the CRD's schema does not declare fails that custom resource as a config error (not a retryable one), deleting nothing", async () => {
+        const w = await open();
+        const group = `${w.id}.ferry.test`;
+        w.repo.commit({
+          "env/crd.yaml": crdYaml(group),
+          "env/gear.yaml": widgetYaml(group, "gear", "red"),
+          "env/old.yaml": configMapYaml("old"),
+        });
+        const reconciler = w.reconciler();
+        expect((await reconciler.cycle()).errors).toEqual([]);
+        w.repo.commit({
+          "env/gear.yaml": widgetYaml(group, "gear", "red").replace("  colour: red", "  colour: red\n  colur: blue"),
+          "env/old.yaml": null,
+        });
+        w.counting.reset();
+        const result = await reconciler.cycle();
+        expect(result.ok).toBe(false);
+        expect(result.transient).toBe(false);
+        expect(result.errors.join("\n")).toMatch(
+          new RegExp(`Widget ${w.ns}/gear: .*\\.spec\\.colur: field not declared in schema`),
+        );
+        expect(w.counting.writes).toEqual([]);
+        expect(await readObject(w.admin, "v1", "ConfigMap", w.ns, "old")).toBeDefined();
+      });
+
       it("a 422 from admission fails that object clearly, writes nothing and deletes nothing", async () => {
         const w = await open();
         w.repo.commit({ "env/web.yaml": deploymentYaml("web"), "env/old.yaml": configMapYaml("old") });
