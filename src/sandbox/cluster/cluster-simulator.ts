@@ -35,6 +35,8 @@ export interface ClusterSimulatorOptions {
   progressDeadlineMs?: number;
   /** How many change events a watch can resume from before it gets 410 Expired. Default 5000. */
   watchHistory?: number;
+  /** How long after its create a new CRD's kind is served and Established, as on kube-apiserver. Default 100 ms. */
+  crdEstablishMs?: number;
 }
 
 export interface ClusterSimulator {
@@ -76,7 +78,7 @@ export interface ClusterSimulator {
 export async function startClusterSimulator(
   options: ClusterSimulatorOptions = {},
 ): Promise<ClusterSimulator> {
-  const state = new ClusterState(options.watchHistory);
+  const state = new ClusterState(options.watchHistory, undefined, options.crdEstablishMs ?? 100);
   const faults = new ClusterFaults();
   const token = randomBytes(16).toString("hex");
   // Shared with the HTTP layer, which appends to it; reset empties it in place.

@@ -113,6 +113,8 @@ export class ClusterState {
   constructor(
     private readonly watchHistory = DEFAULT_WATCH_HISTORY,
     private readonly now: () => Date = () => new Date(),
+    /** How long after its create a new CRD's kind is served (0: at once). */
+    private readonly crdEstablishMs = 0,
   ) {
     for (const name of ["default", "kube-system", "kube-public", "kube-node-lease"]) {
       this.create(
@@ -621,9 +623,56 @@ export class ClusterState {
   }
 
   private registerCrd(crd: JsonObject): void {
-    this.registry.register(typesFromCrd(crd));
+    const types = typesFromCrd(crd);
     const status = (crd.status ?? {}) as JsonObject;
-    const established = Array.isArray(status.conditions) && status.conditions.length > 0;
+    const conditions = (Array.isArray(status.conditions) ? status.conditions : []) as JsonObject[];
+    const servedAlready = types.every((type) =>
+      this.registry
+        .all()
+        .some(
+          (known) => known.group === type.group && known.version === type.version && known.kind === type.kind,
+        ),
+    );
+    const name = String(metadataOf(crd).name);
+    if (!servedAlready && this.crdEstablishMs > 0 && !conditions.some((c) => c.type === "Established")) {
+      // A new CRD's kind is served a moment after the create answers, as on kube-apiserver (its
+      // establishing controller): until then its custom resources get 404.
+      const now = this.now()
+        .toISOString()
+        .replace(/\.\d{3}Z$/, "Z");
+      const accepted = {
+        type: "NamesAccepted",
+        status: "True",
+        reason: "NoConflicts",
+        message: "no conflicts found",
+        lastTransitionTime: now,
+      };
+      crd.status = {
+        conditions: [accepted],
+        acceptedNames: (crd.spec as JsonObject | undefined)?.names ?? {},
+      };
+      const type = this.type("apiextensions.k8s.io/v1", "CustomResourceDefinition");
+      setTimeout(() => {
+        const stored = this.bucket(type).get(objectKey(undefined, name));
+        if (!stored) return;
+        this.writeStatus(type, undefined, name, {
+          ...(stored.status as JsonObject),
+          conditions: [
+            accepted,
+            {
+              type: "Established",
+              status: "True",
+              reason: "InitialNamesAccepted",
+              message: "the initial names have been accepted",
+              lastTransitionTime: now,
+            },
+          ],
+        });
+      }, this.crdEstablishMs).unref();
+      return;
+    }
+    this.registry.register(types);
+    const established = conditions.length > 0;
     if (!established) {
       const now = this.now()
         .toISOString()
