@@ -6,10 +6,15 @@
  * apply), `patches.ts`, `selectors.ts`, `controllers.ts` (simulated rollouts), `http-api.ts`
  * (routing, discovery, tables), `faults.ts` (fault injection and the request log).
  *
+ * The cluster contract suite (`test/cluster/contract/`) runs the same cases here and against a
+ * real kube-apiserver; where they differed, this simulator was changed to match.
+ *
  * Known gaps, by design: no RBAC/admission/finalizers (deletes are immediate), no protobuf (so
  * `kubectl create namespace|deployment …` generators fail with 415; `kubectl create -f`, `apply`,
  * `apply --server-side`, `get`, `scale`, `set image`, `label`, `rollout status` and `delete` work),
- * no OpenAPI schemas (`kubectl explain` fails; unknown fields are accepted), no aggregated
+ * no OpenAPI schemas for built-in kinds (`kubectl explain` fails; unknown fields of built-in kinds
+ * are accepted, where kube-apiserver refuses a server-side apply with 500 "field not declared in
+ * schema"; custom resources do follow their CRD's structural schema), no aggregated
  * discovery, no `kubectl logs/exec/port-forward`, one stored version per resource (no CRD
  * conversion). kubectl sends no bearer token over plain http, so requests without one are
  * accepted; a wrong token gets 401.
