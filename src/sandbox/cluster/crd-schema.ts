@@ -63,9 +63,11 @@ function undeclared(schema: Schema, value: unknown, path: string): string | unde
     const properties = schema.properties ?? {};
     for (const [key, inner] of Object.entries(value)) {
       const property =
-        properties[key] ?? (isPlainObject(schema.additionalProperties) ? schema.additionalProperties : undefined);
+        properties[key] ??
+        (isPlainObject(schema.additionalProperties) ? schema.additionalProperties : undefined);
       if (property === undefined) {
-        if (schema.additionalProperties === true || (schema.type !== "object" && !schema.properties)) continue;
+        if (schema.additionalProperties === true || (schema.type !== "object" && !schema.properties))
+          continue;
         return `${path}.${key}`;
       }
       const found = undeclared(property, inner, `${path}.${key}`);

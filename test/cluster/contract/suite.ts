@@ -287,7 +287,10 @@ secretGenerator:
         const reconciler = w.reconciler();
         expect((await reconciler.cycle()).errors).toEqual([]);
         w.repo.commit({
-          "env/gear.yaml": widgetYaml(group, "gear", "red").replace("  colour: red", "  colour: red\n  colur: blue"),
+          "env/gear.yaml": widgetYaml(group, "gear", "red").replace(
+            "  colour: red",
+            "  colour: red\n  colur: blue",
+          ),
           "env/old.yaml": null,
         });
         w.counting.reset();
