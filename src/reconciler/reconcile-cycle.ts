@@ -29,6 +29,8 @@ export interface CycleSettings {
   render?: RenderOptions;
   /** Parallel requests while observing and applying (same-rank objects only). */
   concurrency?: number;
+  /** How long to wait for an applied CRD's kind to be served before applying its resources (default 30 s). */
+  crdServedTimeoutMs?: number;
 }
 
 export type CyclePhase = "fetch" | "render" | "observe" | "plan" | "apply" | "prune" | "done";
@@ -259,6 +261,30 @@ async function observe(
   return { desired, observed, inventory: stored.refs, inventoryEntries: stored.entries, orphansLive };
 }
 
+/** Resolves once every served version of the CRD's kind is in discovery; throws after `timeoutMs`. */
+async function waitUntilServed(cluster: ClusterPort, crd: KubeObject, timeoutMs: number): Promise<void> {
+  const spec = (crd.spec ?? {}) as {
+    group?: string;
+    names?: { kind?: string };
+    versions?: { name?: string; served?: boolean }[];
+  };
+  const kind = spec.names?.kind;
+  const versions = (spec.versions ?? []).filter((version) => version.served !== false && version.name);
+  if (!spec.group || !kind) return;
+  const deadline = Date.now() + timeoutMs;
+  for (const { name } of versions) {
+    while ((await cluster.isNamespaced(`${spec.group}/${name}`, kind)) === undefined) {
+      if (Date.now() > deadline) {
+        throw new UserError(
+          "crd-not-served",
+          `CustomResourceDefinition ${crd.metadata.name} is applied but ${kind} ${spec.group}/${name} is not served after ${Math.round(timeoutMs / 1000)} s`,
+        );
+      }
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+}
+
 export async function runCycle(
   cluster: ClusterPort,
   source: ConfigSource,
@@ -328,6 +354,21 @@ export async function runCycle(
         errors.push(`apply: ${(error as Error).message}`);
       }
     });
+    // A CRD's kind is served a moment after the CRD is created: until then kube-apiserver answers
+    // its custom resources with 404 (kubectl waits for condition=established; Flux's
+    // ssa.ResourceManager.ApplyAllStaged waits for CRDs before applying the rest).
+    const crds = batch.filter(
+      (item) => item.ref.group === "apiextensions.k8s.io" && item.ref.kind === "CustomResourceDefinition",
+    );
+    for (const item of crds) {
+      if (!applied.some((ref) => inventoryKey(ref) === inventoryKey(item.ref))) continue;
+      try {
+        await waitUntilServed(cluster, item.object, settings.crdServedTimeoutMs ?? 30_000);
+      } catch (error) {
+        transient ||= isTransientError(error);
+        errors.push(`apply: ${(error as Error).message}`);
+      }
+    }
   }
 
   const pruned: ObjectRef[] = [];

@@ -1,6 +1,7 @@
 /**
  * Reconciler figures: time and API requests to converge 1,000 objects from nothing, the same for
- * a no-op cycle (which must write nothing), and the peak RSS sampled while doing it.
+ * a no-op cycle (which must write nothing), and the peak RSS sampled while doing it. Measured
+ * against the cluster simulator here and against kube-apiserver + etcd in `reconcile-real.ts`.
  */
 import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -32,7 +33,22 @@ function manifests(): string {
   return documents.join("---\n");
 }
 
-export async function bench(): Promise<Record<string, number>> {
+/** Counts API requests where the backend can: the simulator's request log, kube-apiserver's /metrics. */
+export interface RequestCounter {
+  reset(): Promise<void>;
+  /** Requests and writes (dry-runs excluded) since the last reset. */
+  count(): Promise<{ requests: number; writes: number }>;
+}
+
+/**
+ * Converges 1,000 objects from nothing, then runs a no-op cycle, as the reconciler in this process
+ * against `kubeconfig`; `prefix` names the figures. Namespace `bench` must exist.
+ */
+export async function measureReconcile(
+  kubeconfig: string,
+  counter: RequestCounter,
+  prefix: string,
+): Promise<Record<string, number>> {
   const root = mkdtempSync(path.join(tmpdir(), "ferry-bench-reconcile-"));
   const env = {
     PATH: process.env.PATH,
@@ -54,11 +70,9 @@ export async function bench(): Promise<Record<string, number>> {
   const sampler = setInterval(() => {
     peakRss = Math.max(peakRss, process.memoryUsage().rss);
   }, 20);
-  const sim = await startClusterSimulator({ rolloutStepMs: 1000 });
   try {
-    sim.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: "bench" } });
     const reconciler = createReconciler({
-      cluster: KubeCluster.fromOptions({ kubeconfig: sim.kubeconfig() }),
+      cluster: KubeCluster.fromOptions({ kubeconfig }),
       source: new ConfigRepoFetcher({ repo, workDir: path.join(root, "work"), env }),
       settings: {
         instance: "bench",
@@ -70,36 +84,55 @@ export async function bench(): Promise<Record<string, number>> {
         prune: { ...DEFAULT_PRUNE_OPTIONS, prune: true },
       },
     });
-    sim.resetRequests();
+    await counter.reset();
     let started = performance.now();
     const first = await reconciler.cycle();
     const convergeMs = performance.now() - started;
     if (first.errors.length > 0 || first.applied.length !== OBJECTS)
       throw new Error(`converge failed: ${first.errors[0] ?? `${first.applied.length} applied`}`);
-    const convergeRequests = sim.requests().length;
+    const converge = await counter.count();
 
-    sim.resetRequests();
+    await counter.reset();
     started = performance.now();
     const noop = await reconciler.cycle();
     const noopMs = performance.now() - started;
-    const noopRequests = sim.requests();
-    const noopWrites = noopRequests.filter(
-      (request) => ["create", "update", "patch", "delete"].includes(request.verb) && !request.dryRun,
-    ).length;
+    const noopCount = await counter.count();
     if (noop.errors.length > 0) throw new Error(`no-op cycle failed: ${noop.errors[0]}`);
     await reconciler.stop();
     peakRss = Math.max(peakRss, process.memoryUsage().rss);
     return {
-      "reconcile.converge_1000_objects_ms": convergeMs,
-      "reconcile.converge_1000_objects_api_requests": convergeRequests,
-      "reconcile.noop_cycle_1000_objects_ms": noopMs,
-      "reconcile.noop_cycle_api_requests": noopRequests.length,
-      "reconcile.noop_cycle_writes": noopWrites,
-      "reconcile.peak_rss_mb": peakRss / (1024 * 1024),
+      [`${prefix}.converge_1000_objects_ms`]: convergeMs,
+      [`${prefix}.converge_1000_objects_api_requests`]: converge.requests,
+      [`${prefix}.noop_cycle_1000_objects_ms`]: noopMs,
+      [`${prefix}.noop_cycle_api_requests`]: noopCount.requests,
+      [`${prefix}.noop_cycle_writes`]: noopCount.writes,
+      [`${prefix}.peak_rss_mb`]: peakRss / (1024 * 1024),
     };
   } finally {
     clearInterval(sampler);
-    await sim.close();
     rmSync(root, { recursive: true, force: true });
+  }
+}
+
+/** Against the cluster simulator (in this process, so the RSS includes the simulator's objects). */
+export async function bench(): Promise<Record<string, number>> {
+  const sim = await startClusterSimulator({ rolloutStepMs: 1000 });
+  try {
+    sim.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: "bench" } });
+    const counter: RequestCounter = {
+      reset: async () => sim.resetRequests(),
+      count: async () => {
+        const requests = sim.requests();
+        return {
+          requests: requests.length,
+          writes: requests.filter(
+            (request) => ["create", "update", "patch", "delete"].includes(request.verb) && !request.dryRun,
+          ).length,
+        };
+      },
+    };
+    return await measureReconcile(sim.kubeconfig(), counter, "reconcile");
+  } finally {
+    await sim.close();
   }
 }

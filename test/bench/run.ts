@@ -4,6 +4,7 @@
  * (docs/testing.md "Bench"). Tests never assert on timing; this is where timing lives.
  */
 import { performance } from "node:perf_hooks";
+import { BenchSkipped } from "./skipped.js";
 
 type Bench = () => Promise<Record<string, number>>;
 
@@ -13,6 +14,7 @@ const AREAS: Record<string, () => Promise<{ bench: Bench }>> = {
   registry: () => import("./registry.js"),
   app: () => import("./app.js"),
   reconcile: () => import("./reconcile.js"),
+  "reconcile-real": () => import("./reconcile-real.js"),
   reliability: () => import("./reliability.js"),
 };
 
@@ -24,6 +26,7 @@ async function main(): Promise<void> {
     .split(",");
   const figures: Record<string, number> = {};
   const failures: Record<string, string> = {};
+  const skipped: Record<string, string> = {};
   for (const [area, load] of Object.entries(AREAS)) {
     if (only && !only.includes(area)) continue;
     const started = performance.now();
@@ -37,11 +40,16 @@ async function main(): Promise<void> {
           process.stdout.write(`  ${name.padEnd(56)} ${format(value)}\n`);
       }
     } catch (error) {
+      if (error instanceof BenchSkipped) {
+        skipped[area] = error.message;
+        if (!json) process.stdout.write(`\n== ${area}: SKIPPED: ${skipped[area]}\n`);
+        continue;
+      }
       failures[area] = (error as Error).message.split("\n")[0]!;
       if (!json) process.stdout.write(`\n== ${area}: FAILED: ${failures[area]}\n`);
     }
   }
-  if (json) process.stdout.write(`${JSON.stringify({ figures, failures }, null, 2)}\n`);
+  if (json) process.stdout.write(`${JSON.stringify({ figures, failures, skipped }, null, 2)}\n`);
   process.exitCode = Object.keys(failures).length > 0 ? 1 : 0;
 }
 

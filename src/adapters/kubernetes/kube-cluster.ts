@@ -31,7 +31,11 @@ class RawObjectApi extends KubernetesObjectApi {
   }
 
   async serverSideApply(object: KubeObject, dryRun: boolean): Promise<KubeObject> {
-    const path = await this.specUriPath(object as KubernetesObject, "patch");
+    // specUriPath lowercases the whole path, name included: a name with capitals ("Web") then met
+    // "does not match the name on the URL (web)" on a real API server instead of the name's own
+    // validation error. The name goes on the URL as written.
+    const lowered = await this.specUriPath(object as KubernetesObject, "patch");
+    const path = `${lowered.slice(0, lowered.lastIndexOf("/") + 1)}${encodeURIComponent(object.metadata.name)}`;
     const request = this.configuration.baseServer.makeRequestContext(path, HttpMethod.PATCH);
     request.setHeaderParam("Accept", "application/json");
     request.setHeaderParam("Content-Type", PatchStrategy.ServerSideApply);
@@ -111,6 +115,10 @@ function apiMessage(error: unknown): string {
 export function toFerryError(error: unknown, action: string): Error {
   const status = statusOf(error);
   const message = `${action}: ${apiMessage(error)}`;
+  // kube-apiserver answers a server-side apply with a field its schema does not declare with a
+  // 500, not a 4xx: the manifest is wrong and no retry will fix it.
+  if (status === 500 && /failed to create typed patch object|field not declared in schema/.test(message))
+    return new UserError("kubernetes-rejected", message, { cause: error });
   if (status === undefined || status === 429 || status >= 500)
     return new TransientError("kubernetes-unavailable", message, { cause: error });
   if (status === 401 || status === 403)

@@ -6,10 +6,15 @@
  * apply), `patches.ts`, `selectors.ts`, `controllers.ts` (simulated rollouts), `http-api.ts`
  * (routing, discovery, tables), `faults.ts` (fault injection and the request log).
  *
+ * The cluster contract suite (`test/cluster/contract/`) runs the same cases here and against a
+ * real kube-apiserver; where they differed, this simulator was changed to match.
+ *
  * Known gaps, by design: no RBAC/admission/finalizers (deletes are immediate), no protobuf (so
  * `kubectl create namespace|deployment …` generators fail with 415; `kubectl create -f`, `apply`,
  * `apply --server-side`, `get`, `scale`, `set image`, `label`, `rollout status` and `delete` work),
- * no OpenAPI schemas (`kubectl explain` fails; unknown fields are accepted), no aggregated
+ * no OpenAPI schemas for built-in kinds (`kubectl explain` fails; unknown fields of built-in kinds
+ * are accepted, where kube-apiserver refuses a server-side apply with 500 "field not declared in
+ * schema"; custom resources do follow their CRD's structural schema), no aggregated
  * discovery, no `kubectl logs/exec/port-forward`, one stored version per resource (no CRD
  * conversion). kubectl sends no bearer token over plain http, so requests without one are
  * accepted; a wrong token gets 401.
@@ -35,6 +40,8 @@ export interface ClusterSimulatorOptions {
   progressDeadlineMs?: number;
   /** How many change events a watch can resume from before it gets 410 Expired. Default 5000. */
   watchHistory?: number;
+  /** How long after its create a new CRD's kind is served and Established, as on kube-apiserver. Default 100 ms. */
+  crdEstablishMs?: number;
 }
 
 export interface ClusterSimulator {
@@ -76,7 +83,7 @@ export interface ClusterSimulator {
 export async function startClusterSimulator(
   options: ClusterSimulatorOptions = {},
 ): Promise<ClusterSimulator> {
-  const state = new ClusterState(options.watchHistory);
+  const state = new ClusterState(options.watchHistory, undefined, options.crdEstablishMs ?? 100);
   const faults = new ClusterFaults();
   const token = randomBytes(16).toString("hex");
   // Shared with the HTTP layer, which appends to it; reset empties it in place.

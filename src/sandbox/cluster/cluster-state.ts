@@ -32,6 +32,8 @@ import {
   type JsonObject,
 } from "./patches.js";
 import { recordUpdate, serverSideApply, type FieldScope } from "./managed-fields.js";
+import { checkImmutableFields } from "./immutable-fields.js";
+import { applySchemaDefaults, crdSchema, undeclaredField } from "./crd-schema.js";
 import { matchesFields, matchesLabels, parseFieldSelector, parseLabelSelector } from "./selectors.js";
 
 export type WatchEventType = "ADDED" | "MODIFIED" | "DELETED";
@@ -111,6 +113,8 @@ export class ClusterState {
   constructor(
     private readonly watchHistory = DEFAULT_WATCH_HISTORY,
     private readonly now: () => Date = () => new Date(),
+    /** How long after its create a new CRD's kind is served (0: at once). */
+    private readonly crdEstablishMs = 0,
   ) {
     for (const name of ["default", "kube-system", "kube-public", "kube-node-lease"]) {
       this.create(
@@ -313,6 +317,15 @@ export class ClusterState {
     }
     const applied = this.checkBody(type, namespace, parsed);
     const metadata = metadataOf(applied);
+    const schema = type.custom ? this.customSchema(type) : undefined;
+    const unknownField = schema && undeclaredField(schema, applied);
+    if (unknownField) {
+      throw new ApiError(
+        500,
+        "",
+        `failed to create typed patch object (${namespace ? `${namespace}/` : ""}${name}; ${apiVersionOf(type)}, Kind=${type.kind}): ${unknownField}: field not declared in schema`,
+      );
+    }
     if (metadata.name !== name) {
       throw badRequest(
         `the name of the object (${String(metadata.name)}) does not match the name on the URL (${name})`,
@@ -525,6 +538,14 @@ export class ClusterState {
     }
   }
 
+  /** The stored CRD's schema for a custom resource type's version. */
+  private customSchema(type: ResourceType) {
+    const crd = this.bucket(this.type("apiextensions.k8s.io/v1", "CustomResourceDefinition")).get(
+      objectKey(undefined, typeKeyOf(type)),
+    );
+    return crd && crdSchema(crd, type.version);
+  }
+
   /** Defaults the real server fills in, applied before storing. */
   private applyDefaults(type: ResourceType, object: JsonObject): void {
     const spec = isPlainObject(object.spec) ? object.spec : undefined;
@@ -548,6 +569,8 @@ export class ClusterState {
         serviceSpec.clusterIPs = [serviceSpec.clusterIP];
       }
     }
+    const schema = type.custom ? this.customSchema(type) : undefined;
+    if (schema) applySchemaDefaults(schema, object);
     if (type.group === "" && type.kind === "Namespace") {
       object.status = { phase: "Active" };
       const metadata = metadataOf(object);
@@ -562,8 +585,10 @@ export class ClusterState {
     next: JsonObject,
     options: WriteOptions,
   ): JsonObject {
+    if (previous) keepAllocatedValues(type, previous, next);
     this.applyDefaults(type, next);
     this.validate(type, next);
+    if (previous) checkImmutableFields(type, previous, next);
     const metadata = metadataOf(next);
     const now = this.now()
       .toISOString()
@@ -598,9 +623,56 @@ export class ClusterState {
   }
 
   private registerCrd(crd: JsonObject): void {
-    this.registry.register(typesFromCrd(crd));
+    const types = typesFromCrd(crd);
     const status = (crd.status ?? {}) as JsonObject;
-    const established = Array.isArray(status.conditions) && status.conditions.length > 0;
+    const conditions = (Array.isArray(status.conditions) ? status.conditions : []) as JsonObject[];
+    const servedAlready = types.every((type) =>
+      this.registry
+        .all()
+        .some(
+          (known) => known.group === type.group && known.version === type.version && known.kind === type.kind,
+        ),
+    );
+    const name = String(metadataOf(crd).name);
+    if (!servedAlready && this.crdEstablishMs > 0 && !conditions.some((c) => c.type === "Established")) {
+      // A new CRD's kind is served a moment after the create answers, as on kube-apiserver (its
+      // establishing controller): until then its custom resources get 404.
+      const now = this.now()
+        .toISOString()
+        .replace(/\.\d{3}Z$/, "Z");
+      const accepted = {
+        type: "NamesAccepted",
+        status: "True",
+        reason: "NoConflicts",
+        message: "no conflicts found",
+        lastTransitionTime: now,
+      };
+      crd.status = {
+        conditions: [accepted],
+        acceptedNames: (crd.spec as JsonObject | undefined)?.names ?? {},
+      };
+      const type = this.type("apiextensions.k8s.io/v1", "CustomResourceDefinition");
+      setTimeout(() => {
+        const stored = this.bucket(type).get(objectKey(undefined, name));
+        if (!stored) return;
+        this.writeStatus(type, undefined, name, {
+          ...(stored.status as JsonObject),
+          conditions: [
+            accepted,
+            {
+              type: "Established",
+              status: "True",
+              reason: "InitialNamesAccepted",
+              message: "the initial names have been accepted",
+              lastTransitionTime: now,
+            },
+          ],
+        });
+      }, this.crdEstablishMs).unref();
+      return;
+    }
+    this.registry.register(types);
+    const established = conditions.length > 0;
     if (!established) {
       const now = this.now()
         .toISOString()
@@ -811,6 +883,21 @@ export class ClusterState {
     const next = deepClone(previous);
     next.status = deepClone(status);
     this.commit(type, previous, next, {});
+  }
+}
+
+/**
+ * An update that leaves out a Service's allocated clusterIP keeps it, as the real server's
+ * Service strategy does (`patchAllocatedValues`), instead of allocating a new one.
+ */
+function keepAllocatedValues(type: ResourceType, previous: JsonObject, next: JsonObject): void {
+  if (type.group !== "" || type.kind !== "Service") return;
+  const before = isPlainObject(previous.spec) ? previous.spec : {};
+  const after = (isPlainObject(next.spec) ? next.spec : (next.spec = {})) as JsonObject;
+  if (after.type === "ExternalName" || before.clusterIP === undefined) return;
+  if (after.clusterIP === undefined || after.clusterIP === "") {
+    after.clusterIP = before.clusterIP;
+    if (after.clusterIPs === undefined) after.clusterIPs = before.clusterIPs;
   }
 }
 

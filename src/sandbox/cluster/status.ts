@@ -47,7 +47,7 @@ export class ApiError extends Error {
       metadata: {},
       status: "Failure",
       message: this.message,
-      reason: this.reason,
+      ...(this.reason ? { reason: this.reason } : {}),
       code: this.code,
     };
     if (this.details) status.details = this.details;

@@ -415,11 +415,29 @@ describe("cluster simulator with @kubernetes/client-node", () => {
             name: "v1",
             served: true,
             storage: true,
-            schema: { openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true } },
+            // client-node's typed models would drop "x-kubernetes-preserve-unknown-fields" on the way out,
+            // so the schema declares what the widget sets (the server refuses undeclared fields).
+            schema: {
+              openAPIV3Schema: {
+                type: "object",
+                properties: { spec: { type: "object", properties: { size: { type: "integer" } } } },
+              },
+            },
           },
         ],
       },
     } as k8s.KubernetesObject);
+    // As on kube-apiserver, the kind is served once the CRD is Established (kubectl wait --for=condition=established).
+    await sim.waitFor(
+      "apiextensions.k8s.io/v1",
+      "CustomResourceDefinition",
+      undefined,
+      "widgets.example.com",
+      (crd) =>
+        ((crd.status as any)?.conditions ?? []).some(
+          (c: any) => c.type === "Established" && c.status === "True",
+        ),
+    );
     const created = await ssa(widget);
     expect((created as any).spec.size).toBe(3);
     const listed = await objects.list("example.com/v1", "Widget", "default");

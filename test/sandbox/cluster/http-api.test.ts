@@ -139,6 +139,17 @@ describe("cluster simulator over raw HTTP", () => {
         versions: [{ name: "v1", served: true, storage: true }],
       },
     });
+    // As on kube-apiserver, the kind is served once the CRD is Established.
+    await sim.waitFor(
+      "apiextensions.k8s.io/v1",
+      "CustomResourceDefinition",
+      undefined,
+      "gadgets.example.com",
+      (crd) =>
+        (
+          (crd.status as { conditions?: { type: string; status: string }[] } | undefined)?.conditions ?? []
+        ).some((c) => c.type === "Established" && c.status === "True"),
+    );
     expect((await call("GET", "/apis/example.com/v1")).body.resources[0]).toMatchObject({
       name: "gadgets",
       namespaced: false,

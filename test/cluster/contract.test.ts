@@ -1,0 +1,10 @@
+import { inject, vi } from "vitest";
+import { describeClusterContract } from "./contract/suite.js";
+import { realBackend } from "./contract/real-backend.js";
+
+// A real API server and etcd on a shared 2-core machine, plus git and kubectl per test.
+vi.setConfig({ testTimeout: 120_000, hookTimeout: 120_000 });
+
+describeClusterContract("kube-apiserver", async () => realBackend(inject("controlPlane")), {
+  authorization: true,
+});
