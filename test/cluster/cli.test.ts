@@ -6,7 +6,7 @@
  */
 import { afterEach, describe, expect, inject, it, vi } from "vitest";
 import { main } from "../../src/cli.js";
-import { configMapYaml, deploymentYaml, GIT_ENV } from "../reconciler/harness.js";
+import { configMapYaml, deploymentYaml, GIT_ENV } from "../support/reconciler-harness.js";
 import { readObject } from "./contract/backend.js";
 import { realBackend } from "./contract/real-backend.js";
 import { createWorld, type World } from "./contract/world.js";

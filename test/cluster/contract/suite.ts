@@ -8,7 +8,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { Reconciler } from "../../../src/reconciler/reconciler.js";
 import type { CycleResult } from "../../../src/reconciler/reconcile-cycle.js";
 import type { ObjectRef } from "../../../src/reconciler/types.js";
-import { configMapYaml, deploymentYaml } from "../../reconciler/harness.js";
+import { configMapYaml, deploymentYaml } from "../../support/reconciler-harness.js";
 import { eventually, readObject, type ClusterBackend } from "./backend.js";
 import {
   clusterRoleYaml,

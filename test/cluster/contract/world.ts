@@ -15,7 +15,7 @@ import {
   type ReconcilerOptions,
 } from "../../../src/reconciler/reconciler.js";
 import type { KubeObject, ObjectRef } from "../../../src/reconciler/types.js";
-import { ConfigRepo, GIT_ENV, TempDirs, type SettingsOverrides } from "../../reconciler/harness.js";
+import { ConfigRepo, GIT_ENV, TempDirs, type SettingsOverrides } from "../../support/reconciler-harness.js";
 import { Kubectl, type ClusterBackend } from "./backend.js";
 
 /** Counts the calls a reconciler makes through its cluster port, writes apart. */
