@@ -1,0 +1,21 @@
+/** What one reconciler's cycles work with: which folder, which namespace, which safeguards. */
+import type { PruneOptions } from "./plan.js";
+import type { RenderOptions } from "./render.js";
+
+export interface CycleSettings {
+  /** Names this reconciler's objects (label `ferry.dev/instance`) and its inventory. */
+  instance: string;
+  /** The folder inside the config repo to render. */
+  path: string;
+  /** The namespace for namespaced objects that name none. */
+  namespace: string;
+  /** Where the inventory ConfigMap lives (the reconciler's own namespace). */
+  inventoryNamespace: string;
+  createNamespace: boolean;
+  /** Plan only: print what would change, write nothing. */
+  dryRun: boolean;
+  prune: PruneOptions;
+  render?: RenderOptions;
+  /** Parallel requests while observing and applying (same-rank objects only). */
+  concurrency?: number;
+}
