@@ -15,7 +15,17 @@ import {
   type SandboxStory,
   type SandboxStoryOptions,
 } from "../sandbox/story/index.js";
+import { findExecutable, findRenderer, MISSING_RENDERER_HELP } from "../reconciler/renderer.js";
 import { EXIT, type CliIo } from "./io.js";
+
+/** What the real story needs on this machine, said at once instead of after a step's timeout. */
+export function missingTools(searchPath: string | undefined): string[] {
+  const missing: string[] = [];
+  if (!findExecutable("git", searchPath))
+    missing.push("git is not on PATH: install git (https://git-scm.com/downloads)");
+  if (!findRenderer(searchPath)) missing.push(MISSING_RENDERER_HELP);
+  return missing;
+}
 
 export interface SandboxCliHooks {
   /** The story to run (tests pass a canned one); default: the real one. */
@@ -36,6 +46,11 @@ export async function run(args: string[], io: CliIo, hooks: SandboxCliHooks = {}
   });
   const json = values.json === true;
   const keep = values.keep === true;
+  if (!hooks.runStory) {
+    const missing = missingTools(io.env.PATH);
+    for (const line of missing) io.stderr(`ferry sandbox: ${line}\n`);
+    if (missing.length > 0) return EXIT.invalid;
+  }
   if (!json) io.stdout(`ferry sandbox: the release of shop 1.8.0 on embedded parts\n`);
   // Ctrl-C during the story ends it early and still shuts everything down (no temp files left).
   const interrupt = new AbortController();

@@ -73,6 +73,9 @@ export function summarize(input: {
     const health = assessHealth(live);
     return { ref, sync: synced ? "Synced" : "OutOfSync", health: health.status, message: health.message };
   });
+  for (const { ref, reason } of plan.refused) {
+    objects.push({ ref, sync: "OutOfSync", health: "Unknown", message: `refused: ${reason}` });
+  }
   for (const { ref, reason } of plan.keep) {
     if (reason === "prune-off" || reason === "circuit-breaker") {
       objects.push({ ref, sync: "OutOfSync", health: "Healthy", message: `requires pruning (${reason})` });
@@ -82,7 +85,7 @@ export function summarize(input: {
   if (plan.pruneBlocked) allErrors.push(`prune: ${plan.pruneBlocked}`);
   const sync: SyncStatus =
     objects.every((object) => object.sync === "Synced") && allErrors.length === 0 ? "Synced" : "OutOfSync";
-  const applyFailed = errors.some((error) => error.startsWith("apply:"));
+  const applyFailed = errors.some((error) => error.startsWith("apply:") || error.startsWith("refused:"));
   return {
     ok: allErrors.length === 0 && (dryRun || sync === "Synced"),
     phase,

@@ -1,4 +1,5 @@
 /** What one reconciler's cycles work with: which folder, which namespace, which safeguards. */
+import type { Confinement } from "./confinement.js";
 import type { PruneOptions } from "./plan.js";
 import type { RenderOptions } from "./render.js";
 
@@ -16,6 +17,11 @@ export interface CycleSettings {
   dryRun: boolean;
   prune: PruneOptions;
   render?: RenderOptions;
+  /**
+   * Where objects may be applied and pruned (`ferry reconcile` always sets it). Unset, nothing is
+   * refused: for embedding callers that confine the reconciler some other way.
+   */
+  confinement?: Confinement;
   /** Parallel requests while observing and applying (same-rank objects only). */
   concurrency?: number;
 }

@@ -4,6 +4,7 @@
  * Reads only; throws on any error, because a partial picture must never drive a prune.
  */
 import { UserError } from "../core/errors.js";
+import { confine, refusalReason, type RefusedObject } from "./confinement.js";
 import type { CycleSettings } from "./cycle-settings.js";
 import { INSTANCE_LABEL, prepareDesiredState, scopeResolver, type DesiredObject } from "./desired-state.js";
 import type { DiffMemory } from "./diff-memory.js";
@@ -21,6 +22,10 @@ export interface Observation {
   inventory: ObjectRef[];
   inventoryEntries: string[];
   orphansLive: Map<string, KubeObject | undefined>;
+  /** Rendered objects outside the confinement: neither looked at, applied nor pruned. */
+  refused: RefusedObject[];
+  /** Inventory members outside the confinement, by inventory key: kept, never looked up. */
+  outOfScope: Map<string, string>;
 }
 
 /** Reads everything the plan needs. Throws on any error: a partial picture must never drive a prune. */
@@ -40,11 +45,14 @@ export async function observe(
     rendered.map(({ object }) => object),
     (apiVersion, kind) => scopes.get(`${apiVersion} ${kind}`),
   );
-  const desired = prepareDesiredState(rendered, isNamespaced, {
-    instance: settings.instance,
-    defaultNamespace: settings.namespace,
-    createNamespace: settings.createNamespace,
-  });
+  const { allowed: desired, refused } = confine(
+    prepareDesiredState(rendered, isNamespaced, {
+      instance: settings.instance,
+      defaultNamespace: settings.namespace,
+      createNamespace: settings.createNamespace,
+    }),
+    settings.confinement,
+  );
   if (settings.createNamespace && !scopes.has("v1 Namespace")) scopes.set("v1 Namespace", false);
 
   const stored = await readInventory(cluster, settings.inventoryNamespace, settings.instance);
@@ -136,10 +144,24 @@ export async function observe(
     observed.set(key, current ? { live: current, dryRun } : {});
   });
 
-  const orphans = stored.refs.filter((ref) => !desiredKeys.has(inventoryKey(ref)));
+  const outOfScope = new Map<string, string>();
+  const orphans = stored.refs.filter((ref) => {
+    if (desiredKeys.has(inventoryKey(ref))) return false;
+    const reason = settings.confinement && refusalReason(ref, settings.confinement);
+    if (reason) outOfScope.set(inventoryKey(ref), reason);
+    return !reason;
+  });
   const orphansLive = new Map<string, KubeObject | undefined>();
   await forEachLimited(orphans, concurrency, async (ref) => {
     orphansLive.set(inventoryKey(ref), await cluster.get(ref));
   });
-  return { desired, observed, inventory: stored.refs, inventoryEntries: stored.entries, orphansLive };
+  return {
+    desired,
+    observed,
+    inventory: stored.refs,
+    inventoryEntries: stored.entries,
+    orphansLive,
+    refused,
+    outOfScope,
+  };
 }

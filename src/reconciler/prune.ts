@@ -1,7 +1,7 @@
 /**
- * The prune step and the inventory write that closes a cycle. After an apply error nothing is
- * deleted and the inventory only grows (RELIABILITY.md §6 rule 1: never prune on an error);
- * otherwise the plan's prunes run in order and objects whose delete failed stay in the inventory
+ * The prune step and the inventory write that closes a cycle. After an apply error (or a refused
+ * object) nothing is deleted and the inventory only grows (RELIABILITY.md §6 rule 1: never prune
+ * on an error); otherwise the plan's prunes run in order and objects whose delete failed stay in the inventory
  * for a later cycle.
  */
 import { isTransientError } from "../core/errors.js";
@@ -28,15 +28,16 @@ export async function pruneAndRecord(
     inventoryEntries: string[];
     inventoryNamespace: string;
     instance: string;
-    /** What the apply step wrote, and whether it failed. */
+    /** What the apply step wrote. */
     applied: ObjectRef[];
-    applyFailed: boolean;
+    /** After an apply error or a refused object: delete nothing, only record what was applied. */
+    holdPrune: boolean;
   },
 ): Promise<PruneOutcome> {
   const { plan } = input;
   const outcome: PruneOutcome = { pruned: [], errors: [], writes: 0, transient: false };
   let inventory: ObjectRef[];
-  if (input.applyFailed) {
+  if (input.holdPrune) {
     // Record what now exists in the cluster, drop nothing: a later cycle can still prune it.
     const known = new Map(input.inventory.map((ref) => [inventoryKey(ref), ref]));
     for (const ref of input.applied) known.set(inventoryKey(ref), ref);

@@ -4,6 +4,7 @@
  * prune on an error); an apply error stops the prune but records what was applied.
  */
 import { applyPlan } from "./apply.js";
+import { describeRefusal } from "./confinement.js";
 import { failure, summarize, type CyclePhase, type CycleResult } from "./cycle-result.js";
 import type { CycleSettings } from "./cycle-settings.js";
 import { rememberInSync, type DiffMemory } from "./diff-memory.js";
@@ -53,6 +54,8 @@ export async function runCycle(
     return failure("plan", error, { revision });
   }
 
+  // A refused object is a config error: reported per object, and like an apply error it holds the prune.
+  const refusals = plan.refused.map(describeRefusal);
   if (settings.dryRun)
     return summarize({
       revision,
@@ -62,7 +65,7 @@ export async function runCycle(
       liveAfter: new Map(),
       applied: [],
       pruned: [],
-      errors: [],
+      errors: refusals,
       writes: 0,
       phase: "done",
       dryRun: true,
@@ -76,11 +79,12 @@ export async function runCycle(
     inventoryNamespace: settings.inventoryNamespace,
     instance: settings.instance,
     applied: applied.applied,
-    applyFailed: applied.errors.length > 0,
+    holdPrune: applied.errors.length > 0 || refusals.length > 0,
   });
   if (memory) rememberInSync(memory, plan, observation, applied.liveAfter);
-  const errors = [...applied.errors, ...pruned.errors];
-  const phase: CyclePhase = applied.errors.length > 0 ? "apply" : errors.length > 0 ? "prune" : "done";
+  const errors = [...refusals, ...applied.errors, ...pruned.errors];
+  const phase: CyclePhase =
+    applied.errors.length > 0 || refusals.length > 0 ? "apply" : errors.length > 0 ? "prune" : "done";
   const result = summarize({
     revision,
     plan,

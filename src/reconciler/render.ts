@@ -1,12 +1,13 @@
 /**
  * The render step: a checked-out folder → validated objects. A folder with a kustomization file
- * goes through `kubectl kustomize` (child process, with a timeout and an output cap); any other
- * folder is read as plain manifests, recursively, in sorted order.
+ * has its inputs checked (kustomize-inputs.ts), then goes through kustomize as a bounded child
+ * process (renderer.ts); any other folder is read as plain manifests, recursively, in sorted order.
  */
-import { spawn } from "node:child_process";
 import { lstat, readdir, readFile, realpath, stat } from "node:fs/promises";
 import path from "node:path";
 import { UserError } from "../core/errors.js";
+import { KUSTOMIZATION_FILE_NAMES } from "../core/kustomize/kustomization-references.js";
+import { checkKustomizeInputs, type InputLimits } from "./kustomize-inputs.js";
 import {
   DEFAULT_RENDER_LIMITS,
   parseManifests,
@@ -14,15 +15,68 @@ import {
   type RenderedObject,
   type RenderLimits,
 } from "./parse-manifests.js";
+import {
+  DEFAULT_RENDERER_LIMITS,
+  findRenderer,
+  kubectlRenderer,
+  MISSING_RENDERER_HELP,
+  runRenderer,
+  type Renderer,
+} from "./renderer.js";
 
-export const KUSTOMIZATION_FILES = ["kustomization.yaml", "kustomization.yml", "Kustomization"];
+export const KUSTOMIZATION_FILES = KUSTOMIZATION_FILE_NAMES;
 const MANIFEST_EXTENSIONS = new Set([".yaml", ".yml", ".json"]);
 
 export interface RenderOptions {
   limits?: Partial<RenderLimits>;
   /** The kubectl binary for `kubectl kustomize`. */
   kubectl?: string;
+  /** The renderer to run; found on PATH (kubectl, then kustomize) when neither this nor `kubectl` is set. */
+  renderer?: Renderer;
   kustomizeTimeoutMs?: number;
+  /** The renderer's address-space limit in bytes (`--render-memory-limit`). */
+  memoryLimitBytes?: number;
+  /** Limits on what kustomize would read, checked before it runs. */
+  inputLimits?: Partial<InputLimits>;
+  /** `--allow-remote-base` prefixes; remote resources are refused without one. */
+  allowRemoteBases?: readonly string[];
+  /** The renderer's environment (PATH, HOME…); the process's own when absent. */
+  env?: NodeJS.ProcessEnv;
+}
+
+/** What the renderer may see of the environment: no tokens (FERRY_GITHUB_TOKEN…) reach it. */
+const RENDERER_ENV = [
+  "PATH",
+  "HOME",
+  "TMPDIR",
+  "LANG",
+  "SSL_CERT_FILE",
+  "SSL_CERT_DIR",
+  "HTTP_PROXY",
+  "HTTPS_PROXY",
+  "NO_PROXY",
+  "http_proxy",
+  "https_proxy",
+  "no_proxy",
+];
+
+/**
+ * With no remote base allowed, the renderer also gets no way out: a proxy that refuses every
+ * connection and a git that allows no transport. A second line behind the input check.
+ */
+function rendererEnv(options: RenderOptions): NodeJS.ProcessEnv {
+  const source = options.env ?? process.env;
+  const env: NodeJS.ProcessEnv = {};
+  for (const name of RENDERER_ENV) if (source[name] !== undefined) env[name] = source[name];
+  if ((options.allowRemoteBases ?? []).length > 0) return env;
+  const nowhere = "http://127.0.0.1:9";
+  for (const name of ["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"])
+    env[name] = nowhere;
+  delete env.NO_PROXY;
+  delete env.no_proxy;
+  env.GIT_ALLOW_PROTOCOL = "none";
+  env.GIT_TERMINAL_PROMPT = "0";
+  return env;
 }
 
 /**
@@ -60,11 +114,24 @@ export async function renderPath(
   }
   const entries = await readdir(folder);
   if (KUSTOMIZATION_FILES.some((name) => entries.includes(name))) {
-    const output = await runKustomize(
+    await checkKustomizeInputs(root, folder, {
+      ...(options.inputLimits ? { limits: options.inputLimits } : {}),
+      ...(options.allowRemoteBases ? { allowRemoteBases: options.allowRemoteBases } : {}),
+    });
+    const env = rendererEnv(options);
+    const renderer =
+      options.renderer ?? (options.kubectl ? kubectlRenderer(options.kubectl) : findRenderer(env.PATH));
+    if (!renderer)
+      throw new UserError("renderer-missing", `cannot render ${relative}: ${MISSING_RENDERER_HELP}`);
+    const output = await runRenderer(
+      renderer,
       folder,
-      options.kubectl ?? "kubectl",
-      options.kustomizeTimeoutMs ?? 60_000,
-      limits.maxBytes,
+      {
+        timeoutMs: options.kustomizeTimeoutMs ?? DEFAULT_RENDERER_LIMITS.timeoutMs,
+        maxOutputBytes: limits.maxBytes,
+        memoryLimitBytes: options.memoryLimitBytes ?? DEFAULT_RENDERER_LIMITS.memoryLimitBytes,
+      },
+      env,
     );
     return parseManifests(output, `kustomize build ${relative}`, budget);
   }
@@ -101,55 +168,4 @@ async function listManifestFiles(folder: string): Promise<string[]> {
   };
   await walk(folder);
   return found.sort();
-}
-
-/** `kubectl kustomize DIR`, killed when it runs past the timeout or prints more than the cap. */
-export function runKustomize(
-  folder: string,
-  kubectl: string,
-  timeoutMs: number,
-  maxBytes: number,
-): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(kubectl, ["kustomize", folder], { stdio: ["ignore", "pipe", "pipe"] });
-    const chunks: Buffer[] = [];
-    let bytes = 0;
-    let stderr = "";
-    let failure: UserError | undefined;
-    const stop = (error: UserError) => {
-      failure ??= error;
-      child.kill("SIGKILL");
-    };
-    const timer = setTimeout(
-      () => stop(new UserError("render-timeout", `kustomize build timed out after ${timeoutMs} ms`)),
-      timeoutMs,
-    );
-    child.stdout.on("data", (chunk: Buffer) => {
-      bytes += chunk.length;
-      if (bytes > maxBytes)
-        stop(new UserError("render-too-large", `kustomize output exceeds ${maxBytes} bytes`));
-      else chunks.push(chunk);
-    });
-    child.stderr.on("data", (chunk: Buffer) => {
-      if (stderr.length < 4096) stderr += chunk.toString("utf8");
-    });
-    child.on("error", (error) => {
-      clearTimeout(timer);
-      reject(
-        new UserError("render-failed", `cannot run ${kubectl} kustomize: ${error.message}`, { cause: error }),
-      );
-    });
-    child.on("close", (code) => {
-      clearTimeout(timer);
-      if (failure) reject(failure);
-      else if (code !== 0)
-        reject(
-          new UserError(
-            "render-failed",
-            `kustomize build failed: ${stderr.trim().split("\n").slice(-3).join(" ")}`,
-          ),
-        );
-      else resolve(Buffer.concat(chunks).toString("utf8"));
-    });
-  });
 }

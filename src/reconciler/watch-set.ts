@@ -3,6 +3,7 @@
  * the objects it applied, selected by its instance label, kept in step with each cycle's objects.
  */
 import type { CycleResult } from "./cycle-result.js";
+import { inventoryKey } from "./object-ref.js";
 import type { ClusterPort } from "./ports.js";
 
 type Watch = NonNullable<ClusterPort["watch"]>;
@@ -20,7 +21,9 @@ export class WatchSet {
   /** Starts watches for kinds newly applied and stops those no longer needed. */
   async update(result: CycleResult, running: () => boolean): Promise<void> {
     const wanted = new Map<string, { apiVersion: string; kind: string; namespace: string | undefined }>();
+    const refused = new Set((result.plan?.refused ?? []).map(({ ref }) => inventoryKey(ref)));
     for (const { ref } of result.objects) {
+      if (refused.has(inventoryKey(ref))) continue; // never watched outside the confinement
       const apiVersion = ref.group ? `${ref.group}/${ref.version}` : ref.version;
       wanted.set(`${apiVersion} ${ref.kind} ${ref.namespace}`, {
         apiVersion,
