@@ -5,16 +5,8 @@
  * endpoints and tokens, and stays up until SIGINT/SIGTERM. Exits 0, or 1 naming the failed step.
  */
 import { parseArgs } from "node:util";
-import {
-  failedStep,
-  formatEndpoints,
-  formatStepLine,
-  formatSummary,
-  runSandboxStory,
-  toJson,
-  type SandboxStory,
-  type SandboxStoryOptions,
-} from "../sandbox/story/index.js";
+// The story (emulators, Probot, the cluster simulator) loads only once the tools are known present.
+import type { SandboxStory, SandboxStoryOptions } from "../sandbox/story/index.js";
 import { findExecutable, findRenderer, MISSING_RENDERER_HELP } from "../reconciler/renderer.js";
 import { EXIT, type CliIo } from "./io.js";
 
@@ -47,10 +39,13 @@ export async function run(args: string[], io: CliIo, hooks: SandboxCliHooks = {}
   const json = values.json === true;
   const keep = values.keep === true;
   if (!hooks.runStory) {
-    const missing = missingTools(io.env.PATH);
+    // The story's git and reconcilers run with this process's PATH, not the CLI's io.env.
+    const missing = missingTools(process.env.PATH);
     for (const line of missing) io.stderr(`ferry sandbox: ${line}\n`);
     if (missing.length > 0) return EXIT.invalid;
   }
+  const { failedStep, formatEndpoints, formatStepLine, formatSummary, runSandboxStory, toJson } =
+    await import("../sandbox/story/index.js");
   if (!json) io.stdout(`ferry sandbox: the release of shop 1.8.0 on embedded parts\n`);
   // Ctrl-C during the story ends it early and still shuts everything down (no temp files left).
   const interrupt = new AbortController();

@@ -17,9 +17,8 @@ import {
 } from "./parse-manifests.js";
 import {
   DEFAULT_RENDERER_LIMITS,
-  findRenderer,
   kubectlRenderer,
-  MISSING_RENDERER_HELP,
+  kustomizeRenderer,
   runRenderer,
   type Renderer,
 } from "./renderer.js";
@@ -31,7 +30,7 @@ export interface RenderOptions {
   limits?: Partial<RenderLimits>;
   /** The kubectl binary for `kubectl kustomize`. */
   kubectl?: string;
-  /** The renderer to run; found on PATH (kubectl, then kustomize) when neither this nor `kubectl` is set. */
+  /** The renderer to run; kubectl, else kustomize, from PATH when neither this nor `kubectl` is set. */
   renderer?: Renderer;
   kustomizeTimeoutMs?: number;
   /** The renderer's address-space limit in bytes (`--render-memory-limit`). */
@@ -40,11 +39,11 @@ export interface RenderOptions {
   inputLimits?: Partial<InputLimits>;
   /** `--allow-remote-base` prefixes; remote resources are refused without one. */
   allowRemoteBases?: readonly string[];
-  /** The renderer's environment (PATH, HOME…); the process's own when absent. */
+  /** The renderer's environment (PATH, HOME… tokens are dropped); the process's own when absent. */
   env?: NodeJS.ProcessEnv;
 }
 
-/** What the renderer may see of the environment: no tokens (FERRY_GITHUB_TOKEN…) reach it. */
+/** What the renderer may see of a given environment: no tokens (FERRY_GITHUB_TOKEN…) reach it. */
 const RENDERER_ENV = [
   "PATH",
   "HOME",
@@ -60,23 +59,10 @@ const RENDERER_ENV = [
   "no_proxy",
 ];
 
-/**
- * With no remote base allowed, the renderer also gets no way out: a proxy that refuses every
- * connection and a git that allows no transport. A second line behind the input check.
- */
-function rendererEnv(options: RenderOptions): NodeJS.ProcessEnv {
-  const source = options.env ?? process.env;
-  const env: NodeJS.ProcessEnv = {};
-  for (const name of RENDERER_ENV) if (source[name] !== undefined) env[name] = source[name];
-  if ((options.allowRemoteBases ?? []).length > 0) return env;
-  const nowhere = "http://127.0.0.1:9";
-  for (const name of ["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"])
-    env[name] = nowhere;
-  delete env.NO_PROXY;
-  delete env.no_proxy;
-  env.GIT_ALLOW_PROTOCOL = "none";
-  env.GIT_TERMINAL_PROMPT = "0";
-  return env;
+function rendererEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const kept: NodeJS.ProcessEnv = {};
+  for (const name of RENDERER_ENV) if (env[name] !== undefined) kept[name] = env[name];
+  return kept;
 }
 
 /**
@@ -118,21 +104,28 @@ export async function renderPath(
       ...(options.inputLimits ? { limits: options.inputLimits } : {}),
       ...(options.allowRemoteBases ? { allowRemoteBases: options.allowRemoteBases } : {}),
     });
-    const env = rendererEnv(options);
-    const renderer =
-      options.renderer ?? (options.kubectl ? kubectlRenderer(options.kubectl) : findRenderer(env.PATH));
-    if (!renderer)
-      throw new UserError("renderer-missing", `cannot render ${relative}: ${MISSING_RENDERER_HELP}`);
+    const renderers = options.renderer
+      ? [options.renderer]
+      : options.kubectl
+        ? [kubectlRenderer(options.kubectl)]
+        : [kubectlRenderer(), kustomizeRenderer()];
     const output = await runRenderer(
-      renderer,
+      renderers,
       folder,
       {
         timeoutMs: options.kustomizeTimeoutMs ?? DEFAULT_RENDERER_LIMITS.timeoutMs,
         maxOutputBytes: limits.maxBytes,
         memoryLimitBytes: options.memoryLimitBytes ?? DEFAULT_RENDERER_LIMITS.memoryLimitBytes,
       },
-      env,
-    );
+      {
+        ...(options.env ? { env: rendererEnv(options.env) } : {}),
+        blockNetwork: (options.allowRemoteBases ?? []).length === 0,
+      },
+    ).catch((error: unknown) => {
+      if (error instanceof UserError && error.code === "renderer-missing")
+        throw new UserError("renderer-missing", `cannot render ${relative}: ${error.message}`);
+      throw error;
+    });
     return parseManifests(output, `kustomize build ${relative}`, budget);
   }
   const objects: RenderedObject[] = [];

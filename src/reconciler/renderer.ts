@@ -3,7 +3,7 @@
  * DIR` when kubectl is absent, with the load restrictor kustomize defaults to spelled out (files
  * outside a kustomization's root are refused), a kill timeout, an output cap and, on Linux, an
  * address-space limit (`ulimit -v` in a `/bin/sh` wrapper: no root needed). Elsewhere the memory
- * limit is not enforced and `memoryLimitEnforced()` says so.
+ * limit is not enforced and `memoryLimitEnforced()` says so (the reconciler logs it at start).
  */
 import { spawn } from "node:child_process";
 import { accessSync, constants } from "node:fs";
@@ -81,36 +81,81 @@ export const DEFAULT_RENDERER_LIMITS: RendererLimits = {
   memoryLimitBytes: 1024 * 1024 * 1024,
 };
 
-/** The shell wrapper's exit code when `ulimit -v` itself fails. */
+/** The shell wrapper's exit codes: `ulimit -v` failed; the command is not on PATH (POSIX). */
 const ULIMIT_FAILED = 125;
+const NOT_FOUND = 127;
 const OUT_OF_MEMORY = /out of memory|cannot allocate memory|bad_alloc|failed to reserve|cannot reserve/i;
 
+/** Variables that hold Ferry's tokens: never handed to the renderer. */
+const TOKEN_VARIABLES = ["FERRY_GITHUB_TOKEN", "FERRY_GIT_TOKEN"];
+
+export interface RendererEnvironment {
+  /** The renderer's environment; this process's own (less Ferry's tokens) when absent. */
+  env?: NodeJS.ProcessEnv;
+  /**
+   * No remote base is allowed: give the renderer a proxy that refuses every connection and a git
+   * that allows no transport, a second line behind the input check.
+   */
+  blockNetwork: boolean;
+}
+
 /**
- * Runs the renderer on `folder` and returns its stdout. Killed past the timeout or the output
- * cap; a renderer that runs out of its memory limit is reported as such.
+ * The `/bin/sh` wrapper: drops the tokens, blocks the network when asked, sets the address-space
+ * limit (Linux), then execs the renderer. Arguments: limit in KiB, command, its arguments.
  */
-export function runRenderer(
+function wrapperScript(blockNetwork: boolean): string {
+  const lines = [`unset ${TOKEN_VARIABLES.join(" ")}`];
+  if (blockNetwork) {
+    const nowhere = "http://127.0.0.1:9";
+    lines.push(
+      `export HTTP_PROXY=${nowhere} HTTPS_PROXY=${nowhere} ALL_PROXY=${nowhere} http_proxy=${nowhere} https_proxy=${nowhere} all_proxy=${nowhere}`,
+      "export GIT_ALLOW_PROTOCOL=none GIT_TERMINAL_PROMPT=0",
+      "unset NO_PROXY no_proxy",
+    );
+  }
+  if (memoryLimitEnforced()) lines.push(`ulimit -v "$1" || exit ${ULIMIT_FAILED}`);
+  lines.push("shift", 'exec "$@"');
+  return lines.join("\n");
+}
+
+/**
+ * Runs the first of `renderers` that is installed on `folder` and returns its stdout. Killed past
+ * the timeout or the output cap; a renderer that runs out of its memory limit is reported as such.
+ */
+export async function runRenderer(
+  renderers: Renderer[],
+  folder: string,
+  limits: RendererLimits,
+  environment: RendererEnvironment,
+): Promise<string> {
+  for (const renderer of renderers) {
+    const output = await runOne(renderer, folder, limits, environment);
+    if (output !== undefined) return output;
+  }
+  throw new UserError("renderer-missing", MISSING_RENDERER_HELP);
+}
+
+/** undefined when the renderer is not installed. */
+function runOne(
   renderer: Renderer,
   folder: string,
   limits: RendererLimits,
-  env: NodeJS.ProcessEnv,
-): Promise<string> {
+  environment: RendererEnvironment,
+): Promise<string | undefined> {
   const mib = Math.round(limits.memoryLimitBytes / (1024 * 1024));
-  const [command, args] = memoryLimitEnforced()
-    ? [
-        "/bin/sh",
-        [
-          "-c",
-          `ulimit -v "$1" || exit ${ULIMIT_FAILED}; shift; exec "$@"`,
-          "ferry-render",
-          String(Math.floor(limits.memoryLimitBytes / 1024)),
-          renderer.command,
-          ...renderer.args(folder),
-        ],
-      ]
-    : [renderer.command, renderer.args(folder)];
+  const args = [
+    "-c",
+    wrapperScript(environment.blockNetwork),
+    "ferry-render",
+    String(Math.floor(limits.memoryLimitBytes / 1024)),
+    renderer.command,
+    ...renderer.args(folder),
+  ];
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { stdio: ["ignore", "pipe", "pipe"], env });
+    const child = spawn("/bin/sh", args, {
+      stdio: ["ignore", "pipe", "pipe"],
+      ...(environment.env ? { env: environment.env } : {}),
+    });
     const chunks: Buffer[] = [];
     let bytes = 0;
     let stderr = "";
@@ -142,7 +187,8 @@ export function runRenderer(
       clearTimeout(timer);
       const tail = stderr.trim().split("\n").slice(-3).join(" ");
       if (failure) reject(failure);
-      else if (code === ULIMIT_FAILED && memoryLimitEnforced())
+      else if (code === NOT_FOUND && bytes === 0 && /not found|No such file/.test(stderr)) resolve(undefined);
+      else if (code === ULIMIT_FAILED)
         reject(new UserError("render-failed", `cannot limit ${renderer.name} to ${mib} MiB: ${tail}`));
       else if (code !== 0 && OUT_OF_MEMORY.test(stderr))
         reject(
@@ -151,8 +197,6 @@ export function runRenderer(
             `kustomize build ran out of its ${mib} MiB memory limit and was stopped (a YAML alias bomb, or raise --render-memory-limit)`,
           ),
         );
-      else if (code === 127 && memoryLimitEnforced())
-        reject(new UserError("render-failed", `cannot run ${renderer.name}: ${tail}`));
       else if (code !== 0)
         reject(
           new UserError(
