@@ -11,6 +11,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { main } from "../../src/cli.js";
 import type { CliIo } from "../../src/cli/io.js";
 import type { DeploymentReport } from "../../src/reconciler/ports.js";
+import { findRenderer } from "../../src/reconciler/renderer.js";
 import { configMapYaml, GIT_ENV, setup, TempDirs, writesOf, type Setup } from "./harness.js";
 
 // Real git, child processes and the simulator on a shared, busy machine: allow for slow runs.
@@ -55,9 +56,18 @@ function renderer(body: string): { command: string; ran: () => boolean } {
   return { command, ran: () => existsSync(marker) };
 }
 
-/** kubectl itself, behind a mark and a 1 GiB address-space cap so a bomb cannot take the machine. */
+/**
+ * The installed renderer behind a mark and a 1 GiB address-space cap, so a bomb cannot take the
+ * machine even when the reconciler under test sets no limit of its own.
+ */
 function spiedKubectl() {
-  return renderer('ulimit -v 1048576\nexec kubectl "$@"');
+  const installed = findRenderer(process.env.PATH);
+  if (!installed) throw new Error("these tests need kubectl or kustomize on PATH");
+  const run =
+    installed.name === "kustomize build"
+      ? `shift\nexec '${installed.command}' build "$@"`
+      : `exec '${installed.command}' "$@"`;
+  return renderer(`ulimit -v 1048576\n${run}`);
 }
 
 function kustomization(...resources: string[]): string {
