@@ -5,8 +5,15 @@
  * endpoints and tokens, and stays up until SIGINT/SIGTERM. Exits 0, or 1 naming the failed step.
  */
 import { parseArgs } from "node:util";
-// The story (emulators, Probot, the cluster simulator) loads only once the tools are known present.
+// The story itself (emulators, Probot, the cluster simulator) loads only once the tools are known present.
 import type { SandboxStory, SandboxStoryOptions } from "../sandbox/story/index.js";
+import {
+  failedStep,
+  formatEndpoints,
+  formatStepLine,
+  formatSummary,
+  toJson,
+} from "../sandbox/story/timeline.js";
 import { findExecutable, findRenderer, MISSING_RENDERER_HELP } from "../reconciler/renderer.js";
 import { EXIT, type CliIo } from "./io.js";
 
@@ -44,8 +51,7 @@ export async function run(args: string[], io: CliIo, hooks: SandboxCliHooks = {}
     for (const line of missing) io.stderr(`ferry sandbox: ${line}\n`);
     if (missing.length > 0) return EXIT.invalid;
   }
-  const { failedStep, formatEndpoints, formatStepLine, formatSummary, runSandboxStory, toJson } =
-    await import("../sandbox/story/index.js");
+  const runStory = hooks.runStory ?? (await import("../sandbox/story/index.js")).runSandboxStory;
   if (!json) io.stdout(`ferry sandbox: the release of shop 1.8.0 on embedded parts\n`);
   // Ctrl-C during the story ends it early and still shuts everything down (no temp files left).
   const interrupt = new AbortController();
@@ -54,7 +60,7 @@ export async function run(args: string[], io: CliIo, hooks: SandboxCliHooks = {}
     process.once("SIGINT", onSignal);
     process.once("SIGTERM", onSignal);
   }
-  const story = await (hooks.runStory ?? runSandboxStory)({
+  const story = await runStory({
     keep,
     signal: interrupt.signal,
     onStep: (step, index) => {
