@@ -7,6 +7,8 @@ import path from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { main } from "../../src/cli.js";
 import type { CliIo } from "../../src/cli/io.js";
+import type { DeploymentReport } from "../../src/reconciler/ports.js";
+import { startReconciler } from "../../src/reconciler/start.js";
 import { configMapYaml, GIT_ENV, setup, TempDirs, writesOf, type Setup } from "./harness.js";
 
 // Real git and the simulator on a shared, busy machine: allow for slow runs.
@@ -123,6 +125,43 @@ describe("ferry reconcile stays in its namespace", () => {
           ["clusterrolebindings", "namespaces"].includes(request.resource ?? ""),
       );
     expect(outside).toEqual([]);
+  });
+
+  it("shows each refused object in /status and reports the Deployment as failed", async () => {
+    env = await withOtherNamespace();
+    env.repo.commit({ "env/staging/web.yaml": configMapYaml("web"), ...OUTSIDE });
+    const reports: DeploymentReport[] = [];
+    const running = await startReconciler({
+      repo: env.repo.dir,
+      path: "env/staging",
+      environment: "staging",
+      namespace: "shop",
+      cluster: env.cluster,
+      source: env.fetcher,
+      reporter: { report: async (report) => void reports.push(report) },
+      manual: true,
+    });
+    try {
+      await running.cycle();
+      const status = running.status();
+      expect(status.objects).toContainEqual({
+        kind: "ConfigMap",
+        group: "",
+        namespace: "other",
+        name: "elsewhere",
+        sync: "OutOfSync",
+        health: "Unknown",
+        message:
+          "refused: namespace other is outside --namespace shop (allow it with --allow-namespace other)",
+      });
+      expect(status.errors).toHaveLength(3);
+      expect(reports.at(-1)).toMatchObject({
+        state: "failure",
+        description: expect.stringMatching(/^apply failed: refused: /),
+      });
+    } finally {
+      await running.stop();
+    }
   });
 
   it("shows each refusal in the --dry-run plan", async () => {

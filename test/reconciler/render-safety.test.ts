@@ -118,6 +118,20 @@ describe("the reconciler's render safeguards", () => {
     expect(reports.at(-1)).toMatchObject({ state: "failure", description: expect.stringMatching(/alias/) });
   });
 
+  it("refuses an alias bomb in a base outside the rendered folder, reached through resources", async () => {
+    env = await setup(temp);
+    env.repo.commit({
+      "env/base/kustomization.yaml": kustomization("bomb.yaml"),
+      "env/base/bomb.yaml": aliasBomb(),
+      "env/staging/kustomization.yaml": kustomization("../base"),
+    });
+    const spy = spiedKubectl();
+    const result = await env.reconciler({ render: { kubectl: spy.command } }).cycle();
+    expect(result.errors.join("\n")).toMatch(/env\/base\/bomb\.yaml: .*YAML alias/);
+    expect(spy.ran()).toBe(false);
+    expect(writesOf(env.sim.requests())).toEqual([]);
+  });
+
   it("refuses a kustomization file that is itself an alias bomb", async () => {
     env = await setup(temp);
     env.repo.commit({
