@@ -33,7 +33,7 @@ export interface RenderOptions {
   /** The renderer to run; kubectl, else kustomize, from PATH when neither this nor `kubectl` is set. */
   renderer?: Renderer;
   kustomizeTimeoutMs?: number;
-  /** The renderer's address-space limit in bytes (`--render-memory-limit`). */
+  /** The renderer's memory (data) limit in bytes (`--render-memory-limit`). */
   memoryLimitBytes?: number;
   /** Limits on what kustomize would read, checked before it runs. */
   inputLimits?: Partial<InputLimits>;

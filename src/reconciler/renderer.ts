@@ -2,7 +2,7 @@
  * The kustomize renderer as a bounded child process: `kubectl kustomize DIR`, or `kustomize build
  * DIR` when kubectl is absent, with the load restrictor kustomize defaults to spelled out (files
  * outside a kustomization's root are refused), a kill timeout, an output cap and, on Linux, an
- * address-space limit (`ulimit -v` in a `/bin/sh` wrapper: no root needed). Elsewhere the memory
+ * data limit (`ulimit -d`, RLIMIT_DATA, in a `/bin/sh` wrapper: no root needed). Elsewhere the memory
  * limit is not enforced and `memoryLimitEnforced()` says so (the reconciler logs it at start).
  */
 import { spawn } from "node:child_process";
@@ -71,17 +71,22 @@ export interface RendererLimits {
   timeoutMs: number;
   /** Bytes of stdout kept; more kills the renderer. */
   maxOutputBytes: number;
-  /** The renderer's address-space limit in bytes (Go's runtime alone reserves ~700 MiB). */
+  /**
+   * The renderer's data limit in bytes (RLIMIT_DATA: heap and private writable mappings). Not an
+   * address-space limit: Go reserves far more address space than it uses (kubectl needs ~700 MiB
+   * of it to print one ConfigMap, kustomize 1.7 GiB for a render using 140 MiB), so RLIMIT_AS
+   * refuses genuine renders while RLIMIT_DATA tracks what is really used.
+   */
   memoryLimitBytes: number;
 }
 
 export const DEFAULT_RENDERER_LIMITS: RendererLimits = {
   timeoutMs: 60_000,
   maxOutputBytes: 10 * 1024 * 1024,
-  memoryLimitBytes: 1024 * 1024 * 1024,
+  memoryLimitBytes: 384 * 1024 * 1024,
 };
 
-/** The shell wrapper's exit codes: `ulimit -v` failed; the command is not on PATH (POSIX). */
+/** The shell wrapper's exit codes: `ulimit -d` failed; the command is not on PATH (POSIX). */
 const ULIMIT_FAILED = 125;
 const NOT_FOUND = 127;
 const OUT_OF_MEMORY = /out of memory|cannot allocate memory|bad_alloc|failed to reserve|cannot reserve/i;
@@ -100,7 +105,7 @@ export interface RendererEnvironment {
 }
 
 /**
- * The `/bin/sh` wrapper: drops the tokens, blocks the network when asked, sets the address-space
+ * The `/bin/sh` wrapper: drops the tokens, blocks the network when asked, sets the data
  * limit (Linux), then execs the renderer. Arguments: limit in KiB, command, its arguments.
  */
 function wrapperScript(blockNetwork: boolean): string {
@@ -113,7 +118,7 @@ function wrapperScript(blockNetwork: boolean): string {
       "unset NO_PROXY no_proxy",
     );
   }
-  if (memoryLimitEnforced()) lines.push(`ulimit -v "$1" || exit ${ULIMIT_FAILED}`);
+  if (memoryLimitEnforced()) lines.push(`ulimit -d "$1" || exit ${ULIMIT_FAILED}`);
   lines.push("shift", 'exec "$@"');
   return lines.join("\n");
 }

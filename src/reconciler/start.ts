@@ -50,7 +50,7 @@ export interface ReconcilerSetup {
   allowClusterKinds?: string[];
   /** `--allow-remote-base`: prefixes of kustomize remote resources that may be fetched. */
   allowRemoteBases?: string[];
-  /** `--render-memory-limit`: the renderer's address-space limit in bytes. */
+  /** `--render-memory-limit`: the renderer's memory (data) limit in bytes. */
   renderMemoryLimitBytes?: number;
   /** The renderer's environment (PATH finds kubectl or kustomize); the process's own when absent. */
   renderEnv?: NodeJS.ProcessEnv;

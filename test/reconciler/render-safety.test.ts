@@ -57,7 +57,7 @@ function renderer(body: string): { command: string; ran: () => boolean } {
 }
 
 /**
- * The installed renderer behind a mark and a 1 GiB address-space cap, so a bomb cannot take the
+ * The installed renderer behind a mark and a 1 GiB memory (data) cap, so a bomb cannot take the
  * machine even when the reconciler under test sets no limit of its own.
  */
 function spiedKubectl() {
@@ -67,7 +67,7 @@ function spiedKubectl() {
     installed.name === "kustomize build"
       ? `shift\nexec '${installed.command}' build "$@"`
       : `exec '${installed.command}' "$@"`;
-  return renderer(`ulimit -v 1048576\n${run}`);
+  return renderer(`ulimit -d 1048576\n${run}`);
 }
 
 function kustomization(...resources: string[]): string {
