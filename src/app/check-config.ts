@@ -4,6 +4,7 @@ import {
   environmentPathsPosition,
   type ReferenceProblem,
 } from "../core/check/check-references.js";
+import { checkRemoteBases } from "../core/check/remote-bases.js";
 import { CONFIG_PATH, loadConfig, type ConfigProblem } from "../core/config/load-config.js";
 import type { FerryConfig } from "../core/config/schema.js";
 import { isUserError } from "../core/errors.js";
@@ -148,5 +149,9 @@ export async function referenceProblems(
       Object.entries(config.environments).filter(([name]) => filesByEnvironment.has(name)),
     ),
   };
-  return [...problems, ...checkReferences(readable, filesByEnvironment, configText)].sort(byPosition);
+  return [
+    ...problems,
+    ...checkReferences(readable, filesByEnvironment, configText),
+    ...checkRemoteBases(readable, filesByEnvironment, configText),
+  ].sort(byPosition);
 }

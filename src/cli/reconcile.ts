@@ -17,6 +17,7 @@ const USAGE =
   "usage: ferry reconcile --repo URL|PATH --path DIR [--ref REF] [--namespace NS] [--interval 2m] [--once] [--dry-run]\n" +
   "         [--prune] [--allow-empty] [--max-prune N] [--max-prune-percent P] [--create-namespace] [--environment NAME]\n" +
   "         [--instance NAME] [--kubeconfig FILE] [--listen ADDR] [--github-repo O/R] [--github-api-url URL] [--work-dir DIR]\n" +
+  "         [--allow-namespace NS]... [--allow-cluster-kind KIND]... [--allow-remote-base PREFIX]... [--render-memory-limit 384Mi]\n" +
   "tokens come from the environment: FERRY_GITHUB_TOKEN (Deployment statuses; also git), FERRY_GIT_TOKEN (git only)\n";
 
 function count(text: string | undefined, flag: string, fallback: number): number {
@@ -24,6 +25,20 @@ function count(text: string | undefined, flag: string, fallback: number): number
   if (!/^\d+$/.test(text))
     throw new UsageError(`${flag} must be a whole number, got ${JSON.stringify(text)}\n${USAGE}`);
   return Number(text);
+}
+
+/** `512Mi`, `1Gi`, or plain bytes. */
+function byteSize(text: string | undefined, flag: string): number | undefined {
+  if (text === undefined) return undefined;
+  const match = /^(\d+)(Ki|Mi|Gi)?$/.exec(text);
+  const bytes = match
+    ? Number(match[1]) * { "": 1, Ki: 1024, Mi: 1024 ** 2, Gi: 1024 ** 3 }[match[2] ?? ""]!
+    : NaN;
+  if (!Number.isSafeInteger(bytes) || bytes < 64 * 1024 ** 2)
+    throw new UsageError(
+      `${flag} must be a size of at least 64Mi (e.g. 512Mi, 2Gi), got ${JSON.stringify(text)}\n${USAGE}`,
+    );
+  return bytes;
 }
 
 export async function run(args: string[], io: CliIo): Promise<number> {
@@ -52,6 +67,10 @@ export async function run(args: string[], io: CliIo): Promise<number> {
       "github-api-url": { type: "string" },
       "work-dir": { type: "string" },
       "inventory-namespace": { type: "string" },
+      "allow-namespace": { type: "string", multiple: true, default: [] },
+      "allow-cluster-kind": { type: "string", multiple: true, default: [] },
+      "allow-remote-base": { type: "string", multiple: true, default: [] },
+      "render-memory-limit": { type: "string" },
       help: { type: "boolean", short: "h", default: false },
     },
   });
@@ -82,6 +101,11 @@ export async function run(args: string[], io: CliIo): Promise<number> {
   }
   const gitToken = io.env.FERRY_GIT_TOKEN || githubToken;
   const instance = values.instance ?? values.environment ?? "default";
+  if (values["allow-remote-base"].some((prefix) => prefix.trim() === ""))
+    throw new UsageError(
+      `--allow-remote-base needs a prefix such as https://github.com/acme/bases\n${USAGE}`,
+    );
+  const renderMemoryLimitBytes = byteSize(values["render-memory-limit"], "--render-memory-limit");
   const repo = /^[a-z][a-z0-9+.-]*:\/\//i.test(values.repo) ? values.repo : path.resolve(io.cwd, values.repo);
 
   const setup: ReconcilerSetup = {
@@ -96,6 +120,11 @@ export async function run(args: string[], io: CliIo): Promise<number> {
       ? { inventoryNamespace: values["inventory-namespace"] || io.env.POD_NAMESPACE }
       : {}),
     createNamespace: values["create-namespace"],
+    allowNamespaces: values["allow-namespace"],
+    allowClusterKinds: values["allow-cluster-kind"],
+    allowRemoteBases: values["allow-remote-base"],
+    ...(renderMemoryLimitBytes !== undefined ? { renderMemoryLimitBytes } : {}),
+    renderEnv: { ...io.env },
     ...(values.kubeconfig ? { kubeconfigFile: path.resolve(io.cwd, values.kubeconfig) } : {}),
     ...(gitToken ? { gitToken } : {}),
     gitEnv: {

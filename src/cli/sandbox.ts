@@ -5,17 +5,26 @@
  * endpoints and tokens, and stays up until SIGINT/SIGTERM. Exits 0, or 1 naming the failed step.
  */
 import { parseArgs } from "node:util";
+// The story itself (emulators, Probot, the cluster simulator) loads only once the tools are known present.
+import type { SandboxStory, SandboxStoryOptions } from "../sandbox/story/index.js";
 import {
   failedStep,
   formatEndpoints,
   formatStepLine,
   formatSummary,
-  runSandboxStory,
   toJson,
-  type SandboxStory,
-  type SandboxStoryOptions,
-} from "../sandbox/story/index.js";
+} from "../sandbox/story/timeline.js";
+import { findExecutable, findRenderer, MISSING_RENDERER_HELP } from "../reconciler/renderer.js";
 import { EXIT, type CliIo } from "./io.js";
+
+/** What the real story needs on this machine, said at once instead of after a step's timeout. */
+export function missingTools(searchPath: string | undefined): string[] {
+  const missing: string[] = [];
+  if (!findExecutable("git", searchPath))
+    missing.push("git is not on PATH: install git (https://git-scm.com/downloads)");
+  if (!findRenderer(searchPath)) missing.push(MISSING_RENDERER_HELP);
+  return missing;
+}
 
 export interface SandboxCliHooks {
   /** The story to run (tests pass a canned one); default: the real one. */
@@ -36,6 +45,13 @@ export async function run(args: string[], io: CliIo, hooks: SandboxCliHooks = {}
   });
   const json = values.json === true;
   const keep = values.keep === true;
+  if (!hooks.runStory) {
+    // The story's git and reconcilers run with this process's PATH, not the CLI's io.env.
+    const missing = missingTools(process.env.PATH);
+    for (const line of missing) io.stderr(`ferry sandbox: ${line}\n`);
+    if (missing.length > 0) return EXIT.invalid;
+  }
+  const runStory = hooks.runStory ?? (await import("../sandbox/story/index.js")).runSandboxStory;
   if (!json) io.stdout(`ferry sandbox: the release of shop 1.8.0 on embedded parts\n`);
   // Ctrl-C during the story ends it early and still shuts everything down (no temp files left).
   const interrupt = new AbortController();
@@ -44,7 +60,7 @@ export async function run(args: string[], io: CliIo, hooks: SandboxCliHooks = {}
     process.once("SIGINT", onSignal);
     process.once("SIGTERM", onSignal);
   }
-  const story = await (hooks.runStory ?? runSandboxStory)({
+  const story = await runStory({
     keep,
     signal: interrupt.signal,
     onStep: (step, index) => {

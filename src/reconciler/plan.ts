@@ -11,6 +11,7 @@ import {
   PRUNE_ANNOTATION,
   type DesiredObject,
 } from "./desired-state.js";
+import type { RefusedObject } from "./confinement.js";
 import type { KubeObject, ObjectRef } from "./types.js";
 
 export interface PruneOptions {
@@ -52,10 +53,13 @@ export type KeepReason =
   | "owned-by-another-instance"
   | "unlabelled"
   | "prune-off"
-  | "circuit-breaker";
+  | "circuit-breaker"
+  | "out-of-scope";
 
 export interface SyncPlan {
   apply: PlannedApply[];
+  /** Rendered objects outside the reconciler's confinement: not applied, and nothing is pruned. */
+  refused: RefusedObject[];
   unchanged: ObjectRef[];
   /** Inventory members to delete, in delete order (reverse apply order). */
   prune: ObjectRef[];
@@ -165,12 +169,18 @@ export interface SyncPlanInput {
   /** Live state of inventory members that left Git, by inventory key; undefined = already gone. */
   orphansLive: Map<string, KubeObject | undefined>;
   options: PruneOptions;
+  /** Rendered objects refused by the confinement. */
+  refused?: RefusedObject[];
+  /** Inventory members outside the confinement, by inventory key (no live state looked up). */
+  outOfScope?: Map<string, string>;
 }
 
 export function planSync(input: SyncPlanInput): SyncPlan {
   const { desired, observed, inventory, orphansLive, options, instance } = input;
+  const refused = input.refused ?? [];
   // The Namespace --create-namespace adds does not make a render non-empty.
-  const renderedCount = desired.filter(({ source }) => source !== CREATE_NAMESPACE_SOURCE).length;
+  const renderedCount =
+    desired.filter(({ source }) => source !== CREATE_NAMESPACE_SOURCE).length + refused.length;
   if (renderedCount === 0 && options.prune && !options.allowEmpty && inventory.length > 0) {
     // Argo CD's rule: an empty render with prune on is far more often a mistake than an intent.
     throw new UserError(
@@ -199,6 +209,12 @@ export function planSync(input: SyncPlanInput): SyncPlan {
   const stillManaged: ObjectRef[] = [];
   for (const ref of orphans) {
     const key = inventoryKey(ref);
+    if (input.outOfScope?.has(key)) {
+      // Outside the confinement: Ferry may not touch it, so it is kept (and stays in the inventory).
+      keep.push({ ref, reason: "out-of-scope" });
+      stillManaged.push(ref);
+      continue;
+    }
     if (!orphansLive.has(key)) throw new Error(`bug: no live state looked up for orphan ${describeRef(ref)}`);
     const live = orphansLive.get(key);
     if (!live) continue; // already gone: drops out of the inventory
@@ -225,7 +241,15 @@ export function planSync(input: SyncPlanInput): SyncPlan {
     }
   }
   const nextInventory = [...desired.map(({ ref }) => ref), ...stillManaged].sort(compareRefs);
-  return { apply, unchanged, prune, keep, nextInventory, ...(pruneBlocked ? { pruneBlocked } : {}) };
+  return {
+    apply,
+    refused,
+    unchanged,
+    prune,
+    keep,
+    nextInventory,
+    ...(pruneBlocked ? { pruneBlocked } : {}),
+  };
 }
 
 /** The plan as text, for `--dry-run` and logs. */
@@ -235,11 +259,13 @@ export function formatSyncPlan(plan: SyncPlan): string {
     const detail = item.changedPaths.length > 0 ? ` (${item.changedPaths.join(", ")})` : "";
     lines.push(`${item.action === "create" ? "create" : "update"} ${describeRef(item.ref)}${detail}`);
   }
+  for (const { ref, reason } of plan.refused) lines.push(`refuse ${describeRef(ref)}: ${reason}`);
   for (const ref of plan.prune) lines.push(`prune ${describeRef(ref)}`);
   for (const { ref, reason } of plan.keep) lines.push(`keep ${describeRef(ref)} (${reason})`);
   if (plan.pruneBlocked) lines.push(`prune blocked: ${plan.pruneBlocked}`);
   lines.push(
-    `${plan.apply.length} to apply, ${plan.unchanged.length} unchanged, ${plan.prune.length} to prune`,
+    `${plan.apply.length} to apply, ${plan.unchanged.length} unchanged, ${plan.prune.length} to prune` +
+      (plan.refused.length > 0 ? `, ${plan.refused.length} refused` : ""),
   );
   return lines.join("\n") + "\n";
 }

@@ -10,7 +10,10 @@ import { ReconcilerMetrics } from "./metrics.js";
 import { describeRef } from "./object-ref.js";
 import type { ClusterPort, ConfigSource, DeploymentReporter } from "./ports.js";
 import { DiffMemory, runCycle, type CycleResult, type CycleSettings } from "./reconcile-cycle.js";
-import type { HealthStatus, ObjectStatus, SyncStatus } from "./types.js";
+import { initialStatus, statusAfter, type ReconcilerStatus } from "./reconciler-status.js";
+import { WatchSet } from "./watch-set.js";
+
+export type { ReconcilerStatus } from "./reconciler-status.js";
 
 export interface ReconcilerOptions {
   cluster: ClusterPort;
@@ -33,30 +36,6 @@ export interface ReconcilerOptions {
   now?: () => Date;
 }
 
-export interface ReconcilerStatus {
-  instance: string;
-  /** The revision of the last cycle that got as far as fetching. */
-  revision?: string;
-  lastApplied?: string;
-  lastAttempted?: string;
-  sync: SyncStatus;
-  health: HealthStatus;
-  objects: {
-    kind: string;
-    group: string;
-    namespace: string;
-    name: string;
-    sync: SyncStatus;
-    health: HealthStatus;
-    message: string;
-  }[];
-  errors: string[];
-  lastCycleAt?: string;
-  consecutiveFailures: number;
-  /** The wait before the next timed cycle, as last scheduled (backoff after failures). */
-  nextCycleInMs?: number;
-}
-
 export interface Reconciler {
   /** Runs one cycle now (after any cycle in flight) and returns its result. */
   cycle(): Promise<CycleResult>;
@@ -68,6 +47,7 @@ export interface Reconciler {
 }
 
 export function createReconciler(options: ReconcilerOptions): Reconciler {
+  const { instance } = options.settings;
   const random = options.random ?? Math.random;
   const now = options.now ?? (() => new Date());
   const log = options.log ?? (() => {});
@@ -75,55 +55,27 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
   const progressingMs = options.progressingIntervalMs ?? 5_000;
   const backoff = options.backoff ?? DEFAULT_BACKOFF;
   const debounceMs = options.debounceMs ?? 2_000;
-  const metrics = options.metrics ?? new ReconcilerMetrics(options.settings.instance);
+  const metrics = options.metrics ?? new ReconcilerMetrics(instance);
 
-  let state: ReconcilerStatus = {
-    instance: options.settings.instance,
-    sync: "Unknown",
-    health: "Unknown",
-    objects: [],
-    errors: [],
-    consecutiveFailures: 0,
-  };
+  let state: ReconcilerStatus = initialStatus(instance);
   let inFlight: Promise<CycleResult> | undefined;
   let timer: NodeJS.Timeout | undefined;
   let debounceTimer: NodeJS.Timeout | undefined;
   let running = false;
-  const watches = new Map<string, () => void>();
   const memory = new DiffMemory();
-
-  const toStatusObjects = (objects: ObjectStatus[]) =>
-    objects.map(({ ref, sync, health, message }) => ({
-      kind: ref.kind,
-      group: ref.group,
-      namespace: ref.namespace,
-      name: ref.name,
-      sync,
-      health,
-      message,
-    }));
+  const watches =
+    options.watch && options.cluster.watch
+      ? new WatchSet(options.cluster.watch.bind(options.cluster), instance, onWatchEvent, log)
+      : undefined;
 
   async function runOne(): Promise<CycleResult> {
     const started = performance.now();
     const result = await runCycle(options.cluster, options.source, options.settings, memory);
     const durationMs = performance.now() - started;
     metrics.record(result, durationMs);
-    const failed = !result.ok && result.errors.length > 0 && result.phase !== "done";
-    state = {
-      instance: options.settings.instance,
-      revision: result.revision ?? state.revision,
-      lastApplied: result.appliedRevision ?? state.lastApplied,
-      lastAttempted: result.revision ?? state.lastAttempted,
-      sync: result.sync,
-      health: result.health,
-      // After a failed fetch or render the last known objects stay visible, marked by the errors.
-      objects: result.plan ? toStatusObjects(result.objects) : state.objects,
-      errors: result.errors,
-      lastCycleAt: now().toISOString(),
-      consecutiveFailures: failed ? state.consecutiveFailures + 1 : 0,
-    };
+    state = statusAfter(state, instance, result, now());
     log(result.ok ? "reconcile cycle finished" : "reconcile cycle failed", {
-      instance: options.settings.instance,
+      instance,
       revision: result.revision,
       phase: result.phase,
       applied: result.applied.length,
@@ -133,60 +85,17 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
       errors: result.errors,
       ms: Math.round(durationMs),
     });
-    if (options.reporter && !options.settings.dryRun) {
-      const report = deploymentReportOf(result);
-      if (report) {
-        await options.reporter.report(report).catch((error: unknown) => {
-          log("deployment status report failed", {
-            instance: options.settings.instance,
-            error: (error as Error).message,
-          });
-        });
-      }
-    }
-    if (options.watch && result.plan && options.cluster.watch) await ensureWatches(result);
+    if (options.reporter && !options.settings.dryRun) await report(options.reporter, result);
+    if (watches && result.plan) await watches.update(result, () => running);
     return result;
   }
 
-  async function ensureWatches(result: CycleResult): Promise<void> {
-    const watch = options.cluster.watch!.bind(options.cluster);
-    const wanted = new Map<string, { apiVersion: string; kind: string; namespace: string | undefined }>();
-    for (const { ref } of result.objects) {
-      const apiVersion = ref.group ? `${ref.group}/${ref.version}` : ref.version;
-      wanted.set(`${apiVersion} ${ref.kind} ${ref.namespace}`, {
-        apiVersion,
-        kind: ref.kind,
-        namespace: ref.namespace || undefined,
-      });
-    }
-    for (const [key, stop] of watches) {
-      if (!wanted.has(key)) {
-        stop();
-        watches.delete(key);
-      }
-    }
-    for (const [key, { apiVersion, kind, namespace }] of wanted) {
-      if (watches.has(key) || !running) continue;
-      try {
-        watches.set(
-          key,
-          await watch(
-            apiVersion,
-            kind,
-            namespace,
-            `ferry.dev/instance=${options.settings.instance}`,
-            onWatchEvent,
-          ),
-        );
-      } catch (error) {
-        log("watch failed", {
-          instance: options.settings.instance,
-          kind,
-          namespace,
-          error: (error as Error).message,
-        });
-      }
-    }
+  async function report(reporter: DeploymentReporter, result: CycleResult): Promise<void> {
+    const report = deploymentReportOf(result);
+    if (!report) return;
+    await reporter.report(report).catch((error: unknown) => {
+      log("deployment status report failed", { instance, error: (error as Error).message });
+    });
   }
 
   function onWatchEvent(): void {
@@ -221,20 +130,13 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
     if (!running) return;
     state = { ...state, nextCycleInMs: delayMs };
     if (state.consecutiveFailures > 0) {
-      log("reconcile backing off", {
-        instance: options.settings.instance,
-        failures: state.consecutiveFailures,
-        retryInMs: delayMs,
-      });
+      log("reconcile backing off", { instance, failures: state.consecutiveFailures, retryInMs: delayMs });
     }
     timer = setTimeout(() => {
       void cycle().then(
         (result) => schedule(nextDelay(result)),
         (error: unknown) => {
-          log("reconcile cycle crashed", {
-            instance: options.settings.instance,
-            error: (error as Error).message,
-          });
+          log("reconcile cycle crashed", { instance, error: (error as Error).message });
           state = {
             ...state,
             consecutiveFailures: state.consecutiveFailures + 1,
@@ -258,8 +160,7 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
       running = false;
       clearTimeout(timer);
       clearTimeout(debounceTimer);
-      for (const stopWatch of watches.values()) stopWatch();
-      watches.clear();
+      watches?.stopAll();
       await inFlight?.catch(() => undefined);
     },
     metrics,

@@ -1,12 +1,13 @@
 /**
  * The render step: a checked-out folder → validated objects. A folder with a kustomization file
- * goes through `kubectl kustomize` (child process, with a timeout and an output cap); any other
- * folder is read as plain manifests, recursively, in sorted order.
+ * has its inputs checked (kustomize-inputs.ts), then goes through kustomize as a bounded child
+ * process (renderer.ts); any other folder is read as plain manifests, recursively, in sorted order.
  */
-import { spawn } from "node:child_process";
 import { lstat, readdir, readFile, realpath, stat } from "node:fs/promises";
 import path from "node:path";
 import { UserError } from "../core/errors.js";
+import { KUSTOMIZATION_FILE_NAMES } from "../core/kustomize/kustomization-references.js";
+import { checkKustomizeInputs, type InputLimits } from "./kustomize-inputs.js";
 import {
   DEFAULT_RENDER_LIMITS,
   parseManifests,
@@ -14,15 +15,54 @@ import {
   type RenderedObject,
   type RenderLimits,
 } from "./parse-manifests.js";
+import {
+  DEFAULT_RENDERER_LIMITS,
+  kubectlRenderer,
+  kustomizeRenderer,
+  runRenderer,
+  type Renderer,
+} from "./renderer.js";
 
-export const KUSTOMIZATION_FILES = ["kustomization.yaml", "kustomization.yml", "Kustomization"];
+export const KUSTOMIZATION_FILES = KUSTOMIZATION_FILE_NAMES;
 const MANIFEST_EXTENSIONS = new Set([".yaml", ".yml", ".json"]);
 
 export interface RenderOptions {
   limits?: Partial<RenderLimits>;
   /** The kubectl binary for `kubectl kustomize`. */
   kubectl?: string;
+  /** The renderer to run; kubectl, else kustomize, from PATH when neither this nor `kubectl` is set. */
+  renderer?: Renderer;
   kustomizeTimeoutMs?: number;
+  /** The renderer's memory (data) limit in bytes (`--render-memory-limit`). */
+  memoryLimitBytes?: number;
+  /** Limits on what kustomize would read, checked before it runs. */
+  inputLimits?: Partial<InputLimits>;
+  /** `--allow-remote-base` prefixes; remote resources are refused without one. */
+  allowRemoteBases?: readonly string[];
+  /** The renderer's environment (PATH, HOME… tokens are dropped); the process's own when absent. */
+  env?: NodeJS.ProcessEnv;
+}
+
+/** What the renderer may see of a given environment: no tokens (FERRY_GITHUB_TOKEN…) reach it. */
+const RENDERER_ENV = [
+  "PATH",
+  "HOME",
+  "TMPDIR",
+  "LANG",
+  "SSL_CERT_FILE",
+  "SSL_CERT_DIR",
+  "HTTP_PROXY",
+  "HTTPS_PROXY",
+  "NO_PROXY",
+  "http_proxy",
+  "https_proxy",
+  "no_proxy",
+];
+
+function rendererEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const kept: NodeJS.ProcessEnv = {};
+  for (const name of RENDERER_ENV) if (env[name] !== undefined) kept[name] = env[name];
+  return kept;
 }
 
 /**
@@ -60,12 +100,32 @@ export async function renderPath(
   }
   const entries = await readdir(folder);
   if (KUSTOMIZATION_FILES.some((name) => entries.includes(name))) {
-    const output = await runKustomize(
+    await checkKustomizeInputs(root, folder, {
+      ...(options.inputLimits ? { limits: options.inputLimits } : {}),
+      ...(options.allowRemoteBases ? { allowRemoteBases: options.allowRemoteBases } : {}),
+    });
+    const renderers = options.renderer
+      ? [options.renderer]
+      : options.kubectl
+        ? [kubectlRenderer(options.kubectl)]
+        : [kubectlRenderer(), kustomizeRenderer()];
+    const output = await runRenderer(
+      renderers,
       folder,
-      options.kubectl ?? "kubectl",
-      options.kustomizeTimeoutMs ?? 60_000,
-      limits.maxBytes,
-    );
+      {
+        timeoutMs: options.kustomizeTimeoutMs ?? DEFAULT_RENDERER_LIMITS.timeoutMs,
+        maxOutputBytes: limits.maxBytes,
+        memoryLimitBytes: options.memoryLimitBytes ?? DEFAULT_RENDERER_LIMITS.memoryLimitBytes,
+      },
+      {
+        ...(options.env ? { env: rendererEnv(options.env) } : {}),
+        blockNetwork: (options.allowRemoteBases ?? []).length === 0,
+      },
+    ).catch((error: unknown) => {
+      if (error instanceof UserError && error.code === "renderer-missing")
+        throw new UserError("renderer-missing", `cannot render ${relative}: ${error.message}`);
+      throw error;
+    });
     return parseManifests(output, `kustomize build ${relative}`, budget);
   }
   const objects: RenderedObject[] = [];
@@ -101,55 +161,4 @@ async function listManifestFiles(folder: string): Promise<string[]> {
   };
   await walk(folder);
   return found.sort();
-}
-
-/** `kubectl kustomize DIR`, killed when it runs past the timeout or prints more than the cap. */
-export function runKustomize(
-  folder: string,
-  kubectl: string,
-  timeoutMs: number,
-  maxBytes: number,
-): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(kubectl, ["kustomize", folder], { stdio: ["ignore", "pipe", "pipe"] });
-    const chunks: Buffer[] = [];
-    let bytes = 0;
-    let stderr = "";
-    let failure: UserError | undefined;
-    const stop = (error: UserError) => {
-      failure ??= error;
-      child.kill("SIGKILL");
-    };
-    const timer = setTimeout(
-      () => stop(new UserError("render-timeout", `kustomize build timed out after ${timeoutMs} ms`)),
-      timeoutMs,
-    );
-    child.stdout.on("data", (chunk: Buffer) => {
-      bytes += chunk.length;
-      if (bytes > maxBytes)
-        stop(new UserError("render-too-large", `kustomize output exceeds ${maxBytes} bytes`));
-      else chunks.push(chunk);
-    });
-    child.stderr.on("data", (chunk: Buffer) => {
-      if (stderr.length < 4096) stderr += chunk.toString("utf8");
-    });
-    child.on("error", (error) => {
-      clearTimeout(timer);
-      reject(
-        new UserError("render-failed", `cannot run ${kubectl} kustomize: ${error.message}`, { cause: error }),
-      );
-    });
-    child.on("close", (code) => {
-      clearTimeout(timer);
-      if (failure) reject(failure);
-      else if (code !== 0)
-        reject(
-          new UserError(
-            "render-failed",
-            `kustomize build failed: ${stderr.trim().split("\n").slice(-3).join(" ")}`,
-          ),
-        );
-      else resolve(Buffer.concat(chunks).toString("utf8"));
-    });
-  });
 }

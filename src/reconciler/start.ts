@@ -12,6 +12,7 @@ import type { BackoffPolicy } from "./backoff.js";
 import { GitHubDeploymentReporter } from "./github-deployment-reporter.js";
 import { DEFAULT_PRUNE_OPTIONS, type PruneOptions } from "./plan.js";
 import type { ClusterPort, ConfigSource, DeploymentReporter } from "./ports.js";
+import { memoryLimitEnforced } from "./renderer.js";
 import type { CycleResult, CycleSettings } from "./reconcile-cycle.js";
 import { createReconciler, type Reconciler, type ReconcilerStatus } from "./reconciler.js";
 import { startStatusServer } from "./status-server.js";
@@ -43,6 +44,16 @@ export interface ReconcilerSetup {
   workDir?: string;
   dryRun?: boolean;
   prune?: Partial<PruneOptions>;
+  /** `--allow-namespace`: namespaces besides `namespace` objects may be applied in (`*`: any). */
+  allowNamespaces?: string[];
+  /** `--allow-cluster-kind`: cluster-scoped kinds Ferry may apply (`Kind` or `Kind.group`; `*`: any). */
+  allowClusterKinds?: string[];
+  /** `--allow-remote-base`: prefixes of kustomize remote resources that may be fetched. */
+  allowRemoteBases?: string[];
+  /** `--render-memory-limit`: the renderer's memory (data) limit in bytes. */
+  renderMemoryLimitBytes?: number;
+  /** The renderer's environment (PATH finds kubectl or kustomize); the process's own when absent. */
+  renderEnv?: NodeJS.ProcessEnv;
   intervalMs?: number;
   progressingIntervalMs?: number;
   backoff?: BackoffPolicy;
@@ -114,7 +125,25 @@ export function buildReconciler(setup: ReconcilerSetup): Reconciler {
     createNamespace: setup.createNamespace ?? false,
     dryRun: setup.dryRun ?? false,
     prune: { ...DEFAULT_PRUNE_OPTIONS, ...setup.prune },
+    confinement: {
+      namespace,
+      allowNamespaces: setup.allowNamespaces ?? [],
+      allowClusterKinds: setup.allowClusterKinds ?? [],
+      createNamespace: setup.createNamespace ?? false,
+    },
+    render: {
+      allowRemoteBases: setup.allowRemoteBases ?? [],
+      ...(setup.renderMemoryLimitBytes !== undefined
+        ? { memoryLimitBytes: setup.renderMemoryLimitBytes }
+        : {}),
+      ...(setup.renderEnv ? { env: setup.renderEnv } : {}),
+    },
   };
+  if (!memoryLimitEnforced())
+    setup.log?.("renderer memory limit not enforced on this platform", {
+      instance,
+      platform: process.platform,
+    });
   const reporter =
     setup.reporter ??
     (setup.github

@@ -1,15 +1,19 @@
-import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { parseAllDocuments } from "yaml";
 import { currentImage } from "../../src/core/targets/index.js";
 import { updateImage } from "../../src/core/yaml-edit/update-image.js";
+import {
+  DEFAULT_RENDERER_LIMITS,
+  kubectlRenderer,
+  kustomizeRenderer,
+  runRenderer,
+} from "../../src/reconciler/renderer.js";
 import { CORPUS_CASES } from "../support/corpus-cases.js";
 
 const CORPUS = fileURLToPath(new URL("../fixtures/corpus/", import.meta.url));
@@ -70,8 +74,6 @@ describe("editing real-world files", () => {
   });
 });
 
-const exec = promisify(execFile);
-
 /**
  * kubectl kustomize renders the new image. The corpus kustomizations name resources that are not
  * in the corpus, so each listed file is stubbed with a Deployment that uses the entry's `name`.
@@ -118,7 +120,13 @@ describe("kubectl kustomize renders the edited overlays", () => {
         await writeFile(join(dir, name), text);
         for (const [resource, written] of stubs)
           await writeFile(join(dir, resource), deployment(resource.replace(/\.ya?ml$/, ""), written));
-        const { stdout } = await exec("kubectl", ["kustomize", dir], { timeout: 60_000 });
+        // kubectl kustomize, or kustomize build where kubectl is absent, as the reconciler renders.
+        const stdout = await runRenderer(
+          [kubectlRenderer(), kustomizeRenderer()],
+          dir,
+          DEFAULT_RENDERER_LIMITS,
+          { blockNetwork: true },
+        );
         expect(stdout).toContain(`image: ${image}\n`);
       } finally {
         await rm(dir, { recursive: true, force: true });

@@ -1,0 +1,104 @@
+/**
+ * A cycle's outcome as data: where it stopped, what it applied and pruned, and the sync and
+ * health of every desired object (what `/status`, the metrics and the Deployment report show).
+ */
+import { isTransientError } from "../core/errors.js";
+import type { CycleSettings } from "./cycle-settings.js";
+import { aggregateHealth, assessHealth } from "./health.js";
+import { inventoryKey } from "./object-ref.js";
+import type { Observation } from "./observe.js";
+import type { SyncPlan } from "./plan.js";
+import type { HealthStatus, KubeObject, ObjectRef, ObjectStatus, SyncStatus } from "./types.js";
+
+export type CyclePhase = "fetch" | "render" | "observe" | "plan" | "apply" | "prune" | "done";
+
+export interface CycleResult {
+  ok: boolean;
+  /** Where the cycle stopped: "done" when it ran to the end. */
+  phase: CyclePhase;
+  /** The revision this cycle tried (undefined when the fetch failed). */
+  revision?: string;
+  /** Set when every object of `revision` was applied (or already in sync). */
+  appliedRevision?: string;
+  plan?: SyncPlan;
+  applied: ObjectRef[];
+  pruned: ObjectRef[];
+  sync: SyncStatus;
+  health: HealthStatus;
+  objects: ObjectStatus[];
+  errors: string[];
+  /** True when the cycle failed in a way that may pass on retry (network, 5xx). */
+  transient: boolean;
+  /** Write requests made (applies, deletes, inventory). */
+  writes: number;
+}
+
+export function failure(phase: CyclePhase, error: unknown, extra: Partial<CycleResult> = {}): CycleResult {
+  return {
+    ok: false,
+    phase,
+    applied: [],
+    pruned: [],
+    sync: "Unknown",
+    health: "Degraded",
+    objects: [],
+    errors: [`${phase}: ${(error as Error).message}`],
+    transient: isTransientError(error),
+    writes: 0,
+    ...extra,
+  };
+}
+
+/** The result of a cycle that got as far as a plan. */
+export function summarize(input: {
+  revision: string;
+  plan: SyncPlan;
+  observation: Observation;
+  settings: CycleSettings;
+  liveAfter: Map<string, KubeObject>;
+  applied: ObjectRef[];
+  pruned: ObjectRef[];
+  errors: string[];
+  writes: number;
+  phase: CyclePhase;
+  dryRun: boolean;
+}): CycleResult {
+  const { revision, plan, observation, liveAfter, applied, pruned, errors, writes, phase, dryRun } = input;
+  const appliedKeys = new Set(applied.map(inventoryKey));
+  const pendingKeys = new Set(plan.apply.map((item) => inventoryKey(item.ref)));
+  const objects: ObjectStatus[] = observation.desired.map(({ ref }) => {
+    const key = inventoryKey(ref);
+    const synced = !pendingKeys.has(key) || appliedKeys.has(key);
+    const live = liveAfter.get(key) ?? observation.observed.get(key)?.live;
+    const health = assessHealth(live);
+    return { ref, sync: synced ? "Synced" : "OutOfSync", health: health.status, message: health.message };
+  });
+  for (const { ref, reason } of plan.refused) {
+    objects.push({ ref, sync: "OutOfSync", health: "Unknown", message: `refused: ${reason}` });
+  }
+  for (const { ref, reason } of plan.keep) {
+    if (reason === "prune-off" || reason === "circuit-breaker") {
+      objects.push({ ref, sync: "OutOfSync", health: "Healthy", message: `requires pruning (${reason})` });
+    }
+  }
+  const allErrors = [...errors];
+  if (plan.pruneBlocked) allErrors.push(`prune: ${plan.pruneBlocked}`);
+  const sync: SyncStatus =
+    objects.every((object) => object.sync === "Synced") && allErrors.length === 0 ? "Synced" : "OutOfSync";
+  const applyFailed = errors.some((error) => error.startsWith("apply:") || error.startsWith("refused:"));
+  return {
+    ok: allErrors.length === 0 && (dryRun || sync === "Synced"),
+    phase,
+    revision,
+    ...(!dryRun && !applyFailed ? { appliedRevision: revision } : {}),
+    plan,
+    applied,
+    pruned,
+    sync,
+    health: applyFailed ? "Degraded" : aggregateHealth(objects.map((object) => object.health)),
+    objects,
+    errors: allErrors,
+    transient: false,
+    writes,
+  };
+}

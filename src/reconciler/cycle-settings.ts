@@ -1,0 +1,29 @@
+/** What one reconciler's cycles work with: which folder, which namespace, which safeguards. */
+import type { Confinement } from "./confinement.js";
+import type { PruneOptions } from "./plan.js";
+import type { RenderOptions } from "./render.js";
+
+export interface CycleSettings {
+  /** Names this reconciler's objects (label `ferry.dev/instance`) and its inventory. */
+  instance: string;
+  /** The folder inside the config repo to render. */
+  path: string;
+  /** The namespace for namespaced objects that name none. */
+  namespace: string;
+  /** Where the inventory ConfigMap lives (the reconciler's own namespace). */
+  inventoryNamespace: string;
+  createNamespace: boolean;
+  /** Plan only: print what would change, write nothing. */
+  dryRun: boolean;
+  prune: PruneOptions;
+  render?: RenderOptions;
+  /**
+   * Where objects may be applied and pruned (`ferry reconcile` always sets it). Unset, nothing is
+   * refused: for embedding callers that confine the reconciler some other way.
+   */
+  confinement?: Confinement;
+  /** Parallel requests while observing and applying (same-rank objects only). */
+  concurrency?: number;
+  /** How long to wait for an applied CRD's kind to be served before applying its resources (default 30 s). */
+  crdServedTimeoutMs?: number;
+}

@@ -1,0 +1,72 @@
+/**
+ * The prune step and the inventory write that closes a cycle. After an apply error (or a refused
+ * object) nothing is deleted and the inventory only grows (RELIABILITY.md §6 rule 1: never prune
+ * on an error); otherwise the plan's prunes run in order and objects whose delete failed stay in the inventory
+ * for a later cycle.
+ */
+import { isTransientError } from "../core/errors.js";
+import { inventoryEntries, inventoryObject } from "./inventory.js";
+import { inventoryKey } from "./object-ref.js";
+import type { SyncPlan } from "./plan.js";
+import type { ClusterPort } from "./ports.js";
+import type { ObjectRef } from "./types.js";
+
+export interface PruneOutcome {
+  pruned: ObjectRef[];
+  /** `prune: …` and `inventory: …` lines. */
+  errors: string[];
+  writes: number;
+  transient: boolean;
+}
+
+export async function pruneAndRecord(
+  cluster: ClusterPort,
+  input: {
+    plan: SyncPlan;
+    /** The inventory as the cycle found it (refs and the stored entries). */
+    inventory: ObjectRef[];
+    inventoryEntries: string[];
+    inventoryNamespace: string;
+    instance: string;
+    /** What the apply step wrote. */
+    applied: ObjectRef[];
+    /** After an apply error or a refused object: delete nothing, only record what was applied. */
+    holdPrune: boolean;
+  },
+): Promise<PruneOutcome> {
+  const { plan } = input;
+  const outcome: PruneOutcome = { pruned: [], errors: [], writes: 0, transient: false };
+  let inventory: ObjectRef[];
+  if (input.holdPrune) {
+    // Record what now exists in the cluster, drop nothing: a later cycle can still prune it.
+    const known = new Map(input.inventory.map((ref) => [inventoryKey(ref), ref]));
+    for (const ref of input.applied) known.set(inventoryKey(ref), ref);
+    inventory = [...known.values()];
+  } else {
+    for (const ref of plan.prune) {
+      outcome.writes++;
+      try {
+        await cluster.delete(ref);
+        outcome.pruned.push(ref);
+      } catch (error) {
+        outcome.transient ||= isTransientError(error);
+        outcome.errors.push(`prune: ${(error as Error).message}`);
+      }
+    }
+    const prunedKeys = new Set(outcome.pruned.map(inventoryKey));
+    // Objects whose delete failed stay in the inventory, to be pruned on a later cycle.
+    inventory = [...plan.nextInventory, ...plan.prune.filter((ref) => !prunedKeys.has(inventoryKey(ref)))];
+  }
+  if (inventoryEntries(inventory).join("\n") !== input.inventoryEntries.join("\n")) {
+    outcome.writes++;
+    try {
+      await cluster.apply(inventoryObject(input.inventoryNamespace, input.instance, inventory), {
+        dryRun: false,
+      });
+    } catch (error) {
+      outcome.transient ||= isTransientError(error);
+      outcome.errors.push(`inventory: ${(error as Error).message}`);
+    }
+  }
+  return outcome;
+}

@@ -1,0 +1,215 @@
+/**
+ * The kustomize renderer as a bounded child process: `kubectl kustomize DIR`, or `kustomize build
+ * DIR` when kubectl is absent, with the load restrictor kustomize defaults to spelled out (files
+ * outside a kustomization's root are refused), a kill timeout, an output cap and, on Linux, an
+ * data limit (`ulimit -d`, RLIMIT_DATA, in a `/bin/sh` wrapper: no root needed). Elsewhere the memory
+ * limit is not enforced and `memoryLimitEnforced()` says so (the reconciler logs it at start).
+ */
+import { spawn } from "node:child_process";
+import { accessSync, constants } from "node:fs";
+import path from "node:path";
+import { UserError } from "../core/errors.js";
+
+/** The kustomize release `.ci/run` installs when neither tool is present. */
+export const PINNED_KUSTOMIZE = "v5.8.2";
+
+export const MISSING_RENDERER_HELP =
+  "neither kubectl nor kustomize is on PATH: install kubectl (https://kubernetes.io/docs/tasks/tools/) " +
+  `or kustomize (https://kubectl.docs.kubernetes.io/installation/kustomize/, or go install sigs.k8s.io/kustomize/kustomize/v5@${PINNED_KUSTOMIZE})`;
+
+export interface Renderer {
+  /** `kubectl kustomize` or `kustomize build`, for messages. */
+  name: string;
+  command: string;
+  args(folder: string): string[];
+}
+
+export function kubectlRenderer(command = "kubectl"): Renderer {
+  return {
+    name: "kubectl kustomize",
+    command,
+    args: (folder) => ["kustomize", "--load-restrictor", "LoadRestrictionsRootOnly", folder],
+  };
+}
+
+export function kustomizeRenderer(command = "kustomize"): Renderer {
+  return {
+    name: "kustomize build",
+    command,
+    args: (folder) => ["build", "--load-restrictor", "LoadRestrictionsRootOnly", folder],
+  };
+}
+
+/** The first executable called `name` on `searchPath`, or undefined. */
+export function findExecutable(name: string, searchPath: string | undefined): string | undefined {
+  for (const dir of (searchPath ?? "").split(path.delimiter)) {
+    if (dir === "") continue;
+    const candidate = path.join(dir, name);
+    try {
+      accessSync(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      // not here
+    }
+  }
+  return undefined;
+}
+
+/** kubectl when it is on PATH, else kustomize, else undefined. */
+export function findRenderer(searchPath: string | undefined): Renderer | undefined {
+  const kubectl = findExecutable("kubectl", searchPath);
+  if (kubectl) return kubectlRenderer(kubectl);
+  const kustomize = findExecutable("kustomize", searchPath);
+  return kustomize ? kustomizeRenderer(kustomize) : undefined;
+}
+
+export function memoryLimitEnforced(): boolean {
+  return process.platform === "linux";
+}
+
+export interface RendererLimits {
+  timeoutMs: number;
+  /** Bytes of stdout kept; more kills the renderer. */
+  maxOutputBytes: number;
+  /**
+   * The renderer's data limit in bytes (RLIMIT_DATA: heap and private writable mappings). Not an
+   * address-space limit: Go reserves far more address space than it uses (kubectl needs ~700 MiB
+   * of it to print one ConfigMap, kustomize 1.7 GiB for a render using 140 MiB), so RLIMIT_AS
+   * refuses genuine renders while RLIMIT_DATA tracks what is really used.
+   */
+  memoryLimitBytes: number;
+}
+
+export const DEFAULT_RENDERER_LIMITS: RendererLimits = {
+  timeoutMs: 60_000,
+  maxOutputBytes: 10 * 1024 * 1024,
+  memoryLimitBytes: 384 * 1024 * 1024,
+};
+
+/** The shell wrapper's exit codes: `ulimit -d` failed; the command is not on PATH (POSIX). */
+const ULIMIT_FAILED = 125;
+const NOT_FOUND = 127;
+const OUT_OF_MEMORY = /out of memory|cannot allocate memory|bad_alloc|failed to reserve|cannot reserve/i;
+
+/** Variables that hold Ferry's tokens: never handed to the renderer. */
+const TOKEN_VARIABLES = ["FERRY_GITHUB_TOKEN", "FERRY_GIT_TOKEN"];
+
+export interface RendererEnvironment {
+  /** The renderer's environment; this process's own (less Ferry's tokens) when absent. */
+  env?: NodeJS.ProcessEnv;
+  /**
+   * No remote base is allowed: give the renderer a proxy that refuses every connection and a git
+   * that allows no transport, a second line behind the input check.
+   */
+  blockNetwork: boolean;
+}
+
+/**
+ * The `/bin/sh` wrapper: drops the tokens, blocks the network when asked, sets the data
+ * limit (Linux), then execs the renderer. Arguments: limit in KiB, command, its arguments.
+ */
+function wrapperScript(blockNetwork: boolean): string {
+  const lines = [`unset ${TOKEN_VARIABLES.join(" ")}`];
+  if (blockNetwork) {
+    const nowhere = "http://127.0.0.1:9";
+    lines.push(
+      `export HTTP_PROXY=${nowhere} HTTPS_PROXY=${nowhere} ALL_PROXY=${nowhere} http_proxy=${nowhere} https_proxy=${nowhere} all_proxy=${nowhere}`,
+      "export GIT_ALLOW_PROTOCOL=none GIT_TERMINAL_PROMPT=0",
+      "unset NO_PROXY no_proxy",
+    );
+  }
+  if (memoryLimitEnforced()) lines.push(`ulimit -d "$1" || exit ${ULIMIT_FAILED}`);
+  lines.push("shift", 'exec "$@"');
+  return lines.join("\n");
+}
+
+/**
+ * Runs the first of `renderers` that is installed on `folder` and returns its stdout. Killed past
+ * the timeout or the output cap; a renderer that runs out of its memory limit is reported as such.
+ */
+export async function runRenderer(
+  renderers: Renderer[],
+  folder: string,
+  limits: RendererLimits,
+  environment: RendererEnvironment,
+): Promise<string> {
+  for (const renderer of renderers) {
+    const output = await runOne(renderer, folder, limits, environment);
+    if (output !== undefined) return output;
+  }
+  throw new UserError("renderer-missing", MISSING_RENDERER_HELP);
+}
+
+/** undefined when the renderer is not installed. */
+function runOne(
+  renderer: Renderer,
+  folder: string,
+  limits: RendererLimits,
+  environment: RendererEnvironment,
+): Promise<string | undefined> {
+  const mib = Math.round(limits.memoryLimitBytes / (1024 * 1024));
+  const args = [
+    "-c",
+    wrapperScript(environment.blockNetwork),
+    "ferry-render",
+    String(Math.floor(limits.memoryLimitBytes / 1024)),
+    renderer.command,
+    ...renderer.args(folder),
+  ];
+  return new Promise((resolve, reject) => {
+    const child = spawn("/bin/sh", args, {
+      stdio: ["ignore", "pipe", "pipe"],
+      ...(environment.env ? { env: environment.env } : {}),
+    });
+    const chunks: Buffer[] = [];
+    let bytes = 0;
+    let stderr = "";
+    let failure: UserError | undefined;
+    const stop = (error: UserError) => {
+      failure ??= error;
+      child.kill("SIGKILL");
+    };
+    const timer = setTimeout(
+      () => stop(new UserError("render-timeout", `kustomize build timed out after ${limits.timeoutMs} ms`)),
+      limits.timeoutMs,
+    );
+    child.stdout.on("data", (chunk: Buffer) => {
+      bytes += chunk.length;
+      if (bytes > limits.maxOutputBytes)
+        stop(new UserError("render-too-large", `kustomize output exceeds ${limits.maxOutputBytes} bytes`));
+      else chunks.push(chunk);
+    });
+    child.stderr.on("data", (chunk: Buffer) => {
+      if (stderr.length < 4096) stderr += chunk.toString("utf8");
+    });
+    child.on("error", (error) => {
+      clearTimeout(timer);
+      reject(
+        new UserError("render-failed", `cannot run ${renderer.name}: ${error.message}`, { cause: error }),
+      );
+    });
+    child.on("close", (code, signal) => {
+      clearTimeout(timer);
+      const tail = stderr.trim().split("\n").slice(-3).join(" ");
+      if (failure) reject(failure);
+      else if (code === NOT_FOUND && bytes === 0 && /not found|No such file/.test(stderr)) resolve(undefined);
+      else if (code === ULIMIT_FAILED)
+        reject(new UserError("render-failed", `cannot limit ${renderer.name} to ${mib} MiB: ${tail}`));
+      else if (code !== 0 && OUT_OF_MEMORY.test(stderr))
+        reject(
+          new UserError(
+            "render-out-of-memory",
+            `kustomize build ran out of its ${mib} MiB memory limit and was stopped (a YAML alias bomb, or raise --render-memory-limit)`,
+          ),
+        );
+      else if (code !== 0)
+        reject(
+          new UserError(
+            "render-failed",
+            `kustomize build failed${signal ? ` (${signal})` : ""}: ${tail.slice(0, 1000)}`,
+          ),
+        );
+      else resolve(Buffer.concat(chunks).toString("utf8"));
+    });
+  });
+}

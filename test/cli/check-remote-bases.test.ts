@@ -1,0 +1,67 @@
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { main } from "../../src/cli.js";
+import type { CliIo } from "../../src/cli/io.js";
+
+const CONFIG = `images:
+  shop:
+    repository: ghcr.io/acme/shop
+environments:
+  staging:
+    paths: [overlays/staging]
+`;
+
+let dir: string;
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), "ferry-check-"));
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function put(path: string, text: string): Promise<void> {
+  await mkdir(dirname(join(dir, path)), { recursive: true });
+  await writeFile(join(dir, path), text);
+}
+
+async function check(): Promise<{ code: number; stdout: string; stderr: string }> {
+  let stdout = "";
+  let stderr = "";
+  const io: CliIo = {
+    stdout: (t) => void (stdout += t),
+    stderr: (t) => void (stderr += t),
+    readStdin: async () => "",
+    cwd: dir,
+    env: {},
+    now: () => new Date(0),
+  };
+  return { code: await main(["check", "--dir", "."], io), stdout, stderr };
+}
+
+describe("ferry check and remote bases", () => {
+  it("warns on the environment's paths line when a kustomization loads a remote base", async () => {
+    await put(".github/ferry.yml", CONFIG);
+    await put(
+      "overlays/staging/kustomization.yaml",
+      "resources:\n  - https://github.com/acme/bases//shop?ref=v1\n  - web.yaml\nimages:\n- name: ghcr.io/acme/shop\n  newTag: 1.8.0\n",
+    );
+    const result = await check();
+    const output = result.stdout + result.stderr;
+    expect(output).toMatch(
+      /\.github\/ferry\.yml:6:\d+ .*environment staging: overlays\/staging\/kustomization\.yaml loads the remote resources entry "https:\/\/github\.com\/acme\/bases\/\/shop\?ref=v1"; ferry reconcile refuses remote resources unless allowed with --allow-remote-base/,
+    );
+  });
+
+  it("says nothing about local bases", async () => {
+    await put(".github/ferry.yml", CONFIG);
+    await put(
+      "overlays/staging/kustomization.yaml",
+      "resources:\n  - ../../base\nimages:\n- name: ghcr.io/acme/shop\n  newTag: 1.8.0\n",
+    );
+    const result = await check();
+    expect(result.stdout + result.stderr).not.toMatch(/remote/);
+    expect(result.code).toBe(0);
+  });
+});

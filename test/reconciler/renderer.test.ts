@@ -1,0 +1,88 @@
+/**
+ * Which renderer runs and what it is given: `kustomize build` when kubectl is absent, a clear
+ * error naming both tools when neither is on PATH, no token in its environment, and the sandbox
+ * refusing to start without them.
+ */
+import { chmodSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { missingTools } from "../../src/cli/sandbox.js";
+import { renderPath } from "../../src/reconciler/render.js";
+import { findExecutable, findRenderer } from "../../src/reconciler/renderer.js";
+import { configMapYaml, TempDirs } from "../support/reconciler-harness.js";
+
+// Child processes on a shared, busy machine: allow for slow runs.
+vi.setConfig({ testTimeout: 30_000 });
+
+const temp = new TempDirs();
+afterEach(() => temp.cleanup());
+
+function configRepo(): string {
+  const root = temp.make("ferry-render-");
+  mkdirSync(path.join(root, "app"));
+  writeFileSync(path.join(root, "app/kustomization.yaml"), "resources: [web.yaml]\nnamePrefix: staging-\n");
+  writeFileSync(path.join(root, "app/web.yaml"), configMapYaml("web"));
+  return root;
+}
+
+/** A PATH holding only `kustomize`: the real one when installed, else kubectl's built-in behind that name. */
+function pathWithOnlyKustomize(): { dir: string; calls: string } {
+  const installed = findRenderer(process.env.PATH);
+  if (!installed) throw new Error("these tests need kubectl or kustomize on PATH");
+  const dir = temp.make("ferry-path-");
+  const calls = path.join(dir, "calls");
+  const run =
+    installed.name === "kustomize build"
+      ? `exec '${installed.command}' "$@"`
+      : `[ "$1" = build ] || exit 64\nshift\nexec '${installed.command}' kustomize "$@"`;
+  writeFileSync(path.join(dir, "kustomize"), `#!/bin/sh\necho "$*" >> '${calls}'\n${run}\n`);
+  chmodSync(path.join(dir, "kustomize"), 0o755);
+  return { dir, calls };
+}
+
+describe("the renderer", () => {
+  it("renders with kustomize build when kubectl is not on PATH", async () => {
+    const { dir, calls } = pathWithOnlyKustomize();
+    const root = configRepo();
+    const rendered = await renderPath(root, "app", { env: { PATH: dir, HOME: root } });
+    expect(rendered.map(({ object }) => object.metadata.name)).toEqual(["staging-web"]);
+    expect(readFileSync(calls, "utf8")).toMatch(
+      /^build --load-restrictor LoadRestrictionsRootOnly \S+\/app\n$/,
+    );
+  });
+
+  it("fails naming kubectl, kustomize and how to install them when neither is on PATH", async () => {
+    const empty = temp.make("ferry-path-");
+    await expect(renderPath(configRepo(), "app", { env: { PATH: empty } })).rejects.toThrow(
+      /cannot render app: neither kubectl nor kustomize is on PATH: install kubectl \(https:\/\/kubernetes\.io\/docs\/tasks\/tools\/\) or kustomize .*go install sigs\.k8s\.io\/kustomize\/kustomize\/v5@v5\./,
+    );
+  });
+
+  it("hands the renderer no token and, with no remote base allowed, no way out", async () => {
+    const dir = temp.make("ferry-path-");
+    writeFileSync(
+      path.join(dir, "kubectl"),
+      `#!/bin/sh\nprintf 'apiVersion: v1\\nkind: ConfigMap\\nmetadata:\\n  name: env\\ndata:\\n  token: "%s"\\n  proxy: "%s"\\n  git: "%s"\\n' "\${FERRY_GITHUB_TOKEN:-none}\${FERRY_GIT_TOKEN:-}" "$HTTPS_PROXY" "$GIT_ALLOW_PROTOCOL"\n`,
+    );
+    chmodSync(path.join(dir, "kubectl"), 0o755);
+    const env = { PATH: dir, FERRY_GITHUB_TOKEN: "ghs_secret", FERRY_GIT_TOKEN: "git_secret" };
+    const [blocked] = await renderPath(configRepo(), "app", { env });
+    expect(blocked!.object.data).toEqual({ token: "none", proxy: "http://127.0.0.1:9", git: "none" });
+    const [allowed] = await renderPath(configRepo(), "app", {
+      env: { ...env, HTTPS_PROXY: "http://proxy.internal:3128" },
+      allowRemoteBases: ["https://github.com/acme/"],
+    });
+    expect(allowed!.object.data).toEqual({ token: "none", proxy: "http://proxy.internal:3128", git: "" });
+  });
+
+  it("lets the sandbox name what is missing before it starts anything", () => {
+    const empty = temp.make("ferry-path-");
+    expect(missingTools(empty)).toEqual([
+      expect.stringMatching(/^git is not on PATH: install git/),
+      expect.stringMatching(/^neither kubectl nor kustomize is on PATH/),
+    ]);
+    const { dir } = pathWithOnlyKustomize();
+    symlinkSync(findExecutable("git", process.env.PATH)!, path.join(dir, "git"));
+    expect(missingTools(dir)).toEqual([]);
+  });
+});
