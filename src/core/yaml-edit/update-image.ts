@@ -47,7 +47,9 @@ export function updateImage(
   const edits: FileEdit[] = [];
   for (const set of plan.sets) {
     const [start, end] = set.scalar.range!;
-    splices.push({ start, end, text: renderLike(set.scalar, set.to) });
+    // An empty value (`tag:` with nothing after it) has an empty range right after the colon.
+    const gap = start === end && text[start - 1] === ":" ? " " : "";
+    splices.push({ start, end, text: gap + renderLike(set.scalar, set.to) });
     edits.push({
       line: parsed.lineCounter.linePos(start).line,
       field: set.sites[0]!.field,
