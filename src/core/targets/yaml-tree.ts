@@ -12,6 +12,7 @@ import {
   type YAMLMap,
 } from "yaml";
 import { UserError } from "../errors.js";
+import type { PartialParse } from "./top-level-entries.js";
 
 /**
  * The parsed form every target finder works on: all documents of a file with exact source
@@ -21,6 +22,8 @@ export interface ParsedYaml {
   text: string;
   documents: Document.Parsed[];
   lineCounter: LineCounter;
+  /** Set when only some top-level entries were parsed (see top-level-entries.ts). */
+  partial?: PartialParse;
 }
 
 /** Files bigger than this are refused, not parsed (RELIABILITY.md row 29). */
@@ -44,17 +47,14 @@ export class YamlSyntaxError extends UserError {
   }
 }
 
+/** uniqueKeys: a duplicated key is ambiguous (which one does Kubernetes take?) so it is refused. */
+export const YAML_PARSE_OPTIONS = { prettyErrors: false, uniqueKeys: true, keepSourceTokens: false } as const;
+
 export function parseYaml(text: string): ParsedYaml {
   if (text.length > MAX_YAML_CHARS)
     throw new UserError("file-too-large", `file is larger than ${MAX_YAML_CHARS} characters`);
   const lineCounter = new LineCounter();
-  // uniqueKeys: a duplicated key is ambiguous (which one does Kubernetes take?) so it is refused.
-  const documents = parseAllDocuments(text, {
-    lineCounter,
-    prettyErrors: false,
-    uniqueKeys: true,
-    keepSourceTokens: false,
-  });
+  const documents = parseAllDocuments(text, { ...YAML_PARSE_OPTIONS, lineCounter });
   if (!Array.isArray(documents)) return { text, documents: [], lineCounter };
   for (const document of documents) {
     const error = document.errors[0];
