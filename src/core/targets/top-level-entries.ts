@@ -168,6 +168,11 @@ export function parseKept(text: string, rule: KeepRule): ParsedYaml | undefined 
   if (text.length > MAX_YAML_CHARS) return undefined;
   const documents = topLevelLayout(text);
   if (!documents || documents.every((document) => !document.entries)) return undefined;
+  // A duplicated key is refused by the full parse, wherever it is: let that parse say so.
+  for (const document of documents) {
+    const keys = new Set((document.entries ?? []).map((entry) => entry.key));
+    if (keys.size !== (document.entries ?? []).length) return undefined;
+  }
   const kept = keptEntries(text, documents, rule);
   if (kept.every((flags, index) => !documents[index]!.entries || flags.every(Boolean))) return undefined;
   const slice = keptText(text, documents, kept);
