@@ -14,10 +14,13 @@ import {
 
 type HelmKeys = NonNullable<FindOptions["helm"]>[number];
 
+/** A key that holds an image: `image`, `workerImage`, `sidecar_image`. */
+const IMAGE_KEY = /image$/i;
+
 /**
  * Helm values: image blocks at any depth (`image: {repository, tag}`, `registry` + `repository`
- * + `tag`, `digest`), `image: repo:tag` strings, and the dotted key paths configured for charts
- * that use other names. Values are a document without `kind`, or a Flux HelmRelease's `spec.values`.
+ * + `tag`, `digest`, and the layouts `blockTarget` lists), `image: repo:tag` strings (under any
+ * key ending in `image`), and the dotted key paths configured for charts that use other names. Values are a document without `kind`, or a Flux HelmRelease's `spec.values`.
  */
 export function findHelmValuesTargets(
   parsed: ParsedYaml,
@@ -41,7 +44,11 @@ export function findHelmValuesTargets(
       if (isMap(node)) {
         const target = blockTarget(parsed, document, node, path, image);
         if (target && !(target.tag && claimed.has(target.tag.scalar))) targets.push(target);
-      } else if (isScalar(node) && path[path.length - 1] === "image" && !isSplitImageBlock(visit.parent)) {
+      } else if (
+        isScalar(node) &&
+        IMAGE_KEY.test(String(path[path.length - 1])) &&
+        !isSplitImageBlock(visit.parent)
+      ) {
         const value = scalarText(parsed.text, node);
         if (value === undefined || !namesImage(value, image)) return;
         const site: Site = { document, scalar: node, path, field: "image" };
@@ -115,7 +122,7 @@ function blockTarget(
   const registry = siteIn(document, map, "registry", path, "registry");
   const tag = siteIn(document, map, "tag", path, "tag");
   const blockKey = String(path[path.length - 1] ?? "");
-  const imageKey = /image$/i.test(blockKey);
+  const imageKey = IMAGE_KEY.test(blockKey);
   let repository = siteIn(document, map, "repository", path, "repository");
   let withRegistry = true;
   let digestKey = "digest";

@@ -63,7 +63,8 @@ const STRUCTURAL_KEYS = [
  */
 export function parseForImage(text: string, image: string, options: FindOptions = {}): ParsedYaml {
   const { repository } = parseImageName(image);
-  const needles = [repository.slice(repository.lastIndexOf("/") + 1)];
+  // ingress-nginx writes `image: org/name` with `chroot: true` for the image `org/name-chroot`.
+  const needles = [repository.slice(repository.lastIndexOf("/") + 1).replace(/-chroot$/, "")];
   if (options.markerName !== undefined || (options.imagePolicies ?? []).length > 0)
     needles.push("ferry:", "$imagepolicy");
   const keys = new Set(STRUCTURAL_KEYS);
