@@ -73,7 +73,9 @@ export function parseForImage(text: string, image: string, options: FindOptions 
     // A Flux HelmRelease holds the configured paths under spec.values.
     keys.add("spec");
   }
-  return parseKept(text, { keys, needles }) ?? parseYaml(text);
+  // Configured key paths may sit anywhere: narrowing below the top level is for found blocks only.
+  const narrow = (options.helm ?? []).length === 0;
+  return parseKept(text, { keys, needles, narrow }) ?? parseYaml(text);
 }
 
 /** Every scalar in the text that holds part of a reference to `image`, with exact ranges. */

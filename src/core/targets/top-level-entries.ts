@@ -19,6 +19,10 @@ export interface TopLevelEntry {
   start: number;
   end: number;
   key: string;
+  /** Column of the key: 0 at the top level. */
+  indent: number;
+  /** The entries of the block mapping it holds, once narrowed (see `Keep`). */
+  children?: TopLevelEntry[];
 }
 
 /** One YAML document of a file: its span, and its entries when it can be sliced. */
@@ -33,13 +37,15 @@ export interface DocumentSpan {
 export interface KeepRule {
   keys: ReadonlySet<string>;
   needles: readonly string[];
+  /** Whether kept entries holding block mappings are narrowed to their kept entries, level by level. */
+  narrow?: boolean;
 }
 
 /** The parse of the kept text and how to redo it on an edited text. */
 export interface PartialParse {
   documents: DocumentSpan[];
-  /** Per document, per entry: whether it was parsed. */
-  kept: boolean[][];
+  /** Per document, per entry: what of it was parsed. */
+  kept: Keep[][];
 }
 
 const DOCUMENT_MARKER = /^(?:---|\.\.\.)(?:[ \t\r]|$)/;
@@ -93,7 +99,7 @@ export function topLevelLayout(text: string): DocumentSpan[] | undefined {
         else {
           const last = current.entries[current.entries.length - 1];
           if (last) last.end = lineStart;
-          current.entries.push({ start: lineStart, end: text.length, key: key[1]! });
+          current.entries.push({ start: lineStart, end: text.length, key: key[1]!, indent: 0 });
         }
       }
     }
@@ -103,39 +109,112 @@ export function topLevelLayout(text: string): DocumentSpan[] | undefined {
   return documents;
 }
 
+/**
+ * What is parsed of one entry: all of it (`true`), none (`false`), or its key line and, per child
+ * entry of the block mapping it holds, the same again.
+ */
+export type Keep = boolean | Keep[];
+
+/** How deep block mappings are narrowed; deeper ones are parsed whole. */
+const MAX_NARROWING_DEPTH = 16;
+
 /** Which entries to parse: those the rule names, one at least, and every anchor and alias. */
-export function keptEntries(text: string, documents: DocumentSpan[], rule: KeepRule): boolean[][] {
-  return documents.map((document) => {
-    const entries = document.entries;
-    if (!entries) return [];
-    const containing = (needle: string): Set<number> => {
-      // Entries cover the document from the first key to its end; skip to the next entry on a hit.
-      const found = new Set<number>();
-      let index = 0;
-      let at = text.indexOf(needle, entries[0]!.start);
-      while (at >= 0 && at < document.end) {
-        while (entries[index]!.end <= at) index++;
-        found.add(index);
-        at = text.indexOf(needle, entries[index]!.end);
-      }
-      return found;
-    };
-    const kept = entries.map((entry) => rule.keys.has(entry.key));
-    // A backslash may spell the name with an escape; such an entry is read, not guessed at.
-    for (const needle of [...rule.needles, "\\"]) for (const index of containing(needle)) kept[index] = true;
+export function keptEntries(text: string, documents: DocumentSpan[], rule: KeepRule): Keep[][] {
+  return documents.map((document) =>
+    document.entries ? keepAmong(text, document.entries, document.end, rule, 0) : [],
+  );
+}
+
+function keepAmong(
+  text: string,
+  entries: TopLevelEntry[],
+  end: number,
+  rule: KeepRule,
+  depth: number,
+): Keep[] {
+  const containing = (needle: string): Set<number> => {
+    // Entries cover their parent from the first key to its end; skip to the next entry on a hit.
+    const found = new Set<number>();
+    let index = 0;
+    let at = text.indexOf(needle, entries[0]!.start);
+    while (at >= 0 && at < end) {
+      while (entries[index]!.end <= at) index++;
+      found.add(index);
+      at = text.indexOf(needle, entries[index]!.end);
+    }
+    return found;
+  };
+  const kept: Keep[] = entries.map((entry) => rule.keys.has(entry.key));
+  // A backslash may spell the name with an escape; such an entry is read, not guessed at.
+  for (const needle of [...rule.needles, "\\"]) for (const index of containing(needle)) kept[index] = true;
+  const anchored = new Set([...containing("&"), ...containing("*")]);
+  if (depth === 0) {
     // Anchors and aliases tie entries together: keep them all once one kept entry has one.
-    const anchored = new Set([...containing("&"), ...containing("*")]);
     if ([...anchored].some((index) => kept[index])) for (const index of anchored) kept[index] = true;
     if (!kept.some(Boolean)) kept[0] = true;
-    return kept;
+  }
+  if (!rule.narrow || depth >= MAX_NARROWING_DEPTH) return kept;
+  // A kept entry holding a block mapping is narrowed the same way, one level down. Image blocks
+  // (structural keys) and entries with anchors or aliases are kept whole.
+  kept.forEach((keep, index) => {
+    const entry = entries[index]!;
+    if (keep !== true || rule.keys.has(entry.key) || anchored.has(index)) return;
+    const children = childEntries(text, entry);
+    if (!children || new Set(children.map((child) => child.key)).size !== children.length) return;
+    const inner = keepAmong(text, children, entry.end, rule, depth + 1);
+    if (inner.every((child) => child === false) || inner.every((child) => child === true)) return;
+    entry.children = children;
+    kept[index] = inner;
   });
+  return kept;
+}
+
+/**
+ * The entries of the block mapping an entry holds (`key:` alone on its line, then keys at one
+ * deeper indentation), or undefined when its value is anything else. As at the top level, every
+ * line of a child is indented deeper than its key, or is a comment, a blank, or a block sequence
+ * written at the key's indentation.
+ */
+export function childEntries(text: string, entry: TopLevelEntry): TopLevelEntry[] | undefined {
+  let headerEnd = text.indexOf("\n", entry.start);
+  if (headerEnd < 0 || headerEnd + 1 >= entry.end) return undefined;
+  const header = text.slice(entry.start + entry.indent, headerEnd);
+  const key = PLAIN_KEY.exec(header);
+  if (!key || !/^[ \t]*(?:#.*)?\r?$/.test(header.slice(key[0].length))) return undefined;
+  const children: TopLevelEntry[] = [];
+  let indent = -1;
+  for (let lineStart = headerEnd + 1; lineStart < entry.end; lineStart = headerEnd + 1) {
+    headerEnd = text.indexOf("\n", lineStart);
+    if (headerEnd < 0 || headerEnd > entry.end) headerEnd = entry.end;
+    const line = text.slice(lineStart, headerEnd);
+    if (/^[ \t]*(?:#.*)?\r?$/.test(line)) continue;
+    const spaces = /^ */.exec(line)![0].length;
+    if (line[spaces] === "\t") return undefined;
+    if (indent < 0) {
+      indent = spaces;
+      if (indent <= entry.indent) return undefined;
+    }
+    if (spaces < indent) return undefined;
+    if (spaces > indent) continue;
+    const rest = line.slice(spaces);
+    if (/^-(?:[ \t\r]|$)/.test(rest)) {
+      if (children.length === 0) return undefined;
+      continue;
+    }
+    const childKey = PLAIN_KEY.exec(rest);
+    if (!childKey) return undefined;
+    const last = children[children.length - 1];
+    if (last) last.end = lineStart;
+    children.push({ start: lineStart, end: entry.end, key: childKey[1]!, indent });
+  }
+  return children.length > 0 ? children : undefined;
 }
 
 /** The kept text, and for each of its pieces where it sits in the file. */
 function keptText(
   text: string,
   documents: DocumentSpan[],
-  kept: boolean[][],
+  kept: Keep[][],
 ): { text: string; pieces: { from: number; to: number; at: number }[] } {
   const pieces: { from: number; to: number; at: number }[] = [];
   let length = 0;
@@ -145,12 +224,20 @@ function keptText(
     if (last && last.to === from) last.to = to;
     else pieces.push({ from, to, at: 0 });
   };
+  const addEntries = (entries: TopLevelEntry[], keeps: Keep[]): void => {
+    entries.forEach((entry, index) => {
+      const keep = keeps[index]!;
+      if (keep === true) add(entry.start, entry.end);
+      else if (Array.isArray(keep)) {
+        add(entry.start, entry.children![0]!.start);
+        addEntries(entry.children!, keep);
+      }
+    });
+  };
   documents.forEach((document, index) => {
     if (!document.entries) return add(document.start, document.end);
     add(document.start, document.entries[0]!.start);
-    document.entries.forEach((entry, entryIndex) => {
-      if (kept[index]![entryIndex]) add(entry.start, entry.end);
-    });
+    addEntries(document.entries, kept[index]!);
   });
   for (const piece of pieces) {
     piece.at = length;
@@ -174,7 +261,8 @@ export function parseKept(text: string, rule: KeepRule): ParsedYaml | undefined 
     if (keys.size !== (document.entries ?? []).length) return undefined;
   }
   const kept = keptEntries(text, documents, rule);
-  if (kept.every((flags, index) => !documents[index]!.entries || flags.every(Boolean))) return undefined;
+  if (kept.every((flags, index) => !documents[index]!.entries || flags.every((keep) => keep === true)))
+    return undefined;
   const slice = keptText(text, documents, kept);
   const parsed = parseAllDocuments(slice.text, YAML_PARSE_OPTIONS);
   if (!Array.isArray(parsed) || parsed.length !== documents.length) return undefined;
@@ -204,20 +292,33 @@ export function reparseKept(
   const documents = topLevelLayout(after);
   if (!documents || documents.length !== partial.documents.length)
     return { why: "the edit changed the file's documents" };
+  const sameEntries = (now: TopLevelEntry[], was: TopLevelEntry[], keeps: Keep[]): string | undefined => {
+    if (now.length !== was.length) return "the edit changed the keys of a map";
+    for (const [index, entry] of now.entries()) {
+      const old = was[index]!;
+      const keep = keeps[index]!;
+      if (entry.key !== old.key) return "the edit changed the keys of a map";
+      if (keep === false && after.slice(entry.start, entry.end) !== before.slice(old.start, old.end))
+        return `the edit reached the untouched key ${JSON.stringify(entry.key)}`;
+      if (Array.isArray(keep)) {
+        const children = childEntries(after, entry);
+        if (!children) return `the edit changed the layout of ${JSON.stringify(entry.key)}`;
+        if (after.slice(entry.start, children[0]!.start) !== before.slice(old.start, old.children![0]!.start))
+          return `the edit reached the key line of ${JSON.stringify(entry.key)}`;
+        const why = sameEntries(children, old.children!, keep);
+        if (why) return why;
+        entry.children = children;
+      }
+    }
+    return undefined;
+  };
   for (const [index, document] of documents.entries()) {
     const old = partial.documents[index]!;
     if ((document.entries === undefined) !== (old.entries === undefined))
       return { why: "the edit changed the layout of a document" };
     if (!document.entries || !old.entries) continue;
-    if (document.entries.length !== old.entries.length)
-      return { why: "the edit changed the top-level keys of a document" };
-    for (const [entryIndex, entry] of document.entries.entries()) {
-      const was = old.entries[entryIndex]!;
-      if (entry.key !== was.key) return { why: "the edit changed the top-level keys of a document" };
-      if (partial.kept[index]![entryIndex]) continue;
-      if (after.slice(entry.start, entry.end) !== before.slice(was.start, was.end))
-        return { why: `the edit reached the untouched top-level key ${JSON.stringify(entry.key)}` };
-    }
+    const why = sameEntries(document.entries, old.entries, partial.kept[index]!);
+    if (why) return { why };
   }
   const parsed = parseAllDocuments(keptText(after, documents, partial.kept).text, YAML_PARSE_OPTIONS);
   if (!Array.isArray(parsed)) return { documents: [] };

@@ -42,12 +42,9 @@ export function updateImage(
   if (targets.length === 0) return { text, edits: [] };
   const plan = planEdits(parsed, targets, update);
   if (plan.sets.length === 0 && plan.inserts.length === 0) return { text, edits: [] };
-  // A key added to a document's root map is a new top-level entry: that needs the whole file.
-  if (
-    parsed.partial &&
-    plan.inserts.some((insert) => parsed.documents.some((d) => d.contents === insert.map))
-  )
-    return applyPlan(parseYaml(text), options, update);
+  // An added key is a new entry of its map, which may have been parsed only in part: adding
+  // one (rare: a first digest pin, a missing tag) takes the whole file.
+  if (parsed.partial && plan.inserts.length > 0) return applyPlan(parseYaml(text), options, update);
   return applyPlan(parsed, options, update, plan);
 }
 

@@ -12,6 +12,7 @@ import {
 import { toReferences } from "../../../src/core/targets/target.js";
 import { parseKept, reparseKept, topLevelLayout } from "../../../src/core/targets/top-level-entries.js";
 import { updateImage, type ImageUpdate } from "../../../src/core/yaml-edit/update-image.js";
+import { generateValues } from "../../bench/edit.js";
 import { CORPUS_CASES } from "../../corpus/corpus-cases.js";
 
 const FIXTURES = fileURLToPath(new URL("../../fixtures/", import.meta.url));
@@ -71,6 +72,52 @@ describe("parsing only the entries that can hold the image", () => {
     expect(text.slice(tag!.range[0], tag!.range[1])).toBe("1.7.0");
   });
 
+  it("narrows a kept block mapping to its entries that can hold the image, level by level", () => {
+    const text = [
+      "apps:",
+      "  # the proxy",
+      "  proxy:",
+      "    image:",
+      "      repository: ghcr.io/acme/proxy",
+      "      tag: 1.0.0",
+      "  shop:",
+      "    replicas: 2",
+      "    image:",
+      "      repository: ghcr.io/acme/shop",
+      "      tag: 1.7.0",
+      "    resources:",
+      "      limits: {cpu: 100m}",
+      "    args:",
+      "    - --port=80",
+      "",
+    ].join("\n");
+    const parsed = parseForImage(text, "ghcr.io/acme/shop");
+    expect(parsed.partial?.kept).toEqual([[[false, [false, true, false, false]]]]);
+    const references = toReferences(parsed, findTargets(parsed, "ghcr.io/acme/shop"));
+    expect(references).toEqual(findReferences(text, "ghcr.io/acme/shop"));
+    expect(references.map((reference) => [reference.line, reference.value])).toEqual([
+      [10, "ghcr.io/acme/shop"],
+      [11, "1.7.0"],
+    ]);
+    const edited = updateImage(text, { image: "ghcr.io/acme/shop", tag: "1.8.0", pin: "tag" });
+    expect(edited.text).toBe(text.replace("tag: 1.7.0", "tag: 1.8.0"));
+    expect(reparseKept(text, parsed.partial!, text.replace("replicas: 2", "replicas: 3"))).toEqual({
+      why: 'the edit reached the untouched key "replicas"',
+    });
+    expect(reparseKept(text, parsed.partial!, text.replace("  shop:", "  shop: # x"))).toEqual({
+      why: 'the edit reached the key line of "shop"',
+    });
+  });
+
+  it("finds in a large file nested under one key exactly what the whole parse finds, for every image in it", () => {
+    const text = `components:\n${generateValues(600).replace(/^(?=.)/gm, "  ")}`;
+    for (const image of ["ghcr.io/acme/shop", "ghcr.io/acme/component-7", "ghcr.io/acme/component-42"]) {
+      const parsed = parseForImage(text, image);
+      expect(parsed.partial).toBeDefined();
+      expect(toReferences(parsed, findTargets(parsed, image))).toEqual(findReferences(text, image));
+    }
+  });
+
   it("keeps every entry with an anchor or alias once a kept entry has one", () => {
     const text =
       "defaults: &defaults\n  repository: ghcr.io/acme/shop\n  tag: 1.7.0\nunrelated: 1\nweb:\n  image: *defaults\n";
@@ -107,17 +154,17 @@ describe("parsing only the entries that can hold the image", () => {
     const parsed = parseForImage(text, "ghcr.io/acme/shop");
     expect(parsed.partial).toBeDefined();
     expect(reparseKept(text, parsed.partial!, text.replace("other: 1", "other: 2"))).toEqual({
-      why: 'the edit reached the untouched top-level key "other"',
+      why: 'the edit reached the untouched key "other"',
     });
     expect(reparseKept(text, parsed.partial!, `${text}extra: 1\n`)).toEqual({
-      why: "the edit changed the top-level keys of a document",
+      why: "the edit changed the keys of a map",
     });
     expect(reparseKept(text, parsed.partial!, text.replace("tag: 1.7.0", "tag: 1.8.0"))).toHaveProperty(
       "documents",
     );
   });
 
-  it("adds a key to a document's root map through the whole parse", () => {
+  it("adds a key to a map through the whole parse", () => {
     const text = "other: 1\nrepository: ghcr.io/acme/shop\ndigest: ''\n";
     const result = updateImage(text, { image: "ghcr.io/acme/shop", tag: "1.8.0", pin: "tag" });
     expect(result.text).toBe(`${text}tag: 1.8.0\n`);
