@@ -51,8 +51,10 @@ export interface PartialParse {
 const DOCUMENT_MARKER = /^(?:---|\.\.\.)(?:[ \t\r]|$)/;
 const PLAIN_KEY = /^([^\s#:,[\]{}&*!|>'"%@`?-][^\r\n]*?)[ \t]*:(?:[ \t\r]|$)/;
 
-/** The documents and top-level entries of a text, or undefined when it has directives or `...`. */
+/** The documents and top-level entries of a text, or undefined when it has directives, `...` or a lone CR. */
 export function topLevelLayout(text: string): DocumentSpan[] | undefined {
+  // YAML also breaks lines at a lone CR; lines here are split at LF only.
+  if (/\r(?!\n)/.test(text)) return undefined;
   const documents: DocumentSpan[] = [];
   interface Open {
     start: number;
@@ -73,6 +75,18 @@ export function topLevelLayout(text: string): DocumentSpan[] | undefined {
   while (lineStart < text.length) {
     let lineEnd = text.indexOf("\n", lineStart);
     if (lineEnd < 0) lineEnd = text.length;
+    const code = text.charCodeAt(lineStart);
+    // Most lines are indented content of the current entry: nothing to learn from them.
+    // Blank lines and comments at column 0 change nothing either.
+    if (
+      ((code === 0x20 || code === 0x09) && current.entries.length > 0) ||
+      code === 0x0a ||
+      code === 0x0d ||
+      code === 0x23
+    ) {
+      lineStart = lineEnd + 1;
+      continue;
+    }
     const line = text.slice(lineStart, lineEnd);
     const char = line[0];
     if (DOCUMENT_MARKER.test(line)) {
@@ -186,9 +200,13 @@ export function childEntries(text: string, entry: TopLevelEntry): TopLevelEntry[
   for (let lineStart = headerEnd + 1; lineStart < entry.end; lineStart = headerEnd + 1) {
     headerEnd = text.indexOf("\n", lineStart);
     if (headerEnd < 0 || headerEnd > entry.end) headerEnd = entry.end;
+    let at = lineStart;
+    while (at < headerEnd && text.charCodeAt(at) === 0x20) at++;
+    const spaces = at - lineStart;
+    // Deeper lines belong to the current child, whatever they hold.
+    if (indent >= 0 && spaces > indent) continue;
     const line = text.slice(lineStart, headerEnd);
     if (/^[ \t]*(?:#.*)?\r?$/.test(line)) continue;
-    const spaces = /^ */.exec(line)![0].length;
     if (line[spaces] === "\t") return undefined;
     if (indent < 0) {
       indent = spaces;

@@ -140,6 +140,7 @@ describe("parsing only the entries that can hold the image", () => {
     expect(parseKept("- a: 1\n- shop: 2\n", rule)).toBeUndefined();
     expect(parseKept('{"a": 1, "shop": 2}\n', rule)).toBeUndefined();
     expect(parseKept("a: 1\nshop: 2\na: 3\n", rule)).toBeUndefined();
+    expect(parseKept("a: 1\rshop: 2\n", rule)).toBeUndefined();
   });
 
   it("reports a syntax error in a kept entry at its place in the file", () => {
