@@ -177,7 +177,8 @@ function isImageName(name: string): boolean {
  * so that the `image` string is not a whole reference.
  */
 function isSplitImageBlock(map: YAMLMap | undefined): boolean {
-  return map !== undefined && (map.has("tag") || map.has("digest") || map.has("registry"));
+  // The same test `blockTarget` makes before reading `image` as the name part of a block.
+  return map !== undefined && (map.has("tag") || map.has("digest"));
 }
 
 /** A target from configured dotted key paths (`app.image.version`), relative to the values root. */
