@@ -1,5 +1,5 @@
 import { isMap, isScalar, type Document, type Node, type YAMLMap } from "yaml";
-import { sameImage } from "../image-ref.js";
+import { parseImageName, sameImage } from "../image-ref.js";
 import { namesImage } from "./manifest.js";
 import type { FindOptions, ImageTarget, Site } from "./target.js";
 import {
@@ -14,10 +14,13 @@ import {
 
 type HelmKeys = NonNullable<FindOptions["helm"]>[number];
 
+/** A key that holds an image: `image`, `workerImage`, `sidecar_image`. */
+const IMAGE_KEY = /image$/i;
+
 /**
  * Helm values: image blocks at any depth (`image: {repository, tag}`, `registry` + `repository`
- * + `tag`, `digest`), `image: repo:tag` strings, and the dotted key paths configured for charts
- * that use other names. Values are a document without `kind`, or a Flux HelmRelease's `spec.values`.
+ * + `tag`, `digest`, and the layouts `blockTarget` lists), `image: repo:tag` strings (under any
+ * key ending in `image`), and the dotted key paths configured for charts that use other names. Values are a document without `kind`, or a Flux HelmRelease's `spec.values`.
  */
 export function findHelmValuesTargets(
   parsed: ParsedYaml,
@@ -41,7 +44,11 @@ export function findHelmValuesTargets(
       if (isMap(node)) {
         const target = blockTarget(parsed, document, node, path, image);
         if (target && !(target.tag && claimed.has(target.tag.scalar))) targets.push(target);
-      } else if (isScalar(node) && path[path.length - 1] === "image") {
+      } else if (
+        isScalar(node) &&
+        IMAGE_KEY.test(String(path[path.length - 1])) &&
+        !isSplitImageBlock(visit.parent)
+      ) {
         const value = scalarText(parsed.text, node);
         if (value === undefined || !namesImage(value, image)) return;
         const site: Site = { document, scalar: node, path, field: "image" };
@@ -53,15 +60,20 @@ export function findHelmValuesTargets(
   return targets;
 }
 
-/** The path of the values inside the document, or undefined when the document holds no values. */
+/**
+ * The path of the values inside the document, or undefined when the document holds no values.
+ * A top-level `kind` without `apiVersion` is a chart option (prometheus-blackbox-exporter's
+ * `kind: Deployment`), so such a document is values too; kustomize's own kinds excepted.
+ */
 function valuesRoot(parsed: ParsedYaml, document: Document.Parsed): PathKey[] | undefined {
   const { kind, apiVersion } = documentKind(parsed, document);
-  if (kind === undefined) return [];
   if (
     kind === "HelmRelease" &&
     (apiVersion === undefined || apiVersion.startsWith("helm.toolkit.fluxcd.io/"))
   )
     return ["spec", "values"];
+  if (kind === undefined) return [];
+  if (apiVersion === undefined && kind !== "Kustomization" && kind !== "Component") return [];
   return undefined;
 }
 
@@ -83,7 +95,22 @@ function siteIn(
   return site;
 }
 
-/** A map with `repository` (and `registry`) naming the image, holding `tag` and/or `digest`. */
+/**
+ * A map naming the image in one of the layouts charts use, holding `tag` and/or `digest`:
+ *
+ * - `repository` (+ `registry`): most charts, bitnami's `{{ registry }}/{{ repository }}`;
+ * - `image` (+ `registry`): ingress-nginx's controller, rendered `{{ registry }}/{{ image }}:{{ tag }}@{{ digest }}`,
+ *   with a non-empty `repository` taking the place of `registry/image`, and `chroot: true` adding
+ *   `-chroot` to the name and reading `digestChroot`
+ *   (https://github.com/kubernetes/ingress-nginx/blob/main/charts/ingress-nginx/values.yaml,
+ *   templates/_helpers.tpl `ingress-nginx.image` and `ingress-nginx.imageDigest`);
+ * - `name` (+ `registry`) under a key ending in `image`: Argo CD Image Updater's `image.name` /
+ *   `image.tag` Helm parameters
+ *   (https://argocd-image-updater.readthedocs.io/en/stable/configuration/images/).
+ *
+ * Null or empty parts are absent, as the chart renders them. A name part that carries its own tag
+ * or digest would render doubled up (`org/name:v1:v2`), so such a block is not an image block.
+ */
 function blockTarget(
   parsed: ParsedYaml,
   document: Document.Parsed,
@@ -91,27 +118,67 @@ function blockTarget(
   path: PathKey[],
   image: string,
 ): ImageTarget | undefined {
-  const repository = siteIn(document, map, "repository", path, "repository");
-  if (!repository) return undefined;
+  const text = (site: Site | undefined): string => (site ? (scalarText(parsed.text, site.scalar) ?? "") : "");
   const registry = siteIn(document, map, "registry", path, "registry");
   const tag = siteIn(document, map, "tag", path, "tag");
-  const digest = siteIn(document, map, "digest", path, "digest");
+  const blockKey = String(path[path.length - 1] ?? "");
+  const imageKey = IMAGE_KEY.test(blockKey);
+  let repository = siteIn(document, map, "repository", path, "repository");
+  let withRegistry = true;
+  let digestKey = "digest";
+  const inner = siteIn(document, map, "image", path, "repository");
+  if (inner && (tag || map.has("digest"))) {
+    // ingress-nginx: `repository`, when set, replaces `registry/image`.
+    if (!text(repository)) repository = inner;
+    else withRegistry = false;
+    const chroot = mapValue(document, map, "chroot");
+    if (chroot && isScalar(chroot.node) && chroot.node.value === true) digestKey = "digestChroot";
+  } else if (!text(repository) && imageKey) {
+    repository = siteIn(document, map, "name", path, "repository");
+  }
+  if (!repository) return undefined;
+  const digest = siteIn(document, map, digestKey, path, "digest");
   // A block without tag or digest is an image block only where the key says so (the chart then
   // defaults the tag, usually to appVersion); elsewhere `repository` may mean something else.
-  if (!tag && !digest && !/image$/i.test(String(path[path.length - 1] ?? ""))) return undefined;
-  const repositoryText = scalarText(parsed.text, repository.scalar);
-  const registryText = registry ? scalarText(parsed.text, registry.scalar) : undefined;
+  if (!tag && !digest && !imageKey) return undefined;
+  const repositoryText = text(repository);
+  const registryText = withRegistry ? text(registry) : "";
   if (!repositoryText) return undefined;
-  const name = registryText ? `${registryText}/${repositoryText}` : repositoryText;
-  if (!sameImage(name, image)) return undefined;
-  const target: ImageTarget = { kind: "helm-values", document, repository, holder: { map, tagKey: "tag" } };
-  if (registry) target.registry = registry;
+  let name = registryText ? `${registryText}/${repositoryText}` : repositoryText;
+  if (digestKey === "digestChroot") name = `${name}-chroot`;
+  if (!isImageName(name) || !sameImage(name, image)) return undefined;
+  const target: ImageTarget = {
+    kind: "helm-values",
+    document,
+    repository,
+    holder: { map, tagKey: "tag" },
+  };
+  if (registry && withRegistry) target.registry = registry;
   if (tag) target.tag = tag;
   if (digest) {
     target.digest = digest;
-    target.holder!.digestKey = "digest";
+    target.holder!.digestKey = digestKey;
   }
   return target;
+}
+
+/** True for a name without tag or digest: the only kind a chart can append `:tag` to. */
+function isImageName(name: string): boolean {
+  try {
+    parseImageName(name);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * True when a map is an image block whose `image` key is one part of it (ingress-nginx's layout),
+ * so that the `image` string is not a whole reference.
+ */
+function isSplitImageBlock(map: YAMLMap | undefined): boolean {
+  // The same test `blockTarget` makes before reading `image` as the name part of a block.
+  return map !== undefined && (map.has("tag") || map.has("digest"));
 }
 
 /** A target from configured dotted key paths (`app.image.version`), relative to the values root. */

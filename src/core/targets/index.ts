@@ -1,5 +1,5 @@
 import { UserError } from "../errors.js";
-import { parseImageRef } from "../image-ref.js";
+import { parseImageName, parseImageRef } from "../image-ref.js";
 import { findHelmValuesTargets } from "./helm-values.js";
 import { findKustomizationTargets } from "./kustomization.js";
 import { findManifestTargets } from "./manifest.js";
@@ -12,6 +12,7 @@ import {
   type ImageTarget,
   type Site,
 } from "./target.js";
+import { parseKept } from "./top-level-entries.js";
 import { parseYaml, scalarText, type ParsedYaml } from "./yaml-tree.js";
 
 export type { FindOptions, ImageReference, ImageTarget, ReferenceField, Site, TargetKind } from "./target.js";
@@ -36,6 +37,45 @@ export function findTargets(parsed: ParsedYaml, image: string, options: FindOpti
     }))
     .sort((a, b) => a.start - b.start || a.order - b.order)
     .map(({ target }) => target);
+}
+
+/** Keys that are parts of an image block or say what a document is: never left out of a parse. */
+const STRUCTURAL_KEYS = [
+  "apiVersion",
+  "kind",
+  "image",
+  "repository",
+  "registry",
+  "name",
+  "tag",
+  "digest",
+  "digestChroot",
+  "chroot",
+  "newName",
+  "newTag",
+];
+
+/**
+ * The parse `findTargets(parsed, image, options)` needs: in a large file, only the top-level
+ * entries that can hold a reference to the image (they name its last path component, carry a
+ * marker, start a configured Helm key path, or are structural keys), else the whole file. Finding
+ * in it gives exactly what finding in the whole file gives.
+ */
+export function parseForImage(text: string, image: string, options: FindOptions = {}): ParsedYaml {
+  const { repository } = parseImageName(image);
+  // ingress-nginx writes `image: org/name` with `chroot: true` for the image `org/name-chroot`.
+  const needles = [repository.slice(repository.lastIndexOf("/") + 1).replace(/-chroot$/, "")];
+  if (options.markerName !== undefined || (options.imagePolicies ?? []).length > 0)
+    needles.push("ferry:", "$imagepolicy");
+  const keys = new Set(STRUCTURAL_KEYS);
+  for (const paths of options.helm ?? []) {
+    for (const dotted of Object.values(paths)) if (dotted !== undefined) keys.add(dotted.split(".")[0]!);
+    // A Flux HelmRelease holds the configured paths under spec.values.
+    keys.add("spec");
+  }
+  // Configured key paths may sit anywhere: narrowing below the top level is for found blocks only.
+  const narrow = (options.helm ?? []).length === 0;
+  return parseKept(text, { keys, needles, narrow }) ?? parseYaml(text);
 }
 
 /** Every scalar in the text that holds part of a reference to `image`, with exact ranges. */

@@ -13,7 +13,9 @@ const CONTAINER_LISTS = new Set(["containers", "initContainers", "ephemeralConta
 export function findManifestTargets(parsed: ParsedYaml, image: string): ImageTarget[] {
   const targets: ImageTarget[] = [];
   for (const document of parsed.documents) {
-    if (documentKind(parsed, document).kind === undefined) continue;
+    // A Kubernetes object has both; a values file may have a `kind` option of its own.
+    const { kind, apiVersion } = documentKind(parsed, document);
+    if (kind === undefined || apiVersion === undefined) continue;
     walkDocument(document, (visit) => {
       const { path, node } = visit;
       if (path.length < 3 || !isScalar(node) || path[path.length - 1] !== "image") return;

@@ -12,6 +12,7 @@ import {
   type YAMLMap,
 } from "yaml";
 import { UserError } from "../errors.js";
+import type { PartialParse } from "./top-level-entries.js";
 
 /**
  * The parsed form every target finder works on: all documents of a file with exact source
@@ -21,6 +22,8 @@ export interface ParsedYaml {
   text: string;
   documents: Document.Parsed[];
   lineCounter: LineCounter;
+  /** Set when only some top-level entries were parsed (see top-level-entries.ts). */
+  partial?: PartialParse;
 }
 
 /** Files bigger than this are refused, not parsed (docs/reliability.md row 29). */
@@ -44,17 +47,14 @@ export class YamlSyntaxError extends UserError {
   }
 }
 
+/** uniqueKeys: a duplicated key is ambiguous (which one does Kubernetes take?) so it is refused. */
+export const YAML_PARSE_OPTIONS = { prettyErrors: false, uniqueKeys: true, keepSourceTokens: false } as const;
+
 export function parseYaml(text: string): ParsedYaml {
   if (text.length > MAX_YAML_CHARS)
     throw new UserError("file-too-large", `file is larger than ${MAX_YAML_CHARS} characters`);
   const lineCounter = new LineCounter();
-  // uniqueKeys: a duplicated key is ambiguous (which one does Kubernetes take?) so it is refused.
-  const documents = parseAllDocuments(text, {
-    lineCounter,
-    prettyErrors: false,
-    uniqueKeys: true,
-    keepSourceTokens: false,
-  });
+  const documents = parseAllDocuments(text, { ...YAML_PARSE_OPTIONS, lineCounter });
   if (!Array.isArray(documents)) return { text, documents: [], lineCounter };
   for (const document of documents) {
     const error = document.errors[0];
@@ -114,7 +114,7 @@ export function walkDocument(document: Document.Parsed, visitor: (visit: Visit) 
     visitor(visit);
     if (isMap(node)) {
       for (const pair of node.items) {
-        const key = keyString(pair.key);
+        const key = keyString(pair.key, document);
         if (key === undefined) continue;
         visitNode(pair.value, [...path, key], node, depth + 1, aliased);
       }
@@ -125,9 +125,14 @@ export function walkDocument(document: Document.Parsed, visitor: (visit: Visit) 
   visitNode(document.contents, [], undefined, 0, false);
 }
 
-/** A map key as text, or undefined for complex keys (which no target uses). */
-export function keyString(key: unknown): string | undefined {
-  if (isScalar(key)) return key.value === null ? "" : String(key.value);
+/**
+ * A map key as text, or undefined for complex keys (which no target uses). A key written as an
+ * alias (`*app :`, common in bjw-s app-template HelmReleases) is the anchored scalar's value, as
+ * the YAML spec composes it (https://yaml.org/spec/1.2.2/#71-alias-nodes).
+ */
+export function keyString(key: unknown, document?: Document.Parsed): string | undefined {
+  const node = isAlias(key) && document ? key.resolve(document) : key;
+  if (isScalar(node)) return node.value === null ? "" : String(node.value);
   return undefined;
 }
 
@@ -137,7 +142,7 @@ export function mapValue(
   map: YAMLMap,
   key: string,
 ): { node: Node; alias?: Alias } | undefined {
-  const pair = map.items.find((item) => keyString(item.key) === key);
+  const pair = map.items.find((item) => keyString(item.key, document) === key);
   if (!pair || pair.value === null || pair.value === undefined) return undefined;
   const value = pair.value as Node;
   if (isAlias(value)) {
@@ -147,10 +152,14 @@ export function mapValue(
   return { node: value };
 }
 
-/** A scalar value as the user wrote it: `1.20` stays `1.20` even though YAML reads a number. */
+/**
+ * A scalar value as the user wrote it: `1.20` stays `1.20` even though YAML reads a number. A null
+ * (`null`, `~`, nothing) is "", the way a chart's `{{ .registry }}` renders it: no value, not a
+ * registry named `null`.
+ */
 export function scalarText(text: string, scalar: Scalar): string | undefined {
-  if (scalar.type === "PLAIN" && scalar.range) return text.slice(scalar.range[0], scalar.range[1]);
   if (scalar.value === null || scalar.value === undefined) return "";
+  if (scalar.type === "PLAIN" && scalar.range) return text.slice(scalar.range[0], scalar.range[1]);
   if (typeof scalar.value === "object") return undefined;
   return String(scalar.value);
 }

@@ -1,7 +1,8 @@
 import { isAlias, isMap, isScalar, isSeq, type Document, type Node, type Scalar, type YAMLMap } from "yaml";
 import { UserError } from "../errors.js";
 import { isValidDigest, isValidTag, parseImageName, parseImageRef } from "../image-ref.js";
-import { findTargets, type FindOptions, type ImageReference } from "../targets/index.js";
+import { findTargets, parseForImage, type FindOptions, type ImageReference } from "../targets/index.js";
+import { reparseKept } from "../targets/top-level-entries.js";
 import { parseYaml, pathKey, walkDocument, type ParsedYaml } from "../targets/yaml-tree.js";
 import { planEdits, type EditPlan, type ImageUpdate, type KeyInsert } from "./plan-edits.js";
 import { renderLike, renderPlain } from "./scalar-text.js";
@@ -36,10 +37,25 @@ export function updateImage(
   options: FindOptions = {},
 ): { text: string; edits: FileEdit[] } {
   validateUpdate(update);
-  const parsed = parseYaml(text);
+  const parsed = parseForImage(text, update.image, options);
   const targets = findTargets(parsed, update.image, options);
   if (targets.length === 0) return { text, edits: [] };
   const plan = planEdits(parsed, targets, update);
+  if (plan.sets.length === 0 && plan.inserts.length === 0) return { text, edits: [] };
+  // An added key is a new entry of its map, which may have been parsed only in part: adding
+  // one (rare: a first digest pin, a missing tag) takes the whole file.
+  if (parsed.partial && plan.inserts.length > 0) return applyPlan(parseYaml(text), options, update);
+  return applyPlan(parsed, options, update, plan);
+}
+
+function applyPlan(
+  parsed: ParsedYaml,
+  options: FindOptions,
+  update: ImageUpdate,
+  planned?: EditPlan,
+): { text: string; edits: FileEdit[] } {
+  const { text } = parsed;
+  const plan = planned ?? planEdits(parsed, findTargets(parsed, update.image, options), update);
   if (plan.sets.length === 0 && plan.inserts.length === 0) return { text, edits: [] };
   refuseSharedAnchors(parsed, plan, update.image);
 
@@ -47,7 +63,9 @@ export function updateImage(
   const edits: FileEdit[] = [];
   for (const set of plan.sets) {
     const [start, end] = set.scalar.range!;
-    splices.push({ start, end, text: renderLike(set.scalar, set.to) });
+    // An empty value (`tag:` with nothing after it) has an empty range right after the colon.
+    const gap = start === end && text[start - 1] === ":" ? " " : "";
+    splices.push({ start, end, text: gap + renderLike(set.scalar, set.to) });
     edits.push({
       line: parsed.lineCounter.linePos(start).line,
       field: set.sites[0]!.field,
@@ -174,11 +192,18 @@ function verify(before: ParsedYaml, newText: string, plan: EditPlan): void {
   const fail = (why: string): never => {
     throw new UserError("edit-verification-failed", `the edit was not written: ${why}`);
   };
-  let after: ParsedYaml;
-  try {
-    after = parseYaml(newText);
-  } catch (error) {
-    return fail(`the edited file does not parse (${(error as Error).message})`);
+  let after: { documents: Document.Parsed[] };
+  if (before.partial) {
+    // Only the parsed entries can have changed; the rest must be byte for byte what they were.
+    const reparsed = reparseKept(before.text, before.partial, newText);
+    if ("why" in reparsed) return fail(reparsed.why);
+    after = reparsed;
+  } else {
+    try {
+      after = parseYaml(newText);
+    } catch (error) {
+      return fail(`the edited file does not parse (${(error as Error).message})`);
+    }
   }
   if (after.documents.length !== before.documents.length) fail("the number of documents changed");
   const expected = new Map<Scalar, string>(plan.sets.map((set) => [set.scalar, set.to]));

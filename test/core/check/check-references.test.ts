@@ -37,6 +37,23 @@ describe("checkReferences", () => {
     expect(problems).toEqual([]);
   });
 
+  it("sees an image under an alias key (*app :) of an app-template HelmRelease and reads what it runs", () => {
+    const problems = checkReferences(
+      config(),
+      files({
+        "staging/shop.yaml":
+          "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: &app shop\nspec:\n  values:\n    controllers:\n      *app :\n        containers:\n          app:\n            image:\n              repository: ghcr.io/acme/shop\n              tag: 1.0.0\n",
+        "staging/shop-worker.yaml":
+          "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: &app worker\nspec:\n  values:\n    controllers:\n      *app :\n        containers:\n          app:\n            image:\n              repository: ghcr.io/acme/shop\n              tag: 1.1.0\n",
+        "staging/cart.yaml": "cart:\n  name: acme/cart\n  version: 2.0.0\n",
+      }),
+    );
+    // Found in both files: no "not referenced", and the two running tags are compared.
+    expect(problems.map((problem) => problem.message)).toEqual([
+      "shop runs 1.1.0 here but 1.0.0 in staging/shop.yaml:12 (environment staging)",
+    ]);
+  });
+
   it("reports each image an environment does not reference, at the environment's paths", () => {
     const problems = checkReferences(
       config(),
