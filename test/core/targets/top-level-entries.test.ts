@@ -13,7 +13,7 @@ import { toReferences } from "../../../src/core/targets/target.js";
 import { parseKept, reparseKept, topLevelLayout } from "../../../src/core/targets/top-level-entries.js";
 import { updateImage, type ImageUpdate } from "../../../src/core/yaml-edit/update-image.js";
 import { generateValues } from "../../bench/edit.js";
-import { CORPUS_CASES } from "../../corpus/corpus-cases.js";
+import { CORPUS_CASES } from "../../support/corpus-cases.js";
 
 const FIXTURES = fileURLToPath(new URL("../../fixtures/", import.meta.url));
 
