@@ -1,7 +1,7 @@
 /**
  * The Probot app: builds adapters per event, hands ports to the use cases (through the thin
- * handlers), and exposes the periodic scan and registry-hint entry points to `src/main.ts`.
- * With `src/main.ts` and `src/cli/serve.ts`, the only module that imports `probot`.
+ * handlers), and exposes the periodic scan and registry-hint entry points to the server
+ * (`src/server/`). With the server's wiring and `src/cli/serve.ts`, the only module that imports `probot`.
  */
 import type { Probot } from "probot";
 import { createRegistryClient } from "./adapters/registry/index.js";

@@ -8,7 +8,7 @@ import fc from "fast-check";
 import semver from "semver";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import type { RegistryHint } from "../../src/handlers/registry/index.js";
-import type { FerryServer } from "../../src/main.js";
+import type { FerryServer } from "../../src/server/ferry-server.js";
 import { CanaryWatch } from "../setup/canary.js";
 import { startAppWorld, type AppWorld } from "./drivers/app-world.js";
 import { send } from "./drivers/http.js";

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { Octokit } from "@octokit/rest";
 import pino from "pino";
 import { parseImageRef } from "../../core/image-ref.js";
-import { startFerryServer, type FerryServer } from "../../main.js";
+import { startFerryServer, type FerryServer } from "../../server/ferry-server.js";
 import { startReconciler, type RunningReconciler } from "../../reconciler/start.js";
 import { startClusterSimulator, type ClusterSimulator } from "../cluster/cluster-simulator.js";
 import { startGitHubEmulator, type GitHubEmulator } from "../github/index.js";

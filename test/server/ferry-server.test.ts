@@ -1,13 +1,9 @@
 import { createHmac, generateKeyPairSync } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
-import { UserError } from "../../../src/core/errors.js";
-import {
-  startFerryServer,
-  serverOptionsFromEnv,
-  WeakWebhookSecretError,
-  type FerryServer,
-} from "../../../src/main.js";
-import { UnthrottledOctokit } from "../../../src/sandbox/ferry-app.js";
+import { UserError } from "../../src/core/errors.js";
+import { startFerryServer, WeakWebhookSecretError, type FerryServer } from "../../src/server/ferry-server.js";
+import { serverOptionsFromEnv } from "../../src/server/server-options.js";
+import { UnthrottledOctokit } from "../../src/sandbox/ferry-app.js";
 
 const { privateKey } = generateKeyPairSync("rsa", {
   modulusLength: 2048,

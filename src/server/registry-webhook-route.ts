@@ -1,7 +1,6 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { HintCoalescer } from "./hint-coalescer.js";
-import { hintsFromGitHubPackageEvent } from "./hints-from-github.js";
+import { HintCoalescer } from "../handlers/registry/hint-coalescer.js";
 import {
   InvalidGenericPayload,
   hintsFromDistribution,
@@ -9,11 +8,8 @@ import {
   hintsFromGeneric,
   hintsFromHarbor,
   hintsFromQuay,
-} from "./hints-from-payloads.js";
-import type { RegistryHint } from "./registry-hint.js";
-
-export { hintsFromGitHubPackageEvent };
-export type { RegistryHint };
+} from "../handlers/registry/hints-from-payloads.js";
+import type { RegistryHint } from "../handlers/registry/registry-hint.js";
 
 export interface RegistryReceiverOptions {
   /** One secret per route; a route whose secret is unset or empty is disabled (404). */

@@ -3,7 +3,7 @@
  * the walk is bounded, so scrapes cannot turn into a stream of GitHub requests.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { startWorld, type World } from "../../app/e2e-world.js";
+import { startWorld, type World } from "../app/e2e-world.js";
 
 describe("GET /status", { timeout: 30_000 }, () => {
   let world: World;
