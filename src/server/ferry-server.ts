@@ -6,16 +6,17 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { createNodeMiddleware, Probot, ProbotOctokit } from "probot";
+import { Probot, ProbotOctokit } from "probot";
 import type { Registry } from "prom-client";
 import { createFerry, type Ferry, type FerryAppOptions } from "../app.js";
 import { parseDuration } from "../core/duration.js";
 import { UserError } from "../core/errors.js";
 import { FerryOctokit } from "./ferry-octokit.js";
-import { createGitHubWebhookRoute, GITHUB_WEBHOOKS_PATH } from "./github-webhook-route.js";
+import { createGitHubWebhookRoute } from "./github-webhook-route.js";
 import { createHealthRoutes } from "./health-routes.js";
 import { schedulePeriodicScan } from "./periodic-scan.js";
 import { createRegistryReceiver, type RegistryReceiverOptions } from "./registry-webhook-route.js";
+import { IntakeBudget, type IntakeLimits } from "./request-body.js";
 import { sendText, type Route } from "./route.js";
 import { createServerMetrics } from "./server-metrics.js";
 import { createStatusRoute } from "./status-route.js";
@@ -42,6 +43,10 @@ export interface FerryServerOptions {
   /** A pino logger to use instead of Probot's stdout one (the reliability suite scans it for leaked secrets). */
   log?: NonNullable<ConstructorParameters<typeof Probot>[0]>["log"];
   ferry?: FerryAppOptions;
+  /** Bounds on request bodies held at once across the webhook routes (503 with Retry-After past them). */
+  intake?: IntakeLimits;
+  /** Open connections at once; further ones are dropped by Node (default 512). */
+  maxConnections?: number;
 }
 
 export interface FerryServer {
@@ -51,9 +56,11 @@ export interface FerryServer {
   ferry: Ferry;
   /** Runs the periodic scan now and waits for it (and the work it queued). */
   scanNow(): Promise<void>;
-  /** Waits for queued background work (webhook handlers, hints). */
+  /** Delivers coalesced registry hints now and waits for them and for queued background work (webhook handlers). */
   idle(): Promise<void>;
   metrics: Registry;
+  /** The webhook routes' shared budget of request bodies in flight. */
+  intake: IntakeBudget;
   close(): Promise<void>;
 }
 
@@ -87,12 +94,11 @@ export async function startFerryServer(options: FerryServerOptions): Promise<Fer
       options.ferry?.onPullRequest?.(event);
     },
   });
-  const probotMiddleware = await createNodeMiddleware(ferry.app, {
-    probot,
-    webhooksPath: GITHUB_WEBHOOKS_PATH,
-  });
+  await probot.load(ferry.app);
+  const budget = new IntakeBudget(options.intake);
   const receiver = createRegistryReceiver({
     secrets: options.registrySecrets ?? {},
+    budget,
     ...(options.registryCoalesceMs !== undefined ? { coalesceMs: options.registryCoalesceMs } : {}),
     onHints: async (hints) => {
       metrics.hintsReceived.inc(hints.length);
@@ -108,23 +114,30 @@ export async function startFerryServer(options: FerryServerOptions): Promise<Fer
     createHealthRoutes(metrics.registry),
     createStatusRoute(() => ferry.status(probot)),
     (req, res) => receiver(req, res),
-    createGitHubWebhookRoute({ secret: options.webhookSecret, deliver: probotMiddleware }),
+    createGitHubWebhookRoute({
+      secret: options.webhookSecret,
+      budget,
+      receive: (delivery) => probot.receive(delivery as Parameters<Probot["receive"]>[0]),
+      onDeliveryError: (error, delivery) =>
+        probot.log.warn({ ...delivery, err: error }, "signed delivery failed in the handlers"),
+    }),
   ];
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const path = (req.url ?? "/").split("?")[0]!;
     for (const route of routes) if (await route(req, res, path)) return;
-    await probotMiddleware(req, res);
-    if (!res.headersSent) sendText(res, 404, "text/plain", "not found\n");
+    sendText(res, 404, "text/plain", "not found\n");
   };
   const server: Server = createServer((req, res) => {
     handle(req, res).catch((error: unknown) => {
-      probot.log.error({ error: (error as Error).message }, "request failed");
+      // The stack stays in the log; the sender only learns that it failed.
+      probot.log.error({ err: error }, "request failed");
       if (!res.headersSent) sendText(res, 500, "text/plain", "internal error\n");
     });
   });
   // Slow-drip clients are cut off (RELIABILITY.md row 4).
   server.headersTimeout = 10_000;
   server.requestTimeout = 30_000;
+  server.maxConnections = options.maxConnections ?? 512;
   await new Promise<void>((resolve) =>
     server.listen(options.port ?? 0, options.host ?? "127.0.0.1", resolve),
   );
@@ -145,8 +158,12 @@ export async function startFerryServer(options: FerryServerOptions): Promise<Fer
     probot,
     ferry,
     scanNow,
-    idle: () => ferry.idle(),
+    async idle() {
+      await receiver.flush();
+      await ferry.idle();
+    },
     metrics: metrics.registry,
+    intake: budget,
     async close() {
       periodicScan.stop();
       receiver.close();

@@ -14,6 +14,7 @@ const AREAS: Record<string, () => Promise<{ bench: Bench }>> = {
   app: () => import("./app.js"),
   reconcile: () => import("./reconcile.js"),
   reliability: () => import("./reliability.js"),
+  intake: () => import("./intake.js"),
 };
 
 async function main(): Promise<void> {

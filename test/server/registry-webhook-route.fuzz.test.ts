@@ -28,6 +28,7 @@ function fakeRequest(
 function fakeResponse(): ServerResponse & { status(): number } {
   let status = 0;
   let sent = false;
+  const onClose: (() => void)[] = [];
   const res = {
     statusCode: 200,
     get headersSent() {
@@ -36,9 +37,14 @@ function fakeResponse(): ServerResponse & { status(): number } {
     setHeader() {
       return res;
     },
+    once(event: string, listener: () => void) {
+      if (event === "close") onClose.push(listener);
+      return res;
+    },
     end() {
       sent = true;
       status = res.statusCode;
+      for (const listener of onClose.splice(0)) listener();
     },
     status: () => status,
   };
