@@ -19,7 +19,7 @@ import { createRegistryReceiver, type RegistryReceiverOptions } from "./registry
 import { IntakeBudget, type IntakeLimits } from "./request-body.js";
 import { sendText, type Route } from "./route.js";
 import { createServerMetrics } from "./server-metrics.js";
-import { createStatusRoute } from "./status-route.js";
+import { createStatusRoute, startStatusListener } from "./status-route.js";
 
 export interface FerryServerOptions {
   appId: string | number;
@@ -47,6 +47,12 @@ export interface FerryServerOptions {
   intake?: IntakeLimits;
   /** Open connections at once; further ones are dropped by Node (default 512). */
   maxConnections?: number;
+  /**
+   * Who reads `GET /status`: with `token`, the main listener serves it to `Authorization: Bearer
+   * <token>`; with `listen`, a separate listener (an internal address) serves it without a token.
+   * With neither, `/status` does not exist.
+   */
+  status?: { token?: string; listen?: { host: string; port: number } };
 }
 
 export interface FerryServer {
@@ -59,6 +65,8 @@ export interface FerryServer {
   /** Delivers coalesced registry hints now and waits for them and for queued background work (webhook handlers). */
   idle(): Promise<void>;
   metrics: Registry;
+  /** `/status` on the internal status listener, when one was asked for. */
+  statusUrl?: string;
   /** The webhook routes' shared budget of request bodies in flight. */
   intake: IntakeBudget;
   close(): Promise<void>;
@@ -112,7 +120,7 @@ export async function startFerryServer(options: FerryServerOptions): Promise<Fer
 
   const routes: Route[] = [
     createHealthRoutes(metrics.registry),
-    createStatusRoute(() => ferry.status(probot)),
+    createStatusRoute(() => ferry.status(probot), { token: options.status?.token }),
     (req, res) => receiver(req, res),
     createGitHubWebhookRoute({
       secret: options.webhookSecret,
@@ -142,6 +150,13 @@ export async function startFerryServer(options: FerryServerOptions): Promise<Fer
     server.listen(options.port ?? 0, options.host ?? "127.0.0.1", resolve),
   );
   const { port } = server.address() as AddressInfo;
+  const statusListener = options.status?.listen
+    ? await startStatusListener(
+        createStatusRoute(() => ferry.status(probot), { open: true }),
+        options.status.listen,
+        (error) => probot.log.error({ err: error }, "status request failed"),
+      )
+    : undefined;
 
   const scanNow = async (): Promise<void> => {
     metrics.scans.inc();
@@ -164,9 +179,11 @@ export async function startFerryServer(options: FerryServerOptions): Promise<Fer
     },
     metrics: metrics.registry,
     intake: budget,
+    ...(statusListener ? { statusUrl: statusListener.url } : {}),
     async close() {
       periodicScan.stop();
       receiver.close();
+      await statusListener?.close();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();

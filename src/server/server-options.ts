@@ -5,6 +5,7 @@
 import { readFileSync } from "node:fs";
 import { parseDuration } from "../core/duration.js";
 import { UserError } from "../core/errors.js";
+import { parseListenAddress } from "../reconciler/status-server.js";
 import type { FerryServerOptions } from "./ferry-server.js";
 
 /** Server options from the environment (APP_ID, PRIVATE_KEY[_PATH], WEBHOOK_SECRET, GHE_HOST/GITHUB_API_URL…). */
@@ -41,6 +42,12 @@ export function serverOptionsFromEnv(env: NodeJS.ProcessEnv): FerryServerOptions
   if (env.FERRY_SCAN_INTERVAL)
     options.scanIntervalMs =
       env.FERRY_SCAN_INTERVAL === "off" ? false : parseDuration(env.FERRY_SCAN_INTERVAL);
+  const statusListen = env.FERRY_STATUS_LISTEN ? listenAddress(env.FERRY_STATUS_LISTEN) : undefined;
+  if (env.FERRY_STATUS_TOKEN || statusListen)
+    options.status = {
+      ...(env.FERRY_STATUS_TOKEN ? { token: env.FERRY_STATUS_TOKEN } : {}),
+      ...(statusListen ? { listen: statusListen } : {}),
+    };
   if (env.LOG_LEVEL) options.logLevel = env.LOG_LEVEL as FerryServerOptions["logLevel"];
   return options;
 }
@@ -65,6 +72,14 @@ export function registryCredentialEnv(env: NodeJS.ProcessEnv): Record<string, st
     if (allowed ? allowed.includes(name) : !SERVER_SECRET_NAMES.test(name)) result[name] = value;
   }
   return result;
+}
+
+function listenAddress(text: string): { host: string; port: number } {
+  try {
+    return parseListenAddress(text);
+  } catch (error) {
+    throw new UserError("invalid-setting", `FERRY_STATUS_LISTEN: ${(error as Error).message}`);
+  }
 }
 
 function readPrivateKey(path: string): string {

@@ -115,6 +115,16 @@ describe("ferry serve: webhook intake", () => {
     expect(() => serverOptionsFromEnv({ APP_ID: "7" })).toThrow(/PRIVATE_KEY/);
   });
 
+  it("reads FERRY_STATUS_TOKEN and FERRY_STATUS_LISTEN, and refuses a listen address it cannot parse", () => {
+    const base = { APP_ID: "7", PRIVATE_KEY: "k", WEBHOOK_SECRET: "s" };
+    expect(serverOptionsFromEnv(base).status).toBeUndefined();
+    expect(serverOptionsFromEnv({ ...base, FERRY_STATUS_TOKEN: "t" }).status).toEqual({ token: "t" });
+    expect(serverOptionsFromEnv({ ...base, FERRY_STATUS_LISTEN: "127.0.0.1:9090" }).status).toEqual({
+      listen: { host: "127.0.0.1", port: 9090 },
+    });
+    expect(() => serverOptionsFromEnv({ ...base, FERRY_STATUS_LISTEN: "nowhere" })).toThrow(UserError);
+  });
+
   it("never lets a config's passwordEnv read the app's own secrets, and honours FERRY_REGISTRY_ENV_ALLOW", () => {
     const base = {
       APP_ID: "7",

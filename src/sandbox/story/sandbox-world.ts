@@ -146,6 +146,8 @@ export async function startSandboxWorld(options: SandboxWorldOptions = {}): Prom
       scanIntervalMs: options.scanIntervalMs ?? false,
       registrySecrets: { distribution: REGISTRY_NOTIFICATION_SECRET },
       registryCoalesceMs: 20,
+      // `/status` on a loopback listener of its own, so the sandbox can show it without a token.
+      status: { listen: { host: "127.0.0.1", port: 0 } },
       log: pino({ level: "warn", base: { name: "ferry" } }, { write: (line: string) => logSink(line) }),
     });
     closers.push(() => ferry.close());
