@@ -19,8 +19,8 @@ function sign(body: string, secret = SECRET): string {
 
 const comment = JSON.stringify({
   action: "created",
-  comment: { id: 1, body: "/promote prod ✨", user: { login: "eve", type: "User" } },
-  issue: { number: 1, state: "open" },
+  comment: { id: 1, body: "/promote prod", user: { login: "eve", type: "User" } },
+  issue: { number: 1, state: "open", title: "Release ✨" },
   repository: { name: "config", full_name: "acme/config", default_branch: "main", owner: { login: "acme" } },
   installation: { id: 1 },
   sender: { login: "eve", type: "User" },
@@ -131,6 +131,7 @@ describe("ferry serve: webhook intake", () => {
       PRIVATE_KEY: "-----BEGIN KEY-----\\nabc",
       WEBHOOK_SECRET: "s",
       FERRY_REGISTRY_WEBHOOK_GENERIC: "g",
+      FERRY_STATUS_TOKEN: "st",
       GITHUB_TOKEN: "t",
       REGISTRY_PASSWORD: "p",
     };
@@ -141,6 +142,7 @@ describe("ferry serve: webhook intake", () => {
       "PRIVATE_KEY",
       "WEBHOOK_SECRET",
       "FERRY_REGISTRY_WEBHOOK_GENERIC",
+      "FERRY_STATUS_TOKEN",
       "GITHUB_TOKEN",
     ])
       expect(open[secret]).toBeUndefined();
