@@ -18,7 +18,7 @@ import { schedulePeriodicScan } from "./periodic-scan.js";
 import { createRegistryReceiver, type RegistryReceiverOptions } from "./registry-webhook-route.js";
 import { IntakeBudget, type IntakeLimits } from "./request-body.js";
 import { sendText, type Route } from "./route.js";
-import { createServerMetrics } from "./server-metrics.js";
+import { createServerMetrics, registerIntakeGauges } from "./server-metrics.js";
 import { createStatusRoute, startStatusListener } from "./status-route.js";
 
 export interface FerryServerOptions {
@@ -62,7 +62,7 @@ export interface FerryServer {
   ferry: Ferry;
   /** Runs the periodic scan now and waits for it (and the work it queued). */
   scanNow(): Promise<void>;
-  /** Delivers coalesced registry hints now and waits for them and for queued background work (webhook handlers). */
+  /** Waits for registry hints already past their coalescing window and for queued background work (webhook handlers). */
   idle(): Promise<void>;
   metrics: Registry;
   /** `/status` on the internal status listener, when one was asked for. */
@@ -104,6 +104,7 @@ export async function startFerryServer(options: FerryServerOptions): Promise<Fer
   });
   await probot.load(ferry.app);
   const budget = new IntakeBudget(options.intake);
+  registerIntakeGauges(metrics.registry, () => budget.inFlight);
   const receiver = createRegistryReceiver({
     secrets: options.registrySecrets ?? {},
     budget,
@@ -174,7 +175,7 @@ export async function startFerryServer(options: FerryServerOptions): Promise<Fer
     ferry,
     scanNow,
     async idle() {
-      await receiver.flush();
+      await receiver.delivered();
       await ferry.idle();
     },
     metrics: metrics.registry,

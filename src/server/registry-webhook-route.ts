@@ -35,9 +35,13 @@ export interface RegistryReceiverOptions {
 
 export type RegistryRequestHandler = (req: IncomingMessage, res: ServerResponse) => Promise<boolean>;
 
-/** The handler, plus `flush` (deliver coalesced hints now) and `close` (drop them) for shutdown and tests. */
+/**
+ * The handler, plus `flush` (deliver coalesced hints now), `delivered` (wait for deliveries already
+ * started) and `close` (drop pending ones) for shutdown and tests.
+ */
 export interface RegistryReceiver extends RegistryRequestHandler {
   flush(): Promise<void>;
+  delivered(): Promise<void>;
   close(): void;
 }
 
@@ -60,7 +64,7 @@ const DEFAULT_MAX_BODY_BYTES = 3 * 1024 * 1024;
 
 /**
  * Returns a node:http request handler that answers the /registry/* routes and returns false for
- * other paths so it can be chained before Probot's handler. Every payload only becomes a hint;
+ * other paths so that the server tries its next route. Every payload only becomes a hint;
  * nothing here calls a registry or follows a URL from the payload.
  */
 export function createRegistryReceiver(options: RegistryReceiverOptions): RegistryReceiver {
@@ -168,6 +172,7 @@ export function createRegistryReceiver(options: RegistryReceiverOptions): Regist
 
   return Object.assign(handler, {
     flush: () => coalescer.flush(),
+    delivered: () => coalescer.delivered(),
     close: () => coalescer.close(),
   });
 }

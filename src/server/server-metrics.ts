@@ -1,4 +1,4 @@
-import { Counter, collectDefaultMetrics, Registry } from "prom-client";
+import { Counter, collectDefaultMetrics, Gauge, Registry } from "prom-client";
 
 /** The server's Prometheus registry: process defaults plus Ferry's counters (no repository names in labels). */
 export interface ServerMetrics {
@@ -6,6 +6,29 @@ export interface ServerMetrics {
   pullRequests: Counter<"action">;
   hintsReceived: Counter;
   scans: Counter;
+}
+
+/** Webhook bodies in flight against the intake budget (read at scrape time). */
+export function registerIntakeGauges(
+  registry: Registry,
+  inFlight: () => { bytes: number; bodies: number },
+): void {
+  new Gauge({
+    name: "ferry_webhook_bodies_in_flight",
+    help: "Webhook request bodies being read or handled",
+    registers: [registry],
+    collect() {
+      this.set(inFlight().bodies);
+    },
+  });
+  new Gauge({
+    name: "ferry_webhook_body_bytes_in_flight",
+    help: "Bytes reserved by webhook request bodies being read or handled",
+    registers: [registry],
+    collect() {
+      this.set(inFlight().bytes);
+    },
+  });
 }
 
 export function createServerMetrics(): ServerMetrics {

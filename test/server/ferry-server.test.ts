@@ -99,6 +99,7 @@ describe("ferry serve: webhook intake", () => {
     expect(await (await fetch(`${url}/healthz`)).text()).toBe("ok\n");
     const metrics = await (await fetch(`${url}/metrics`)).text();
     expect(metrics).toContain("ferry_pull_requests_total");
+    expect(metrics).toContain("ferry_webhook_bodies_in_flight 0");
   });
 
   it("reads its settings from the environment without echoing the key", () => {
