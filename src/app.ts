@@ -1,10 +1,11 @@
 /**
  * The Probot app: builds adapters per event, hands ports to the use cases (through the thin
- * handlers), and exposes the periodic scan and registry-hint entry points to `src/main.ts`.
- * With `src/main.ts` and `src/cli/serve.ts`, the only module that imports `probot`.
+ * handlers), and exposes the periodic scan and registry-hint entry points to the server
+ * (`src/server/`). With the server's wiring and `src/cli/serve.ts`, the only module that imports `probot`.
  */
 import type { Probot } from "probot";
 import { createRegistryClient } from "./adapters/registry/index.js";
+import { AccessCache } from "./adapters/github/access-cache.js";
 import { GitContentCache } from "./adapters/github/git-content-cache.js";
 import { GitHubRepoAdapter, type OctokitLike } from "./adapters/github/github-repo.js";
 import type { AppDeps, AppLogger } from "./app/app-deps.js";
@@ -23,6 +24,7 @@ import {
   onPush,
   syncInstallation,
 } from "./handlers/github/handlers.js";
+import { CommandFloodGuard } from "./handlers/github/command-flood-guard.js";
 import type { HandlerEvent, HandlerServices } from "./handlers/github/services.js";
 
 export interface FerryAppOptions {
@@ -73,6 +75,8 @@ export function createFerry(options: FerryAppOptions = {}): Ferry {
   });
   const registries = new Map<string, RegistryReader>();
   const contentCache = new GitContentCache();
+  const clockMs = (): number => (options.now ? options.now().getTime() : Date.now());
+  const accessCache = new AccessCache({ now: clockMs });
   let appLogin: string | undefined;
 
   const registryFor = (config: FerryConfig, octokit: OctokitLike, owner: string): RegistryReader => {
@@ -100,7 +104,7 @@ export function createFerry(options: FerryAppOptions = {}): Ferry {
   };
 
   const depsFor = (octokit: OctokitLike, owner: string, repo: string): AppDeps => ({
-    github: new GitHubRepoAdapter(octokit, owner, repo, contentCache),
+    github: new GitHubRepoAdapter(octokit, owner, repo, contentCache, accessCache),
     registry: unconfiguredRegistry,
     registryFor: (config) => registryFor(config, octokit, owner),
     planEnvironment,
@@ -133,8 +137,12 @@ export function createFerry(options: FerryAppOptions = {}): Ferry {
     return repos;
   };
 
-  const services: HandlerServices = { depsFor, installationRepos, queue };
-  const clock = (): number => (options.now ? options.now().getTime() : Date.now());
+  const services: HandlerServices = {
+    depsFor,
+    installationRepos,
+    queue,
+    commandGuard: new CommandFloodGuard({ now: clockMs }),
+  };
   let statusAnswer: { at: number; value: Promise<Record<string, unknown>> } | undefined;
 
   const eachInstallation = async (
@@ -245,7 +253,7 @@ export function createFerry(options: FerryAppOptions = {}): Ferry {
     status(probot) {
       // A monitoring scrape or a dashboard refresh must not turn into one GitHub walk per request:
       // concurrent and repeated requests within the TTL share one answer (a failure is not kept).
-      const at = clock();
+      const at = clockMs();
       if (statusAnswer && at - statusAnswer.at < (options.statusTtlMs ?? STATUS_TTL_MS))
         return statusAnswer.value;
       const value = collectAllStatus(probot);

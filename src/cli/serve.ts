@@ -1,14 +1,15 @@
 import { parseArgs } from "node:util";
 import type { CliIo } from "./io.js";
 
-/** `ferry serve`: the GitHub App server, configured from the environment (see src/main.ts). */
+/** `ferry serve`: the GitHub App server, configured from the environment (see src/server/ferry-server.ts). */
 export async function run(args: string[], io: CliIo): Promise<number> {
   const { values } = parseArgs({
     args,
     options: { port: { type: "string" }, host: { type: "string" } },
     allowPositionals: false,
   });
-  const { serverOptionsFromEnv, startFerryServer } = await import("../main.js");
+  const { startFerryServer } = await import("../server/ferry-server.js");
+  const { serverOptionsFromEnv } = await import("../server/server-options.js");
   const options = serverOptionsFromEnv(io.env);
   if (values.port !== undefined) options.port = Number(values.port);
   if (values.host !== undefined) options.host = values.host;

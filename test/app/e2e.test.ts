@@ -15,7 +15,7 @@ describe("Ferry end to end (Probot + GitHub emulator + embedded registry)", { ti
 
   describe("with CI that passes", () => {
     beforeEach(async () => {
-      world = await startWorld({ ci: true });
+      world = await startWorld({ ci: true, server: { status: { token: "e2e-status-token" } } });
     });
 
     it("turns a push of shop:1.8.0 into exactly one staging PR that auto-merges once its check passes", async () => {
@@ -34,10 +34,9 @@ describe("Ferry end to end (Probot + GitHub emulator + embedded registry)", { ti
       expect(
         await world.emu.readFile("acme", "config", "main", "overlays/staging/kustomization.yaml"),
       ).toContain('newTag: "1.8.0"');
-      const status = (await (await fetch(`${world.server.url}/status`)).json()) as Record<
-        string,
-        { running: Record<string, Record<string, { tag?: string }>> }
-      >;
+      const status = (await (
+        await fetch(`${world.server.url}/status`, { headers: { authorization: "Bearer e2e-status-token" } })
+      ).json()) as Record<string, { running: Record<string, Record<string, { tag?: string }>> }>;
       expect(status["acme/config"]?.running.staging?.shop?.tag).toBe("1.8.0");
     });
 

@@ -44,7 +44,7 @@ describe("architecture", () => {
           )
         )
           offences.push(`${file.path} imports ${spec}`);
-        if (/(^|\/)(adapters|app|handlers|reconciler|sandbox|cli)\//.test(spec))
+        if (/(^|\/)(adapters|app|handlers|reconciler|sandbox|cli|server)\//.test(spec))
           offences.push(`${file.path} imports outward: ${spec}`);
         if (/^(probot|pino|prom-client|@kubernetes\/client-node|@octokit\/)/.test(spec))
           offences.push(`${file.path} imports ${spec}`);
@@ -67,7 +67,18 @@ describe("architecture", () => {
       .filter((f) => f.path.startsWith("app/"))
       .flatMap((file) =>
         importsOf(file.text)
-          .filter((spec) => /(^|\/)(adapters|handlers|reconciler|sandbox|cli)\/|\/(main|cli)\.js$/.test(spec))
+          .filter((spec) => /(^|\/)(adapters|handlers|reconciler|sandbox|cli|server)\/|\/cli\.js$/.test(spec))
+          .map((spec) => `${file.path} imports ${spec}`),
+      );
+    expect(offences).toEqual([]);
+  });
+
+  it("keeps the HTTP server outside the event handlers: handlers import neither the server nor the CLI", () => {
+    const offences = files
+      .filter((f) => f.path.startsWith("handlers/"))
+      .flatMap((file) =>
+        importsOf(file.text)
+          .filter((spec) => /(^|\/)(server|cli|sandbox)\/|\/cli\.js$/.test(spec))
           .map((spec) => `${file.path} imports ${spec}`),
       );
     expect(offences).toEqual([]);
@@ -75,7 +86,8 @@ describe("architecture", () => {
 
   it("lets only entry points and the sandbox import probot", () => {
     const allowed = (path: string) =>
-      ["app.ts", "main.ts", "cli/serve.ts"].includes(path) || path.startsWith("sandbox/");
+      ["app.ts", "server/ferry-server.ts", "server/ferry-octokit.ts", "cli/serve.ts"].includes(path) ||
+      path.startsWith("sandbox/");
     const offences = files
       .filter((file) => !allowed(file.path))
       .flatMap((file) =>
@@ -117,7 +129,7 @@ describe("architecture", () => {
 
   it("reads process.env only in entry points", () => {
     const entry = (path: string) =>
-      ["main.ts", "cli.ts"].includes(path) || path.startsWith("cli/") || path.startsWith("sandbox/");
+      path === "cli.ts" || path.startsWith("cli/") || path.startsWith("sandbox/");
     const offences = files
       .filter(
         (file) =>

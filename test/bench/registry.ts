@@ -7,7 +7,8 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { performance } from "node:perf_hooks";
 import { createRegistryClient, type RegistryClient } from "../../src/adapters/registry/index.js";
-import { createRegistryReceiver, type RegistryHint } from "../../src/handlers/registry/index.js";
+import type { RegistryHint } from "../../src/handlers/registry/index.js";
+import { createRegistryReceiver } from "../../src/server/registry-webhook-route.js";
 import { startEmbeddedRegistry } from "../../src/sandbox/registry/embedded-registry.js";
 import { pushImage } from "../../src/sandbox/registry/push-image.js";
 

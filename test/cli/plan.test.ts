@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { main } from "../../src/cli.js";
 import type { CliIo } from "../../src/cli/io.js";
 import { formatPlanReport, type PlanReport } from "../../src/cli/plan.js";
-import { startFerryServer, type FerryServer } from "../../src/main.js";
+import { startFerryServer, type FerryServer } from "../../src/server/ferry-server.js";
 import { startGitHubEmulator, type GitHubEmulator } from "../../src/sandbox/github/index.js";
 import {
   startEmbeddedRegistry,

@@ -8,7 +8,7 @@ import fc from "fast-check";
 import semver from "semver";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import type { RegistryHint } from "../../src/handlers/registry/index.js";
-import type { FerryServer } from "../../src/main.js";
+import type { FerryServer } from "../../src/server/ferry-server.js";
 import { CanaryWatch } from "../support/canary.js";
 import { startAppWorld, type AppWorld } from "../support/reliability-app-world.js";
 import { send } from "../support/raw-http.js";

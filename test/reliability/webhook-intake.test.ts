@@ -7,7 +7,7 @@ import fc from "fast-check";
 import { createServer, request } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startFerryServer, WeakWebhookSecretError } from "../../src/main.js";
+import { startFerryServer, WeakWebhookSecretError } from "../../src/server/ferry-server.js";
 import { CanaryWatch } from "../support/canary.js";
 import { startStubbedFerry, type StubbedFerry } from "../support/ferry-stub-server.js";
 import { keepAliveAgent, send } from "../support/raw-http.js";

@@ -7,7 +7,7 @@ import { generateKeyPairSync } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import pino from "pino";
-import { startFerryServer, type FerryServer } from "../../src/main.js";
+import { startFerryServer, type FerryServer } from "../../src/server/ferry-server.js";
 import type { CanaryWatch } from "./canary.js";
 import type { RouteSecrets } from "./webhook-attacks.js";
 

@@ -13,6 +13,7 @@ import type {
   TreeEntry,
 } from "../../app/github-port.js";
 import { STATE_FILE, STATE_REF } from "../../app/github-port.js";
+import type { AccessCache } from "./access-cache.js";
 import type { GitContentCache } from "./git-content-cache.js";
 
 /** The part of an Octokit (Probot's or @octokit/rest's) this adapter uses. */
@@ -85,6 +86,8 @@ export class GitHubRepoAdapter implements GitHubRepoPort {
     readonly repo: string,
     /** Process-wide cache of trees and blobs by SHA (content addresses never go stale). */
     private readonly cache?: GitContentCache,
+    /** Process-wide cache of low permission answers (a flood of refused commands costs one lookup). */
+    private readonly access?: AccessCache,
   ) {}
 
   private get fullName(): string {
@@ -409,6 +412,15 @@ export class GitHubRepoAdapter implements GitHubRepoPort {
   }
 
   async permissionOf(login: string): Promise<Permission | "none"> {
+    if (!this.access) return this.livePermissionOf(login);
+    return this.access.get(
+      `permission:${this.fullName}:${login.toLowerCase()}`,
+      () => this.livePermissionOf(login),
+      (permission) => ["none", "read", "triage"].includes(permission),
+    );
+  }
+
+  private async livePermissionOf(login: string): Promise<Permission | "none"> {
     const response = await orUndefinedOn404(
       this.octokit.rest.repos.getCollaboratorPermissionLevel({ ...this.r, username: login }),
     );
@@ -423,6 +435,15 @@ export class GitHubRepoAdapter implements GitHubRepoPort {
 
   async isTeamMember(team: string, login: string): Promise<boolean> {
     const [org, slug] = team.includes("/") ? (team.split("/") as [string, string]) : [this.owner, team];
+    if (!this.access) return this.liveTeamMembership(org, slug, login);
+    return this.access.get(
+      `team:${org}/${slug}:${login.toLowerCase()}`,
+      () => this.liveTeamMembership(org, slug, login),
+      (member) => !member,
+    );
+  }
+
+  private async liveTeamMembership(org: string, slug: string, login: string): Promise<boolean> {
     const response = await orUndefinedOn404(
       this.octokit.rest.teams.getMembershipForUserInOrg({ org, team_slug: slug, username: login }),
     );

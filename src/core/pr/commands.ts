@@ -1,3 +1,4 @@
+import MarkdownIt from "markdown-it";
 import { NAME_SOURCE } from "../config/names.js";
 import { isValidTag, TAG_SOURCE } from "../image-ref.js";
 
@@ -18,23 +19,66 @@ const ENVIRONMENT_ONLY = new RegExp(`^/(hold|unhold)[ \\t]+(${NAME})[ \\t]*$`);
 const STATUS = /^\/ferry[ \t]+status[ \t]*$/;
 /** Bound the work on huge comments: commands are in the first lines. */
 const MAX_LINES = 50;
+/** GitHub's own limit on a comment's length; anything past it is not read. */
+export const MAX_COMMENT_CHARS = 65_536;
 
-/** Every command in a comment, in order; lines inside fenced code blocks and quotes are ignored. */
+/**
+ * CommonMark as GitHub renders it (https://github.github.com/gfm/): raw HTML recognised (so that
+ * comments and other tags are not mistaken for text), no link detection or typographic rewriting.
+ */
+const markdown = new MarkdownIt("commonmark", { html: true, linkify: false, typographer: false });
+
+/**
+ * Every command in a comment, in order. The comment is parsed as CommonMark and commands are taken
+ * only from the visible text of top-level paragraphs: never from code (fenced with any number of
+ * backticks or tildes, or indented), HTML blocks and comments, block quotes (quoted text is someone
+ * else's words, including lazy continuation lines), lists, tables or headings, and never from a line
+ * that also holds inline code, links, images or HTML.
+ */
 export function parseCommands(body: string): Command[] {
   const commands: Command[] = [];
-  let fenced = false;
-  for (const rawLine of body.split(/\r?\n/).slice(0, MAX_LINES * 4)) {
-    const line = rawLine.trim();
-    if (line.startsWith("```") || line.startsWith("~~~")) {
-      fenced = !fenced;
-      continue;
-    }
-    if (fenced || !line.startsWith("/")) continue;
-    const command = parseCommandLine(line);
+  for (const line of paragraphLines(body.slice(0, MAX_COMMENT_CHARS))) {
+    const trimmed = line.trim();
+    if (!trimmed.startsWith("/")) continue;
+    const command = parseCommandLine(trimmed);
     if (command) commands.push(command);
     if (commands.length >= MAX_LINES) break;
   }
   return commands;
+}
+
+/** Marks a line that held something other than plain text, so that it cannot match a command. */
+const NOT_TEXT = "\u0000";
+
+const EMPHASIS = new Set(["em_open", "em_close", "strong_open", "strong_close"]);
+
+/** The visible text lines of the paragraphs at the top level of the document. */
+function paragraphLines(body: string): string[] {
+  const tokens = markdown.parse(body, {});
+  const lines: string[] = [];
+  let depth = 0;
+  for (const [index, token] of tokens.entries()) {
+    if (token.nesting === 1) depth++;
+    if (token.nesting === -1) depth--;
+    // depth 1 inside a paragraph_open at the top level: the paragraph's inline content.
+    if (token.type !== "inline" || depth !== 1 || tokens[index - 1]?.type !== "paragraph_open") continue;
+    let line = "";
+    for (const child of token.children ?? []) {
+      if (child.type === "softbreak" || child.type === "hardbreak") {
+        lines.push(line);
+        line = "";
+      } else if (child.type === "text") {
+        line += child.content;
+      } else if (EMPHASIS.has(child.type)) {
+        // `_` and `*` read back as typed: `1_-_2` is a tag, not emphasis, to the person who wrote it.
+        line += child.markup;
+      } else {
+        line += NOT_TEXT;
+      }
+    }
+    lines.push(line);
+  }
+  return lines;
 }
 
 export function parseCommandLine(line: string): Command | undefined {

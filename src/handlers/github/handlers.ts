@@ -7,6 +7,7 @@ import { recordMerge } from "../../app/record-merge.js";
 import { runCommentCommands } from "../../app/run-command.js";
 import { syncRepository, type SyncTrigger } from "../../app/sync-repository.js";
 import { formatBranchName } from "../../core/pr/branch.js";
+import { parseCommands } from "../../core/pr/commands.js";
 import type { HandlerEvent, HandlerServices, RepositoryPayload } from "./services.js";
 
 /**
@@ -26,26 +27,50 @@ interface CommentPayload extends RepositoryPayload {
   issue: { number: number; state: string };
 }
 
-/** issue_comment: commands, `created` only (the use case checks the action and the author again). */
+/**
+ * issue_comment: commands, `created` only (the use case checks the action and the author again).
+ * A comment without a command costs nothing; one with commands is admitted by the flood guard
+ * first, so that someone without access cannot spend the installation's API budget.
+ */
 export async function onIssueComment(
   event: HandlerEvent<CommentPayload>,
   services: HandlerServices,
 ): Promise<void> {
   const { payload } = event;
   if (payload.action !== "created" || payload.comment.user.type === "Bot") return;
+  const body = payload.comment.body ?? "";
+  if (parseCommands(body).length === 0) return;
   const { owner, repo } = repoOf(payload);
-  services.queue.enqueue(`comment:${owner}/${repo}#${payload.comment.id}`, () =>
-    runCommentCommands(services.depsFor(event.octokit, owner, repo), {
+  const repository = `${owner}/${repo}`;
+  const author = payload.comment.user.login;
+  const decision = services.commandGuard.admit(repository, author);
+  if (decision === "ignore") return;
+  if (decision === "warn") {
+    const minutes = Math.round(services.commandGuard.muteMs / 60_000);
+    services.queue.enqueue(`command-flood:${repository}:${author}`, () =>
+      services
+        .depsFor(event.octokit, owner, repo)
+        .github.comment(
+          payload.issue.number,
+          `@${author} too many commands: further commands from you in ${repository} are ignored for ${minutes} minutes.`,
+        ),
+    );
+    return;
+  }
+  services.queue.enqueue(`comment:${repository}#${payload.comment.id}`, async () => {
+    const outcome = await runCommentCommands(services.depsFor(event.octokit, owner, repo), {
       action: payload.action,
       commentId: payload.comment.id,
       issueNumber: payload.issue.number,
       issueState: payload.issue.state === "open" ? "open" : "closed",
-      body: payload.comment.body ?? "",
-      author: payload.comment.user.login,
+      body,
+      author,
       authorType: payload.comment.user.type,
       ...(payload.repository.default_branch ? { defaultBranch: payload.repository.default_branch } : {}),
-    }),
-  );
+    });
+    // Only refusals count against the person: commands that ran (or failed for now) give the token back.
+    if (outcome !== "refused") services.commandGuard.refund(repository, author);
+  });
 }
 
 interface PullRequestPayload extends RepositoryPayload {

@@ -1,6 +1,7 @@
 import type { AppDeps } from "../../app/app-deps.js";
 import type { WorkQueue } from "../../app/work-queue.js";
 import type { OctokitLike } from "../../adapters/github/github-repo.js";
+import type { CommandFloodGuard } from "./command-flood-guard.js";
 
 /** What the GitHub webhook handlers get from the app wiring (`src/app.ts`); no Probot types here. */
 export interface HandlerServices {
@@ -9,6 +10,8 @@ export interface HandlerServices {
   /** Repositories of the installation the event came from (to find config repos). */
   installationRepos(octokit: OctokitLike): Promise<{ owner: string; repo: string; defaultBranch?: string }[]>;
   queue: WorkQueue;
+  /** Per person and repository limit on comment commands (shared by every event of this process). */
+  commandGuard: CommandFloodGuard;
 }
 
 /** The bits of a Probot context a handler reads. */

@@ -43,6 +43,11 @@ export class HintCoalescer {
     await Promise.all([...this.inFlight]);
   }
 
+  /** Waits for the deliveries already started, leaving pending batches to their window. */
+  async delivered(): Promise<void> {
+    await Promise.all([...this.inFlight]);
+  }
+
   /** Drops pending batches without delivering them. */
   close(): void {
     for (const batch of this.batches.values()) clearTimeout(batch.timer);

@@ -1,9 +1,3 @@
-export { createRegistryReceiver, SIGNATURE_HEADER } from "./registry-receiver.js";
-export type {
-  RegistryReceiver,
-  RegistryReceiverOptions,
-  RegistryRequestHandler,
-} from "./registry-receiver.js";
 export { hintsFromGitHubPackageEvent } from "./hints-from-github.js";
 export {
   hintsFromDistribution,

@@ -421,7 +421,7 @@ function endpointsOf(world: SandboxWorld): SandboxEndpoints {
     },
     registry: world.registry.host,
     cluster: world.cluster.url,
-    status: `${world.ferry.url}/status`,
+    status: world.ferry.statusUrl ?? "",
     tokens: Object.fromEntries(Object.entries(world.users).map(([login, user]) => [login, user.token])),
   };
 }

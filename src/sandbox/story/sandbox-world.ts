@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { Octokit } from "@octokit/rest";
 import pino from "pino";
 import { parseImageRef } from "../../core/image-ref.js";
-import { startFerryServer, type FerryServer } from "../../main.js";
+import { startFerryServer, type FerryServer } from "../../server/ferry-server.js";
 import { startReconciler, type RunningReconciler } from "../../reconciler/start.js";
 import { startClusterSimulator, type ClusterSimulator } from "../cluster/cluster-simulator.js";
 import { startGitHubEmulator, type GitHubEmulator } from "../github/index.js";
@@ -146,6 +146,8 @@ export async function startSandboxWorld(options: SandboxWorldOptions = {}): Prom
       scanIntervalMs: options.scanIntervalMs ?? false,
       registrySecrets: { distribution: REGISTRY_NOTIFICATION_SECRET },
       registryCoalesceMs: 20,
+      // `/status` on a loopback listener of its own, so the sandbox can show it without a token.
+      status: { listen: { host: "127.0.0.1", port: 0 } },
       log: pino({ level: "warn", base: { name: "ferry" } }, { write: (line: string) => logSink(line) }),
     });
     closers.push(() => ferry.close());

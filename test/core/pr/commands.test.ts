@@ -24,13 +24,63 @@ describe("comment commands", () => {
     expect(parseCommands("/promote prod now")).toEqual([]);
     expect(parseCommands("/promoteprod")).toEqual([]);
     expect(parseCommands("/promote Prod")).toEqual([]);
-    expect(parseCommands("/promote prod shop@v1\n---")).toEqual([
+    expect(parseCommands("/promote prod shop@v1\n\n---")).toEqual([
       { name: "promote", environment: "prod", image: { name: "shop", tag: "v1" } },
     ]);
   });
 
   it("ignores commands inside code blocks and quotes", () => {
     expect(parseCommands("```\n/promote prod\n```\n> /promote prod")).toEqual([]);
+  });
+
+  describe("takes commands only from text GitHub shows as a paragraph", () => {
+    const hidden: Record<string, string> = {
+      "a four-backtick fence around a three-backtick line": "````\n```\n/promote prod\n````",
+      "a tilde fence": "~~~\n/promote prod\n~~~",
+      "a tilde fence holding a backtick line": "~~~\n```\n/promote prod\n~~~",
+      "an unclosed fence (runs to the end)": "```\n/promote prod",
+      "an indented code block": "Run this later:\n\n    /promote prod",
+      "an HTML comment block": "<!--\n/promote prod\n-->",
+      "an HTML comment inside a paragraph": "looks fine <!--\n/promote prod\n--> to me",
+      "an HTML block": "<details>\n/promote prod\n</details>",
+      "a lazy blockquote continuation": "> earlier words\n/promote prod",
+      "a nested blockquote": "> > /promote prod",
+      "a list item": "- /promote prod",
+      "an ordered list item": "1. /promote prod",
+      "a heading": "# /promote prod",
+      "a setext heading": "/promote prod\n---",
+      "inline code": "`/promote prod`",
+      "a link": "[/promote prod](https://example.com)",
+      "emphasis on the line": "/promote *prod*",
+      "a table cell": "| a |\n|---|\n| /promote prod |",
+    };
+    for (const [form, body] of Object.entries(hidden))
+      it(`ignores a command in ${form}`, () => {
+        expect(parseCommands(body)).toEqual([]);
+      });
+
+    const shown: Record<string, string> = {
+      "a comment of one line": "/promote prod",
+      "a line after text in the same paragraph": "LGTM, shipping it.\n/promote prod",
+      "a paragraph after a quote and a blank line": "> can we ship?\n\n/promote prod",
+      "a paragraph after a closed fence": "```\nlogs\n```\n/promote prod",
+      "a paragraph after a closed four-backtick fence": "````\n```\n````\n/promote prod",
+      "an indent of up to three spaces": "   /promote prod",
+      "Windows line endings": "thanks\r\n/promote prod\r\n",
+      "a hard line break": "/promote prod  \nthanks",
+      "a paragraph after an HTML comment": "<!-- a note -->\n\n/promote prod",
+    };
+    for (const [form, body] of Object.entries(shown))
+      it(`reads a command in ${form}`, () => {
+        expect(parseCommands(body)).toEqual([{ name: "promote", environment: "prod" }]);
+      });
+
+    it("reads nothing past GitHub's comment length limit", () => {
+      expect(parseCommands(`${"x".repeat(70_000)}\n\n/promote prod`)).toEqual([]);
+      expect(parseCommands(`${"x".repeat(1_000)}\n\n/promote prod`)).toEqual([
+        { name: "promote", environment: "prod" },
+      ]);
+    });
   });
 
   it("refuses tags that are not OCI tags", () => {

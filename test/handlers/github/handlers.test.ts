@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { WorkQueue } from "../../../src/app/work-queue.js";
+import { CommandFloodGuard } from "../../../src/handlers/github/command-flood-guard.js";
 import { onChecksCompleted, syncInstallation } from "../../../src/handlers/github/handlers.js";
 import type { HandlerServices } from "../../../src/handlers/github/services.js";
 
@@ -16,6 +17,7 @@ function services() {
     depsFor: () => {
       throw new Error("no repositories to sync");
     },
+    commandGuard: new CommandFloodGuard(),
   };
   return { value, listings };
 }
@@ -94,6 +96,7 @@ describe("syncInstallation", () => {
       depsFor: () => {
         throw new Error("no repositories to sync");
       },
+      commandGuard: new CommandFloodGuard(),
     };
     for (const [installationId, name] of [
       [1, "acme"],

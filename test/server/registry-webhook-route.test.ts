@@ -3,13 +3,13 @@ import { readFileSync } from "node:fs";
 import { createServer, request, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
+import type { RegistryHint } from "../../src/handlers/registry/index.js";
 import {
   createRegistryReceiver,
-  type RegistryHint,
   type RegistryReceiver,
   type RegistryReceiverOptions,
-} from "../../../src/handlers/registry/index.js";
-import { MEDIA_TYPES, startEmbeddedRegistry } from "../../../src/sandbox/registry/embedded-registry.js";
+} from "../../src/server/registry-webhook-route.js";
+import { MEDIA_TYPES, startEmbeddedRegistry } from "../../src/sandbox/registry/embedded-registry.js";
 
 const SECRETS = {
   distribution: "dist-secret",
@@ -19,7 +19,7 @@ const SECRETS = {
   generic: "generic-secret",
 };
 const fixtureBytes = (name: string) =>
-  readFileSync(new URL(`../../fixtures/registry-webhooks/${name}`, import.meta.url));
+  readFileSync(new URL(`../fixtures/registry-webhooks/${name}`, import.meta.url));
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {

@@ -1,7 +1,5 @@
-import { createHmac, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { HintCoalescer } from "./hint-coalescer.js";
-import { hintsFromGitHubPackageEvent } from "./hints-from-github.js";
+import { HintCoalescer } from "../handlers/registry/hint-coalescer.js";
 import {
   InvalidGenericPayload,
   hintsFromDistribution,
@@ -9,30 +7,41 @@ import {
   hintsFromGeneric,
   hintsFromHarbor,
   hintsFromQuay,
-} from "./hints-from-payloads.js";
-import type { RegistryHint } from "./registry-hint.js";
-
-export { hintsFromGitHubPackageEvent };
-export type { RegistryHint };
+} from "../handlers/registry/hints-from-payloads.js";
+import type { RegistryHint } from "../handlers/registry/registry-hint.js";
+import {
+  answerRefusal,
+  constantTimeEqual,
+  IntakeBudget,
+  readRequestBody,
+  RequestRefusal,
+  wellFormedSignature,
+} from "./request-body.js";
 
 export interface RegistryReceiverOptions {
   /** One secret per route; a route whose secret is unset or empty is disabled (404). */
   secrets: { distribution?: string; harbor?: string; dockerhub?: string; quay?: string; generic?: string };
-  /** Body cap; default 3 MiB like Flux. Reading stops at cap+1 bytes and the answer is 413. */
+  /** Body cap; default 3 MiB like Flux. Reading stops at the first chunk past it and the answer is 413. */
   maxBodyBytes?: number;
   /** Window in which hints for one repository are merged into one `onHints` call; default 1000 ms, 0 = next tick. */
   coalesceMs?: number;
-  /** Time allowed to receive the body before 408; default 30 s (docs/reliability.md row 4). */
+  /** Time allowed to receive the body before 408; default 30 s (RELIABILITY.md #4). */
   bodyTimeoutMs?: number;
+  /** The server-wide budget of bodies in flight (shared with the GitHub route); default: one of its own. */
+  budget?: IntakeBudget;
   onHints: (hints: RegistryHint[]) => void | Promise<void>;
   log?: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void };
 }
 
 export type RegistryRequestHandler = (req: IncomingMessage, res: ServerResponse) => Promise<boolean>;
 
-/** The handler, plus `flush` (deliver coalesced hints now) and `close` (drop them) for shutdown and tests. */
+/**
+ * The handler, plus `flush` (deliver coalesced hints now), `delivered` (wait for deliveries already
+ * started) and `close` (drop pending ones) for shutdown and tests.
+ */
 export interface RegistryReceiver extends RegistryRequestHandler {
   flush(): Promise<void>;
+  delivered(): Promise<void>;
   close(): void;
 }
 
@@ -53,23 +62,15 @@ const ROUTES: Record<
 export const SIGNATURE_HEADER = "x-ferry-signature-256";
 const DEFAULT_MAX_BODY_BYTES = 3 * 1024 * 1024;
 
-class HttpRefusal extends Error {
-  constructor(
-    readonly status: number,
-    readonly reason: string,
-  ) {
-    super(reason);
-  }
-}
-
 /**
  * Returns a node:http request handler that answers the /registry/* routes and returns false for
- * other paths so it can be chained before Probot's handler. Every payload only becomes a hint;
+ * other paths so that the server tries its next route. Every payload only becomes a hint;
  * nothing here calls a registry or follows a URL from the payload.
  */
 export function createRegistryReceiver(options: RegistryReceiverOptions): RegistryReceiver {
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const bodyTimeoutMs = options.bodyTimeoutMs ?? 30_000;
+  const budget = options.budget ?? new IntakeBudget();
   const log = options.log;
   const deliver = async (hints: RegistryHint[]) => {
     try {
@@ -88,7 +89,6 @@ export function createRegistryReceiver(options: RegistryReceiverOptions): Regist
     const pathname = (req.url ?? "/").split("?")[0]!;
     if (pathname !== "/registry" && !pathname.startsWith("/registry/")) return false;
     let provider: Provider | undefined;
-    let bodyRead = false;
     try {
       const match = /^\/registry\/(distribution|harbor|dockerhub|quay|generic)(?:\/([^/]*))?\/?$/.exec(
         pathname,
@@ -98,38 +98,45 @@ export function createRegistryReceiver(options: RegistryReceiverOptions): Regist
       const route = provider ? ROUTES[provider] : undefined;
       // A token segment only exists on the token routes; any other shape is an unknown path.
       if (!provider || !route || (route.auth === "url-token") !== (tokenInPath !== undefined)) {
-        throw new HttpRefusal(404, "unknown route");
+        throw new RequestRefusal(404, "unknown route");
       }
       const secret = options.secrets[provider];
-      if (!secret) throw new HttpRefusal(404, "route not configured");
-      if (req.method !== "POST") throw new HttpRefusal(405, "method not allowed");
+      if (!secret) throw new RequestRefusal(404, "route not configured");
+      if (req.method !== "POST") throw new RequestRefusal(405, "method not allowed");
 
       if (route.auth === "authorization-header" && !authorizationMatches(req.headers.authorization, secret)) {
-        throw new HttpRefusal(401, "bad credentials");
+        throw new RequestRefusal(401, "bad credentials");
       }
       if (route.auth === "url-token" && !constantTimeEqual(safeDecode(tokenInPath!), secret)) {
-        throw new HttpRefusal(401, "bad credentials");
+        throw new RequestRefusal(401, "bad credentials");
       }
       if (!isJsonContentType(req.headers["content-type"]))
-        throw new HttpRefusal(415, "content type must be JSON");
+        throw new RequestRefusal(415, "content type must be JSON");
+      const signature = req.headers[SIGNATURE_HEADER];
+      if (route.auth === "hmac" && !wellFormedSignature(signature))
+        throw new RequestRefusal(401, "bad signature");
 
-      const body = await readCappedBody(req, maxBodyBytes, bodyTimeoutMs);
-      bodyRead = true;
-      // HMAC over the raw bytes, never over re-serialized JSON (docs/reliability.md row 3).
-      if (route.auth === "hmac" && !signatureMatches(req.headers[SIGNATURE_HEADER], body, secret)) {
-        throw new HttpRefusal(401, "bad signature");
+      const body = await readRequestBody(req, res, {
+        maxBytes: maxBodyBytes,
+        timeoutMs: bodyTimeoutMs,
+        budget,
+        ...(route.auth === "hmac" ? { hmacKey: secret } : {}),
+      });
+      // HMAC over the raw bytes as received, never over re-serialized JSON (RELIABILITY.md #3).
+      if (route.auth === "hmac" && !constantTimeEqual(signature as string, body.signature!)) {
+        throw new RequestRefusal(401, "bad signature");
       }
       let payload: unknown;
       try {
-        payload = JSON.parse(body.toString("utf8"));
+        payload = JSON.parse(body.bytes().toString("utf8"));
       } catch {
-        throw new HttpRefusal(400, "malformed JSON");
+        throw new RequestRefusal(400, "malformed JSON");
       }
       let hints: RegistryHint[];
       try {
         hints = route.extract(payload);
       } catch (error) {
-        if (error instanceof InvalidGenericPayload) throw new HttpRefusal(400, error.message);
+        if (error instanceof InvalidGenericPayload) throw new RequestRefusal(400, error.message);
         throw error;
       }
       if (hints.length > 0) coalescer.add(hints);
@@ -139,14 +146,19 @@ export function createRegistryReceiver(options: RegistryReceiverOptions): Regist
       );
       respond(res, 202, { accepted: hints.length });
     } catch (error) {
-      if (error instanceof HttpRefusal) {
+      if (error instanceof RequestRefusal) {
         // Only the route and the reason: never the body or the credentials that came with it.
         log?.warn(
           { route: provider ?? "unknown", status: error.status, reason: error.reason },
           "registry webhook refused",
         );
-        // An unread (or partly read) body is never drained for an unauthenticated sender: close instead.
-        respond(res, error.status, { error: error.reason }, !bodyRead);
+        answerRefusal(
+          req,
+          res,
+          error,
+          { type: "application/json", text: JSON.stringify({ error: error.reason }) },
+          maxBodyBytes,
+        );
       } else {
         log?.warn(
           { route: provider ?? "unknown", error: error instanceof Error ? error.message : String(error) },
@@ -160,18 +172,17 @@ export function createRegistryReceiver(options: RegistryReceiverOptions): Regist
 
   return Object.assign(handler, {
     flush: () => coalescer.flush(),
+    delivered: () => coalescer.delivered(),
     close: () => coalescer.close(),
   });
 }
 
-function respond(res: ServerResponse, status: number, body: object, closeConnection = false): void {
+function respond(res: ServerResponse, status: number, body: object): void {
   if (res.headersSent) return;
   const text = JSON.stringify(body);
   res.statusCode = status;
   res.setHeader("Content-Type", "application/json");
   res.setHeader("Content-Length", Buffer.byteLength(text));
-  // The rest of an oversized or stalled body is never read: the connection cannot be reused.
-  if (closeConnection) res.setHeader("Connection", "close");
   res.end(text);
 }
 
@@ -180,17 +191,6 @@ function isJsonContentType(header: string | undefined): boolean {
   if (!header) return false;
   const type = header.split(";")[0]!.trim().toLowerCase();
   return type === "application/json" || /^application\/[a-z0-9.+-]+\+json$/.test(type);
-}
-
-function constantTimeEqual(given: string, expected: string): boolean {
-  const a = Buffer.from(given);
-  const b = Buffer.from(expected);
-  // timingSafeEqual needs equal lengths; comparing against itself keeps the work constant.
-  if (a.length !== b.length) {
-    timingSafeEqual(b, b);
-    return false;
-  }
-  return timingSafeEqual(a, b);
 }
 
 /**
@@ -204,59 +204,10 @@ function authorizationMatches(header: string | undefined, secret: string): boole
   return exact || bearer;
 }
 
-function signatureMatches(header: string | string[] | undefined, body: Buffer, secret: string): boolean {
-  if (typeof header !== "string" || !/^sha256=[0-9a-f]{64}$/.test(header)) return false;
-  const expected = `sha256=${createHmac("sha256", secret).update(body).digest("hex")}`;
-  return constantTimeEqual(header, expected);
-}
-
 function safeDecode(segment: string): string {
   try {
     return decodeURIComponent(segment);
   } catch {
     return segment;
   }
-}
-
-/**
- * Reads at most `max + 1` bytes: a declared Content-Length over the cap is refused before
- * reading, and a chunked body is cut off as soon as it passes the cap.
- */
-function readCappedBody(req: IncomingMessage, max: number, timeoutMs: number): Promise<Buffer> {
-  const declared = Number(req.headers["content-length"]);
-  if (Number.isFinite(declared) && declared > max)
-    return Promise.reject(new HttpRefusal(413, "body too large"));
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const finish = (error?: HttpRefusal) => {
-      clearTimeout(timer);
-      req.off("data", onData);
-      req.off("end", onEnd);
-      req.off("error", onError);
-      if (error) {
-        req.pause();
-        reject(error);
-      } else {
-        resolve(Buffer.concat(chunks, size));
-      }
-    };
-    const onData = (chunk: Buffer) => {
-      const room = max + 1 - size;
-      if (chunk.length >= room) {
-        size += room;
-        finish(new HttpRefusal(413, "body too large"));
-        return;
-      }
-      chunks.push(chunk);
-      size += chunk.length;
-    };
-    const onEnd = () => finish();
-    const onError = () => finish(new HttpRefusal(400, "request aborted"));
-    const timer = setTimeout(() => finish(new HttpRefusal(408, "body timeout")), timeoutMs);
-    timer.unref?.();
-    req.on("data", onData);
-    req.on("end", onEnd);
-    req.on("error", onError);
-  });
 }

@@ -3,8 +3,8 @@
  * prescribes and retried a bounded number of times, against the emulator's real limit headers.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { FerryOctokit } from "../../../src/main.js";
-import { startWorld, type World } from "../../support/github-emulator-world.js";
+import { FerryOctokit } from "../../src/server/ferry-octokit.js";
+import { startWorld, type World } from "../support/github-emulator-world.js";
 
 describe("FerryOctokit under rate limits", { timeout: 30_000 }, () => {
   let world: World;

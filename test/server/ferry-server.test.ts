@@ -1,13 +1,9 @@
 import { createHmac, generateKeyPairSync } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
-import { UserError } from "../../../src/core/errors.js";
-import {
-  startFerryServer,
-  serverOptionsFromEnv,
-  WeakWebhookSecretError,
-  type FerryServer,
-} from "../../../src/main.js";
-import { UnthrottledOctokit } from "../../../src/sandbox/ferry-app.js";
+import { UserError } from "../../src/core/errors.js";
+import { startFerryServer, WeakWebhookSecretError, type FerryServer } from "../../src/server/ferry-server.js";
+import { serverOptionsFromEnv } from "../../src/server/server-options.js";
+import { UnthrottledOctokit } from "../../src/sandbox/ferry-app.js";
 
 const { privateKey } = generateKeyPairSync("rsa", {
   modulusLength: 2048,
@@ -23,8 +19,8 @@ function sign(body: string, secret = SECRET): string {
 
 const comment = JSON.stringify({
   action: "created",
-  comment: { id: 1, body: "/promote prod ✨", user: { login: "eve", type: "User" } },
-  issue: { number: 1, state: "open" },
+  comment: { id: 1, body: "/promote prod", user: { login: "eve", type: "User" } },
+  issue: { number: 1, state: "open", title: "Release ✨" },
   repository: { name: "config", full_name: "acme/config", default_branch: "main", owner: { login: "acme" } },
   installation: { id: 1 },
   sender: { login: "eve", type: "User" },
@@ -103,6 +99,7 @@ describe("ferry serve: webhook intake", () => {
     expect(await (await fetch(`${url}/healthz`)).text()).toBe("ok\n");
     const metrics = await (await fetch(`${url}/metrics`)).text();
     expect(metrics).toContain("ferry_pull_requests_total");
+    expect(metrics).toContain("ferry_webhook_bodies_in_flight 0");
   });
 
   it("reads its settings from the environment without echoing the key", () => {
@@ -119,12 +116,23 @@ describe("ferry serve: webhook intake", () => {
     expect(() => serverOptionsFromEnv({ APP_ID: "7" })).toThrow(/PRIVATE_KEY/);
   });
 
+  it("reads FERRY_STATUS_TOKEN and FERRY_STATUS_LISTEN, and refuses a listen address it cannot parse", () => {
+    const base = { APP_ID: "7", PRIVATE_KEY: "k", WEBHOOK_SECRET: "s" };
+    expect(serverOptionsFromEnv(base).status).toBeUndefined();
+    expect(serverOptionsFromEnv({ ...base, FERRY_STATUS_TOKEN: "t" }).status).toEqual({ token: "t" });
+    expect(serverOptionsFromEnv({ ...base, FERRY_STATUS_LISTEN: "127.0.0.1:9090" }).status).toEqual({
+      listen: { host: "127.0.0.1", port: 9090 },
+    });
+    expect(() => serverOptionsFromEnv({ ...base, FERRY_STATUS_LISTEN: "nowhere" })).toThrow(UserError);
+  });
+
   it("never lets a config's passwordEnv read the app's own secrets, and honours FERRY_REGISTRY_ENV_ALLOW", () => {
     const base = {
       APP_ID: "7",
       PRIVATE_KEY: "-----BEGIN KEY-----\\nabc",
       WEBHOOK_SECRET: "s",
       FERRY_REGISTRY_WEBHOOK_GENERIC: "g",
+      FERRY_STATUS_TOKEN: "st",
       GITHUB_TOKEN: "t",
       REGISTRY_PASSWORD: "p",
     };
@@ -135,6 +143,7 @@ describe("ferry serve: webhook intake", () => {
       "PRIVATE_KEY",
       "WEBHOOK_SECRET",
       "FERRY_REGISTRY_WEBHOOK_GENERIC",
+      "FERRY_STATUS_TOKEN",
       "GITHUB_TOKEN",
     ])
       expect(open[secret]).toBeUndefined();

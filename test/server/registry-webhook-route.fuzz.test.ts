@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { Readable } from "node:stream";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { createRegistryReceiver } from "../../../src/handlers/registry/index.js";
+import { createRegistryReceiver } from "../../src/server/registry-webhook-route.js";
 
 const SECRETS = {
   distribution: "dist-secret",
@@ -28,6 +28,7 @@ function fakeRequest(
 function fakeResponse(): ServerResponse & { status(): number } {
   let status = 0;
   let sent = false;
+  const onClose: (() => void)[] = [];
   const res = {
     statusCode: 200,
     get headersSent() {
@@ -36,9 +37,14 @@ function fakeResponse(): ServerResponse & { status(): number } {
     setHeader() {
       return res;
     },
+    once(event: string, listener: () => void) {
+      if (event === "close") onClose.push(listener);
+      return res;
+    },
     end() {
       sent = true;
       status = res.statusCode;
+      for (const listener of onClose.splice(0)) listener();
     },
     status: () => status,
   };

@@ -1,0 +1,200 @@
+/**
+ * `ferry serve`: the GitHub App server. Wires Probot and the Ferry app to the routes (GitHub
+ * webhooks, registry webhooks, `/status`, `/healthz` and `/metrics`) and runs the periodic
+ * registry scan. Started by `ferry serve` (and `npm start`), which hands it the environment
+ * (`serverOptionsFromEnv`): the CLI is the only place that reads `process.env`.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { Probot, ProbotOctokit } from "probot";
+import type { Registry } from "prom-client";
+import { createFerry, type Ferry, type FerryAppOptions } from "../app.js";
+import { parseDuration } from "../core/duration.js";
+import { UserError } from "../core/errors.js";
+import { FerryOctokit } from "./ferry-octokit.js";
+import { createGitHubWebhookRoute } from "./github-webhook-route.js";
+import { createHealthRoutes } from "./health-routes.js";
+import { schedulePeriodicScan } from "./periodic-scan.js";
+import { createRegistryReceiver, type RegistryReceiverOptions } from "./registry-webhook-route.js";
+import { IntakeBudget, type IntakeLimits } from "./request-body.js";
+import { sendText, type Route } from "./route.js";
+import { createServerMetrics, registerIntakeGauges } from "./server-metrics.js";
+import { createStatusRoute, startStatusListener } from "./status-route.js";
+
+export interface FerryServerOptions {
+  appId: string | number;
+  privateKey: string;
+  webhookSecret: string;
+  /** GitHub API base URL (GHE or the emulator); default api.github.com. */
+  baseUrl?: string;
+  /** Web URL for links; default derived from baseUrl. */
+  webUrl?: string;
+  host?: string;
+  port?: number;
+  /** Tests pass `ProbotOctokit.defaults(… throttle/retry disabled …)`. */
+  Octokit?: typeof ProbotOctokit;
+  registrySecrets?: RegistryReceiverOptions["secrets"];
+  registryCoalesceMs?: number;
+  /** Periodic scan; default 5 minutes, ±20 % jitter; false to disable. */
+  scanIntervalMs?: number | false;
+  /** Refuse weak webhook secrets (NODE_ENV=production). */
+  production?: boolean;
+  logLevel?: "trace" | "debug" | "info" | "warn" | "error" | "fatal";
+  /** A pino logger to use instead of Probot's stdout one (the reliability suite scans it for leaked secrets). */
+  log?: NonNullable<ConstructorParameters<typeof Probot>[0]>["log"];
+  ferry?: FerryAppOptions;
+  /** Bounds on request bodies held at once across the webhook routes (503 with Retry-After past them). */
+  intake?: IntakeLimits;
+  /** Open connections at once; further ones are dropped by Node (default 512). */
+  maxConnections?: number;
+  /**
+   * Who reads `GET /status`: with `token`, the main listener serves it to `Authorization: Bearer
+   * <token>`; with `listen`, a separate listener (an internal address) serves it without a token.
+   * With neither, `/status` does not exist.
+   */
+  status?: { token?: string; listen?: { host: string; port: number } };
+}
+
+export interface FerryServer {
+  url: string;
+  port: number;
+  probot: Probot;
+  ferry: Ferry;
+  /** Runs the periodic scan now and waits for it (and the work it queued). */
+  scanNow(): Promise<void>;
+  /** Waits for registry hints already past their coalescing window and for queued background work (webhook handlers). */
+  idle(): Promise<void>;
+  metrics: Registry;
+  /** `/status` on the internal status listener, when one was asked for. */
+  statusUrl?: string;
+  /** The webhook routes' shared budget of request bodies in flight. */
+  intake: IntakeBudget;
+  close(): Promise<void>;
+}
+
+/** The operator's to fix (exit 1 with the message), like any other bad setting. */
+export class WeakWebhookSecretError extends UserError {
+  constructor(message: string) {
+    super("weak-webhook-secret", message);
+  }
+}
+
+export async function startFerryServer(options: FerryServerOptions): Promise<FerryServer> {
+  if (options.production && (options.webhookSecret.length === 0 || options.webhookSecret === "development")) {
+    // RELIABILITY.md row 1: an empty or default secret would accept forged webhooks.
+    throw new WeakWebhookSecretError("WEBHOOK_SECRET must be set to a strong secret in production");
+  }
+  const metrics = createServerMetrics();
+  const probot = new Probot({
+    appId: options.appId,
+    privateKey: options.privateKey,
+    secret: options.webhookSecret,
+    ...(options.baseUrl ? { baseUrl: options.baseUrl } : {}),
+    Octokit: options.Octokit ?? (FerryOctokit as unknown as typeof ProbotOctokit),
+    logLevel: options.logLevel ?? "info",
+    ...(options.log ? { log: options.log } : {}),
+  });
+  const ferry = createFerry({
+    ...options.ferry,
+    webUrl: options.webUrl ?? options.ferry?.webUrl ?? webUrlFor(options.baseUrl),
+    onPullRequest: (event) => {
+      metrics.pullRequests.inc({ action: event.action });
+      options.ferry?.onPullRequest?.(event);
+    },
+  });
+  await probot.load(ferry.app);
+  const budget = new IntakeBudget(options.intake);
+  registerIntakeGauges(metrics.registry, () => budget.inFlight);
+  const receiver = createRegistryReceiver({
+    secrets: options.registrySecrets ?? {},
+    budget,
+    ...(options.registryCoalesceMs !== undefined ? { coalesceMs: options.registryCoalesceMs } : {}),
+    onHints: async (hints) => {
+      metrics.hintsReceived.inc(hints.length);
+      await ferry.hint(probot, hints);
+    },
+    log: {
+      info: (fields, message) => probot.log.info(fields, message),
+      warn: (fields, message) => probot.log.warn(fields, message),
+    },
+  });
+
+  const routes: Route[] = [
+    createHealthRoutes(metrics.registry),
+    createStatusRoute(() => ferry.status(probot), { token: options.status?.token }),
+    (req, res) => receiver(req, res),
+    createGitHubWebhookRoute({
+      secret: options.webhookSecret,
+      budget,
+      receive: (delivery) => probot.receive(delivery as Parameters<Probot["receive"]>[0]),
+      onDeliveryError: (error, delivery) =>
+        probot.log.warn({ ...delivery, err: error }, "signed delivery failed in the handlers"),
+    }),
+  ];
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const path = (req.url ?? "/").split("?")[0]!;
+    for (const route of routes) if (await route(req, res, path)) return;
+    sendText(res, 404, "text/plain", "not found\n");
+  };
+  const server: Server = createServer((req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      // The stack stays in the log; the sender only learns that it failed.
+      probot.log.error({ err: error }, "request failed");
+      if (!res.headersSent) sendText(res, 500, "text/plain", "internal error\n");
+    });
+  });
+  // Slow-drip clients are cut off (RELIABILITY.md row 4).
+  server.headersTimeout = 10_000;
+  server.requestTimeout = 30_000;
+  server.maxConnections = options.maxConnections ?? 512;
+  await new Promise<void>((resolve) =>
+    server.listen(options.port ?? 0, options.host ?? "127.0.0.1", resolve),
+  );
+  const { port } = server.address() as AddressInfo;
+  const statusListener = options.status?.listen
+    ? await startStatusListener(
+        createStatusRoute(() => ferry.status(probot), { open: true }),
+        options.status.listen,
+        (error) => probot.log.error({ err: error }, "status request failed"),
+      )
+    : undefined;
+
+  const scanNow = async (): Promise<void> => {
+    metrics.scans.inc();
+    await ferry.scan(probot);
+    await ferry.idle();
+  };
+  const periodicScan = schedulePeriodicScan(options.scanIntervalMs ?? parseDuration("5m"), scanNow, (error) =>
+    probot.log.warn({ error: (error as Error).message }, "scan failed"),
+  );
+
+  return {
+    url: `http://${options.host ?? "127.0.0.1"}:${port}`,
+    port,
+    probot,
+    ferry,
+    scanNow,
+    async idle() {
+      await receiver.delivered();
+      await ferry.idle();
+    },
+    metrics: metrics.registry,
+    intake: budget,
+    ...(statusListener ? { statusUrl: statusListener.url } : {}),
+    async close() {
+      periodicScan.stop();
+      receiver.close();
+      await statusListener?.close();
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      await ferry.idle();
+    },
+  };
+}
+
+function webUrlFor(baseUrl: string | undefined): string {
+  if (!baseUrl || /api\.github\.com/.test(baseUrl)) return "https://github.com";
+  return baseUrl.replace(/\/api\/v3\/?$/, "").replace(/\/+$/, "");
+}

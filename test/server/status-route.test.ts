@@ -1,0 +1,100 @@
+/**
+ * `GET /status` names repositories, versions and who set holds: it is served only to a bearer
+ * token on the public listener, or on a listener of its own at an internal address. It walks every
+ * installation and repository: answers are reused for a short while and the walk is bounded, so
+ * scrapes cannot turn into a stream of GitHub requests.
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import { startWorld, type World } from "../app/e2e-world.js";
+
+const TOKEN = "status-token-for-tests";
+
+describe("GET /status", { timeout: 30_000 }, () => {
+  let world: World;
+  afterEach(async () => {
+    await world.close();
+  });
+
+  const status = async () =>
+    (await (
+      await fetch(`${world.server.url}/status`, { headers: { authorization: `Bearer ${TOKEN}` } })
+    ).json()) as Record<string, { running: Record<string, Record<string, { tag?: string }>> }>;
+
+  it("answers repeated and concurrent requests within 10 s from one walk of GitHub, and walks again after", async () => {
+    let now = new Date("2026-01-01T00:00:00Z");
+    world = await startWorld({ ci: false, server: { status: { token: TOKEN }, ferry: { now: () => now } } });
+    const start = world.emu.requests().length;
+    const [first, second] = await Promise.all([status(), status()]);
+    const afterFirst = world.appRequests(start).length;
+    expect(afterFirst).toBeGreaterThan(0);
+    expect(second).toEqual(first);
+    now = new Date(now.getTime() + 9_000);
+    expect(await status()).toEqual(first);
+    expect(world.appRequests(start).length).toBe(afterFirst);
+
+    now = new Date(now.getTime() + 2_000);
+    await status();
+    expect(world.appRequests(start).length).toBeGreaterThan(afterFirst);
+  });
+
+  it("visits at most the configured number of repositories", async () => {
+    world = await startWorld({
+      ci: false,
+      server: { status: { token: TOKEN }, ferry: { statusMaxRepositories: 1 } },
+    });
+    const files: Record<string, string> = {};
+    for (const path of [
+      ".github/ferry.yml",
+      "overlays/staging/kustomization.yaml",
+      "overlays/prod/kustomization.yaml",
+    ]) {
+      files[path] = (await world.emu.readFile("acme", "config", "main", path))!;
+    }
+    await world.emu.createRepo("acme", "config-two", { files });
+    expect(Object.keys(await status())).toHaveLength(1);
+  });
+
+  it("does not exist on the public listener when neither a token nor a status listener is configured", async () => {
+    world = await startWorld({ ci: false });
+    const start = world.emu.requests().length;
+    const response = await fetch(`${world.server.url}/status`);
+    expect(response.status).toBe(404);
+    expect(await response.text()).not.toContain("acme/config");
+    expect(world.appRequests(start).filter((request) => request.path !== "/app")).toEqual([]);
+  });
+
+  it("answers the public listener's /status only to the configured bearer token", async () => {
+    world = await startWorld({ ci: false, server: { status: { token: TOKEN } } });
+    const start = world.emu.requests().length;
+    for (const authorization of [undefined, "Bearer wrong-token", TOKEN, `Basic ${TOKEN}`]) {
+      const response = await fetch(`${world.server.url}/status`, {
+        headers: authorization ? { authorization } : {},
+      });
+      expect(response.status, authorization ?? "no header").toBe(401);
+      expect(response.headers.get("www-authenticate")).toMatch(/^Bearer/);
+      expect(await response.text()).not.toContain("acme/config");
+    }
+    expect(world.appRequests(start).filter((request) => request.path !== "/app")).toEqual([]);
+    expect(Object.keys(await status())).toEqual(["acme/config"]);
+  });
+
+  it("serves /status without a token on the internal status listener, and not on the public one", async () => {
+    world = await startWorld({ ci: false, server: { status: { listen: { host: "127.0.0.1", port: 0 } } } });
+    expect(world.server.statusUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/status$/);
+    expect((await fetch(`${world.server.url}/status`)).status).toBe(404);
+    const response = await fetch(world.server.statusUrl!);
+    expect(response.status).toBe(200);
+    expect(Object.keys((await response.json()) as object)).toEqual(["acme/config"]);
+  });
+
+  it("keeps /healthz and /metrics public, and /metrics names no repository", async () => {
+    world = await startWorld({ ci: false });
+    await world.server.scanNow();
+    expect((await fetch(`${world.server.url}/healthz`)).status).toBe(200);
+    const metrics = await fetch(`${world.server.url}/metrics`);
+    expect(metrics.status).toBe(200);
+    const text = await metrics.text();
+    expect(text).toContain("ferry_scans_total 1");
+    expect(text).not.toMatch(/acme|config/);
+  });
+});
