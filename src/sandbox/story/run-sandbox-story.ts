@@ -13,7 +13,7 @@ import {
   OWNER,
   environmentFiles,
   type EnvironmentName,
-} from "./fixtures.js";
+} from "./story-repos.js";
 import {
   autoMergeEnabledBy,
   checkPassedProbe,
