@@ -230,15 +230,30 @@ export function createFerry(options: FerryAppOptions = {}): Ferry {
     );
   };
 
+  // A scan or a hint lists the installations (GitHub calls) before it queues any work, so idle()
+  // waits for those walks as well as for the queue: "idle" means no GitHub call is still coming.
+  const walks = new Set<Promise<void>>();
+  const walk = (work: Promise<void>): Promise<void> => {
+    walks.add(work);
+    const done = () => void walks.delete(work);
+    work.then(done, done);
+    return work;
+  };
+
   return {
     app,
     queue,
     contentCache,
-    idle: () => queue.idle(),
-    async scan(probot) {
-      await eachInstallation(probot, async (octokit, installationId) => {
-        syncInstallation({ octokit, installationId }, services, { reason: "scan" });
-      });
+    async idle() {
+      while (walks.size > 0) await Promise.allSettled([...walks]);
+      await queue.idle();
+    },
+    scan(probot) {
+      return walk(
+        eachInstallation(probot, async (octokit, installationId) => {
+          syncInstallation({ octokit, installationId }, services, { reason: "scan" });
+        }),
+      );
     },
     async hint(probot, hints) {
       if (hints.length === 0) return;
@@ -246,9 +261,11 @@ export function createFerry(options: FerryAppOptions = {}): Ferry {
         for (const client of registries.values())
           (client as { invalidate?: (r: string) => void }).invalidate?.(hintRepository(hint));
       const repositories = [...new Set(hints.map(hintRepository))];
-      await eachInstallation(probot, async (octokit, installationId) => {
-        syncInstallation({ octokit, installationId }, services, { reason: "registry", repositories });
-      });
+      await walk(
+        eachInstallation(probot, async (octokit, installationId) => {
+          syncInstallation({ octokit, installationId }, services, { reason: "registry", repositories });
+        }),
+      );
     },
     status(probot) {
       // A monitoring scrape or a dashboard refresh must not turn into one GitHub walk per request:

@@ -16,17 +16,27 @@ export interface StubbedFerry {
   secrets: RouteSecrets;
   /** GitHub API calls made by Ferry, in order (`METHOD path`). */
   githubCalls: string[];
+  /** GitHub API calls whose answer the stub has not sent yet. */
+  githubCallsInFlight(): number;
   /** Registry hints that reached Ferry after coalescing (Ferry's own `ferry_registry_hints_total`). */
   hints(): Promise<number>;
   logs: string[];
   close(): Promise<void>;
 }
 
-export async function startStubbedFerry(canary: CanaryWatch): Promise<StubbedFerry> {
+export async function startStubbedFerry(
+  canary: CanaryWatch,
+  options: { installationsDelayMs?: number } = {},
+): Promise<StubbedFerry> {
   const githubCalls: string[] = [];
-  const stub: Server = createServer((req, res) => {
+  let inFlight = 0;
+  const stub: Server = createServer(async (req, res) => {
     githubCalls.push(`${req.method} ${req.url}`);
     req.resume();
+    inFlight++;
+    // A slow installations listing stands in for a slow GitHub.
+    if (req.url?.startsWith("/app/installations") && options.installationsDelayMs)
+      await new Promise((resolve) => setTimeout(resolve, options.installationsDelayMs));
     // Empty but well-formed answers: installations list, app, tokens.
     const url = req.url ?? "";
     const body =
@@ -37,6 +47,7 @@ export async function startStubbedFerry(canary: CanaryWatch): Promise<StubbedFer
           : "{}";
     res.writeHead(200, { "content-type": "application/json" });
     res.end(body);
+    inFlight--;
   });
   await new Promise<void>((resolve) => stub.listen(0, "127.0.0.1", resolve));
   const stubUrl = `http://127.0.0.1:${(stub.address() as AddressInfo).port}`;
@@ -86,6 +97,7 @@ export async function startStubbedFerry(canary: CanaryWatch): Promise<StubbedFer
     ferry,
     secrets,
     githubCalls,
+    githubCallsInFlight: () => inFlight,
     async hints() {
       const metric = await ferry.metrics.getSingleMetric("ferry_registry_hints_total")?.get();
       return metric?.values[0]?.value ?? 0;

@@ -7,7 +7,7 @@ import { parseBody } from "../../core/pr/body.js";
 import { DASHBOARD_TITLE, parseState, type Hold } from "../../core/pr/dashboard.js";
 import type { PlanBlock } from "../../core/pr/plan-block.js";
 import { parseImageRef } from "../../core/image-ref.js";
-import { CONFIG_REPO, ENVIRONMENTS, OWNER, REQUIRED_CHECK, type EnvironmentName } from "./fixtures.js";
+import { CONFIG_REPO, ENVIRONMENTS, OWNER, REQUIRED_CHECK, type EnvironmentName } from "./story-repos.js";
 import type { SandboxWorld } from "./sandbox-world.js";
 import { done, notYet, type Probe } from "./wait-until.js";
 

@@ -28,7 +28,7 @@ import {
   REQUIRED_CHECK,
   configRepoFiles,
   type EnvironmentName,
-} from "./fixtures.js";
+} from "./story-repos.js";
 import { ferryAppManifest, UnthrottledOctokit } from "../ferry-app.js";
 
 export type SandboxUser = "mona" | "hubot" | "eve";

@@ -63,7 +63,7 @@ describe("ferry sandbox --json (the release of shop 1.8.0, end to end)", () => {
     const pushed = /pushed shop:1\.8\.0 \((sha256:[0-9a-f]{12})\)/.exec(detail.push!)?.[1];
     expect(pushed).toBeDefined();
     expect(detail["staging-pr"]).toContain(pushed);
-    expect(detail["staging-pr"]).toMatch(/auto-merge by ferry\[bot\]/);
+    expect(detail["staging-pr"]).toMatch(/check passed, (auto-merge by )?ferry\[bot\] merged [0-9a-f]{7}/);
     expect(detail["prod-pr"]).toContain(`staging's ${pushed}`);
     expect(detail["promote-command"]).toMatch(/eve refused 👎 .*mona accepted 🚀/);
     expect(detail["self-heal"]).toMatch(/restored 3\/3 available/);
