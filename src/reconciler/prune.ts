@@ -1,6 +1,6 @@
 /**
  * The prune step and the inventory write that closes a cycle. After an apply error (or a refused
- * object) nothing is deleted and the inventory only grows (RELIABILITY.md §6 rule 1: never prune
+ * object) nothing is deleted and the inventory only grows (docs/reliability.md, reconciler rule 1: never prune
  * on an error); otherwise the plan's prunes run in order and objects whose delete failed stay in the inventory
  * for a later cycle.
  */

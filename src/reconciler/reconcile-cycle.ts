@@ -1,6 +1,6 @@
 /**
  * One reconcile cycle: fetch → render → observe → plan → apply → prune → health. Any error before
- * the plan is complete aborts the cycle with nothing written (RELIABILITY.md §6 rule 1: never
+ * the plan is complete aborts the cycle with nothing written (docs/reliability.md, reconciler rule 1: never
  * prune on an error); an apply error stops the prune but records what was applied.
  */
 import { applyPlan } from "./apply.js";

@@ -1,6 +1,6 @@
 import { ProbotOctokit } from "probot";
 
-/** At most this many retries of one request on rate limits (RELIABILITY.md rows 21, G6): deferred, never a hot loop. */
+/** At most this many retries of one request on rate limits (docs/reliability.md rows 21, G6): deferred, never a hot loop. */
 const MAX_RATE_LIMIT_RETRIES = 3;
 
 /**

@@ -81,7 +81,7 @@ export class WeakWebhookSecretError extends UserError {
 
 export async function startFerryServer(options: FerryServerOptions): Promise<FerryServer> {
   if (options.production && (options.webhookSecret.length === 0 || options.webhookSecret === "development")) {
-    // RELIABILITY.md row 1: an empty or default secret would accept forged webhooks.
+    // docs/reliability.md row 1: an empty or default secret would accept forged webhooks.
     throw new WeakWebhookSecretError("WEBHOOK_SECRET must be set to a strong secret in production");
   }
   const metrics = createServerMetrics();
@@ -143,7 +143,7 @@ export async function startFerryServer(options: FerryServerOptions): Promise<Fer
       if (!res.headersSent) sendText(res, 500, "text/plain", "internal error\n");
     });
   });
-  // Slow-drip clients are cut off (RELIABILITY.md row 4).
+  // Slow-drip clients are cut off (docs/reliability.md row 4).
   server.headersTimeout = 10_000;
   server.requestTimeout = 30_000;
   server.maxConnections = options.maxConnections ?? 512;

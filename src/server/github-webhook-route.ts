@@ -11,7 +11,7 @@ import { sendText, type Route } from "./route.js";
 
 export const GITHUB_WEBHOOKS_PATH = "/api/github/webhooks";
 
-/** GitHub caps webhook payloads at 25 MB; a bigger body is not GitHub and is refused unread (RELIABILITY.md row 4). */
+/** GitHub caps webhook payloads at 25 MB; a bigger body is not GitHub and is refused unread (docs/reliability.md row 4). */
 export const GITHUB_MAX_BODY_BYTES = 25 * 1024 * 1024;
 
 /** A delivery GitHub signed and Ferry verified, ready for the app's event handlers. */
@@ -83,7 +83,7 @@ async function handleDelivery(
     budget: options.budget,
     hmacKey: options.secret,
   });
-  // Over the raw bytes as received, never re-serialized JSON (RELIABILITY.md rows 1-3).
+  // Over the raw bytes as received, never re-serialized JSON (docs/reliability.md rows 1-3).
   if (!constantTimeEqual(signature, body.signature!))
     throw new RequestRefusal(401, "invalid or missing X-Hub-Signature-256");
   let payload: unknown;

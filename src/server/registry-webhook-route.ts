@@ -25,7 +25,7 @@ export interface RegistryReceiverOptions {
   maxBodyBytes?: number;
   /** Window in which hints for one repository are merged into one `onHints` call; default 1000 ms, 0 = next tick. */
   coalesceMs?: number;
-  /** Time allowed to receive the body before 408; default 30 s (RELIABILITY.md #4). */
+  /** Time allowed to receive the body before 408; default 30 s (docs/reliability.md row 4). */
   bodyTimeoutMs?: number;
   /** The server-wide budget of bodies in flight (shared with the GitHub route); default: one of its own. */
   budget?: IntakeBudget;
@@ -122,7 +122,7 @@ export function createRegistryReceiver(options: RegistryReceiverOptions): Regist
         budget,
         ...(route.auth === "hmac" ? { hmacKey: secret } : {}),
       });
-      // HMAC over the raw bytes as received, never over re-serialized JSON (RELIABILITY.md #3).
+      // HMAC over the raw bytes as received, never over re-serialized JSON (docs/reliability.md row 3).
       if (route.auth === "hmac" && !constantTimeEqual(signature as string, body.signature!)) {
         throw new RequestRefusal(401, "bad signature");
       }

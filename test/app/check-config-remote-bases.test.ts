@@ -1,6 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { checkConfigPullRequest } from "../../src/app/check-config.js";
-import { CONFIG, configRepo, FakeGitHub, FakeRegistry, fakeDeps, kustomization } from "../support/app-fakes.js";
+import {
+  CONFIG,
+  configRepo,
+  FakeGitHub,
+  FakeRegistry,
+  fakeDeps,
+  kustomization,
+} from "../support/app-fakes.js";
 
 describe("ferry/config check and remote bases", () => {
   it("warns on the staging paths line of a PR whose staging overlay loads a remote base", async () => {

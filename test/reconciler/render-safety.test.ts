@@ -12,7 +12,14 @@ import { main } from "../../src/cli.js";
 import type { CliIo } from "../../src/cli/io.js";
 import type { DeploymentReport } from "../../src/reconciler/ports.js";
 import { findRenderer } from "../../src/reconciler/renderer.js";
-import { configMapYaml, GIT_ENV, setup, TempDirs, writesOf, type Setup } from "../support/reconciler-harness.js";
+import {
+  configMapYaml,
+  GIT_ENV,
+  setup,
+  TempDirs,
+  writesOf,
+  type Setup,
+} from "../support/reconciler-harness.js";
 
 // Real git, child processes and the simulator on a shared, busy machine: allow for slow runs.
 vi.setConfig({ testTimeout: 60_000 });

@@ -5,7 +5,7 @@
  * scrapes cannot turn into a stream of GitHub requests.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { startWorld, type World } from "../app/e2e-world.js";
+import { startWorld, type World } from "../support/app-e2e-world.js";
 
 const TOKEN = "status-token-for-tests";
 

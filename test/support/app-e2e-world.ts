@@ -3,7 +3,11 @@
  * embedded registry with shop:1.7.0, and the real Ferry server wired to both.
  */
 import { Octokit } from "@octokit/rest";
-import { startFerryServer, type FerryServer, type FerryServerOptions } from "../../src/server/ferry-server.js";
+import {
+  startFerryServer,
+  type FerryServer,
+  type FerryServerOptions,
+} from "../../src/server/ferry-server.js";
 import { startGitHubEmulator, type GitHubEmulator } from "../../src/sandbox/github/index.js";
 import {
   startEmbeddedRegistry,

@@ -9,7 +9,11 @@
 import { execFileSync } from "node:child_process";
 import { Octokit } from "@octokit/rest";
 import pino from "pino";
-import { startFerryServer, type FerryServer, type FerryServerOptions } from "../../src/server/ferry-server.js";
+import {
+  startFerryServer,
+  type FerryServer,
+  type FerryServerOptions,
+} from "../../src/server/ferry-server.js";
 import { startGitHubEmulator, type GitHubEmulator } from "../../src/sandbox/github/index.js";
 import {
   startEmbeddedRegistry,

@@ -3,7 +3,7 @@
  * signed webhooks to Ferry's server, answered with reactions and replies the emulator records.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { startWorld, type World } from "../../app/e2e-world.js";
+import { startWorld, type World } from "../../support/app-e2e-world.js";
 
 describe("comment commands through GitHub", { timeout: 120_000 }, () => {
   let world: World;
