@@ -12,6 +12,7 @@ import { KeyedMutex } from "./app/keyed-mutex.js";
 import { currentImages, planEnvironment } from "./app/plan-environment.js";
 import type { RegistryReader } from "./app/ports.js";
 import { WorkQueue } from "./app/work-queue.js";
+import { DEFAULT_CONFIG_CONTEXT, type ConfigContext } from "./core/config/config-context.js";
 import type { FerryConfig } from "./core/config/schema.js";
 import { hintsFromGitHubPackageEvent, type RegistryHint } from "./handlers/registry/index.js";
 import {
@@ -30,6 +31,8 @@ export interface FerryAppOptions {
   env?: Record<string, string | undefined>;
   /** Refuse registries at private or loopback addresses (production; see the registry client). */
   refusePrivateRegistries?: boolean;
+  /** What configs may ask of this Ferry (which GHCR gets the installation token); default github.com's. */
+  configContext?: ConfigContext;
   now?: () => Date;
   /** Web URL for links in PR bodies (`https://github.com`, or the GHE host). */
   webUrl?: string;
@@ -74,6 +77,7 @@ export function createFerry(options: FerryAppOptions = {}): Ferry {
   const registries = new Map<string, RegistryReader>();
   const contentCache = new GitContentCache();
   let appLogin: string | undefined;
+  const configContext = options.configContext ?? DEFAULT_CONFIG_CONTEXT;
 
   const registryFor = (config: FerryConfig, octokit: OctokitLike, owner: string): RegistryReader => {
     const token = async (): Promise<string> => {
@@ -92,6 +96,7 @@ export function createFerry(options: FerryAppOptions = {}): Ferry {
         registries: config.registries ?? {},
         env: options.env ?? {},
         githubToken: token,
+        githubTokenHost: configContext.githubContainerRegistry,
         refusePrivateRegistries: options.refusePrivateRegistries ?? false,
       });
       registries.set(key, client);
@@ -109,6 +114,7 @@ export function createFerry(options: FerryAppOptions = {}): Ferry {
     log,
     webUrl: options.webUrl ?? "https://github.com",
     locks,
+    configContext,
     ...(appLogin ? { appLogin } : {}),
     ...(options.onPullRequest ? { onPullRequest: options.onPullRequest } : {}),
   });

@@ -11,6 +11,7 @@ import type { AddressInfo } from "node:net";
 import { createNodeMiddleware, Probot, ProbotOctokit } from "probot";
 import { Counter, collectDefaultMetrics, Registry } from "prom-client";
 import { createFerry, type Ferry, type FerryAppOptions } from "./app.js";
+import { githubApiBaseUrl, githubContainerRegistry } from "./core/config/config-context.js";
 import { parseDuration } from "./core/duration.js";
 import { UserError } from "./core/errors.js";
 import { createRegistryReceiver, type RegistryReceiverOptions } from "./handlers/registry/index.js";
@@ -114,6 +115,9 @@ export async function startFerryServer(options: FerryServerOptions): Promise<Fer
   const ferry = createFerry({
     ...options.ferry,
     webUrl: options.webUrl ?? options.ferry?.webUrl ?? webUrlFor(options.baseUrl),
+    configContext: options.ferry?.configContext ?? {
+      githubContainerRegistry: githubContainerRegistry(options.baseUrl),
+    },
     onPullRequest: (event) => {
       pullRequests.inc({ action: event.action });
       options.ferry?.onPullRequest?.(event);
@@ -273,9 +277,7 @@ export function serverOptionsFromEnv(env: NodeJS.ProcessEnv): FerryServerOptions
     env.PRIVATE_KEY ?? (env.PRIVATE_KEY_PATH ? readPrivateKey(env.PRIVATE_KEY_PATH) : undefined);
   if (!appId || !privateKey)
     throw new UserError("missing-credentials", "APP_ID and PRIVATE_KEY (or PRIVATE_KEY_PATH) are required");
-  const baseUrl =
-    env.GITHUB_API_URL ??
-    (env.GHE_HOST ? `${env.GHE_PROTOCOL ?? "https"}://${env.GHE_HOST}/api/v3` : undefined);
+  const baseUrl = githubApiBaseUrl(env);
   const options: FerryServerOptions = {
     appId,
     privateKey: privateKey.replace(/\\n/g, "\n"),

@@ -1,3 +1,4 @@
+import type { ConfigContext } from "../core/config/config-context.js";
 import type { FerryConfig } from "../core/config/schema.js";
 import type { currentImages, planEnvironment } from "./plan-environment.js";
 import type { GitHubRepoPort } from "./github-port.js";
@@ -25,6 +26,8 @@ export interface AppDeps {
   /** `https://github.com`, or the GHE web URL, for links in PR bodies. */
   webUrl: string;
   locks: KeyedMutex;
+  /** What this Ferry lets a config ask of it (which GHCR, which variables); default: github.com's. */
+  configContext?: ConfigContext;
   /** The app's own login (`ferry[bot]`): its comments are never commands. */
   appLogin?: string;
   /** Called after a PR is opened or updated (metrics and the bench's push-to-PR latency). */

@@ -31,9 +31,13 @@ export async function checkConfigPullRequest(
   const files = repoFileSource(deps.github, input.headSha);
   const head = await readHeadConfig(deps, files, input.headSha);
   if (head === undefined) return "skipped";
-  const loaded = "problem" in head ? { ok: false as const, problems: [head.problem] } : loadConfig(head.text);
+  const loaded =
+    "problem" in head
+      ? { ok: false as const, problems: [head.problem] }
+      : loadConfig(head.text, deps.configContext);
   const problems: ConfigProblem[] = loaded.ok ? [] : loaded.problems;
   const warnings: ReferenceProblem[] = [];
+  if (loaded.ok) warnings.push(...configWarnings(loaded.warnings));
   if (loaded.ok && "text" in head) {
     warnings.push(
       ...(head.treeListed
@@ -60,6 +64,7 @@ export async function checkConfigOnDefaultBranch(
   const problems = loaded.ok || loaded.reason === "missing" ? [] : loaded.problems;
   const warnings: ReferenceProblem[] = [];
   if (loaded.ok) {
+    warnings.push(...configWarnings(loaded.warnings));
     const files = repoFileSource(deps.github, loaded.base.treeSha);
     try {
       const text = await files.readFile(CONFIG_PATH);
@@ -78,6 +83,16 @@ export async function checkConfigOnDefaultBranch(
   });
   if (loaded.ok) await closeBrokenConfigIssue(deps);
   return loaded.ok;
+}
+
+/** The config's own warnings (e.g. `auth: github` on GHCR), placed in the config file. */
+export function configWarnings(warnings: ConfigProblem[]): ReferenceProblem[] {
+  return warnings.map((warning) => ({
+    file: CONFIG_PATH,
+    line: warning.line,
+    column: warning.column,
+    message: warning.message,
+  }));
 }
 
 const TREE_TOO_LARGE =

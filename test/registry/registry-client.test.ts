@@ -91,6 +91,43 @@ describe("registry client addressing", () => {
     );
   });
 
+  it("never sends the installation token to a host other than its GitHub's registry, whatever the config says", async () => {
+    let asked = 0;
+    const { fetch, sent } = scriptedFetch({
+      "https://evil.example/v2/": () =>
+        new Response("", { status: 401, headers: { "www-authenticate": 'Basic realm="r"' } }),
+      "https://ghcr.io/v2/": () =>
+        new Response("", {
+          status: 401,
+          headers: { "www-authenticate": 'Bearer realm="https://evil.example/token"' },
+        }),
+      "http://ghcr.io/v2/": () =>
+        new Response("", { status: 401, headers: { "www-authenticate": 'Basic realm="r"' } }),
+    });
+    const token = async () => (asked++, "ghs_installation");
+    // Configs that the config check refuses, reaching the client anyway.
+    const foreign = client(fetch, { registries: { "evil.example": { auth: "github" } }, githubToken: token });
+    await expect(foreign.listTags("evil.example/acme/shop")).rejects.toThrow(
+      /allowed only for https:\/\/ghcr.io/,
+    );
+    const plain = client(fetch, {
+      registries: { "ghcr.io": { auth: "github", insecure: true } },
+      githubToken: token,
+    });
+    await expect(plain.listTags("ghcr.io/acme/shop")).rejects.toThrow(/allowed only for https:\/\/ghcr.io/);
+    // GHCR itself announcing a realm on another host, even one the operator trusts for other credentials.
+    const realm = client(fetch, {
+      registries: { "ghcr.io": { auth: "github" } },
+      githubToken: token,
+      trustedRealmHosts: { "ghcr.io": ["evil.example"] },
+    });
+    await realm.listTags("ghcr.io/acme/shop").catch(() => undefined);
+    expect(asked).toBeLessThanOrEqual(1);
+    expect(
+      sent.filter((request) => request.authorization !== null && !request.url.startsWith("https://ghcr.io/")),
+    ).toEqual([]);
+  });
+
   it("speaks HTTPS to other registries, plain HTTP to loopback and to registries marked insecure", async () => {
     const { fetch, sent } = scriptedFetch({ http: () => json({ tags: [] }) });
     const any = client(fetch, { registries: { "registry.internal:5000": { insecure: true } } });

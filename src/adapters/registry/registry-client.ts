@@ -88,6 +88,11 @@ export interface RegistryClientOptions {
   /** Installation token provider for `auth: github` (GHCR). */
   githubToken?: () => Promise<string>;
   /**
+   * The one registry host the installation token may be sent to (the GitHub's container
+   * registry, default `ghcr.io`), over HTTPS only, whatever the config says (docs/security.md).
+   */
+  githubTokenHost?: string;
+  /**
    * Token realm hosts (host[:port]) that may receive a registry's credentials besides the
    * registry's own host, by registry name. Docker Hub's auth.docker.io is trusted by default.
    */
@@ -217,6 +222,7 @@ export function createRegistryClient(options: RegistryClientOptions = {}): Regis
     const config = state.config;
     if (!config || config.auth === "none") return undefined;
     if (config.auth === "github") {
+      refuseForeignTokenHost(state);
       if (!options.githubToken)
         throw new RegistryAuthError(
           `${state.registry}: auth: github needs the GitHub App installation token, which is not available here`,
@@ -236,6 +242,16 @@ export function createRegistryClient(options: RegistryClientOptions = {}): Regis
       return { username: config.username, password };
     }
     return undefined;
+  }
+
+  /** Defence in depth behind the config check: the installation token never leaves its registry. */
+  function refuseForeignTokenHost(state: RegistryState): void {
+    const allowed = (options.githubTokenHost ?? "ghcr.io").toLowerCase();
+    const origin = new URL(state.origin);
+    if (origin.host.toLowerCase() !== allowed || origin.protocol !== "https:")
+      throw new RegistryAuthError(
+        `${state.registry}: auth: github is allowed only for https://${allowed}; the installation token is not sent to ${origin.host}`,
+      );
   }
 
   function staticBearer(state: RegistryState): string | undefined {
@@ -462,7 +478,13 @@ export function createRegistryClient(options: RegistryClientOptions = {}): Regis
         "registry-realm-refused",
         `${state.registry}: token realm ${realm.host} downgrades https to plain http`,
       );
-    const trusted = realmTrusted(state, realm);
+    // The installation token goes to the GitHub registry's own realm only, never to a host an
+    // operator trusts for other credentials.
+    const trusted =
+      state.config?.auth === "github"
+        ? realm.host.toLowerCase() === registryApiHost(state.registry).toLowerCase() &&
+          realm.protocol === "https:"
+        : realmTrusted(state, realm);
     if (!trusted && isPrivateHost(realm.hostname) && !isPrivateHost(origin.hostname)) {
       throw new RegistryProtocolError(
         "registry-realm-refused",

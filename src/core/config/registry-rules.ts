@@ -1,0 +1,60 @@
+import { DOCKER_HUB, parseImageName } from "../image-ref.js";
+import type { ConfigContext } from "./config-context.js";
+
+export interface RuleProblem {
+  path: string[];
+  message: string;
+}
+
+interface LooseRegistry {
+  auth?: unknown;
+  insecure?: unknown;
+}
+
+/**
+ * What a config's `registries:` and image hosts may ask of the Ferry that reads it (the registry
+ * client enforces the same at run time; docs/security.md). Errors (the config is refused) and warnings (it works, but not for everything it names), each
+ * with the path of the offending field. Tolerant of data that failed the schema.
+ */
+export function registryRuleProblems(
+  data: unknown,
+  context: ConfigContext,
+): { errors: RuleProblem[]; warnings: RuleProblem[] } {
+  const errors: RuleProblem[] = [];
+  const warnings: RuleProblem[] = [];
+  if (!isObject(data)) return { errors, warnings };
+  const registries = isObject(data.registries) ? data.registries : {};
+  for (const [key, value] of Object.entries(registries)) {
+    if (!isObject(value)) continue;
+    const registry = value as LooseRegistry;
+    if (registry.auth !== "github") continue;
+    const host = registryKeyHost(key);
+    if (host !== context.githubContainerRegistry) {
+      // The installation token can write contents, checks and PRs on every repository of the
+      // installation: it must never reach a host the config chooses.
+      errors.push({
+        path: ["registries", key, "auth"],
+        message: `auth: github sends the GitHub App installation token and is allowed only for ${context.githubContainerRegistry}, not ${JSON.stringify(key)}; use auth: basic or bearer with a FERRY_REGISTRY_* variable`,
+      });
+    } else if (registry.insecure === true) {
+      errors.push({
+        path: ["registries", key, "insecure"],
+        message: "auth: github never sends the installation token over plain HTTP",
+      });
+    }
+  }
+  return { errors, warnings };
+}
+
+/** A `registries:` key as the host the client would match it with (`docker.io` for Docker Hub aliases). */
+function registryKeyHost(key: string): string {
+  try {
+    return parseImageName(`${key}/x`).registry;
+  } catch {
+    return key.toLowerCase() === DOCKER_HUB ? DOCKER_HUB : key.toLowerCase();
+  }
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
