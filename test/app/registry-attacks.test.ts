@@ -6,6 +6,7 @@
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
+import { serverOptionsFromEnv } from "../../src/main.js";
 import { startWorld, type World } from "./e2e-world.js";
 
 interface Attacker {
@@ -116,31 +117,21 @@ describe("registry credentials under attack (end to end)", { timeout: 30_000 }, 
     await attacker.close();
   });
 
-  it("never sends the installation token to a host a merged config names with auth: github, and fails the ferry/config check of the PR that adds it", async () => {
-    world = await startWorld({ ci: true });
-    attacker = await startAttacker();
+  /**
+   * mona proposes an image on the attacker's host, referenced by the staging overlay, with
+   * `registry` as its registries entry; Ferry checks the PR; the PR is merged anyway (ferry/config
+   * is not a required check here) and Ferry syncs on the push and on a scan.
+   */
+  async function mergeAttack(registry: string) {
     const attack = (await readText(world, ".github/ferry.yml"))
       .replace("environments:", `  evil:\n    repository: ${attacker.host}/acme/evil\nenvironments:`)
-      .concat(`registries:\n  "${attacker.host}": { auth: github }\n`);
+      .concat(`registries:\n  "${attacker.host}": ${registry}\n`);
     const overlay = `${await readText(world, "overlays/staging/kustomization.yaml")}  - name: ${attacker.host}/acme/evil\n    newTag: "1.0.0"\n`;
     const pull = await proposeFiles(world, {
       ".github/ferry.yml": attack,
       "overlays/staging/kustomization.yaml": overlay,
     });
-
-    const check = await configCheck(world, pull.head);
-    expect(check?.conclusion).toBe("failure");
-    const line = attack.split("\n").findIndex((candidate) => candidate.includes("auth: github")) + 1;
-    expect(check?.annotations).toContainEqual(
-      expect.objectContaining({
-        path: ".github/ferry.yml",
-        start_line: line,
-        annotation_level: "failure",
-        message: expect.stringContaining("auth: github"),
-      }),
-    );
-
-    // Merged anyway (ferry/config is not a required check here): the push, then a scan.
+    const pullCheck = await configCheck(world, pull.head);
     await world.as.mona.rest.pulls.merge({
       owner: "acme",
       repo: "config",
@@ -150,15 +141,58 @@ describe("registry credentials under attack (end to end)", { timeout: 30_000 }, 
     await world.settle();
     await world.server.scanNow();
     await world.settle();
-
-    expect(credentialsSeen(attacker).filter((credential) => /ghs_|x-access-token/.test(credential))).toEqual(
-      [],
-    );
     const { data: main } = await world.as.mona.rest.repos.getBranch({
       owner: "acme",
       repo: "config",
       branch: "main",
     });
-    expect((await configCheck(world, main.commit.sha))?.conclusion).toBe("failure");
+    const line = attack.split("\n").findIndex((candidate) => candidate.includes(registry)) + 1;
+    return { pullCheck, mainCheck: await configCheck(world, main.commit.sha), line };
+  }
+
+  it("never sends the installation token to a host a merged config names with auth: github, and fails the ferry/config check of the PR that adds it", async () => {
+    world = await startWorld({ ci: true });
+    attacker = await startAttacker();
+    const { pullCheck, mainCheck, line } = await mergeAttack("{ auth: github }");
+
+    expect(pullCheck?.conclusion).toBe("failure");
+    expect(pullCheck?.annotations).toContainEqual(
+      expect.objectContaining({
+        path: ".github/ferry.yml",
+        start_line: line,
+        annotation_level: "failure",
+        message: expect.stringContaining("auth: github"),
+      }),
+    );
+    expect(credentialsSeen(attacker).filter((credential) => /ghs_|x-access-token/.test(credential))).toEqual(
+      [],
+    );
+    expect(mainCheck?.conclusion).toBe("failure");
+  });
+
+  it("never lets a merged config's passwordEnv read a server variable outside the FERRY_REGISTRY_ allowlist", async () => {
+    // The server's environment as `ferry serve` reads it: a database URL beside Ferry's own variables.
+    const fromEnv = serverOptionsFromEnv({
+      APP_ID: "1",
+      PRIVATE_KEY: "unused",
+      DATABASE_URL: "postgres://ferry:db-canary-secret@db/ferry",
+      FERRY_REGISTRY_PASSWORD: "registry-canary-secret",
+    });
+    world = await startWorld({ ci: true, server: { ferry: fromEnv.ferry! } });
+    attacker = await startAttacker();
+    const { pullCheck, mainCheck, line } = await mergeAttack("{ username: u, passwordEnv: DATABASE_URL }");
+
+    expect(pullCheck?.conclusion).toBe("failure");
+    expect(pullCheck?.annotations).toContainEqual(
+      expect.objectContaining({
+        start_line: line,
+        annotation_level: "failure",
+        message: expect.stringContaining("FERRY_REGISTRY_"),
+      }),
+    );
+    expect(credentialsSeen(attacker).filter((credential) => credential.includes("db-canary-secret"))).toEqual(
+      [],
+    );
+    expect(mainCheck?.conclusion).toBe("failure");
   });
 });

@@ -7,11 +7,37 @@
 export interface ConfigContext {
   /** The container registry of the GitHub Ferry talks to: the one host `auth: github` may name. */
   githubContainerRegistry: string;
+  /** Variables besides `FERRY_REGISTRY_*` that `passwordEnv`/`tokenEnv` may name (FERRY_REGISTRY_ENV_ALLOW). */
+  allowedEnv: readonly string[];
 }
 
 export const DEFAULT_CONFIG_CONTEXT: ConfigContext = {
   githubContainerRegistry: "ghcr.io",
+  allowedEnv: [],
 };
+
+/** The prefix of the variables a config may name as registry credentials without the operator listing them. */
+export const REGISTRY_ENV_PREFIX = "FERRY_REGISTRY_";
+
+/**
+ * Ferry's own secrets and the platform's: never readable through `passwordEnv`/`tokenEnv`, not
+ * even when the operator lists them (the config repo also chooses where credentials are sent).
+ */
+const SERVER_SECRET_NAMES =
+  /^(APP_ID|PRIVATE_KEY|PRIVATE_KEY_PATH|WEBHOOK_SECRET|WEBHOOK_PROXY_URL|CLIENT_ID|CLIENT_SECRET|GITHUB_.*|GH_.*|GHE_.*|FERRY_REGISTRY_WEBHOOK_.*|FERRY_REGISTRY_ENV_ALLOW|FERRY_GITHUB_TOKEN|FERRY_GIT_TOKEN|KUBERNETES_.*|NODE_.*|NPM_.*|npm_.*|AWS_.*|GOOGLE_.*|AZURE_.*)$/;
+
+export function isServerSecretName(name: string): boolean {
+  return SERVER_SECRET_NAMES.test(name);
+}
+
+/**
+ * Whether a config may read variable `name` as a registry credential: an allowlist, so that
+ * `DATABASE_URL` or another tenant's password is out of reach unless the operator names it.
+ */
+export function isRegistryEnvAllowed(name: string, context: Pick<ConfigContext, "allowedEnv">): boolean {
+  if (isServerSecretName(name)) return false;
+  return name.startsWith(REGISTRY_ENV_PREFIX) || context.allowedEnv.includes(name);
+}
 
 /**
  * The container registry of the GitHub at `apiBaseUrl`: `ghcr.io` for github.com, and
@@ -44,5 +70,11 @@ export function githubApiBaseUrl(env: Record<string, string | undefined>): strin
 
 /** The context of a server started with `env`; `ferry check` applies the same. */
 export function configContextFromEnv(env: Record<string, string | undefined>): ConfigContext {
-  return { githubContainerRegistry: githubContainerRegistry(githubApiBaseUrl(env)) };
+  return {
+    githubContainerRegistry: githubContainerRegistry(githubApiBaseUrl(env)),
+    allowedEnv: (env.FERRY_REGISTRY_ENV_ALLOW ?? "")
+      .split(",")
+      .map((name) => name.trim())
+      .filter(Boolean),
+  };
 }

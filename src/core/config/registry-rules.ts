@@ -1,5 +1,10 @@
 import { DOCKER_HUB, parseImageName } from "../image-ref.js";
-import type { ConfigContext } from "./config-context.js";
+import {
+  isRegistryEnvAllowed,
+  isServerSecretName,
+  REGISTRY_ENV_PREFIX,
+  type ConfigContext,
+} from "./config-context.js";
 
 export interface RuleProblem {
   path: string[];
@@ -9,7 +14,12 @@ export interface RuleProblem {
 interface LooseRegistry {
   auth?: unknown;
   insecure?: unknown;
+  passwordEnv?: unknown;
+  tokenEnv?: unknown;
 }
+
+/** Fields that name an environment variable Ferry reads a secret from. */
+const ENV_FIELDS = ["passwordEnv", "tokenEnv"] as const;
 
 /**
  * What a config's `registries:` and image hosts may ask of the Ferry that reads it (the registry
@@ -27,6 +37,16 @@ export function registryRuleProblems(
   for (const [key, value] of Object.entries(registries)) {
     if (!isObject(value)) continue;
     const registry = value as LooseRegistry;
+    for (const field of ENV_FIELDS) {
+      const name = registry[field];
+      if (typeof name !== "string" || isRegistryEnvAllowed(name, context)) continue;
+      errors.push({
+        path: ["registries", key, field],
+        message: isServerSecretName(name)
+          ? `${field} ${name} names one of Ferry's or the platform's own secrets, which configs can never read`
+          : `${field} ${name} is not readable by configs: use a ${REGISTRY_ENV_PREFIX}* name, or ask the operator to list it in FERRY_REGISTRY_ENV_ALLOW`,
+      });
+    }
     if (registry.auth !== "github") continue;
     const host = registryKeyHost(key);
     if (host !== context.githubContainerRegistry) {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { loadConfig, formatProblems } from "../../../src/core/config/load-config.js";
 import { environmentOrder, environmentPolicy } from "../../../src/core/config/schema.js";
-import { githubContainerRegistry } from "../../../src/core/config/config-context.js";
+import { DEFAULT_CONFIG_CONTEXT, githubContainerRegistry } from "../../../src/core/config/config-context.js";
 
 const DESIGN_EXAMPLE = `images:
   shop:
@@ -23,7 +23,7 @@ environments:
     policy: { shop: { range: "^1.0.0" } }
 registries:
   ghcr.io: { auth: github }
-  registry.example.com: { username: ferry, passwordEnv: REGISTRY_PASSWORD }
+  registry.example.com: { username: ferry, passwordEnv: FERRY_REGISTRY_PASSWORD }
   registry.internal:5000: { insecure: true }
 `;
 
@@ -208,7 +208,10 @@ describe("registry rules of the Ferry that reads the config", () => {
   });
 
   it("on GitHub Enterprise allows auth: github for containers.<host> and refuses ghcr.io", () => {
-    const context = { githubContainerRegistry: githubContainerRegistry("https://ghe.example.com/api/v3") };
+    const context = {
+      ...DEFAULT_CONFIG_CONTEXT,
+      githubContainerRegistry: githubContainerRegistry("https://ghe.example.com/api/v3"),
+    };
     expect(context.githubContainerRegistry).toBe("containers.ghe.example.com");
     expect(githubContainerRegistry("https://api.acme.ghe.com")).toBe("containers.acme.ghe.com");
     expect(githubContainerRegistry("https://api.github.com")).toBe("ghcr.io");
