@@ -14,6 +14,7 @@ import type { RegistryReader } from "./app/ports.js";
 import { WorkQueue } from "./app/work-queue.js";
 import { DEFAULT_CONFIG_CONTEXT, type ConfigContext } from "./core/config/config-context.js";
 import type { FerryConfig } from "./core/config/schema.js";
+import { SecretRedactor } from "./core/redact.js";
 import { hintsFromGitHubPackageEvent, type RegistryHint } from "./handlers/registry/index.js";
 import {
   onChecksCompleted,
@@ -33,6 +34,8 @@ export interface FerryAppOptions {
   refusePrivateRegistries?: boolean;
   /** What configs may ask of this Ferry (which GHCR gets the installation token); default github.com's. */
   configContext?: ConfigContext;
+  /** Secrets held from the start (webhook secrets, the private key); `env`'s values are held too. */
+  heldSecrets?: (string | undefined)[];
   now?: () => Date;
   /** Web URL for links in PR bodies (`https://github.com`, or the GHE host). */
   webUrl?: string;
@@ -68,7 +71,14 @@ export interface Ferry {
 
 export function createFerry(options: FerryAppOptions = {}): Ferry {
   const locks = new KeyedMutex();
-  let log: AppLogger = options.log ?? { info: () => {}, warn: () => {}, error: () => {} };
+  // Every secret this process holds, so that no form of one reaches a comment, check or log line.
+  const secrets = new SecretRedactor();
+  for (const secret of [...(options.heldSecrets ?? []), ...Object.values(options.env ?? {})])
+    secrets.add(secret);
+  let log: AppLogger = redactingLogger(
+    options.log ?? { info: () => {}, warn: () => {}, error: () => {} },
+    secrets,
+  );
   const queue = new WorkQueue({
     info: (f, m) => log.info(f, m),
     warn: (f, m) => log.warn(f, m),
@@ -85,6 +95,7 @@ export function createFerry(options: FerryAppOptions = {}): Ferry {
         (await (octokit as unknown as { auth: (o: { type: string }) => Promise<{ token: string }> }).auth({
           type: "installation",
         })) ?? {};
+      secrets.add(auth.token);
       return auth.token;
     };
     if (options.registryFor) return options.registryFor(config, token);
@@ -97,6 +108,7 @@ export function createFerry(options: FerryAppOptions = {}): Ferry {
         env: options.env ?? {},
         githubToken: token,
         githubTokenHost: configContext.githubContainerRegistry,
+        secrets,
         refusePrivateRegistries: options.refusePrivateRegistries ?? false,
       });
       registries.set(key, client);
@@ -115,6 +127,7 @@ export function createFerry(options: FerryAppOptions = {}): Ferry {
     webUrl: options.webUrl ?? "https://github.com",
     locks,
     configContext,
+    secrets,
     ...(appLogin ? { appLogin } : {}),
     ...(options.onPullRequest ? { onPullRequest: options.onPullRequest } : {}),
   });
@@ -185,7 +198,7 @@ export function createFerry(options: FerryAppOptions = {}): Ferry {
   };
 
   const app = (probot: Probot): void => {
-    log = childLogger(probot);
+    log = redactingLogger(childLogger(probot), secrets);
     const event = <P>(context: {
       id: string;
       name: string;
@@ -254,7 +267,7 @@ export function createFerry(options: FerryAppOptions = {}): Ferry {
       const at = clock();
       if (statusAnswer && at - statusAnswer.at < (options.statusTtlMs ?? STATUS_TTL_MS))
         return statusAnswer.value;
-      const value = collectAllStatus(probot);
+      const value = collectAllStatus(probot).then((answer) => secrets.redactDeep(answer));
       statusAnswer = { at, value };
       value.catch(() => {
         if (statusAnswer?.value === value) statusAnswer = undefined;
@@ -278,6 +291,15 @@ const unconfiguredRegistry: RegistryReader = {
   resolveDigest: () => Promise.reject(new Error("registry used before the config was loaded")),
   describe: () => Promise.reject(new Error("registry used before the config was loaded")),
 };
+
+/** Log lines and their fields with every held secret redacted (the logs are a text like any other). */
+function redactingLogger(base: AppLogger, secrets: SecretRedactor): AppLogger {
+  return {
+    info: (fields, message) => base.info(secrets.redactDeep(fields), secrets.redact(message)),
+    warn: (fields, message) => base.warn(secrets.redactDeep(fields), secrets.redact(message)),
+    error: (fields, message) => base.error(secrets.redactDeep(fields), secrets.redact(message)),
+  };
+}
 
 function childLogger(probot: Probot): AppLogger {
   const base = probot.log.child({ name: "ferry" });

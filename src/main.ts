@@ -120,6 +120,12 @@ export async function startFerryServer(options: FerryServerOptions): Promise<Fer
   const ferry = createFerry({
     ...options.ferry,
     webUrl: options.webUrl ?? options.ferry?.webUrl ?? webUrlFor(options.baseUrl),
+    heldSecrets: [
+      options.webhookSecret,
+      options.privateKey,
+      ...Object.values(options.registrySecrets ?? {}),
+      ...(options.ferry?.heldSecrets ?? []),
+    ],
     configContext: options.ferry?.configContext ?? {
       githubContainerRegistry: githubContainerRegistry(options.baseUrl),
       allowedEnv: [],

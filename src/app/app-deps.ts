@@ -1,5 +1,6 @@
 import type { ConfigContext } from "../core/config/config-context.js";
 import type { FerryConfig } from "../core/config/schema.js";
+import type { SecretRedactor } from "../core/redact.js";
 import type { currentImages, planEnvironment } from "./plan-environment.js";
 import type { GitHubRepoPort } from "./github-port.js";
 import type { KeyedMutex } from "./keyed-mutex.js";
@@ -28,6 +29,8 @@ export interface AppDeps {
   locks: KeyedMutex;
   /** What this Ferry lets a config ask of it (which GHCR, which variables); default: github.com's. */
   configContext?: ConfigContext;
+  /** Every secret this process holds, for `errorText` (error-text.ts). */
+  secrets?: SecretRedactor;
   /** The app's own login (`ferry[bot]`): its comments are never commands. */
   appLogin?: string;
   /** Called after a PR is opened or updated (metrics and the bench's push-to-PR latency). */

@@ -9,6 +9,7 @@ import type { FerryConfig } from "../core/config/schema.js";
 import { isUserError } from "../core/errors.js";
 import { CONFIG_CHECK_NAME, formatConfigCheck } from "../core/pr/check-run.js";
 import type { AppDeps } from "./app-deps.js";
+import { errorText } from "./error-text.js";
 import { closeBrokenConfigIssue, loadRepoConfig } from "./load-repo-config.js";
 import type { FileSource } from "./plan-environment.js";
 import { repoFileSource } from "./repo-files.js";
@@ -115,7 +116,7 @@ async function readHeadConfig(
     if (!isUserError(error)) throw error;
     if (error.code === "file-not-found") return undefined;
     if (error.code === "unsafe-path")
-      return { problem: { path: "", message: error.message, line: 1, column: 1 } };
+      return { problem: { path: "", message: errorText(error, deps.secrets), line: 1, column: 1 } };
     if (error.code !== "tree-too-large") throw error;
   }
   const text = await deps.github.readFile(headSha, CONFIG_PATH);

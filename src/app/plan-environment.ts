@@ -1,11 +1,13 @@
 import type { FerryConfig } from "../core/config/schema.js";
 import { environmentPolicy } from "../core/config/schema.js";
 import { FerryError, UserError } from "../core/errors.js";
+import type { SecretRedactor } from "../core/redact.js";
 import { isValidDigest } from "../core/image-ref.js";
 import type { Policy } from "../core/policy/schema.js";
 import { isNewer, metadataNeeds, rankTags, selectTag, type TagCandidate } from "../core/policy/select-tag.js";
 import { currentImage, type FindOptions } from "../core/targets/index.js";
 import { updateImage } from "../core/yaml-edit/update-image.js";
+import { errorText } from "./error-text.js";
 import type { ImageDescription, RegistryReader } from "./ports.js";
 
 /** Where an environment's files come from: a local checkout (CLI) or the Git Data API (app). */
@@ -47,6 +49,8 @@ export interface PlanDependencies {
   registry: RegistryReader;
   files: FileSource;
   now: Date;
+  /** Redacts registry errors that become plan reasons (error-text.ts). */
+  secrets?: SecretRedactor | undefined;
 }
 
 export interface PlanOptions {
@@ -128,7 +132,11 @@ export async function planEnvironment(
         : await chooseTarget(deps, name, image.repository, policy, current, options);
     } catch (error) {
       if (options.onRegistryError !== "report" || !(error instanceof FerryError)) throw error;
-      plan.unchanged.push({ image: name, reason: `registry error: ${error.message}`, error: true });
+      plan.unchanged.push({
+        image: name,
+        reason: `registry error: ${errorText(error, deps.secrets)}`,
+        error: true,
+      });
       continue;
     }
     if ("unchanged" in target) {

@@ -59,7 +59,7 @@ export async function promote(deps: AppDeps, loaded: LoadedConfig, input: Promot
     note = `Requested by @${input.by} with /promote: the newest version the policy admits.`;
   }
   const plan = await deps.planEnvironment(
-    { registry: registryOf(deps, config), files, now: deps.now() },
+    { registry: registryOf(deps, config), files, now: deps.now(), secrets: deps.secrets },
     config,
     input.environment,
     { ...(pins ? { pins } : {}), ...(input.image ? { images: [input.image.name] } : {}) },
@@ -110,7 +110,7 @@ export async function rollback(deps: AppDeps, loaded: LoadedConfig, input: Promo
     }
   }
   const plan = await deps.planEnvironment(
-    { registry: registryOf(deps, config), files, now: deps.now() },
+    { registry: registryOf(deps, config), files, now: deps.now(), secrets: deps.secrets },
     config,
     input.environment,
     {

@@ -3,6 +3,7 @@ import type { BodyRow } from "../core/pr/body.js";
 import { isUserError } from "../core/errors.js";
 import { isNewer } from "../core/policy/select-tag.js";
 import { registryOf, type AppDeps, type LoadedConfig } from "./app-deps.js";
+import { errorText } from "./error-text.js";
 import { loadRepoConfig } from "./load-repo-config.js";
 import type { EnvironmentPlan } from "./plan-environment.js";
 import type { PullRequestInfo } from "./github-port.js";
@@ -73,7 +74,7 @@ export async function syncRepository(deps: AppDeps, trigger: SyncTrigger): Promi
               ? await upstreamPins(deps, loaded, environment, files, state.floors[environment] ?? {})
               : undefined;
           const plan = await deps.planEnvironment(
-            { registry: registryOf(deps, config), files, now: deps.now() },
+            { registry: registryOf(deps, config), files, now: deps.now(), secrets: deps.secrets },
             config,
             environment,
             // Every image is planned, not only the triggering one: the PR carries the whole environment.
@@ -96,7 +97,7 @@ export async function syncRepository(deps: AppDeps, trigger: SyncTrigger): Promi
       );
     } catch (error) {
       if (!isUserError(error)) throw error;
-      deps.log.warn({ environment, error: error.message }, "environment skipped");
+      deps.log.warn({ environment, error: errorText(error, deps.secrets) }, "environment skipped");
       result.environments[environment] = "error";
     }
   }

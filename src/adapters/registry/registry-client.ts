@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import type { ImageDescription, RegistryReader } from "../../app/ports.js";
 import type { FerryConfig, RegistryConfig } from "../../core/config/schema.js";
 import { FerryError } from "../../core/errors.js";
+import { SecretRedactor } from "../../core/redact.js";
 import {
   DOCKER_HUB,
   imageName,
@@ -103,6 +104,8 @@ export interface RegistryClientOptions {
    * Link-local addresses (cloud metadata) are refused always.
    */
   refusePrivateRegistries?: boolean;
+  /** Where every credential this client handles is registered, so that no form of it reaches a text. */
+  secrets?: SecretRedactor;
   fetch?: typeof fetch;
   now?: () => number;
   sleep?: (ms: number) => Promise<void>;
@@ -189,13 +192,7 @@ export function createRegistryClient(options: RegistryClientOptions = {}): Regis
   const configCache = new Map<string, Promise<ImageConfigBlob>>();
   // Tags seen before: later describes HEAD them (free on Docker Hub) and reuse the cached manifest.
   const tagDigests = new Map<string, string>();
-  const secrets = new Set<string>();
-
-  function redact(text: string): string {
-    let result = text;
-    for (const secret of secrets) if (secret.length >= 4) result = result.split(secret).join("[REDACTED]");
-    return result;
-  }
+  const secrets = options.secrets ?? new SecretRedactor();
 
   function stateFor(registry: string): RegistryState {
     let state = states.get(registry);
@@ -248,7 +245,9 @@ export function createRegistryClient(options: RegistryClientOptions = {}): Regis
   function refuseForeignTokenHost(state: RegistryState): void {
     const allowed = (options.githubTokenHost ?? "ghcr.io").toLowerCase();
     const origin = new URL(state.origin);
-    if (origin.host.toLowerCase() !== allowed || origin.protocol !== "https:")
+    // Plain HTTP only on loopback (the sandbox's registry), which production refuses anyway.
+    const plainAllowed = isLoopbackRegistry(state.registry);
+    if (origin.host.toLowerCase() !== allowed || (origin.protocol !== "https:" && !plainAllowed))
       throw new RegistryAuthError(
         `${state.registry}: auth: github is allowed only for https://${allowed}; the installation token is not sent to ${origin.host}`,
       );
@@ -483,7 +482,7 @@ export function createRegistryClient(options: RegistryClientOptions = {}): Regis
     const trusted =
       state.config?.auth === "github"
         ? realm.host.toLowerCase() === registryApiHost(state.registry).toLowerCase() &&
-          realm.protocol === "https:"
+          realm.protocol === origin.protocol
         : realmTrusted(state, realm);
     if (!trusted && isPrivateHost(realm.hostname) && !isPrivateHost(origin.hostname)) {
       throw new RegistryProtocolError(
@@ -585,18 +584,9 @@ export function createRegistryClient(options: RegistryClientOptions = {}): Regis
   }
 
   function failFor(state: RegistryState, repository: string, what: string, response: Exchange): never {
-    let detail = "";
-    try {
-      const parsed = JSON.parse(response.body.toString("utf8")) as {
-        errors?: { code?: unknown; message?: unknown }[];
-      };
-      const first = parsed.errors?.[0];
-      if (first) detail = `: ${String(first.code ?? "")} ${String(first.message ?? "")}`.slice(0, 200);
-    } catch {
-      // not a distribution error body
-    }
-    const message = redact(
-      `${state.registry}/${repository}: ${what} answered HTTP ${response.status}${detail}`,
+    const code = distributionErrorCode(response.body);
+    const message = secrets.redact(
+      `${state.registry}/${repository}: ${what} answered HTTP ${response.status}${code ? ` (${code})` : ""}`,
     );
     if (response.status === 404) throw new RegistryNotFoundError(message);
     if (response.status === 403) throw new RegistryAuthError(message);
@@ -982,6 +972,41 @@ export function createRegistryClient(options: RegistryClientOptions = {}): Regis
       return Object.fromEntries([...states.values()].map((state) => [state.registry, state.requests]));
     },
   };
+}
+
+/**
+ * The error code of a distribution error body when it is one the spec defines, else undefined.
+ * The registry's own message is never copied: it is upstream text that may echo credentials
+ * (a registry answering with the Authorization header it refused). Codes: the OCI distribution
+ * spec, "Error Codes" (https://github.com/opencontainers/distribution-spec/blob/main/spec.md#error-codes).
+ */
+const DISTRIBUTION_ERROR_CODES = new Set([
+  "BLOB_UNKNOWN",
+  "BLOB_UPLOAD_INVALID",
+  "BLOB_UPLOAD_UNKNOWN",
+  "DIGEST_INVALID",
+  "MANIFEST_BLOB_UNKNOWN",
+  "MANIFEST_INVALID",
+  "MANIFEST_UNKNOWN",
+  "MANIFEST_UNVERIFIED",
+  "NAME_INVALID",
+  "NAME_UNKNOWN",
+  "SIZE_INVALID",
+  "TAG_INVALID",
+  "UNAUTHORIZED",
+  "DENIED",
+  "UNSUPPORTED",
+  "TOOMANYREQUESTS",
+]);
+
+function distributionErrorCode(body: Buffer): string | undefined {
+  try {
+    const parsed = JSON.parse(body.toString("utf8")) as { errors?: { code?: unknown }[] };
+    const code = parsed.errors?.[0]?.code;
+    return typeof code === "string" && DISTRIBUTION_ERROR_CODES.has(code) ? code : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function formatPlatform(os: string, architecture: string, variant: unknown): string {

@@ -125,9 +125,13 @@ export async function startAppWorld(
       registrySecrets: { distribution: secrets.registryWebhook },
       registryCoalesceMs: 20,
       log: pino({ level: "debug" }, canary.sink("ferry log", logs)),
-      ferry: { env: { FERRY_REGISTRY_PASSWORD: secrets.registryPassword } },
       ...options.server,
       ...overrides,
+      ferry: {
+        env: { FERRY_REGISTRY_PASSWORD: secrets.registryPassword },
+        ...options.server?.ferry,
+        ...overrides.ferry,
+      },
     });
     servers.push(server);
     return server;
