@@ -18,6 +18,8 @@ import {
   RegistryProtocolError,
   RegistryUnavailableError,
 } from "./errors.js";
+import { classifyHost } from "../../core/net-address.js";
+import { addressProblem, guardedFetch, refusedCause, type LookupFunction } from "./address-guard.js";
 import { isPrivateHost } from "./hosts.js";
 import { Circuit, RequestBudget, Semaphore } from "./limits.js";
 import { nextLink } from "./link-header.js";
@@ -106,7 +108,10 @@ export interface RegistryClientOptions {
   refusePrivateRegistries?: boolean;
   /** Where every credential this client handles is registered, so that no form of it reaches a text. */
   secrets?: SecretRedactor;
+  /** Default: undici's fetch through the address guard. Tests pass a scripted one. */
   fetch?: typeof fetch;
+  /** DNS for the guarded fetch (tests map names to addresses); default `dns.lookup`. */
+  lookup?: LookupFunction;
   now?: () => number;
   sleep?: (ms: number) => Promise<void>;
   random?: () => number;
@@ -120,17 +125,15 @@ export interface RegistryClient extends RegistryReader {
   requestCounts(): Record<string, number>;
 }
 
-/** RELIABILITY.md row 16: the registry host itself, before any request is sent. */
+/** RELIABILITY.md row 16: the registry host itself, before any request is sent (names again after DNS). */
 function refuseUnsafeRegistry(registry: string, refusePrivate: boolean): void {
-  const hostname = new URL(`http://${registryApiHost(registry)}`).hostname.replace(/^\[|\]$/g, "");
-  const linkLocal =
-    /^169\.254\./.test(hostname) || /^fe[89ab]/i.test(hostname) || hostname === "metadata.google.internal";
-  if (linkLocal || (refusePrivate && isPrivateHost(hostname))) {
+  const hostname = new URL(`http://${registryApiHost(registry)}`).hostname;
+  const problem = addressProblem(hostname, refusePrivate);
+  if (problem)
     throw new RegistryProtocolError(
       "registry-address-refused",
-      `${registry}: registries at ${linkLocal ? "link-local" : "private or loopback"} addresses are refused`,
+      `${registry}: registries at ${classifyHost(hostname) === "link-local" ? "link-local" : "private or loopback"} addresses are refused`,
     );
-  }
 }
 
 const DEFAULT_TRUSTED_REALMS: Record<string, string[]> = { [DOCKER_HUB]: ["auth.docker.io"] };
@@ -180,7 +183,12 @@ interface ImageConfigBlob {
 
 export function createRegistryClient(options: RegistryClientOptions = {}): RegistryClient {
   const limits: RegistryLimits = { ...DEFAULT_REGISTRY_LIMITS, ...options.limits };
-  const fetchImpl = options.fetch ?? fetch;
+  const fetchImpl =
+    options.fetch ??
+    guardedFetch({
+      refusePrivate: options.refusePrivateRegistries ?? false,
+      ...(options.lookup ? { lookup: options.lookup } : {}),
+    });
   const now = options.now ?? Date.now;
   const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   const random = options.random ?? Math.random;
@@ -319,6 +327,11 @@ export function createRegistryClient(options: RegistryClientOptions = {}): Regis
             `${state.registry}: redirect from https to plain http refused`,
           );
         if (next.host !== current.host) {
+          if (classifyHost(next.hostname) === "link-local")
+            throw new RegistryProtocolError(
+              "registry-redirect-refused",
+              `${state.registry}: redirect to link-local address ${next.hostname} refused`,
+            );
           if (isPrivateHost(next.hostname) && !isPrivateHost(current.hostname))
             throw new RegistryProtocolError(
               "registry-redirect-refused",
@@ -403,6 +416,8 @@ export function createRegistryClient(options: RegistryClientOptions = {}): Regis
         );
       } catch (error) {
         if (error instanceof FerryError) throw error;
+        const refused = refusedCause(error);
+        if (refused) throw new RegistryProtocolError(refused.code, `${state.registry}: ${refused.message}`);
         const timedOut =
           error instanceof Error && (error.name === "TimeoutError" || error.name === "AbortError");
         if (attempt < limits.maxRetries) {
@@ -484,7 +499,10 @@ export function createRegistryClient(options: RegistryClientOptions = {}): Regis
         ? realm.host.toLowerCase() === registryApiHost(state.registry).toLowerCase() &&
           realm.protocol === origin.protocol
         : realmTrusted(state, realm);
-    if (!trusted && isPrivateHost(realm.hostname) && !isPrivateHost(origin.hostname)) {
+    if (
+      classifyHost(realm.hostname) === "link-local" ||
+      (!trusted && isPrivateHost(realm.hostname) && !isPrivateHost(origin.hostname))
+    ) {
       throw new RegistryProtocolError(
         "registry-realm-refused",
         `${state.registry}: token realm points at private address ${realm.hostname}`,
