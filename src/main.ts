@@ -129,6 +129,7 @@ export async function startFerryServer(options: FerryServerOptions): Promise<Fer
     configContext: options.ferry?.configContext ?? {
       githubContainerRegistry: githubContainerRegistry(options.baseUrl),
       allowedEnv: [],
+      refusePrivateRegistries: options.ferry?.refusePrivateRegistries ?? false,
     },
     onPullRequest: (event) => {
       pullRequests.inc({ action: event.action });
@@ -308,7 +309,7 @@ export function serverOptionsFromEnv(env: NodeJS.ProcessEnv): FerryServerOptions
       env: registryCredentialEnv(env),
       configContext: configContextFromEnv(env),
       // A config repo picks its registry hosts: in production, not internal addresses unless allowed.
-      refusePrivateRegistries: env.NODE_ENV === "production" && env.FERRY_ALLOW_PRIVATE_REGISTRIES !== "true",
+      refusePrivateRegistries: configContextFromEnv(env).refusePrivateRegistries,
     },
   };
   if (baseUrl) options.baseUrl = baseUrl;

@@ -195,4 +195,20 @@ describe("registry credentials under attack (end to end)", { timeout: 30_000 }, 
     );
     expect(mainCheck?.conclusion).toBe("failure");
   });
+
+  it("fails the ferry/config check of a PR that names a registry at the metadata address in any spelling", async () => {
+    world = await startWorld({ ci: true });
+    attacker = await startAttacker();
+    const config = (await readText(world, ".github/ferry.yml")).replace(
+      "environments:",
+      `  meta:\n    repository: "[::ffff:169.254.169.254]/latest/meta-data"\nenvironments:`,
+    );
+    const pull = await proposeFiles(world, { ".github/ferry.yml": config });
+    const check = await configCheck(world, pull.head);
+    expect(check?.conclusion).toBe("failure");
+    const line = config.split("\n").findIndex((candidate) => candidate.includes("169.254")) + 1;
+    expect(check?.annotations).toContainEqual(
+      expect.objectContaining({ start_line: line, message: expect.stringContaining("link-local") }),
+    );
+  });
 });

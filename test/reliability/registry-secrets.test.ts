@@ -72,7 +72,11 @@ describe("registry errors that echo credentials (row 25)", { timeout: 60_000 }, 
     // The echo registry stands for this GitHub's container registry, the one host auth: github may name.
     const ghcr = echo.host;
     world = await startAppWorld(canary, {
-      server: { ferry: { configContext: { githubContainerRegistry: ghcr, allowedEnv: [] } } },
+      server: {
+        ferry: {
+          configContext: { githubContainerRegistry: ghcr, allowedEnv: [], refusePrivateRegistries: false },
+        },
+      },
     });
     await commit(
       world,

@@ -9,11 +9,14 @@ export interface ConfigContext {
   githubContainerRegistry: string;
   /** Variables besides `FERRY_REGISTRY_*` that `passwordEnv`/`tokenEnv` may name (FERRY_REGISTRY_ENV_ALLOW). */
   allowedEnv: readonly string[];
+  /** Registries at loopback or private addresses are refused (production); link-local always are. */
+  refusePrivateRegistries: boolean;
 }
 
 export const DEFAULT_CONFIG_CONTEXT: ConfigContext = {
   githubContainerRegistry: "ghcr.io",
   allowedEnv: [],
+  refusePrivateRegistries: false,
 };
 
 /** The prefix of the variables a config may name as registry credentials without the operator listing them. */
@@ -76,5 +79,6 @@ export function configContextFromEnv(env: Record<string, string | undefined>): C
       .split(",")
       .map((name) => name.trim())
       .filter(Boolean),
+    refusePrivateRegistries: env.NODE_ENV === "production" && env.FERRY_ALLOW_PRIVATE_REGISTRIES !== "true",
   };
 }

@@ -1,4 +1,5 @@
-import { DOCKER_HUB, parseImageName } from "../image-ref.js";
+import { DOCKER_HUB, parseImageName, registryApiHost } from "../image-ref.js";
+import { classifyHost } from "../net-address.js";
 import {
   isRegistryEnvAllowed,
   isServerSecretName,
@@ -34,6 +35,22 @@ export function registryRuleProblems(
   const warnings: RuleProblem[] = [];
   if (!isObject(data)) return { errors, warnings };
   const registries = isObject(data.registries) ? data.registries : {};
+  const images = isObject(data.images) ? data.images : {};
+  for (const [name, image] of Object.entries(images)) {
+    if (!isObject(image) || typeof image.repository !== "string") continue;
+    let registry: string;
+    try {
+      registry = parseImageName(image.repository).registry;
+    } catch {
+      continue; // the schema reports it
+    }
+    const problem = addressRuleProblem(registry, context);
+    if (problem) errors.push({ path: ["images", name, "repository"], message: problem });
+  }
+  for (const key of Object.keys(registries)) {
+    const problem = addressRuleProblem(registryKeyHost(key), context);
+    if (problem) errors.push({ path: ["registries", key], message: problem });
+  }
   for (const [key, value] of Object.entries(registries)) {
     if (!isObject(value)) continue;
     const registry = value as LooseRegistry;
@@ -64,6 +81,26 @@ export function registryRuleProblems(
     }
   }
   return { errors, warnings };
+}
+
+/**
+ * A registry at an address this Ferry refuses to contact (the registry client's rule): link-local
+ * always (cloud metadata), loopback and private ones when the server refuses them. Names are
+ * judged after DNS, at run time.
+ */
+function addressRuleProblem(registry: string, context: ConfigContext): string | undefined {
+  let hostname: string;
+  try {
+    hostname = new URL(`http://${registryApiHost(registry)}`).hostname;
+  } catch {
+    return undefined;
+  }
+  const kind = classifyHost(hostname);
+  if (kind === "link-local")
+    return `registry ${registry} is at a link-local address (cloud metadata); Ferry never contacts it`;
+  if (context.refusePrivateRegistries && (kind === "loopback" || kind === "private"))
+    return `registry ${registry} is at a ${kind} address, which this Ferry refuses (set FERRY_ALLOW_PRIVATE_REGISTRIES=true for on-prem registries)`;
+  return undefined;
 }
 
 /** A `registries:` key as the host the client would match it with (`docker.io` for Docker Hub aliases). */

@@ -220,4 +220,21 @@ describe("registry rules of the Ferry that reads the config", () => {
     );
     expect(loadConfig(withRegistries("  ghcr.io: { auth: github }\n"), context).ok).toBe(false);
   });
+
+  it("refuses registries at link-local addresses always, and at private ones where the server refuses them", () => {
+    const image = (repository: string) =>
+      `images:\n  shop:\n    repository: "${repository}"\nenvironments:\n  prod:\n    paths: [overlays/prod]\n`;
+    const linkLocal = loadConfig(image("[::ffff:a9fe:a9fe]/latest/x"));
+    expect(linkLocal.ok || linkLocal.problems).toEqual([
+      expect.objectContaining({
+        path: "images.shop.repository",
+        line: 3,
+        message: expect.stringMatching(/link-local/),
+      }),
+    ]);
+    expect(loadConfig(image("10.0.0.5:5000/acme/shop")).ok).toBe(true);
+    const production = { ...DEFAULT_CONFIG_CONTEXT, refusePrivateRegistries: true };
+    expect(loadConfig(image("10.0.0.5:5000/acme/shop"), production).ok).toBe(false);
+    expect(loadConfig(withRegistries("  127.0.0.1:5000: { insecure: true }\n"), production).ok).toBe(false);
+  });
 });
