@@ -136,6 +136,10 @@ function refuseUnsafeRegistry(registry: string, refusePrivate: boolean): void {
     );
 }
 
+/** GHCR denies private packages to installation tokens (they log in, but cannot pull). */
+const GITHUB_APP_PACKAGES_HINT =
+  "a GitHub App installation token can only pull public packages: for a private one use a personal access token (classic) with read:packages in a FERRY_REGISTRY_* variable (username + passwordEnv)";
+
 const DEFAULT_TRUSTED_REALMS: Record<string, string[]> = { [DOCKER_HUB]: ["auth.docker.io"] };
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 /** Tokens without `expires_in` live 60 s (distribution token spec); renew a little early. */
@@ -604,7 +608,7 @@ export function createRegistryClient(options: RegistryClientOptions = {}): Regis
   function failFor(state: RegistryState, repository: string, what: string, response: Exchange): never {
     const code = distributionErrorCode(response.body);
     const message = secrets.redact(
-      `${state.registry}/${repository}: ${what} answered HTTP ${response.status}${code ? ` (${code})` : ""}`,
+      `${state.registry}/${repository}: ${what} answered HTTP ${response.status}${code ? ` (${code})` : ""}${response.status === 403 && state.config?.auth === "github" ? `; ${GITHUB_APP_PACKAGES_HINT}` : ""}`,
     );
     if (response.status === 404) throw new RegistryNotFoundError(message);
     if (response.status === 403) throw new RegistryAuthError(message);

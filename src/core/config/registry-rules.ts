@@ -78,6 +78,11 @@ export function registryRuleProblems(
         path: ["registries", key, "insecure"],
         message: "auth: github never sends the installation token over plain HTTP",
       });
+    } else {
+      warnings.push({
+        path: ["registries", key, "auth"],
+        message: `auth: github works only for public packages on ${host}: GitHub App installation tokens cannot pull private ones; for private images use username + passwordEnv with a personal access token (classic) with read:packages`,
+      });
     }
   }
   return { errors, warnings };
