@@ -118,7 +118,6 @@ export function createFerry(options: FerryAppOptions = {}): Ferry {
 
   const depsFor = (octokit: OctokitLike, owner: string, repo: string): AppDeps => ({
     github: new GitHubRepoAdapter(octokit, owner, repo, contentCache),
-    registry: unconfiguredRegistry,
     registryFor: (config) => registryFor(config, octokit, owner),
     planEnvironment,
     currentImages,
@@ -285,12 +284,6 @@ export function createFerryApp(options: FerryAppOptions = {}): (probot: Probot) 
 function hintRepository(hint: RegistryHint): string {
   return `${hint.registry}/${hint.repository}`;
 }
-
-const unconfiguredRegistry: RegistryReader = {
-  listTags: () => Promise.reject(new Error("registry used before the config was loaded")),
-  resolveDigest: () => Promise.reject(new Error("registry used before the config was loaded")),
-  describe: () => Promise.reject(new Error("registry used before the config was loaded")),
-};
 
 /** Log lines and their fields with every held secret redacted (the logs are a text like any other). */
 function redactingLogger(base: AppLogger, secrets: SecretRedactor): AppLogger {

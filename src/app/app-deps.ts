@@ -16,9 +16,8 @@ export interface AppLogger {
 /** Everything a use case needs, for one config repository of one installation. */
 export interface AppDeps {
   github: GitHubRepoPort;
-  /** The registry reader; `registryFor` wins when set (credentials come from the config's `registries:`). */
-  registry: RegistryReader;
-  registryFor?: (config: FerryConfig) => RegistryReader;
+  /** The registry reader for a repository's config (credentials come from its `registries:`). */
+  registryFor: (config: FerryConfig) => RegistryReader;
   /** The lead's planner and reader (`plan-environment.ts`), injected so tests can use fakes. */
   planEnvironment: typeof planEnvironment;
   currentImages: typeof currentImages;
@@ -44,8 +43,3 @@ export interface LoadedConfig {
 }
 
 export const silentLogger: AppLogger = { info: () => {}, warn: () => {}, error: () => {} };
-
-/** The registry reader for a repository's config. */
-export function registryOf(deps: AppDeps, config: FerryConfig): RegistryReader {
-  return deps.registryFor?.(config) ?? deps.registry;
-}
