@@ -13,7 +13,9 @@ import { KeyedMutex } from "./app/keyed-mutex.js";
 import { currentImages, planEnvironment } from "./app/plan-environment.js";
 import type { RegistryReader } from "./app/ports.js";
 import { WorkQueue } from "./app/work-queue.js";
+import { DEFAULT_CONFIG_CONTEXT, type ConfigContext } from "./core/config/config-context.js";
 import type { FerryConfig } from "./core/config/schema.js";
+import { SecretRedactor } from "./core/redact.js";
 import { hintsFromGitHubPackageEvent, type RegistryHint } from "./handlers/registry/index.js";
 import {
   onChecksCompleted,
@@ -32,6 +34,10 @@ export interface FerryAppOptions {
   env?: Record<string, string | undefined>;
   /** Refuse registries at private or loopback addresses (production; see the registry client). */
   refusePrivateRegistries?: boolean;
+  /** What configs may ask of this Ferry (which GHCR gets the installation token); default github.com's. */
+  configContext?: ConfigContext;
+  /** Secrets held from the start (webhook secrets, the private key); `env`'s values are held too. */
+  heldSecrets?: (string | undefined)[];
   now?: () => Date;
   /** Web URL for links in PR bodies (`https://github.com`, or the GHE host). */
   webUrl?: string;
@@ -67,7 +73,14 @@ export interface Ferry {
 
 export function createFerry(options: FerryAppOptions = {}): Ferry {
   const locks = new KeyedMutex();
-  let log: AppLogger = options.log ?? { info: () => {}, warn: () => {}, error: () => {} };
+  // Every secret this process holds, so that no form of one reaches a comment, check or log line.
+  const secrets = new SecretRedactor();
+  for (const secret of [...(options.heldSecrets ?? []), ...Object.values(options.env ?? {})])
+    secrets.add(secret);
+  let log: AppLogger = redactingLogger(
+    options.log ?? { info: () => {}, warn: () => {}, error: () => {} },
+    secrets,
+  );
   const queue = new WorkQueue({
     info: (f, m) => log.info(f, m),
     warn: (f, m) => log.warn(f, m),
@@ -78,6 +91,7 @@ export function createFerry(options: FerryAppOptions = {}): Ferry {
   const clockMs = (): number => (options.now ? options.now().getTime() : Date.now());
   const accessCache = new AccessCache({ now: clockMs });
   let appLogin: string | undefined;
+  const configContext = options.configContext ?? DEFAULT_CONFIG_CONTEXT;
 
   const registryFor = (config: FerryConfig, octokit: OctokitLike, owner: string): RegistryReader => {
     const token = async (): Promise<string> => {
@@ -85,6 +99,7 @@ export function createFerry(options: FerryAppOptions = {}): Ferry {
         (await (octokit as unknown as { auth: (o: { type: string }) => Promise<{ token: string }> }).auth({
           type: "installation",
         })) ?? {};
+      secrets.add(auth.token);
       return auth.token;
     };
     if (options.registryFor) return options.registryFor(config, token);
@@ -96,6 +111,8 @@ export function createFerry(options: FerryAppOptions = {}): Ferry {
         registries: config.registries ?? {},
         env: options.env ?? {},
         githubToken: token,
+        githubTokenHost: configContext.githubContainerRegistry,
+        secrets,
         refusePrivateRegistries: options.refusePrivateRegistries ?? false,
       });
       registries.set(key, client);
@@ -105,7 +122,6 @@ export function createFerry(options: FerryAppOptions = {}): Ferry {
 
   const depsFor = (octokit: OctokitLike, owner: string, repo: string): AppDeps => ({
     github: new GitHubRepoAdapter(octokit, owner, repo, contentCache, accessCache),
-    registry: unconfiguredRegistry,
     registryFor: (config) => registryFor(config, octokit, owner),
     planEnvironment,
     currentImages,
@@ -113,6 +129,8 @@ export function createFerry(options: FerryAppOptions = {}): Ferry {
     log,
     webUrl: options.webUrl ?? "https://github.com",
     locks,
+    configContext,
+    secrets,
     ...(appLogin ? { appLogin } : {}),
     ...(options.onPullRequest ? { onPullRequest: options.onPullRequest } : {}),
   });
@@ -187,7 +205,7 @@ export function createFerry(options: FerryAppOptions = {}): Ferry {
   };
 
   const app = (probot: Probot): void => {
-    log = childLogger(probot);
+    log = redactingLogger(childLogger(probot), secrets);
     const event = <P>(context: {
       id: string;
       name: string;
@@ -273,7 +291,7 @@ export function createFerry(options: FerryAppOptions = {}): Ferry {
       const at = clockMs();
       if (statusAnswer && at - statusAnswer.at < (options.statusTtlMs ?? STATUS_TTL_MS))
         return statusAnswer.value;
-      const value = collectAllStatus(probot);
+      const value = collectAllStatus(probot).then((answer) => secrets.redactDeep(answer));
       statusAnswer = { at, value };
       value.catch(() => {
         if (statusAnswer?.value === value) statusAnswer = undefined;
@@ -292,11 +310,14 @@ function hintRepository(hint: RegistryHint): string {
   return `${hint.registry}/${hint.repository}`;
 }
 
-const unconfiguredRegistry: RegistryReader = {
-  listTags: () => Promise.reject(new Error("registry used before the config was loaded")),
-  resolveDigest: () => Promise.reject(new Error("registry used before the config was loaded")),
-  describe: () => Promise.reject(new Error("registry used before the config was loaded")),
-};
+/** Log lines and their fields with every held secret redacted (the logs are a text like any other). */
+function redactingLogger(base: AppLogger, secrets: SecretRedactor): AppLogger {
+  return {
+    info: (fields, message) => base.info(secrets.redactDeep(fields), secrets.redact(message)),
+    warn: (fields, message) => base.warn(secrets.redactDeep(fields), secrets.redact(message)),
+    error: (fields, message) => base.error(secrets.redactDeep(fields), secrets.redact(message)),
+  };
+}
 
 function childLogger(probot: Probot): AppLogger {
   const base = probot.log.child({ name: "ferry" });

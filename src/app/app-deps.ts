@@ -1,4 +1,6 @@
+import type { ConfigContext } from "../core/config/config-context.js";
 import type { FerryConfig } from "../core/config/schema.js";
+import type { SecretRedactor } from "../core/redact.js";
 import type { currentImages, planEnvironment } from "./plan-environment.js";
 import type { GitHubRepoPort } from "./github-port.js";
 import type { KeyedMutex } from "./keyed-mutex.js";
@@ -14,9 +16,8 @@ export interface AppLogger {
 /** Everything a use case needs, for one config repository of one installation. */
 export interface AppDeps {
   github: GitHubRepoPort;
-  /** The registry reader; `registryFor` wins when set (credentials come from the config's `registries:`). */
-  registry: RegistryReader;
-  registryFor?: (config: FerryConfig) => RegistryReader;
+  /** The registry reader for a repository's config (credentials come from its `registries:`). */
+  registryFor: (config: FerryConfig) => RegistryReader;
   /** The lead's planner and reader (`plan-environment.ts`), injected so tests can use fakes. */
   planEnvironment: typeof planEnvironment;
   currentImages: typeof currentImages;
@@ -25,6 +26,10 @@ export interface AppDeps {
   /** `https://github.com`, or the GHE web URL, for links in PR bodies. */
   webUrl: string;
   locks: KeyedMutex;
+  /** What this Ferry lets a config ask of it (which GHCR, which variables); default: github.com's. */
+  configContext?: ConfigContext;
+  /** Every secret this process holds, for `errorText` (error-text.ts). */
+  secrets?: SecretRedactor;
   /** The app's own login (`ferry[bot]`): its comments are never commands. */
   appLogin?: string;
   /** Called after a PR is opened or updated (metrics and the bench's push-to-PR latency). */
@@ -38,8 +43,3 @@ export interface LoadedConfig {
 }
 
 export const silentLogger: AppLogger = { info: () => {}, warn: () => {}, error: () => {} };
-
-/** The registry reader for a repository's config. */
-export function registryOf(deps: AppDeps, config: FerryConfig): RegistryReader {
-  return deps.registryFor?.(config) ?? deps.registry;
-}

@@ -10,6 +10,7 @@ import type { FerryConfig } from "../core/config/schema.js";
 import { isUserError } from "../core/errors.js";
 import { CONFIG_CHECK_NAME, formatConfigCheck } from "../core/pr/check-run.js";
 import type { AppDeps } from "./app-deps.js";
+import { errorText } from "./error-text.js";
 import { closeBrokenConfigIssue, loadRepoConfig } from "./load-repo-config.js";
 import type { FileSource } from "./plan-environment.js";
 import { repoFileSource } from "./repo-files.js";
@@ -32,9 +33,13 @@ export async function checkConfigPullRequest(
   const files = repoFileSource(deps.github, input.headSha);
   const head = await readHeadConfig(deps, files, input.headSha);
   if (head === undefined) return "skipped";
-  const loaded = "problem" in head ? { ok: false as const, problems: [head.problem] } : loadConfig(head.text);
+  const loaded =
+    "problem" in head
+      ? { ok: false as const, problems: [head.problem] }
+      : loadConfig(head.text, deps.configContext);
   const problems: ConfigProblem[] = loaded.ok ? [] : loaded.problems;
   const warnings: ReferenceProblem[] = [];
+  if (loaded.ok) warnings.push(...configWarnings(loaded.warnings));
   if (loaded.ok && "text" in head) {
     warnings.push(
       ...(head.treeListed
@@ -61,6 +66,7 @@ export async function checkConfigOnDefaultBranch(
   const problems = loaded.ok || loaded.reason === "missing" ? [] : loaded.problems;
   const warnings: ReferenceProblem[] = [];
   if (loaded.ok) {
+    warnings.push(...configWarnings(loaded.warnings));
     const files = repoFileSource(deps.github, loaded.base.treeSha);
     try {
       const text = await files.readFile(CONFIG_PATH);
@@ -79,6 +85,16 @@ export async function checkConfigOnDefaultBranch(
   });
   if (loaded.ok) await closeBrokenConfigIssue(deps);
   return loaded.ok;
+}
+
+/** The config's own warnings (e.g. `auth: github` on GHCR), placed in the config file. */
+export function configWarnings(warnings: ConfigProblem[]): ReferenceProblem[] {
+  return warnings.map((warning) => ({
+    file: CONFIG_PATH,
+    line: warning.line,
+    column: warning.column,
+    message: warning.message,
+  }));
 }
 
 const TREE_TOO_LARGE =
@@ -101,7 +117,7 @@ async function readHeadConfig(
     if (!isUserError(error)) throw error;
     if (error.code === "file-not-found") return undefined;
     if (error.code === "unsafe-path")
-      return { problem: { path: "", message: error.message, line: 1, column: 1 } };
+      return { problem: { path: "", message: errorText(error, deps.secrets), line: 1, column: 1 } };
     if (error.code !== "tree-too-large") throw error;
   }
   const text = await deps.github.readFile(headSha, CONFIG_PATH);

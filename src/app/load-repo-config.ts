@@ -4,7 +4,7 @@ import { BROKEN_CONFIG_TITLE, formatBrokenConfigIssue } from "../core/pr/check-r
 import type { AppDeps, LoadedConfig } from "./app-deps.js";
 
 export type RepoConfigResult =
-  | ({ ok: true } & LoadedConfig)
+  | ({ ok: true; warnings: ConfigProblem[] } & LoadedConfig)
   | { ok: false; reason: "missing" }
   | { ok: false; reason: "invalid"; problems: ConfigProblem[]; sha: string };
 
@@ -23,12 +23,12 @@ export async function loadRepoConfig(
   if (!base) return { ok: false, reason: "missing" };
   const text = await readConfigText(deps, base);
   if (text === undefined) return { ok: false, reason: "missing" };
-  const loaded = loadConfig(text);
+  const loaded = loadConfig(text, deps.configContext);
   if (!loaded.ok) {
     if (!options.readOnly) await upsertBrokenConfigIssue(deps, loaded.problems, base.sha);
     return { ok: false, reason: "invalid", problems: loaded.problems, sha: base.sha };
   }
-  return { ok: true, config: loaded.config, baseBranch: branch, base };
+  return { ok: true, config: loaded.config, warnings: loaded.warnings, baseBranch: branch, base };
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { FerryConfig } from "../core/config/schema.js";
 import { environmentPolicy } from "../core/config/schema.js";
 import { FerryError, UserError } from "../core/errors.js";
+import type { SecretRedactor } from "../core/redact.js";
 import { isValidDigest, shortDigest } from "../core/image-ref.js";
 import type { Policy } from "../core/policy/schema.js";
 import {
@@ -15,6 +16,7 @@ import {
 } from "../core/policy/select-tag.js";
 import { currentImage, type FindOptions } from "../core/targets/index.js";
 import { updateImage } from "../core/yaml-edit/update-image.js";
+import { errorText } from "./error-text.js";
 import type { ImageDescription, RegistryReader } from "./ports.js";
 
 /** Where an environment's files come from: a local checkout (CLI) or the Git Data API (app). */
@@ -61,6 +63,8 @@ export interface PlanDependencies {
   registry: RegistryReader;
   files: FileSource;
   now: Date;
+  /** Redacts registry errors that become plan reasons (error-text.ts). */
+  secrets?: SecretRedactor | undefined;
 }
 
 export interface PlanOptions {
@@ -142,7 +146,11 @@ export async function planEnvironment(
         : await chooseTarget(deps, name, image.repository, policy, current, options);
     } catch (error) {
       if (options.onRegistryError !== "report" || !(error instanceof FerryError)) throw error;
-      plan.unchanged.push({ image: name, reason: `registry error: ${error.message}`, error: true });
+      plan.unchanged.push({
+        image: name,
+        reason: `registry error: ${errorText(error, deps.secrets)}`,
+        error: true,
+      });
       continue;
     }
     if (target.notice !== undefined) plan.notices.push({ image: name, message: target.notice });

@@ -1,7 +1,7 @@
 import { UserError } from "../core/errors.js";
 import { parseBody } from "../core/pr/body.js";
 import { formatBranchName } from "../core/pr/branch.js";
-import { registryOf, type AppDeps, type LoadedConfig } from "./app-deps.js";
+import type { AppDeps, LoadedConfig } from "./app-deps.js";
 import { repoFileSource } from "./repo-files.js";
 import { soakPending } from "./soak.js";
 import { updateState } from "./state.js";
@@ -45,7 +45,7 @@ export async function promote(deps: AppDeps, loaded: LoadedConfig, input: Promot
       const repository = config.images[name]!.repository;
       const digest =
         current.digest ??
-        (current.tag ? await registryOf(deps, config).resolveDigest(repository, current.tag) : undefined);
+        (current.tag ? await deps.registryFor(config).resolveDigest(repository, current.tag) : undefined);
       if (!digest) continue;
       pins[name] = { ...(current.tag ? { tag: current.tag } : {}), digest };
     }
@@ -59,7 +59,7 @@ export async function promote(deps: AppDeps, loaded: LoadedConfig, input: Promot
     note = `Requested by @${input.by} with /promote: the newest version the policy admits.`;
   }
   const plan = await deps.planEnvironment(
-    { registry: registryOf(deps, config), files, now: deps.now() },
+    { registry: deps.registryFor(config), files, now: deps.now(), secrets: deps.secrets },
     config,
     input.environment,
     { ...(pins ? { pins } : {}), ...(input.image ? { images: [input.image.name] } : {}) },
@@ -110,7 +110,7 @@ export async function rollback(deps: AppDeps, loaded: LoadedConfig, input: Promo
     }
   }
   const plan = await deps.planEnvironment(
-    { registry: registryOf(deps, config), files, now: deps.now() },
+    { registry: deps.registryFor(config), files, now: deps.now(), secrets: deps.secrets },
     config,
     input.environment,
     {
@@ -163,7 +163,7 @@ async function previousVersions(
       const digest =
         change.from.digest ??
         (change.from.tag
-          ? await registryOf(deps, loaded.config).resolveDigest(change.repository, change.from.tag)
+          ? await deps.registryFor(loaded.config).resolveDigest(change.repository, change.from.tag)
           : undefined);
       if (digest) pins[change.image] = { ...(change.from.tag ? { tag: change.from.tag } : {}), digest };
     }
@@ -180,7 +180,7 @@ async function resolvePin(
   const config = loaded.config.images[image.name];
   if (!config) throw new UserError("unknown-image", `unknown image ${image.name}`);
   // Re-read the registry: a command names a tag, the registry says what it is now.
-  const digest = await registryOf(deps, loaded.config).resolveDigest(config.repository, image.tag);
+  const digest = await deps.registryFor(loaded.config).resolveDigest(config.repository, image.tag);
   return { tag: image.tag, digest };
 }
 

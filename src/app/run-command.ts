@@ -2,6 +2,7 @@ import type { Permission } from "../core/config/schema.js";
 import { isTransientError, UserError } from "../core/errors.js";
 import { parseCommands, type Command } from "../core/pr/commands.js";
 import type { AppDeps, LoadedConfig } from "./app-deps.js";
+import { errorText } from "./error-text.js";
 import { loadRepoConfig } from "./load-repo-config.js";
 import { promote, rollback } from "./promote.js";
 import { statusTable, updateState } from "./state.js";
@@ -66,7 +67,7 @@ export async function runCommentCommands(deps: AppDeps, input: CommentInput): Pr
   } catch (error) {
     if (error instanceof UserError) {
       await deps.github.react(input.commentId, "-1");
-      await deps.github.comment(input.issueNumber, `@${input.author} ${oneLine(error.message)}`);
+      await deps.github.comment(input.issueNumber, `@${input.author} ${errorText(error, deps.secrets)}`);
       deps.log.info({ author: input.author, reason: error.code }, "command refused");
       return "refused";
     }
@@ -76,10 +77,10 @@ export async function runCommentCommands(deps: AppDeps, input: CommentInput): Pr
     await deps.github.react(input.commentId, "-1");
     await deps.github.comment(
       input.issueNumber,
-      `@${input.author} Ferry could not finish this command: ${transient ? oneLine(error.message).replace(/\.$/, "") : "an unexpected error (see Ferry's log)"}. Try again in a while.`,
+      `@${input.author} Ferry could not finish this command: ${transient ? errorText(error, deps.secrets).replace(/\.$/, "") : "an unexpected error (see Ferry's log)"}. Try again in a while.`,
     );
     if (!transient) throw error;
-    deps.log.warn({ author: input.author, error: error.message }, "command failed for now");
+    deps.log.warn({ author: input.author, error: errorText(error, deps.secrets) }, "command failed for now");
     return "failed";
   }
 }
@@ -148,8 +149,4 @@ async function authorize(
       ? `you need ${needed} permission${promoters?.teams.length ? ` or membership of ${promoters.teams.join(", ")}` : ""} to change ${environment}`
       : "you need read access to this repository",
   );
-}
-
-function oneLine(text: string): string {
-  return text.replace(/[\r\n]+/g, " ").slice(0, 300);
 }

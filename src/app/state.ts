@@ -14,6 +14,7 @@ import {
   type StatusInput,
 } from "../core/pr/dashboard.js";
 import type { AppDeps, LoadedConfig } from "./app-deps.js";
+import { errorText } from "./error-text.js";
 import type { IssueInfo, PullRequestInfo } from "./github-port.js";
 import { repoFileSource } from "./repo-files.js";
 
@@ -178,7 +179,10 @@ export async function collectStatus(
         Object.entries(images).map(([name, image]) => [name, { tag: image.tag, digest: image.digest }]),
       );
     } catch (error) {
-      deps.log.warn({ environment, error: (error as Error).message }, "status: cannot read environment");
+      deps.log.warn(
+        { environment, error: errorText(error, deps.secrets) },
+        "status: cannot read environment",
+      );
       running[environment] = {};
     }
     const pull =

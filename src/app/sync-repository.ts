@@ -4,7 +4,8 @@ import type { BodyRow } from "../core/pr/body.js";
 import type { PolicyNotice } from "../core/pr/dashboard.js";
 import { isUserError } from "../core/errors.js";
 import { isNewer } from "../core/policy/select-tag.js";
-import { registryOf, type AppDeps, type LoadedConfig } from "./app-deps.js";
+import type { AppDeps, LoadedConfig } from "./app-deps.js";
+import { errorText } from "./error-text.js";
 import { loadRepoConfig } from "./load-repo-config.js";
 import type { EnvironmentPlan } from "./plan-environment.js";
 import type { PullRequestInfo } from "./github-port.js";
@@ -77,7 +78,7 @@ export async function syncRepository(deps: AppDeps, trigger: SyncTrigger): Promi
               ? await upstreamPins(deps, loaded, environment, files, state.floors[environment] ?? {})
               : undefined;
           const plan = await deps.planEnvironment(
-            { registry: registryOf(deps, config), files, now: deps.now() },
+            { registry: deps.registryFor(config), files, now: deps.now(), secrets: deps.secrets },
             config,
             environment,
             // Every image is planned, not only the triggering one: the PR carries the whole environment.
@@ -101,7 +102,7 @@ export async function syncRepository(deps: AppDeps, trigger: SyncTrigger): Promi
       );
     } catch (error) {
       if (!isUserError(error)) throw error;
-      deps.log.warn({ environment, error: error.message }, "environment skipped");
+      deps.log.warn({ environment, error: errorText(error, deps.secrets) }, "environment skipped");
       result.environments[environment] = "error";
     }
   }
@@ -138,7 +139,7 @@ async function upstreamPins(
     if (floor !== undefined && isNewer(running.tag, floor, policy) !== true) continue;
     const digest =
       running.digest ??
-      (await registryOf(deps, config).resolveDigest(config.images[name]!.repository, running.tag));
+      (await deps.registryFor(config).resolveDigest(config.images[name]!.repository, running.tag));
     pins[name] = { tag: running.tag, digest };
   }
   return pins;
@@ -188,7 +189,8 @@ export async function bodyRows(
       let from: string | undefined;
       const reference = change.from.digest ?? change.from.tag;
       if (reference)
-        from = await registryOf(deps, config)
+        from = await deps
+          .registryFor(config)
           .describe(change.repository, reference)
           .then(
             (d) => d.revision,

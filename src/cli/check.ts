@@ -2,7 +2,8 @@ import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { localFileSource } from "../adapters/fs/local-file-source.js";
-import { referenceProblems } from "../app/check-config.js";
+import { configWarnings, referenceProblems } from "../app/check-config.js";
+import { configContextFromEnv } from "../core/config/config-context.js";
 import { CONFIG_PATH, formatProblems, loadConfig } from "../core/config/load-config.js";
 import { EXIT, UsageError, type CliIo } from "./io.js";
 
@@ -33,12 +34,16 @@ export async function run(args: string[], io: CliIo): Promise<number> {
     io.stdout(`${CONFIG_PATH}:1:1 not found in ${values.dir ?? "."}\n`);
     return EXIT.invalid;
   }
-  const loaded = loadConfig(configText);
+  // The rules of a server started with the same environment (which GHCR, which variables).
+  const loaded = loadConfig(configText, configContextFromEnv(io.env));
   if (!loaded.ok) {
     io.stdout(`${formatProblems(CONFIG_PATH, loaded.problems)}\n`);
     return EXIT.invalid;
   }
 
+  // Warnings about the config itself (it works, but not for everything) never fail the command.
+  for (const warning of configWarnings(loaded.warnings))
+    io.stdout(`${warning.file}:${warning.line}:${warning.column} warning: ${warning.message}\n`);
   const problems = await referenceProblems(localFileSource(root), loaded.config, configText);
   if (problems.length > 0) {
     io.stdout(

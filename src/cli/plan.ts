@@ -9,6 +9,7 @@ import {
   type EnvironmentPlan,
   type FileSource,
 } from "../app/plan-environment.js";
+import { configContextFromEnv } from "../core/config/config-context.js";
 import { CONFIG_PATH, formatProblems, loadConfig } from "../core/config/load-config.js";
 import { environmentOrder, type FerryConfig } from "../core/config/schema.js";
 import { FerryError, UserError } from "../core/errors.js";
@@ -58,7 +59,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
   if (positionals.length > 0)
     throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}\n${USAGE}`);
   const dir = resolve(io.cwd, values.dir ?? ".");
-  const config = await readConfig(dir);
+  const config = await readConfig(dir, io.env);
   const environments = values.env !== undefined ? [values.env] : environmentOrder(config);
   if (values.env !== undefined && !(values.env in config.environments)) {
     throw new UserError(
@@ -177,14 +178,14 @@ export function formatPlanReport(output: PlanReport): string {
   return `${lines.join("\n")}\n`;
 }
 
-async function readConfig(dir: string): Promise<FerryConfig> {
+async function readConfig(dir: string, env: CliIo["env"]): Promise<FerryConfig> {
   let text: string;
   try {
     text = await readFile(join(dir, CONFIG_PATH), "utf8");
   } catch {
     throw new UserError("config-missing", `no ${CONFIG_PATH} in ${dir}`);
   }
-  const result = loadConfig(text);
+  const result = loadConfig(text, configContextFromEnv(env));
   if (!result.ok)
     throw new UserError(
       "invalid-config",

@@ -8,6 +8,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { Probot, ProbotOctokit } from "probot";
 import type { Registry } from "prom-client";
+import { githubContainerRegistry } from "../core/config/config-context.js";
 import { createFerry, type Ferry, type FerryAppOptions } from "../app.js";
 import { parseDuration } from "../core/duration.js";
 import { UserError } from "../core/errors.js";
@@ -97,6 +98,18 @@ export async function startFerryServer(options: FerryServerOptions): Promise<Fer
   const ferry = createFerry({
     ...options.ferry,
     webUrl: options.webUrl ?? options.ferry?.webUrl ?? webUrlFor(options.baseUrl),
+    heldSecrets: [
+      options.webhookSecret,
+      options.privateKey,
+      ...Object.values(options.registrySecrets ?? {}),
+      ...(options.status?.token ? [options.status.token] : []),
+      ...(options.ferry?.heldSecrets ?? []),
+    ],
+    configContext: options.ferry?.configContext ?? {
+      githubContainerRegistry: githubContainerRegistry(options.baseUrl),
+      allowedEnv: [],
+      refusePrivateRegistries: options.ferry?.refusePrivateRegistries ?? false,
+    },
     onPullRequest: (event) => {
       metrics.pullRequests.inc({ action: event.action });
       options.ferry?.onPullRequest?.(event);

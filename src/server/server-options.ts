@@ -1,3 +1,8 @@
+import {
+  configContextFromEnv,
+  githubApiBaseUrl,
+  isRegistryEnvAllowed,
+} from "../core/config/config-context.js";
 /**
  * `ferry serve`'s settings from the environment it is handed (the CLI is the only place that
  * reads `process.env`).
@@ -15,9 +20,7 @@ export function serverOptionsFromEnv(env: NodeJS.ProcessEnv): FerryServerOptions
     env.PRIVATE_KEY ?? (env.PRIVATE_KEY_PATH ? readPrivateKey(env.PRIVATE_KEY_PATH) : undefined);
   if (!appId || !privateKey)
     throw new UserError("missing-credentials", "APP_ID and PRIVATE_KEY (or PRIVATE_KEY_PATH) are required");
-  const baseUrl =
-    env.GITHUB_API_URL ??
-    (env.GHE_HOST ? `${env.GHE_PROTOCOL ?? "https"}://${env.GHE_HOST}/api/v3` : undefined);
+  const baseUrl = githubApiBaseUrl(env);
   const options: FerryServerOptions = {
     appId,
     privateKey: privateKey.replace(/\\n/g, "\n"),
@@ -34,8 +37,9 @@ export function serverOptionsFromEnv(env: NodeJS.ProcessEnv): FerryServerOptions
     },
     ferry: {
       env: registryCredentialEnv(env),
+      configContext: configContextFromEnv(env),
       // A config repo picks its registry hosts: in production, not internal addresses unless allowed.
-      refusePrivateRegistries: env.NODE_ENV === "production" && env.FERRY_ALLOW_PRIVATE_REGISTRIES !== "true",
+      refusePrivateRegistries: configContextFromEnv(env).refusePrivateRegistries,
     },
   };
   if (baseUrl) options.baseUrl = baseUrl;
@@ -52,25 +56,18 @@ export function serverOptionsFromEnv(env: NodeJS.ProcessEnv): FerryServerOptions
   return options;
 }
 
-/** Ferry's own secrets and the platform's: never readable through a config's `passwordEnv`/`tokenEnv`. */
-const SERVER_SECRET_NAMES =
-  /^(APP_ID|PRIVATE_KEY|PRIVATE_KEY_PATH|WEBHOOK_SECRET|WEBHOOK_PROXY_URL|CLIENT_ID|CLIENT_SECRET|GITHUB_.*|GH_.*|GHE_.*|FERRY_REGISTRY_WEBHOOK_.*|FERRY_GITHUB_TOKEN|FERRY_STATUS_TOKEN|KUBERNETES_.*|NODE_.*|NPM_.*|npm_.*|AWS_.*|GOOGLE_.*|AZURE_.*)$/;
-
 /**
- * The environment variables a config repo may name as registry credentials. `.github/ferry.yml`
- * is written by whoever controls the config repo, and it also names the registry host: without
- * this filter it could send the app's private key to a host of its choosing. With
- * FERRY_REGISTRY_ENV_ALLOW (comma-separated names) only those are readable; otherwise every
- * variable except the server's and the platform's own secrets.
+ * The environment variables a config repo may name as registry credentials: `FERRY_REGISTRY_*`
+ * and those listed in FERRY_REGISTRY_ENV_ALLOW (comma-separated), never the server's or the
+ * platform's own secrets. `.github/ferry.yml` is written by whoever controls the config repo, and
+ * it also names the registry host: without this allowlist it could send `DATABASE_URL` or the
+ * app's private key to a host of its choosing.
  */
 export function registryCredentialEnv(env: NodeJS.ProcessEnv): Record<string, string | undefined> {
-  const allowed = env.FERRY_REGISTRY_ENV_ALLOW?.split(",")
-    .map((name) => name.trim())
-    .filter(Boolean);
+  const context = configContextFromEnv(env);
   const result: Record<string, string | undefined> = {};
-  for (const [name, value] of Object.entries(env)) {
-    if (allowed ? allowed.includes(name) : !SERVER_SECRET_NAMES.test(name)) result[name] = value;
-  }
+  for (const [name, value] of Object.entries(env))
+    if (isRegistryEnvAllowed(name, context)) result[name] = value;
   return result;
 }
 

@@ -192,4 +192,18 @@ describe("ferry/config check", () => {
     );
     expect(github.issues.filter((issue) => issue.title === BROKEN_CONFIG_TITLE)).toHaveLength(0);
   });
+
+  it("warns on the auth line that auth: github reads only public GHCR packages, and stays green", async () => {
+    const github = new FakeGitHub(configRepo());
+    const text = `${CONFIG}registries:\n  ghcr.io:\n    auth: github\n`;
+    const { conclusion, run } = await checkPull(github, { ".github/ferry.yml": text });
+    expect(conclusion).toBe("success");
+    expect(run.annotations).toContainEqual(
+      expect.objectContaining({
+        annotation_level: "warning",
+        start_line: text.split("\n").indexOf("    auth: github") + 1,
+        message: expect.stringContaining("works only for public packages"),
+      }),
+    );
+  });
 });

@@ -57,6 +57,30 @@ describe("ferry check", () => {
     expect(result.stdout).toContain("ok");
   });
 
+  it("warns that auth: github reads only public GHCR packages, and still exits 0", async () => {
+    await put(".github/ferry.yml", `${CONFIG}registries:\n  ghcr.io: { auth: github }\n`);
+    await put("overlays/staging/kustomization.yaml", OVERLAY);
+    await put("overlays/prod/kustomization.yaml", OVERLAY);
+    const result = await ferry("check", "--dir", ".");
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain(
+      ".github/ferry.yml:12:14 warning: auth: github works only for public packages",
+    );
+  });
+
+  it("fails on a config that sends the installation token elsewhere or reads a variable outside the allowlist", async () => {
+    await put(
+      ".github/ferry.yml",
+      `${CONFIG}registries:\n  registry.example.com: { auth: github }\n  harbor.example.com: { username: u, passwordEnv: DATABASE_URL }\n`,
+    );
+    await put("overlays/staging/kustomization.yaml", OVERLAY);
+    await put("overlays/prod/kustomization.yaml", OVERLAY);
+    const result = await ferry("check", "--dir", ".");
+    expect(result.code).toBe(1);
+    expect(result.stdout).toMatch(/ferry\.yml:12:\d+ auth: github sends the GitHub App installation token/);
+    expect(result.stdout).toMatch(/ferry\.yml:13:\d+ passwordEnv DATABASE_URL is not readable by configs/);
+  });
+
   it("points at the environment's paths line when an image is not referenced", async () => {
     await put(".github/ferry.yml", CONFIG);
     await put("overlays/staging/kustomization.yaml", OVERLAY);

@@ -126,33 +126,26 @@ describe("ferry serve: webhook intake", () => {
     expect(() => serverOptionsFromEnv({ ...base, FERRY_STATUS_LISTEN: "nowhere" })).toThrow(UserError);
   });
 
-  it("never lets a config's passwordEnv read the app's own secrets, and honours FERRY_REGISTRY_ENV_ALLOW", () => {
+  it("lets a config's passwordEnv read only FERRY_REGISTRY_* variables and those FERRY_REGISTRY_ENV_ALLOW adds, never the app's own secrets", () => {
     const base = {
       APP_ID: "7",
       PRIVATE_KEY: "-----BEGIN KEY-----\\nabc",
       WEBHOOK_SECRET: "s",
       FERRY_REGISTRY_WEBHOOK_GENERIC: "g",
       FERRY_STATUS_TOKEN: "st",
+      FERRY_REGISTRY_PASSWORD: "p",
       GITHUB_TOKEN: "t",
-      REGISTRY_PASSWORD: "p",
+      DATABASE_URL: "postgres://db",
+      REGISTRY_PASSWORD: "other-tenant",
     };
-    const open = serverOptionsFromEnv(base).ferry!.env!;
-    expect(open.REGISTRY_PASSWORD).toBe("p");
-    for (const secret of [
-      "APP_ID",
-      "PRIVATE_KEY",
-      "WEBHOOK_SECRET",
-      "FERRY_REGISTRY_WEBHOOK_GENERIC",
-      "FERRY_STATUS_TOKEN",
-      "GITHUB_TOKEN",
-    ])
-      expect(open[secret]).toBeUndefined();
+    expect(Object.keys(serverOptionsFromEnv(base).ferry!.env!)).toEqual(["FERRY_REGISTRY_PASSWORD"]);
     const allowList = serverOptionsFromEnv({
       ...base,
       HARBOR_TOKEN: "h",
-      FERRY_REGISTRY_ENV_ALLOW: "HARBOR_TOKEN",
-    }).ferry!.env!;
-    expect(Object.keys(allowList)).toEqual(["HARBOR_TOKEN"]);
+      FERRY_REGISTRY_ENV_ALLOW: "HARBOR_TOKEN, PRIVATE_KEY",
+    }).ferry!;
+    expect(Object.keys(allowList.env!).sort()).toEqual(["FERRY_REGISTRY_PASSWORD", "HARBOR_TOKEN"]);
+    expect(allowList.configContext?.allowedEnv).toEqual(["HARBOR_TOKEN", "PRIVATE_KEY"]);
   });
 
   it("reports missing or unreadable credentials and a weak secret as the operator's to fix, not as internal errors", async () => {

@@ -12,6 +12,7 @@ import { startGitHubEmulator, type GitHubEmulator } from "../../src/sandbox/gith
 import {
   startEmbeddedRegistry,
   type EmbeddedRegistry,
+  type EmbeddedRegistryOptions,
 } from "../../src/sandbox/registry/embedded-registry.js";
 import { pushImage } from "../../src/sandbox/registry/push-image.js";
 import { ferryAppManifest, UnthrottledOctokit } from "../../src/sandbox/ferry-app.js";
@@ -53,8 +54,11 @@ export interface World {
   replica(): Promise<FerryServer>;
 }
 
-function config(registryHost: string, source: boolean): string {
-  return shopConfig({ registry: registryHost, source, teams: false });
+function config(registryHost: string, source: boolean, registries?: string): string {
+  return (
+    shopConfig({ registry: registryHost, source, teams: false }) +
+    (registries ? `registries:\n${registries}` : "")
+  );
 }
 
 function overlay(registryHost: string, tag: string): string {
@@ -72,16 +76,28 @@ export async function startWorld(options: {
   ci: boolean;
   /** The image names its source repo acme/shop (created here): CI gating applies. */
   source?: boolean;
-  server?: Partial<FerryServerOptions>;
+  /** Server options, or a function of the registry host (e.g. to name it the GitHub's registry). */
+  server?: Partial<FerryServerOptions> | ((registryHost: string) => Partial<FerryServerOptions>);
+  /** The registry's options (auth, the GHCR model), given the emulator that issues tokens. */
+  registry?: (emu: GitHubEmulator) => EmbeddedRegistryOptions;
+  /** Credentials for the test's own pushes when the registry needs them. */
+  pushAuth?: { username: string; password: string };
+  /** Lines of the config's `registries:` block, given the registry host. */
+  registries?: (registryHost: string) => string;
 }): Promise<World> {
   const emu = await startGitHubEmulator();
-  const registry = await startEmbeddedRegistry();
+  const registry = await startEmbeddedRegistry(options.registry?.(emu));
+  const pushAuth = options.pushAuth ? { auth: options.pushAuth } : {};
   const users = { mona: emu.createUser("mona"), hubot: emu.createUser("hubot"), eve: emu.createUser("eve") };
   emu.createOrg("acme");
-  await pushImage(registry.url, "acme/shop", "1.7.0", { content: "1.7.0" });
+  await pushImage(registry.url, "acme/shop", "1.7.0", { content: "1.7.0", ...pushAuth });
   await emu.createRepo("acme", "config", {
     files: {
-      ".github/ferry.yml": config(registry.host, options.source ?? false),
+      ".github/ferry.yml": config(
+        registry.host,
+        options.source ?? false,
+        options.registries?.(registry.host),
+      ),
       "overlays/staging/kustomization.yaml": overlay(registry.host, "1.7.0"),
       "overlays/staging/deployment.yaml": "kind: Deployment\n",
       "overlays/prod/kustomization.yaml": overlay(registry.host, "1.7.0"),
@@ -115,7 +131,7 @@ export async function startWorld(options: {
     registrySecrets: { distribution: REGISTRY_SECRET },
     registryCoalesceMs: 20,
     logLevel: "fatal",
-    ...options.server,
+    ...(typeof options.server === "function" ? options.server(registry.host) : options.server),
   };
   const server = await startFerryServer(serverOptions);
   const replicas: FerryServer[] = [];
@@ -158,6 +174,7 @@ export async function startWorld(options: {
     async push(tag, labels) {
       const { digest } = await pushImage(registry.url, "acme/shop", tag, {
         content: tag,
+        ...pushAuth,
         ...(labels ? { labels } : {}),
       });
       await settle();

@@ -336,7 +336,7 @@ export function fakeDeps(
 ): AppDeps {
   return {
     github,
-    registry,
+    registryFor: () => registry,
     planEnvironment,
     currentImages,
     now: () => now,

@@ -68,7 +68,7 @@ environments:
     merge: review
     promoters: { permission: maintain }
 registries:
-  ${host}: { username: ferry, passwordEnv: REGISTRY_PASSWORD }
+  ${host}: { username: ferry, passwordEnv: FERRY_REGISTRY_PASSWORD }
 `;
 
 const overlay = (host: string, tag: string) => `apiVersion: kustomize.config.k8s.io/v1beta1
@@ -129,9 +129,13 @@ export async function startAppWorld(
       registrySecrets: { distribution: secrets.registryWebhook },
       registryCoalesceMs: 20,
       log: pino({ level: "debug" }, canary.sink("ferry log", logs)),
-      ferry: { env: { REGISTRY_PASSWORD: secrets.registryPassword } },
       ...options.server,
       ...overrides,
+      ferry: {
+        env: { FERRY_REGISTRY_PASSWORD: secrets.registryPassword },
+        ...options.server?.ferry,
+        ...overrides.ferry,
+      },
     });
     servers.push(server);
     return server;

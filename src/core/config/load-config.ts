@@ -1,5 +1,7 @@
 import { isMap, isNode, isPair, isScalar, LineCounter, parseDocument, type Document } from "yaml";
 import type { z } from "zod";
+import { DEFAULT_CONFIG_CONTEXT, type ConfigContext } from "./config-context.js";
+import { registryRuleProblems } from "./registry-rules.js";
 import { configSchema, crossFieldProblems, type FerryConfig } from "./schema.js";
 
 export const CONFIG_PATH = ".github/ferry.yml";
@@ -15,13 +17,15 @@ export interface ConfigProblem {
   column: number;
 }
 
-export type LoadConfigResult = { ok: true; config: FerryConfig } | { ok: false; problems: ConfigProblem[] };
+export type LoadConfigResult =
+  { ok: true; config: FerryConfig; warnings: ConfigProblem[] } | { ok: false; problems: ConfigProblem[] };
 
 /**
  * Parses and validates `.github/ferry.yml`, reporting every problem at once with its path and
- * line:column, so a check run can annotate each offending line.
+ * line:column, so a check run can annotate each offending line. `context` says what this Ferry
+ * allows a config to ask of it (registry-rules.ts); its warnings come back with a valid config.
  */
-export function loadConfig(text: string): LoadConfigResult {
+export function loadConfig(text: string, context: ConfigContext = DEFAULT_CONFIG_CONTEXT): LoadConfigResult {
   if (Buffer.byteLength(text, "utf8") > MAX_CONFIG_BYTES) {
     return {
       ok: false,
@@ -58,7 +62,18 @@ export function loadConfig(text: string): LoadConfigResult {
     };
   }
   const parsed = configSchema.safeParse(data ?? {});
-  if (parsed.success) return { ok: true, config: parsed.data };
+  const rules = registryRuleProblems(data, context);
+  const located = (issues: { path: string[]; message: string }[]): ConfigProblem[] =>
+    issues
+      .map((issue) => ({
+        path: issue.path.join("."),
+        message: issue.message,
+        ...position(offsetOf(document, issue.path)),
+      }))
+      .sort((a, b) => a.line - b.line || a.column - b.column);
+  if (parsed.success && rules.errors.length === 0)
+    return { ok: true, config: parsed.data, warnings: located(rules.warnings) };
+  if (parsed.success) return { ok: false, problems: located(rules.errors) };
   // Zod skips refinements of an object whose fields failed; run the cross-field checks anyway so
   // that every problem is reported at once.
   const issues = parsed.error.issues.flatMap((issue) =>
@@ -70,7 +85,7 @@ export function loadConfig(text: string): LoadConfigResult {
         }))
       : [{ path: issue.path.map(String), message: issueMessage(issue, data) }],
   );
-  for (const problem of crossFieldProblems(data)) {
+  for (const problem of [...crossFieldProblems(data), ...rules.errors]) {
     if (
       !issues.some(
         (issue) => issue.path.join(".") === problem.path.join(".") && issue.message === problem.message,
@@ -78,13 +93,7 @@ export function loadConfig(text: string): LoadConfigResult {
     )
       issues.push(problem);
   }
-  const problems = issues.map((issue) => ({
-    path: issue.path.join("."),
-    message: issue.message,
-    ...position(offsetOf(document, issue.path)),
-  }));
-  problems.sort((a, b) => a.line - b.line || a.column - b.column);
-  return { ok: false, problems };
+  return { ok: false, problems: located(issues) };
 }
 
 /**

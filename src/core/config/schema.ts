@@ -125,7 +125,9 @@ const registrySchema = z.strictObject({
   auth: z
     .enum(["github", "basic", "bearer", "none"])
     .optional()
-    .describe("github: the installation token (GHCR)."),
+    .describe(
+      "github: the installation token, only for the GitHub's own container registry (ghcr.io), public packages only.",
+    ),
   username: z.string().optional(),
   passwordEnv: z
     .string()

@@ -8,7 +8,28 @@ export interface RegistryAuthOptions {
   users: Record<string, string>;
   /** Lifetime of bearer tokens; tests set it low (or move `now`) to see expiry. Default 300. */
   tokenTtlSeconds?: number;
+  /** Bearer only: answer as GHCR does (see GhcrModel). */
+  ghcr?: GhcrModel;
 }
+
+/**
+ * GitHub's container registry as it treats tokens: anyone gets a pull token for public packages;
+ * a GitHub App installation token logs in (the token endpoint accepts it) but pulling a private
+ * package is denied with 403 `{"errors":[{"code":"DENIED","message":"permission_denied: read_package"}]}`,
+ * while a personal access token (classic, read:packages) of a user with access pulls it.
+ * Observed answers: RightNow-AI/openfang#12 (the 403 DENIED body on tags/list after a token
+ * exchange), jikig-ai/soleur#6073 (installation token: login succeeds, pull denied),
+ * akuity/kargo#2391 (a GitHub App cannot read GHCR images).
+ */
+export interface GhcrModel {
+  /** Repositories (`owner/name`) that are private packages. */
+  privateRepositories: string[];
+  /** Whether a Basic password is a GitHub App installation token. */
+  isInstallationToken: (password: string) => boolean;
+}
+
+const ANONYMOUS = "<anonymous>";
+const INSTALLATION = "<installation>";
 
 /** What a request needs: `pull` (GET/HEAD), `push` (writes), `delete`, or registry-wide access. */
 export interface AccessNeed {
@@ -65,6 +86,14 @@ export class RegistryAuth {
         headers: { "WWW-Authenticate": challenge },
       });
     }
+    if (
+      this.options.ghcr &&
+      need.repository !== undefined &&
+      this.options.ghcr.privateRepositories.includes(need.repository) &&
+      (token.user === ANONYMOUS || token.user === INSTALLATION)
+    ) {
+      throw new RegistryHttpError("DENIED", { message: "permission_denied: read_package" });
+    }
     if (need.repository !== undefined) {
       const granted = token.grants.get(need.repository);
       if (!need.actions.every((action) => granted?.has(action) || granted?.has("*"))) {
@@ -83,7 +112,7 @@ export class RegistryAuth {
    * token spec's response. Unknown or missing credentials → 401, as Docker Hub's auth server does.
    */
   issueToken(req: IncomingMessage, url: URL): { status: number; body: object } {
-    const user = this.checkBasic(req.headers.authorization ?? "");
+    const user = this.ghcrUser(req.headers.authorization) ?? this.checkBasic(req.headers.authorization ?? "");
     if (user === undefined) {
       return {
         status: 401,
@@ -99,8 +128,10 @@ export class RegistryAuth {
       const name = rest.join(":");
       if (type !== "repository" && type !== "registry") continue;
       const set = grants.get(name) ?? new Set<string>();
-      for (const action of actions.split(","))
-        if (["pull", "push", "delete", "*"].includes(action)) set.add(action);
+      // GHCR: anonymous and installation logins may only ever pull.
+      const allowed =
+        user === ANONYMOUS || user === INSTALLATION ? ["pull"] : ["pull", "push", "delete", "*"];
+      for (const action of actions.split(",")) if (allowed.includes(action)) set.add(action);
       grants.set(name, set);
     }
     const ttlSeconds = this.options.tokenTtlSeconds ?? 300;
@@ -121,6 +152,17 @@ export class RegistryAuth {
     const scope =
       need.repository !== undefined ? `,scope="repository:${need.repository}:${need.actions.join(",")}"` : "";
     return `Bearer realm="${baseUrl}/token",service="${TOKEN_SERVICE}"${scope}`;
+  }
+
+  /** GHCR: no credentials is an anonymous login, an installation token a login of its own. */
+  private ghcrUser(header: string | undefined): string | undefined {
+    const ghcr = this.options.ghcr;
+    if (!ghcr) return undefined;
+    if (!header) return ANONYMOUS;
+    const match = /^Basic\s+([A-Za-z0-9+/=]+)$/i.exec(header);
+    const decoded = match ? Buffer.from(match[1]!, "base64").toString("utf8") : "";
+    const password = decoded.slice(decoded.indexOf(":") + 1);
+    return decoded.includes(":") && ghcr.isInstallationToken(password) ? INSTALLATION : undefined;
   }
 
   private checkBasic(header: string): string | undefined {

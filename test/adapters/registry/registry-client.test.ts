@@ -1,10 +1,13 @@
 import { createHash } from "node:crypto";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
 import {
   createRegistryClient,
   RegistryAuthError,
   type RegistryClientOptions,
 } from "../../../src/adapters/registry/index.js";
+import type { LookupFunction } from "../../../src/adapters/registry/address-guard.js";
 
 /**
  * Edges no local registry can show: HTTPS hosts, Docker Hub and GHCR names, realms and redirects
@@ -89,6 +92,43 @@ describe("registry client addressing", () => {
     expect(sent.find((request) => request.url.startsWith("https://ghcr.io/token"))!.authorization).toBe(
       `Basic ${Buffer.from("x-access-token:ghs_installation").toString("base64")}`,
     );
+  });
+
+  it("never sends the installation token to a host other than its GitHub's registry, whatever the config says", async () => {
+    let asked = 0;
+    const { fetch, sent } = scriptedFetch({
+      "https://evil.example/v2/": () =>
+        new Response("", { status: 401, headers: { "www-authenticate": 'Basic realm="r"' } }),
+      "https://ghcr.io/v2/": () =>
+        new Response("", {
+          status: 401,
+          headers: { "www-authenticate": 'Bearer realm="https://evil.example/token"' },
+        }),
+      "http://ghcr.io/v2/": () =>
+        new Response("", { status: 401, headers: { "www-authenticate": 'Basic realm="r"' } }),
+    });
+    const token = async () => (asked++, "ghs_installation");
+    // Configs that the config check refuses, reaching the client anyway.
+    const foreign = client(fetch, { registries: { "evil.example": { auth: "github" } }, githubToken: token });
+    await expect(foreign.listTags("evil.example/acme/shop")).rejects.toThrow(
+      /allowed only for https:\/\/ghcr.io/,
+    );
+    const plain = client(fetch, {
+      registries: { "ghcr.io": { auth: "github", insecure: true } },
+      githubToken: token,
+    });
+    await expect(plain.listTags("ghcr.io/acme/shop")).rejects.toThrow(/allowed only for https:\/\/ghcr.io/);
+    // GHCR itself announcing a realm on another host, even one the operator trusts for other credentials.
+    const realm = client(fetch, {
+      registries: { "ghcr.io": { auth: "github" } },
+      githubToken: token,
+      trustedRealmHosts: { "ghcr.io": ["evil.example"] },
+    });
+    await realm.listTags("ghcr.io/acme/shop").catch(() => undefined);
+    expect(asked).toBeLessThanOrEqual(1);
+    expect(
+      sent.filter((request) => request.authorization !== null && !request.url.startsWith("https://ghcr.io/")),
+    ).toEqual([]);
   });
 
   it("speaks HTTPS to other registries, plain HTTP to loopback and to registries marked insecure", async () => {
@@ -373,5 +413,117 @@ describe("registry client limits", () => {
       retryAfterMs: 60_000,
     });
     expect(reader.requestCounts()).toEqual({ "registry.example.com": 2 });
+  });
+});
+
+describe("registry client address guard on every connection (after DNS, redirects and realms)", () => {
+  /** A loopback registry: tags at /v2/ok, a redirect at /v2/moved, a Bearer challenge at /v2/realm. */
+  async function startLoopbackRegistry(redirectTo: () => string, realm: () => string) {
+    const seen: string[] = [];
+    const server = createServer((req, res) => {
+      seen.push(`${req.headers.host}${req.url}`);
+      if (req.url?.startsWith("/v2/ok/")) {
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(JSON.stringify({ name: "ok", tags: ["1.0.0"] }));
+      } else if (req.url?.startsWith("/v2/moved/")) {
+        res.writeHead(307, { location: redirectTo() });
+        res.end();
+      } else {
+        res.writeHead(401, { "www-authenticate": `Bearer realm="${realm()}",service="svc"` });
+        res.end();
+      }
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const port = (server.address() as AddressInfo).port;
+    return { port, seen, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+  }
+
+  /** DNS as a table: names the test chooses resolve to the addresses it chooses. */
+  function mappedLookup(table: Record<string, string>, asked: string[]): LookupFunction {
+    return ((hostname: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) => {
+      asked.push(hostname);
+      const address = table[hostname];
+      if (!address) return callback(Object.assign(new Error(`no ${hostname}`), { code: "ENOTFOUND" }));
+      const family = address.includes(":") ? 6 : 4;
+      if (options.all) callback(null, [{ address, family }]);
+      else callback(null, address, family);
+    }) as unknown as LookupFunction;
+  }
+
+  it("connects where DNS says, and refuses names that resolve to link-local addresses in any form, also as a redirect target or a token realm", async () => {
+    let port = 0;
+    const registry = await startLoopbackRegistry(
+      () => `http://inside.test:${port}/v2/ok/tags/list`,
+      () => `http://metadata.test:${port}/token`,
+    );
+    port = registry.port;
+    const asked: string[] = [];
+    const lookup = mappedLookup(
+      {
+        "registry.test": "127.0.0.1",
+        "metadata.test": "169.254.169.254",
+        "inside.test": "::ffff:169.254.169.254",
+        "nat64.test": "64:ff9b::a9fe:a9fe",
+      },
+      asked,
+    );
+    const host = `registry.test:${port}`;
+    const reader = createRegistryClient({
+      lookup,
+      registries: { [host]: { insecure: true } },
+      sleep: async () => {},
+      random: () => 0.5,
+    });
+    try {
+      expect(await reader.listTags(`${host}/ok`)).toEqual(["1.0.0"]);
+      for (const repository of [`${host}/moved`, `${host}/realm`, `nat64.test:${port}/ok`]) {
+        const insecure = createRegistryClient({
+          lookup,
+          registries: { [repository.split("/")[0]!]: { insecure: true } },
+          sleep: async () => {},
+        });
+        await expect(insecure.listTags(repository)).rejects.toMatchObject({
+          code: "registry-address-refused",
+        });
+      }
+      expect(asked).toEqual(expect.arrayContaining(["inside.test", "metadata.test", "nat64.test"]));
+      // Nothing reached the listener through a refused name.
+      expect(registry.seen.filter((request) => !request.startsWith("registry.test"))).toEqual([]);
+      // In production, a name that resolves to loopback is refused too.
+      const production = createRegistryClient({
+        lookup,
+        refusePrivateRegistries: true,
+        registries: { [host]: { insecure: true } },
+        sleep: async () => {},
+      });
+      await expect(production.listTags(`${host}/ok`)).rejects.toMatchObject({
+        code: "registry-address-refused",
+      });
+    } finally {
+      await registry.close();
+    }
+  });
+
+  it("refuses every spelling of the metadata address as a registry, a redirect or a realm without sending anything", async () => {
+    const { fetch, sent } = scriptedFetch({
+      "https://registry.example.com/v2/moved/": () =>
+        new Response("", {
+          status: 302,
+          headers: { location: "http://[::ffff:a9fe:a9fe]/latest/meta-data" },
+        }),
+      "https://registry.example.com/v2/realm/": () => challenge("https://[::ffff:169.254.169.254]/token"),
+    });
+    for (const host of ["[::ffff:169.254.169.254]", "0xa9.0xfe.0xa9.0xfe", "2852039166:443", "[fe80::1]"])
+      await expect(client(fetch).listTags(`${host}/latest/meta`)).rejects.toThrow(/link-local/);
+    await expect(client(fetch).listTags("registry.example.com/moved")).rejects.toMatchObject({
+      code: "registry-redirect-refused",
+    });
+    await expect(client(fetch).listTags("registry.example.com/realm")).rejects.toMatchObject({
+      code: "registry-realm-refused",
+    });
+    expect(sent.map((request) => new URL(request.url).hostname)).toEqual([
+      "registry.example.com",
+      "registry.example.com",
+    ]);
   });
 });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { loadConfig, formatProblems } from "../../../src/core/config/load-config.js";
 import { environmentOrder, environmentPolicy } from "../../../src/core/config/schema.js";
+import { DEFAULT_CONFIG_CONTEXT, githubContainerRegistry } from "../../../src/core/config/config-context.js";
 
 const DOCS_EXAMPLE = `images:
   shop:
@@ -22,7 +23,7 @@ environments:
     policy: { shop: { range: "^1.0.0" } }
 registries:
   ghcr.io: { auth: github }
-  registry.example.com: { username: ferry, passwordEnv: REGISTRY_PASSWORD }
+  registry.example.com: { username: ferry, passwordEnv: FERRY_REGISTRY_PASSWORD }
   registry.internal:5000: { insecure: true }
 `;
 
@@ -220,5 +221,56 @@ describe("loadConfig: messages a person can act on", () => {
           message: expect.stringMatching(/image names are lowercase letters/),
         }),
       ]);
+  });
+});
+
+describe("registry rules of the Ferry that reads the config", () => {
+  const withRegistries = (registries: string) =>
+    `images:\n  shop:\n    repository: ghcr.io/acme/shop\nenvironments:\n  prod:\n    paths: [overlays/prod]\nregistries:\n${registries}`;
+
+  it("refuses auth: github on any host but its GitHub's container registry, at the auth key", () => {
+    const result = loadConfig(withRegistries("  registry.example.com:\n    auth: github\n"));
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    expect(result.problems).toEqual([
+      expect.objectContaining({
+        path: "registries.registry.example.com.auth",
+        line: 9,
+        column: 5,
+        message: expect.stringMatching(/allowed only for ghcr\.io/),
+      }),
+    ]);
+    expect(loadConfig(withRegistries("  ghcr.io: { auth: github, insecure: true }\n")).ok).toBe(false);
+  });
+
+  it("on GitHub Enterprise allows auth: github for containers.<host> and refuses ghcr.io", () => {
+    const context = {
+      ...DEFAULT_CONFIG_CONTEXT,
+      githubContainerRegistry: githubContainerRegistry("https://ghe.example.com/api/v3"),
+    };
+    expect(context.githubContainerRegistry).toBe("containers.ghe.example.com");
+    expect(githubContainerRegistry("https://api.acme.ghe.com")).toBe("containers.acme.ghe.com");
+    expect(githubContainerRegistry("https://api.github.com")).toBe("ghcr.io");
+    expect(loadConfig(withRegistries("  containers.ghe.example.com: { auth: github }\n"), context).ok).toBe(
+      true,
+    );
+    expect(loadConfig(withRegistries("  ghcr.io: { auth: github }\n"), context).ok).toBe(false);
+  });
+
+  it("refuses registries at link-local addresses always, and at private ones where the server refuses them", () => {
+    const image = (repository: string) =>
+      `images:\n  shop:\n    repository: "${repository}"\nenvironments:\n  prod:\n    paths: [overlays/prod]\n`;
+    const linkLocal = loadConfig(image("[::ffff:a9fe:a9fe]/latest/x"));
+    expect(linkLocal.ok || linkLocal.problems).toEqual([
+      expect.objectContaining({
+        path: "images.shop.repository",
+        line: 3,
+        message: expect.stringMatching(/link-local/),
+      }),
+    ]);
+    expect(loadConfig(image("10.0.0.5:5000/acme/shop")).ok).toBe(true);
+    const production = { ...DEFAULT_CONFIG_CONTEXT, refusePrivateRegistries: true };
+    expect(loadConfig(image("10.0.0.5:5000/acme/shop"), production).ok).toBe(false);
+    expect(loadConfig(withRegistries("  127.0.0.1:5000: { insecure: true }\n"), production).ok).toBe(false);
   });
 });

@@ -1,0 +1,247 @@
+import { DOCKER_HUB, isLoopbackRegistry, registryApiHost } from "../../core/image-ref.js";
+import type { SecretRedactor } from "../../core/redact.js";
+import { classifyHost } from "../../core/net-address.js";
+import { RegistryAuthError, RegistryProtocolError } from "./errors.js";
+import { isPrivateHost } from "./hosts.js";
+import type { RegistryClientOptions } from "./registry-client.js";
+import type { Exchange, RegistryState, Transport } from "./transport.js";
+import { parseWwwAuthenticate, type AuthChallenge } from "./www-authenticate.js";
+
+/**
+ * The registry client's authentication: anonymous, Basic and Bearer-challenge auth (the
+ * distribution token spec) with a token cache per scope, credentials from the config's
+ * `registries:` (FERRY_REGISTRY_* variables, or the installation token for the GitHub's own
+ * registry only), sent only to the registry and its trusted token realm, and one
+ * re-authentication on 401 (docs/reliability.md row 20).
+ */
+
+const DEFAULT_TRUSTED_REALMS: Record<string, string[]> = { [DOCKER_HUB]: ["auth.docker.io"] };
+/** Tokens without `expires_in` live 60 s (distribution token spec); renew a little early. */
+const TOKEN_DEFAULT_SECONDS = 60;
+const TOKEN_EARLY_RENEW_MS = 5_000;
+
+interface Credentials {
+  username: string;
+  password: string;
+}
+
+export interface Authenticator {
+  /** A registry request with auth: on 401 re-authenticate once, then fail. */
+  request(
+    state: RegistryState,
+    repository: string,
+    url: URL,
+    method: string,
+    accept: string,
+    maxBytes: number,
+  ): Promise<Exchange>;
+}
+
+export function createAuthenticator(deps: {
+  transport: Transport;
+  options: Pick<RegistryClientOptions, "githubToken" | "githubTokenHost" | "trustedRealmHosts">;
+  env: Record<string, string | undefined>;
+  secrets: SecretRedactor;
+  now: () => number;
+}): Authenticator {
+  const { options, env, secrets, now } = deps;
+  const exchange = deps.transport.exchange;
+
+  async function credentialsFor(state: RegistryState): Promise<Credentials | undefined> {
+    const config = state.config;
+    if (!config || config.auth === "none") return undefined;
+    if (config.auth === "github") {
+      refuseForeignTokenHost(state);
+      if (!options.githubToken)
+        throw new RegistryAuthError(
+          `${state.registry}: auth: github needs the GitHub App installation token, which is not available here`,
+        );
+      const password = await options.githubToken();
+      secrets.add(password);
+      return { username: "x-access-token", password };
+    }
+    if (config.username !== undefined && config.passwordEnv !== undefined) {
+      const password = env[config.passwordEnv];
+      if (password === undefined || password === "") {
+        throw new RegistryAuthError(
+          `${state.registry}: environment variable ${config.passwordEnv} (registries.${state.registry}.passwordEnv) is not set`,
+        );
+      }
+      secrets.add(password);
+      return { username: config.username, password };
+    }
+    return undefined;
+  }
+
+  /** Defence in depth behind the config check: the installation token never leaves its registry. */
+  function refuseForeignTokenHost(state: RegistryState): void {
+    const allowed = (options.githubTokenHost ?? "ghcr.io").toLowerCase();
+    const origin = new URL(state.origin);
+    // Plain HTTP only on loopback (the sandbox's registry), which production refuses anyway.
+    const plainAllowed = isLoopbackRegistry(state.registry);
+    if (origin.host.toLowerCase() !== allowed || (origin.protocol !== "https:" && !plainAllowed))
+      throw new RegistryAuthError(
+        `${state.registry}: auth: github is allowed only for https://${allowed}; the installation token is not sent to ${origin.host}`,
+      );
+  }
+
+  function staticBearer(state: RegistryState): string | undefined {
+    const name = state.config?.tokenEnv;
+    if (name === undefined) return undefined;
+    const token = env[name];
+    if (token === undefined || token === "")
+      throw new RegistryAuthError(
+        `${state.registry}: environment variable ${name} (registries.${state.registry}.tokenEnv) is not set`,
+      );
+    secrets.add(token);
+    return token;
+  }
+
+  function realmTrusted(state: RegistryState, realm: URL): boolean {
+    const trusted = [
+      registryApiHost(state.registry),
+      ...(DEFAULT_TRUSTED_REALMS[state.registry] ?? []),
+      ...(options.trustedRealmHosts?.[state.registry] ?? []),
+    ];
+    return trusted.map((host) => host.toLowerCase()).includes(realm.host.toLowerCase());
+  }
+
+  /** Fetches a Bearer token from the challenge's realm (distribution token spec). */
+  async function fetchToken(state: RegistryState, challenge: AuthChallenge, scope: string): Promise<void> {
+    const realmText = challenge.params.realm;
+    if (!realmText) throw new RegistryAuthError(`${state.registry}: Bearer challenge without a realm`);
+    let realm: URL;
+    try {
+      realm = new URL(realmText);
+    } catch {
+      throw new RegistryProtocolError(
+        "registry-realm-refused",
+        `${state.registry}: token realm is not a URL`,
+      );
+    }
+    const origin = new URL(state.origin);
+    if (realm.protocol !== "https:" && realm.protocol !== "http:")
+      throw new RegistryProtocolError(
+        "registry-realm-refused",
+        `${state.registry}: token realm must be http(s)`,
+      );
+    if (origin.protocol === "https:" && realm.protocol === "http:")
+      throw new RegistryProtocolError(
+        "registry-realm-refused",
+        `${state.registry}: token realm ${realm.host} downgrades https to plain http`,
+      );
+    // The installation token goes to the GitHub registry's own realm only, never to a host an
+    // operator trusts for other credentials.
+    const trusted =
+      state.config?.auth === "github"
+        ? realm.host.toLowerCase() === registryApiHost(state.registry).toLowerCase() &&
+          realm.protocol === origin.protocol
+        : realmTrusted(state, realm);
+    if (
+      classifyHost(realm.hostname) === "link-local" ||
+      (!trusted && isPrivateHost(realm.hostname) && !isPrivateHost(origin.hostname))
+    ) {
+      throw new RegistryProtocolError(
+        "registry-realm-refused",
+        `${state.registry}: token realm points at private address ${realm.hostname}`,
+      );
+    }
+    const credentials = await credentialsFor(state);
+    const url = new URL(realm);
+    if (challenge.params.service) url.searchParams.set("service", challenge.params.service);
+    url.searchParams.set("scope", scope);
+    const headers: Record<string, string> = { accept: "application/json" };
+    if (credentials && trusted) headers.authorization = basicHeader(credentials);
+    const response = await exchange(state, url, "GET", headers, 1024 * 1024);
+    if (response.status === 401 || response.status === 403) {
+      const withheld =
+        credentials && !trusted ? ` (credentials were withheld from untrusted realm host ${realm.host})` : "";
+      throw new RegistryAuthError(
+        `${state.registry}: token endpoint refused ${credentials && trusted ? "the credentials" : "anonymous access"} (HTTP ${response.status})${withheld}`,
+      );
+    }
+    if (response.status !== 200)
+      throw new RegistryAuthError(`${state.registry}: token endpoint answered HTTP ${response.status}`);
+    let body: { token?: unknown; access_token?: unknown; expires_in?: unknown };
+    try {
+      body = JSON.parse(response.body.toString("utf8"));
+    } catch {
+      throw new RegistryProtocolError(
+        "registry-bad-token",
+        `${state.registry}: token endpoint answered malformed JSON`,
+      );
+    }
+    const token =
+      typeof body.token === "string" && body.token
+        ? body.token
+        : typeof body.access_token === "string"
+          ? body.access_token
+          : "";
+    if (!token)
+      throw new RegistryProtocolError(
+        "registry-bad-token",
+        `${state.registry}: token endpoint answered no token`,
+      );
+    secrets.add(token);
+    const seconds =
+      typeof body.expires_in === "number" && body.expires_in > 0 ? body.expires_in : TOKEN_DEFAULT_SECONDS;
+    state.tokens.set(scope, { token, expiresAt: now() + seconds * 1000 - TOKEN_EARLY_RENEW_MS });
+  }
+
+  async function authorizationFor(state: RegistryState, scope: string): Promise<Record<string, string>> {
+    const bearer = staticBearer(state);
+    if (bearer) return { authorization: `Bearer ${bearer}` };
+    const challenge = state.challenge;
+    if (challenge?.scheme === "bearer") {
+      let cached = state.tokens.get(scope);
+      if (!cached || cached.expiresAt <= now()) {
+        await fetchToken(state, challenge, scope);
+        cached = state.tokens.get(scope);
+      }
+      return cached ? { authorization: `Bearer ${cached.token}` } : {};
+    }
+    if (challenge?.scheme === "basic") {
+      const credentials = await credentialsFor(state);
+      return credentials ? { authorization: basicHeader(credentials) } : {};
+    }
+    return {};
+  }
+
+  /** A registry request with auth: on 401 re-authenticate once, then fail (docs/reliability.md row 20). */
+  async function request(
+    state: RegistryState,
+    repository: string,
+    url: URL,
+    method: string,
+    accept: string,
+    maxBytes: number,
+  ): Promise<Exchange> {
+    const scope = `repository:${repository}:pull`;
+    for (let reauthenticated = false; ; reauthenticated = true) {
+      const headers = { accept, ...(await authorizationFor(state, scope)) };
+      const response = await exchange(state, url, method, headers, maxBytes);
+      if (response.status !== 401) return response;
+      const challenges = parseWwwAuthenticate(response.headers.get("www-authenticate"));
+      const challenge =
+        challenges.find((c) => c.scheme === "bearer") ?? challenges.find((c) => c.scheme === "basic");
+      if (reauthenticated || !challenge || state.config?.tokenEnv !== undefined) {
+        throw new RegistryAuthError(
+          `${state.registry}: unauthorized for ${repository}${reauthenticated ? " after re-authenticating" : ""}${challenge ? "" : " (no usable WWW-Authenticate challenge)"}`,
+        );
+      }
+      state.tokens.delete(scope);
+      state.challenge = challenge;
+      if (challenge.scheme === "bearer") await fetchToken(state, challenge, scope);
+      else if (!(await credentialsFor(state)))
+        throw new RegistryAuthError(
+          `${state.registry}: requires credentials for ${repository}; configure registries.${state.registry}`,
+        );
+    }
+  }
+
+  return { request };
+}
+
+function basicHeader(credentials: Credentials): string {
+  return `Basic ${Buffer.from(`${credentials.username}:${credentials.password}`).toString("base64")}`;
+}

@@ -1,0 +1,122 @@
+import { DOCKER_HUB, parseImageName, registryApiHost } from "../image-ref.js";
+import { classifyHost } from "../net-address.js";
+import {
+  isRegistryEnvAllowed,
+  isServerSecretName,
+  REGISTRY_ENV_PREFIX,
+  type ConfigContext,
+} from "./config-context.js";
+
+export interface RuleProblem {
+  path: string[];
+  message: string;
+}
+
+interface LooseRegistry {
+  auth?: unknown;
+  insecure?: unknown;
+  passwordEnv?: unknown;
+  tokenEnv?: unknown;
+}
+
+/** Fields that name an environment variable Ferry reads a secret from. */
+const ENV_FIELDS = ["passwordEnv", "tokenEnv"] as const;
+
+/**
+ * What a config's `registries:` and image hosts may ask of the Ferry that reads it (the registry
+ * client enforces the same at run time; docs/security.md). Errors (the config is refused) and warnings (it works, but not for everything it names), each
+ * with the path of the offending field. Tolerant of data that failed the schema.
+ */
+export function registryRuleProblems(
+  data: unknown,
+  context: ConfigContext,
+): { errors: RuleProblem[]; warnings: RuleProblem[] } {
+  const errors: RuleProblem[] = [];
+  const warnings: RuleProblem[] = [];
+  if (!isObject(data)) return { errors, warnings };
+  const registries = isObject(data.registries) ? data.registries : {};
+  const images = isObject(data.images) ? data.images : {};
+  for (const [name, image] of Object.entries(images)) {
+    if (!isObject(image) || typeof image.repository !== "string") continue;
+    let registry: string;
+    try {
+      registry = parseImageName(image.repository).registry;
+    } catch {
+      continue; // the schema reports it
+    }
+    const problem = addressRuleProblem(registry, context);
+    if (problem) errors.push({ path: ["images", name, "repository"], message: problem });
+  }
+  for (const key of Object.keys(registries)) {
+    const problem = addressRuleProblem(registryKeyHost(key), context);
+    if (problem) errors.push({ path: ["registries", key], message: problem });
+  }
+  for (const [key, value] of Object.entries(registries)) {
+    if (!isObject(value)) continue;
+    const registry = value as LooseRegistry;
+    for (const field of ENV_FIELDS) {
+      const name = registry[field];
+      if (typeof name !== "string" || isRegistryEnvAllowed(name, context)) continue;
+      errors.push({
+        path: ["registries", key, field],
+        message: isServerSecretName(name)
+          ? `${field} ${name} names one of Ferry's or the platform's own secrets, which configs can never read`
+          : `${field} ${name} is not readable by configs: use a ${REGISTRY_ENV_PREFIX}* name, or ask the operator to list it in FERRY_REGISTRY_ENV_ALLOW`,
+      });
+    }
+    if (registry.auth !== "github") continue;
+    const host = registryKeyHost(key);
+    if (host !== context.githubContainerRegistry) {
+      // The installation token can write contents, checks and PRs on every repository of the
+      // installation: it must never reach a host the config chooses.
+      errors.push({
+        path: ["registries", key, "auth"],
+        message: `auth: github sends the GitHub App installation token and is allowed only for ${context.githubContainerRegistry}, not ${JSON.stringify(key)}; use auth: basic or bearer with a FERRY_REGISTRY_* variable`,
+      });
+    } else if (registry.insecure === true) {
+      errors.push({
+        path: ["registries", key, "insecure"],
+        message: "auth: github never sends the installation token over plain HTTP",
+      });
+    } else {
+      warnings.push({
+        path: ["registries", key, "auth"],
+        message: `auth: github works only for public packages on ${host}: GitHub App installation tokens cannot pull private ones; for private images use username + passwordEnv with a personal access token (classic) with read:packages`,
+      });
+    }
+  }
+  return { errors, warnings };
+}
+
+/**
+ * A registry at an address this Ferry refuses to contact (the registry client's rule): link-local
+ * always (cloud metadata), loopback and private ones when the server refuses them. Names are
+ * judged after DNS, at run time.
+ */
+function addressRuleProblem(registry: string, context: ConfigContext): string | undefined {
+  let hostname: string;
+  try {
+    hostname = new URL(`http://${registryApiHost(registry)}`).hostname;
+  } catch {
+    return undefined;
+  }
+  const kind = classifyHost(hostname);
+  if (kind === "link-local")
+    return `registry ${registry} is at a link-local address (cloud metadata); Ferry never contacts it`;
+  if (context.refusePrivateRegistries && (kind === "loopback" || kind === "private"))
+    return `registry ${registry} is at a ${kind} address, which this Ferry refuses (set FERRY_ALLOW_PRIVATE_REGISTRIES=true for on-prem registries)`;
+  return undefined;
+}
+
+/** A `registries:` key as the host the client would match it with (`docker.io` for Docker Hub aliases). */
+function registryKeyHost(key: string): string {
+  try {
+    return parseImageName(`${key}/x`).registry;
+  } catch {
+    return key.toLowerCase() === DOCKER_HUB ? DOCKER_HUB : key.toLowerCase();
+  }
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
