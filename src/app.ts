@@ -26,6 +26,11 @@ import {
 import type { HandlerEvent, HandlerServices } from "./handlers/github/services.js";
 
 export interface FerryAppOptions {
+  /**
+   * The key that seals the plan in each PR body Ferry writes (a secret only Ferry holds, the same
+   * on every replica): a body someone else wrote or edited is never believed.
+   */
+  sealKey: string;
   /** Where registry `passwordEnv`/`tokenEnv` are read. */
   env?: Record<string, string | undefined>;
   /** Refuse registries at private or loopback addresses (production; see the registry client). */
@@ -63,7 +68,8 @@ export interface Ferry {
   status(probot: Probot): Promise<Record<string, unknown>>;
 }
 
-export function createFerry(options: FerryAppOptions = {}): Ferry {
+export function createFerry(options: FerryAppOptions): Ferry {
+  if (options.sealKey.length === 0) throw new Error("createFerry: sealKey must not be empty");
   const locks = new KeyedMutex();
   let log: AppLogger = options.log ?? { info: () => {}, warn: () => {}, error: () => {} };
   const queue = new WorkQueue({
@@ -109,6 +115,7 @@ export function createFerry(options: FerryAppOptions = {}): Ferry {
     log,
     webUrl: options.webUrl ?? "https://github.com",
     locks,
+    sealKey: options.sealKey,
     ...(appLogin ? { appLogin } : {}),
     ...(options.onPullRequest ? { onPullRequest: options.onPullRequest } : {}),
   });
@@ -191,22 +198,40 @@ export function createFerry(options: FerryAppOptions = {}): Ferry {
       payload: context.payload as P,
       octokit: context.octokit as OctokitLike,
     });
-    void probot
-      .auth()
-      .then((octokit) => octokit.rest.apps.getAuthenticated())
-      .then(({ data }) => {
-        if (data?.slug) appLogin = `${data.slug}[bot]`;
-      })
-      .catch(() => undefined);
-    probot.on("issue_comment.created", (context) => onIssueComment(event(context), services));
+    // The app's login decides which PRs are Ferry's: events wait until it is known.
+    let lookup: Promise<void> | undefined;
+    const knowAppLogin = (): Promise<void> =>
+      appLogin !== undefined
+        ? Promise.resolve()
+        : (lookup ??= probot
+            .auth()
+            .then((octokit) => octokit.rest.apps.getAuthenticated())
+            .then(({ data }) => {
+              if (data?.slug) appLogin = `${data.slug}[bot]`;
+            })
+            .catch((error: unknown) => log.warn({ error: (error as Error).message }, "app login unknown"))
+            .finally(() => {
+              lookup = undefined;
+            }));
+    void knowAppLogin();
+    probot.on("issue_comment.created", async (context) => {
+      await knowAppLogin();
+      return onIssueComment(event(context), services);
+    });
     probot.on(
       ["pull_request.opened", "pull_request.synchronize", "pull_request.reopened", "pull_request.closed"],
-      (context) => onPullRequest(event(context), services),
+      async (context) => {
+        await knowAppLogin();
+        return onPullRequest(event(context), services);
+      },
     );
     probot.on("push", (context) => onPush(event(context), services));
     probot.on(
       ["check_suite.completed", "check_run.completed", "status", "workflow_run.completed"],
-      (context) => onChecksCompleted(event(context), services),
+      async (context) => {
+        await knowAppLogin();
+        return onChecksCompleted(event(context), services);
+      },
     );
     probot.on(["registry_package.published", "package.published"], (context) =>
       onPackage(
@@ -259,7 +284,7 @@ export function createFerry(options: FerryAppOptions = {}): Ferry {
 }
 
 /** The Probot application function alone (for `probot run` and tests that load it into a Probot). */
-export function createFerryApp(options: FerryAppOptions = {}): (probot: Probot) => void {
+export function createFerryApp(options: FerryAppOptions): (probot: Probot) => void {
   return createFerry(options).app;
 }
 

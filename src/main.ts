@@ -59,7 +59,7 @@ export interface FerryServerOptions {
   logLevel?: "trace" | "debug" | "info" | "warn" | "error" | "fatal";
   /** A pino logger to use instead of Probot's stdout one (the reliability suite scans it for leaked secrets). */
   log?: NonNullable<ConstructorParameters<typeof Probot>[0]>["log"];
-  ferry?: FerryAppOptions;
+  ferry?: Partial<FerryAppOptions>;
 }
 
 export interface FerryServer {
@@ -113,6 +113,8 @@ export async function startFerryServer(options: FerryServerOptions): Promise<Fer
   });
   const ferry = createFerry({
     ...options.ferry,
+    // Plan seals are keyed by the webhook secret: every replica holds it, nobody else does.
+    sealKey: options.ferry?.sealKey ?? options.webhookSecret,
     webUrl: options.webUrl ?? options.ferry?.webUrl ?? webUrlFor(options.baseUrl),
     onPullRequest: (event) => {
       pullRequests.inc({ action: event.action });

@@ -25,8 +25,13 @@ export interface AppDeps {
   /** `https://github.com`, or the GHE web URL, for links in PR bodies. */
   webUrl: string;
   locks: KeyedMutex;
-  /** The app's own login (`ferry[bot]`): its comments are never commands. */
+  /**
+   * The app's own login (`ferry[bot]`): its comments are never commands, and only the PRs it
+   * opened are Ferry's (undefined until known: then no PR is).
+   */
   appLogin?: string;
+  /** The key of the seal on the plan blocks Ferry writes into PR bodies (`pull-trust.ts`). */
+  sealKey: string;
   /** Called after a PR is opened or updated (metrics and the bench's push-to-PR latency). */
   onPullRequest?: (event: { environment: string; number: number; action: "opened" | "updated" }) => void;
 }

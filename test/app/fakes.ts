@@ -200,6 +200,9 @@ export class FakeGitHub implements GitHubRepoPort {
       body: input.body,
       labels: [],
       autoMerge: false,
+      // As GitHub: the PR's author is whoever opened it, Ferry's port opens it as the app.
+      author: "ferry[bot]",
+      headRepo: "acme/config",
       labelsAdded: [] as string[],
       reviewers: [] as string[],
     };
@@ -220,12 +223,19 @@ export class FakeGitHub implements GitHubRepoPort {
     this.calls.push("requestReviewers");
     this.pulls.find((p) => p.number === number)!.reviewers.push(...users, ...teams);
   }
-  async enableAutoMerge(pull: PullRequestInfo) {
+  async enableAutoMerge(pull: PullRequestInfo, expectedHead: string) {
     this.calls.push("enableAutoMerge");
     if (!this.autoMergeAllowed) return "unavailable" as const;
+    if (this.pulls.find((p) => p.number === pull.number)!.headSha !== expectedHead)
+      return "unavailable" as const;
     this.autoMerged.add(pull.number);
     this.pulls.find((p) => p.number === pull.number)!.autoMerge = true;
     return "enabled" as const;
+  }
+  async disableAutoMerge(pull: PullRequestInfo) {
+    this.calls.push("disableAutoMerge");
+    this.autoMerged.delete(pull.number);
+    this.pulls.find((p) => p.number === pull.number)!.autoMerge = false;
   }
   async merge(number: number, head: string) {
     this.calls.push("merge");
@@ -344,6 +354,7 @@ export function fakeDeps(
     webUrl: "https://github.com",
     locks: new KeyedMutex(),
     appLogin: "ferry[bot]",
+    sealKey: "test-seal-key",
   };
 }
 

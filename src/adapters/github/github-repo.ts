@@ -52,14 +52,17 @@ function toPull(data: {
   state: string;
   merged?: boolean | null;
   merged_at?: string | null;
-  head: { ref: string; sha: string };
+  head: { ref: string; sha: string; repo?: { full_name: string } | null };
   base: { ref: string };
   title: string;
   body?: string | null;
   labels?: ({ name?: string } | string)[];
   auto_merge?: unknown;
+  user?: { login: string } | null;
 }): PullRequestInfo {
   return {
+    author: data.user?.login ?? "",
+    ...(data.head.repo ? { headRepo: data.head.repo.full_name } : {}),
     number: data.number,
     nodeId: data.node_id,
     state: data.state === "open" ? "open" : "closed",
@@ -312,17 +315,26 @@ export class GitHubRepoAdapter implements GitHubRepoPort {
     });
   }
 
-  async enableAutoMerge(pull: PullRequestInfo): Promise<"enabled" | "unavailable"> {
+  async enableAutoMerge(pull: PullRequestInfo, expectedHead: string): Promise<"enabled" | "unavailable"> {
     try {
+      // expectedHeadOid: GitHub refuses when the head is no longer the commit Ferry wrote.
       await this.octokit.graphql(
-        `mutation($id: ID!) { enablePullRequestAutoMerge(input: { pullRequestId: $id, mergeMethod: SQUASH }) { clientMutationId } }`,
-        { id: pull.nodeId },
+        `mutation($id: ID!, $head: GitObjectID) { enablePullRequestAutoMerge(input: { pullRequestId: $id, mergeMethod: SQUASH, expectedHeadOid: $head }) { clientMutationId } }`,
+        { id: pull.nodeId, head: expectedHead },
       );
       return "enabled";
     } catch {
-      // Auto-merge not allowed on the repo, or the PR is already mergeable: Ferry merges itself.
+      // Auto-merge not allowed on the repo, the PR is already mergeable, or its head moved: Ferry
+      // merges itself (only the commit it wrote).
       return "unavailable";
     }
+  }
+
+  async disableAutoMerge(pull: PullRequestInfo): Promise<void> {
+    await this.octokit.graphql(
+      `mutation($id: ID!) { disablePullRequestAutoMerge(input: { pullRequestId: $id }) { clientMutationId } }`,
+      { id: pull.nodeId },
+    );
   }
 
   async merge(
