@@ -1,3 +1,4 @@
+import { recordDeployment } from "../core/pr/dashboard.js";
 import type { AppDeps } from "./app-deps.js";
 import type { PullRequestInfo } from "./github-port.js";
 import { loadRepoConfig } from "./load-repo-config.js";
@@ -7,7 +8,8 @@ import { updateState } from "./state.js";
 /**
  * A Ferry PR was merged: the tags it brought in become the environment's floors, so that a human
  * edit or revert below them is never undone by the next scan (issue 5 §5). Rollback PRs leave the
- * floors as `/rollback` set them. The dashboard is refreshed on the way. Only a PR Ferry opened and
+ * floors as `/rollback` set them. Each change also enters the environment's history of deployed
+ * versions, which `/rollback` walks back. The dashboard is refreshed on the way. Only a PR Ferry opened and
  * merged at the commit it wrote counts: the floors come from its sealed plan, never from a body
  * someone else wrote.
  */
@@ -27,9 +29,11 @@ export async function recordMerge(deps: AppDeps, pull: PullRequestInfo): Promise
   const loaded = await loadRepoConfig(deps, pull.baseRef);
   if (!loaded.ok) return false;
   await updateState(deps, loaded, (state) => {
-    if (block.kind === "rollback") return;
+    const rollback = block.kind === "rollback";
     for (const change of block.changes) {
-      if (change.to.tag !== undefined) (state.floors[environment] ??= {})[change.image] = change.to.tag;
+      recordDeployment(state, environment, change.image, { from: change.from, to: change.to, rollback });
+      if (!rollback && change.to.tag !== undefined)
+        (state.floors[environment] ??= {})[change.image] = change.to.tag;
     }
   });
   return true;

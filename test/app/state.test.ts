@@ -125,6 +125,7 @@ describe("loadState", () => {
       version: 1,
       holds: { prod: { by: "mona", at: "2025-12-01T00:00:00.000Z", reason: "rollback" } },
       floors: { prod: { shop: "1.6.0" } },
+      history: {},
     };
     const emptyStatus = { environments: [], images: [], running: {}, pulls: {}, holds: before.holds };
     await github.createIssue({

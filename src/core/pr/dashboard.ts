@@ -1,3 +1,4 @@
+import { isValidDigest } from "../image-ref.js";
 import { escapeMarkdown, formatHiddenBlock, inlineCode, parseHiddenBlock, shortDigest } from "./markdown.js";
 
 /**
@@ -23,10 +24,74 @@ export interface FerryState {
    * PR brought in (so a human revert is not undone by the next scan) or the tag a rollback left.
    */
   floors: Record<string, Record<string, string>>;
+  /**
+   * Per environment and image, the versions Ferry's merged PRs deployed, oldest first; a merged
+   * rollback removes the version it rolled back from. `/rollback` goes to the entry before the
+   * one running now.
+   */
+  history: Record<string, Record<string, DeployedVersion[]>>;
 }
 
+export interface DeployedVersion {
+  tag?: string;
+  digest?: string;
+}
+
+/** Versions kept per environment and image (the state file stays small). */
+export const HISTORY_LIMIT = 20;
+
 export function emptyState(): FerryState {
-  return { version: 1, holds: {}, floors: {} };
+  return { version: 1, holds: {}, floors: {}, history: {} };
+}
+
+/** The same deployed version: by digest when both have one, else by tag. */
+export function sameVersion(a: DeployedVersion, b: DeployedVersion): boolean {
+  if (a.digest !== undefined && b.digest !== undefined) return a.digest === b.digest;
+  return a.tag !== undefined && a.tag === b.tag;
+}
+
+/**
+ * Records a merged Ferry PR's change of one image in the history: a promotion appends `to` (after
+ * `from`, when the history does not end there: a first record or a change made by hand); a
+ * rollback drops `from`, the version rolled back from, so that the next rollback goes further back.
+ */
+export function recordDeployment(
+  state: FerryState,
+  environment: string,
+  image: string,
+  change: { from: DeployedVersion; to: DeployedVersion; rollback: boolean },
+): void {
+  const versions = [...(state.history[environment]?.[image] ?? [])];
+  const known = (version: DeployedVersion): boolean =>
+    version.tag !== undefined || version.digest !== undefined;
+  if (change.rollback) {
+    if (versions.length > 0 && sameVersion(versions.at(-1)!, change.from)) versions.pop();
+    if (versions.length === 0 || !sameVersion(versions.at(-1)!, change.to)) versions.push(change.to);
+  } else {
+    if (known(change.from) && (versions.length === 0 || !sameVersion(versions.at(-1)!, change.from)))
+      versions.push(change.from);
+    versions.push(change.to);
+  }
+  (state.history[environment] ??= {})[image] = versions.slice(-HISTORY_LIMIT).map((version) => ({
+    ...(version.tag !== undefined ? { tag: version.tag } : {}),
+    ...(version.digest !== undefined ? { digest: version.digest } : {}),
+  }));
+}
+
+/**
+ * The version before `current` in an environment's history of one image: the entry below the
+ * newest one equal to `current`. Undefined when `current` is the oldest recorded, or not recorded.
+ */
+export function versionBefore(
+  state: FerryState,
+  environment: string,
+  image: string,
+  current: DeployedVersion,
+): DeployedVersion | undefined {
+  const versions = state.history[environment]?.[image] ?? [];
+  for (let index = versions.length - 1; index > 0; index--)
+    if (sameVersion(versions[index]!, current)) return versions[index - 1];
+  return undefined;
 }
 
 const NAME = /^[a-z0-9][a-z0-9_-]{0,62}$/;
@@ -64,7 +129,10 @@ export function formatStateFile(state: FerryState): string {
       { by, at, reason },
     ]),
   );
-  return `${JSON.stringify({ version: 1, holds, floors }, null, 2)}\n`;
+  const history = Object.fromEntries(
+    Object.entries(sorted(state.history)).map(([environment, images]) => [environment, sorted(images)]),
+  );
+  return `${JSON.stringify({ version: 1, holds, floors, history }, null, 2)}\n`;
 }
 
 /** Anything malformed is dropped field by field (a body or the file can be edited by hand). */
@@ -90,6 +158,26 @@ function stateFromData(raw: unknown): FerryState {
       for (const [image, tag] of Object.entries(images as Record<string, unknown>)) {
         if (NAME.test(image) && typeof tag === "string" && TAG.test(tag))
           (state.floors[environment] ??= {})[image] = tag;
+      }
+    }
+  }
+  const history = data.history as Record<string, unknown> | undefined;
+  if (typeof history === "object" && history !== null) {
+    for (const [environment, images] of Object.entries(history)) {
+      if (!NAME.test(environment) || typeof images !== "object" || images === null) continue;
+      for (const [image, versions] of Object.entries(images as Record<string, unknown>)) {
+        if (!NAME.test(image) || !Array.isArray(versions)) continue;
+        const valid = versions.slice(-HISTORY_LIMIT).flatMap((raw): DeployedVersion[] => {
+          const { tag, digest } = (typeof raw === "object" && raw !== null ? raw : {}) as Record<
+            string,
+            unknown
+          >;
+          const version: DeployedVersion = {};
+          if (typeof tag === "string" && TAG.test(tag)) version.tag = tag;
+          if (typeof digest === "string" && isValidDigest(digest)) version.digest = digest;
+          return version.tag !== undefined || version.digest !== undefined ? [version] : [];
+        });
+        if (valid.length > 0) (state.history[environment] ??= {})[image] = valid;
       }
     }
   }

@@ -7,6 +7,8 @@ import {
   formatStateFile,
   parseState,
   parseStateFile,
+  recordDeployment,
+  versionBefore,
   type StatusInput,
 } from "../../../src/core/pr/dashboard.js";
 import { formatConfigCheck } from "../../../src/core/pr/check-run.js";
@@ -24,7 +26,12 @@ const input: StatusInput = {
 
 describe("dashboard", () => {
   it("round-trips holds and floors through the hidden state block", () => {
-    const state = { version: 1 as const, holds: input.holds, floors: { prod: { shop: "1.8.1" } } };
+    const state = {
+      version: 1 as const,
+      holds: input.holds,
+      floors: { prod: { shop: "1.8.1" } },
+      history: {},
+    };
     expect(parseState(formatDashboard(input, state, new Date(0)))).toEqual(state);
   });
 
@@ -33,12 +40,18 @@ describe("dashboard", () => {
       version: 1,
       holds: { prod: { by: "<script>", at: "x", reason: "hold" } },
       floors: { prod: { shop: "a b" } },
+      history: {},
     });
     expect(parseState(text)).toEqual(emptyState());
   });
 
   it("round-trips holds and floors through the state file", () => {
-    const state = { version: 1 as const, holds: input.holds, floors: { prod: { shop: "1.8.1" } } };
+    const state = {
+      version: 1 as const,
+      holds: input.holds,
+      floors: { prod: { shop: "1.8.1" } },
+      history: {},
+    };
     expect(parseStateFile(formatStateFile(state))).toEqual(state);
   });
 
@@ -48,11 +61,13 @@ describe("dashboard", () => {
       version: 1,
       holds: { staging: hold, prod: { ...hold } },
       floors: { prod: { web: "2.0.0", shop: "1.0.0" }, dev: { shop: "1.1.0" } },
+      history: {},
     });
     const other = formatStateFile({
       version: 1,
       holds: { prod: { reason: "hold", at: hold.at, by: "mona" }, staging: hold },
       floors: { dev: { shop: "1.1.0" }, prod: { shop: "1.0.0", web: "2.0.0" } },
+      history: {},
     });
     expect(one).toBe(other);
     expect(one.endsWith("}\n")).toBe(true);
@@ -72,6 +87,7 @@ describe("dashboard", () => {
         staging: { by: "mona", at: "yesterday", reason: "hold" },
       },
       floors: {},
+      history: {},
     });
     expect(Object.keys(parseStateFile(text).holds)).toEqual(["prod"]);
   });
@@ -109,5 +125,35 @@ describe("config check", () => {
 
   it("passes a valid config", () => {
     expect(formatConfigCheck(".github/ferry.yml", []).conclusion).toBe("success");
+  });
+});
+
+describe("the history of deployed versions", () => {
+  const v = (tag: string) => ({ tag, digest: `sha256:${tag.replace(/\./g, "").padStart(64, "0")}` });
+
+  it("keeps promotions in order, drops a version once rolled back from, and survives the state file", () => {
+    const state = emptyState();
+    recordDeployment(state, "staging", "shop", { from: v("1.7.0"), to: v("1.8.0"), rollback: false });
+    recordDeployment(state, "staging", "shop", { from: v("1.8.0"), to: v("1.9.0"), rollback: false });
+    expect(versionBefore(state, "staging", "shop", v("1.9.0"))).toEqual(v("1.8.0"));
+    recordDeployment(state, "staging", "shop", { from: v("1.9.0"), to: v("1.8.0"), rollback: true });
+    const read = parseStateFile(formatStateFile(state));
+    expect(read.history.staging?.shop).toEqual([v("1.7.0"), v("1.8.0")]);
+    expect(versionBefore(read, "staging", "shop", v("1.8.0"))).toEqual(v("1.7.0"));
+    expect(versionBefore(read, "staging", "shop", v("1.7.0"))).toBeUndefined();
+  });
+
+  it("drops malformed entries and keeps at most 20 versions per image", () => {
+    const state = emptyState();
+    for (let minor = 0; minor < 30; minor++)
+      recordDeployment(state, "prod", "shop", { from: {}, to: { tag: `1.${minor}.0` }, rollback: false });
+    expect(state.history.prod?.shop).toHaveLength(20);
+    const text = JSON.stringify({
+      version: 1,
+      holds: {},
+      floors: {},
+      history: { prod: { shop: [{ tag: "a b" }, 3, { tag: "1.0.0" }] } },
+    });
+    expect(parseStateFile(text).history).toEqual({ prod: { shop: [{ tag: "1.0.0" }] } });
   });
 });
