@@ -25,6 +25,8 @@ export interface TreeEntry {
   /** `symlink` and `submodule` entries are never read or written (RELIABILITY.md row 15). */
   type: "blob" | "symlink" | "tree" | "submodule";
   sha: string;
+  /** Bytes, for blobs (the tree listing says it: a file can be judged before it is fetched). */
+  size?: number;
 }
 
 export interface PullRequestInfo {

@@ -182,7 +182,9 @@ export async function collectStatus(
         : await deps.github.findOpenPull(formatBranchName(environment));
     pulls[environment] = pull ? { number: pull.number, title: pull.title } : undefined;
   }
+  const skipped = files.skipped?.() ?? [];
   return {
+    ...(skipped.length > 0 ? { skipped } : {}),
     environments: order.map((name) => ({
       name,
       ...(config.environments[name]?.from ? { from: config.environments[name].from } : {}),

@@ -82,6 +82,8 @@ export async function syncRepository(deps: AppDeps, trigger: SyncTrigger): Promi
               ? { pins: follow, images: Object.keys(follow) }
               : { floor: state.floors[environment] ?? {}, eligible: ciGate(deps, config) },
           );
+          for (const file of files.skipped?.() ?? [])
+            deps.log.warn({ environment, file: file.path, reason: file.reason }, "file skipped");
           const upsert = await upsertPromotionPr(deps, {
             loaded,
             plan,

@@ -21,6 +21,8 @@ export type OctokitLike = Pick<Octokit, "rest" | "graphql">;
 /** Merge method for Ferry's PRs: squash keeps the base history one commit per promotion. */
 const MERGE_METHOD = "squash";
 const FERRY_ISSUE_LABEL = "ferry";
+/** The largest file read through the contents API fallback (the state and config files are small). */
+const MAX_READ_BYTES = 4 * 1024 * 1024;
 
 function status(error: unknown): number | undefined {
   const value = (error as { status?: unknown }).status;
@@ -119,8 +121,15 @@ export class GitHubRepoAdapter implements GitHubRepoPort {
     }
     if (data.encoding === "base64" && data.content !== undefined)
       return Buffer.from(data.content, "base64").toString("utf8");
-    // Files over 1 MB come without content; config and overlay files are far smaller.
-    throw new UserError("file-too-large", `${path} is too large to read`);
+    // Between 1 and 100 MB the contents API answers `encoding: "none"` and no content: the blob
+    // API serves those (up to 100 MB), within Ferry's own limit for a file.
+    const { sha, size } = response.data as { sha?: string; size?: number };
+    if (data.encoding === "none" && sha !== undefined && (size ?? Infinity) <= MAX_READ_BYTES)
+      return this.readBlob(sha);
+    throw new UserError(
+      "file-too-large",
+      `${path} is too large to read${size !== undefined ? ` (${size} bytes)` : ""}`,
+    );
   }
 
   async listTree(treeSha: string): Promise<TreeEntry[]> {
@@ -142,7 +151,9 @@ export class GitHubRepoAdapter implements GitHubRepoPort {
             : entry.type === "tree"
               ? "tree"
               : "blob";
-      return [{ path: entry.path, type, sha: entry.sha }];
+      return [
+        { path: entry.path, type, sha: entry.sha, ...(entry.size !== undefined ? { size: entry.size } : {}) },
+      ];
     });
   }
 
@@ -153,6 +164,8 @@ export class GitHubRepoAdapter implements GitHubRepoPort {
 
   private async fetchBlob(sha: string): Promise<string> {
     const { data } = await this.octokit.rest.git.getBlob({ ...this.r, file_sha: sha });
+    if (typeof data.content !== "string")
+      throw new UserError("file-too-large", `blob ${sha.slice(0, 7)} came back without content`);
     return Buffer.from(data.content, data.encoding === "base64" ? "base64" : "utf8").toString("utf8");
   }
 

@@ -198,6 +198,8 @@ export interface StatusInput {
   /** environment → open Ferry PR. */
   pulls: Record<string, { number: number; title: string } | undefined>;
   holds: Record<string, Hold>;
+  /** Files under an environment's paths that were left out, with the reason (e.g. too large). */
+  skipped?: { path: string; reason: string }[];
 }
 
 /** The environments × images table (also the answer to `/ferry status`). */
@@ -242,10 +244,22 @@ export function formatDashboard(input: StatusInput, state: FerryState, now: Date
     "",
     formatMermaid(input),
     "",
+    ...formatSkipped(input.skipped ?? []),
     `_Updated ${now.toISOString()}._`,
     "",
     formatState(state),
   ].join("\n");
+}
+
+/** The files Ferry left out, one line each, or nothing. */
+function formatSkipped(skipped: { path: string; reason: string }[]): string[] {
+  if (skipped.length === 0) return [];
+  return [
+    "Files Ferry did not read:",
+    "",
+    ...skipped.map((file) => `- ${inlineCode(file.path)}: ${escapeMarkdown(file.reason)}`),
+    "",
+  ];
 }
 
 export function formatState(state: FerryState): string {
