@@ -1,6 +1,6 @@
 import { environmentPolicy } from "../core/config/schema.js";
 import { UserError } from "../core/errors.js";
-import { versionBefore, type FerryState } from "../core/pr/dashboard.js";
+import { versionBefore, type FerryState } from "../core/state/ferry-state.js";
 import { isNewer } from "../core/policy/select-tag.js";
 import { registryOf, type AppDeps, type LoadedConfig } from "./app-deps.js";
 import { repoFileSource } from "./repo-files.js";

@@ -1,4 +1,4 @@
-import { recordDeployment } from "../core/pr/dashboard.js";
+import { recordDeployment } from "../core/state/ferry-state.js";
 import type { AppDeps } from "./app-deps.js";
 import type { PullRequestInfo } from "./github-port.js";
 import { loadRepoConfig } from "./load-repo-config.js";

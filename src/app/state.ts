@@ -4,13 +4,11 @@ import { formatBranchName } from "../core/pr/branch.js";
 import {
   DASHBOARD_TITLE,
   formatDashboard,
-  formatStateFile,
   formatStatusTable,
   parseState,
-  parseStateFile,
-  type FerryState,
   type StatusInput,
 } from "../core/pr/dashboard.js";
+import { formatStateFile, parseStateFile, type FerryState } from "../core/state/ferry-state.js";
 import type { AppDeps, LoadedConfig } from "./app-deps.js";
 import type { IssueInfo, PullRequestInfo } from "./github-port.js";
 import { repoFileSource } from "./repo-files.js";
