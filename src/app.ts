@@ -9,7 +9,6 @@ import { GitContentCache } from "./adapters/github/git-content-cache.js";
 import { GitHubRepoAdapter, type OctokitLike } from "./adapters/github/github-repo.js";
 import type { AppDeps, AppLogger } from "./app/app-deps.js";
 import { KeyedMutex } from "./app/keyed-mutex.js";
-import { currentImages, planEnvironment } from "./app/plan-environment.js";
 import type { RegistryReader } from "./app/ports.js";
 import { WorkQueue } from "./app/work-queue.js";
 import type { FerryConfig } from "./core/config/schema.js";
@@ -109,8 +108,6 @@ export function createFerry(options: FerryAppOptions): Ferry {
     github: new GitHubRepoAdapter(octokit, owner, repo, contentCache),
     registry: unconfiguredRegistry,
     registryFor: (config) => registryFor(config, octokit, owner),
-    planEnvironment,
-    currentImages,
     now: options.now ?? (() => new Date()),
     log,
     webUrl: options.webUrl ?? "https://github.com",

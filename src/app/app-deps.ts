@@ -1,5 +1,4 @@
 import type { FerryConfig } from "../core/config/schema.js";
-import type { currentImages, planEnvironment } from "./plan-environment.js";
 import type { GitHubRepoPort } from "./github-port.js";
 import type { KeyedMutex } from "./keyed-mutex.js";
 import type { RegistryReader } from "./ports.js";
@@ -17,9 +16,6 @@ export interface AppDeps {
   /** The registry reader; `registryFor` wins when set (credentials come from the config's `registries:`). */
   registry: RegistryReader;
   registryFor?: (config: FerryConfig) => RegistryReader;
-  /** The lead's planner and reader (`plan-environment.ts`), injected so tests can use fakes. */
-  planEnvironment: typeof planEnvironment;
-  currentImages: typeof currentImages;
   now: () => Date;
   log: AppLogger;
   /** `https://github.com`, or the GHE web URL, for links in PR bodies. */

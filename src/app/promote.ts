@@ -3,6 +3,7 @@ import { UserError } from "../core/errors.js";
 import { versionBefore, type FerryState } from "../core/state/ferry-state.js";
 import { isNewer } from "../core/policy/select-tag.js";
 import { registryOf, type AppDeps, type LoadedConfig } from "./app-deps.js";
+import { planEnvironment, currentImages } from "./plan-environment.js";
 import { repoFileSource } from "./repo-files.js";
 import { soakPending } from "./soak.js";
 import { loadState, updateState } from "./state.js";
@@ -33,7 +34,7 @@ export async function promote(deps: AppDeps, loaded: LoadedConfig, input: Promot
   if (environmentConfig.from !== undefined) {
     const upstream = environmentConfig.from;
     await requireSoaked(deps, upstream, environmentConfig.soak);
-    const running = await deps.currentImages(files, config, upstream);
+    const running = await currentImages(files, config, upstream);
     pins = {};
     for (const [name, current] of Object.entries(running)) {
       if (input.image && input.image.name !== name) continue;
@@ -59,7 +60,7 @@ export async function promote(deps: AppDeps, loaded: LoadedConfig, input: Promot
   } else {
     note = `Requested by @${input.by} with /promote: the newest version the policy admits.`;
   }
-  const plan = await deps.planEnvironment(
+  const plan = await planEnvironment(
     { registry: registryOf(deps, config), files, now: deps.now() },
     config,
     input.environment,
@@ -96,7 +97,7 @@ export async function promote(deps: AppDeps, loaded: LoadedConfig, input: Promot
 export async function rollback(deps: AppDeps, loaded: LoadedConfig, input: PromoteInput): Promise<string> {
   const { config } = loaded;
   const files = repoFileSource(deps.github, loaded.base.treeSha);
-  const running = await deps.currentImages(files, config, input.environment);
+  const running = await currentImages(files, config, input.environment);
   let pins: Pins = {};
   if (input.image) {
     if (!(input.image.name in config.images))
@@ -116,7 +117,7 @@ export async function rollback(deps: AppDeps, loaded: LoadedConfig, input: Promo
       );
     }
   }
-  const plan = await deps.planEnvironment(
+  const plan = await planEnvironment(
     { registry: registryOf(deps, config), files, now: deps.now() },
     config,
     input.environment,

@@ -10,6 +10,7 @@ import {
 } from "../core/pr/dashboard.js";
 import { formatStateFile, parseStateFile, type FerryState } from "../core/state/ferry-state.js";
 import type { AppDeps, LoadedConfig } from "./app-deps.js";
+import { currentImages } from "./plan-environment.js";
 import type { IssueInfo, PullRequestInfo } from "./github-port.js";
 import { repoFileSource } from "./repo-files.js";
 
@@ -166,7 +167,7 @@ export async function collectStatus(
   const pulls: StatusInput["pulls"] = {};
   for (const environment of order) {
     try {
-      const images = await deps.currentImages(files, config, environment);
+      const images = await currentImages(files, config, environment);
       running[environment] = Object.fromEntries(
         Object.entries(images).map(([name, image]) => [name, { tag: image.tag, digest: image.digest }]),
       );

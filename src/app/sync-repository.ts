@@ -4,7 +4,7 @@ import { isUserError } from "../core/errors.js";
 import { isNewer } from "../core/policy/select-tag.js";
 import { registryOf, type AppDeps, type LoadedConfig } from "./app-deps.js";
 import { loadRepoConfig } from "./load-repo-config.js";
-import type { EnvironmentPlan } from "./plan-environment.js";
+import { type EnvironmentPlan, planEnvironment, currentImages } from "./plan-environment.js";
 import type { PullRequestInfo } from "./github-port.js";
 import type { ImageDescription } from "./ports.js";
 import { repoFileSource } from "./repo-files.js";
@@ -72,7 +72,7 @@ export async function syncRepository(deps: AppDeps, trigger: SyncTrigger): Promi
             environmentConfig.from !== undefined
               ? await upstreamPins(deps, loaded, environment, files, state.floors[environment] ?? {})
               : undefined;
-          const plan = await deps.planEnvironment(
+          const plan = await planEnvironment(
             { registry: registryOf(deps, config), files, now: deps.now() },
             config,
             environment,
@@ -122,8 +122,8 @@ async function upstreamPins(
   const { config } = loaded;
   const upstream = config.environments[environment]!.from!;
   const [theirs, ours] = await Promise.all([
-    deps.currentImages(files, config, upstream),
-    deps.currentImages(files, config, environment),
+    currentImages(files, config, upstream),
+    currentImages(files, config, environment),
   ]);
   const pins: Record<string, { tag?: string; digest: string }> = {};
   for (const [name, running] of Object.entries(theirs)) {

@@ -15,7 +15,6 @@ import type {
 } from "../../src/app/github-port.js";
 import { STATE_FILE, STATE_REF } from "../../src/app/github-port.js";
 import { KeyedMutex } from "../../src/app/keyed-mutex.js";
-import { currentImages, planEnvironment } from "../../src/app/plan-environment.js";
 import type { ImageDescription, RegistryReader } from "../../src/app/ports.js";
 
 interface Commit {
@@ -347,8 +346,6 @@ export function fakeDeps(
   return {
     github,
     registry,
-    planEnvironment,
-    currentImages,
     now: () => now,
     log: { info: () => {}, warn: () => {}, error: () => {} },
     webUrl: "https://github.com",
