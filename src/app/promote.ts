@@ -9,6 +9,7 @@ import { soakPending } from "./soak.js";
 import { loadState, updateState } from "./state.js";
 import { bodyRows } from "./sync-repository.js";
 import { upsertPromotionPr, type UpsertResult } from "./upsert-promotion-pr.js";
+import { upstreamPins, type Pins } from "./upstream-pins.js";
 
 export interface PromoteInput {
   environment: string;
@@ -17,8 +18,6 @@ export interface PromoteInput {
   /** Where the command was given; the PR links back to it. */
   issueNumber?: number;
 }
-
-type Pins = Record<string, { tag?: string; digest: string }>;
 
 /**
  * `/promote <env> [image@tag]` (issue 5 §4): with `from`, the environment gets exactly what its
@@ -34,23 +33,18 @@ export async function promote(deps: AppDeps, loaded: LoadedConfig, input: Promot
   if (environmentConfig.from !== undefined) {
     const upstream = environmentConfig.from;
     await requireSoaked(deps, upstream, environmentConfig.soak);
-    const running = await currentImages(files, config, upstream);
-    pins = {};
-    for (const [name, current] of Object.entries(running)) {
-      if (input.image && input.image.name !== name) continue;
-      if (input.image && current.tag !== input.image.tag) {
-        throw new UserError(
-          "not-upstream",
-          `${upstream} runs ${name} ${current.tag ?? current.digest ?? "nothing"}, not ${input.image.tag}; promote what ${upstream} runs`,
-        );
-      }
-      const repository = config.images[name]!.repository;
-      const digest =
-        current.digest ??
-        (current.tag ? await registryOf(deps, config).resolveDigest(repository, current.tag) : undefined);
-      if (!digest) continue;
-      pins[name] = { ...(current.tag ? { tag: current.tag } : {}), digest };
-    }
+    ({ pins } = await upstreamPins(registryOf(deps, config), files, config, upstream, {
+      include: (name, current) => {
+        if (input.image && input.image.name !== name) return false;
+        if (input.image && current.tag !== input.image.tag) {
+          throw new UserError(
+            "not-upstream",
+            `${upstream} runs ${name} ${current.tag ?? current.digest ?? "nothing"}, not ${input.image.tag}; promote what ${upstream} runs`,
+          );
+        }
+        return true;
+      },
+    }));
     if (input.image && !(input.image.name in pins))
       throw new UserError("unknown-image", `${upstream} does not run ${input.image.name}`);
     note = `Requested by @${input.by} with /promote: the exact digests ${upstream} runs.`;
