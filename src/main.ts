@@ -10,7 +10,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { createNodeMiddleware, Probot, ProbotOctokit } from "probot";
 import { Counter, collectDefaultMetrics, Registry } from "prom-client";
-import { createFerry, type Ferry, type FerryAppOptions } from "./app.js";
+import { createFerry, type Ferry, type FerryAppOptions } from "./probot-app/create-ferry.js";
 import { parseDuration } from "./core/duration.js";
 import { UserError } from "./core/errors.js";
 import { createRegistryReceiver, type RegistryReceiverOptions } from "./handlers/registry/index.js";

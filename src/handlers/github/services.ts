@@ -2,7 +2,7 @@ import type { AppDeps } from "../../app/app-deps.js";
 import type { WorkQueue } from "../../app/work-queue.js";
 import type { OctokitLike } from "../../adapters/github/github-repo.js";
 
-/** What the GitHub webhook handlers get from the app wiring (`src/app.ts`); no Probot types here. */
+/** What the GitHub webhook handlers get from the app wiring (`src/probot-app/`); no Probot types here. */
 export interface HandlerServices {
   /** Use-case dependencies for one repository, over an installation-authenticated Octokit. */
   depsFor(octokit: OctokitLike, owner: string, repo: string): AppDeps;

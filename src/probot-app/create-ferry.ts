@@ -4,15 +4,15 @@
  * With `src/main.ts` and `src/cli/serve.ts`, the only module that imports `probot`.
  */
 import type { Probot } from "probot";
-import { createRegistryClient } from "./adapters/registry/index.js";
-import { GitContentCache } from "./adapters/github/git-content-cache.js";
-import { GitHubRepoAdapter, type OctokitLike } from "./adapters/github/github-repo.js";
-import type { AppDeps, AppLogger } from "./app/app-deps.js";
-import { KeyedMutex } from "./app/keyed-mutex.js";
-import type { RegistryReader } from "./app/ports.js";
-import { WorkQueue } from "./app/work-queue.js";
-import type { FerryConfig } from "./core/config/schema.js";
-import { hintsFromGitHubPackageEvent, type RegistryHint } from "./handlers/registry/index.js";
+import { createRegistryClient } from "../adapters/registry/index.js";
+import { GitContentCache } from "../adapters/github/git-content-cache.js";
+import { GitHubRepoAdapter, type OctokitLike } from "../adapters/github/github-repo.js";
+import type { AppDeps, AppLogger } from "../app/app-deps.js";
+import { KeyedMutex } from "../app/keyed-mutex.js";
+import type { RegistryReader } from "../app/ports.js";
+import { WorkQueue } from "../app/work-queue.js";
+import type { FerryConfig } from "../core/config/schema.js";
+import { hintsFromGitHubPackageEvent, type RegistryHint } from "../handlers/registry/index.js";
 import {
   onChecksCompleted,
   onInstallation,
@@ -21,8 +21,8 @@ import {
   onPullRequest,
   onPush,
   syncInstallation,
-} from "./handlers/github/handlers.js";
-import type { HandlerEvent, HandlerServices } from "./handlers/github/services.js";
+} from "../handlers/github/handlers.js";
+import type { HandlerEvent, HandlerServices } from "../handlers/github/services.js";
 
 export interface FerryAppOptions {
   /**
@@ -157,8 +157,8 @@ export function createFerry(options: FerryAppOptions): Ferry {
 
   /** Environments × images of every configured repository, visiting at most `statusMaxRepositories`. */
   const collectAllStatus = async (probot: Probot): Promise<Record<string, unknown>> => {
-    const { loadRepoConfig } = await import("./app/load-repo-config.js");
-    const { collectStatus, loadState } = await import("./app/state.js");
+    const { loadRepoConfig } = await import("../app/load-repo-config.js");
+    const { collectStatus, loadState } = await import("../app/state.js");
     const result: Record<string, unknown> = {};
     let budget = options.statusMaxRepositories ?? STATUS_MAX_REPOSITORIES;
     await eachInstallation(probot, async (octokit) => {
