@@ -1,10 +1,11 @@
 /**
  * The Probot app: builds adapters per event, hands ports to the use cases (through the thin
- * handlers), and exposes the periodic scan and registry-hint entry points to `src/main.ts`.
- * With `src/main.ts` and `src/cli/serve.ts`, the only module that imports `probot`.
+ * handlers), and exposes the periodic scan and registry-hint entry points to `src/main.ts`. The
+ * pieces live beside it: registry readers, installation listing, the `/status` reader and the
+ * event registrations. With `src/main.ts` and `src/cli/serve.ts`, the only place that imports
+ * `probot`.
  */
 import type { Probot } from "probot";
-import { createRegistryClient } from "../adapters/registry/index.js";
 import { GitContentCache } from "../adapters/github/git-content-cache.js";
 import { GitHubRepoAdapter, type OctokitLike } from "../adapters/github/github-repo.js";
 import type { AppDeps, AppLogger } from "../app/app-deps.js";
@@ -12,17 +13,13 @@ import { KeyedMutex } from "../app/keyed-mutex.js";
 import type { RegistryReader } from "../app/ports.js";
 import { WorkQueue } from "../app/work-queue.js";
 import type { FerryConfig } from "../core/config/schema.js";
-import { hintsFromGitHubPackageEvent, type RegistryHint } from "../handlers/registry/index.js";
-import {
-  onChecksCompleted,
-  onInstallation,
-  onIssueComment,
-  onPackage,
-  onPullRequest,
-  onPush,
-  syncInstallation,
-} from "../handlers/github/handlers.js";
-import type { HandlerEvent, HandlerServices } from "../handlers/github/services.js";
+import type { RegistryHint } from "../handlers/registry/index.js";
+import { syncInstallation } from "../handlers/github/handlers.js";
+import type { HandlerServices } from "../handlers/github/services.js";
+import { eachInstallation, installationRepos } from "./installations.js";
+import { hintRepository, registerEvents, type AppIdentity } from "./register-events.js";
+import { RegistryReaders } from "./registry-readers.js";
+import { createStatusReader } from "./status-reader.js";
 
 export interface FerryAppOptions {
   /**
@@ -76,176 +73,41 @@ export function createFerry(options: FerryAppOptions): Ferry {
     warn: (f, m) => log.warn(f, m),
     error: (f, m) => log.error(f, m),
   });
-  const registries = new Map<string, RegistryReader>();
+  const registries = new RegistryReaders({
+    env: options.env ?? {},
+    refusePrivateRegistries: options.refusePrivateRegistries ?? false,
+    ...(options.registryFor ? { registryFor: options.registryFor } : {}),
+  });
   const contentCache = new GitContentCache();
-  let appLogin: string | undefined;
-
-  const registryFor = (config: FerryConfig, octokit: OctokitLike, owner: string): RegistryReader => {
-    const token = async (): Promise<string> => {
-      const auth =
-        (await (octokit as unknown as { auth: (o: { type: string }) => Promise<{ token: string }> }).auth({
-          type: "installation",
-        })) ?? {};
-      return auth.token;
-    };
-    if (options.registryFor) return options.registryFor(config, token);
-    // One client per owner and registries block keeps the tag cache and per-registry budgets.
-    const key = `${owner}:${JSON.stringify(config.registries ?? {})}`;
-    let client = registries.get(key);
-    if (!client) {
-      client = createRegistryClient({
-        registries: config.registries ?? {},
-        env: options.env ?? {},
-        githubToken: token,
-        refusePrivateRegistries: options.refusePrivateRegistries ?? false,
-      });
-      registries.set(key, client);
-    }
-    return client;
-  };
+  const identity: AppIdentity = {};
 
   const depsFor = (octokit: OctokitLike, owner: string, repo: string): AppDeps => ({
     github: new GitHubRepoAdapter(octokit, owner, repo, contentCache),
     registry: unconfiguredRegistry,
-    registryFor: (config) => registryFor(config, octokit, owner),
+    registryFor: (config) => registries.for(config, octokit, owner),
     now: options.now ?? (() => new Date()),
     log,
     webUrl: options.webUrl ?? "https://github.com",
     locks,
     sealKey: options.sealKey,
-    ...(appLogin ? { appLogin } : {}),
+    ...(identity.login ? { appLogin: identity.login } : {}),
     ...(options.onPullRequest ? { onPullRequest: options.onPullRequest } : {}),
   });
 
-  const installationRepos = async (
-    octokit: OctokitLike,
-  ): Promise<{ owner: string; repo: string; defaultBranch?: string }[]> => {
-    const repos: { owner: string; repo: string; defaultBranch?: string }[] = [];
-    for (let page = 1; page <= 10; page++) {
-      const { data } = await octokit.rest.apps.listReposAccessibleToInstallation({ per_page: 100, page });
-      for (const repository of data.repositories) {
-        // The listing names each default branch: one request less per repository and scan.
-        if (!repository.archived)
-          repos.push({
-            owner: repository.owner.login,
-            repo: repository.name,
-            ...(repository.default_branch ? { defaultBranch: repository.default_branch } : {}),
-          });
-      }
-      if (data.repositories.length < 100) break;
-    }
-    return repos;
-  };
-
   const services: HandlerServices = { depsFor, installationRepos, queue };
-  const clock = (): number => (options.now ? options.now().getTime() : Date.now());
-  let statusAnswer: { at: number; value: Promise<Record<string, unknown>> } | undefined;
-
-  const eachInstallation = async (
-    probot: Probot,
-    visit: (octokit: OctokitLike, installationId: number) => Promise<void>,
-  ): Promise<void> => {
-    const appOctokit = await probot.auth();
-    const installations = await appOctokit.paginate(appOctokit.rest.apps.listInstallations, {
-      per_page: 100,
-    });
-    for (const installation of installations) {
-      const octokit = (await probot.auth(installation.id)) as unknown as OctokitLike;
-      await visit(octokit, installation.id);
-    }
-  };
-
-  /** Environments × images of every configured repository, visiting at most `statusMaxRepositories`. */
-  const collectAllStatus = async (probot: Probot): Promise<Record<string, unknown>> => {
-    const { loadRepoConfig } = await import("../app/load-repo-config.js");
-    const { collectStatus, loadState } = await import("../app/state.js");
-    const result: Record<string, unknown> = {};
-    let budget = options.statusMaxRepositories ?? STATUS_MAX_REPOSITORIES;
-    await eachInstallation(probot, async (octokit) => {
-      if (budget <= 0) return;
-      for (const { owner, repo, defaultBranch } of await installationRepos(octokit)) {
-        if (budget-- <= 0) {
-          log.warn(
-            { limit: options.statusMaxRepositories ?? STATUS_MAX_REPOSITORIES },
-            "status: repository limit reached; the rest is left out",
-          );
-          return;
-        }
-        const deps = depsFor(octokit, owner, repo);
-        // A GET never writes: a broken config is reported by the sync, not by a status read.
-        const loaded = await loadRepoConfig(deps, defaultBranch, { readOnly: true });
-        if (!loaded.ok) continue;
-        const { state } = await loadState(deps);
-        result[`${owner}/${repo}`] = await collectStatus(deps, loaded, state);
-      }
-    });
-    return result;
-  };
-
-  const app = (probot: Probot): void => {
-    log = childLogger(probot);
-    const event = <P>(context: {
-      id: string;
-      name: string;
-      payload: unknown;
-      octokit: unknown;
-    }): HandlerEvent<P> => ({
-      id: context.id,
-      name: context.name,
-      payload: context.payload as P,
-      octokit: context.octokit as OctokitLike,
-    });
-    // The app's login decides which PRs are Ferry's: events wait until it is known.
-    let lookup: Promise<void> | undefined;
-    const knowAppLogin = (): Promise<void> =>
-      appLogin !== undefined
-        ? Promise.resolve()
-        : (lookup ??= probot
-            .auth()
-            .then((octokit) => octokit.rest.apps.getAuthenticated())
-            .then(({ data }) => {
-              if (data?.slug) appLogin = `${data.slug}[bot]`;
-            })
-            .catch((error: unknown) => log.warn({ error: (error as Error).message }, "app login unknown"))
-            .finally(() => {
-              lookup = undefined;
-            }));
-    void knowAppLogin();
-    probot.on("issue_comment.created", async (context) => {
-      await knowAppLogin();
-      return onIssueComment(event(context), services);
-    });
-    probot.on(
-      ["pull_request.opened", "pull_request.synchronize", "pull_request.reopened", "pull_request.closed"],
-      async (context) => {
-        await knowAppLogin();
-        return onPullRequest(event(context), services);
-      },
-    );
-    probot.on("push", (context) => onPush(event(context), services));
-    probot.on(
-      ["check_suite.completed", "check_run.completed", "status", "workflow_run.completed"],
-      async (context) => {
-        await knowAppLogin();
-        return onChecksCompleted(event(context), services);
-      },
-    );
-    probot.on(["registry_package.published", "package.published"], (context) =>
-      onPackage(
-        event(context),
-        services,
-        hintsFromGitHubPackageEvent(context.name as "registry_package" | "package", context.payload).map(
-          hintRepository,
-        ),
-      ),
-    );
-    probot.on(["installation.created", "installation_repositories.added"], (context) =>
-      onInstallation(event(context), services),
-    );
-  };
+  const status = createStatusReader({
+    depsFor,
+    log: () => log,
+    clock: () => (options.now ? options.now().getTime() : Date.now()),
+    ttlMs: options.statusTtlMs ?? STATUS_TTL_MS,
+    maxRepositories: options.statusMaxRepositories ?? STATUS_MAX_REPOSITORIES,
+  });
 
   return {
-    app,
+    app(probot) {
+      log = childLogger(probot);
+      registerEvents(probot, services, identity);
+    },
     queue,
     contentCache,
     idle: () => queue.idle(),
@@ -256,37 +118,19 @@ export function createFerry(options: FerryAppOptions): Ferry {
     },
     async hint(probot, hints) {
       if (hints.length === 0) return;
-      for (const hint of hints)
-        for (const client of registries.values())
-          (client as { invalidate?: (r: string) => void }).invalidate?.(hintRepository(hint));
+      for (const hint of hints) registries.invalidate(hintRepository(hint));
       const repositories = [...new Set(hints.map(hintRepository))];
       await eachInstallation(probot, async (octokit, installationId) => {
         syncInstallation({ octokit, installationId }, services, { reason: "registry", repositories });
       });
     },
-    status(probot) {
-      // A monitoring scrape or a dashboard refresh must not turn into one GitHub walk per request:
-      // concurrent and repeated requests within the TTL share one answer (a failure is not kept).
-      const at = clock();
-      if (statusAnswer && at - statusAnswer.at < (options.statusTtlMs ?? STATUS_TTL_MS))
-        return statusAnswer.value;
-      const value = collectAllStatus(probot);
-      statusAnswer = { at, value };
-      value.catch(() => {
-        if (statusAnswer?.value === value) statusAnswer = undefined;
-      });
-      return value;
-    },
+    status,
   };
 }
 
 /** The Probot application function alone (for `probot run` and tests that load it into a Probot). */
 export function createFerryApp(options: FerryAppOptions): (probot: Probot) => void {
   return createFerry(options).app;
-}
-
-function hintRepository(hint: RegistryHint): string {
-  return `${hint.registry}/${hint.repository}`;
 }
 
 const unconfiguredRegistry: RegistryReader = {
