@@ -125,8 +125,6 @@ export interface GitHubRepoPort {
   ): Promise<"written" | "conflict">;
   findOpenPull(head: string): Promise<PullRequestInfo | undefined>;
   getPull(number: number): Promise<PullRequestInfo | undefined>;
-  /** Closed Ferry PRs of an environment, newest first (for rollback). */
-  listClosedPulls(head: string): Promise<PullRequestInfo[]>;
   createPull(input: { head: string; base: string; title: string; body: string }): Promise<PullRequestInfo>;
   updatePull(
     number: number,

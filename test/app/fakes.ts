@@ -175,13 +175,6 @@ export class FakeGitHub implements GitHubRepoPort {
     const pull = this.pulls.find((p) => p.number === number);
     return pull ? { ...pull } : undefined;
   }
-  async listClosedPulls(head: string) {
-    this.calls.push("listClosedPulls");
-    return this.pulls
-      .filter((p) => p.headRef === head && p.state === "closed")
-      .reverse()
-      .map((p) => ({ ...p }));
-  }
   #nextNumber(): number {
     return this.pulls.length + this.issues.length + 1;
   }

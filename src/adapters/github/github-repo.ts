@@ -282,18 +282,6 @@ export class GitHubRepoAdapter implements GitHubRepoPort {
     return response ? toPull(response.data) : undefined;
   }
 
-  async listClosedPulls(head: string): Promise<PullRequestInfo[]> {
-    const { data } = await this.octokit.rest.pulls.list({
-      ...this.r,
-      head: `${this.owner}:${head}`,
-      state: "closed",
-      sort: "updated",
-      direction: "desc",
-      per_page: 30,
-    });
-    return data.filter((pull) => pull.head.ref === head).map(toPull);
-  }
-
   async createPull(input: {
     head: string;
     base: string;
