@@ -1,7 +1,6 @@
 import type { ConfigContext } from "../core/config/config-context.js";
 import type { FerryConfig } from "../core/config/schema.js";
 import type { SecretRedactor } from "../core/redact.js";
-import type { currentImages, planEnvironment } from "./plan-environment.js";
 import type { GitHubRepoPort } from "./github-port.js";
 import type { KeyedMutex } from "./keyed-mutex.js";
 import type { RegistryReader } from "./ports.js";
@@ -18,9 +17,6 @@ export interface AppDeps {
   github: GitHubRepoPort;
   /** The registry reader for a repository's config (credentials come from its `registries:`). */
   registryFor: (config: FerryConfig) => RegistryReader;
-  /** The lead's planner and reader (`plan-environment.ts`), injected so tests can use fakes. */
-  planEnvironment: typeof planEnvironment;
-  currentImages: typeof currentImages;
   now: () => Date;
   log: AppLogger;
   /** `https://github.com`, or the GHE web URL, for links in PR bodies. */
@@ -30,8 +26,13 @@ export interface AppDeps {
   configContext?: ConfigContext;
   /** Every secret this process holds, for `errorText` (error-text.ts). */
   secrets?: SecretRedactor;
-  /** The app's own login (`ferry[bot]`): its comments are never commands. */
+  /**
+   * The app's own login (`ferry[bot]`): its comments are never commands, and only the PRs it
+   * opened are Ferry's (undefined until known: then no PR is).
+   */
   appLogin?: string;
+  /** The key of the seal on the plan blocks Ferry writes into PR bodies (`pull-trust.ts`). */
+  sealKey: string;
   /** Called after a PR is opened or updated (metrics and the bench's push-to-PR latency). */
   onPullRequest?: (event: { environment: string; number: number; action: "opened" | "updated" }) => void;
 }

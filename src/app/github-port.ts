@@ -26,6 +26,8 @@ export interface TreeEntry {
   /** `symlink` and `submodule` entries are never read or written (docs/reliability.md row 15). */
   type: "blob" | "symlink" | "tree" | "submodule";
   sha: string;
+  /** Bytes, for blobs (the tree listing says it: a file can be judged before it is fetched). */
+  size?: number;
 }
 
 export interface PullRequestInfo {
@@ -41,6 +43,10 @@ export interface PullRequestInfo {
   labels: string[];
   /** Native auto-merge is enabled: GitHub merges it when the requirements are met. */
   autoMerge: boolean;
+  /** Who opened it (`ferry[bot]` for Ferry's own). */
+  author: string;
+  /** `owner/repo` of the head branch; another repository for a fork, undefined once a fork is deleted. */
+  headRepo?: string;
 }
 
 export type ReactionContent = "eyes" | "rocket" | "-1" | "+1" | "confused";
@@ -107,8 +113,6 @@ export interface GitHubRepoPort {
   ): Promise<"written" | "conflict">;
   findOpenPull(head: string): Promise<PullRequestInfo | undefined>;
   getPull(number: number): Promise<PullRequestInfo | undefined>;
-  /** Closed Ferry PRs of an environment, newest first (for rollback). */
-  listClosedPulls(head: string): Promise<PullRequestInfo[]>;
   createPull(input: { head: string; base: string; title: string; body: string }): Promise<PullRequestInfo>;
   updatePull(
     number: number,
@@ -116,8 +120,13 @@ export interface GitHubRepoPort {
   ): Promise<void>;
   addLabels(number: number, labels: string[]): Promise<void>;
   requestReviewers(number: number, users: string[], teams: string[]): Promise<void>;
-  /** GitHub's native auto-merge; `unavailable` when the repo does not allow it. */
-  enableAutoMerge(pull: PullRequestInfo): Promise<"enabled" | "unavailable">;
+  /**
+   * GitHub's native auto-merge, only while the head is still `expectedHead` (GraphQL
+   * `expectedHeadOid`); `unavailable` when the repo does not allow it or the head moved.
+   */
+  enableAutoMerge(pull: PullRequestInfo, expectedHead: string): Promise<"enabled" | "unavailable">;
+  /** Turns native auto-merge off (a commit Ferry did not write reached the PR). */
+  disableAutoMerge(pull: PullRequestInfo): Promise<void>;
   /** Merges only if the head is still `sha` (docs/reliability.md row 13). */
   merge(number: number, sha: string): Promise<"merged" | "head-moved" | "base-moved" | "not-mergeable">;
   /** Contexts required by branch protection, or undefined when the branch is unprotected. */

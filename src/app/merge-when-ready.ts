@@ -1,7 +1,6 @@
-import { parseBody } from "../core/pr/body.js";
-import { parseBranchName } from "../core/pr/branch.js";
 import type { AppDeps, LoadedConfig } from "./app-deps.js";
 import type { PullRequestInfo } from "./github-port.js";
+import { ferryPull } from "./pull-trust.js";
 
 export type MergeOutcome = "merged" | "waiting" | "not-ferry" | "review" | "stopped";
 
@@ -15,8 +14,10 @@ export async function mergeWhenReady(
   loaded: LoadedConfig,
   pull: PullRequestInfo,
 ): Promise<MergeOutcome> {
-  const environment = parseBranchName(pull.headRef);
-  if (!environment || pull.state !== "open" || pull.merged || !parseBody(pull.body)) return "not-ferry";
+  // Only a PR Ferry opened, at the very commit it wrote (a commit pushed into it is never merged).
+  const ferry = ferryPull(deps, pull);
+  if (!ferry?.headIsFerrys || pull.state !== "open" || pull.merged) return "not-ferry";
+  const environment = ferry.environment;
   if (pull.baseRef !== loaded.baseBranch) return "not-ferry";
   if (loaded.config.environments[environment]?.merge !== "auto") return "review";
   // Native auto-merge is on: GitHub merges when the requirements are met. Merging as well would

@@ -24,6 +24,13 @@ export interface FileSource {
   /** Repo-relative paths of the YAML files under `paths`; refuses symlinks and paths outside the repo. */
   listFiles(paths: string[]): Promise<string[]>;
   readFile(path: string): Promise<string>;
+  /** Files left out of `listFiles` so far, each with the reason (e.g. over the size limit). */
+  skipped?(): SkippedFile[];
+}
+
+export interface SkippedFile {
+  path: string;
+  reason: string;
 }
 
 export interface PlannedEdit {

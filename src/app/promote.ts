@@ -1,12 +1,15 @@
+import { environmentPolicy } from "../core/config/schema.js";
 import { UserError } from "../core/errors.js";
-import { parseBody } from "../core/pr/body.js";
-import { formatBranchName } from "../core/pr/branch.js";
+import { versionBefore, type FerryState } from "../core/state/ferry-state.js";
+import { isNewer } from "../core/policy/select-tag.js";
 import type { AppDeps, LoadedConfig } from "./app-deps.js";
+import { planEnvironment, currentImages } from "./plan-environment.js";
 import { repoFileSource } from "./repo-files.js";
 import { soakPending } from "./soak.js";
-import { updateState } from "./state.js";
+import { loadState, updateState } from "./state.js";
 import { bodyRows } from "./sync-repository.js";
 import { upsertPromotionPr, type UpsertResult } from "./upsert-promotion-pr.js";
+import { upstreamPins, type Pins } from "./upstream-pins.js";
 
 export interface PromoteInput {
   environment: string;
@@ -15,8 +18,6 @@ export interface PromoteInput {
   /** Where the command was given; the PR links back to it. */
   issueNumber?: number;
 }
-
-type Pins = Record<string, { tag?: string; digest: string }>;
 
 /**
  * `/promote <env> [image@tag]` (docs/config.md "Commands"): with `from`, the environment gets exactly what its
@@ -32,23 +33,18 @@ export async function promote(deps: AppDeps, loaded: LoadedConfig, input: Promot
   if (environmentConfig.from !== undefined) {
     const upstream = environmentConfig.from;
     await requireSoaked(deps, upstream, environmentConfig.soak);
-    const running = await deps.currentImages(files, config, upstream);
-    pins = {};
-    for (const [name, current] of Object.entries(running)) {
-      if (input.image && input.image.name !== name) continue;
-      if (input.image && current.tag !== input.image.tag) {
-        throw new UserError(
-          "not-upstream",
-          `${upstream} runs ${name} ${current.tag ?? current.digest ?? "nothing"}, not ${input.image.tag}; promote what ${upstream} runs`,
-        );
-      }
-      const repository = config.images[name]!.repository;
-      const digest =
-        current.digest ??
-        (current.tag ? await deps.registryFor(config).resolveDigest(repository, current.tag) : undefined);
-      if (!digest) continue;
-      pins[name] = { ...(current.tag ? { tag: current.tag } : {}), digest };
-    }
+    ({ pins } = await upstreamPins(deps.registryFor(config), files, config, upstream, {
+      include: (name, current) => {
+        if (input.image && input.image.name !== name) return false;
+        if (input.image && current.tag !== input.image.tag) {
+          throw new UserError(
+            "not-upstream",
+            `${upstream} runs ${name} ${current.tag ?? current.digest ?? "nothing"}, not ${input.image.tag}; promote what ${upstream} runs`,
+          );
+        }
+        return true;
+      },
+    }));
     if (input.image && !(input.image.name in pins))
       throw new UserError("unknown-image", `${upstream} does not run ${input.image.name}`);
     note = `Requested by @${input.by} with /promote: the exact digests ${upstream} runs.`;
@@ -58,7 +54,7 @@ export async function promote(deps: AppDeps, loaded: LoadedConfig, input: Promot
   } else {
     note = `Requested by @${input.by} with /promote: the newest version the policy admits.`;
   }
-  const plan = await deps.planEnvironment(
+  const plan = await planEnvironment(
     { registry: deps.registryFor(config), files, now: deps.now(), secrets: deps.secrets },
     config,
     input.environment,
@@ -87,29 +83,35 @@ export async function promote(deps: AppDeps, loaded: LoadedConfig, input: Promot
 }
 
 /**
- * `/rollback <env> [image@tag]` (docs/config.md "Commands"): a PR restoring the previous version (what the last
- * merged Ferry PR replaced) or the named one, and a hold on the environment so automatic updates
- * do not undo it; the version rolled back from becomes the floor for after `/unhold`.
+ * `/rollback <env> [image@tag]` (docs/config.md "Commands"): a PR restoring the version before the current one in
+ * the environment's history of promotions (versions already rolled back are no longer in it) or
+ * the named one, and a hold on the environment so automatic updates do not undo it; the version
+ * rolled back from becomes the floor for after `/unhold` (a floor is never lowered here).
  */
 export async function rollback(deps: AppDeps, loaded: LoadedConfig, input: PromoteInput): Promise<string> {
   const { config } = loaded;
   const files = repoFileSource(deps.github, loaded.base.treeSha);
-  const running = await deps.currentImages(files, config, input.environment);
+  const running = await currentImages(files, config, input.environment);
   let pins: Pins = {};
   if (input.image) {
     if (!(input.image.name in config.images))
       throw new UserError("unknown-image", `unknown image ${input.image.name}`);
     pins[input.image.name] = await resolvePin(deps, loaded, input.image);
   } else {
-    pins = await previousVersions(deps, loaded, input.environment, running);
+    const { state } = await loadState(deps);
+    pins = await previousVersions(deps, loaded, state, input.environment, running);
     if (Object.keys(pins).length === 0) {
+      const names = Object.keys(running).filter((name) => name in config.images);
+      const oldest = names
+        .map((name) => `${name} older than ${running[name]!.tag ?? running[name]!.digest?.slice(0, 19)}`)
+        .join(", ");
       throw new UserError(
         "no-previous",
-        `no previous version of ${input.environment} is known; name one: /rollback ${input.environment} image@tag`,
+        `no version of ${oldest || "any image"} is recorded for ${input.environment}; name one: /rollback ${input.environment} image@tag`,
       );
     }
   }
-  const plan = await deps.planEnvironment(
+  const plan = await planEnvironment(
     { registry: deps.registryFor(config), files, now: deps.now(), secrets: deps.secrets },
     config,
     input.environment,
@@ -122,7 +124,12 @@ export async function rollback(deps: AppDeps, loaded: LoadedConfig, input: Promo
     state.holds[input.environment] = { by: input.by, at: deps.now().toISOString(), reason: "rollback" };
     for (const name of Object.keys(pins)) {
       const tag = running[name]?.tag;
-      if (tag !== undefined) (state.floors[input.environment] ??= {})[name] = tag;
+      const floors = (state.floors[input.environment] ??= {});
+      const floor = floors[name];
+      // A second rollback must not lower the floor the first one set (1.9 stays refused after 1.8).
+      const policy = environmentPolicy(config, input.environment, name);
+      if (tag !== undefined && (floor === undefined || isNewer(tag, floor, policy) === true))
+        floors[name] = tag;
     }
   });
   const upsert = await deps.locks.run(
@@ -142,32 +149,26 @@ export async function rollback(deps: AppDeps, loaded: LoadedConfig, input: Promo
   return answer && `${answer} ${input.environment} is on hold until \`/unhold ${input.environment}\`.`;
 }
 
-/** What the most recent merged Ferry PR of the environment replaced, for images still at its target. */
+/** Per image, the version before the one running now in the environment's history. */
 async function previousVersions(
   deps: AppDeps,
   loaded: LoadedConfig,
+  state: FerryState,
   environment: string,
   running: Record<string, { tag?: string; digest?: string }>,
 ): Promise<Pins> {
   const pins: Pins = {};
-  for (const pull of await deps.github.listClosedPulls(formatBranchName(environment))) {
-    if (!pull.merged) continue;
-    const block = parseBody(pull.body);
-    if (!block || block.environment !== environment) continue;
-    for (const change of block.changes) {
-      if (change.image in pins || !(change.image in loaded.config.images)) continue;
-      const now = running[change.image];
-      const atTarget =
-        now && (now.digest === change.to.digest || (now.tag !== undefined && now.tag === change.to.tag));
-      if (!atTarget) continue;
-      const digest =
-        change.from.digest ??
-        (change.from.tag
-          ? await deps.registryFor(loaded.config).resolveDigest(change.repository, change.from.tag)
-          : undefined);
-      if (digest) pins[change.image] = { ...(change.from.tag ? { tag: change.from.tag } : {}), digest };
-    }
-    if (Object.keys(pins).length > 0) break;
+  for (const [image, now] of Object.entries(running)) {
+    const config = loaded.config.images[image];
+    if (!config) continue;
+    const before = versionBefore(state, environment, image, now);
+    if (!before) continue;
+    const digest =
+      before.digest ??
+      (before.tag
+        ? await deps.registryFor(loaded.config).resolveDigest(config.repository, before.tag)
+        : undefined);
+    if (digest) pins[image] = { ...(before.tag ? { tag: before.tag } : {}), digest };
   }
   return pins;
 }

@@ -125,7 +125,43 @@ async function runCommand(
         delete state.holds[environment];
       });
       return `${environment} is no longer on hold: automatic updates resume with versions newer than what was held.`;
+    case "unfloor":
+      return unfloor(deps, loaded, environment, command.imageName);
   }
+}
+
+/**
+ * `/unfloor <env> [image]`: forgets the floor (the tag automatic updates must stay above) of one
+ * image or of every image of the environment, e.g. after a tag was published by mistake. Only a
+ * command lowers a floor; it needs the same permission as `/promote <env>`.
+ */
+async function unfloor(
+  deps: AppDeps,
+  loaded: LoadedConfig,
+  environment: string,
+  image: string | undefined,
+): Promise<string> {
+  if (image !== undefined && !(image in loaded.config.images))
+    throw new UserError("unknown-image", `unknown image ${image}`);
+  let lowered: Record<string, string> = {};
+  await updateState(deps, loaded, (state) => {
+    const floors = state.floors[environment] ?? {};
+    lowered = image === undefined ? { ...floors } : image in floors ? { [image]: floors[image]! } : {};
+    if (image === undefined) delete state.floors[environment];
+    else {
+      delete floors[image];
+      if (Object.keys(floors).length === 0) delete state.floors[environment];
+    }
+  });
+  const names = Object.keys(lowered).sort();
+  if (names.length === 0)
+    return `${environment} has no floor${image !== undefined ? ` for ${image}` : ""}; nothing to lower.`;
+  return names
+    .map(
+      (name) =>
+        `The floor of ${name} in ${environment} (${lowered[name]}) is gone: automatic updates may propose any version the policy admits.`,
+    )
+    .join("\n");
 }
 
 /**

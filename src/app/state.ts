@@ -4,17 +4,16 @@ import { formatBranchName } from "../core/pr/branch.js";
 import {
   DASHBOARD_TITLE,
   formatDashboard,
-  formatStateFile,
   formatStatusTable,
   parseState,
   parseNotices,
-  parseStateFile,
-  type FerryState,
   type PolicyNotice,
   type StatusInput,
 } from "../core/pr/dashboard.js";
+import { formatStateFile, parseStateFile, type FerryState } from "../core/state/ferry-state.js";
 import type { AppDeps, LoadedConfig } from "./app-deps.js";
 import { errorText } from "./error-text.js";
+import { currentImages } from "./plan-environment.js";
 import type { IssueInfo, PullRequestInfo } from "./github-port.js";
 import { repoFileSource } from "./repo-files.js";
 
@@ -174,7 +173,7 @@ export async function collectStatus(
   const pulls: StatusInput["pulls"] = {};
   for (const environment of order) {
     try {
-      const images = await deps.currentImages(files, config, environment);
+      const images = await currentImages(files, config, environment);
       running[environment] = Object.fromEntries(
         Object.entries(images).map(([name, image]) => [name, { tag: image.tag, digest: image.digest }]),
       );
@@ -191,7 +190,9 @@ export async function collectStatus(
         : await deps.github.findOpenPull(formatBranchName(environment));
     pulls[environment] = pull ? { number: pull.number, title: pull.title } : undefined;
   }
+  const skipped = files.skipped?.() ?? [];
   return {
+    ...(skipped.length > 0 ? { skipped } : {}),
     environments: order.map((name) => ({
       name,
       ...(config.environments[name]?.from ? { from: config.environments[name].from } : {}),

@@ -7,13 +7,14 @@ import { isNewer } from "../core/policy/select-tag.js";
 import type { AppDeps, LoadedConfig } from "./app-deps.js";
 import { errorText } from "./error-text.js";
 import { loadRepoConfig } from "./load-repo-config.js";
-import type { EnvironmentPlan } from "./plan-environment.js";
+import { type EnvironmentPlan, planEnvironment, currentImages } from "./plan-environment.js";
 import type { PullRequestInfo } from "./github-port.js";
 import type { ImageDescription } from "./ports.js";
 import { repoFileSource } from "./repo-files.js";
 import { soakPending } from "./soak.js";
 import { isHeld, loadState, writeDashboard } from "./state.js";
 import { upsertPromotionPr, type UpsertResult } from "./upsert-promotion-pr.js";
+import { upstreamPins, type Pins } from "./upstream-pins.js";
 
 export interface SyncTrigger {
   /** Why we look (log context): `registry`, `workflow_run`, `push`, `scan`… */
@@ -75,9 +76,9 @@ export async function syncRepository(deps: AppDeps, trigger: SyncTrigger): Promi
           const files = repoFileSource(deps.github, loaded.base.treeSha);
           const follow =
             environmentConfig.from !== undefined
-              ? await upstreamPins(deps, loaded, environment, files, state.floors[environment] ?? {})
+              ? await followPins(deps, loaded, environment, files, state.floors[environment] ?? {})
               : undefined;
-          const plan = await deps.planEnvironment(
+          const plan = await planEnvironment(
             { registry: deps.registryFor(config), files, now: deps.now(), secrets: deps.secrets },
             config,
             environment,
@@ -88,6 +89,8 @@ export async function syncRepository(deps: AppDeps, trigger: SyncTrigger): Promi
               : { floor: state.floors[environment] ?? {}, eligible: ciGate(deps, config) },
           );
           for (const notice of plan.notices) notices.push({ environment, ...notice });
+          for (const file of files.skipped?.() ?? [])
+            deps.log.warn({ environment, file: file.path, reason: file.reason }, "file skipped");
           const upsert = await upsertPromotionPr(deps, {
             loaded,
             plan,
@@ -116,32 +119,26 @@ export async function syncRepository(deps: AppDeps, trigger: SyncTrigger): Promi
  * `update: auto` with `from`: the upstream's exact versions, for images where the upstream runs a
  * newer tag than this environment and than its floor (no downgrade, human reverts respected).
  */
-async function upstreamPins(
+async function followPins(
   deps: AppDeps,
   loaded: LoadedConfig,
   environment: string,
   files: ReturnType<typeof repoFileSource>,
   floors: Record<string, string>,
-): Promise<Record<string, { tag?: string; digest: string }>> {
+): Promise<Pins> {
   const { config } = loaded;
   const upstream = config.environments[environment]!.from!;
-  const [theirs, ours] = await Promise.all([
-    deps.currentImages(files, config, upstream),
-    deps.currentImages(files, config, environment),
-  ]);
-  const pins: Record<string, { tag?: string; digest: string }> = {};
-  for (const [name, running] of Object.entries(theirs)) {
-    const current = ours[name];
-    if (!current || running.tag === undefined) continue;
-    const policy = environmentPolicy(config, environment, name);
-    if (current.tag !== undefined && isNewer(running.tag, current.tag, policy) !== true) continue;
-    const floor = floors[name];
-    if (floor !== undefined && isNewer(running.tag, floor, policy) !== true) continue;
-    const digest =
-      running.digest ??
-      (await deps.registryFor(config).resolveDigest(config.images[name]!.repository, running.tag));
-    pins[name] = { tag: running.tag, digest };
-  }
+  const ours = await currentImages(files, config, environment);
+  const { pins } = await upstreamPins(deps.registryFor(config), files, config, upstream, {
+    include: (name, running) => {
+      const current = ours[name];
+      if (!current || running.tag === undefined) return false;
+      const policy = environmentPolicy(config, environment, name);
+      if (current.tag !== undefined && isNewer(running.tag, current.tag, policy) !== true) return false;
+      const floor = floors[name];
+      return floor === undefined || isNewer(running.tag, floor, policy) === true;
+    },
+  });
   return pins;
 }
 

@@ -1,5 +1,5 @@
-import { TransientError } from "../core/errors.js";
-import { formatBody, parseBody, type BodyRow } from "../core/pr/body.js";
+import { TransientError, UserError } from "../core/errors.js";
+import { formatBody, type BodyRow } from "../core/pr/body.js";
 import { formatBranchName, formatLabels } from "../core/pr/branch.js";
 import type { PlanBlock, PlanKind } from "../core/pr/plan-block.js";
 import { formatTitle } from "../core/pr/title.js";
@@ -7,6 +7,7 @@ import type { AppDeps, LoadedConfig } from "./app-deps.js";
 import type { PullRequestInfo } from "./github-port.js";
 import { mergeWhenReady } from "./merge-when-ready.js";
 import type { EnvironmentPlan } from "./plan-environment.js";
+import { ferryPull, sealPlan } from "./pull-trust.js";
 
 export interface UpsertInput {
   loaded: LoadedConfig;
@@ -45,9 +46,10 @@ export async function upsertPromotionPr(deps: AppDeps, input: UpsertInput): Prom
     kind === "rollback" ? "rollback" : "promote",
   );
   const message = commitMessage(title, plan);
-  const body = (): string =>
+  // The body names the commit just written, under a seal: the only head Ferry will merge.
+  const body = (head: string): string =>
     formatBody({
-      plan: block,
+      plan: sealPlan(deps.sealKey, { ...block, head }),
       rows: input.rows,
       webUrl: deps.webUrl,
       ...(input.note ? { note: input.note } : {}),
@@ -65,11 +67,19 @@ export async function upsertPromotionPr(deps: AppDeps, input: UpsertInput): Prom
       message,
     });
     if ((await deps.github.createRef(branch, commit.sha)) === "created")
-      return openPull(deps, input, branch, title, body());
+      return openPull(deps, input, branch, commit.sha, title, body(commit.sha));
   }
 
   const existing = await deps.github.findOpenPull(branch);
-  const existingPlan = existing ? parseBody(existing.body) : undefined;
+  const trusted = existing ? ferryPull(deps, existing) : undefined;
+  if (existing && !trusted)
+    // Someone else's PR from a branch named like Ferry's: never adopted, updated or merged.
+    throw new UserError(
+      "foreign-pull",
+      `#${existing.number} comes from ${branch} but Ferry did not open it; close it so that Ferry can open its own`,
+    );
+  // A block that no longer verifies (edited body) is rewritten; a head Ferry did not write is replaced.
+  const existingPlan = trusted?.block;
 
   if (plan.changes.length === 0) {
     // An automatic PR whose change is already on the base (merged by hand, or superseded) is
@@ -89,17 +99,24 @@ export async function upsertPromotionPr(deps: AppDeps, input: UpsertInput): Prom
   // A bump must not replace a PR a person asked for (a rollback or a promotion) with a newer tag.
   if (existing && existingPlan && kind === "bump" && existingPlan.kind !== "bump")
     return { action: "unchanged", pull: existing };
-  if (existing && existingPlan && sameChanges(existingPlan, block))
+  if (existing && existingPlan && trusted?.headIsFerrys && sameChanges(existingPlan, block))
     return { action: "unchanged", pull: existing };
 
-  await writeBranch(deps, loaded, branch, plan, message, existing === undefined && kind === "bump");
-  if (!existing) return openPull(deps, input, branch, title, body());
-  const text = body();
+  const head = await writeBranch(
+    deps,
+    loaded,
+    branch,
+    plan,
+    message,
+    existing === undefined && kind === "bump",
+  );
+  if (!existing) return openPull(deps, input, branch, head, title, body(head));
+  const text = body(head);
   await deps.github.updatePull(existing.number, { title, body: text });
   deps.log.info({ environment, pull: existing.number }, "pull request updated");
   deps.onPullRequest?.({ environment, number: existing.number, action: "updated" });
-  const pull = { ...existing, title, body: text };
-  await afterWrite(deps, loaded, pull);
+  const pull = { ...existing, title, body: text, headSha: head };
+  await afterWrite(deps, loaded, pull, head);
   return { action: "updated", pull };
 }
 
@@ -125,6 +142,7 @@ async function openPull(
   deps: AppDeps,
   input: UpsertInput,
   branch: string,
+  head: string,
   title: string,
   body: string,
 ): Promise<UpsertResult> {
@@ -136,7 +154,7 @@ async function openPull(
   } catch (error) {
     // Another replica opened it between our lookup and now: update theirs instead.
     const raced = await deps.github.findOpenPull(branch);
-    if (!raced) throw error;
+    if (!raced || !ferryPull(deps, raced)) throw error;
     await deps.github.updatePull(raced.number, { title, body });
     return { action: "updated", pull: { ...raced, title, body } };
   }
@@ -148,7 +166,7 @@ async function openPull(
   }
   deps.log.info({ environment, pull: pull.number }, "pull request opened");
   deps.onPullRequest?.({ environment, number: pull.number, action: "opened" });
-  await afterWrite(deps, loaded, pull, true);
+  await afterWrite(deps, loaded, pull, head, true);
   return { action: "opened", pull };
 }
 
@@ -156,14 +174,18 @@ async function afterWrite(
   deps: AppDeps,
   loaded: LoadedConfig,
   pull: PullRequestInfo,
+  head: string,
   opened = false,
 ): Promise<void> {
   const environmentConfig = loaded.config.environments[pull.headRef.replace(/^ferry\//, "")];
   if (environmentConfig?.merge !== "auto") return;
-  if (loaded.base.protected && opened) {
-    // Native auto-merge: GitHub merges once required checks pass. If the repo does not allow it,
-    // Ferry merges itself when the checks report (mergeWhenReady on check events).
-    const enabled = await deps.github.enableAutoMerge(pull).catch(() => "unavailable" as const);
+  if (loaded.base.protected) {
+    // Native auto-merge: GitHub merges once required checks pass. It is armed for the commit just
+    // written (expectedHeadOid); whether GitHub checks that pin again at merge time is not
+    // documented, so an update re-arms it for the new head. If the repo does not allow it, Ferry
+    // merges itself when the checks report (mergeWhenReady on check events), also only that commit.
+    if (!opened && pull.autoMerge) await deps.github.disableAutoMerge(pull).catch(() => undefined);
+    const enabled = await deps.github.enableAutoMerge(pull, head).catch(() => "unavailable" as const);
     if (enabled === "enabled") return;
   }
   const fresh = await deps.github.getPull(pull.number);

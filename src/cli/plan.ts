@@ -3,12 +3,8 @@ import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { localFileSource } from "../adapters/fs/local-file-source.js";
 import { createRegistryClient } from "../adapters/registry/index.js";
-import {
-  currentImages,
-  planEnvironment,
-  type EnvironmentPlan,
-  type FileSource,
-} from "../app/plan-environment.js";
+import { planEnvironment, type EnvironmentPlan, type FileSource } from "../app/plan-environment.js";
+import { upstreamPins } from "../app/upstream-pins.js";
 import { configContextFromEnv } from "../core/config/config-context.js";
 import { CONFIG_PATH, formatProblems, loadConfig } from "../core/config/load-config.js";
 import { environmentOrder, type FerryConfig } from "../core/config/schema.js";
@@ -102,19 +98,9 @@ export async function buildPlanReport(
     const settings = config.environments[environment]!;
     let plan: EnvironmentPlan;
     if (settings.from !== undefined) {
-      const upstream = await currentImages(files, config, settings.from);
-      const pins: Record<string, { tag?: string; digest: string }> = {};
-      const failed: { image: string; reason: string; error: true }[] = [];
-      for (const [image, running] of Object.entries(upstream)) {
-        const repository = config.images[image]!.repository;
-        try {
-          const digest = running.digest ?? (await registry.resolveDigest(repository, running.tag!));
-          pins[image] = { digest, ...(running.tag !== undefined ? { tag: running.tag } : {}) };
-        } catch (error) {
-          if (!(error instanceof FerryError)) throw error;
-          failed.push({ image, reason: `registry error: ${error.message}`, error: true });
-        }
-      }
+      const { pins, failed } = await upstreamPins(registry, files, config, settings.from, {
+        onRegistryError: "report",
+      });
       // Only what upstream runs is promoted: an image it does not run is not taken from the registry.
       plan = await planEnvironment({ registry, files, now }, config, environment, {
         pins,

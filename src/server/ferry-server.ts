@@ -9,7 +9,7 @@ import type { AddressInfo } from "node:net";
 import { Probot, ProbotOctokit } from "probot";
 import type { Registry } from "prom-client";
 import { githubContainerRegistry } from "../core/config/config-context.js";
-import { createFerry, type Ferry, type FerryAppOptions } from "../app.js";
+import { createFerry, type Ferry, type FerryAppOptions } from "../probot-app/create-ferry.js";
 import { parseDuration } from "../core/duration.js";
 import { UserError } from "../core/errors.js";
 import { FerryOctokit } from "./ferry-octokit.js";
@@ -43,7 +43,7 @@ export interface FerryServerOptions {
   logLevel?: "trace" | "debug" | "info" | "warn" | "error" | "fatal";
   /** A pino logger to use instead of Probot's stdout one (the reliability suite scans it for leaked secrets). */
   log?: NonNullable<ConstructorParameters<typeof Probot>[0]>["log"];
-  ferry?: FerryAppOptions;
+  ferry?: Partial<FerryAppOptions>;
   /** Bounds on request bodies held at once across the webhook routes (503 with Retry-After past them). */
   intake?: IntakeLimits;
   /** Open connections at once; further ones are dropped by Node (default 512). */
@@ -97,6 +97,8 @@ export async function startFerryServer(options: FerryServerOptions): Promise<Fer
   });
   const ferry = createFerry({
     ...options.ferry,
+    // Plan seals are keyed by the webhook secret: every replica holds it, nobody else does.
+    sealKey: options.ferry?.sealKey ?? options.webhookSecret,
     webUrl: options.webUrl ?? options.ferry?.webUrl ?? webUrlFor(options.baseUrl),
     heldSecrets: [
       options.webhookSecret,

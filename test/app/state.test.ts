@@ -8,14 +8,8 @@ import type { AppDeps, LoadedConfig } from "../../src/app/app-deps.js";
 import { loadRepoConfig } from "../../src/app/load-repo-config.js";
 import { loadState, STATE_WRITE_ATTEMPTS, updateState, writeDashboard } from "../../src/app/state.js";
 import { TransientError } from "../../src/core/errors.js";
-import {
-  DASHBOARD_TITLE,
-  emptyState,
-  formatDashboard,
-  parseState,
-  parseStateFile,
-  type FerryState,
-} from "../../src/core/pr/dashboard.js";
+import { DASHBOARD_TITLE, formatDashboard, parseState } from "../../src/core/pr/dashboard.js";
+import { emptyState, parseStateFile, type FerryState } from "../../src/core/state/ferry-state.js";
 import { configRepo, FakeGitHub, FakeRegistry, fakeDeps } from "../support/app-fakes.js";
 
 /** One replica: its own deps (and so its own in-process lock) over the shared GitHub. */
@@ -125,6 +119,7 @@ describe("loadState", () => {
       version: 1,
       holds: { prod: { by: "mona", at: "2025-12-01T00:00:00.000Z", reason: "rollback" } },
       floors: { prod: { shop: "1.6.0" } },
+      history: {},
     };
     const emptyStatus = { environments: [], images: [], running: {}, pulls: {}, holds: before.holds };
     await github.createIssue({

@@ -62,6 +62,17 @@ describe("architecture", () => {
     expect(offences).toEqual([]);
   });
 
+  it("keeps the Probot app wiring out of the use cases, the core and the handlers", () => {
+    const offences = files
+      .filter((f) => /^(core|app|handlers|adapters)\//.test(f.path))
+      .flatMap((file) =>
+        importsOf(file.text)
+          .filter((spec) => /(^|\/)probot-app\//.test(spec))
+          .map((spec) => `${file.path} imports ${spec}`),
+      );
+    expect(offences).toEqual([]);
+  });
+
   it("points dependencies inward: app use cases import neither adapters, handlers nor entry points", () => {
     const offences = files
       .filter((f) => f.path.startsWith("app/"))
@@ -84,9 +95,10 @@ describe("architecture", () => {
     expect(offences).toEqual([]);
   });
 
-  it("lets only entry points and the sandbox import probot", () => {
+  it("lets only entry points, the Probot app wiring and the sandbox import probot", () => {
     const allowed = (path: string) =>
-      ["app.ts", "server/ferry-server.ts", "server/ferry-octokit.ts", "cli/serve.ts"].includes(path) ||
+      ["server/ferry-server.ts", "server/ferry-octokit.ts", "cli/serve.ts"].includes(path) ||
+      path.startsWith("probot-app/") ||
       path.startsWith("sandbox/");
     const offences = files
       .filter((file) => !allowed(file.path))

@@ -15,7 +15,6 @@ import type {
 } from "../../src/app/github-port.js";
 import { STATE_FILE, STATE_REF } from "../../src/app/github-port.js";
 import { KeyedMutex } from "../../src/app/keyed-mutex.js";
-import { currentImages, planEnvironment } from "../../src/app/plan-environment.js";
 import type { ImageDescription, RegistryReader } from "../../src/app/ports.js";
 
 interface Commit {
@@ -176,13 +175,6 @@ export class FakeGitHub implements GitHubRepoPort {
     const pull = this.pulls.find((p) => p.number === number);
     return pull ? { ...pull } : undefined;
   }
-  async listClosedPulls(head: string) {
-    this.calls.push("listClosedPulls");
-    return this.pulls
-      .filter((p) => p.headRef === head && p.state === "closed")
-      .reverse()
-      .map((p) => ({ ...p }));
-  }
   #nextNumber(): number {
     return this.pulls.length + this.issues.length + 1;
   }
@@ -200,6 +192,9 @@ export class FakeGitHub implements GitHubRepoPort {
       body: input.body,
       labels: [],
       autoMerge: false,
+      // As GitHub: the PR's author is whoever opened it, Ferry's port opens it as the app.
+      author: "ferry[bot]",
+      headRepo: "acme/config",
       labelsAdded: [] as string[],
       reviewers: [] as string[],
     };
@@ -220,12 +215,19 @@ export class FakeGitHub implements GitHubRepoPort {
     this.calls.push("requestReviewers");
     this.pulls.find((p) => p.number === number)!.reviewers.push(...users, ...teams);
   }
-  async enableAutoMerge(pull: PullRequestInfo) {
+  async enableAutoMerge(pull: PullRequestInfo, expectedHead: string) {
     this.calls.push("enableAutoMerge");
     if (!this.autoMergeAllowed) return "unavailable" as const;
+    if (this.pulls.find((p) => p.number === pull.number)!.headSha !== expectedHead)
+      return "unavailable" as const;
     this.autoMerged.add(pull.number);
     this.pulls.find((p) => p.number === pull.number)!.autoMerge = true;
     return "enabled" as const;
+  }
+  async disableAutoMerge(pull: PullRequestInfo) {
+    this.calls.push("disableAutoMerge");
+    this.autoMerged.delete(pull.number);
+    this.pulls.find((p) => p.number === pull.number)!.autoMerge = false;
   }
   async merge(number: number, head: string) {
     this.calls.push("merge");
@@ -337,13 +339,12 @@ export function fakeDeps(
   return {
     github,
     registryFor: () => registry,
-    planEnvironment,
-    currentImages,
     now: () => now,
     log: { info: () => {}, warn: () => {}, error: () => {} },
     webUrl: "https://github.com",
     locks: new KeyedMutex(),
     appLogin: "ferry[bot]",
+    sealKey: "test-seal-key",
   };
 }
 

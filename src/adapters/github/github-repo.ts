@@ -22,6 +22,8 @@ export type OctokitLike = Pick<Octokit, "rest" | "graphql">;
 /** Merge method for Ferry's PRs: squash keeps the base history one commit per promotion. */
 const MERGE_METHOD = "squash";
 const FERRY_ISSUE_LABEL = "ferry";
+/** The largest file read through the contents API fallback (the state and config files are small). */
+const MAX_READ_BYTES = 4 * 1024 * 1024;
 
 function status(error: unknown): number | undefined {
   const value = (error as { status?: unknown }).status;
@@ -53,14 +55,17 @@ function toPull(data: {
   state: string;
   merged?: boolean | null;
   merged_at?: string | null;
-  head: { ref: string; sha: string };
+  head: { ref: string; sha: string; repo?: { full_name: string } | null };
   base: { ref: string };
   title: string;
   body?: string | null;
   labels?: ({ name?: string } | string)[];
   auto_merge?: unknown;
+  user?: { login: string } | null;
 }): PullRequestInfo {
   return {
+    author: data.user?.login ?? "",
+    ...(data.head.repo ? { headRepo: data.head.repo.full_name } : {}),
     number: data.number,
     nodeId: data.node_id,
     state: data.state === "open" ? "open" : "closed",
@@ -119,8 +124,15 @@ export class GitHubRepoAdapter implements GitHubRepoPort {
     }
     if (data.encoding === "base64" && data.content !== undefined)
       return Buffer.from(data.content, "base64").toString("utf8");
-    // Files over 1 MB come without content; config and overlay files are far smaller.
-    throw new UserError("file-too-large", `${path} is too large to read`);
+    // Between 1 and 100 MB the contents API answers `encoding: "none"` and no content: the blob
+    // API serves those (up to 100 MB), within Ferry's own limit for a file.
+    const { sha, size } = response.data as { sha?: string; size?: number };
+    if (data.encoding === "none" && sha !== undefined && (size ?? Infinity) <= MAX_READ_BYTES)
+      return this.readBlob(sha);
+    throw new UserError(
+      "file-too-large",
+      `${path} is too large to read${size !== undefined ? ` (${size} bytes)` : ""}`,
+    );
   }
 
   async listTree(treeSha: string): Promise<TreeEntry[]> {
@@ -142,7 +154,9 @@ export class GitHubRepoAdapter implements GitHubRepoPort {
             : entry.type === "tree"
               ? "tree"
               : "blob";
-      return [{ path: entry.path, type, sha: entry.sha }];
+      return [
+        { path: entry.path, type, sha: entry.sha, ...(entry.size !== undefined ? { size: entry.size } : {}) },
+      ];
     });
   }
 
@@ -153,6 +167,8 @@ export class GitHubRepoAdapter implements GitHubRepoPort {
 
   private async fetchBlob(sha: string): Promise<string> {
     const { data } = await this.octokit.rest.git.getBlob({ ...this.r, file_sha: sha });
+    if (typeof data.content !== "string")
+      throw new UserError("file-too-large", `blob ${sha.slice(0, 7)} came back without content`);
     return Buffer.from(data.content, data.encoding === "base64" ? "base64" : "utf8").toString("utf8");
   }
 
@@ -269,18 +285,6 @@ export class GitHubRepoAdapter implements GitHubRepoPort {
     return response ? toPull(response.data) : undefined;
   }
 
-  async listClosedPulls(head: string): Promise<PullRequestInfo[]> {
-    const { data } = await this.octokit.rest.pulls.list({
-      ...this.r,
-      head: `${this.owner}:${head}`,
-      state: "closed",
-      sort: "updated",
-      direction: "desc",
-      per_page: 30,
-    });
-    return data.filter((pull) => pull.head.ref === head).map(toPull);
-  }
-
   async createPull(input: {
     head: string;
     base: string;
@@ -315,17 +319,26 @@ export class GitHubRepoAdapter implements GitHubRepoPort {
     });
   }
 
-  async enableAutoMerge(pull: PullRequestInfo): Promise<"enabled" | "unavailable"> {
+  async enableAutoMerge(pull: PullRequestInfo, expectedHead: string): Promise<"enabled" | "unavailable"> {
     try {
+      // expectedHeadOid: GitHub refuses when the head is no longer the commit Ferry wrote.
       await this.octokit.graphql(
-        `mutation($id: ID!) { enablePullRequestAutoMerge(input: { pullRequestId: $id, mergeMethod: SQUASH }) { clientMutationId } }`,
-        { id: pull.nodeId },
+        `mutation($id: ID!, $head: GitObjectID) { enablePullRequestAutoMerge(input: { pullRequestId: $id, mergeMethod: SQUASH, expectedHeadOid: $head }) { clientMutationId } }`,
+        { id: pull.nodeId, head: expectedHead },
       );
       return "enabled";
     } catch {
-      // Auto-merge not allowed on the repo, or the PR is already mergeable: Ferry merges itself.
+      // Auto-merge not allowed on the repo, the PR is already mergeable, or its head moved: Ferry
+      // merges itself (only the commit it wrote).
       return "unavailable";
     }
+  }
+
+  async disableAutoMerge(pull: PullRequestInfo): Promise<void> {
+    await this.octokit.graphql(
+      `mutation($id: ID!) { disablePullRequestAutoMerge(input: { pullRequestId: $id }) { clientMutationId } }`,
+      { id: pull.nodeId },
+    );
   }
 
   async merge(

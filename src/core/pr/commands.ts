@@ -5,17 +5,21 @@ import { isValidTag, TAG_SOURCE } from "../image-ref.js";
 /**
  * The comment command grammar (docs/architecture.md "GitHub conventions"): a command is the first word of a
  * line and the whole line must match exactly; anything else on the line makes it not a command.
- *   /promote <env> [image@tag]   /rollback <env> [image@tag]   /hold <env>   /unhold <env>   /ferry status
+ *   /promote <env> [image@tag]   /rollback <env> [image@tag]   /hold <env>   /unhold <env>
+ *   /unfloor <env> [image]       /ferry status
  */
 export type Command =
   | { name: "promote" | "rollback"; environment: string; image?: { name: string; tag: string } }
   | { name: "hold" | "unhold"; environment: string }
+  /** Lowers the floor of one image (or of every image) of an environment: only a command does. */
+  | { name: "unfloor"; environment: string; imageName?: string }
   | { name: "status" };
 
 const NAME = NAME_SOURCE;
 const TAG = TAG_SOURCE;
 const WITH_IMAGE = new RegExp(`^/(promote|rollback)[ \\t]+(${NAME})(?:[ \\t]+(${NAME})@(${TAG}))?[ \\t]*$`);
 const ENVIRONMENT_ONLY = new RegExp(`^/(hold|unhold)[ \\t]+(${NAME})[ \\t]*$`);
+const UNFLOOR = new RegExp(`^/unfloor[ \\t]+(${NAME})(?:[ \\t]+(${NAME}))?[ \\t]*$`);
 const STATUS = /^\/ferry[ \t]+status[ \t]*$/;
 /** Bound the work on huge comments: commands are in the first lines. */
 const MAX_LINES = 50;
@@ -93,6 +97,11 @@ export function parseCommandLine(line: string): Command | undefined {
   const environmentOnly = ENVIRONMENT_ONLY.exec(line);
   if (environmentOnly)
     return { name: environmentOnly[1] as "hold" | "unhold", environment: environmentOnly[2]! };
+  const unfloor = UNFLOOR.exec(line);
+  if (unfloor)
+    return unfloor[2] !== undefined
+      ? { name: "unfloor", environment: unfloor[1]!, imageName: unfloor[2] }
+      : { name: "unfloor", environment: unfloor[1]! };
   if (STATUS.test(line)) return { name: "status" };
   return undefined;
 }
@@ -104,6 +113,8 @@ export function formatCommand(command: Command): string {
     case "hold":
     case "unhold":
       return `/${command.name} ${command.environment}`;
+    case "unfloor":
+      return `/unfloor ${command.environment}${command.imageName !== undefined ? ` ${command.imageName}` : ""}`;
     default:
       return `/${command.name} ${command.environment}${command.image ? ` ${command.image.name}@${command.image.tag}` : ""}`;
   }

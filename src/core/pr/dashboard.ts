@@ -1,100 +1,21 @@
 import { NAME_PATTERN } from "../config/names.js";
-import { isValidTag, shortDigest } from "../image-ref.js";
+import { shortDigest } from "../image-ref.js";
+import { stateFromData, type FerryState, type Hold } from "../state/ferry-state.js";
 import { escapeMarkdown, formatHiddenBlock, inlineCode, parseHiddenBlock } from "./markdown.js";
 
 /**
  * The pinned "Ferry dashboard" issue: the environments × images table, a Mermaid diagram of the
  * promotion graph, and a hidden `ferry:state` block mirroring the holds and floors. The state
- * itself is a JSON file on a ref of its own (`formatStateFile`/`parseStateFile`), updated by
+ * itself is a JSON file on a ref of its own (`core/state/ferry-state.ts`), updated by
  * compare-and-swap; the block is for humans and for migrating installations that predate the ref.
  */
 export const DASHBOARD_TITLE = "Ferry dashboard";
 
-export interface Hold {
-  by: string;
-  /** ISO time. */
-  at: string;
-  reason: "hold" | "rollback";
-}
-
-export interface FerryState {
-  version: 1;
-  holds: Record<string, Hold>;
-  /**
-   * Per environment and image, the tag that automatic updates must stay above: the last tag a Ferry
-   * PR brought in (so a human revert is not undone by the next scan) or the tag a rollback left.
-   */
-  floors: Record<string, Record<string, string>>;
-}
-
-export function emptyState(): FerryState {
-  return { version: 1, holds: {}, floors: {} };
-}
-
 const NAME = NAME_PATTERN;
-const LOGIN = /^[A-Za-z0-9-]{1,39}(?:\[bot\])?$/;
 
 /** Reads the state block of a dashboard body back (the state before the state ref existed). */
 export function parseState(body: string | null | undefined): FerryState {
   return stateFromData(parseHiddenBlock("state", body ?? ""));
-}
-
-/** Reads the state file back; text that is not JSON is an empty state, like a missing block. */
-export function parseStateFile(text: string | undefined): FerryState {
-  if (text === undefined) return emptyState();
-  try {
-    return stateFromData(JSON.parse(text));
-  } catch {
-    return emptyState();
-  }
-}
-
-/**
- * The state file: stable JSON (sorted keys, one trailing newline), so the same state is always
- * the same bytes and an update that changes nothing can be recognised and skipped.
- */
-export function formatStateFile(state: FerryState): string {
-  const sorted = <T>(record: Record<string, T>): Record<string, T> =>
-    Object.fromEntries(Object.entries(record).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
-  const floors = Object.fromEntries(
-    Object.entries(sorted(state.floors)).map(([environment, images]) => [environment, sorted(images)]),
-  );
-  const holds = Object.fromEntries(
-    Object.entries(sorted(state.holds)).map(([environment, { by, at, reason }]) => [
-      environment,
-      { by, at, reason },
-    ]),
-  );
-  return `${JSON.stringify({ version: 1, holds, floors }, null, 2)}\n`;
-}
-
-/** Anything malformed is dropped field by field (a body or the file can be edited by hand). */
-function stateFromData(raw: unknown): FerryState {
-  const data = raw as Record<string, unknown> | undefined;
-  const state = emptyState();
-  if (typeof data !== "object" || data === null || data.version !== 1) return state;
-  const holds = data.holds as Record<string, unknown> | undefined;
-  if (typeof holds === "object" && holds !== null) {
-    for (const [environment, hold] of Object.entries(holds)) {
-      if (!NAME.test(environment) || typeof hold !== "object" || hold === null) continue;
-      const { by, at, reason } = hold as Record<string, unknown>;
-      if (typeof by !== "string" || !LOGIN.test(by) || typeof at !== "string" || Number.isNaN(Date.parse(at)))
-        continue;
-      if (reason !== "hold" && reason !== "rollback") continue;
-      state.holds[environment] = { by, at, reason };
-    }
-  }
-  const floors = data.floors as Record<string, unknown> | undefined;
-  if (typeof floors === "object" && floors !== null) {
-    for (const [environment, images] of Object.entries(floors)) {
-      if (!NAME.test(environment) || typeof images !== "object" || images === null) continue;
-      for (const [image, tag] of Object.entries(images as Record<string, unknown>)) {
-        if (NAME.test(image) && typeof tag === "string" && isValidTag(tag))
-          (state.floors[environment] ??= {})[image] = tag;
-      }
-    }
-  }
-  return state;
 }
 
 export interface StatusCell {
@@ -111,6 +32,8 @@ export interface StatusInput {
   /** environment → open Ferry PR. */
   pulls: Record<string, { number: number; title: string } | undefined>;
   holds: Record<string, Hold>;
+  /** Files under an environment's paths that were left out, with the reason (e.g. too large). */
+  skipped?: { path: string; reason: string }[];
   /** A running tag outside its policy, from the last scan's plans (see `PolicyNotice`). */
   notices?: PolicyNotice[];
 }
@@ -198,10 +121,22 @@ export function formatDashboard(input: StatusInput, state: FerryState, now: Date
     ...(input.notices !== undefined && input.notices.length > 0 ? [formatNotices(input.notices), ""] : []),
     formatMermaid(input),
     "",
+    ...formatSkipped(input.skipped ?? []),
     `_Updated ${now.toISOString()}._`,
     "",
     formatState(state),
   ].join("\n");
+}
+
+/** The files Ferry left out, one line each, or nothing. */
+function formatSkipped(skipped: { path: string; reason: string }[]): string[] {
+  if (skipped.length === 0) return [];
+  return [
+    "Files Ferry did not read:",
+    "",
+    ...skipped.map((file) => `- ${inlineCode(file.path)}: ${escapeMarkdown(file.reason)}`),
+    "",
+  ];
 }
 
 export function formatState(state: FerryState): string {

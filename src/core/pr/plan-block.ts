@@ -27,12 +27,20 @@ export interface PlanBlock {
   base?: string;
   /** Who asked (promote/rollback), for the audit trail. */
   requestedBy?: string;
+  /** The commit Ferry wrote on the PR's branch: only that commit is ever merged or trusted. */
+  head?: string;
+  /**
+   * A MAC over every other field (`planSealInput`), keyed by a secret only Ferry holds: anyone with
+   * write access can edit a PR body, so a block is believed only when its seal verifies.
+   */
+  seal?: string;
 }
 
 const NAME = NAME_PATTERN;
 const SHA = /^[0-9a-f]{40}$/;
 const LOGIN = /^[A-Za-z0-9-]{1,39}(?:\[bot\])?$/;
 const REPOSITORY = /^[A-Za-z0-9._:\-/[\]]{1,255}$/;
+const SEAL = /^[0-9a-f]{64}$/;
 
 export function formatPlanBlock(block: PlanBlock): string {
   return formatHiddenBlock("plan", block);
@@ -41,7 +49,7 @@ export function formatPlanBlock(block: PlanBlock): string {
 export function parsePlanBlock(body: string | null | undefined): PlanBlock | undefined {
   const data = parseHiddenBlock("plan", body ?? "") as Record<string, unknown> | undefined;
   if (typeof data !== "object" || data === null || data.version !== 1) return undefined;
-  const { environment, kind, changes, base, requestedBy } = data;
+  const { environment, kind, changes, base, requestedBy, head, seal } = data;
   if (typeof environment !== "string" || !NAME.test(environment)) return undefined;
   if (kind !== "bump" && kind !== "promote" && kind !== "rollback") return undefined;
   if (!Array.isArray(changes)) return undefined;
@@ -54,7 +62,32 @@ export function parsePlanBlock(body: string | null | undefined): PlanBlock | und
   const block: PlanBlock = { version: 1, environment, kind, changes: parsed };
   if (typeof base === "string" && SHA.test(base)) block.base = base;
   if (typeof requestedBy === "string" && LOGIN.test(requestedBy)) block.requestedBy = requestedBy;
+  if (typeof head === "string" && SHA.test(head)) block.head = head;
+  if (typeof seal === "string" && SEAL.test(seal)) block.seal = seal;
   return block;
+}
+
+/**
+ * The bytes a block's seal covers: every field but the seal, in a fixed order, so that the same
+ * plan always gives the same input whatever order its JSON came in.
+ */
+export function planSealInput(block: PlanBlock): string {
+  const version = (v: { tag?: string; digest?: string }) => [v.tag ?? null, v.digest ?? null];
+  return JSON.stringify([
+    "ferry-plan-seal-v1",
+    block.environment,
+    block.kind,
+    block.changes.map((change) => [
+      change.image,
+      change.repository,
+      version(change.from),
+      version(change.to),
+      change.revision ?? null,
+    ]),
+    block.base ?? null,
+    block.requestedBy ?? null,
+    block.head ?? null,
+  ]);
 }
 
 function parseChange(value: unknown): PlanBlockChange | undefined {

@@ -1,6 +1,7 @@
 import { CONFIG_PATH } from "../../core/config/load-config.js";
 import { parseBranchName } from "../../core/pr/branch.js";
 import { checkConfigOnDefaultBranch, checkConfigPullRequest } from "../../app/check-config.js";
+import { guardFerryPull } from "../../app/guard-ferry-pull.js";
 import { loadRepoConfig } from "../../app/load-repo-config.js";
 import { mergeWhenReady } from "../../app/merge-when-ready.js";
 import { recordMerge } from "../../app/record-merge.js";
@@ -86,6 +87,7 @@ interface PullRequestPayload extends RepositoryPayload {
     title: string;
     body?: string | null;
     labels?: { name?: string }[];
+    user?: { login: string } | null;
   };
 }
 
@@ -97,8 +99,25 @@ export async function onPullRequest(
   const { payload } = event;
   const { owner, repo } = repoOf(payload);
   const pull = payload.pull_request;
-  // Ferry's own PRs never touch the config, so they need no config check.
-  if (["opened", "synchronize", "reopened"].includes(payload.action) && !parseBranchName(pull.head.ref)) {
+  const deps = () => services.depsFor(event.octokit, owner, repo);
+  const appLogin = deps().appLogin;
+  // Ferry's own PRs never touch the config, so they need no config check. Its own: opened by the
+  // app, not merely from a branch named `ferry/<env>` (anyone with write access can push one).
+  const ferrys =
+    parseBranchName(pull.head.ref) !== undefined && appLogin !== undefined && pull.user?.login === appLogin;
+  if (
+    payload.action === "synchronize" &&
+    ferrys &&
+    payload.sender !== undefined &&
+    payload.sender.login !== appLogin
+  ) {
+    // Someone else pushed into Ferry's PR: never merged, the branch is rebuilt from Ferry's plan.
+    const pusher = payload.sender.login;
+    services.queue.enqueue(`guard:${owner}/${repo}#${pull.number}@${pull.head.sha}`, () =>
+      guardFerryPull(deps(), pull.number, pusher),
+    );
+  }
+  if (["opened", "synchronize", "reopened"].includes(payload.action) && !ferrys) {
     services.queue.enqueue(`config-check:${owner}/${repo}@${pull.head.sha}`, async () => {
       const files = await event.octokit.rest.pulls.listFiles({
         owner,
@@ -106,15 +125,15 @@ export async function onPullRequest(
         pull_number: pull.number,
         per_page: 100,
       });
-      await checkConfigPullRequest(services.depsFor(event.octokit, owner, repo), {
+      await checkConfigPullRequest(deps(), {
         headSha: pull.head.sha,
         changedFiles: files.data.map((file) => file.filename),
       });
     });
   }
-  if (payload.action === "closed" && pull.merged && parseBranchName(pull.head.ref)) {
+  if (payload.action === "closed" && pull.merged && ferrys) {
     services.queue.enqueue(`merged:${owner}/${repo}#${pull.number}`, () =>
-      recordMerge(services.depsFor(event.octokit, owner, repo), {
+      recordMerge(deps(), {
         number: pull.number,
         nodeId: pull.node_id,
         state: "closed",
@@ -126,6 +145,8 @@ export async function onPullRequest(
         body: pull.body ?? "",
         labels: (pull.labels ?? []).map((label) => label.name ?? ""),
         autoMerge: false,
+        author: pull.user?.login ?? "",
+        ...(pull.head.repo ? { headRepo: pull.head.repo.full_name } : {}),
       }),
     );
   }

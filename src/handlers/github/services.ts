@@ -3,7 +3,7 @@ import type { WorkQueue } from "../../app/work-queue.js";
 import type { OctokitLike } from "../../adapters/github/github-repo.js";
 import type { CommandFloodGuard } from "./command-flood-guard.js";
 
-/** What the GitHub webhook handlers get from the app wiring (`src/app.ts`); no Probot types here. */
+/** What the GitHub webhook handlers get from the app wiring (`src/probot-app/`); no Probot types here. */
 export interface HandlerServices {
   /** Use-case dependencies for one repository, over an installation-authenticated Octokit. */
   depsFor(octokit: OctokitLike, owner: string, repo: string): AppDeps;

@@ -127,6 +127,7 @@ export async function handleGraphql(emu: GitHubEmulator, ctx: RequestContext): P
         method as "MERGE" | "SQUASH" | "REBASE",
         typeof input.commitHeadline === "string" ? input.commitHeadline : undefined,
         typeof input.commitBody === "string" ? input.commitBody : undefined,
+        typeof input.expectedHeadOid === "string" ? input.expectedHeadOid : undefined,
       );
       if (problem) return failure(name, "UNPROCESSABLE", problem);
     } else if (issue.pull!.autoMerge) {

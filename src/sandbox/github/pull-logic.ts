@@ -322,10 +322,18 @@ export async function enableAutoMerge(
   method: "MERGE" | "SQUASH" | "REBASE",
   commitTitle?: string,
   commitMessage?: string,
+  expectedHeadOid?: string,
 ): Promise<string | undefined> {
   const p = issue.pull!;
   if (!repo.allowAutoMerge) return "Auto merge is not allowed for this repository";
   if (issue.state !== "open") return "Pull request is closed";
+  // `expectedHeadOid`, "The expected head OID of the pull request" (GitHub's GraphQL schema), is
+  // checked when auto-merge is enabled, with the answer GitHub gives a merge whose expected head
+  // moved. Whether GitHub checks it again when it merges later is not documented, so the emulator
+  // does not: a push by someone with write access leaves auto-merge armed, as GitHub's auto-merge
+  // documentation says ("disabled if someone without write permissions pushes").
+  if (expectedHeadOid !== undefined && expectedHeadOid !== p.headSha)
+    return "Head branch was modified. Review and try the merge again.";
   const protection = repo.protections.get(p.baseRef);
   if (!protection || (protection.requiredChecks.length === 0 && protection.requiredApprovals === 0)) {
     return "Pull request Protected branch rules not configured for this branch";

@@ -16,6 +16,9 @@ import {
 import * as shape from "./shapes.js";
 
 const SHA = /^[0-9a-f]{40}$/;
+/** The contents API inlines file content up to 1 MB, and serves files up to 100 MB at all. */
+const CONTENTS_MAX_INLINE_BYTES = 1024 * 1024;
+const CONTENTS_MAX_BYTES = 100 * 1024 * 1024;
 
 function identityFrom(value: unknown, fallback: GitIdentity): GitIdentity {
   if (!value || typeof value !== "object") return fallback;
@@ -104,6 +107,20 @@ export function registerRepoRoutes(emu: GitHubEmulator): void {
       };
     }
     const content = entry.type === "blob" ? await repo.git.readBlob(entry.sha) : undefined;
+    // GitHub serves file content here up to 1 MB; between 1 and 100 MB the object answer has
+    // `content: ""` and `encoding: "none"` (the raw media type or the blob API serve those), and
+    // past 100 MB the endpoint refuses (GitHub changelog 2022-05-03 "Increased file size limit when
+    // retrieving file contents via REST API"; palantir/go-githubapp#227). The refusal's wording is
+    // not documented: the status and the `too_large` code are what clients see.
+    if (content && content.length > CONTENTS_MAX_INLINE_BYTES) {
+      if (content.length > CONTENTS_MAX_BYTES)
+        throw new ApiError(
+          403,
+          "This API returns blobs up to 100 MB in size. The requested blob is too large to fetch via the API.",
+          [{ resource: "Blob", field: "data", code: "too_large" }],
+        );
+      return { body: { ...shape.contentEntry(c(), repo, ref, entry), content: "", encoding: "none" } };
+    }
     return { body: shape.contentEntry(c(), repo, ref, entry, content) };
   }
 

@@ -4,7 +4,8 @@
  * cluster simulator; holds from Ferry's dashboard issue.
  */
 import { parseBody } from "../../core/pr/body.js";
-import { DASHBOARD_TITLE, parseState, type Hold } from "../../core/pr/dashboard.js";
+import { DASHBOARD_TITLE, parseState } from "../../core/pr/dashboard.js";
+import type { Hold } from "../../core/state/ferry-state.js";
 import type { PlanBlock } from "../../core/pr/plan-block.js";
 import { parseImageRef } from "../../core/image-ref.js";
 import { CONFIG_REPO, ENVIRONMENTS, OWNER, REQUIRED_CHECK, type EnvironmentName } from "./story-repos.js";

@@ -34,6 +34,23 @@ describe("GitHubRepoAdapter against the emulator", () => {
     expect(await github.readBlob(entry.sha)).toBe("images: []\n");
   });
 
+  // GitHub's contents API inlines files up to 1 MB; between 1 and 100 MB it answers `content: ""`
+  // with `encoding: "none"` (GitHub changelog 2022-05-03; palantir/go-githubapp#227).
+  it("reads a 2 MB file the contents API answers without content through the blob API, and gives sizes with the tree", async () => {
+    const big = `# ${"y".repeat(2 * 1024 * 1024)}\n`;
+    const commit = await commitOnMain({ "big.yaml": big });
+    const { data } = await world
+      .as("mona")
+      .rest.repos.getContent({ owner: "acme", repo: "config", path: "big.yaml", ref: commit.sha });
+    expect([(data as { content?: string }).content, (data as { encoding?: string }).encoding]).toEqual([
+      "",
+      "none",
+    ]);
+    expect(await github.readFile(commit.sha, "big.yaml")).toBe(big);
+    const entry = (await github.listTree(commit.treeSha)).find((e) => e.path === "big.yaml");
+    expect(entry?.size).toBe(big.length);
+  });
+
   it("reports an existing ref instead of failing, and a non-fast-forward update as a conflict", async () => {
     const first = await commitOnMain({ "a.txt": "1" });
     const second = await commitOnMain({ "a.txt": "2" });

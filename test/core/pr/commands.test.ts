@@ -19,6 +19,15 @@ describe("comment commands", () => {
     ]);
   });
 
+  it("reads /unfloor with an environment and an optional image name, and nothing more", () => {
+    expect(parseCommands("/unfloor staging\n/unfloor prod shop\n/unfloor prod shop@1.0.0\n/unfloor")).toEqual(
+      [
+        { name: "unfloor", environment: "staging" },
+        { name: "unfloor", environment: "prod", imageName: "shop" },
+      ],
+    );
+  });
+
   it("requires the command to be the first word and the whole line to match", () => {
     expect(parseCommands("please /promote prod")).toEqual([]);
     expect(parseCommands("/promote prod now")).toEqual([]);

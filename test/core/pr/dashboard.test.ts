@@ -1,14 +1,12 @@
 import { describe, expect, it } from "vitest";
 import {
-  emptyState,
   formatDashboard,
   formatMermaid,
   formatState,
-  formatStateFile,
   parseState,
-  parseStateFile,
   type StatusInput,
 } from "../../../src/core/pr/dashboard.js";
+import { emptyState, formatStateFile, parseStateFile } from "../../../src/core/state/ferry-state.js";
 import { formatConfigCheck } from "../../../src/core/pr/check-run.js";
 
 const input: StatusInput = {
@@ -24,7 +22,12 @@ const input: StatusInput = {
 
 describe("dashboard", () => {
   it("round-trips holds and floors through the hidden state block", () => {
-    const state = { version: 1 as const, holds: input.holds, floors: { prod: { shop: "1.8.1" } } };
+    const state = {
+      version: 1 as const,
+      holds: input.holds,
+      floors: { prod: { shop: "1.8.1" } },
+      history: {},
+    };
     expect(parseState(formatDashboard(input, state, new Date(0)))).toEqual(state);
   });
 
@@ -33,12 +36,18 @@ describe("dashboard", () => {
       version: 1,
       holds: { prod: { by: "<script>", at: "x", reason: "hold" } },
       floors: { prod: { shop: "a b" } },
+      history: {},
     });
     expect(parseState(text)).toEqual(emptyState());
   });
 
   it("round-trips holds and floors through the state file", () => {
-    const state = { version: 1 as const, holds: input.holds, floors: { prod: { shop: "1.8.1" } } };
+    const state = {
+      version: 1 as const,
+      holds: input.holds,
+      floors: { prod: { shop: "1.8.1" } },
+      history: {},
+    };
     expect(parseStateFile(formatStateFile(state))).toEqual(state);
   });
 
@@ -48,11 +57,13 @@ describe("dashboard", () => {
       version: 1,
       holds: { staging: hold, prod: { ...hold } },
       floors: { prod: { web: "2.0.0", shop: "1.0.0" }, dev: { shop: "1.1.0" } },
+      history: {},
     });
     const other = formatStateFile({
       version: 1,
       holds: { prod: { reason: "hold", at: hold.at, by: "mona" }, staging: hold },
       floors: { dev: { shop: "1.1.0" }, prod: { shop: "1.0.0", web: "2.0.0" } },
+      history: {},
     });
     expect(one).toBe(other);
     expect(one.endsWith("}\n")).toBe(true);
@@ -72,6 +83,7 @@ describe("dashboard", () => {
         staging: { by: "mona", at: "yesterday", reason: "hold" },
       },
       floors: {},
+      history: {},
     });
     expect(Object.keys(parseStateFile(text).holds)).toEqual(["prod"]);
   });

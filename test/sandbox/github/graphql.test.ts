@@ -50,6 +50,26 @@ describe("the GraphQL operations Ferry uses", () => {
     });
   });
 
+  // GitHub's GraphQL schema: EnablePullRequestAutoMergeInput.expectedHeadOid, "The expected head OID of
+  // the pull request." The refusal carries the message GitHub gives a merge whose expected head moved
+  // ("Head branch was modified. Review and try the merge again.", as reported for mergePullRequest
+  // in StefanMaron/BusinessCentral.AL.Runner#3391). A writer's later push leaves it armed: GitHub's
+  // auto-merge docs disable it only for a push by someone without write permissions.
+  it("refuses enablePullRequestAutoMerge when expectedHeadOid is not the head, and enables it when it is", async () => {
+    world.emu.protectBranch(owner, repo, "main", { requiredChecks: ["ci"] });
+    const first = await world.emu.commit(owner, repo, "auto", { "a.txt": "a\n" }, "a", { as: "hubot" });
+    const number = await world.emu.openPullRequest(owner, repo, { head: "auto", as: "hubot" });
+    const second = await world.emu.commit(owner, repo, "auto", { "a.txt": "b\n" }, "b", { as: "hubot" });
+    const id = (await world.emu.getPull(owner, repo, number)).node_id;
+    const enable = `mutation($id: ID!, $head: GitObjectID) { enablePullRequestAutoMerge(input: { pullRequestId: $id, mergeMethod: SQUASH, expectedHeadOid: $head }) { clientMutationId } }`;
+    await expect(world.as("hubot").graphql(enable, { id, head: first })).rejects.toThrow(
+      "Head branch was modified. Review and try the merge again.",
+    );
+    expect((await world.emu.getPull(owner, repo, number)).auto_merge).toBeNull();
+    await world.as("hubot").graphql(enable, { id, head: second });
+    expect((await world.emu.getPull(owner, repo, number)).auto_merge).not.toBeNull();
+  });
+
   it("answers an unknown node id with a NOT_FOUND error", async () => {
     await expect(
       world

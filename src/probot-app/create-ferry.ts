@@ -1,0 +1,196 @@
+/**
+ * The Probot app: builds adapters per event, hands ports to the use cases (through the thin
+ * handlers), and exposes the periodic scan and registry-hint entry points to the server (`src/server/`).
+ * The pieces live beside it: registry readers, installation listing, the `/status` reader and the
+ * event registrations. With the server's wiring and `src/cli/serve.ts`, the only place that
+ * imports `probot`.
+ */
+import type { Probot } from "probot";
+import { AccessCache } from "../adapters/github/access-cache.js";
+import { GitContentCache } from "../adapters/github/git-content-cache.js";
+import { GitHubRepoAdapter, type OctokitLike } from "../adapters/github/github-repo.js";
+import type { AppDeps, AppLogger } from "../app/app-deps.js";
+import { KeyedMutex } from "../app/keyed-mutex.js";
+import type { RegistryReader } from "../app/ports.js";
+import { WorkQueue } from "../app/work-queue.js";
+import { DEFAULT_CONFIG_CONTEXT, type ConfigContext } from "../core/config/config-context.js";
+import type { FerryConfig } from "../core/config/schema.js";
+import { SecretRedactor } from "../core/redact.js";
+import type { RegistryHint } from "../handlers/registry/index.js";
+import { CommandFloodGuard } from "../handlers/github/command-flood-guard.js";
+import { syncInstallation } from "../handlers/github/handlers.js";
+import type { HandlerServices } from "../handlers/github/services.js";
+import { eachInstallation, installationRepos } from "./installations.js";
+import { hintRepository, registerEvents, type AppIdentity } from "./register-events.js";
+import { RegistryReaders } from "./registry-readers.js";
+import { createStatusReader } from "./status-reader.js";
+
+export interface FerryAppOptions {
+  /**
+   * The key that seals the plan in each PR body Ferry writes (a secret only Ferry holds, the same
+   * on every replica): a body someone else wrote or edited is never believed.
+   */
+  sealKey: string;
+  /** Where registry `passwordEnv`/`tokenEnv` are read. */
+  env?: Record<string, string | undefined>;
+  /** Refuse registries at private or loopback addresses (production; see the registry client). */
+  refusePrivateRegistries?: boolean;
+  /** What configs may ask of this Ferry (which GHCR gets the installation token); default github.com's. */
+  configContext?: ConfigContext;
+  /** Secrets held from the start (webhook secrets, the private key); `env`'s values are held too. */
+  heldSecrets?: (string | undefined)[];
+  now?: () => Date;
+  /** Web URL for links in PR bodies (`https://github.com`, or the GHE host). */
+  webUrl?: string;
+  /** Registry readers for a config (tests and the sandbox pass their own); default: the OCI client. */
+  registryFor?: (config: FerryConfig, githubToken: () => Promise<string>) => RegistryReader;
+  /** Observers (metrics, bench). */
+  onPullRequest?: AppDeps["onPullRequest"];
+  log?: AppLogger;
+  /** How long a `GET /status` answer is reused (default 10 s): each one walks every installation and repository. */
+  statusTtlMs?: number;
+  /** At most this many repositories are visited for one `/status` answer (default 200). */
+  statusMaxRepositories?: number;
+}
+
+const STATUS_TTL_MS = 10_000;
+const STATUS_MAX_REPOSITORIES = 200;
+
+export interface Ferry {
+  /** The Probot application function. */
+  app: (probot: Probot) => void;
+  /** Periodic scan: every repository of every installation. */
+  scan(probot: Probot): Promise<void>;
+  /** Registry receiver hints → syncs of the config repos that use those repositories. */
+  hint(probot: Probot, hints: RegistryHint[]): Promise<void>;
+  /** Resolves when queued background work is done (tests, shutdown). */
+  idle(): Promise<void>;
+  readonly queue: WorkQueue;
+  /** Trees and blobs by SHA, shared by every repository this process serves (an optimisation only). */
+  readonly contentCache: GitContentCache;
+  /** Environments × images of every configured repository, for `GET /status`. */
+  status(probot: Probot): Promise<Record<string, unknown>>;
+}
+
+export function createFerry(options: FerryAppOptions): Ferry {
+  if (options.sealKey.length === 0) throw new Error("createFerry: sealKey must not be empty");
+  const locks = new KeyedMutex();
+  // Every secret this process holds, so that no form of one reaches a comment, check or log line.
+  const secrets = new SecretRedactor();
+  for (const secret of [options.sealKey, ...(options.heldSecrets ?? []), ...Object.values(options.env ?? {})])
+    secrets.add(secret);
+  let log: AppLogger = redactingLogger(
+    options.log ?? { info: () => {}, warn: () => {}, error: () => {} },
+    secrets,
+  );
+  const configContext = options.configContext ?? DEFAULT_CONFIG_CONTEXT;
+  const clockMs = (): number => (options.now ? options.now().getTime() : Date.now());
+  const accessCache = new AccessCache({ now: clockMs });
+  const queue = new WorkQueue({
+    info: (f, m) => log.info(f, m),
+    warn: (f, m) => log.warn(f, m),
+    error: (f, m) => log.error(f, m),
+  });
+  const registries = new RegistryReaders({
+    env: options.env ?? {},
+    refusePrivateRegistries: options.refusePrivateRegistries ?? false,
+    githubTokenHost: configContext.githubContainerRegistry,
+    secrets,
+    ...(options.registryFor ? { registryFor: options.registryFor } : {}),
+  });
+  const contentCache = new GitContentCache();
+  const identity: AppIdentity = {};
+
+  const depsFor = (octokit: OctokitLike, owner: string, repo: string): AppDeps => ({
+    github: new GitHubRepoAdapter(octokit, owner, repo, contentCache, accessCache),
+    registryFor: (config) => registries.for(config, octokit, owner),
+    now: options.now ?? (() => new Date()),
+    log,
+    webUrl: options.webUrl ?? "https://github.com",
+    locks,
+    sealKey: options.sealKey,
+    configContext,
+    secrets,
+    ...(identity.login ? { appLogin: identity.login } : {}),
+    ...(options.onPullRequest ? { onPullRequest: options.onPullRequest } : {}),
+  });
+
+  const services: HandlerServices = {
+    depsFor,
+    installationRepos,
+    queue,
+    commandGuard: new CommandFloodGuard({ now: clockMs }),
+  };
+  const status = createStatusReader({
+    depsFor,
+    log: () => log,
+    clock: clockMs,
+    secrets,
+    ttlMs: options.statusTtlMs ?? STATUS_TTL_MS,
+    maxRepositories: options.statusMaxRepositories ?? STATUS_MAX_REPOSITORIES,
+  });
+
+  // A scan or a hint lists the installations (GitHub calls) before it queues any work, so idle()
+  // waits for those walks as well as for the queue: "idle" means no GitHub call is still coming.
+  const walks = new Set<Promise<void>>();
+  const walk = (work: Promise<void>): Promise<void> => {
+    walks.add(work);
+    const done = () => void walks.delete(work);
+    work.then(done, done);
+    return work;
+  };
+
+  return {
+    app(probot) {
+      log = redactingLogger(childLogger(probot), secrets);
+      registerEvents(probot, services, identity);
+    },
+    queue,
+    contentCache,
+    async idle() {
+      while (walks.size > 0) await Promise.allSettled([...walks]);
+      await queue.idle();
+    },
+    scan(probot) {
+      return walk(
+        eachInstallation(probot, async (octokit, installationId) => {
+          syncInstallation({ octokit, installationId }, services, { reason: "scan" });
+        }),
+      );
+    },
+    async hint(probot, hints) {
+      if (hints.length === 0) return;
+      for (const hint of hints) registries.invalidate(hintRepository(hint));
+      const repositories = [...new Set(hints.map(hintRepository))];
+      await walk(
+        eachInstallation(probot, async (octokit, installationId) => {
+          syncInstallation({ octokit, installationId }, services, { reason: "registry", repositories });
+        }),
+      );
+    },
+    status,
+  };
+}
+
+/** The Probot application function alone (for `probot run` and tests that load it into a Probot). */
+export function createFerryApp(options: FerryAppOptions): (probot: Probot) => void {
+  return createFerry(options).app;
+}
+
+/** Log lines and their fields with every held secret redacted (the logs are a text like any other). */
+function redactingLogger(base: AppLogger, secrets: SecretRedactor): AppLogger {
+  return {
+    info: (fields, message) => base.info(secrets.redactDeep(fields), secrets.redact(message)),
+    warn: (fields, message) => base.warn(secrets.redactDeep(fields), secrets.redact(message)),
+    error: (fields, message) => base.error(secrets.redactDeep(fields), secrets.redact(message)),
+  };
+}
+
+function childLogger(probot: Probot): AppLogger {
+  const base = probot.log.child({ name: "ferry" });
+  return {
+    info: (fields, message) => base.info(fields, message),
+    warn: (fields, message) => base.warn(fields, message),
+    error: (fields, message) => base.error(fields, message),
+  };
+}

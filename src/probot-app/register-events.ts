@@ -1,0 +1,84 @@
+import type { Probot } from "probot";
+import type { OctokitLike } from "../adapters/github/github-repo.js";
+import { hintsFromGitHubPackageEvent, type RegistryHint } from "../handlers/registry/index.js";
+import {
+  onChecksCompleted,
+  onInstallation,
+  onIssueComment,
+  onPackage,
+  onPullRequest,
+  onPush,
+} from "../handlers/github/handlers.js";
+import type { HandlerEvent, HandlerServices } from "../handlers/github/services.js";
+
+/** The app's own login, looked up once (and again after a failure): it decides which PRs are Ferry's. */
+export interface AppIdentity {
+  login?: string;
+}
+
+export function hintRepository(hint: RegistryHint): string {
+  return `${hint.registry}/${hint.repository}`;
+}
+
+/** The GitHub events Ferry listens to, each handed to its handler once the app's login is known. */
+export function registerEvents(probot: Probot, services: HandlerServices, identity: AppIdentity): void {
+  const event = <P>(context: {
+    id: string;
+    name: string;
+    payload: unknown;
+    octokit: unknown;
+  }): HandlerEvent<P> => ({
+    id: context.id,
+    name: context.name,
+    payload: context.payload as P,
+    octokit: context.octokit as OctokitLike,
+  });
+  let lookup: Promise<void> | undefined;
+  const knowAppLogin = (): Promise<void> =>
+    identity.login !== undefined
+      ? Promise.resolve()
+      : (lookup ??= probot
+          .auth()
+          .then((octokit) => octokit.rest.apps.getAuthenticated())
+          .then(({ data }) => {
+            if (data?.slug) identity.login = `${data.slug}[bot]`;
+          })
+          .catch((error: unknown) =>
+            probot.log.warn({ error: (error as Error).message }, "app login unknown"),
+          )
+          .finally(() => {
+            lookup = undefined;
+          }));
+  void knowAppLogin();
+  probot.on("issue_comment.created", async (context) => {
+    await knowAppLogin();
+    return onIssueComment(event(context), services);
+  });
+  probot.on(
+    ["pull_request.opened", "pull_request.synchronize", "pull_request.reopened", "pull_request.closed"],
+    async (context) => {
+      await knowAppLogin();
+      return onPullRequest(event(context), services);
+    },
+  );
+  probot.on("push", (context) => onPush(event(context), services));
+  probot.on(
+    ["check_suite.completed", "check_run.completed", "status", "workflow_run.completed"],
+    async (context) => {
+      await knowAppLogin();
+      return onChecksCompleted(event(context), services);
+    },
+  );
+  probot.on(["registry_package.published", "package.published"], (context) =>
+    onPackage(
+      event(context),
+      services,
+      hintsFromGitHubPackageEvent(context.name as "registry_package" | "package", context.payload).map(
+        hintRepository,
+      ),
+    ),
+  );
+  probot.on(["installation.created", "installation_repositories.added"], (context) =>
+    onInstallation(event(context), services),
+  );
+}

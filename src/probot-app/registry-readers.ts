@@ -1,0 +1,59 @@
+import { createRegistryClient } from "../adapters/registry/index.js";
+import type { OctokitLike } from "../adapters/github/github-repo.js";
+import type { RegistryReader } from "../app/ports.js";
+import type { FerryConfig } from "../core/config/schema.js";
+import type { SecretRedactor } from "../core/redact.js";
+
+export interface RegistryReadersOptions {
+  /** Where registry `passwordEnv`/`tokenEnv` are read. */
+  env: Record<string, string | undefined>;
+  refusePrivateRegistries: boolean;
+  /** The GitHub's own container registry: the only host the installation token may go to. */
+  githubTokenHost: string;
+  /** Every secret this process holds; installation tokens join it as they are minted. */
+  secrets: SecretRedactor;
+  /** Registry readers for a config (tests and the sandbox pass their own); default: the OCI client. */
+  registryFor?: (config: FerryConfig, githubToken: () => Promise<string>) => RegistryReader;
+}
+
+/**
+ * The registry reader for each config repository: one OCI client per owner and `registries:` block,
+ * so the tag cache and per-registry budgets survive from one event to the next.
+ */
+export class RegistryReaders {
+  readonly #clients = new Map<string, RegistryReader>();
+
+  constructor(private readonly options: RegistryReadersOptions) {}
+
+  for(config: FerryConfig, octokit: OctokitLike, owner: string): RegistryReader {
+    const token = async (): Promise<string> => {
+      const auth =
+        (await (octokit as unknown as { auth: (o: { type: string }) => Promise<{ token: string }> }).auth({
+          type: "installation",
+        })) ?? {};
+      this.options.secrets.add(auth.token);
+      return auth.token;
+    };
+    if (this.options.registryFor) return this.options.registryFor(config, token);
+    const key = `${owner}:${JSON.stringify(config.registries ?? {})}`;
+    let client = this.#clients.get(key);
+    if (!client) {
+      client = createRegistryClient({
+        registries: config.registries ?? {},
+        env: this.options.env,
+        githubToken: token,
+        githubTokenHost: this.options.githubTokenHost,
+        secrets: this.options.secrets,
+        refusePrivateRegistries: this.options.refusePrivateRegistries,
+      });
+      this.#clients.set(key, client);
+    }
+    return client;
+  }
+
+  /** A registry hint says `repository` changed: every client forgets the tags it cached for it. */
+  invalidate(repository: string): void {
+    for (const client of this.#clients.values())
+      (client as { invalidate?: (r: string) => void }).invalidate?.(repository);
+  }
+}

@@ -1,0 +1,67 @@
+import type { SecretRedactor } from "../core/redact.js";
+import type { Probot } from "probot";
+import type { OctokitLike } from "../adapters/github/github-repo.js";
+import type { AppDeps, AppLogger } from "../app/app-deps.js";
+import { loadRepoConfig } from "../app/load-repo-config.js";
+import { collectStatus, loadState } from "../app/state.js";
+import { eachInstallation, installationRepos } from "./installations.js";
+
+export interface StatusReaderOptions {
+  depsFor(octokit: OctokitLike, owner: string, repo: string): AppDeps;
+  log: () => AppLogger;
+  clock: () => number;
+  /** Every secret this process holds: none may reach the `/status` answer. */
+  secrets: SecretRedactor;
+  /** How long an answer is reused: each one walks every installation and repository. */
+  ttlMs: number;
+  /** At most this many repositories are visited for one answer. */
+  maxRepositories: number;
+}
+
+/**
+ * `GET /status`: environments × images of every configured repository. A monitoring scrape or a
+ * dashboard refresh must not turn into one GitHub walk per request: concurrent and repeated
+ * requests within the TTL share one answer (a failure is not kept). A GET never writes.
+ */
+export function createStatusReader(
+  options: StatusReaderOptions,
+): (probot: Probot) => Promise<Record<string, unknown>> {
+  let answer: { at: number; value: Promise<Record<string, unknown>> } | undefined;
+
+  const collect = async (probot: Probot): Promise<Record<string, unknown>> => {
+    const result: Record<string, unknown> = {};
+    let budget = options.maxRepositories;
+    await eachInstallation(probot, async (octokit) => {
+      if (budget <= 0) return;
+      for (const { owner, repo, defaultBranch } of await installationRepos(octokit)) {
+        if (budget-- <= 0) {
+          options
+            .log()
+            .warn(
+              { limit: options.maxRepositories },
+              "status: repository limit reached; the rest is left out",
+            );
+          return;
+        }
+        const deps = options.depsFor(octokit, owner, repo);
+        // A GET never writes: a broken config is reported by the sync, not by a status read.
+        const loaded = await loadRepoConfig(deps, defaultBranch, { readOnly: true });
+        if (!loaded.ok) continue;
+        const { state } = await loadState(deps);
+        result[`${owner}/${repo}`] = await collectStatus(deps, loaded, state);
+      }
+    });
+    return result;
+  };
+
+  return (probot) => {
+    const at = options.clock();
+    if (answer && at - answer.at < options.ttlMs) return answer.value;
+    const value = collect(probot).then((found) => options.secrets.redactDeep(found));
+    answer = { at, value };
+    value.catch(() => {
+      if (answer?.value === value) answer = undefined;
+    });
+    return value;
+  };
+}

@@ -1,0 +1,38 @@
+import { describe, expect, it } from "vitest";
+import {
+  emptyState,
+  formatStateFile,
+  parseStateFile,
+  recordDeployment,
+  versionBefore,
+} from "../../../src/core/state/ferry-state.js";
+
+describe("the history of deployed versions", () => {
+  const v = (tag: string) => ({ tag, digest: `sha256:${tag.replace(/\./g, "").padStart(64, "0")}` });
+
+  it("keeps promotions in order, drops a version once rolled back from, and survives the state file", () => {
+    const state = emptyState();
+    recordDeployment(state, "staging", "shop", { from: v("1.7.0"), to: v("1.8.0"), rollback: false });
+    recordDeployment(state, "staging", "shop", { from: v("1.8.0"), to: v("1.9.0"), rollback: false });
+    expect(versionBefore(state, "staging", "shop", v("1.9.0"))).toEqual(v("1.8.0"));
+    recordDeployment(state, "staging", "shop", { from: v("1.9.0"), to: v("1.8.0"), rollback: true });
+    const read = parseStateFile(formatStateFile(state));
+    expect(read.history.staging?.shop).toEqual([v("1.7.0"), v("1.8.0")]);
+    expect(versionBefore(read, "staging", "shop", v("1.8.0"))).toEqual(v("1.7.0"));
+    expect(versionBefore(read, "staging", "shop", v("1.7.0"))).toBeUndefined();
+  });
+
+  it("drops malformed entries and keeps at most 20 versions per image", () => {
+    const state = emptyState();
+    for (let minor = 0; minor < 30; minor++)
+      recordDeployment(state, "prod", "shop", { from: {}, to: { tag: `1.${minor}.0` }, rollback: false });
+    expect(state.history.prod?.shop).toHaveLength(20);
+    const text = JSON.stringify({
+      version: 1,
+      holds: {},
+      floors: {},
+      history: { prod: { shop: [{ tag: "a b" }, 3, { tag: "1.0.0" }] } },
+    });
+    expect(parseStateFile(text).history).toEqual({ prod: { shop: [{ tag: "1.0.0" }] } });
+  });
+});
