@@ -1,4 +1,6 @@
+import { environmentPolicy } from "../core/config/schema.js";
 import { TransientError, UserError } from "../core/errors.js";
+import { isNewer } from "../core/policy/select-tag.js";
 import { formatBody, type BodyRow } from "../core/pr/body.js";
 import { formatBranchName, formatLabels } from "../core/pr/branch.js";
 import type { PlanBlock, PlanKind } from "../core/pr/plan-block.js";
@@ -101,6 +103,20 @@ export async function upsertPromotionPr(deps: AppDeps, input: UpsertInput): Prom
     return { action: "unchanged", pull: existing };
   if (existing && existingPlan && trusted?.headIsFerrys && sameChanges(existingPlan, block))
     return { action: "unchanged", pull: existing };
+  // Replicas race: one that listed the tags before the newest push must not move another's PR
+  // back to an older tag (docs/reliability.md row 22). The newer PR stays; the next sync re-plans.
+  if (existing && existingPlan && kind === "bump" && existingPlan.kind === "bump") {
+    const older = block.changes.some((change) => {
+      const theirs = existingPlan.changes.find((other) => other.image === change.image)?.to.tag;
+      const ours = change.to.tag;
+      if (theirs === undefined || ours === undefined) return false;
+      return isNewer(theirs, ours, environmentPolicy(loaded.config, environment, change.image)) === true;
+    });
+    if (older) {
+      deps.log.info({ environment, pull: existing.number }, "pull request kept: it proposes a newer tag");
+      return { action: "unchanged", pull: existing };
+    }
+  }
 
   const head = await writeBranch(
     deps,

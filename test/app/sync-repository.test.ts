@@ -83,6 +83,22 @@ describe("syncRepository: new image → PR per environment", () => {
     expect(github.file("ferry/staging", "overlays/staging/kustomization.yaml")).toContain('newTag: "1.8.1"');
   });
 
+  it("never moves a PR back to an older tag when a replica that listed the tags earlier syncs after it", async () => {
+    const { github, registry, deps } = setup();
+    github.protectedBranches.set("main", ["ci"]);
+    registry.push("ghcr.io/acme/shop", "1.8.0");
+    // A second replica whose tag list was read before 1.8.1 was pushed.
+    const stale = new FakeRegistry();
+    stale.push("ghcr.io/acme/shop", "1.7.0");
+    stale.push("ghcr.io/acme/shop", "1.8.0");
+    registry.push("ghcr.io/acme/shop", "1.8.1");
+    await syncRepository(deps, { reason: "registry" });
+    await syncRepository(fakeDeps(github, stale), { reason: "registry" });
+    expect(github.pulls).toHaveLength(1);
+    expect(github.pulls[0]!.title).toBe("Promote shop 1.8.1 to staging");
+    expect(github.file("ferry/staging", "overlays/staging/kustomization.yaml")).toContain('newTag: "1.8.1"');
+  });
+
   it("redoes the write from the new tip when the branch moves underneath, never forcing", async () => {
     const { github, registry, deps } = setup();
     github.protectedBranches.set("main", ["ci"]);
