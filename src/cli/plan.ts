@@ -8,7 +8,7 @@ import { upstreamPins } from "../app/upstream-pins.js";
 import { configContextFromEnv } from "../core/config/config-context.js";
 import { CONFIG_PATH, formatProblems, loadConfig } from "../core/config/load-config.js";
 import { environmentOrder, type FerryConfig } from "../core/config/schema.js";
-import { FerryError, UserError } from "../core/errors.js";
+import { UserError } from "../core/errors.js";
 import { shortDigest } from "../core/image-ref.js";
 import type { RegistryReader } from "../app/ports.js";
 import { EXIT, UsageError, type CliIo } from "./io.js";

@@ -111,7 +111,17 @@ describe("architecture", () => {
   });
 
   it("places every top-level folder of src/ in a known layer", () => {
-    const layers = ["adapters", "app", "cli", "core", "handlers", "probot-app", "reconciler", "sandbox", "server"];
+    const layers = [
+      "adapters",
+      "app",
+      "cli",
+      "core",
+      "handlers",
+      "probot-app",
+      "reconciler",
+      "sandbox",
+      "server",
+    ];
     const folders = readdirSync(SRC).filter((name) => statSync(join(SRC, name)).isDirectory());
     // A new folder needs its place in docs/architecture.md "Layers" and its rules in this file.
     expect(folders.filter((name) => !layers.includes(name))).toEqual([]);
