@@ -130,7 +130,7 @@ secretGenerator:
         ).toBeDefined();
       });
 
-      it("makes zero writes on the next cycle: resourceVersions and managedFields stay as they were", async () => {
+      it("makes zero writes on the next cycle: generations (resourceVersions where there is none) and managedFields stay as they were", async () => {
         const before = await fingerprints(shared.admin, refsOf(first));
         shared.counting.reset();
         const second = await reconciler.cycle();

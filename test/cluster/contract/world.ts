@@ -152,8 +152,15 @@ export async function fingerprints(admin: KubeCluster, refs: ObjectRef[]): Promi
   const out: Record<string, string> = {};
   for (const ref of refs) {
     const live = await admin.get(ref);
-    out[`${ref.kind} ${ref.namespace}/${ref.name}`] = live
-      ? `${String(live.metadata.resourceVersion)} ${JSON.stringify(live.metadata.managedFields)}`
+    // A controller's status update moves resourceVersion without any write of Ferry's (the
+    // simulator's Deployment controller does; kube-controller-manager would): objects with a
+    // generation are compared by it (it moves on every spec change), the rest by resourceVersion.
+    // managedFields entries for the status subresource belong to controllers and are left out.
+    const metadata = live?.metadata as
+      | { resourceVersion?: string; generation?: number; managedFields?: { subresource?: string }[] }
+      | undefined;
+    out[`${ref.kind} ${ref.namespace}/${ref.name}`] = metadata
+      ? `${metadata.generation !== undefined ? `generation ${metadata.generation}` : String(metadata.resourceVersion)} ${JSON.stringify((metadata.managedFields ?? []).filter((entry) => entry.subresource !== "status"))}`
       : "absent";
   }
   return out;
