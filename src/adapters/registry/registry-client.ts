@@ -17,11 +17,19 @@ import {
   RegistryProtocolError,
   RegistryUnavailableError,
 } from "./errors.js";
+import type { SignatureCheck, VerifyPolicy } from "../../core/policy/verify.js";
 import { isPrivateHost } from "./hosts.js";
 import { Circuit, RequestBudget, Semaphore } from "./limits.js";
 import { nextLink } from "./link-header.js";
-import { bareMediaType, isIndexMediaType, MANIFEST_ACCEPT, MANIFEST_MEDIA_TYPES } from "./media-types.js";
+import {
+  bareMediaType,
+  isIndexMediaType,
+  MANIFEST_ACCEPT,
+  MANIFEST_MEDIA_TYPES,
+  OCI_INDEX,
+} from "./media-types.js";
 import { retryAfterMs } from "./rate-limit.js";
+import { createSignatureChecker } from "./signatures.js";
 import { parseWwwAuthenticate, type AuthChallenge } from "./www-authenticate.js";
 
 /**
@@ -106,6 +114,19 @@ export interface RegistryClientOptions {
 }
 
 export interface RegistryClient extends RegistryReader {
+  /**
+   * A manifest's JSON by tag or digest, digest-verified; undefined when the registry has none (404).
+   * For artifacts that are not images (signatures, referrer indexes).
+   */
+  manifest(repository: string, reference: string): Promise<ArtifactManifest | undefined>;
+  /** A blob by digest, at most `maxBytes`, verified against its digest. */
+  blob(repository: string, digest: string, maxBytes: number): Promise<Buffer>;
+  /**
+   * The OCI 1.1 referrers API (`GET /v2/<name>/referrers/<digest>`): the image index listing the
+   * manifests whose subject is `digest`, or undefined when the registry does not offer the API (404).
+   */
+  referrers(repository: string, digest: string): Promise<Record<string, unknown> | undefined>;
+  checkSignature(repository: string, digest: string, verify: VerifyPolicy): Promise<SignatureCheck>;
   /** Drops the cached tag list of a repository (a webhook said it changed). */
   invalidate(repository: string): void;
   /** HTTP requests sent so far, by registry name (token fetches and redirects included). */
@@ -155,6 +176,8 @@ interface Exchange {
   body: Buffer;
   url: string;
 }
+
+export type ArtifactManifest = FetchedManifest;
 
 interface FetchedManifest {
   digest: string;
@@ -827,7 +850,7 @@ export function createRegistryClient(options: RegistryClientOptions = {}): Regis
     return config as ImageConfigBlob;
   }
 
-  return {
+  const client: RegistryClient = {
     async listTags(repositoryName: string): Promise<string[]> {
       const { state, repository, name } = target(repositoryName);
       const cached = tagCache.get(name);
@@ -948,6 +971,59 @@ export function createRegistryClient(options: RegistryClientOptions = {}): Regis
       return description;
     },
 
+    async manifest(repositoryName: string, reference: string): Promise<ArtifactManifest | undefined> {
+      const { state, repository } = target(repositoryName);
+      try {
+        return await fetchManifest(state, repository, reference);
+      } catch (error) {
+        if (error instanceof RegistryNotFoundError) return undefined;
+        throw error;
+      }
+    },
+
+    async blob(repositoryName: string, digest: string, maxBytes: number): Promise<Buffer> {
+      const { state, repository } = target(repositoryName);
+      if (!isValidDigest(digest))
+        throw new RegistryProtocolError(
+          "registry-bad-json",
+          `${state.registry}/${repository}: invalid blob digest`,
+        );
+      const url = new URL(`${state.origin}/v2/${repository}/blobs/${digest}`);
+      const response = await request(state, repository, url, "GET", "*/*", maxBytes);
+      if (response.status !== 200) failFor(state, repository, `blob ${digest}`, response);
+      verifyDigest(state, repository, digest, response.body, null);
+      return response.body;
+    },
+
+    async referrers(repositoryName: string, digest: string): Promise<Record<string, unknown> | undefined> {
+      const { state, repository } = target(repositoryName);
+      if (!isValidDigest(digest))
+        throw new RegistryProtocolError(
+          "registry-bad-reference",
+          `${state.registry}/${repository}: invalid digest`,
+        );
+      const url = new URL(`${state.origin}/v2/${repository}/referrers/${digest}`);
+      const response = await request(state, repository, url, "GET", OCI_INDEX, limits.maxManifestBytes);
+      // The OCI distribution spec: a registry without the API answers 404 (distribution 2.8 does).
+      if (response.status === 404) return undefined;
+      if (response.status !== 200) failFor(state, repository, `referrers of ${digest}`, response);
+      let json: unknown;
+      try {
+        json = JSON.parse(response.body.toString("utf8"));
+      } catch {
+        throw new RegistryProtocolError(
+          "registry-bad-json",
+          `${state.registry}/${repository}: referrers of ${digest} is malformed JSON`,
+        );
+      }
+      if (typeof json !== "object" || json === null || Array.isArray(json))
+        throw new RegistryProtocolError(
+          "registry-bad-json",
+          `${state.registry}/${repository}: referrers of ${digest} is not an object`,
+        );
+      return json as Record<string, unknown>;
+    },
+
     invalidate(repositoryName: string): void {
       try {
         tagCache.delete(imageName(parseImageName(repositoryName)));
@@ -959,7 +1035,14 @@ export function createRegistryClient(options: RegistryClientOptions = {}): Regis
     requestCounts(): Record<string, number> {
       return Object.fromEntries([...states.values()].map((state) => [state.registry, state.requests]));
     },
+
+    checkSignature(repositoryName: string, digest: string, verify: VerifyPolicy): Promise<SignatureCheck> {
+      return signatures.check(repositoryName, digest, verify);
+    },
   };
+  // Discovery uses only the public methods above, and caches verified digests for the client's life.
+  const signatures = createSignatureChecker(client);
+  return client;
 }
 
 function formatPlatform(os: string, architecture: string, variant: unknown): string {
