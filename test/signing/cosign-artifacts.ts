@@ -50,17 +50,24 @@ export interface SignatureOptions {
   mode?: "legacy" | "referrers-tag";
 }
 
+/** Signs payload bytes, answering the base64 signature (node:crypto, or `cosign sign-blob`). */
+export type SignBytes = (payload: Buffer) => Promise<string>;
+
+export function signWithKey(key: KeyObject): SignBytes {
+  return async (payload) => sign("sha256", payload, key).toString("base64");
+}
+
 /** Pushes a cosign signature of `repository@digest` to the registry at `registryUrl`. */
 export async function pushSignature(
   registryUrl: string,
   repository: string,
   reference: string,
   digest: string,
-  key: KeyObject,
+  signBytes: SignBytes,
   options: SignatureOptions = {},
 ): Promise<void> {
   const signedPayload = simpleSigningPayload(reference, options.payloadDigest ?? digest);
-  const signature = sign("sha256", signedPayload, key).toString("base64");
+  const signature = await signBytes(signedPayload);
   const stored = options.tamper
     ? Buffer.from(signedPayload.toString("utf8").replace('"optional":null', '"optional":{"x":"1"}'))
     : signedPayload;

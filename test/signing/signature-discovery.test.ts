@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRegistryClient } from "../../src/adapters/registry/index.js";
 import { pushImage } from "../../src/sandbox/registry/push-image.js";
 import { startDistribution, type RunningDistribution } from "../support/registry-distribution.js";
-import { generateKeyPair, pushSignature } from "./cosign-artifacts.js";
+import { generateKeyPair, pushSignature, signWithKey } from "./cosign-artifacts.js";
 
 /**
  * Signature discovery and checks against the real CNCF distribution 2.8 (no referrers API: the
@@ -22,7 +22,7 @@ describe("cosign signature checks against a real distribution registry", () => {
     for (const tag of ["legacy", "referrer", "api", "unsigned", "other-key", "other-digest", "tampered"])
       digests[tag] = (await pushImage(distribution.url, "acme/shop", tag, { content: tag })).digest;
     const sign = (tag: string, options: Parameters<typeof pushSignature>[5] = {}, key = ours.privateKey) =>
-      pushSignature(distribution.url, "acme/shop", name, digests[tag]!, key, options);
+      pushSignature(distribution.url, "acme/shop", name, digests[tag]!, signWithKey(key), options);
     await sign("legacy");
     await sign("referrer", { mode: "referrers-tag" });
     await sign("api", { mode: "referrers-tag" });
