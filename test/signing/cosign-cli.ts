@@ -32,8 +32,11 @@ export interface Signer {
   signBytes: SignBytes;
 }
 
-export function createSigner(): Signer {
+/** `prefer`: "cosign" insists on the CLI; `signFlags` are extra `cosign sign` flags. */
+export function createSigner(prefer?: "cosign", signFlags: string[] = []): Signer {
   const binary = cosignBinary();
+  if (binary === undefined && prefer === "cosign")
+    throw new Error("cosign is not built: run test/signing/build-cosign.sh");
   if (binary === undefined) {
     const pair = generateKeyPair();
     const signBytes = signWithKey(pair.privateKey);
@@ -47,7 +50,14 @@ export function createSigner(): Signer {
   }
   const dir = mkdtempSync(join(tmpdir(), "ferry-cosign-"));
   // A throw-away password for a throw-away key pair; cosign needs one to encrypt the private key.
-  const env = { ...process.env, COSIGN_PASSWORD: "ferry-test-key", COSIGN_YES: "true", HOME: dir };
+  // COSIGN_EXPERIMENTAL: cosign 2.x needs it for --registry-referrers-mode=oci-1-1.
+  const env = {
+    ...process.env,
+    COSIGN_PASSWORD: "ferry-test-key",
+    COSIGN_YES: "true",
+    COSIGN_EXPERIMENTAL: "1",
+    HOME: dir,
+  };
   execFileSync(binary, ["generate-key-pair"], { cwd: dir, env, stdio: "pipe" });
   return {
     kind: "cosign",
@@ -71,6 +81,7 @@ export function createSigner(): Signer {
           "--tlog-upload=false",
           "--allow-http-registry",
           "--allow-insecure-registry",
+          ...signFlags,
           `${name}@${digest}`,
         ],
         { cwd: dir, env, stdio: "pipe", timeout: 60_000 },

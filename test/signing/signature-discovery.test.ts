@@ -3,6 +3,7 @@ import { createRegistryClient } from "../../src/adapters/registry/index.js";
 import { pushImage } from "../../src/sandbox/registry/push-image.js";
 import { startDistribution, type RunningDistribution } from "../support/registry-distribution.js";
 import { generateKeyPair, pushSignature, signWithKey } from "./cosign-artifacts.js";
+import { COSIGN_VERSION, cosignBinary, createSigner } from "./cosign-cli.js";
 
 /**
  * Signature discovery and checks against the real CNCF distribution 2.8 (no referrers API: the
@@ -108,4 +109,28 @@ describe("cosign signature checks against a real distribution registry", () => {
       reason: expect.stringMatching(/not a usable public key/),
     });
   });
+
+  // The real CLI (built by build-cosign.sh): what cosign itself writes, in both of its storage modes.
+  it.skipIf(cosignBinary() === undefined).each([
+    ["its default legacy .sig tag", [], /^sha256-[0-9a-f]{64}\.sig$/],
+    [
+      "an OCI 1.1 referrer (the referrers tag on distribution 2.8)",
+      ["--registry-referrers-mode=oci-1-1"],
+      /^referrers tag sha256-/,
+    ],
+  ] as const)(
+    `verifies what cosign ${COSIGN_VERSION} signs, stored as %s`,
+    async (_mode, flags, via) => {
+      const signer = createSigner("cosign", [...flags]);
+      const tag = `cosign-${flags.length}`;
+      const { digest } = await pushImage(distribution.url, "acme/shop", tag, { content: tag });
+      await signer.sign(distribution.url, "acme/shop", name, digest);
+      const client = createRegistryClient();
+      const result = await client.checkSignature(name, digest, { key: signer.publicPem });
+      expect(result).toEqual({ verified: true, via: expect.stringMatching(via) });
+      // And another cosign key pair's signature is not ours.
+      expect((await client.checkSignature(name, digest, { key: ours.publicPem })).verified).toBe(false);
+    },
+    120_000,
+  );
 });

@@ -1,17 +1,19 @@
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { Octokit } from "@octokit/rest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { main } from "../../src/cli.js";
 import type { CliIo } from "../../src/cli/io.js";
 import type { PlanReport } from "../../src/cli/plan.js";
+import { parseNotices } from "../../src/core/pr/dashboard.js";
 import { startFerryServer, type FerryServer } from "../../src/server/ferry-server.js";
 import { startGitHubEmulator, type GitHubEmulator } from "../../src/sandbox/github/index.js";
 import { pushImage } from "../../src/sandbox/registry/push-image.js";
 import { ferryAppManifest, UnthrottledOctokit } from "../../src/sandbox/ferry-app.js";
 import { startDistribution, type RunningDistribution } from "../support/registry-distribution.js";
 import { generateKeyPair, pushSignature, signWithKey } from "./cosign-artifacts.js";
-import { createSigner, type Signer } from "./cosign-cli.js";
+import { COSIGN_VERSION, cosignBinary, createSigner, type Signer } from "./cosign-cli.js";
 
 /**
  * The route a user and an attacker take: images pushed to a real CNCF distribution 2.8 (no
@@ -63,12 +65,16 @@ async function plan(dir: string, env: string): Promise<PlanReport> {
   return JSON.parse(io.out.join("")) as PlanReport;
 }
 
-describe("signed images through ferry serve and a real distribution registry", () => {
+const SIGNED_WITH =
+  cosignBinary() !== undefined ? `cosign ${COSIGN_VERSION}` : "node:crypto (cosign not built)";
+
+describe(`signed images through ferry serve and a real distribution registry, signed with ${SIGNED_WITH}`, () => {
   let distribution: RunningDistribution;
   let emu: GitHubEmulator;
   let server: FerryServer;
   let signer: Signer;
   let name: string;
+  let octokit: Octokit;
   const WEBHOOK_SECRET = "signed-e2e-webhook-secret";
   const NOTIFY_SECRET = "Bearer notify-secret-5e1b";
 
@@ -119,10 +125,13 @@ describe("signed images through ferry serve and a real distribution registry", (
     });
     name = `${distribution.host}/acme/shop`;
     await pushImage(distribution.url, "acme/shop", "1.8.0", { content: "1.8.0" });
+    const mona = emu.createUser("mona");
     await emu.createRepo("acme", "config", {
       files: configRepo(distribution.host, signer.publicPem, "1.8.0", "1.8.0"),
+      collaborators: { mona: "maintain" },
     });
     emu.installApp(app.id, "acme");
+    octokit = new Octokit({ baseUrl: emu.apiUrl, auth: mona.token, request: { retries: 0 } });
   }, 120_000);
   afterAll(async () => {
     await server?.close();
@@ -155,6 +164,25 @@ describe("signed images through ferry serve and a real distribution registry", (
       "overlays/staging/kustomization.yaml",
     );
     expect(overlay).toContain('newTag: "1.9.0"');
+
+    // The dashboard the periodic scan keeps says why 1.9.1 is not proposed.
+    await server.scanNow();
+    await server.idle();
+    const { data: issues } = await octokit.rest.issues.listForRepo({
+      owner: "acme",
+      repo: "config",
+      state: "open",
+    });
+    const dashboard = issues.find((issue) => issue.title === "Ferry dashboard");
+    expect(parseNotices(dashboard?.body)).toEqual([
+      {
+        environment: "staging",
+        image: "shop",
+        message: expect.stringMatching(
+          /^1\.9\.1 not signed by acme\/shop release key \(no cosign signature found/,
+        ),
+      },
+    ]);
 
     // What `ferry plan` shows on a checkout of the PR's branch: the reason 1.9.1 is not taken.
     const dir = writeRepo(configRepo(distribution.host, signer.publicPem, "1.9.0", "1.8.0"));
