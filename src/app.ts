@@ -162,7 +162,7 @@ export function createFerry(options: FerryAppOptions = {}): Ferry {
   /** Environments × images of every configured repository, visiting at most `statusMaxRepositories`. */
   const collectAllStatus = async (probot: Probot): Promise<Record<string, unknown>> => {
     const { loadRepoConfig } = await import("./app/load-repo-config.js");
-    const { collectStatus, loadState } = await import("./app/state.js");
+    const { collectStatus, lastNotices, loadState } = await import("./app/state.js");
     const result: Record<string, unknown> = {};
     let budget = options.statusMaxRepositories ?? STATUS_MAX_REPOSITORIES;
     await eachInstallation(probot, async (octokit) => {
@@ -179,8 +179,11 @@ export function createFerry(options: FerryAppOptions = {}): Ferry {
         // A GET never writes: a broken config is reported by the sync, not by a status read.
         const loaded = await loadRepoConfig(deps, defaultBranch, { readOnly: true });
         if (!loaded.ok) continue;
-        const { state } = await loadState(deps);
-        result[`${owner}/${repo}`] = await collectStatus(deps, loaded, state);
+        const { state, dashboard } = await loadState(deps);
+        const status = await collectStatus(deps, loaded, state);
+        // What the last scan noticed (an unsigned tag not proposed, a tag outside its policy).
+        const notices = await lastNotices(deps, dashboard);
+        result[`${owner}/${repo}`] = notices.length > 0 ? { ...status, notices } : status;
       }
     });
     return result;

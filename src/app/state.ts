@@ -13,6 +13,7 @@ import {
   type PolicyNotice,
   type StatusInput,
 } from "../core/pr/dashboard.js";
+import { escapeMarkdown } from "../core/pr/markdown.js";
 import type { AppDeps, LoadedConfig } from "./app-deps.js";
 import type { IssueInfo, PullRequestInfo } from "./github-port.js";
 import { repoFileSource } from "./repo-files.js";
@@ -200,8 +201,25 @@ export async function collectStatus(
 }
 
 export async function statusTable(deps: AppDeps, loaded: LoadedConfig): Promise<string> {
-  const { state } = await loadState(deps);
-  return formatStatusTable(await collectStatus(deps, loaded, state));
+  const { state, dashboard } = await loadState(deps);
+  const table = formatStatusTable(await collectStatus(deps, loaded, state));
+  // The last scan's notices (an unsigned tag not proposed, a tag outside its policy), as the dashboard shows them.
+  const notices = await lastNotices(deps, dashboard);
+  if (notices.length === 0) return table;
+  return [
+    table,
+    "",
+    ...notices.map(
+      (notice) =>
+        `- **${escapeMarkdown(notice.environment)}** / ${escapeMarkdown(notice.image)}: ${escapeMarkdown(notice.message)}`,
+    ),
+  ].join("\n");
+}
+
+/** The notices the last scan left on the dashboard issue (read when the caller has not read it). */
+export async function lastNotices(deps: AppDeps, dashboard?: IssueInfo | null): Promise<PolicyNotice[]> {
+  const issue = dashboard === undefined ? await deps.github.findIssue(DASHBOARD_TITLE) : dashboard;
+  return parseNotices(issue?.body);
 }
 
 export function isHeld(state: FerryState, environment: string): boolean {

@@ -77,6 +77,7 @@ describe(`signed images through ferry serve and a real distribution registry, si
   let octokit: Octokit;
   const WEBHOOK_SECRET = "signed-e2e-webhook-secret";
   const NOTIFY_SECRET = "Bearer notify-secret-5e1b";
+  const STATUS_TOKEN = "status-token-5e1b";
 
   async function hints(): Promise<number> {
     const metric = await server.metrics.getSingleMetric("ferry_registry_hints_total")?.get();
@@ -116,6 +117,7 @@ describe(`signed images through ferry serve and a real distribution registry, si
       registrySecrets: { distribution: NOTIFY_SECRET },
       registryCoalesceMs: 20,
       logLevel: "fatal",
+      status: { token: STATUS_TOKEN },
     });
     emu.setWebhook(app.id, `${server.url}/api/github/webhooks`, WEBHOOK_SECRET);
     distribution = await startDistribution("none", {
@@ -183,6 +185,38 @@ describe(`signed images through ferry serve and a real distribution registry, si
         ),
       },
     ]);
+
+    // GET /status and the `/ferry status` command say the same.
+    const status = (await (
+      await fetch(`${server.url}/status`, { headers: { authorization: `Bearer ${STATUS_TOKEN}` } })
+    ).json()) as Record<string, { notices?: { message: string }[] }>;
+    expect(status["acme/config"]?.notices?.map((notice) => notice.message)).toEqual([
+      expect.stringMatching(/^1\.9\.1 not signed by acme\/shop release key/),
+    ]);
+    const { data: issue } = await octokit.rest.issues.create({
+      owner: "acme",
+      repo: "config",
+      title: "Release",
+    });
+    await octokit.rest.issues.createComment({
+      owner: "acme",
+      repo: "config",
+      issue_number: issue.number,
+      body: "/ferry status",
+    });
+    let reply: string | undefined;
+    for (let i = 0; i < 200 && reply === undefined; i++) {
+      await emu.idle();
+      await server.idle();
+      const { data: comments } = await octokit.rest.issues.listComments({
+        owner: "acme",
+        repo: "config",
+        issue_number: issue.number,
+      });
+      reply = comments.find((comment) => comment.body?.includes("| Environment |"))?.body;
+      if (reply === undefined) await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    expect(reply).toMatch(/staging\*\* \/ shop: 1\\\.9\\\.1 not signed by acme\/shop release key/);
 
     // What `ferry plan` shows on a checkout of the PR's branch: the reason 1.9.1 is not taken.
     const dir = writeRepo(configRepo(distribution.host, signer.publicPem, "1.9.0", "1.8.0"));
