@@ -4,6 +4,7 @@ import { FerryError, UserError } from "../core/errors.js";
 import type { SecretRedactor } from "../core/redact.js";
 import { isValidDigest, shortDigest } from "../core/image-ref.js";
 import type { Policy } from "../core/policy/schema.js";
+import { notSignedReason, type SignatureCheck, type VerifyPolicy } from "../core/policy/verify.js";
 import {
   isNewer,
   mayDowngrade,
@@ -149,7 +150,7 @@ export async function planEnvironment(
     let target: Target;
     try {
       target = pin
-        ? await pinnedTarget(deps.registry, image.repository, pin)
+        ? await pinnedTarget(deps.registry, image.repository, pin, policy)
         : await chooseTarget(deps, name, image.repository, policy, current, options);
     } catch (error) {
       if (options.onRegistryError !== "report" || !(error instanceof FerryError)) throw error;
@@ -213,11 +214,24 @@ async function pinnedTarget(
   registry: RegistryReader,
   repository: string,
   pin: { tag?: string; digest: string },
+  policy: Policy,
 ): Promise<Target> {
   if (!isValidDigest(pin.digest))
     throw new UserError("invalid-digest", `invalid digest ${JSON.stringify(pin.digest)}`);
   // The pinned digest must exist: a promotion never writes a reference the registry cannot serve.
   const description = await registry.describe(repository, pin.digest);
+  // A promotion re-checks the exact digest it carries: upstream having run it proves nothing.
+  if (policy.verify !== undefined) {
+    const check = await checkSignature(registry, repository, description.digest, policy.verify);
+    if (!check.verified) {
+      const reason = notSignedReason(
+        pin.tag ?? shortDigest(description.digest),
+        policy.verify,
+        `${shortDigest(description.digest)}: ${check.reason}`,
+      );
+      return { unchanged: reason, notice: reason };
+    }
+  }
   const target: Target = {
     digest: description.digest,
     reason: `pinned to ${pin.tag ?? ""}@${shortDigest(pin.digest)}`,
@@ -257,6 +271,17 @@ async function chooseByPolicy(
     const description = await deps.registry.describe(repository, tag);
     if (current.digest === description.digest)
       return { unchanged: `${tag} is still ${shortDigest(description.digest)}` };
+    if (policy.verify !== undefined) {
+      const check = await checkSignature(deps.registry, repository, description.digest, policy.verify);
+      if (!check.verified) {
+        const reason = notSignedReason(
+          tag,
+          policy.verify,
+          `${shortDigest(description.digest)}: ${check.reason}`,
+        );
+        return { unchanged: reason, notice: reason };
+      }
+    }
     const target: Target = {
       tag,
       digest: description.digest,
@@ -309,30 +334,82 @@ async function chooseByPolicy(
     );
   }
   const candidates: { candidate: TagCandidate; description: ImageDescription }[] = [];
+  /** The best-ranked tag refused for its signature: what the plan, /status and the dashboard say. */
+  let unsigned: string | undefined;
   for (const tag of ranked.slice(0, MAX_DESCRIBED_CANDIDATES)) {
     const description = await deps.registry.describe(repository, tag);
     const candidate: TagCandidate = { tag, digest: description.digest, platforms: description.platforms };
     if (description.created) candidate.created = description.created;
     if (options.eligible && !(await options.eligible(name, tag, description))) continue;
+    if (policy.verify !== undefined) {
+      // Checked after the cheaper gates; the result goes into the pure selection as data.
+      candidate.signature = await checkSignature(
+        deps.registry,
+        repository,
+        description.digest,
+        policy.verify,
+      );
+      if (!candidate.signature.verified) {
+        unsigned ??= notSignedReason(tag, policy.verify, candidate.signature.reason);
+        continue;
+      }
+    }
     if (!describeAll) {
       const selection = selectTag([candidate], withCurrent({ policy, now: deps.now }, current.tag));
       if (selection.kind === "selected")
-        return withNotice(selection, withDescription(description, tag, selection.reason));
+        return withUnsigned(
+          withNotice(selection, withDescription(description, tag, selection.reason)),
+          unsigned,
+        );
       continue;
     }
     candidates.push({ candidate, description });
   }
-  if (!describeAll)
+  if (!describeAll) {
+    const checked = Math.min(ranked.length, MAX_DESCRIBED_CANDIDATES);
+    if (unsigned !== undefined)
+      return {
+        unchanged: `${unsigned}; none of the ${checked} newest admitted tags is signed`,
+        notice: unsigned,
+      };
     return {
-      unchanged: `none of the ${Math.min(ranked.length, MAX_DESCRIBED_CANDIDATES)} newest admitted tags passed ${gated ? "CI gating and " : ""}the policy`,
+      unchanged: `none of the ${checked} newest admitted tags passed ${gated ? "CI gating and " : ""}the policy`,
     };
+  }
   const selection = selectTag(
     candidates.map((c) => c.candidate),
     withCurrent({ policy, now: deps.now }, current.tag),
   );
-  if (selection.kind === "none") return withNotice(selection, { unchanged: selection.reason });
+  if (selection.kind === "none")
+    return withUnsigned(
+      withNotice(selection, {
+        unchanged: unsigned !== undefined ? `${unsigned}; ${selection.reason}` : selection.reason,
+      }),
+      unsigned,
+    );
   const chosen = candidates.find((c) => c.candidate.tag === selection.tag)!;
-  return withNotice(selection, withDescription(chosen.description, selection.tag, selection.reason));
+  return withUnsigned(
+    withNotice(selection, withDescription(chosen.description, selection.tag, selection.reason)),
+    unsigned,
+  );
+}
+
+/** A newer tag refused for its signature is worth a notice even when an older signed one is chosen. */
+function withUnsigned(target: Target, unsigned: string | undefined): Target {
+  if (unsigned !== undefined && target.notice === undefined) target.notice = unsigned;
+  return target;
+}
+
+async function checkSignature(
+  registry: RegistryReader,
+  repository: string,
+  digest: string,
+  verify: VerifyPolicy,
+): Promise<SignatureCheck> {
+  // Fail closed: a reader that cannot look for signatures admits nothing under verify.
+  if (registry.checkSignature === undefined)
+    return { verified: false, reason: "this registry reader cannot check signatures" };
+  return registry.checkSignature(repository, digest, verify);
 }
 
 function withNotice(selection: Selection, target: Target): Target {

@@ -11,6 +11,7 @@ import {
   type StatusInput,
 } from "../core/pr/dashboard.js";
 import { formatStateFile, parseStateFile, type FerryState } from "../core/state/ferry-state.js";
+import { escapeMarkdown } from "../core/pr/markdown.js";
 import type { AppDeps, LoadedConfig } from "./app-deps.js";
 import { errorText } from "./error-text.js";
 import { currentImages } from "./plan-environment.js";
@@ -205,8 +206,25 @@ export async function collectStatus(
 }
 
 export async function statusTable(deps: AppDeps, loaded: LoadedConfig): Promise<string> {
-  const { state } = await loadState(deps);
-  return formatStatusTable(await collectStatus(deps, loaded, state));
+  const { state, dashboard } = await loadState(deps);
+  const table = formatStatusTable(await collectStatus(deps, loaded, state));
+  // The last scan's notices (an unsigned tag not proposed, a tag outside its policy), as the dashboard shows them.
+  const notices = await lastNotices(deps, dashboard);
+  if (notices.length === 0) return table;
+  return [
+    table,
+    "",
+    ...notices.map(
+      (notice) =>
+        `- **${escapeMarkdown(notice.environment)}** / ${escapeMarkdown(notice.image)}: ${escapeMarkdown(notice.message)}`,
+    ),
+  ].join("\n");
+}
+
+/** The notices the last scan left on the dashboard issue (read when the caller has not read it). */
+export async function lastNotices(deps: AppDeps, dashboard?: IssueInfo | null): Promise<PolicyNotice[]> {
+  const issue = dashboard === undefined ? await deps.github.findIssue(DASHBOARD_TITLE) : dashboard;
+  return parseNotices(issue?.body);
 }
 
 export function isHeld(state: FerryState, environment: string): boolean {

@@ -17,6 +17,7 @@ const AREAS: Record<string, () => Promise<{ bench: Bench }>> = {
   "reconcile-real": () => import("./reconcile-real.js"),
   reliability: () => import("./reliability.js"),
   intake: () => import("./intake.js"),
+  signatures: () => import("./signatures.js"),
 };
 
 async function main(): Promise<void> {

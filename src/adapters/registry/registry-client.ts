@@ -5,7 +5,9 @@ import { SecretRedactor } from "../../core/redact.js";
 import { guardedFetch, type LookupFunction } from "./address-guard.js";
 import { createAuthenticator } from "./auth.js";
 import { Circuit, RequestBudget, Semaphore } from "./limits.js";
-import { createManifestReader } from "./manifests.js";
+import type { SignatureCheck, VerifyPolicy } from "../../core/policy/verify.js";
+import { createManifestReader, type ArtifactManifest } from "./manifests.js";
+import { createSignatureChecker } from "./signatures.js";
 import { createTagLister } from "./tags.js";
 import { createTransport, refuseUnsafeRegistry, type RegistryState } from "./transport.js";
 
@@ -101,7 +103,22 @@ export interface RegistryClientOptions {
   limits?: Partial<RegistryLimits>;
 }
 
+export type { ArtifactManifest } from "./manifests.js";
+
 export interface RegistryClient extends RegistryReader {
+  /**
+   * A manifest's JSON by tag or digest, digest-verified; undefined when the registry has none (404).
+   * For artifacts that are not images (signatures, referrer indexes).
+   */
+  manifest(repository: string, reference: string): Promise<ArtifactManifest | undefined>;
+  /** A blob by digest, at most `maxBytes`, verified against its digest. */
+  blob(repository: string, digest: string, maxBytes: number): Promise<Buffer>;
+  /**
+   * The OCI 1.1 referrers API (`GET /v2/<name>/referrers/<digest>`): the image index listing the
+   * manifests whose subject is `digest`, or undefined when the registry does not offer the API (404).
+   */
+  referrers(repository: string, digest: string): Promise<Record<string, unknown> | undefined>;
+  checkSignature(repository: string, digest: string, verify: VerifyPolicy): Promise<SignatureCheck>;
   /** Drops the cached tag list of a repository (a webhook said it changed). */
   invalidate(repository: string): void;
   /** HTTP requests sent so far, by registry name (token fetches and redirects included). */
@@ -156,7 +173,7 @@ export function createRegistryClient(options: RegistryClientOptions = {}): Regis
   }
 
   // Async, so that a refused registry (refuseUnsafeRegistry in stateFor) rejects rather than throws.
-  return {
+  const client: RegistryClient = {
     async listTags(repositoryName: string): Promise<string[]> {
       const { state, repository, name } = target(repositoryName);
       return tags.listTags(state, repository, name);
@@ -180,8 +197,30 @@ export function createRegistryClient(options: RegistryClientOptions = {}): Regis
       }
     },
 
+    async manifest(repositoryName: string, reference: string): Promise<ArtifactManifest | undefined> {
+      const { state, repository } = target(repositoryName);
+      return manifests.manifest(state, repository, reference);
+    },
+
+    async blob(repositoryName: string, digest: string, maxBytes: number): Promise<Buffer> {
+      const { state, repository } = target(repositoryName);
+      return manifests.blob(state, repository, digest, maxBytes);
+    },
+
+    async referrers(repositoryName: string, digest: string): Promise<Record<string, unknown> | undefined> {
+      const { state, repository } = target(repositoryName);
+      return manifests.referrers(state, repository, digest);
+    },
+
+    checkSignature(repositoryName: string, digest: string, verify: VerifyPolicy): Promise<SignatureCheck> {
+      return signatures.check(repositoryName, digest, verify);
+    },
+
     requestCounts(): Record<string, number> {
       return Object.fromEntries([...states.values()].map((state) => [state.registry, state.requests]));
     },
   };
+  // Discovery uses only the public methods above, and caches verified digests for the client's life.
+  const signatures = createSignatureChecker(client);
+  return client;
 }
