@@ -20,7 +20,6 @@ import {
 import { checkChartInputs } from "./chart-inputs.js";
 import {
   DEFAULT_RENDERER_LIMITS,
-  findExecutable,
   helmRenderer,
   MISSING_HELM_HELP,
   kubectlRenderer,
@@ -119,14 +118,14 @@ export async function renderPath(
     maxOutputBytes: limits.maxBytes,
     memoryLimitBytes: options.memoryLimitBytes ?? DEFAULT_RENDERER_LIMITS.memoryLimitBytes,
   };
-  const searchPath = (options.env ?? process.env).PATH;
   if (entries.includes("Chart.yaml") && !KUSTOMIZATION_FILES.some((name) => entries.includes(name))) {
     const valuesFiles: string[] = [];
     for (const file of options.helmValues ?? []) valuesFiles.push(await resolveInside(root, file));
     await checkChartInputs(root, folder, valuesFiles, {
       ...(options.inputLimits ? { limits: options.inputLimits } : {}),
     });
-    const helm = helmRenderer(options.helm ?? findExecutable("helm", searchPath) ?? "helm", {
+    // `helm` is looked up on the renderer's PATH; a missing one is reported with how to install it.
+    const helm = helmRenderer(options.helm ?? "helm", {
       release: path.basename(folder),
       ...(options.helmNamespace !== undefined ? { namespace: options.helmNamespace } : {}),
       valuesFiles,
@@ -149,8 +148,8 @@ export async function renderPath(
       ...(options.inputLimits ? { limits: options.inputLimits } : {}),
       ...(options.allowRemoteBases ? { allowRemoteBases: options.allowRemoteBases } : {}),
     });
-    // helmCharts are inflated by helm when it is installed (kustomize then says what is missing).
-    const helm = options.helm ?? findExecutable("helm", searchPath);
+    // helmCharts are inflated by helm from the renderer's PATH (kustomize says so when it is missing).
+    const helm = options.helm ?? "helm";
     const renderers = options.renderer
       ? [options.renderer]
       : options.kubectl
