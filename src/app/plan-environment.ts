@@ -15,7 +15,8 @@ import {
   type Selection,
   type TagCandidate,
 } from "../core/policy/select-tag.js";
-import { currentImage, type FindOptions } from "../core/targets/index.js";
+import { currentImageIn, type FindOptions } from "../core/targets/index.js";
+import { parseYaml, type ParsedYaml } from "../core/targets/yaml-tree.js";
 import { updateImage } from "../core/yaml-edit/update-image.js";
 import { errorText } from "./error-text.js";
 import type { ImageDescription, RegistryReader } from "./ports.js";
@@ -109,9 +110,10 @@ export async function currentImages(
   environment: string,
 ): Promise<Record<string, CurrentImage>> {
   const texts = await readEnvironment(files, config, environment);
+  const parses = new ParseCache();
   const result: Record<string, CurrentImage> = {};
   for (const [name, image] of Object.entries(config.images)) {
-    const found = findCurrent(texts, image.repository, findOptions(config, name));
+    const found = findCurrent(texts, image.repository, findOptions(config, name), parses);
     if (found) result[name] = found;
   }
   return result;
@@ -132,13 +134,40 @@ export async function planEnvironment(
     throw new UserError("unknown-environment", `unknown environment ${JSON.stringify(environment)}`);
   const texts = await readEnvironment(deps.files, config, environment);
   const working = new Map(texts);
+  const parses = new ParseCache();
   const plan: EnvironmentPlan = { environment, changes: [], unchanged: [], files: {}, notices: [] };
+  const names = Object.keys(config.images).filter((name) => !options.images || options.images.includes(name));
+  const choose = (name: string, current: CurrentImage): Promise<Target> => {
+    const pin = options.pins?.[name];
+    const repository = config.images[name]!.repository;
+    return pin
+      ? pinnedTarget(deps.registry, repository, pin, environmentPolicy(config, environment, name))
+      : chooseTarget(deps, name, repository, environmentPolicy(config, environment, name), current, options);
+  };
+  // Registry reads for all images start together (the registry client bounds them per registry);
+  // the edits below stay in order. A CI gate asks GitHub per tag, so with one the reads stay in
+  // order too. An image whose reference an earlier edit changed is chosen again below.
+  const early = new Map<string, { current: CurrentImage; target: Promise<Target> }>();
+  if (options.eligible === undefined) {
+    for (const name of names) {
+      let current: CurrentImage | undefined;
+      try {
+        current = findCurrent(texts, config.images[name]!.repository, findOptions(config, name), parses);
+      } catch {
+        continue; // reported in order by the loop below
+      }
+      if (!current) continue;
+      const target = choose(name, current);
+      target.catch(() => undefined); // awaited (and reported) by the loop below
+      early.set(name, { current, target });
+    }
+  }
 
-  for (const [name, image] of Object.entries(config.images)) {
-    if (options.images && !options.images.includes(name)) continue;
+  for (const name of names) {
+    const image = config.images[name]!;
     const policy = environmentPolicy(config, environment, name);
     const find = findOptions(config, name);
-    const current = findCurrent(working, image.repository, find);
+    const current = findCurrent(working, image.repository, find, parses);
     if (!current) {
       plan.unchanged.push({
         image: name,
@@ -147,11 +176,13 @@ export async function planEnvironment(
       continue;
     }
     const pin = options.pins?.[name];
+    const prefetched = early.get(name);
     let target: Target;
     try {
-      target = pin
-        ? await pinnedTarget(deps.registry, image.repository, pin, policy)
-        : await chooseTarget(deps, name, image.repository, policy, current, options);
+      target =
+        prefetched && sameVersion(prefetched.current, current)
+          ? await prefetched.target
+          : await choose(name, current);
     } catch (error) {
       if (options.onRegistryError !== "report" || !(error instanceof FerryError)) throw error;
       plan.unchanged.push({
@@ -441,13 +472,31 @@ function findOptions(config: FerryConfig, name: string): FindOptions {
   return { markerName: name, ...(helm ? { helm } : {}) };
 }
 
+function sameVersion(a: CurrentImage, b: CurrentImage): boolean {
+  return a.tag === b.tag && a.digest === b.digest;
+}
+
+/** Each file's text parsed once per plan (again only after an edit changed it). */
+class ParseCache {
+  private readonly parsed = new Map<string, { text: string; parsed: ParsedYaml }>();
+
+  get(file: string, text: string): ParsedYaml {
+    const cached = this.parsed.get(file);
+    if (cached && cached.text === text) return cached.parsed;
+    const parsed = parseYaml(text);
+    this.parsed.set(file, { text, parsed });
+    return parsed;
+  }
+}
+
 function findCurrent(
   texts: Map<string, string>,
   repository: string,
   options: FindOptions,
+  parses: ParseCache = new ParseCache(),
 ): CurrentImage | undefined {
   for (const [file, text] of texts) {
-    const found = currentImage(text, repository, { ...options, fileName: file });
+    const found = currentImageIn(parses.get(file, text), repository, { ...options, fileName: file });
     if (found && (found.tag !== undefined || found.digest !== undefined)) {
       const current: CurrentImage = { file, line: found.line };
       if (found.tag !== undefined) current.tag = found.tag;
