@@ -1,6 +1,8 @@
 import { DOCKER_HUB, isLoopbackRegistry, registryApiHost } from "../../core/image-ref.js";
 import type { SecretRedactor } from "../../core/redact.js";
 import { classifyHost } from "../../core/net-address.js";
+import { CredentialCache, type ExpiringCredentials } from "./credential-cache.js";
+import { ecrIdentity, fetchEcrCredentials } from "./ecr-credentials.js";
 import { RegistryAuthError, RegistryProtocolError } from "./errors.js";
 import { isPrivateHost } from "./hosts.js";
 import type { RegistryClientOptions } from "./registry-client.js";
@@ -23,6 +25,8 @@ const TOKEN_EARLY_RENEW_MS = 5_000;
 interface Credentials {
   username: string;
   password: string;
+  /** Set for credentials derived from a cloud provider (cached, forgotten when refused). */
+  expiresAt?: number;
 }
 
 export interface Authenticator {
@@ -39,17 +43,50 @@ export interface Authenticator {
 
 export function createAuthenticator(deps: {
   transport: Transport;
-  options: Pick<RegistryClientOptions, "githubToken" | "githubTokenHost" | "trustedRealmHosts">;
+  options: Pick<
+    RegistryClientOptions,
+    "githubToken" | "githubTokenHost" | "trustedRealmHosts" | "ecrEndpoint"
+  >;
   env: Record<string, string | undefined>;
   secrets: SecretRedactor;
   now: () => number;
 }): Authenticator {
   const { options, env, secrets, now } = deps;
   const exchange = deps.transport.exchange;
+  const providerCredentials = new CredentialCache(now);
+
+  /** `auth: aws`: fetched through the provider's SDK, once per registry until shortly before expiry. */
+  function cloudCredentials(state: RegistryState): Promise<ExpiringCredentials> {
+    const roleArn = state.config?.roleArn;
+    return providerCredentials.get(state.registry, async () => {
+      const credentials = await fetchEcrCredentials(state.registry, roleArn, {
+        now,
+        ...(options.ecrEndpoint ? { endpoint: options.ecrEndpoint } : {}),
+      });
+      secrets.add(credentials.password);
+      return credentials;
+    });
+  }
+
+  /** Who the credentials of `state` come from, for a one-line error without a secret. */
+  function credentialSource(state: RegistryState): string {
+    const config = state.config;
+    if (config?.auth === "aws") return `auth: aws as ${ecrIdentity(config.roleArn)}`;
+    if (config?.auth === "github") return "auth: github (the installation token)";
+    if (config?.passwordEnv) return `user ${config.username ?? ""} with ${config.passwordEnv}`;
+    return "anonymous access";
+  }
+
+  /** The registry refused provider credentials: the next request (or cycle) fetches new ones. */
+  function forgetRefused(state: RegistryState, credentials: Credentials | undefined): void {
+    if (credentials?.expiresAt !== undefined)
+      providerCredentials.forget(state.registry, credentials as ExpiringCredentials);
+  }
 
   async function credentialsFor(state: RegistryState): Promise<Credentials | undefined> {
     const config = state.config;
     if (!config || config.auth === "none") return undefined;
+    if (config.auth === "aws") return cloudCredentials(state);
     if (config.auth === "github") {
       refuseForeignTokenHost(state);
       if (!options.githubToken)
@@ -154,6 +191,7 @@ export function createAuthenticator(deps: {
     if (credentials && trusted) headers.authorization = basicHeader(credentials);
     const response = await exchange(state, url, "GET", headers, 1024 * 1024);
     if (response.status === 401 || response.status === 403) {
+      if (trusted) forgetRefused(state, credentials);
       const withheld =
         credentials && !trusted ? ` (credentials were withheld from untrusted realm host ${realm.host})` : "";
       throw new RegistryAuthError(
@@ -188,9 +226,12 @@ export function createAuthenticator(deps: {
     state.tokens.set(scope, { token, expiresAt: now() + seconds * 1000 - TOKEN_EARLY_RENEW_MS });
   }
 
-  async function authorizationFor(state: RegistryState, scope: string): Promise<Record<string, string>> {
+  async function authorizationFor(
+    state: RegistryState,
+    scope: string,
+  ): Promise<{ headers: Record<string, string>; used?: Credentials }> {
     const bearer = staticBearer(state);
-    if (bearer) return { authorization: `Bearer ${bearer}` };
+    if (bearer) return { headers: { authorization: `Bearer ${bearer}` } };
     const challenge = state.challenge;
     if (challenge?.scheme === "bearer") {
       let cached = state.tokens.get(scope);
@@ -198,13 +239,15 @@ export function createAuthenticator(deps: {
         await fetchToken(state, challenge, scope);
         cached = state.tokens.get(scope);
       }
-      return cached ? { authorization: `Bearer ${cached.token}` } : {};
+      return { headers: cached ? { authorization: `Bearer ${cached.token}` } : {} };
     }
     if (challenge?.scheme === "basic") {
       const credentials = await credentialsFor(state);
-      return credentials ? { authorization: basicHeader(credentials) } : {};
+      return credentials
+        ? { headers: { authorization: basicHeader(credentials) }, used: credentials }
+        : { headers: {} };
     }
-    return {};
+    return { headers: {} };
   }
 
   /** A registry request with auth: on 401 re-authenticate once, then fail (docs/reliability.md row 20). */
@@ -218,15 +261,17 @@ export function createAuthenticator(deps: {
   ): Promise<Exchange> {
     const scope = `repository:${repository}:pull`;
     for (let reauthenticated = false; ; reauthenticated = true) {
-      const headers = { accept, ...(await authorizationFor(state, scope)) };
+      const authorization = await authorizationFor(state, scope);
+      const headers = { accept, ...authorization.headers };
       const response = await exchange(state, url, method, headers, maxBytes);
       if (response.status !== 401) return response;
+      forgetRefused(state, authorization.used);
       const challenges = parseWwwAuthenticate(response.headers.get("www-authenticate"));
       const challenge =
         challenges.find((c) => c.scheme === "bearer") ?? challenges.find((c) => c.scheme === "basic");
       if (reauthenticated || !challenge || state.config?.tokenEnv !== undefined) {
         throw new RegistryAuthError(
-          `${state.registry}: unauthorized for ${repository}${reauthenticated ? " after re-authenticating" : ""}${challenge ? "" : " (no usable WWW-Authenticate challenge)"}`,
+          `${state.registry}: unauthorized for ${repository}${reauthenticated ? ` after re-authenticating with ${credentialSource(state)}` : ""}${challenge ? "" : " (no usable WWW-Authenticate challenge)"}${registryErrorCode(response.body)}`,
         );
       }
       state.tokens.delete(scope);
@@ -244,4 +289,17 @@ export function createAuthenticator(deps: {
 
 function basicHeader(credentials: Credentials): string {
   return `Basic ${Buffer.from(`${credentials.username}:${credentials.password}`).toString("base64")}`;
+}
+
+/** The distribution error code of a refusal (`UNAUTHORIZED`, `DENIED`), never the registry's own message. */
+function registryErrorCode(body: Buffer): string {
+  try {
+    const parsed = JSON.parse(body.subarray(0, 64 * 1024).toString("utf8")) as {
+      errors?: { code?: unknown }[];
+    };
+    const code = parsed.errors?.[0]?.code;
+    return typeof code === "string" && /^[A-Z_]{1,40}$/.test(code) ? `; the registry said ${code}` : "";
+  } catch {
+    return "";
+  }
 }

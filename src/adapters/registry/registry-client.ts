@@ -89,6 +89,13 @@ export interface RegistryClientOptions {
    * Link-local addresses (cloud metadata) are refused always.
    */
   refusePrivateRegistries?: boolean;
+  /** Tests only: the ECR and STS endpoint for `auth: aws` (a loopback fake). */
+  ecrEndpoint?: string;
+  /**
+   * Tests only: the origin to contact for a registry name (a cloud registry's host served by a
+   * loopback registry). Only loopback origins are accepted; no entry point sets this.
+   */
+  loopbackOrigins?: Record<string, string>;
   /** Where every credential this client handles is registered, so that no form of it reaches a text. */
   secrets?: SecretRedactor;
   /** Default: undici's fetch through the address guard. Tests pass a scripted one. */
@@ -137,7 +144,9 @@ export function createRegistryClient(options: RegistryClientOptions = {}): Regis
       const plain = config?.insecure ?? isLoopbackRegistry(registry);
       state = {
         registry,
-        origin: `${plain ? "http" : "https"}://${registryApiHost(registry)}`,
+        origin:
+          loopbackOrigin(options.loopbackOrigins?.[registry]) ??
+          `${plain ? "http" : "https"}://${registryApiHost(registry)}`,
         config,
         circuit: new Circuit(),
         budget: new RequestBudget(config?.requestsPerMinute ?? limits.requestsPerMinute),
@@ -184,4 +193,12 @@ export function createRegistryClient(options: RegistryClientOptions = {}): Regis
       return Object.fromEntries([...states.values()].map((state) => [state.registry, state.requests]));
     },
   };
+}
+
+function loopbackOrigin(origin: string | undefined): string | undefined {
+  if (origin === undefined) return undefined;
+  const url = new URL(origin);
+  if (!isLoopbackRegistry(url.host))
+    throw new Error(`loopbackOrigins accepts loopback origins only, not ${url.host}`);
+  return url.origin;
 }
