@@ -12,6 +12,7 @@ const AREAS: Record<string, () => Promise<{ bench: Bench }>> = {
   policy: () => import("./policy.js"),
   edit: () => import("./edit.js"),
   registry: () => import("./registry.js"),
+  "registry-credentials": () => import("./registry-credentials.js"),
   app: () => import("./app.js"),
   reconcile: () => import("./reconcile.js"),
   "reconcile-real": () => import("./reconcile-real.js"),

@@ -130,7 +130,7 @@ const registrySchema = z.strictObject({
     ),
   roleArn: z
     .string()
-    .regex(/^arn:aws[a-z-]*:iam::\d{12}:role\/[\w+=,.@\/-]{1,512}$/, "roleArn is an IAM role ARN")
+    .regex(/^arn:aws[a-z-]*:iam::\d{12}:role\/[\w+=,.@/-]{1,512}$/, "roleArn is an IAM role ARN")
     .optional()
     .describe("auth: aws only: a role Ferry assumes through STS before asking ECR for a token."),
   username: z.string().optional(),
