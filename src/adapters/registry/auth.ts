@@ -2,6 +2,7 @@ import { DOCKER_HUB, isLoopbackRegistry, registryApiHost } from "../../core/imag
 import type { SecretRedactor } from "../../core/redact.js";
 import { classifyHost } from "../../core/net-address.js";
 import { CredentialCache, type ExpiringCredentials } from "./credential-cache.js";
+import { dockerConfigIdentity, fetchDockerConfigCredentials } from "./docker-config-credentials.js";
 import { ecrIdentity, fetchEcrCredentials } from "./ecr-credentials.js";
 import { RegistryAuthError, RegistryProtocolError } from "./errors.js";
 import { isPrivateHost } from "./hosts.js";
@@ -45,7 +46,7 @@ export function createAuthenticator(deps: {
   transport: Transport;
   options: Pick<
     RegistryClientOptions,
-    "githubToken" | "githubTokenHost" | "trustedRealmHosts" | "ecrEndpoint"
+    "githubToken" | "githubTokenHost" | "trustedRealmHosts" | "ecrEndpoint" | "dockerConfigPath"
   >;
   env: Record<string, string | undefined>;
   secrets: SecretRedactor;
@@ -55,14 +56,20 @@ export function createAuthenticator(deps: {
   const exchange = deps.transport.exchange;
   const providerCredentials = new CredentialCache(now);
 
-  /** `auth: aws`: fetched through the provider's SDK, once per registry until shortly before expiry. */
+  /**
+   * `auth: aws` (the provider's SDK) and `auth: dockerconfig` (config.json, credential helpers):
+   * fetched once per registry until shortly before expiry.
+   */
   function cloudCredentials(state: RegistryState): Promise<ExpiringCredentials> {
     const roleArn = state.config?.roleArn;
+    const dockerConfig = state.config?.auth === "dockerconfig";
     return providerCredentials.get(state.registry, async () => {
-      const credentials = await fetchEcrCredentials(state.registry, roleArn, {
-        now,
-        ...(options.ecrEndpoint ? { endpoint: options.ecrEndpoint } : {}),
-      });
+      const credentials = dockerConfig
+        ? await fetchDockerConfigCredentials(state.registry, options.dockerConfigPath, { now })
+        : await fetchEcrCredentials(state.registry, roleArn, {
+            now,
+            ...(options.ecrEndpoint ? { endpoint: options.ecrEndpoint } : {}),
+          });
       secrets.add(credentials.password);
       return credentials;
     });
@@ -72,6 +79,7 @@ export function createAuthenticator(deps: {
   function credentialSource(state: RegistryState): string {
     const config = state.config;
     if (config?.auth === "aws") return `auth: aws as ${ecrIdentity(config.roleArn)}`;
+    if (config?.auth === "dockerconfig") return dockerConfigIdentity(options.dockerConfigPath);
     if (config?.auth === "github") return "auth: github (the installation token)";
     if (config?.passwordEnv) return `user ${config.username ?? ""} with ${config.passwordEnv}`;
     return "anonymous access";
@@ -86,7 +94,7 @@ export function createAuthenticator(deps: {
   async function credentialsFor(state: RegistryState): Promise<Credentials | undefined> {
     const config = state.config;
     if (!config || config.auth === "none") return undefined;
-    if (config.auth === "aws") return cloudCredentials(state);
+    if (config.auth === "aws" || config.auth === "dockerconfig") return cloudCredentials(state);
     if (config.auth === "github") {
       refuseForeignTokenHost(state);
       if (!options.githubToken)

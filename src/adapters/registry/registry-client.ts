@@ -89,6 +89,11 @@ export interface RegistryClientOptions {
    * Link-local addresses (cloud metadata) are refused always.
    */
   refusePrivateRegistries?: boolean;
+  /**
+   * `auth: dockerconfig`: the Docker `config.json` to read (`auths`, `credHelpers`, `credsStore`).
+   * An operator setting (FERRY_DOCKER_CONFIG), never taken from the config repo.
+   */
+  dockerConfigPath?: string;
   /** Tests only: the ECR and STS endpoint for `auth: aws` (a loopback fake). */
   ecrEndpoint?: string;
   /**

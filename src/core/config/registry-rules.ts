@@ -100,6 +100,13 @@ function providerRuleProblems(key: string, registry: LooseRegistry): RuleProblem
   const problems: RuleProblem[] = [];
   if (registry.roleArn !== undefined && registry.auth !== "aws")
     problems.push({ path: ["registries", key, "roleArn"], message: "roleArn is used only with auth: aws" });
+  if (registry.auth === "dockerconfig")
+    for (const field of ["username", "passwordEnv", "tokenEnv"] as const)
+      if (registry[field] !== undefined)
+        problems.push({
+          path: ["registries", key, field],
+          message: `auth: dockerconfig takes its credentials from the Docker config.json the operator gives Ferry; remove ${field}`,
+        });
   if (registry.auth !== "aws") return problems;
   if (!parseEcrHost(registryKeyHost(key)))
     problems.push({
