@@ -6,6 +6,7 @@ import { createRegistryClient } from "../../../src/adapters/registry/index.js";
 import { DEFAULT_CONFIG_CONTEXT } from "../../../src/core/config/config-context.js";
 import { registryRuleProblems } from "../../../src/core/config/registry-rules.js";
 import { REDACTED, SecretRedactor } from "../../../src/core/redact.js";
+import { serverOptionsFromEnv } from "../../../src/server/server-options.js";
 import { pushImage } from "../../../src/sandbox/registry/push-image.js";
 import { startDistribution, type RunningDistribution } from "../../support/registry-distribution.js";
 
@@ -145,5 +146,14 @@ describe("auth: dockerconfig", () => {
       "registries.registry.example.com.username",
       "registries.registry.example.com.passwordEnv",
     ]);
+  });
+
+  it("takes the config.json path from the operator's FERRY_DOCKER_CONFIG only", () => {
+    const base = { APP_ID: "7", PRIVATE_KEY: "k", WEBHOOK_SECRET: "s" };
+    expect(
+      serverOptionsFromEnv({ ...base, FERRY_DOCKER_CONFIG: "/etc/ferry/config.json" }).ferry
+        ?.dockerConfigPath,
+    ).toBe("/etc/ferry/config.json");
+    expect(serverOptionsFromEnv(base).ferry?.dockerConfigPath).toBeUndefined();
   });
 });
