@@ -16,3 +16,13 @@ export function parseEcrHost(host: string): EcrRegistry | undefined {
   const match = ECR_HOST.exec(host.toLowerCase().replace(/:\d+$/, ""));
   return match ? { account: match[1]!, region: match[2]! } : undefined;
 }
+
+/**
+ * Google Artifact Registry (`<location>-docker.pkg.dev`) and Container Registry (`gcr.io`,
+ * `<region>.gcr.io`): registries that accept an OAuth access token as the password of user
+ * `oauth2accesstoken` (https://cloud.google.com/artifact-registry/docs/docker/authentication#token).
+ */
+export function isGoogleRegistryHost(host: string): boolean {
+  const name = host.toLowerCase().replace(/:\d+$/, "");
+  return /^[a-z0-9-]+-docker\.pkg\.dev$/.test(name) || /^(?:[a-z]+\.)?gcr\.io$/.test(name);
+}

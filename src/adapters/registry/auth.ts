@@ -4,6 +4,7 @@ import { classifyHost } from "../../core/net-address.js";
 import { CredentialCache, type ExpiringCredentials } from "./credential-cache.js";
 import { dockerConfigIdentity, fetchDockerConfigCredentials } from "./docker-config-credentials.js";
 import { ecrIdentity, fetchEcrCredentials } from "./ecr-credentials.js";
+import { fetchGcpCredentials, GCP_IDENTITY } from "./gcp-credentials.js";
 import { RegistryAuthError, RegistryProtocolError } from "./errors.js";
 import { isPrivateHost } from "./hosts.js";
 import type { RegistryClientOptions } from "./registry-client.js";
@@ -62,14 +63,17 @@ export function createAuthenticator(deps: {
    */
   function cloudCredentials(state: RegistryState): Promise<ExpiringCredentials> {
     const roleArn = state.config?.roleArn;
-    const dockerConfig = state.config?.auth === "dockerconfig";
+    const provider = state.config?.auth;
     return providerCredentials.get(state.registry, async () => {
-      const credentials = dockerConfig
-        ? await fetchDockerConfigCredentials(state.registry, options.dockerConfigPath, { now })
-        : await fetchEcrCredentials(state.registry, roleArn, {
-            now,
-            ...(options.ecrEndpoint ? { endpoint: options.ecrEndpoint } : {}),
-          });
+      const credentials =
+        provider === "dockerconfig"
+          ? await fetchDockerConfigCredentials(state.registry, options.dockerConfigPath, { now })
+          : provider === "gcp"
+            ? await fetchGcpCredentials(state.registry, { now })
+            : await fetchEcrCredentials(state.registry, roleArn, {
+                now,
+                ...(options.ecrEndpoint ? { endpoint: options.ecrEndpoint } : {}),
+              });
       secrets.add(credentials.password);
       return credentials;
     });
@@ -80,6 +84,7 @@ export function createAuthenticator(deps: {
     const config = state.config;
     if (config?.auth === "aws") return `auth: aws as ${ecrIdentity(config.roleArn)}`;
     if (config?.auth === "dockerconfig") return dockerConfigIdentity(options.dockerConfigPath);
+    if (config?.auth === "gcp") return `auth: gcp as ${GCP_IDENTITY}`;
     if (config?.auth === "github") return "auth: github (the installation token)";
     if (config?.passwordEnv) return `user ${config.username ?? ""} with ${config.passwordEnv}`;
     return "anonymous access";
@@ -94,7 +99,8 @@ export function createAuthenticator(deps: {
   async function credentialsFor(state: RegistryState): Promise<Credentials | undefined> {
     const config = state.config;
     if (!config || config.auth === "none") return undefined;
-    if (config.auth === "aws" || config.auth === "dockerconfig") return cloudCredentials(state);
+    if (config.auth === "aws" || config.auth === "gcp" || config.auth === "dockerconfig")
+      return cloudCredentials(state);
     if (config.auth === "github") {
       refuseForeignTokenHost(state);
       if (!options.githubToken)

@@ -1,5 +1,5 @@
 import { DOCKER_HUB, parseImageName, registryApiHost } from "../image-ref.js";
-import { parseEcrHost } from "../cloud-registries.js";
+import { isGoogleRegistryHost, parseEcrHost } from "../cloud-registries.js";
 import { classifyHost } from "../net-address.js";
 import {
   isRegistryEnvAllowed,
@@ -100,13 +100,28 @@ function providerRuleProblems(key: string, registry: LooseRegistry): RuleProblem
   const problems: RuleProblem[] = [];
   if (registry.roleArn !== undefined && registry.auth !== "aws")
     problems.push({ path: ["registries", key, "roleArn"], message: "roleArn is used only with auth: aws" });
-  if (registry.auth === "dockerconfig")
+  const source: Record<string, string> = {
+    dockerconfig: "the Docker config.json the operator gives Ferry",
+    gcp: "Google Application Default Credentials of Ferry's environment",
+  };
+  const from = typeof registry.auth === "string" ? source[registry.auth] : undefined;
+  if (from)
     for (const field of ["username", "passwordEnv", "tokenEnv"] as const)
       if (registry[field] !== undefined)
         problems.push({
           path: ["registries", key, field],
-          message: `auth: dockerconfig takes its credentials from the Docker config.json the operator gives Ferry; remove ${field}`,
+          message: `auth: ${String(registry.auth)} takes its credentials from ${from}; remove ${field}`,
         });
+  if (registry.auth === "gcp" && !isGoogleRegistryHost(registryKeyHost(key)))
+    problems.push({
+      path: ["registries", key, "auth"],
+      message: `auth: gcp is for Artifact Registry (<location>-docker.pkg.dev) and gcr.io hosts, not ${JSON.stringify(key)}`,
+    });
+  if (registry.auth === "gcp" && registry.insecure === true)
+    problems.push({
+      path: ["registries", key, "insecure"],
+      message: "auth: gcp never sends Google access tokens over plain HTTP",
+    });
   if (registry.auth !== "aws") return problems;
   if (!parseEcrHost(registryKeyHost(key)))
     problems.push({
