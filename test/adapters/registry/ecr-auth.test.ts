@@ -4,7 +4,7 @@ import { registryRuleProblems } from "../../../src/core/config/registry-rules.js
 import { DEFAULT_CONFIG_CONTEXT } from "../../../src/core/config/config-context.js";
 import { REDACTED, SecretRedactor } from "../../../src/core/redact.js";
 import { pushImage } from "../../../src/sandbox/registry/push-image.js";
-import { startFakeEcr, type FakeEcr } from "../../support/cloud/fake-ecr.js";
+import { ASSUMED_ACCESS_KEY_ID, startFakeEcr, type FakeEcr } from "../../support/cloud/fake-ecr.js";
 import { startDistribution, type RunningDistribution } from "../../support/registry-distribution.js";
 
 /**
@@ -140,6 +140,19 @@ describe("auth: aws (Amazon ECR)", () => {
     ecr.set({ password: PASSWORD, expiresAt: new Date(T0 + TWELVE_HOURS) });
     await expect(registryClient.listTags(`${HOST}/shop`)).resolves.toHaveLength(3);
     expect(ecr.requests() - before).toBe(2);
+  });
+
+  it("assumes roleArn through STS first and signs the ECR call with the role's temporary credentials", async () => {
+    const role = "arn:aws:iam::123456789012:role/ferry-pull";
+    const registryClient = createRegistryClient({
+      registries: { [HOST]: { auth: "aws", roleArn: role } },
+      ecrEndpoint: ecr.url,
+      loopbackOrigins: { [HOST]: registry.url },
+      now: () => T0,
+    });
+    await expect(registryClient.listTags(`${HOST}/shop`)).resolves.toHaveLength(3);
+    expect(ecr.assumedRoles().at(-1)).toBe(role);
+    expect(ecr.accessKeyIds().at(-1)).toBe(ASSUMED_ACCESS_KEY_ID);
   });
 
   it("refuses a non-loopback origin override", async () => {

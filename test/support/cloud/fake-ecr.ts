@@ -17,10 +17,15 @@ export interface FakeEcr {
   requests(): number;
   /** The access key ids the calls were signed with (from the SigV4 `Credential=`). */
   accessKeyIds(): string[];
+  /** STS AssumeRole calls answered (the same endpoint serves both), with the RoleArn asked for. */
+  assumedRoles(): string[];
   /** What the next calls answer. */
   set(answer: { password: string; expiresAt: Date } | { denied: string }): void;
   close(): Promise<void>;
 }
+
+/** The access key id of the temporary credentials the fake STS hands out. */
+export const ASSUMED_ACCESS_KEY_ID = "ASIAFERRYASSUMED0001";
 
 export async function startFakeEcr(options: {
   proxyEndpoint: string;
@@ -30,11 +35,27 @@ export async function startFakeEcr(options: {
   let answer: { password: string; expiresAt: Date } | { denied: string } = options;
   let count = 0;
   const keys: string[] = [];
+  const roles: string[] = [];
 
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = [];
     req.on("data", (chunk: Buffer) => chunks.push(chunk));
     req.on("end", () => {
+      const form = new URLSearchParams(Buffer.concat(chunks).toString("utf8"));
+      if (req.method === "POST" && form.get("Action") === "AssumeRole") {
+        // STS AssumeRole, Query protocol with an XML answer
+        // (https://docs.aws.amazon.com/STS/latest/APIReference/API_AssumeRole.html).
+        roles.push(form.get("RoleArn") ?? "");
+        res.writeHead(200, { "content-type": "text/xml" });
+        res.end(
+          `<AssumeRoleResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/"><AssumeRoleResult><Credentials>` +
+            `<AccessKeyId>${ASSUMED_ACCESS_KEY_ID}</AccessKeyId><SecretAccessKey>assumed-secret-key-canary</SecretAccessKey>` +
+            `<SessionToken>assumed-session-token-canary</SessionToken><Expiration>${new Date(Date.now() + 3600_000).toISOString()}</Expiration>` +
+            `</Credentials><AssumedRoleUser><Arn>${form.get("RoleArn") ?? ""}/ferry</Arn><AssumedRoleId>AROAFERRYTEST:ferry</AssumedRoleId></AssumedRoleUser>` +
+            `</AssumeRoleResult><ResponseMetadata><RequestId>ferry-test</RequestId></ResponseMetadata></AssumeRoleResponse>`,
+        );
+        return;
+      }
       if (
         req.method !== "POST" ||
         req.headers["x-amz-target"] !== "AmazonEC2ContainerRegistry_V20150921.GetAuthorizationToken"
@@ -71,6 +92,7 @@ export async function startFakeEcr(options: {
     url: `http://127.0.0.1:${port}`,
     requests: () => count,
     accessKeyIds: () => [...keys],
+    assumedRoles: () => [...roles],
     set: (next) => (answer = next),
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
