@@ -14,8 +14,9 @@ import { parseWwwAuthenticate, type AuthChallenge } from "./www-authenticate.js"
 /**
  * The registry client's authentication: anonymous, Basic and Bearer-challenge auth (the
  * distribution token spec) with a token cache per scope, credentials from the config's
- * `registries:` (FERRY_REGISTRY_* variables, or the installation token for the GitHub's own
- * registry only), sent only to the registry and its trusted token realm, and one
+ * `registries:` (FERRY_REGISTRY_* variables, the installation token for the GitHub's own
+ * registry only, or a provider: ECR, Google, the operator's Docker config.json, each cached per
+ * registry in credential-cache.ts), sent only to the registry and its trusted token realm, and one
  * re-authentication on 401 (docs/reliability.md row 20).
  */
 
