@@ -67,6 +67,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
   const registry = createRegistryClient({
     ...(config.registries ? { registries: config.registries } : {}),
     env: io.env,
+    ...(io.env.FERRY_DOCKER_CONFIG ? { dockerConfigPath: io.env.FERRY_DOCKER_CONFIG } : {}),
   });
   const files = localFileSource(dir);
   const output = await buildPlanReport(registry, files, config, environments, io.now());

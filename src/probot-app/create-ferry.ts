@@ -35,6 +35,8 @@ export interface FerryAppOptions {
   env?: Record<string, string | undefined>;
   /** Refuse registries at private or loopback addresses (production; see the registry client). */
   refusePrivateRegistries?: boolean;
+  /** The Docker config.json for `auth: dockerconfig` (FERRY_DOCKER_CONFIG, an operator setting). */
+  dockerConfigPath?: string;
   /** What configs may ask of this Ferry (which GHCR gets the installation token); default github.com's. */
   configContext?: ConfigContext;
   /** Secrets held from the start (webhook secrets, the private key); `env`'s values are held too. */
@@ -94,6 +96,7 @@ export function createFerry(options: FerryAppOptions): Ferry {
   const registries = new RegistryReaders({
     env: options.env ?? {},
     refusePrivateRegistries: options.refusePrivateRegistries ?? false,
+    ...(options.dockerConfigPath ? { dockerConfigPath: options.dockerConfigPath } : {}),
     githubTokenHost: configContext.githubContainerRegistry,
     secrets,
     ...(options.registryFor ? { registryFor: options.registryFor } : {}),

@@ -13,6 +13,7 @@ const AREAS: Record<string, () => Promise<{ bench: Bench }>> = {
   edit: () => import("./edit.js"),
   registry: () => import("./registry.js"),
   plan: () => import("./plan.js"),
+  "registry-credentials": () => import("./registry-credentials.js"),
   app: () => import("./app.js"),
   reconcile: () => import("./reconcile.js"),
   "reconcile-real": () => import("./reconcile-real.js"),

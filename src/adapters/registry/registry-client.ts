@@ -91,6 +91,18 @@ export interface RegistryClientOptions {
    * Link-local addresses (cloud metadata) are refused always.
    */
   refusePrivateRegistries?: boolean;
+  /**
+   * `auth: dockerconfig`: the Docker `config.json` to read (`auths`, `credHelpers`, `credsStore`).
+   * An operator setting (FERRY_DOCKER_CONFIG), never taken from the config repo.
+   */
+  dockerConfigPath?: string;
+  /** Tests only: the ECR and STS endpoint for `auth: aws` (a loopback fake). */
+  ecrEndpoint?: string;
+  /**
+   * Tests only: the origin to contact for a registry name (a cloud registry's host served by a
+   * loopback registry). Only loopback origins are accepted; no entry point sets this.
+   */
+  loopbackOrigins?: Record<string, string>;
   /** Where every credential this client handles is registered, so that no form of it reaches a text. */
   secrets?: SecretRedactor;
   /** Default: undici's fetch through the address guard. Tests pass a scripted one. */
@@ -154,7 +166,9 @@ export function createRegistryClient(options: RegistryClientOptions = {}): Regis
       const plain = config?.insecure ?? isLoopbackRegistry(registry);
       state = {
         registry,
-        origin: `${plain ? "http" : "https"}://${registryApiHost(registry)}`,
+        origin:
+          loopbackOrigin(options.loopbackOrigins?.[registry]) ??
+          `${plain ? "http" : "https"}://${registryApiHost(registry)}`,
         config,
         circuit: new Circuit(),
         budget: new RequestBudget(config?.requestsPerMinute ?? limits.requestsPerMinute),
@@ -223,4 +237,12 @@ export function createRegistryClient(options: RegistryClientOptions = {}): Regis
   // Discovery uses only the public methods above, and caches verified digests for the client's life.
   const signatures = createSignatureChecker(client);
   return client;
+}
+
+function loopbackOrigin(origin: string | undefined): string | undefined {
+  if (origin === undefined) return undefined;
+  const url = new URL(origin);
+  if (!isLoopbackRegistry(url.host))
+    throw new Error(`loopbackOrigins accepts loopback origins only, not ${url.host}`);
+  return url.origin;
 }

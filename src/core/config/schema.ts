@@ -123,11 +123,16 @@ const environmentSchema = z.strictObject({
 
 const registrySchema = z.strictObject({
   auth: z
-    .enum(["github", "basic", "bearer", "none"])
+    .enum(["github", "basic", "bearer", "none", "aws", "gcp", "dockerconfig"])
     .optional()
     .describe(
-      "github: the installation token, only for the GitHub's own container registry (ghcr.io), public packages only.",
+      "github: the installation token, only for the GitHub's own container registry (ghcr.io), public packages only. aws: Amazon ECR credentials from ecr:GetAuthorizationToken with the AWS credential chain of Ferry's environment (region from the host), refreshed before they expire. gcp: an OAuth access token from Google Application Default Credentials (user oauth2accesstoken), for Artifact Registry and gcr.io. dockerconfig: the Docker config.json the operator gives Ferry (FERRY_DOCKER_CONFIG): auths, credHelpers and credsStore.",
     ),
+  roleArn: z
+    .string()
+    .regex(/^arn:aws[a-z-]*:iam::\d{12}:role\/[\w+=,.@/-]{1,512}$/, "roleArn is an IAM role ARN")
+    .optional()
+    .describe("auth: aws only: a role Ferry assumes through STS before asking ECR for a token."),
   username: z.string().optional(),
   passwordEnv: z
     .string()
