@@ -43,6 +43,13 @@ export interface PullRequestInfo {
   labels: string[];
   /** Native auto-merge is enabled: GitHub merges it when the requirements are met. */
   autoMerge: boolean;
+  /**
+   * GitHub's `mergeable` (single-PR reads only): null while GitHub still computes it in the
+   * background (https://docs.github.com/en/rest/pulls/pulls#get-a-pull-request).
+   */
+  mergeable?: boolean | null;
+  /** GitHub's `mergeable_state` (single-PR reads only): `clean`, `blocked`, `behind`, `dirty`, `unknown` … */
+  mergeableState?: string;
   /** Who opened it (`ferry[bot]` for Ferry's own). */
   author: string;
   /** `owner/repo` of the head branch; another repository for a fork, undefined once a fork is deleted. */
@@ -122,9 +129,15 @@ export interface GitHubRepoPort {
   requestReviewers(number: number, users: string[], teams: string[]): Promise<void>;
   /**
    * GitHub's native auto-merge, only while the head is still `expectedHead` (GraphQL
-   * `expectedHeadOid`); `unavailable` when the repo does not allow it or the head moved.
+   * `expectedHeadOid`). `clean`: GitHub refuses it because the PR may merge right now;
+   * `not-yet`: refused in `unstable` status, which is also what GitHub answers while it still
+   * computes mergeability, so worth asking again; `unavailable` when the repo does not allow it
+   * or the head moved.
    */
-  enableAutoMerge(pull: PullRequestInfo, expectedHead: string): Promise<"enabled" | "unavailable">;
+  enableAutoMerge(
+    pull: PullRequestInfo,
+    expectedHead: string,
+  ): Promise<"enabled" | "clean" | "not-yet" | "unavailable">;
   /** Turns native auto-merge off (a commit Ferry did not write reached the PR). */
   disableAutoMerge(pull: PullRequestInfo): Promise<void>;
   /** Merges only if the head is still `sha` (docs/reliability.md row 13). */

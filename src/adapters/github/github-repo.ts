@@ -62,6 +62,8 @@ function toPull(data: {
   labels?: ({ name?: string } | string)[];
   auto_merge?: unknown;
   user?: { login: string } | null;
+  mergeable?: boolean | null;
+  mergeable_state?: string;
 }): PullRequestInfo {
   return {
     author: data.user?.login ?? "",
@@ -77,6 +79,8 @@ function toPull(data: {
     body: data.body ?? "",
     labels: (data.labels ?? []).map((label) => (typeof label === "string" ? label : (label.name ?? ""))),
     autoMerge: data.auto_merge !== undefined && data.auto_merge !== null,
+    ...(data.mergeable !== undefined ? { mergeable: data.mergeable } : {}),
+    ...(data.mergeable_state !== undefined ? { mergeableState: data.mergeable_state } : {}),
   };
 }
 
@@ -319,7 +323,10 @@ export class GitHubRepoAdapter implements GitHubRepoPort {
     });
   }
 
-  async enableAutoMerge(pull: PullRequestInfo, expectedHead: string): Promise<"enabled" | "unavailable"> {
+  async enableAutoMerge(
+    pull: PullRequestInfo,
+    expectedHead: string,
+  ): Promise<"enabled" | "clean" | "not-yet" | "unavailable"> {
     try {
       // expectedHeadOid: GitHub refuses when the head is no longer the commit Ferry wrote.
       await this.octokit.graphql(
@@ -327,9 +334,15 @@ export class GitHubRepoAdapter implements GitHubRepoPort {
         { id: pull.nodeId, head: expectedHead },
       );
       return "enabled";
-    } catch {
-      // Auto-merge not allowed on the repo, the PR is already mergeable, or its head moved: Ferry
-      // merges itself (only the commit it wrote).
+    } catch (error) {
+      // GitHub refuses auto-merge for a PR that may merge now ("Pull request is in clean status")
+      // and in `unstable` status, which it also reports while mergeability is still computed
+      // (https://github.com/peter-evans/enable-pull-request-automerge/issues/355).
+      const text = message(error);
+      if (/is in clean status/i.test(text)) return "clean";
+      if (/is in unstable status/i.test(text)) return "not-yet";
+      // Auto-merge not allowed on the repo, or its head moved: Ferry merges itself (only the
+      // commit it wrote).
       return "unavailable";
     }
   }

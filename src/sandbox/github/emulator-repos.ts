@@ -26,6 +26,7 @@ export type RepoSettings = Partial<
     | "allowMergeCommit"
     | "allowSquashMerge"
     | "allowRebaseMerge"
+    | "mergeabilityLag"
     | "private"
   >
 >;
@@ -107,6 +108,7 @@ export async function createRepo(
     allowMergeCommit: true,
     allowSquashMerge: true,
     allowRebaseMerge: true,
+    mergeabilityLag: 0,
     createdAt: now,
     updatedAt: now,
     pushedAt: now,
