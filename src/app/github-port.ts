@@ -3,6 +3,7 @@
  * Implemented over Octokit in `src/adapters/github/`; faked in tests (docs/testing.md "Fakes and emulators"). The
  * methods are shaped so that a promotion costs few requests (docs/architecture.md "GitHub conventions").
  */
+import type { AllowedMergeMethods, MergeMethod } from "../core/pr/merge-method.js";
 import type { Permission } from "../core/config/schema.js";
 import type { CheckOutput } from "../core/pr/check-run.js";
 
@@ -137,11 +138,18 @@ export interface GitHubRepoPort {
   enableAutoMerge(
     pull: PullRequestInfo,
     expectedHead: string,
+    method: MergeMethod,
   ): Promise<"enabled" | "clean" | "not-yet" | "unavailable">;
   /** Turns native auto-merge off (a commit Ferry did not write reached the PR). */
   disableAutoMerge(pull: PullRequestInfo): Promise<void>;
   /** Merges only if the head is still `sha` (docs/reliability.md row 13). */
-  merge(number: number, sha: string): Promise<"merged" | "head-moved" | "base-moved" | "not-mergeable">;
+  merge(
+    number: number,
+    sha: string,
+    method: MergeMethod,
+  ): Promise<"merged" | "head-moved" | "base-moved" | "method-refused" | "not-mergeable">;
+  /** The merge methods the repository allows; undefined when its settings cannot be read. */
+  allowedMergeMethods(): Promise<AllowedMergeMethods | undefined>;
   /** Contexts required by branch protection, or undefined when the branch is unprotected. */
   requiredChecks(branch: string): Promise<string[] | undefined>;
   /** Combined state of checks and statuses on a commit, restricted to `contexts` when given. */

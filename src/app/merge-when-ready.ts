@@ -1,3 +1,4 @@
+import { chooseMergeMethod, type MergeMethod } from "../core/pr/merge-method.js";
 import type { AppDeps, LoadedConfig } from "./app-deps.js";
 import type { PullRequestInfo } from "./github-port.js";
 import { ferryPull } from "./pull-trust.js";
@@ -33,10 +34,11 @@ export async function mergeWhenReady(
       : state === "pending" || state === "failure"
   )
     return "waiting";
+  const method = await mergeMethodFor(deps, loaded, environment);
   let baseMoves = 0;
   let retries = 0;
   for (;;) {
-    const result = await deps.github.merge(pull.number, pull.headSha);
+    const result = await deps.github.merge(pull.number, pull.headSha, method);
     if (result === "merged") {
       deps.log.info({ environment, pull: pull.number, sha: pull.headSha }, "pull request merged");
       return "merged";
@@ -47,6 +49,13 @@ export async function mergeWhenReady(
     }
     if (result === "head-moved") {
       deps.log.warn({ environment, pull: pull.number }, "head moved after validation; merge aborted");
+      return "stopped";
+    }
+    if (result === "method-refused") {
+      await deps.github.comment(
+        pull.number,
+        `Ferry could not merge this pull request: the repository does not allow the ${method} merge method. Set \`mergeMethod\` for ${environment} in .github/ferry.yml to one it allows, or merge by hand.`,
+      );
       return "stopped";
     }
     // Native auto-merge (or a second check event for the same head) may have merged it meanwhile:
@@ -73,6 +82,20 @@ export async function mergeWhenReady(
     );
     return "stopped";
   }
+}
+
+/**
+ * How an environment's PR is merged: its `mergeMethod` when the repository allows it, else one it
+ * does (`allow_squash_merge`, `allow_merge_commit`, `allow_rebase_merge`; GitHub refuses any
+ * other with 405, https://docs.github.com/en/rest/pulls/pulls#merge-a-pull-request).
+ */
+export async function mergeMethodFor(
+  deps: AppDeps,
+  loaded: LoadedConfig,
+  environment: string,
+): Promise<MergeMethod> {
+  const allowed = await deps.github.allowedMergeMethods().catch(() => undefined);
+  return chooseMergeMethod(allowed, loaded.config.environments[environment]?.mergeMethod);
 }
 
 /** `mergeable_state` values in which GitHub lets a PR merge (a refusal then was transient). */

@@ -1,3 +1,4 @@
+import type { AllowedMergeMethods, MergeMethod } from "../../core/pr/merge-method.js";
 import type { Octokit } from "@octokit/rest";
 import type { Permission } from "../../core/config/schema.js";
 import { UserError } from "../../core/errors.js";
@@ -20,7 +21,6 @@ import type { GitContentCache } from "./git-content-cache.js";
 export type OctokitLike = Pick<Octokit, "rest" | "graphql">;
 
 /** Merge method for Ferry's PRs: squash keeps the base history one commit per promotion. */
-const MERGE_METHOD = "squash";
 const FERRY_ISSUE_LABEL = "ferry";
 /** The largest file read through the contents API fallback (the state and config files are small). */
 const MAX_READ_BYTES = 4 * 1024 * 1024;
@@ -107,9 +107,34 @@ export class GitHubRepoAdapter implements GitHubRepoPort {
     return { owner: this.owner, repo: this.repo };
   }
 
+  /** One `GET /repos/{o}/{r}` per adapter: the default branch and the merge settings share it. */
+  private repository?: Promise<{
+    default_branch: string;
+    allow_squash_merge?: boolean;
+    allow_merge_commit?: boolean;
+    allow_rebase_merge?: boolean;
+  }>;
+
+  private readRepository() {
+    this.repository ??= this.octokit.rest.repos.get(this.r).then((response) => response.data);
+    const pending = this.repository;
+    // A failed read is not kept: the next call asks again.
+    pending.catch(() => {
+      if (this.repository === pending) this.repository = undefined;
+    });
+    return pending;
+  }
+
   async defaultBranch(): Promise<string> {
-    const { data } = await this.octokit.rest.repos.get(this.r);
-    return data.default_branch;
+    return (await this.readRepository()).default_branch;
+  }
+
+  async allowedMergeMethods(): Promise<AllowedMergeMethods | undefined> {
+    const data = await this.readRepository();
+    const { allow_squash_merge: squash, allow_merge_commit: merge, allow_rebase_merge: rebase } = data;
+    // GitHub includes these settings only for tokens that may see them.
+    if (squash === undefined || merge === undefined || rebase === undefined) return undefined;
+    return { squash, merge, rebase };
   }
 
   async getBranch(name: string): Promise<BranchInfo | undefined> {
@@ -326,12 +351,13 @@ export class GitHubRepoAdapter implements GitHubRepoPort {
   async enableAutoMerge(
     pull: PullRequestInfo,
     expectedHead: string,
+    method: MergeMethod,
   ): Promise<"enabled" | "clean" | "not-yet" | "unavailable"> {
     try {
       // expectedHeadOid: GitHub refuses when the head is no longer the commit Ferry wrote.
       await this.octokit.graphql(
-        `mutation($id: ID!, $head: GitObjectID) { enablePullRequestAutoMerge(input: { pullRequestId: $id, mergeMethod: SQUASH, expectedHeadOid: $head }) { clientMutationId } }`,
-        { id: pull.nodeId, head: expectedHead },
+        `mutation($id: ID!, $head: GitObjectID, $mergeMethod: PullRequestMergeMethod) { enablePullRequestAutoMerge(input: { pullRequestId: $id, mergeMethod: $mergeMethod, expectedHeadOid: $head }) { clientMutationId } }`,
+        { id: pull.nodeId, head: expectedHead, mergeMethod: method.toUpperCase() },
       );
       return "enabled";
     } catch (error) {
@@ -357,19 +383,22 @@ export class GitHubRepoAdapter implements GitHubRepoPort {
   async merge(
     number: number,
     sha: string,
-  ): Promise<"merged" | "head-moved" | "base-moved" | "not-mergeable"> {
+    method: MergeMethod,
+  ): Promise<"merged" | "head-moved" | "base-moved" | "method-refused" | "not-mergeable"> {
     try {
       await this.octokit.rest.pulls.merge({
         ...this.r,
         pull_number: number,
         sha,
-        merge_method: MERGE_METHOD,
+        merge_method: method,
       });
       return "merged";
     } catch (error) {
       const code = status(error);
       if (code === 409) return "head-moved";
       if (code === 405 && /base branch was modified/i.test(message(error))) return "base-moved";
+      // "Squash merges are not allowed on this repository." (a repository setting, never transient)
+      if (code === 405 && /not allowed on this repository/i.test(message(error))) return "method-refused";
       if (code === 405 || code === 422) return "not-mergeable";
       throw error;
     }

@@ -339,6 +339,17 @@ export async function enableAutoMerge(
 ): Promise<string | undefined> {
   const p = issue.pull!;
   if (!repo.allowAutoMerge) return "Auto merge is not allowed for this repository";
+  // A method the repository does not allow is refused with GitHub's words (reported in
+  // https://github.com/tokuhirom/mutsu/pull/5583 and https://github.com/hashicorp/homebrew-tap/pull/372).
+  const allowed = {
+    MERGE: repo.allowMergeCommit,
+    SQUASH: repo.allowSquashMerge,
+    REBASE: repo.allowRebaseMerge,
+  };
+  if (!allowed[method]) {
+    const names = { MERGE: "merge commits are", SQUASH: "squash merging is", REBASE: "rebase merging is" };
+    return `Merge method ${names[method]} not allowed on this repository`;
+  }
   if (issue.state !== "open") return "Pull request is closed";
   // `expectedHeadOid`, "The expected head OID of the pull request" (GitHub's GraphQL schema), is
   // checked when auto-merge is enabled, with the answer GitHub gives a merge whose expected head

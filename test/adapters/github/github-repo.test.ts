@@ -77,8 +77,8 @@ describe("GitHubRepoAdapter against the emulator", () => {
       message: "late",
     });
     expect(await github.updateRef("ferry/staging", moved.sha)).toBe("updated");
-    expect(await github.merge(pull.number, commit.sha)).toBe("head-moved");
-    expect(await github.merge(pull.number, moved.sha)).toBe("merged");
+    expect(await github.merge(pull.number, commit.sha, "squash")).toBe("head-moved");
+    expect(await github.merge(pull.number, moved.sha, "squash")).toBe("merged");
   });
 
   it("dedupes by reaction: the second identical reaction says it existed", async () => {
