@@ -164,7 +164,8 @@ export interface GitHubRepoPort {
   permissionOf(login: string): Promise<Permission | "none">;
   isTeamMember(team: string, login: string): Promise<boolean>;
   findIssue(title: string): Promise<IssueInfo | undefined>;
-  createIssue(input: { title: string; body: string }): Promise<number>;
+  /** Opens an issue labelled `ferry`; undefined when the repository has issues turned off (410). */
+  createIssue(input: { title: string; body: string }): Promise<number | undefined>;
   updateIssue(number: number, input: { body?: string; state?: "open" | "closed" }): Promise<void>;
   pinIssue?(issue: number): Promise<void>;
   createCheckRun(input: CheckRunInput): Promise<void>;

@@ -530,13 +530,19 @@ export class GitHubRepoAdapter implements GitHubRepoPort {
       : undefined;
   }
 
-  async createIssue(input: { title: string; body: string }): Promise<number> {
-    const { data } = await this.octokit.rest.issues.create({
-      ...this.r,
-      ...input,
-      labels: [FERRY_ISSUE_LABEL],
-    });
-    return data.number;
+  async createIssue(input: { title: string; body: string }): Promise<number | undefined> {
+    try {
+      const { data } = await this.octokit.rest.issues.create({
+        ...this.r,
+        ...input,
+        labels: [FERRY_ISSUE_LABEL],
+      });
+      return data.number;
+    } catch (error) {
+      // 410 "Issues are disabled for this repo" (https://github.com/ossf/allstar/issues/64).
+      if (status(error) === 410) return undefined;
+      throw error;
+    }
   }
 
   async updateIssue(number: number, input: { body?: string; state?: "open" | "closed" }): Promise<void> {

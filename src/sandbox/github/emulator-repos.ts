@@ -27,6 +27,7 @@ export type RepoSettings = Partial<
     | "allowSquashMerge"
     | "allowRebaseMerge"
     | "mergeabilityLag"
+    | "hasIssues"
     | "private"
   >
 >;
@@ -109,6 +110,7 @@ export async function createRepo(
     allowSquashMerge: true,
     allowRebaseMerge: true,
     mergeabilityLag: 0,
+    hasIssues: true,
     createdAt: now,
     updatedAt: now,
     pushedAt: now,

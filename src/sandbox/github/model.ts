@@ -244,6 +244,8 @@ export interface Repo {
    * 0 (the default) computes it at once.
    */
   mergeabilityLag: number;
+  /** Settings → Issues; off, `POST /issues` answers 410 "Issues are disabled for this repo". */
+  hasIssues: boolean;
   createdAt: string;
   updatedAt: string;
   pushedAt: string;
