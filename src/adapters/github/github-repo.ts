@@ -480,10 +480,31 @@ export class GitHubRepoAdapter implements GitHubRepoPort {
       this.octokit.rest.repos.getCollaboratorPermissionLevel({ ...this.r, username: login }),
     );
     if (!response) return "none";
-    const role = (response.data as { role_name?: string }).role_name;
-    const permission = role ?? response.data.permission;
+    const data = response.data as {
+      role_name?: string;
+      permission: string;
+      user?: {
+        permissions?: Partial<Record<"admin" | "maintain" | "push" | "triage" | "pull", boolean>>;
+      } | null;
+    };
+    const base = (["read", "triage", "write", "maintain", "admin"] as const).find(
+      (name) => name === data.role_name,
+    );
+    if (base) return base;
+    // A custom role (`role_name` is its own name): decide on the base role it inherits, the
+    // highest grant in `user.permissions`; `permission` alone reports Maintain as write
+    // (https://docs.github.com/en/rest/collaborators/collaborators#get-repository-permissions-for-a-user).
+    const grants = data.user?.permissions;
+    if (grants) {
+      if (grants.admin) return "admin";
+      if (grants.maintain) return "maintain";
+      if (grants.push) return "write";
+      if (grants.triage) return "triage";
+      if (grants.pull) return "read";
+    }
+    const permission = data.permission;
     return (
-      (["read", "triage", "write", "maintain", "admin"] as const).find((name) => name === permission) ??
+      (["read", "write", "admin"] as const).find((name) => name === permission) ??
       (permission === "pull" ? "read" : permission === "push" ? "write" : "none")
     );
   }

@@ -244,6 +244,12 @@ export interface Repo {
    * 0 (the default) computes it at once.
    */
   mergeabilityLag: number;
+  /**
+   * Custom repository roles by collaborator login: the role's name, reported as `role_name`
+   * (https://docs.github.com/en/rest/collaborators/collaborators#get-repository-permissions-for-a-user);
+   * the collaborator's entry in `collaborators` is the base role it inherits.
+   */
+  customRoles: Map<string, string>;
   /** Settings → Issues; off, `POST /issues` answers 410 "Issues are disabled for this repo". */
   hasIssues: boolean;
   createdAt: string;
