@@ -136,6 +136,12 @@ export async function writeDashboard(
     if (issue && stripTime(issue.body) === stripTime(body) && issue.state === "open") return;
     if (!issue) {
       const number = await deps.github.createIssue({ title: DASHBOARD_TITLE, body });
+      // Issues turned off: no dashboard. The state ref stays the truth and commands are answered
+      // where they were given.
+      if (number === undefined) {
+        deps.log.info({}, "issues are turned off: no dashboard");
+        return;
+      }
       // Two replicas may both have found none: the oldest open dashboard wins (findIssue prefers
       // it), and a younger duplicate is closed at once rather than kept up to date forever.
       const canonical = await deps.github.findIssue(DASHBOARD_TITLE);

@@ -46,6 +46,8 @@ export interface FerryAppOptions {
   webUrl?: string;
   /** Registry readers for a config (tests and the sandbox pass their own); default: the OCI client. */
   registryFor?: (config: FerryConfig, githubToken: () => Promise<string>) => RegistryReader;
+  /** Pauses before each retry while GitHub computes a PR's mergeability (default 1, 2, 4, 8 s). */
+  mergeabilityRetryDelaysMs?: readonly number[];
   /** Observers (metrics, bench). */
   onPullRequest?: AppDeps["onPullRequest"];
   log?: AppLogger;
@@ -116,6 +118,9 @@ export function createFerry(options: FerryAppOptions): Ferry {
     secrets,
     ...(identity.login ? { appLogin: identity.login } : {}),
     ...(options.onPullRequest ? { onPullRequest: options.onPullRequest } : {}),
+    ...(options.mergeabilityRetryDelaysMs
+      ? { mergeabilityRetryDelaysMs: options.mergeabilityRetryDelaysMs }
+      : {}),
   });
 
   const services: HandlerServices = {

@@ -1,3 +1,4 @@
+import { MERGE_METHODS } from "../pr/merge-method.js";
 import { NAME_PATTERN } from "./names.js";
 import { z } from "zod";
 import { isDuration } from "../duration.js";
@@ -91,6 +92,12 @@ const environmentSchema = z.strictObject({
     .enum(["auto", "review"])
     .default("review")
     .describe("auto: merge when required checks pass; review: wait for a human."),
+  mergeMethod: z
+    .enum(MERGE_METHODS)
+    .optional()
+    .describe(
+      "How merge: auto merges: squash (default), merge or rebase; a method the repository does not allow falls back to one it does.",
+    ),
   from: z
     .string()
     .optional()
