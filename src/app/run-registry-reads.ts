@@ -26,6 +26,8 @@ export function runRegistryReads(registry: RegistryReader): RegistryReader {
   }
 
   return {
+    // Signature checks are cached by digest in the client itself; passed through unchanged.
+    ...(registry.checkSignature ? { checkSignature: registry.checkSignature.bind(registry) } : {}),
     async listTags(repository) {
       return [...(await remember(tagLists, repository, () => registry.listTags(repository)))];
     },

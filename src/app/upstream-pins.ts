@@ -39,7 +39,9 @@ export async function upstreamPins(
       try {
         const digest =
           current.digest ??
-          (current.tag !== undefined ? await registry.resolveDigest(repository, current.tag) : undefined);
+          // A description (rather than a HEAD) also answers the promotion's own describe of that
+          // digest, and the next environment's question about the same tag.
+          (current.tag !== undefined ? (await registry.describe(repository, current.tag)).digest : undefined);
         return { image, current, digest };
       } catch (error) {
         if (options.onRegistryError !== "report" || !(error instanceof FerryError)) throw error;
