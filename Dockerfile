@@ -21,9 +21,16 @@ RUN curl -fsSLo /kubectl "https://dl.k8s.io/release/${KUBECTL_VERSION}/bin/linux
  && echo "$(curl -fsSL "https://dl.k8s.io/release/${KUBECTL_VERSION}/bin/linux/${TARGETARCH}/kubectl.sha256")  /kubectl" | sha256sum -c - \
  && chmod 0755 /kubectl
 
+FROM golang:1.26-bookworm AS helm
+# helm renders chart folders (`helm template`, offline) for the reconciler; built from its Go module
+# at the release src/reconciler/renderer.ts PINNED_HELM names, verified by the Go checksum database.
+ARG HELM_VERSION=v3.22.0
+RUN CGO_ENABLED=0 GOBIN=/out go install "helm.sh/helm/v3/cmd/helm@${HELM_VERSION}"
+
 FROM node:${NODE_VERSION}-bookworm-slim
 RUN apt-get update && apt-get install -y --no-install-recommends git ca-certificates tini && rm -rf /var/lib/apt/lists/*
 COPY --from=kubectl /kubectl /usr/local/bin/kubectl
+COPY --from=helm /out/helm /usr/local/bin/helm
 WORKDIR /app
 COPY --from=build /src/package.json ./
 COPY --from=build /src/node_modules ./node_modules

@@ -33,6 +33,11 @@ export interface AppDeps {
   appLogin?: string;
   /** The key of the seal on the plan blocks Ferry writes into PR bodies (`pull-trust.ts`). */
   sealKey: string;
+  /**
+   * Pauses before each retry while GitHub still computes a PR's mergeability (default
+   * `MERGEABILITY_RETRY_DELAYS_MS`); its length bounds the retries.
+   */
+  mergeabilityRetryDelaysMs?: readonly number[];
   /** Called after a PR is opened or updated (metrics and the bench's push-to-PR latency). */
   onPullRequest?: (event: { environment: string; number: number; action: "opened" | "updated" }) => void;
 }

@@ -3,6 +3,7 @@
  * Implemented over Octokit in `src/adapters/github/`; faked in tests (docs/testing.md "Fakes and emulators"). The
  * methods are shaped so that a promotion costs few requests (docs/architecture.md "GitHub conventions").
  */
+import type { AllowedMergeMethods, MergeMethod } from "../core/pr/merge-method.js";
 import type { Permission } from "../core/config/schema.js";
 import type { CheckOutput } from "../core/pr/check-run.js";
 
@@ -43,6 +44,13 @@ export interface PullRequestInfo {
   labels: string[];
   /** Native auto-merge is enabled: GitHub merges it when the requirements are met. */
   autoMerge: boolean;
+  /**
+   * GitHub's `mergeable` (single-PR reads only): null while GitHub still computes it in the
+   * background (https://docs.github.com/en/rest/pulls/pulls#get-a-pull-request).
+   */
+  mergeable?: boolean | null;
+  /** GitHub's `mergeable_state` (single-PR reads only): `clean`, `blocked`, `behind`, `dirty`, `unknown` … */
+  mergeableState?: string;
   /** Who opened it (`ferry[bot]` for Ferry's own). */
   author: string;
   /** `owner/repo` of the head branch; another repository for a fork, undefined once a fork is deleted. */
@@ -122,13 +130,26 @@ export interface GitHubRepoPort {
   requestReviewers(number: number, users: string[], teams: string[]): Promise<void>;
   /**
    * GitHub's native auto-merge, only while the head is still `expectedHead` (GraphQL
-   * `expectedHeadOid`); `unavailable` when the repo does not allow it or the head moved.
+   * `expectedHeadOid`). `clean`: GitHub refuses it because the PR may merge right now;
+   * `not-yet`: refused in `unstable` status, which is also what GitHub answers while it still
+   * computes mergeability, so worth asking again; `unavailable` when the repo does not allow it
+   * or the head moved.
    */
-  enableAutoMerge(pull: PullRequestInfo, expectedHead: string): Promise<"enabled" | "unavailable">;
+  enableAutoMerge(
+    pull: PullRequestInfo,
+    expectedHead: string,
+    method: MergeMethod,
+  ): Promise<"enabled" | "clean" | "not-yet" | "unavailable">;
   /** Turns native auto-merge off (a commit Ferry did not write reached the PR). */
   disableAutoMerge(pull: PullRequestInfo): Promise<void>;
   /** Merges only if the head is still `sha` (docs/reliability.md row 13). */
-  merge(number: number, sha: string): Promise<"merged" | "head-moved" | "base-moved" | "not-mergeable">;
+  merge(
+    number: number,
+    sha: string,
+    method: MergeMethod,
+  ): Promise<"merged" | "head-moved" | "base-moved" | "method-refused" | "not-mergeable">;
+  /** The merge methods the repository allows; undefined when its settings cannot be read. */
+  allowedMergeMethods(): Promise<AllowedMergeMethods | undefined>;
   /** Contexts required by branch protection, or undefined when the branch is unprotected. */
   requiredChecks(branch: string): Promise<string[] | undefined>;
   /** Combined state of checks and statuses on a commit, restricted to `contexts` when given. */
@@ -143,7 +164,8 @@ export interface GitHubRepoPort {
   permissionOf(login: string): Promise<Permission | "none">;
   isTeamMember(team: string, login: string): Promise<boolean>;
   findIssue(title: string): Promise<IssueInfo | undefined>;
-  createIssue(input: { title: string; body: string }): Promise<number>;
+  /** Opens an issue labelled `ferry`; undefined when the repository has issues turned off (410). */
+  createIssue(input: { title: string; body: string }): Promise<number | undefined>;
   updateIssue(number: number, input: { body?: string; state?: "open" | "closed" }): Promise<void>;
   pinIssue?(issue: number): Promise<void>;
   createCheckRun(input: CheckRunInput): Promise<void>;

@@ -61,8 +61,12 @@ async function upsertBrokenConfigIssue(deps: AppDeps, problems: ConfigProblem[],
   const body = formatBrokenConfigIssue(CONFIG_PATH, problems, sha);
   const issue = await deps.github.findIssue(BROKEN_CONFIG_TITLE);
   if (!issue) {
-    await deps.github.createIssue({ title: BROKEN_CONFIG_TITLE, body });
-    deps.log.warn({ sha, problems: problems.length }, "config invalid: issue opened");
+    const opened = await deps.github.createIssue({ title: BROKEN_CONFIG_TITLE, body });
+    // With issues turned off the `ferry/config` check run on the PR is where the problems show.
+    deps.log.warn(
+      { sha, problems: problems.length },
+      opened === undefined ? "config invalid: issues are turned off" : "config invalid: issue opened",
+    );
   } else if (issue.body !== body || issue.state !== "open") {
     await deps.github.updateIssue(issue.number, { body, state: "open" });
   }

@@ -1,3 +1,4 @@
+import { chooseMergeMethod, type MergeMethod } from "../core/pr/merge-method.js";
 import type { AppDeps, LoadedConfig } from "./app-deps.js";
 import type { PullRequestInfo } from "./github-port.js";
 import { ferryPull } from "./pull-trust.js";
@@ -33,15 +34,28 @@ export async function mergeWhenReady(
       : state === "pending" || state === "failure"
   )
     return "waiting";
-  for (let attempt = 0; attempt < 3; attempt++) {
-    const result = await deps.github.merge(pull.number, pull.headSha);
+  const method = await mergeMethodFor(deps, loaded, environment);
+  let baseMoves = 0;
+  let retries = 0;
+  for (;;) {
+    const result = await deps.github.merge(pull.number, pull.headSha, method);
     if (result === "merged") {
       deps.log.info({ environment, pull: pull.number, sha: pull.headSha }, "pull request merged");
       return "merged";
     }
-    if (result === "base-moved") continue;
+    if (result === "base-moved") {
+      if (++baseMoves >= 3) return "waiting";
+      continue;
+    }
     if (result === "head-moved") {
       deps.log.warn({ environment, pull: pull.number }, "head moved after validation; merge aborted");
+      return "stopped";
+    }
+    if (result === "method-refused") {
+      await deps.github.comment(
+        pull.number,
+        `Ferry could not merge this pull request: the repository does not allow the ${method} merge method. Set \`mergeMethod\` for ${environment} in .github/ferry.yml to one it allows, or merge by hand.`,
+      );
       return "stopped";
     }
     // Native auto-merge (or a second check event for the same head) may have merged it meanwhile:
@@ -49,11 +63,55 @@ export async function mergeWhenReady(
     const now = await deps.github.getPull(pull.number);
     if (now?.merged) return "merged";
     if (now && now.state !== "open") return "stopped";
+    // GitHub answers 405 while it still computes mergeability in the background (`mergeable:
+    // null`), and just after that; a PR it calls mergeable is asked again, with backoff.
+    const computing = now?.mergeable === null || now?.mergeableState === "unknown";
+    const transient = computing || MERGEABLE_STATES.has(now?.mergeableState ?? "");
+    if (transient && (await pauseBeforeRetry(deps, retries++))) continue;
+    if (computing) {
+      // Still unknown after the last retry: the next check event or scan tries again.
+      deps.log.warn(
+        { environment, pull: pull.number },
+        "mergeability still being computed; merge left for later",
+      );
+      return "waiting";
+    }
     await deps.github.comment(
       pull.number,
       "Ferry could not merge this pull request (not mergeable: conflict or unmet requirements). Resolve it and merge by hand.",
     );
     return "stopped";
   }
-  return "waiting";
+}
+
+/**
+ * How an environment's PR is merged: its `mergeMethod` when the repository allows it, else one it
+ * does (`allow_squash_merge`, `allow_merge_commit`, `allow_rebase_merge`; GitHub refuses any
+ * other with 405, https://docs.github.com/en/rest/pulls/pulls#merge-a-pull-request).
+ */
+export async function mergeMethodFor(
+  deps: AppDeps,
+  loaded: LoadedConfig,
+  environment: string,
+): Promise<MergeMethod> {
+  const allowed = await deps.github.allowedMergeMethods().catch(() => undefined);
+  return chooseMergeMethod(allowed, loaded.config.environments[environment]?.mergeMethod);
+}
+
+/** `mergeable_state` values in which GitHub lets a PR merge (a refusal then was transient). */
+const MERGEABLE_STATES = new Set(["clean", "unstable", "has_hooks"]);
+
+/** Pauses between attempts while GitHub computes a PR's mergeability (1 + 2 + 4 + 8 s at most). */
+export const MERGEABILITY_RETRY_DELAYS_MS: readonly number[] = [1000, 2000, 4000, 8000];
+
+/**
+ * Waits before retry number `attempt` (from 0) and says whether to retry: false once the delays
+ * (`deps.mergeabilityRetryDelaysMs`, bounded) are used up.
+ */
+export async function pauseBeforeRetry(deps: AppDeps, attempt: number): Promise<boolean> {
+  const delays = deps.mergeabilityRetryDelaysMs ?? MERGEABILITY_RETRY_DELAYS_MS;
+  const delay = delays[attempt];
+  if (delay === undefined) return false;
+  await new Promise((resolve) => setTimeout(resolve, delay));
+  return true;
 }

@@ -4,6 +4,7 @@ import { FerryError, UserError } from "../core/errors.js";
 import type { SecretRedactor } from "../core/redact.js";
 import { isValidDigest, shortDigest } from "../core/image-ref.js";
 import type { Policy } from "../core/policy/schema.js";
+import { notSignedReason, type SignatureCheck, type VerifyPolicy } from "../core/policy/verify.js";
 import {
   isNewer,
   mayDowngrade,
@@ -14,7 +15,8 @@ import {
   type Selection,
   type TagCandidate,
 } from "../core/policy/select-tag.js";
-import { currentImage, type FindOptions } from "../core/targets/index.js";
+import { currentImageIn, type FindOptions } from "../core/targets/index.js";
+import { parseYaml, type ParsedYaml } from "../core/targets/yaml-tree.js";
 import { updateImage } from "../core/yaml-edit/update-image.js";
 import { errorText } from "./error-text.js";
 import type { ImageDescription, RegistryReader } from "./ports.js";
@@ -108,9 +110,10 @@ export async function currentImages(
   environment: string,
 ): Promise<Record<string, CurrentImage>> {
   const texts = await readEnvironment(files, config, environment);
+  const parses = new ParseCache();
   const result: Record<string, CurrentImage> = {};
   for (const [name, image] of Object.entries(config.images)) {
-    const found = findCurrent(texts, image.repository, findOptions(config, name));
+    const found = findCurrent(texts, image.repository, findOptions(config, name), parses);
     if (found) result[name] = found;
   }
   return result;
@@ -131,13 +134,40 @@ export async function planEnvironment(
     throw new UserError("unknown-environment", `unknown environment ${JSON.stringify(environment)}`);
   const texts = await readEnvironment(deps.files, config, environment);
   const working = new Map(texts);
+  const parses = new ParseCache();
   const plan: EnvironmentPlan = { environment, changes: [], unchanged: [], files: {}, notices: [] };
+  const names = Object.keys(config.images).filter((name) => !options.images || options.images.includes(name));
+  const choose = (name: string, current: CurrentImage): Promise<Target> => {
+    const pin = options.pins?.[name];
+    const repository = config.images[name]!.repository;
+    return pin
+      ? pinnedTarget(deps.registry, repository, pin, environmentPolicy(config, environment, name))
+      : chooseTarget(deps, name, repository, environmentPolicy(config, environment, name), current, options);
+  };
+  // Registry reads for all images start together (the registry client bounds them per registry);
+  // the edits below stay in order. A CI gate asks GitHub per tag, so with one the reads stay in
+  // order too. An image whose reference an earlier edit changed is chosen again below.
+  const early = new Map<string, { current: CurrentImage; target: Promise<Target> }>();
+  if (options.eligible === undefined) {
+    for (const name of names) {
+      let current: CurrentImage | undefined;
+      try {
+        current = findCurrent(texts, config.images[name]!.repository, findOptions(config, name), parses);
+      } catch {
+        continue; // reported in order by the loop below
+      }
+      if (!current) continue;
+      const target = choose(name, current);
+      target.catch(() => undefined); // awaited (and reported) by the loop below
+      early.set(name, { current, target });
+    }
+  }
 
-  for (const [name, image] of Object.entries(config.images)) {
-    if (options.images && !options.images.includes(name)) continue;
+  for (const name of names) {
+    const image = config.images[name]!;
     const policy = environmentPolicy(config, environment, name);
     const find = findOptions(config, name);
-    const current = findCurrent(working, image.repository, find);
+    const current = findCurrent(working, image.repository, find, parses);
     if (!current) {
       plan.unchanged.push({
         image: name,
@@ -146,11 +176,13 @@ export async function planEnvironment(
       continue;
     }
     const pin = options.pins?.[name];
+    const prefetched = early.get(name);
     let target: Target;
     try {
-      target = pin
-        ? await pinnedTarget(deps.registry, image.repository, pin)
-        : await chooseTarget(deps, name, image.repository, policy, current, options);
+      target =
+        prefetched && sameVersion(prefetched.current, current)
+          ? await prefetched.target
+          : await choose(name, current);
     } catch (error) {
       if (options.onRegistryError !== "report" || !(error instanceof FerryError)) throw error;
       plan.unchanged.push({
@@ -213,11 +245,24 @@ async function pinnedTarget(
   registry: RegistryReader,
   repository: string,
   pin: { tag?: string; digest: string },
+  policy: Policy,
 ): Promise<Target> {
   if (!isValidDigest(pin.digest))
     throw new UserError("invalid-digest", `invalid digest ${JSON.stringify(pin.digest)}`);
   // The pinned digest must exist: a promotion never writes a reference the registry cannot serve.
   const description = await registry.describe(repository, pin.digest);
+  // A promotion re-checks the exact digest it carries: upstream having run it proves nothing.
+  if (policy.verify !== undefined) {
+    const check = await checkSignature(registry, repository, description.digest, policy.verify);
+    if (!check.verified) {
+      const reason = notSignedReason(
+        pin.tag ?? shortDigest(description.digest),
+        policy.verify,
+        `${shortDigest(description.digest)}: ${check.reason}`,
+      );
+      return { unchanged: reason, notice: reason };
+    }
+  }
   const target: Target = {
     digest: description.digest,
     reason: `pinned to ${pin.tag ?? ""}@${shortDigest(pin.digest)}`,
@@ -257,6 +302,17 @@ async function chooseByPolicy(
     const description = await deps.registry.describe(repository, tag);
     if (current.digest === description.digest)
       return { unchanged: `${tag} is still ${shortDigest(description.digest)}` };
+    if (policy.verify !== undefined) {
+      const check = await checkSignature(deps.registry, repository, description.digest, policy.verify);
+      if (!check.verified) {
+        const reason = notSignedReason(
+          tag,
+          policy.verify,
+          `${shortDigest(description.digest)}: ${check.reason}`,
+        );
+        return { unchanged: reason, notice: reason };
+      }
+    }
     const target: Target = {
       tag,
       digest: description.digest,
@@ -309,30 +365,82 @@ async function chooseByPolicy(
     );
   }
   const candidates: { candidate: TagCandidate; description: ImageDescription }[] = [];
+  /** The best-ranked tag refused for its signature: what the plan, /status and the dashboard say. */
+  let unsigned: string | undefined;
   for (const tag of ranked.slice(0, MAX_DESCRIBED_CANDIDATES)) {
     const description = await deps.registry.describe(repository, tag);
     const candidate: TagCandidate = { tag, digest: description.digest, platforms: description.platforms };
     if (description.created) candidate.created = description.created;
     if (options.eligible && !(await options.eligible(name, tag, description))) continue;
+    if (policy.verify !== undefined) {
+      // Checked after the cheaper gates; the result goes into the pure selection as data.
+      candidate.signature = await checkSignature(
+        deps.registry,
+        repository,
+        description.digest,
+        policy.verify,
+      );
+      if (!candidate.signature.verified) {
+        unsigned ??= notSignedReason(tag, policy.verify, candidate.signature.reason);
+        continue;
+      }
+    }
     if (!describeAll) {
       const selection = selectTag([candidate], withCurrent({ policy, now: deps.now }, current.tag));
       if (selection.kind === "selected")
-        return withNotice(selection, withDescription(description, tag, selection.reason));
+        return withUnsigned(
+          withNotice(selection, withDescription(description, tag, selection.reason)),
+          unsigned,
+        );
       continue;
     }
     candidates.push({ candidate, description });
   }
-  if (!describeAll)
+  if (!describeAll) {
+    const checked = Math.min(ranked.length, MAX_DESCRIBED_CANDIDATES);
+    if (unsigned !== undefined)
+      return {
+        unchanged: `${unsigned}; none of the ${checked} newest admitted tags is signed`,
+        notice: unsigned,
+      };
     return {
-      unchanged: `none of the ${Math.min(ranked.length, MAX_DESCRIBED_CANDIDATES)} newest admitted tags passed ${gated ? "CI gating and " : ""}the policy`,
+      unchanged: `none of the ${checked} newest admitted tags passed ${gated ? "CI gating and " : ""}the policy`,
     };
+  }
   const selection = selectTag(
     candidates.map((c) => c.candidate),
     withCurrent({ policy, now: deps.now }, current.tag),
   );
-  if (selection.kind === "none") return withNotice(selection, { unchanged: selection.reason });
+  if (selection.kind === "none")
+    return withUnsigned(
+      withNotice(selection, {
+        unchanged: unsigned !== undefined ? `${unsigned}; ${selection.reason}` : selection.reason,
+      }),
+      unsigned,
+    );
   const chosen = candidates.find((c) => c.candidate.tag === selection.tag)!;
-  return withNotice(selection, withDescription(chosen.description, selection.tag, selection.reason));
+  return withUnsigned(
+    withNotice(selection, withDescription(chosen.description, selection.tag, selection.reason)),
+    unsigned,
+  );
+}
+
+/** A newer tag refused for its signature is worth a notice even when an older signed one is chosen. */
+function withUnsigned(target: Target, unsigned: string | undefined): Target {
+  if (unsigned !== undefined && target.notice === undefined) target.notice = unsigned;
+  return target;
+}
+
+async function checkSignature(
+  registry: RegistryReader,
+  repository: string,
+  digest: string,
+  verify: VerifyPolicy,
+): Promise<SignatureCheck> {
+  // Fail closed: a reader that cannot look for signatures admits nothing under verify.
+  if (registry.checkSignature === undefined)
+    return { verified: false, reason: "this registry reader cannot check signatures" };
+  return registry.checkSignature(repository, digest, verify);
 }
 
 function withNotice(selection: Selection, target: Target): Target {
@@ -364,13 +472,31 @@ function findOptions(config: FerryConfig, name: string): FindOptions {
   return { markerName: name, ...(helm ? { helm } : {}) };
 }
 
+function sameVersion(a: CurrentImage, b: CurrentImage): boolean {
+  return a.tag === b.tag && a.digest === b.digest;
+}
+
+/** Each file's text parsed once per plan (again only after an edit changed it). */
+class ParseCache {
+  private readonly parsed = new Map<string, { text: string; parsed: ParsedYaml }>();
+
+  get(file: string, text: string): ParsedYaml {
+    const cached = this.parsed.get(file);
+    if (cached && cached.text === text) return cached.parsed;
+    const parsed = parseYaml(text);
+    this.parsed.set(file, { text, parsed });
+    return parsed;
+  }
+}
+
 function findCurrent(
   texts: Map<string, string>,
   repository: string,
   options: FindOptions,
+  parses: ParseCache = new ParseCache(),
 ): CurrentImage | undefined {
   for (const [file, text] of texts) {
-    const found = currentImage(text, repository, { ...options, fileName: file });
+    const found = currentImageIn(parses.get(file, text), repository, { ...options, fileName: file });
     if (found && (found.tag !== undefined || found.digest !== undefined)) {
       const current: CurrentImage = { file, line: found.line };
       if (found.tag !== undefined) current.tag = found.tag;

@@ -1,3 +1,5 @@
+import type { SignatureCheck, VerifyPolicy } from "../core/policy/verify.js";
+
 /**
  * Ports: what the use cases in `src/app/` need from the outside world. Adapters in
  * `src/adapters/` implement them; tests fake them at this boundary (docs/testing.md "Fakes and emulators").
@@ -25,4 +27,9 @@ export interface RegistryReader {
   resolveDigest(repository: string, reference: string): Promise<string>;
   /** GET the manifest (and its config blob when needed) and describe it. */
   describe(repository: string, reference: string): Promise<ImageDescription>;
+  /**
+   * Finds the cosign signatures of `digest` (legacy `.sig` tag, OCI 1.1 referrers) and checks them
+   * against `verify`. A reader without it cannot verify: a policy with `verify` then admits nothing.
+   */
+  checkSignature?(repository: string, digest: string, verify: VerifyPolicy): Promise<SignatureCheck>;
 }

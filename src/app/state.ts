@@ -11,6 +11,7 @@ import {
   type StatusInput,
 } from "../core/pr/dashboard.js";
 import { formatStateFile, parseStateFile, type FerryState } from "../core/state/ferry-state.js";
+import { escapeMarkdown } from "../core/pr/markdown.js";
 import type { AppDeps, LoadedConfig } from "./app-deps.js";
 import { errorText } from "./error-text.js";
 import { currentImages } from "./plan-environment.js";
@@ -135,6 +136,12 @@ export async function writeDashboard(
     if (issue && stripTime(issue.body) === stripTime(body) && issue.state === "open") return;
     if (!issue) {
       const number = await deps.github.createIssue({ title: DASHBOARD_TITLE, body });
+      // Issues turned off: no dashboard. The state ref stays the truth and commands are answered
+      // where they were given.
+      if (number === undefined) {
+        deps.log.info({}, "issues are turned off: no dashboard");
+        return;
+      }
       // Two replicas may both have found none: the oldest open dashboard wins (findIssue prefers
       // it), and a younger duplicate is closed at once rather than kept up to date forever.
       const canonical = await deps.github.findIssue(DASHBOARD_TITLE);
@@ -205,8 +212,25 @@ export async function collectStatus(
 }
 
 export async function statusTable(deps: AppDeps, loaded: LoadedConfig): Promise<string> {
-  const { state } = await loadState(deps);
-  return formatStatusTable(await collectStatus(deps, loaded, state));
+  const { state, dashboard } = await loadState(deps);
+  const table = formatStatusTable(await collectStatus(deps, loaded, state));
+  // The last scan's notices (an unsigned tag not proposed, a tag outside its policy), as the dashboard shows them.
+  const notices = await lastNotices(deps, dashboard);
+  if (notices.length === 0) return table;
+  return [
+    table,
+    "",
+    ...notices.map(
+      (notice) =>
+        `- **${escapeMarkdown(notice.environment)}** / ${escapeMarkdown(notice.image)}: ${escapeMarkdown(notice.message)}`,
+    ),
+  ].join("\n");
+}
+
+/** The notices the last scan left on the dashboard issue (read when the caller has not read it). */
+export async function lastNotices(deps: AppDeps, dashboard?: IssueInfo | null): Promise<PolicyNotice[]> {
+  const issue = dashboard === undefined ? await deps.github.findIssue(DASHBOARD_TITLE) : dashboard;
+  return parseNotices(issue?.body);
 }
 
 export function isHeld(state: FerryState, environment: string): boolean {

@@ -7,7 +7,7 @@ import type { PlanBlock, PlanKind } from "../core/pr/plan-block.js";
 import { formatTitle } from "../core/pr/title.js";
 import type { AppDeps, LoadedConfig } from "./app-deps.js";
 import type { PullRequestInfo } from "./github-port.js";
-import { mergeWhenReady } from "./merge-when-ready.js";
+import { mergeMethodFor, mergeWhenReady, pauseBeforeRetry } from "./merge-when-ready.js";
 import type { EnvironmentPlan } from "./plan-environment.js";
 import { ferryPull, sealPlan } from "./pull-trust.js";
 
@@ -201,8 +201,17 @@ async function afterWrite(
     // documented, so an update re-arms it for the new head. If the repo does not allow it, Ferry
     // merges itself when the checks report (mergeWhenReady on check events), also only that commit.
     if (!opened && pull.autoMerge) await deps.github.disableAutoMerge(pull).catch(() => undefined);
-    const enabled = await deps.github.enableAutoMerge(pull, head).catch(() => "unavailable" as const);
-    if (enabled === "enabled") return;
+    // Just after a PR opens or moves, GitHub refuses auto-merge in `unstable` status while it
+    // computes mergeability: ask again with bounded backoff. In `clean` status (the checks
+    // already passed) it is refused for good, and Ferry merges the head it wrote itself.
+    const method = await mergeMethodFor(deps, loaded, pull.headRef.replace(/^ferry\//, ""));
+    for (let attempt = 0; ; attempt++) {
+      const enabled = await deps.github
+        .enableAutoMerge(pull, head, method)
+        .catch(() => "unavailable" as const);
+      if (enabled === "enabled") return;
+      if (enabled !== "not-yet" || !(await pauseBeforeRetry(deps, attempt))) break;
+    }
   }
   const fresh = await deps.github.getPull(pull.number);
   if (fresh) await mergeWhenReady(deps, loaded, fresh);

@@ -29,21 +29,30 @@ export async function upstreamPins(
   } = {},
 ): Promise<UpstreamPins> {
   const result: UpstreamPins = { pins: {}, failed: [] };
-  for (const [image, running] of Object.entries(await currentImages(files, config, upstream))) {
-    if (options.include && !options.include(image, running)) continue;
-    const repository = config.images[image]!.repository;
-    let digest: string | undefined;
-    try {
-      digest =
-        running.digest ??
-        (running.tag !== undefined ? await registry.resolveDigest(repository, running.tag) : undefined);
-    } catch (error) {
-      if (options.onRegistryError !== "report" || !(error instanceof FerryError)) throw error;
-      result.failed.push({ image, reason: `registry error: ${error.message}`, error: true });
-      continue;
-    }
-    if (digest === undefined) continue;
-    result.pins[image] = { ...(running.tag !== undefined ? { tag: running.tag } : {}), digest };
+  const running = Object.entries(await currentImages(files, config, upstream)).filter(
+    ([image, current]) => !options.include || options.include(image, current),
+  );
+  // Every image's digest is asked for at once; the registry client bounds them per registry.
+  const answers = await Promise.all(
+    running.map(async ([image, current]) => {
+      const repository = config.images[image]!.repository;
+      try {
+        const digest =
+          current.digest ??
+          // A description (rather than a HEAD) also answers the promotion's own describe of that
+          // digest, and the next environment's question about the same tag.
+          (current.tag !== undefined ? (await registry.describe(repository, current.tag)).digest : undefined);
+        return { image, current, digest };
+      } catch (error) {
+        if (options.onRegistryError !== "report" || !(error instanceof FerryError)) throw error;
+        return { image, current, failure: `registry error: ${error.message}` };
+      }
+    }),
+  );
+  for (const { image, current, digest, failure } of answers) {
+    if (failure !== undefined) result.failed.push({ image, reason: failure, error: true });
+    else if (digest !== undefined)
+      result.pins[image] = { ...(current.tag !== undefined ? { tag: current.tag } : {}), digest };
   }
   return result;
 }

@@ -11,6 +11,7 @@ import { environmentOrder, type FerryConfig } from "../core/config/schema.js";
 import { UserError } from "../core/errors.js";
 import { shortDigest } from "../core/image-ref.js";
 import type { RegistryReader } from "../app/ports.js";
+import { runRegistryReads } from "../app/run-registry-reads.js";
 import { EXIT, UsageError, type CliIo } from "./io.js";
 
 const USAGE = "usage: ferry plan [--dir DIR] [--env NAME] [--json]";
@@ -66,6 +67,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
   const registry = createRegistryClient({
     ...(config.registries ? { registries: config.registries } : {}),
     env: io.env,
+    ...(io.env.FERRY_DOCKER_CONFIG ? { dockerConfigPath: io.env.FERRY_DOCKER_CONFIG } : {}),
   });
   const files = localFileSource(dir);
   const output = await buildPlanReport(registry, files, config, environments, io.now());
@@ -93,59 +95,79 @@ export async function buildPlanReport(
   environments: string[],
   now: Date,
 ): Promise<PlanReport> {
+  // One run's reads are shared by every environment, and environments are planned side by side:
+  // the registry client bounds how many requests run at once per registry.
+  const reads = runRegistryReads(registry);
+  const parts = await Promise.all(
+    environments.map((environment) => planReportFor(reads, files, config, environment, now)),
+  );
   const output: PlanReport = { changes: [], unchanged: [], notices: [] };
-  for (const environment of environments) {
-    const settings = config.environments[environment]!;
-    let plan: EnvironmentPlan;
-    if (settings.from !== undefined) {
-      const { pins, failed } = await upstreamPins(registry, files, config, settings.from, {
-        onRegistryError: "report",
-      });
-      // Only what upstream runs is promoted: an image it does not run is not taken from the registry.
-      plan = await planEnvironment({ registry, files, now }, config, environment, {
-        pins,
-        images: Object.keys(pins),
-        onRegistryError: "report",
-      });
-      plan.unchanged.push(...failed);
-      for (const change of plan.changes) change.reason = `promotion from ${settings.from}: ${change.reason}`;
-      for (const image of Object.keys(config.images)) {
-        if (!(image in pins) && !failed.some((entry) => entry.image === image))
-          plan.unchanged.push({
-            image,
-            reason: `${settings.from} does not run ${image}, so there is nothing to promote`,
-          });
-      }
-    } else if (settings.update === "manual") {
-      for (const image of Object.keys(config.images))
-        output.unchanged.push({
-          environment,
-          image,
-          reason: "update: manual (changes only by /promote or /rollback)",
-        });
-      continue;
-    } else {
-      plan = await planEnvironment({ registry, files, now }, config, environment, {
-        onRegistryError: "report",
-      });
-    }
-    for (const change of plan.changes) {
-      for (const edit of change.edits) {
-        output.changes.push({
-          environment,
-          image: change.image,
-          file: edit.file,
-          line: edit.line,
-          from: edit.from,
-          to: edit.to,
-          digest: change.to.digest,
-          reason: change.reason,
-        });
-      }
-    }
-    for (const entry of plan.unchanged) output.unchanged.push({ environment, ...entry });
-    for (const notice of plan.notices) output.notices.push({ environment, ...notice });
+  for (const part of parts) {
+    output.changes.push(...part.changes);
+    output.unchanged.push(...part.unchanged);
+    output.notices.push(...part.notices);
   }
+  return output;
+}
+
+async function planReportFor(
+  registry: RegistryReader,
+  files: FileSource,
+  config: FerryConfig,
+  environment: string,
+  now: Date,
+): Promise<PlanReport> {
+  const output: PlanReport = { changes: [], unchanged: [], notices: [] };
+  const settings = config.environments[environment]!;
+  let plan: EnvironmentPlan;
+  if (settings.from !== undefined) {
+    const { pins, failed } = await upstreamPins(registry, files, config, settings.from, {
+      onRegistryError: "report",
+    });
+    // Only what upstream runs is promoted: an image it does not run is not taken from the registry.
+    plan = await planEnvironment({ registry, files, now }, config, environment, {
+      pins,
+      images: Object.keys(pins),
+      onRegistryError: "report",
+    });
+    plan.unchanged.push(...failed);
+    for (const change of plan.changes) change.reason = `promotion from ${settings.from}: ${change.reason}`;
+    for (const image of Object.keys(config.images)) {
+      if (!(image in pins) && !failed.some((entry) => entry.image === image))
+        plan.unchanged.push({
+          image,
+          reason: `${settings.from} does not run ${image}, so there is nothing to promote`,
+        });
+    }
+  } else if (settings.update === "manual") {
+    for (const image of Object.keys(config.images))
+      output.unchanged.push({
+        environment,
+        image,
+        reason: "update: manual (changes only by /promote or /rollback)",
+      });
+    return output;
+  } else {
+    plan = await planEnvironment({ registry, files, now }, config, environment, {
+      onRegistryError: "report",
+    });
+  }
+  for (const change of plan.changes) {
+    for (const edit of change.edits) {
+      output.changes.push({
+        environment,
+        image: change.image,
+        file: edit.file,
+        line: edit.line,
+        from: edit.from,
+        to: edit.to,
+        digest: change.to.digest,
+        reason: change.reason,
+      });
+    }
+  }
+  for (const entry of plan.unchanged) output.unchanged.push({ environment, ...entry });
+  for (const notice of plan.notices) output.notices.push({ environment, ...notice });
   return output;
 }
 

@@ -17,7 +17,7 @@ const USAGE =
   "usage: ferry reconcile --repo URL|PATH --path DIR [--ref REF] [--namespace NS] [--interval 2m] [--once] [--dry-run]\n" +
   "         [--prune] [--allow-empty] [--max-prune N] [--max-prune-percent P] [--create-namespace] [--environment NAME]\n" +
   "         [--instance NAME] [--kubeconfig FILE] [--listen ADDR] [--github-repo O/R] [--github-api-url URL] [--work-dir DIR]\n" +
-  "         [--allow-namespace NS]... [--allow-cluster-kind KIND]... [--allow-remote-base PREFIX]... [--render-memory-limit 384Mi]\n" +
+  "         [--allow-namespace NS]... [--allow-cluster-kind KIND]... [--allow-remote-base PREFIX]... [--helm-values FILE]... [--render-memory-limit 384Mi]\n" +
   "tokens come from the environment: FERRY_GITHUB_TOKEN (Deployment statuses; also git), FERRY_GIT_TOKEN (git only)\n";
 
 function count(text: string | undefined, flag: string, fallback: number): number {
@@ -70,6 +70,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
       "allow-namespace": { type: "string", multiple: true, default: [] },
       "allow-cluster-kind": { type: "string", multiple: true, default: [] },
       "allow-remote-base": { type: "string", multiple: true, default: [] },
+      "helm-values": { type: "string", multiple: true, default: [] },
       "render-memory-limit": { type: "string" },
       help: { type: "boolean", short: "h", default: false },
     },
@@ -123,6 +124,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
     allowNamespaces: values["allow-namespace"],
     allowClusterKinds: values["allow-cluster-kind"],
     allowRemoteBases: values["allow-remote-base"],
+    ...(values["helm-values"].length > 0 ? { helmValues: values["helm-values"] } : {}),
     ...(renderMemoryLimitBytes !== undefined ? { renderMemoryLimitBytes } : {}),
     renderEnv: { ...io.env },
     ...(values.kubeconfig ? { kubeconfigFile: path.resolve(io.cwd, values.kubeconfig) } : {}),

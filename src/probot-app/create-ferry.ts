@@ -35,6 +35,8 @@ export interface FerryAppOptions {
   env?: Record<string, string | undefined>;
   /** Refuse registries at private or loopback addresses (production; see the registry client). */
   refusePrivateRegistries?: boolean;
+  /** The Docker config.json for `auth: dockerconfig` (FERRY_DOCKER_CONFIG, an operator setting). */
+  dockerConfigPath?: string;
   /** What configs may ask of this Ferry (which GHCR gets the installation token); default github.com's. */
   configContext?: ConfigContext;
   /** Secrets held from the start (webhook secrets, the private key); `env`'s values are held too. */
@@ -44,6 +46,8 @@ export interface FerryAppOptions {
   webUrl?: string;
   /** Registry readers for a config (tests and the sandbox pass their own); default: the OCI client. */
   registryFor?: (config: FerryConfig, githubToken: () => Promise<string>) => RegistryReader;
+  /** Pauses before each retry while GitHub computes a PR's mergeability (default 1, 2, 4, 8 s). */
+  mergeabilityRetryDelaysMs?: readonly number[];
   /** Observers (metrics, bench). */
   onPullRequest?: AppDeps["onPullRequest"];
   log?: AppLogger;
@@ -94,6 +98,7 @@ export function createFerry(options: FerryAppOptions): Ferry {
   const registries = new RegistryReaders({
     env: options.env ?? {},
     refusePrivateRegistries: options.refusePrivateRegistries ?? false,
+    ...(options.dockerConfigPath ? { dockerConfigPath: options.dockerConfigPath } : {}),
     githubTokenHost: configContext.githubContainerRegistry,
     secrets,
     ...(options.registryFor ? { registryFor: options.registryFor } : {}),
@@ -113,6 +118,9 @@ export function createFerry(options: FerryAppOptions): Ferry {
     secrets,
     ...(identity.login ? { appLogin: identity.login } : {}),
     ...(options.onPullRequest ? { onPullRequest: options.onPullRequest } : {}),
+    ...(options.mergeabilityRetryDelaysMs
+      ? { mergeabilityRetryDelaysMs: options.mergeabilityRetryDelaysMs }
+      : {}),
   });
 
   const services: HandlerServices = {

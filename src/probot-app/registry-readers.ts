@@ -8,6 +8,8 @@ export interface RegistryReadersOptions {
   /** Where registry `passwordEnv`/`tokenEnv` are read. */
   env: Record<string, string | undefined>;
   refusePrivateRegistries: boolean;
+  /** The Docker config.json for `auth: dockerconfig` (FERRY_DOCKER_CONFIG). */
+  dockerConfigPath?: string;
   /** The GitHub's own container registry: the only host the installation token may go to. */
   githubTokenHost: string;
   /** Every secret this process holds; installation tokens join it as they are minted. */
@@ -45,6 +47,7 @@ export class RegistryReaders {
         githubTokenHost: this.options.githubTokenHost,
         secrets: this.options.secrets,
         refusePrivateRegistries: this.options.refusePrivateRegistries,
+        ...(this.options.dockerConfigPath ? { dockerConfigPath: this.options.dockerConfigPath } : {}),
       });
       this.#clients.set(key, client);
     }

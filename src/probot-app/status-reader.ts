@@ -3,7 +3,7 @@ import type { Probot } from "probot";
 import type { OctokitLike } from "../adapters/github/github-repo.js";
 import type { AppDeps, AppLogger } from "../app/app-deps.js";
 import { loadRepoConfig } from "../app/load-repo-config.js";
-import { collectStatus, loadState } from "../app/state.js";
+import { collectStatus, lastNotices, loadState } from "../app/state.js";
 import { eachInstallation, installationRepos } from "./installations.js";
 
 export interface StatusReaderOptions {
@@ -47,8 +47,11 @@ export function createStatusReader(
         // A GET never writes: a broken config is reported by the sync, not by a status read.
         const loaded = await loadRepoConfig(deps, defaultBranch, { readOnly: true });
         if (!loaded.ok) continue;
-        const { state } = await loadState(deps);
-        result[`${owner}/${repo}`] = await collectStatus(deps, loaded, state);
+        const { state, dashboard } = await loadState(deps);
+        const status = await collectStatus(deps, loaded, state);
+        // What the last scan noticed (an unsigned tag not proposed, a tag outside its policy).
+        const notices = await lastNotices(deps, dashboard);
+        result[`${owner}/${repo}`] = notices.length > 0 ? { ...status, notices } : status;
       }
     });
     return result;

@@ -1,7 +1,9 @@
 /**
  * The render step: a checked-out folder → validated objects. A folder with a kustomization file
  * has its inputs checked (kustomize-inputs.ts), then goes through kustomize as a bounded child
- * process (renderer.ts); any other folder is read as plain manifests, recursively, in sorted order.
+ * process (renderer.ts); a folder with a `Chart.yaml` (and no kustomization) has its inputs checked
+ * (chart-inputs.ts) and goes through `helm template` the same way; any other folder is read as
+ * plain manifests, recursively, in sorted order.
  */
 import { lstat, readdir, readFile, realpath, stat } from "node:fs/promises";
 import path from "node:path";
@@ -15,8 +17,11 @@ import {
   type RenderedObject,
   type RenderLimits,
 } from "./parse-manifests.js";
+import { checkChartInputs } from "./chart-inputs.js";
 import {
   DEFAULT_RENDERER_LIMITS,
+  helmRenderer,
+  MISSING_HELM_HELP,
   kubectlRenderer,
   kustomizeRenderer,
   runRenderer,
@@ -41,6 +46,15 @@ export interface RenderOptions {
   allowRemoteBases?: readonly string[];
   /** The renderer's environment (PATH, HOME… tokens are dropped); the process's own when absent. */
   env?: NodeJS.ProcessEnv;
+  /**
+   * A chart folder (with `Chart.yaml`) is rendered by `helm template` with these repo-relative
+   * values files after the chart's own values.yaml (`--helm-values`).
+   */
+  helmValues?: readonly string[];
+  /** `.Release.Namespace` for a chart (the reconciler's namespace). */
+  helmNamespace?: string;
+  /** The helm binary; `helm` from PATH when absent. */
+  helm?: string;
 }
 
 /** What the renderer may see of a given environment: no tokens (FERRY_GITHUB_TOKEN…) reach it. */
@@ -99,29 +113,52 @@ export async function renderPath(
     return parseManifests(await readCapped(folder, limits.maxBytes), relative, budget);
   }
   const entries = await readdir(folder);
+  const rendererLimits = {
+    timeoutMs: options.kustomizeTimeoutMs ?? DEFAULT_RENDERER_LIMITS.timeoutMs,
+    maxOutputBytes: limits.maxBytes,
+    memoryLimitBytes: options.memoryLimitBytes ?? DEFAULT_RENDERER_LIMITS.memoryLimitBytes,
+  };
+  if (entries.includes("Chart.yaml") && !KUSTOMIZATION_FILES.some((name) => entries.includes(name))) {
+    const valuesFiles: string[] = [];
+    for (const file of options.helmValues ?? []) valuesFiles.push(await resolveInside(root, file));
+    await checkChartInputs(root, folder, valuesFiles, {
+      ...(options.inputLimits ? { limits: options.inputLimits } : {}),
+    });
+    // `helm` is looked up on the renderer's PATH; a missing one is reported with how to install it.
+    const helm = helmRenderer(options.helm ?? "helm", {
+      release: path.basename(folder),
+      ...(options.helmNamespace !== undefined ? { namespace: options.helmNamespace } : {}),
+      valuesFiles,
+    });
+    const output = await runRenderer(
+      [helm],
+      folder,
+      rendererLimits,
+      {
+        ...(options.env ? { env: rendererEnv(options.env) } : {}),
+        // A chart never needs the network: its dependencies are in its charts/ folder.
+        blockNetwork: true,
+      },
+      `cannot render ${relative}: ${MISSING_HELM_HELP}`,
+    );
+    return parseManifests(output, `helm template ${relative}`, budget);
+  }
   if (KUSTOMIZATION_FILES.some((name) => entries.includes(name))) {
     await checkKustomizeInputs(root, folder, {
       ...(options.inputLimits ? { limits: options.inputLimits } : {}),
       ...(options.allowRemoteBases ? { allowRemoteBases: options.allowRemoteBases } : {}),
     });
+    // helmCharts are inflated by helm from the renderer's PATH (kustomize says so when it is missing).
+    const helm = options.helm ?? "helm";
     const renderers = options.renderer
       ? [options.renderer]
       : options.kubectl
-        ? [kubectlRenderer(options.kubectl)]
-        : [kubectlRenderer(), kustomizeRenderer()];
-    const output = await runRenderer(
-      renderers,
-      folder,
-      {
-        timeoutMs: options.kustomizeTimeoutMs ?? DEFAULT_RENDERER_LIMITS.timeoutMs,
-        maxOutputBytes: limits.maxBytes,
-        memoryLimitBytes: options.memoryLimitBytes ?? DEFAULT_RENDERER_LIMITS.memoryLimitBytes,
-      },
-      {
-        ...(options.env ? { env: rendererEnv(options.env) } : {}),
-        blockNetwork: (options.allowRemoteBases ?? []).length === 0,
-      },
-    ).catch((error: unknown) => {
+        ? [kubectlRenderer(options.kubectl, helm)]
+        : [kubectlRenderer(undefined, helm), kustomizeRenderer(undefined, helm)];
+    const output = await runRenderer(renderers, folder, rendererLimits, {
+      ...(options.env ? { env: rendererEnv(options.env) } : {}),
+      blockNetwork: (options.allowRemoteBases ?? []).length === 0,
+    }).catch((error: unknown) => {
       if (error instanceof UserError && error.code === "renderer-missing")
         throw new UserError("renderer-missing", `cannot render ${relative}: ${error.message}`);
       throw error;

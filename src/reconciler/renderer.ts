@@ -22,21 +22,74 @@ export interface Renderer {
   name: string;
   command: string;
   args(folder: string): string[];
+  /** What failures are reported as (default `kustomize build`). */
+  failureName?: string;
 }
 
-export function kubectlRenderer(command = "kubectl"): Renderer {
+/** The Helm release `.ci/run` builds and the container image ships (`helm template` only). */
+export const PINNED_HELM = "v3.22.0";
+
+export const MISSING_HELM_HELP =
+  `helm is not on PATH: install helm ${PINNED_HELM} (https://helm.sh/docs/intro/install/, ` +
+  `or go install helm.sh/helm/v3/cmd/helm@${PINNED_HELM})`;
+
+export interface HelmTemplateOptions {
+  /** The release name (`.Release.Name`). */
+  release: string;
+  /** `.Release.Namespace`; helm's default when absent. */
+  namespace?: string;
+  /** Absolute paths of values files, applied in order after the chart's own values.yaml. */
+  valuesFiles: readonly string[];
+}
+
+/**
+ * `helm template` on a chart folder, offline: dependencies come from the chart's `charts/` folder
+ * as committed (no `--dependency-update`, so nothing is downloaded; see
+ * https://helm.sh/docs/helm/helm_template/), and API versions are not looked up in a cluster.
+ */
+export function helmRenderer(command: string, options: HelmTemplateOptions): Renderer {
   return {
-    name: "kubectl kustomize",
+    name: "helm template",
+    failureName: "helm template",
     command,
-    args: (folder) => ["kustomize", "--load-restrictor", "LoadRestrictionsRootOnly", folder],
+    args: (folder) => [
+      "template",
+      options.release,
+      folder,
+      ...(options.namespace !== undefined ? ["--namespace", options.namespace] : []),
+      ...options.valuesFiles.flatMap((file) => ["--values", file]),
+    ],
   };
 }
 
-export function kustomizeRenderer(command = "kustomize"): Renderer {
+/**
+ * With `helm`, a kustomization's `helmCharts` are inflated by that binary (`--enable-helm`); their
+ * remote `repo`s are refused by the input check unless allowed, and local charts come from
+ * `helmGlobals.chartHome` (default `charts/`) inside the repo.
+ */
+function helmFlags(helm: string | undefined): string[] {
+  return helm !== undefined ? ["--enable-helm", "--helm-command", helm] : [];
+}
+
+export function kubectlRenderer(command = "kubectl", helm?: string): Renderer {
+  return {
+    name: "kubectl kustomize",
+    command,
+    args: (folder) => [
+      "kustomize",
+      "--load-restrictor",
+      "LoadRestrictionsRootOnly",
+      ...helmFlags(helm),
+      folder,
+    ],
+  };
+}
+
+export function kustomizeRenderer(command = "kustomize", helm?: string): Renderer {
   return {
     name: "kustomize build",
     command,
-    args: (folder) => ["build", "--load-restrictor", "LoadRestrictionsRootOnly", folder],
+    args: (folder) => ["build", "--load-restrictor", "LoadRestrictionsRootOnly", ...helmFlags(helm), folder],
   };
 }
 
@@ -132,12 +185,13 @@ export async function runRenderer(
   folder: string,
   limits: RendererLimits,
   environment: RendererEnvironment,
+  missingHelp: string = MISSING_RENDERER_HELP,
 ): Promise<string> {
   for (const renderer of renderers) {
     const output = await runOne(renderer, folder, limits, environment);
     if (output !== undefined) return output;
   }
-  throw new UserError("renderer-missing", MISSING_RENDERER_HELP);
+  throw new UserError("renderer-missing", missingHelp);
 }
 
 /** undefined when the renderer is not installed. */
@@ -148,6 +202,7 @@ function runOne(
   environment: RendererEnvironment,
 ): Promise<string | undefined> {
   const mib = Math.round(limits.memoryLimitBytes / (1024 * 1024));
+  const what = renderer.failureName ?? "kustomize build";
   const args = [
     "-c",
     wrapperScript(environment.blockNetwork),
@@ -170,13 +225,13 @@ function runOne(
       child.kill("SIGKILL");
     };
     const timer = setTimeout(
-      () => stop(new UserError("render-timeout", `kustomize build timed out after ${limits.timeoutMs} ms`)),
+      () => stop(new UserError("render-timeout", `${what} timed out after ${limits.timeoutMs} ms`)),
       limits.timeoutMs,
     );
     child.stdout.on("data", (chunk: Buffer) => {
       bytes += chunk.length;
       if (bytes > limits.maxOutputBytes)
-        stop(new UserError("render-too-large", `kustomize output exceeds ${limits.maxOutputBytes} bytes`));
+        stop(new UserError("render-too-large", `${what} output exceeds ${limits.maxOutputBytes} bytes`));
       else chunks.push(chunk);
     });
     child.stderr.on("data", (chunk: Buffer) => {
@@ -199,14 +254,14 @@ function runOne(
         reject(
           new UserError(
             "render-out-of-memory",
-            `kustomize build ran out of its ${mib} MiB memory limit and was stopped (a YAML alias bomb, or raise --render-memory-limit)`,
+            `${what} ran out of its ${mib} MiB memory limit and was stopped (a YAML alias bomb, or raise --render-memory-limit)`,
           ),
         );
       else if (code !== 0)
         reject(
           new UserError(
             "render-failed",
-            `kustomize build failed${signal ? ` (${signal})` : ""}: ${tail.slice(0, 1000)}`,
+            `${what} failed${signal ? ` (${signal})` : ""}: ${tail.slice(0, 1000)}`,
           ),
         );
       else resolve(Buffer.concat(chunks).toString("utf8"));

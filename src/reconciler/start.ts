@@ -50,6 +50,8 @@ export interface ReconcilerSetup {
   allowClusterKinds?: string[];
   /** `--allow-remote-base`: prefixes of kustomize remote resources that may be fetched. */
   allowRemoteBases?: string[];
+  /** `--helm-values`: repo-relative values files for a chart folder, in order. */
+  helmValues?: string[];
   /** `--render-memory-limit`: the renderer's memory (data) limit in bytes. */
   renderMemoryLimitBytes?: number;
   /** The renderer's environment (PATH finds kubectl or kustomize); the process's own when absent. */
@@ -133,6 +135,8 @@ export function buildReconciler(setup: ReconcilerSetup): Reconciler {
     },
     render: {
       allowRemoteBases: setup.allowRemoteBases ?? [],
+      helmNamespace: namespace,
+      ...(setup.helmValues ? { helmValues: setup.helmValues } : {}),
       ...(setup.renderMemoryLimitBytes !== undefined
         ? { memoryLimitBytes: setup.renderMemoryLimitBytes }
         : {}),

@@ -20,6 +20,7 @@ import { createRegistryReceiver, type RegistryReceiverOptions } from "./registry
 import { IntakeBudget, type IntakeLimits } from "./request-body.js";
 import { sendText, type Route } from "./route.js";
 import { createServerMetrics, registerIntakeGauges } from "./server-metrics.js";
+import { createStatusPageRoute } from "./status-page.js";
 import { createStatusRoute, startStatusListener } from "./status-route.js";
 
 export interface FerryServerOptions {
@@ -137,6 +138,7 @@ export async function startFerryServer(options: FerryServerOptions): Promise<Fer
   const routes: Route[] = [
     createHealthRoutes(metrics.registry),
     createStatusRoute(() => ferry.status(probot), { token: options.status?.token }),
+    createStatusPageRoute(() => ferry.status(probot), { token: options.status?.token }),
     (req, res) => receiver(req, res),
     createGitHubWebhookRoute({
       secret: options.webhookSecret,
@@ -168,7 +170,9 @@ export async function startFerryServer(options: FerryServerOptions): Promise<Fer
   const { port } = server.address() as AddressInfo;
   const statusListener = options.status?.listen
     ? await startStatusListener(
-        createStatusRoute(() => ferry.status(probot), { open: true }),
+        async (req, res, path) =>
+          (await createStatusRoute(() => ferry.status(probot), { open: true })(req, res, path)) ||
+          createStatusPageRoute(() => ferry.status(probot), { open: true })(req, res, path),
         options.status.listen,
         (error) => probot.log.error({ err: error }, "status request failed"),
       )

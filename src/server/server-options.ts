@@ -40,6 +40,8 @@ export function serverOptionsFromEnv(env: NodeJS.ProcessEnv): FerryServerOptions
       configContext: configContextFromEnv(env),
       // A config repo picks its registry hosts: in production, not internal addresses unless allowed.
       refusePrivateRegistries: configContextFromEnv(env).refusePrivateRegistries,
+      // An operator setting, never the config repo's: whose Docker credentials Ferry may use.
+      ...(env.FERRY_DOCKER_CONFIG ? { dockerConfigPath: env.FERRY_DOCKER_CONFIG } : {}),
     },
   };
   if (baseUrl) options.baseUrl = baseUrl;

@@ -1,4 +1,4 @@
-import { createServer, type Server } from "node:http";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { constantTimeEqual } from "./request-body.js";
 import { sendText, type Route } from "./route.js";
@@ -10,6 +10,35 @@ import { sendText, type Route } from "./route.js";
  */
 export type StatusAccess = { open: true } | { token: string | undefined };
 
+/**
+ * The `/status` access rule, shared by `GET /status` and the page at `GET /`: `absent` (the route
+ * does not exist here), `refused` (401 or 405 already sent) or `allowed`.
+ */
+export function checkStatusAccess(
+  req: IncomingMessage,
+  res: ServerResponse,
+  access: StatusAccess,
+): "absent" | "refused" | "allowed" {
+  if (!("open" in access)) {
+    if (!access.token) return "absent";
+    const header = req.headers.authorization;
+    if (typeof header !== "string" || !constantTimeEqual(header, `Bearer ${access.token}`)) {
+      res.writeHead(401, {
+        "content-type": "text/plain",
+        "www-authenticate": 'Bearer realm="ferry-status"',
+      });
+      res.end("a bearer token is required\n");
+      return "refused";
+    }
+  }
+  if (req.method !== "GET") {
+    res.writeHead(405, { "content-type": "text/plain", allow: "GET" });
+    res.end("method not allowed\n");
+    return "refused";
+  }
+  return "allowed";
+}
+
 /** `GET /status`: environments × images of every configured repository, as JSON. */
 export function createStatusRoute(
   status: () => Promise<Record<string, unknown>>,
@@ -17,23 +46,8 @@ export function createStatusRoute(
 ): Route {
   return async (req, res, path) => {
     if (path !== "/status") return false;
-    if (!("open" in access)) {
-      if (!access.token) return false;
-      const header = req.headers.authorization;
-      if (typeof header !== "string" || !constantTimeEqual(header, `Bearer ${access.token}`)) {
-        res.writeHead(401, {
-          "content-type": "text/plain",
-          "www-authenticate": 'Bearer realm="ferry-status"',
-        });
-        res.end("a bearer token is required\n");
-        return true;
-      }
-    }
-    if (req.method !== "GET") {
-      res.writeHead(405, { "content-type": "text/plain", allow: "GET" });
-      res.end("method not allowed\n");
-      return true;
-    }
+    const decision = checkStatusAccess(req, res, access);
+    if (decision !== "allowed") return decision === "refused";
     sendText(res, 200, "application/json", JSON.stringify(await status()));
     return true;
   };

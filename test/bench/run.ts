@@ -12,11 +12,14 @@ const AREAS: Record<string, () => Promise<{ bench: Bench }>> = {
   policy: () => import("./policy.js"),
   edit: () => import("./edit.js"),
   registry: () => import("./registry.js"),
+  plan: () => import("./plan.js"),
+  "registry-credentials": () => import("./registry-credentials.js"),
   app: () => import("./app.js"),
   reconcile: () => import("./reconcile.js"),
   "reconcile-real": () => import("./reconcile-real.js"),
   reliability: () => import("./reliability.js"),
   intake: () => import("./intake.js"),
+  signatures: () => import("./signatures.js"),
 };
 
 async function main(): Promise<void> {

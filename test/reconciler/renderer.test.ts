@@ -47,7 +47,7 @@ describe("the renderer", () => {
     const rendered = await renderPath(root, "app", { env: { PATH: dir, HOME: root } });
     expect(rendered.map(({ object }) => object.metadata.name)).toEqual(["staging-web"]);
     expect(readFileSync(calls, "utf8")).toMatch(
-      /^build --load-restrictor LoadRestrictionsRootOnly \S+\/app\n$/,
+      /^build --load-restrictor LoadRestrictionsRootOnly --enable-helm --helm-command helm \S+\/app\n$/,
     );
   });
 

@@ -224,6 +224,9 @@ export class FakeGitHub implements GitHubRepoPort {
     this.pulls.find((p) => p.number === pull.number)!.autoMerge = true;
     return "enabled" as const;
   }
+  async allowedMergeMethods() {
+    return undefined;
+  }
   async disableAutoMerge(pull: PullRequestInfo) {
     this.calls.push("disableAutoMerge");
     this.autoMerged.delete(pull.number);

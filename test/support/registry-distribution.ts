@@ -29,6 +29,8 @@ export function distributionMissingMessage(): string | undefined {
 export interface DistributionOptions {
   /** Notification endpoints (distribution's `notifications.endpoints`), e.g. `ferry serve`'s /registry/distribution. */
   notifications?: { url: string; headers?: Record<string, string> }[];
+  /** `basic` only: extra htpasswd users (e.g. ECR's `AWS` user with a derived password). */
+  users?: Record<string, string>;
 }
 
 export async function startDistribution(
@@ -45,7 +47,10 @@ export async function startDistribution(
     const line = execFileSync("htpasswd", ["-Bbn", credentials.username, credentials.password], {
       encoding: "utf8",
     });
-    writeFileSync(join(dir, "htpasswd"), line);
+    const extra = Object.entries(options.users ?? {}).map(([user, password]) =>
+      execFileSync("htpasswd", ["-Bbn", user, password], { encoding: "utf8" }).trim(),
+    );
+    writeFileSync(join(dir, "htpasswd"), [line.trim(), ...extra].join("\n") + "\n");
     authConfig = `auth:\n  htpasswd:\n    realm: ferry-test\n    path: ${join(dir, "htpasswd")}\n`;
   } else if (auth === "token") {
     tokenIssuer = await startTokenIssuer({ dir, users: { [credentials.username]: credentials.password } });

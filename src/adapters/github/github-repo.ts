@@ -1,3 +1,4 @@
+import type { AllowedMergeMethods, MergeMethod } from "../../core/pr/merge-method.js";
 import type { Octokit } from "@octokit/rest";
 import type { Permission } from "../../core/config/schema.js";
 import { UserError } from "../../core/errors.js";
@@ -20,7 +21,6 @@ import type { GitContentCache } from "./git-content-cache.js";
 export type OctokitLike = Pick<Octokit, "rest" | "graphql">;
 
 /** Merge method for Ferry's PRs: squash keeps the base history one commit per promotion. */
-const MERGE_METHOD = "squash";
 const FERRY_ISSUE_LABEL = "ferry";
 /** The largest file read through the contents API fallback (the state and config files are small). */
 const MAX_READ_BYTES = 4 * 1024 * 1024;
@@ -62,6 +62,8 @@ function toPull(data: {
   labels?: ({ name?: string } | string)[];
   auto_merge?: unknown;
   user?: { login: string } | null;
+  mergeable?: boolean | null;
+  mergeable_state?: string;
 }): PullRequestInfo {
   return {
     author: data.user?.login ?? "",
@@ -77,6 +79,8 @@ function toPull(data: {
     body: data.body ?? "",
     labels: (data.labels ?? []).map((label) => (typeof label === "string" ? label : (label.name ?? ""))),
     autoMerge: data.auto_merge !== undefined && data.auto_merge !== null,
+    ...(data.mergeable !== undefined ? { mergeable: data.mergeable } : {}),
+    ...(data.mergeable_state !== undefined ? { mergeableState: data.mergeable_state } : {}),
   };
 }
 
@@ -103,9 +107,34 @@ export class GitHubRepoAdapter implements GitHubRepoPort {
     return { owner: this.owner, repo: this.repo };
   }
 
+  /** One `GET /repos/{o}/{r}` per adapter: the default branch and the merge settings share it. */
+  private repository?: Promise<{
+    default_branch: string;
+    allow_squash_merge?: boolean;
+    allow_merge_commit?: boolean;
+    allow_rebase_merge?: boolean;
+  }>;
+
+  private readRepository() {
+    this.repository ??= this.octokit.rest.repos.get(this.r).then((response) => response.data);
+    const pending = this.repository;
+    // A failed read is not kept: the next call asks again.
+    pending.catch(() => {
+      if (this.repository === pending) this.repository = undefined;
+    });
+    return pending;
+  }
+
   async defaultBranch(): Promise<string> {
-    const { data } = await this.octokit.rest.repos.get(this.r);
-    return data.default_branch;
+    return (await this.readRepository()).default_branch;
+  }
+
+  async allowedMergeMethods(): Promise<AllowedMergeMethods | undefined> {
+    const data = await this.readRepository();
+    const { allow_squash_merge: squash, allow_merge_commit: merge, allow_rebase_merge: rebase } = data;
+    // GitHub includes these settings only for tokens that may see them.
+    if (squash === undefined || merge === undefined || rebase === undefined) return undefined;
+    return { squash, merge, rebase };
   }
 
   async getBranch(name: string): Promise<BranchInfo | undefined> {
@@ -319,17 +348,27 @@ export class GitHubRepoAdapter implements GitHubRepoPort {
     });
   }
 
-  async enableAutoMerge(pull: PullRequestInfo, expectedHead: string): Promise<"enabled" | "unavailable"> {
+  async enableAutoMerge(
+    pull: PullRequestInfo,
+    expectedHead: string,
+    method: MergeMethod,
+  ): Promise<"enabled" | "clean" | "not-yet" | "unavailable"> {
     try {
       // expectedHeadOid: GitHub refuses when the head is no longer the commit Ferry wrote.
       await this.octokit.graphql(
-        `mutation($id: ID!, $head: GitObjectID) { enablePullRequestAutoMerge(input: { pullRequestId: $id, mergeMethod: SQUASH, expectedHeadOid: $head }) { clientMutationId } }`,
-        { id: pull.nodeId, head: expectedHead },
+        `mutation($id: ID!, $head: GitObjectID, $mergeMethod: PullRequestMergeMethod) { enablePullRequestAutoMerge(input: { pullRequestId: $id, mergeMethod: $mergeMethod, expectedHeadOid: $head }) { clientMutationId } }`,
+        { id: pull.nodeId, head: expectedHead, mergeMethod: method.toUpperCase() },
       );
       return "enabled";
-    } catch {
-      // Auto-merge not allowed on the repo, the PR is already mergeable, or its head moved: Ferry
-      // merges itself (only the commit it wrote).
+    } catch (error) {
+      // GitHub refuses auto-merge for a PR that may merge now ("Pull request is in clean status")
+      // and in `unstable` status, which it also reports while mergeability is still computed
+      // (https://github.com/peter-evans/enable-pull-request-automerge/issues/355).
+      const text = message(error);
+      if (/is in clean status/i.test(text)) return "clean";
+      if (/is in unstable status/i.test(text)) return "not-yet";
+      // Auto-merge not allowed on the repo, or its head moved: Ferry merges itself (only the
+      // commit it wrote).
       return "unavailable";
     }
   }
@@ -344,19 +383,22 @@ export class GitHubRepoAdapter implements GitHubRepoPort {
   async merge(
     number: number,
     sha: string,
-  ): Promise<"merged" | "head-moved" | "base-moved" | "not-mergeable"> {
+    method: MergeMethod,
+  ): Promise<"merged" | "head-moved" | "base-moved" | "method-refused" | "not-mergeable"> {
     try {
       await this.octokit.rest.pulls.merge({
         ...this.r,
         pull_number: number,
         sha,
-        merge_method: MERGE_METHOD,
+        merge_method: method,
       });
       return "merged";
     } catch (error) {
       const code = status(error);
       if (code === 409) return "head-moved";
       if (code === 405 && /base branch was modified/i.test(message(error))) return "base-moved";
+      // "Squash merges are not allowed on this repository." (a repository setting, never transient)
+      if (code === 405 && /not allowed on this repository/i.test(message(error))) return "method-refused";
       if (code === 405 || code === 422) return "not-mergeable";
       throw error;
     }
@@ -438,10 +480,31 @@ export class GitHubRepoAdapter implements GitHubRepoPort {
       this.octokit.rest.repos.getCollaboratorPermissionLevel({ ...this.r, username: login }),
     );
     if (!response) return "none";
-    const role = (response.data as { role_name?: string }).role_name;
-    const permission = role ?? response.data.permission;
+    const data = response.data as {
+      role_name?: string;
+      permission: string;
+      user?: {
+        permissions?: Partial<Record<"admin" | "maintain" | "push" | "triage" | "pull", boolean>>;
+      } | null;
+    };
+    const base = (["read", "triage", "write", "maintain", "admin"] as const).find(
+      (name) => name === data.role_name,
+    );
+    if (base) return base;
+    // A custom role (`role_name` is its own name): decide on the base role it inherits, the
+    // highest grant in `user.permissions`; `permission` alone reports Maintain as write
+    // (https://docs.github.com/en/rest/collaborators/collaborators#get-repository-permissions-for-a-user).
+    const grants = data.user?.permissions;
+    if (grants) {
+      if (grants.admin) return "admin";
+      if (grants.maintain) return "maintain";
+      if (grants.push) return "write";
+      if (grants.triage) return "triage";
+      if (grants.pull) return "read";
+    }
+    const permission = data.permission;
     return (
-      (["read", "triage", "write", "maintain", "admin"] as const).find((name) => name === permission) ??
+      (["read", "write", "admin"] as const).find((name) => name === permission) ??
       (permission === "pull" ? "read" : permission === "push" ? "write" : "none")
     );
   }
@@ -488,13 +551,19 @@ export class GitHubRepoAdapter implements GitHubRepoPort {
       : undefined;
   }
 
-  async createIssue(input: { title: string; body: string }): Promise<number> {
-    const { data } = await this.octokit.rest.issues.create({
-      ...this.r,
-      ...input,
-      labels: [FERRY_ISSUE_LABEL],
-    });
-    return data.number;
+  async createIssue(input: { title: string; body: string }): Promise<number | undefined> {
+    try {
+      const { data } = await this.octokit.rest.issues.create({
+        ...this.r,
+        ...input,
+        labels: [FERRY_ISSUE_LABEL],
+      });
+      return data.number;
+    } catch (error) {
+      // 410 "Issues are disabled for this repo" (https://github.com/ossf/allstar/issues/64).
+      if (status(error) === 410) return undefined;
+      throw error;
+    }
   }
 
   async updateIssue(number: number, input: { body?: string; state?: "open" | "closed" }): Promise<void> {

@@ -1,6 +1,10 @@
 import { DOCKER_HUB, isLoopbackRegistry, registryApiHost } from "../../core/image-ref.js";
 import type { SecretRedactor } from "../../core/redact.js";
 import { classifyHost } from "../../core/net-address.js";
+import { CredentialCache, type ExpiringCredentials } from "./credential-cache.js";
+import { dockerConfigIdentity, fetchDockerConfigCredentials } from "./docker-config-credentials.js";
+import { ecrIdentity, fetchEcrCredentials } from "./ecr-credentials.js";
+import { fetchGcpCredentials, GCP_IDENTITY } from "./gcp-credentials.js";
 import { RegistryAuthError, RegistryProtocolError } from "./errors.js";
 import { isPrivateHost } from "./hosts.js";
 import type { RegistryClientOptions } from "./registry-client.js";
@@ -10,8 +14,9 @@ import { parseWwwAuthenticate, type AuthChallenge } from "./www-authenticate.js"
 /**
  * The registry client's authentication: anonymous, Basic and Bearer-challenge auth (the
  * distribution token spec) with a token cache per scope, credentials from the config's
- * `registries:` (FERRY_REGISTRY_* variables, or the installation token for the GitHub's own
- * registry only), sent only to the registry and its trusted token realm, and one
+ * `registries:` (FERRY_REGISTRY_* variables, the installation token for the GitHub's own
+ * registry only, or a provider: ECR, Google, the operator's Docker config.json, each cached per
+ * registry in credential-cache.ts), sent only to the registry and its trusted token realm, and one
  * re-authentication on 401 (docs/reliability.md row 20).
  */
 
@@ -23,6 +28,8 @@ const TOKEN_EARLY_RENEW_MS = 5_000;
 interface Credentials {
   username: string;
   password: string;
+  /** Set for credentials derived from a cloud provider (cached, forgotten when refused). */
+  expiresAt?: number;
 }
 
 export interface Authenticator {
@@ -39,17 +46,62 @@ export interface Authenticator {
 
 export function createAuthenticator(deps: {
   transport: Transport;
-  options: Pick<RegistryClientOptions, "githubToken" | "githubTokenHost" | "trustedRealmHosts">;
+  options: Pick<
+    RegistryClientOptions,
+    "githubToken" | "githubTokenHost" | "trustedRealmHosts" | "ecrEndpoint" | "dockerConfigPath"
+  >;
   env: Record<string, string | undefined>;
   secrets: SecretRedactor;
   now: () => number;
 }): Authenticator {
   const { options, env, secrets, now } = deps;
   const exchange = deps.transport.exchange;
+  const providerCredentials = new CredentialCache(now);
+
+  /**
+   * `auth: aws` (the provider's SDK) and `auth: dockerconfig` (config.json, credential helpers):
+   * fetched once per registry until shortly before expiry.
+   */
+  function cloudCredentials(state: RegistryState): Promise<ExpiringCredentials> {
+    const roleArn = state.config?.roleArn;
+    const provider = state.config?.auth;
+    return providerCredentials.get(state.registry, async () => {
+      const credentials =
+        provider === "dockerconfig"
+          ? await fetchDockerConfigCredentials(state.registry, options.dockerConfigPath, { now })
+          : provider === "gcp"
+            ? await fetchGcpCredentials(state.registry, { now })
+            : await fetchEcrCredentials(state.registry, roleArn, {
+                now,
+                ...(options.ecrEndpoint ? { endpoint: options.ecrEndpoint } : {}),
+              });
+      secrets.add(credentials.password);
+      return credentials;
+    });
+  }
+
+  /** Who the credentials of `state` come from, for a one-line error without a secret. */
+  function credentialSource(state: RegistryState): string {
+    const config = state.config;
+    if (config?.auth === "aws") return `auth: aws as ${ecrIdentity(config.roleArn)}`;
+    if (config?.auth === "dockerconfig") return dockerConfigIdentity(options.dockerConfigPath);
+    if (config?.auth === "gcp") return `auth: gcp as ${GCP_IDENTITY}`;
+    if (config?.auth === "github") return "auth: github (the installation token)";
+    if (config?.passwordEnv) return `user ${config.username ?? ""} with ${config.passwordEnv}`;
+    return "anonymous access";
+  }
+
+  /** The registry refused provider credentials: the next request (or cycle) fetches new ones. */
+  function forgetRefused(state: RegistryState, credentials: Credentials | undefined): void {
+    if (credentials?.expiresAt !== undefined)
+      providerCredentials.forget(state.registry, credentials as ExpiringCredentials);
+  }
 
   async function credentialsFor(state: RegistryState): Promise<Credentials | undefined> {
     const config = state.config;
     if (!config || config.auth === "none") return undefined;
+    if (config.auth === "aws" || config.auth === "gcp" || config.auth === "dockerconfig")
+      return cloudCredentials(state);
     if (config.auth === "github") {
       refuseForeignTokenHost(state);
       if (!options.githubToken)
@@ -154,6 +206,7 @@ export function createAuthenticator(deps: {
     if (credentials && trusted) headers.authorization = basicHeader(credentials);
     const response = await exchange(state, url, "GET", headers, 1024 * 1024);
     if (response.status === 401 || response.status === 403) {
+      if (trusted) forgetRefused(state, credentials);
       const withheld =
         credentials && !trusted ? ` (credentials were withheld from untrusted realm host ${realm.host})` : "";
       throw new RegistryAuthError(
@@ -188,9 +241,12 @@ export function createAuthenticator(deps: {
     state.tokens.set(scope, { token, expiresAt: now() + seconds * 1000 - TOKEN_EARLY_RENEW_MS });
   }
 
-  async function authorizationFor(state: RegistryState, scope: string): Promise<Record<string, string>> {
+  async function authorizationFor(
+    state: RegistryState,
+    scope: string,
+  ): Promise<{ headers: Record<string, string>; used?: Credentials }> {
     const bearer = staticBearer(state);
-    if (bearer) return { authorization: `Bearer ${bearer}` };
+    if (bearer) return { headers: { authorization: `Bearer ${bearer}` } };
     const challenge = state.challenge;
     if (challenge?.scheme === "bearer") {
       let cached = state.tokens.get(scope);
@@ -198,13 +254,15 @@ export function createAuthenticator(deps: {
         await fetchToken(state, challenge, scope);
         cached = state.tokens.get(scope);
       }
-      return cached ? { authorization: `Bearer ${cached.token}` } : {};
+      return { headers: cached ? { authorization: `Bearer ${cached.token}` } : {} };
     }
     if (challenge?.scheme === "basic") {
       const credentials = await credentialsFor(state);
-      return credentials ? { authorization: basicHeader(credentials) } : {};
+      return credentials
+        ? { headers: { authorization: basicHeader(credentials) }, used: credentials }
+        : { headers: {} };
     }
-    return {};
+    return { headers: {} };
   }
 
   /** A registry request with auth: on 401 re-authenticate once, then fail (docs/reliability.md row 20). */
@@ -218,15 +276,17 @@ export function createAuthenticator(deps: {
   ): Promise<Exchange> {
     const scope = `repository:${repository}:pull`;
     for (let reauthenticated = false; ; reauthenticated = true) {
-      const headers = { accept, ...(await authorizationFor(state, scope)) };
+      const authorization = await authorizationFor(state, scope);
+      const headers = { accept, ...authorization.headers };
       const response = await exchange(state, url, method, headers, maxBytes);
       if (response.status !== 401) return response;
+      forgetRefused(state, authorization.used);
       const challenges = parseWwwAuthenticate(response.headers.get("www-authenticate"));
       const challenge =
         challenges.find((c) => c.scheme === "bearer") ?? challenges.find((c) => c.scheme === "basic");
       if (reauthenticated || !challenge || state.config?.tokenEnv !== undefined) {
         throw new RegistryAuthError(
-          `${state.registry}: unauthorized for ${repository}${reauthenticated ? " after re-authenticating" : ""}${challenge ? "" : " (no usable WWW-Authenticate challenge)"}`,
+          `${state.registry}: unauthorized for ${repository}${reauthenticated ? ` after re-authenticating with ${credentialSource(state)}` : ""}${challenge ? "" : " (no usable WWW-Authenticate challenge)"}${registryErrorCode(response.body)}`,
         );
       }
       state.tokens.delete(scope);
@@ -244,4 +304,17 @@ export function createAuthenticator(deps: {
 
 function basicHeader(credentials: Credentials): string {
   return `Basic ${Buffer.from(`${credentials.username}:${credentials.password}`).toString("base64")}`;
+}
+
+/** The distribution error code of a refusal (`UNAUTHORIZED`, `DENIED`), never the registry's own message. */
+function registryErrorCode(body: Buffer): string {
+  try {
+    const parsed = JSON.parse(body.subarray(0, 64 * 1024).toString("utf8")) as {
+      errors?: { code?: unknown }[];
+    };
+    const code = parsed.errors?.[0]?.code;
+    return typeof code === "string" && /^[A-Z_]{1,40}$/.test(code) ? `; the registry said ${code}` : "";
+  } catch {
+    return "";
+  }
 }

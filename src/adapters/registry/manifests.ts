@@ -3,8 +3,14 @@ import type { ImageDescription } from "../../app/ports.js";
 import { isValidDigest, isValidTag } from "../../core/image-ref.js";
 import type { SecretRedactor } from "../../core/redact.js";
 import type { Authenticator } from "./auth.js";
-import { RegistryProtocolError } from "./errors.js";
-import { bareMediaType, isIndexMediaType, MANIFEST_ACCEPT, MANIFEST_MEDIA_TYPES } from "./media-types.js";
+import { RegistryNotFoundError, RegistryProtocolError } from "./errors.js";
+import {
+  bareMediaType,
+  isIndexMediaType,
+  MANIFEST_ACCEPT,
+  MANIFEST_MEDIA_TYPES,
+  OCI_INDEX,
+} from "./media-types.js";
 import type { RegistryLimits } from "./registry-client.js";
 import { failFor as failResponse } from "./response-errors.js";
 import type { Exchange, RegistryState } from "./transport.js";
@@ -16,6 +22,8 @@ import type { Exchange, RegistryState } from "./transport.js";
  * platform's config for `created` and labels. Manifests by digest and config blobs are immutable
  * and cached for the life of the client.
  */
+
+export type ArtifactManifest = FetchedManifest;
 
 interface FetchedManifest {
   digest: string;
@@ -34,6 +42,20 @@ interface ImageConfigBlob {
 export interface ManifestReader {
   resolveDigest(state: RegistryState, repository: string, reference: string): Promise<string>;
   describe(state: RegistryState, repository: string, reference: string): Promise<ImageDescription>;
+  /** A manifest's JSON by tag or digest, digest-verified; undefined when the registry has none (404). */
+  manifest(
+    state: RegistryState,
+    repository: string,
+    reference: string,
+  ): Promise<ArtifactManifest | undefined>;
+  /** A blob by digest, at most `maxBytes`, verified against its digest. */
+  blob(state: RegistryState, repository: string, digest: string, maxBytes: number): Promise<Buffer>;
+  /** The OCI 1.1 referrers API; undefined when the registry does not offer it (404). */
+  referrers(
+    state: RegistryState,
+    repository: string,
+    digest: string,
+  ): Promise<Record<string, unknown> | undefined>;
 }
 
 export function createManifestReader(deps: {
@@ -217,6 +239,56 @@ export function createManifestReader(deps: {
   }
 
   return {
+    async manifest(state, repository, reference) {
+      try {
+        return await fetchManifest(state, repository, reference);
+      } catch (error) {
+        if (error instanceof RegistryNotFoundError) return undefined;
+        throw error;
+      }
+    },
+
+    async blob(state, repository, digest, maxBytes) {
+      if (!isValidDigest(digest))
+        throw new RegistryProtocolError(
+          "registry-bad-json",
+          `${state.registry}/${repository}: invalid blob digest`,
+        );
+      const url = new URL(`${state.origin}/v2/${repository}/blobs/${digest}`);
+      const response = await request(state, repository, url, "GET", "*/*", maxBytes);
+      if (response.status !== 200) failFor(state, repository, `blob ${digest}`, response);
+      verifyDigest(state, repository, digest, response.body, null);
+      return response.body;
+    },
+
+    async referrers(state, repository, digest) {
+      if (!isValidDigest(digest))
+        throw new RegistryProtocolError(
+          "registry-bad-reference",
+          `${state.registry}/${repository}: invalid digest`,
+        );
+      const url = new URL(`${state.origin}/v2/${repository}/referrers/${digest}`);
+      const response = await request(state, repository, url, "GET", OCI_INDEX, limits.maxManifestBytes);
+      // The OCI distribution spec: a registry without the API answers 404 (distribution 2.8 does).
+      if (response.status === 404) return undefined;
+      if (response.status !== 200) failFor(state, repository, `referrers of ${digest}`, response);
+      let json: unknown;
+      try {
+        json = JSON.parse(response.body.toString("utf8"));
+      } catch {
+        throw new RegistryProtocolError(
+          "registry-bad-json",
+          `${state.registry}/${repository}: referrers of ${digest} is malformed JSON`,
+        );
+      }
+      if (typeof json !== "object" || json === null || Array.isArray(json))
+        throw new RegistryProtocolError(
+          "registry-bad-json",
+          `${state.registry}/${repository}: referrers of ${digest} is not an object`,
+        );
+      return json as Record<string, unknown>;
+    },
+
     async resolveDigest(state: RegistryState, repository: string, reference: string): Promise<string> {
       const response = await request(
         state,

@@ -22,6 +22,9 @@ export function retryAfterMs(headers: Headers, nowMs: number): number | undefine
   return undefined;
 }
 
+/** Requests of a registry's announced budget Ferry leaves to people (a `docker pull` while debugging). */
+export const RATE_LIMIT_RESERVE = 2;
+
 /** `ratelimit-remaining: 76;w=21600` → { remaining: 76, windowSeconds: 21600 }. */
 export function parseRateLimitRemaining(
   value: string | null | undefined,

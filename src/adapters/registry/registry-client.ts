@@ -5,7 +5,9 @@ import { SecretRedactor } from "../../core/redact.js";
 import { guardedFetch, type LookupFunction } from "./address-guard.js";
 import { createAuthenticator } from "./auth.js";
 import { Circuit, RequestBudget, Semaphore } from "./limits.js";
-import { createManifestReader } from "./manifests.js";
+import type { SignatureCheck, VerifyPolicy } from "../../core/policy/verify.js";
+import { createManifestReader, type ArtifactManifest } from "./manifests.js";
+import { createSignatureChecker } from "./signatures.js";
 import { createTagLister } from "./tags.js";
 import { createTransport, refuseUnsafeRegistry, type RegistryState } from "./transport.js";
 
@@ -89,6 +91,18 @@ export interface RegistryClientOptions {
    * Link-local addresses (cloud metadata) are refused always.
    */
   refusePrivateRegistries?: boolean;
+  /**
+   * `auth: dockerconfig`: the Docker `config.json` to read (`auths`, `credHelpers`, `credsStore`).
+   * An operator setting (FERRY_DOCKER_CONFIG), never taken from the config repo.
+   */
+  dockerConfigPath?: string;
+  /** Tests only: the ECR and STS endpoint for `auth: aws` (a loopback fake). */
+  ecrEndpoint?: string;
+  /**
+   * Tests only: the origin to contact for a registry name (a cloud registry's host served by a
+   * loopback registry). Only loopback origins are accepted; no entry point sets this.
+   */
+  loopbackOrigins?: Record<string, string>;
   /** Where every credential this client handles is registered, so that no form of it reaches a text. */
   secrets?: SecretRedactor;
   /** Default: undici's fetch through the address guard. Tests pass a scripted one. */
@@ -101,7 +115,22 @@ export interface RegistryClientOptions {
   limits?: Partial<RegistryLimits>;
 }
 
+export type { ArtifactManifest } from "./manifests.js";
+
 export interface RegistryClient extends RegistryReader {
+  /**
+   * A manifest's JSON by tag or digest, digest-verified; undefined when the registry has none (404).
+   * For artifacts that are not images (signatures, referrer indexes).
+   */
+  manifest(repository: string, reference: string): Promise<ArtifactManifest | undefined>;
+  /** A blob by digest, at most `maxBytes`, verified against its digest. */
+  blob(repository: string, digest: string, maxBytes: number): Promise<Buffer>;
+  /**
+   * The OCI 1.1 referrers API (`GET /v2/<name>/referrers/<digest>`): the image index listing the
+   * manifests whose subject is `digest`, or undefined when the registry does not offer the API (404).
+   */
+  referrers(repository: string, digest: string): Promise<Record<string, unknown> | undefined>;
+  checkSignature(repository: string, digest: string, verify: VerifyPolicy): Promise<SignatureCheck>;
   /** Drops the cached tag list of a repository (a webhook said it changed). */
   invalidate(repository: string): void;
   /** HTTP requests sent so far, by registry name (token fetches and redirects included). */
@@ -137,7 +166,9 @@ export function createRegistryClient(options: RegistryClientOptions = {}): Regis
       const plain = config?.insecure ?? isLoopbackRegistry(registry);
       state = {
         registry,
-        origin: `${plain ? "http" : "https"}://${registryApiHost(registry)}`,
+        origin:
+          loopbackOrigin(options.loopbackOrigins?.[registry]) ??
+          `${plain ? "http" : "https"}://${registryApiHost(registry)}`,
         config,
         circuit: new Circuit(),
         budget: new RequestBudget(config?.requestsPerMinute ?? limits.requestsPerMinute),
@@ -156,7 +187,7 @@ export function createRegistryClient(options: RegistryClientOptions = {}): Regis
   }
 
   // Async, so that a refused registry (refuseUnsafeRegistry in stateFor) rejects rather than throws.
-  return {
+  const client: RegistryClient = {
     async listTags(repositoryName: string): Promise<string[]> {
       const { state, repository, name } = target(repositoryName);
       return tags.listTags(state, repository, name);
@@ -180,8 +211,38 @@ export function createRegistryClient(options: RegistryClientOptions = {}): Regis
       }
     },
 
+    async manifest(repositoryName: string, reference: string): Promise<ArtifactManifest | undefined> {
+      const { state, repository } = target(repositoryName);
+      return manifests.manifest(state, repository, reference);
+    },
+
+    async blob(repositoryName: string, digest: string, maxBytes: number): Promise<Buffer> {
+      const { state, repository } = target(repositoryName);
+      return manifests.blob(state, repository, digest, maxBytes);
+    },
+
+    async referrers(repositoryName: string, digest: string): Promise<Record<string, unknown> | undefined> {
+      const { state, repository } = target(repositoryName);
+      return manifests.referrers(state, repository, digest);
+    },
+
+    checkSignature(repositoryName: string, digest: string, verify: VerifyPolicy): Promise<SignatureCheck> {
+      return signatures.check(repositoryName, digest, verify);
+    },
+
     requestCounts(): Record<string, number> {
       return Object.fromEntries([...states.values()].map((state) => [state.registry, state.requests]));
     },
   };
+  // Discovery uses only the public methods above, and caches verified digests for the client's life.
+  const signatures = createSignatureChecker(client);
+  return client;
+}
+
+function loopbackOrigin(origin: string | undefined): string | undefined {
+  if (origin === undefined) return undefined;
+  const url = new URL(origin);
+  if (!isLoopbackRegistry(url.host))
+    throw new Error(`loopbackOrigins accepts loopback origins only, not ${url.host}`);
+  return url.origin;
 }

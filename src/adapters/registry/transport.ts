@@ -6,7 +6,7 @@ import { addressProblem, refusedCause } from "./address-guard.js";
 import { RegistryProtocolError, RegistryUnavailableError } from "./errors.js";
 import { isPrivateHost } from "./hosts.js";
 import type { Circuit, RequestBudget, Semaphore } from "./limits.js";
-import { retryAfterMs } from "./rate-limit.js";
+import { parseRateLimitRemaining, RATE_LIMIT_RESERVE, retryAfterMs } from "./rate-limit.js";
 import type { RegistryLimits } from "./registry-client.js";
 import type { AuthChallenge } from "./www-authenticate.js";
 
@@ -255,8 +255,26 @@ export function createTransport(deps: {
           { retryAfterMs: backoffDelay(attempt) },
         );
       }
+      keepUnderRateLimit(state, response.headers);
       return response;
     }
+  }
+
+  /**
+   * Docker Hub announces its pull budget on every manifest answer (`ratelimit-remaining: 76;w=21600`,
+   * https://docs.docker.com/docker-hub/usage/pulls/): with only the reserve left, Ferry stops
+   * before the registry starts answering 429, until the window (or `ratelimit-reset`) ends.
+   */
+  function keepUnderRateLimit(state: RegistryState, headers: Headers): void {
+    const remaining = parseRateLimitRemaining(headers.get("ratelimit-remaining"));
+    if (!remaining || remaining.remaining > RATE_LIMIT_RESERVE) return;
+    const wait =
+      retryAfterMs(new Headers({ "ratelimit-reset": headers.get("ratelimit-reset") ?? "" }), now()) ??
+      (remaining.windowSeconds ?? 3600) * 1000;
+    state.circuit.open(
+      now() + wait,
+      `the registry's rate limit has ${remaining.remaining} requests left (ratelimit-remaining)`,
+    );
   }
 
   return { exchange };

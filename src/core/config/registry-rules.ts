@@ -1,4 +1,5 @@
 import { DOCKER_HUB, parseImageName, registryApiHost } from "../image-ref.js";
+import { isGoogleRegistryHost, parseEcrHost } from "../cloud-registries.js";
 import { classifyHost } from "../net-address.js";
 import {
   isRegistryEnvAllowed,
@@ -14,6 +15,8 @@ export interface RuleProblem {
 
 interface LooseRegistry {
   auth?: unknown;
+  roleArn?: unknown;
+  username?: unknown;
   insecure?: unknown;
   passwordEnv?: unknown;
   tokenEnv?: unknown;
@@ -64,6 +67,7 @@ export function registryRuleProblems(
           : `${field} ${name} is not readable by configs: use a ${REGISTRY_ENV_PREFIX}* name, or ask the operator to list it in FERRY_REGISTRY_ENV_ALLOW`,
       });
     }
+    errors.push(...providerRuleProblems(key, registry));
     if (registry.auth !== "github") continue;
     const host = registryKeyHost(key);
     if (host !== context.githubContainerRegistry) {
@@ -86,6 +90,56 @@ export function registryRuleProblems(
     }
   }
   return { errors, warnings };
+}
+
+/**
+ * `auth: aws` names a provider and never a secret: the credentials come from Ferry's own
+ * environment (docs/security.md), the region from the ECR host, and they never travel over plain HTTP.
+ */
+function providerRuleProblems(key: string, registry: LooseRegistry): RuleProblem[] {
+  const problems: RuleProblem[] = [];
+  if (registry.roleArn !== undefined && registry.auth !== "aws")
+    problems.push({ path: ["registries", key, "roleArn"], message: "roleArn is used only with auth: aws" });
+  const source: Record<string, string> = {
+    dockerconfig: "the Docker config.json the operator gives Ferry",
+    gcp: "Google Application Default Credentials of Ferry's environment",
+  };
+  const from = typeof registry.auth === "string" ? source[registry.auth] : undefined;
+  if (from)
+    for (const field of ["username", "passwordEnv", "tokenEnv"] as const)
+      if (registry[field] !== undefined)
+        problems.push({
+          path: ["registries", key, field],
+          message: `auth: ${String(registry.auth)} takes its credentials from ${from}; remove ${field}`,
+        });
+  if (registry.auth === "gcp" && !isGoogleRegistryHost(registryKeyHost(key)))
+    problems.push({
+      path: ["registries", key, "auth"],
+      message: `auth: gcp is for Artifact Registry (<location>-docker.pkg.dev) and gcr.io hosts, not ${JSON.stringify(key)}`,
+    });
+  if (registry.auth === "gcp" && registry.insecure === true)
+    problems.push({
+      path: ["registries", key, "insecure"],
+      message: "auth: gcp never sends Google access tokens over plain HTTP",
+    });
+  if (registry.auth !== "aws") return problems;
+  if (!parseEcrHost(registryKeyHost(key)))
+    problems.push({
+      path: ["registries", key, "auth"],
+      message: `auth: aws is for Amazon ECR hosts (<account>.dkr.ecr.<region>.amazonaws.com), not ${JSON.stringify(key)}`,
+    });
+  for (const field of ["username", "passwordEnv", "tokenEnv"] as const)
+    if (registry[field] !== undefined)
+      problems.push({
+        path: ["registries", key, field],
+        message: `auth: aws takes its credentials from the AWS credential chain of Ferry's environment; remove ${field}`,
+      });
+  if (registry.insecure === true)
+    problems.push({
+      path: ["registries", key, "insecure"],
+      message: "auth: aws never sends ECR credentials over plain HTTP",
+    });
+  return problems;
 }
 
 /**

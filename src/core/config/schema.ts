@@ -1,3 +1,4 @@
+import { MERGE_METHODS } from "../pr/merge-method.js";
 import { NAME_PATTERN } from "./names.js";
 import { z } from "zod";
 import { isDuration } from "../duration.js";
@@ -91,6 +92,12 @@ const environmentSchema = z.strictObject({
     .enum(["auto", "review"])
     .default("review")
     .describe("auto: merge when required checks pass; review: wait for a human."),
+  mergeMethod: z
+    .enum(MERGE_METHODS)
+    .optional()
+    .describe(
+      "How merge: auto merges: squash (default), merge or rebase; a method the repository does not allow falls back to one it does.",
+    ),
   from: z
     .string()
     .optional()
@@ -123,11 +130,16 @@ const environmentSchema = z.strictObject({
 
 const registrySchema = z.strictObject({
   auth: z
-    .enum(["github", "basic", "bearer", "none"])
+    .enum(["github", "basic", "bearer", "none", "aws", "gcp", "dockerconfig"])
     .optional()
     .describe(
-      "github: the installation token, only for the GitHub's own container registry (ghcr.io), public packages only.",
+      "github: the installation token, only for the GitHub's own container registry (ghcr.io), public packages only. aws: Amazon ECR credentials from ecr:GetAuthorizationToken with the AWS credential chain of Ferry's environment (region from the host), refreshed before they expire. gcp: an OAuth access token from Google Application Default Credentials (user oauth2accesstoken), for Artifact Registry and gcr.io. dockerconfig: the Docker config.json the operator gives Ferry (FERRY_DOCKER_CONFIG): auths, credHelpers and credsStore.",
     ),
+  roleArn: z
+    .string()
+    .regex(/^arn:aws[a-z-]*:iam::\d{12}:role\/[\w+=,.@/-]{1,512}$/, "roleArn is an IAM role ARN")
+    .optional()
+    .describe("auth: aws only: a role Ferry assumes through STS before asking ECR for a token."),
   username: z.string().optional(),
   passwordEnv: z
     .string()

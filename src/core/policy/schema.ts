@@ -9,6 +9,7 @@ import {
   templateReferences,
   type TagPattern,
 } from "./tag-pattern.js";
+import { resolveVerify, verifySchema, type VerifyPolicy } from "./verify.js";
 
 export const STRATEGIES = ["semver", "numerical", "alphabetical", "newest-build", "digest"] as const;
 export type Strategy = (typeof STRATEGIES)[number];
@@ -68,6 +69,11 @@ export const policySchema = z
       .enum(["tag", "digest", "digest-only"])
       .optional()
       .describe("Write the tag (default), tag and digest, or only the digest."),
+    verify: verifySchema
+      .optional()
+      .describe(
+        "Only tags whose digest carries a valid cosign signature by this key are eligible (docs/security.md).",
+      ),
   })
   .superRefine((policy, ctx) => {
     for (const problem of policyProblems(policy)) ctx.addIssue({ code: "custom", ...problem });
@@ -97,6 +103,8 @@ export interface Policy {
   platforms: string[];
   allowDowngrade: boolean;
   pin: "tag" | "digest" | "digest-only";
+  /** Signature policy: only digests signed by this key are chosen or promoted. */
+  verify?: VerifyPolicy;
 }
 
 const PLATFORM_PATTERN = /^[a-z0-9]+\/[a-z0-9_]+(?:\/[a-z0-9.]+)?$/;
@@ -253,5 +261,7 @@ export function resolvePolicy(...layers: (PolicyInput | undefined)[]): Policy {
   if (merged.extract !== undefined) policy.extract = merged.extract;
   if (merged.tag !== undefined) policy.tag = merged.tag;
   if (merged.minAge !== undefined) policy.minAge = merged.minAge;
+  const verify = resolveVerify(merged.verify);
+  if (verify !== undefined) policy.verify = verify;
   return policy;
 }

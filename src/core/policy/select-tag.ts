@@ -2,6 +2,7 @@ import { parseDuration } from "../duration.js";
 import { shortDigest } from "../image-ref.js";
 import type { Policy } from "./schema.js";
 import { compileTagOrder, type TagOrder } from "./tag-order.js";
+import { describeSigner, type SignatureCheck } from "./verify.js";
 
 /**
  * Tag selection (docs/config.md "Tag policy"): pure, `now` is a parameter, diagnostics are returned
@@ -16,6 +17,8 @@ export interface TagCandidate {
   digest?: string;
   /** `os/arch[/variant]` of each manifest of an index (needed by platforms). */
   platforms?: string[];
+  /** The signature check of `digest` under `policy.verify` (needed when the policy has verify). */
+  signature?: SignatureCheck;
 }
 
 /**
@@ -49,11 +52,17 @@ function tagOrderOf(policy: Policy): TagOrder {
 }
 
 /** Which image metadata the policy needs, so that an adapter fetches only that (and lazily). */
-export function metadataNeeds(policy: Policy): { created: boolean; platforms: boolean; digest: boolean } {
+export function metadataNeeds(policy: Policy): {
+  created: boolean;
+  platforms: boolean;
+  digest: boolean;
+  signature: boolean;
+} {
   return {
     created: policy.strategy === "newest-build" || policy.minAge !== undefined,
     platforms: policy.platforms.length > 0,
-    digest: policy.strategy === "digest" || policy.pin !== "tag",
+    digest: policy.strategy === "digest" || policy.pin !== "tag" || policy.verify !== undefined,
+    signature: policy.verify !== undefined,
   };
 }
 
@@ -141,7 +150,7 @@ export function rankTags(tags: string[], policy: Policy, current?: string): stri
 }
 
 /** Why a tag the policy admits by name could not be used; counted for the reason line. */
-type Unusable = "no-created" | "too-young" | "platforms" | "no-digest";
+type Unusable = "no-created" | "too-young" | "platforms" | "no-digest" | "unsigned";
 
 interface Admitted {
   candidate: TagCandidate;
@@ -155,7 +164,8 @@ export function selectTag(candidates: TagCandidate[], options: SelectOptions): S
 
   const minAgeMs = policy.minAge !== undefined ? parseDuration(policy.minAge) : undefined;
   const requiredPlatforms = policy.platforms.map(parsePlatform);
-  const needsDigest = policy.pin !== "tag";
+  const needsSignature = policy.verify !== undefined;
+  const needsDigest = policy.pin !== "tag" || needsSignature;
   const byCreated = policy.strategy === "newest-build";
 
   // How "newer" is decided: by the tag's key, or (newest-build) by the created date.
@@ -194,7 +204,14 @@ export function selectTag(candidates: TagCandidate[], options: SelectOptions): S
     distinct++;
     const key = order.admit(candidate.tag);
     if (key === undefined) continue;
-    const problem = unusableBecause(candidate, { byCreated, minAgeMs, requiredPlatforms, needsDigest, now });
+    const problem = unusableBecause(candidate, {
+      byCreated,
+      minAgeMs,
+      requiredPlatforms,
+      needsDigest,
+      needsSignature,
+      now,
+    });
     const entry: Admitted = { candidate, key };
     // Without a created date, newest-build cannot say whether a tag is newer; other strategies can.
     const comparable = !(byCreated && problem === "no-created");
@@ -274,6 +291,7 @@ function selectDigest(candidates: TagCandidate[], order: TagOrder, options: Sele
     minAgeMs: policy.minAge !== undefined ? parseDuration(policy.minAge) : undefined,
     requiredPlatforms: policy.platforms.map(parsePlatform),
     needsDigest: true,
+    needsSignature: policy.verify !== undefined,
     now,
   });
   if (problem !== undefined)
@@ -300,6 +318,7 @@ function unusableBecause(
     minAgeMs: number | undefined;
     requiredPlatforms: PlatformTest[];
     needsDigest: boolean;
+    needsSignature: boolean;
     now: Date;
   },
 ): Unusable | undefined {
@@ -310,6 +329,8 @@ function unusableBecause(
   if (needs.requiredPlatforms.length > 0 && !hasPlatforms(candidate.platforms, needs.requiredPlatforms))
     return "platforms";
   if (needs.needsDigest && candidate.digest === undefined) return "no-digest";
+  // Fail closed: a candidate whose signature was not checked is as unusable as a wrongly signed one.
+  if (needs.needsSignature && candidate.signature?.verified !== true) return "unsigned";
   return undefined;
 }
 
@@ -327,6 +348,8 @@ function describeUnusable(problem: Unusable, policy: Policy, singular = false): 
       return `${singular ? "it lacks" : "lacking"} a platform of ${policy.platforms.join(", ")}`;
     case "no-digest":
       return singular ? "the registry gave no digest" : `without a digest (pin ${policy.pin} needs one)`;
+    case "unsigned":
+      return `${singular ? "it is " : ""}not signed by ${describeSigner(policy.verify!)}`;
   }
 }
 

@@ -93,7 +93,18 @@ export function currentImage(
   image: string,
   options?: FindOptions,
 ): { tag?: string; digest?: string; line: number } | undefined {
-  const parsed = parseYaml(text);
+  return currentImageIn(parseYaml(text), image, options);
+}
+
+/**
+ * `currentImage` on a file parsed once with `parseYaml`: a plan asks the same file about every
+ * image, and one parse serves them all.
+ */
+export function currentImageIn(
+  parsed: ParsedYaml,
+  image: string,
+  options?: FindOptions,
+): { tag?: string; digest?: string; line: number } | undefined {
   const targets = findTargets(parsed, image, options);
   if (targets.length === 0) return undefined;
   let result: { tag?: string; digest?: string; line: number } | undefined;

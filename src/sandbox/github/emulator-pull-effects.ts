@@ -30,6 +30,13 @@ export async function onRefChanged(
   await emitPush(emu, repo, ref, before, after, pusher, options.forced ?? false);
   if (branch) {
     for (const issue of repo.issues.values()) {
+      // A moved base sends every open PR on it back to the background mergeability job
+      // (`mergeable: null` "when another commit is merged into the base branch",
+      // https://github.com/cirrus-actions/rebase/issues/57).
+      if (issue.pull && issue.state === "open" && issue.pull.baseRef === branch)
+        issue.pull.mergeabilityUnknownFor = repo.mergeabilityLag;
+    }
+    for (const issue of repo.issues.values()) {
       const p = issue.pull;
       if (!p || issue.state !== "open" || p.headRef !== branch) continue;
       if (after === ZERO_SHA) {
@@ -45,6 +52,7 @@ export async function onRefChanged(
       }
       const previous = p.headSha;
       p.headSha = after;
+      p.mergeabilityUnknownFor = repo.mergeabilityLag;
       issue.updatedAt = emu.now();
       // GitHub turns auto-merge off when someone without write access pushes; Ferry's bot has it, so keep it.
       await emitPull(emu, repo, issue, "synchronize", pusher, { before: previous, after });

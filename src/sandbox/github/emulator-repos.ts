@@ -26,6 +26,8 @@ export type RepoSettings = Partial<
     | "allowMergeCommit"
     | "allowSquashMerge"
     | "allowRebaseMerge"
+    | "mergeabilityLag"
+    | "hasIssues"
     | "private"
   >
 >;
@@ -107,6 +109,9 @@ export async function createRepo(
     allowMergeCommit: true,
     allowSquashMerge: true,
     allowRebaseMerge: true,
+    mergeabilityLag: 0,
+    hasIssues: true,
+    customRoles: new Map(),
     createdAt: now,
     updatedAt: now,
     pushedAt: now,
@@ -143,8 +148,22 @@ export function setCollaborator(
   role: RepoRole | "none",
 ): void {
   const r = emu.repo(owner, repo);
+  r.customRoles.delete(emu.account(login).login);
   if (role === "none") r.collaborators.delete(emu.account(login).login);
   else r.collaborators.set(emu.account(login).login, role);
+}
+
+/** Gives `login` an organisation's custom repository role `name` that inherits `base`. */
+export function setCustomRole(
+  emu: GitHubEmulator,
+  owner: string,
+  repo: string,
+  login: string,
+  name: string,
+  base: RepoRole,
+): void {
+  setCollaborator(emu, owner, repo, login, base);
+  emu.repo(owner, repo).customRoles.set(emu.account(login).login, name);
 }
 
 export function setRepoSettings(

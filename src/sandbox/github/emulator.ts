@@ -218,6 +218,11 @@ export class GitHubEmulator {
     repos.setCollaborator(this, owner, repo, login, role);
   }
 
+  /** A custom repository role `name` based on `base` (the role GitHub reports as `role_name`). */
+  setCustomRole(owner: string, repo: string, login: string, name: string, base: RepoRole): void {
+    repos.setCustomRole(this, owner, repo, login, name, base);
+  }
+
   setRepoSettings(owner: string, repo: string, settings: RepoSettings): void {
     repos.setRepoSettings(this, owner, repo, settings);
   }

@@ -88,6 +88,8 @@ export interface PullState {
     commitTitle: string | null;
     commitMessage: string | null;
   } | null;
+  /** How many more mergeability-dependent requests see it still being computed (`Repo.mergeabilityLag`). */
+  mergeabilityUnknownFor?: number;
 }
 
 /** Issues and pull requests share one numbering, as on GitHub. */
@@ -234,6 +236,22 @@ export interface Repo {
   allowMergeCommit: boolean;
   allowSquashMerge: boolean;
   allowRebaseMerge: boolean;
+  /**
+   * GitHub computes a PR's mergeability in a background job after it opens or its head moves
+   * (`mergeable: null` until then, https://docs.github.com/en/rest/pulls/pulls#get-a-pull-request).
+   * The emulator models that window as a count: this many requests about the PR that depend on
+   * mergeability (reading it, `PUT /merge`, `enablePullRequestAutoMerge`) see it still unknown.
+   * 0 (the default) computes it at once.
+   */
+  mergeabilityLag: number;
+  /**
+   * Custom repository roles by collaborator login: the role's name, reported as `role_name`
+   * (https://docs.github.com/en/rest/collaborators/collaborators#get-repository-permissions-for-a-user);
+   * the collaborator's entry in `collaborators` is the base role it inherits.
+   */
+  customRoles: Map<string, string>;
+  /** Settings → Issues; off, `POST /issues` answers 410 "Issues are disabled for this repo". */
+  hasIssues: boolean;
   createdAt: string;
   updatedAt: string;
   pushedAt: string;

@@ -149,6 +149,17 @@ export async function computePull(emu: GitHubEmulator, repo: Repo, issue: Issue)
   return { body, baseSha, mergeableState, blockers };
 }
 
+/**
+ * Whether this request still finds the PR's mergeability being computed (and uses one of the
+ * requests `Repo.mergeabilityLag` grants): GitHub then answers `mergeable: null`.
+ */
+export function mergeabilityComputing(issue: Issue): boolean {
+  const p = issue.pull!;
+  if (issue.state !== "open" || (p.mergeabilityUnknownFor ?? 0) <= 0) return false;
+  p.mergeabilityUnknownFor = p.mergeabilityUnknownFor! - 1;
+  return true;
+}
+
 export type MergeMethod = "merge" | "squash" | "rebase";
 
 export interface MergeRequest {
@@ -197,6 +208,8 @@ async function mergeNow(
     const names = { merge: "Merge commits", squash: "Squash merges", rebase: "Rebase merges" };
     throw new ApiError(405, `${names[request.method]} are not allowed on this repository.`);
   }
+  // While mergeability is computed, GitHub refuses the merge as it would an unmergeable PR.
+  if (mergeabilityComputing(issue)) throw new ApiError(405, "Pull Request is not mergeable");
   const view = await computePull(emu, repo, issue);
   if (view.mergeableState === "dirty") throw new ApiError(405, "Pull Request is not mergeable");
   if (view.blockers.length > 0) {
@@ -326,6 +339,17 @@ export async function enableAutoMerge(
 ): Promise<string | undefined> {
   const p = issue.pull!;
   if (!repo.allowAutoMerge) return "Auto merge is not allowed for this repository";
+  // A method the repository does not allow is refused with GitHub's words (reported in
+  // https://github.com/tokuhirom/mutsu/pull/5583 and https://github.com/hashicorp/homebrew-tap/pull/372).
+  const allowed = {
+    MERGE: repo.allowMergeCommit,
+    SQUASH: repo.allowSquashMerge,
+    REBASE: repo.allowRebaseMerge,
+  };
+  if (!allowed[method]) {
+    const names = { MERGE: "merge commits are", SQUASH: "squash merging is", REBASE: "rebase merging is" };
+    return `Merge method ${names[method]} not allowed on this repository`;
+  }
   if (issue.state !== "open") return "Pull request is closed";
   // `expectedHeadOid`, "The expected head OID of the pull request" (GitHub's GraphQL schema), is
   // checked when auto-merge is enabled, with the answer GitHub gives a merge whose expected head
@@ -338,9 +362,15 @@ export async function enableAutoMerge(
   if (!protection || (protection.requiredChecks.length === 0 && protection.requiredApprovals === 0)) {
     return "Pull request Protected branch rules not configured for this branch";
   }
+  // Unknown mergeability is refused in the words GitHub uses for it (reported in
+  // https://github.com/peter-evans/enable-pull-request-automerge/issues/355).
+  if (mergeabilityComputing(issue)) return "Pull request Pull request is in unstable status";
   const view = await computePull(emu, repo, issue);
   if (view.mergeableState === "clean") return "Pull request Pull request is in clean status";
   if (view.mergeableState === "dirty") return "Pull request Pull request is in dirty status";
+  // A red or pending optional check (`unstable`) is refused too
+  // (https://github.com/fastify/github-action-merge-dependabot/issues/561).
+  if (view.mergeableState === "unstable") return "Pull request Pull request is in unstable status";
   p.autoMerge = {
     enabledBy: login,
     method,

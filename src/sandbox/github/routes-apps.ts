@@ -149,10 +149,12 @@ export function registerAppRoutes(emu: GitHubEmulator): void {
     const role = roleOf(emu, repo, account.login);
     // `permission` is the legacy name (maintain → write, triage → read); `role_name` is exact.
     const legacy = role === "maintain" ? "write" : role === "triage" ? "read" : role;
+    // A custom role is named as such; `permission` and `user.permissions` show its base role.
+    const roleName = repo.customRoles.get(account.login) ?? role;
     return {
       body: {
         permission: legacy,
-        role_name: role,
+        role_name: roleName,
         user: {
           ...shape.simpleUser(c(), account.login),
           permissions: {
@@ -162,7 +164,7 @@ export function registerAppRoutes(emu: GitHubEmulator): void {
             triage: ["admin", "maintain", "write", "triage"].includes(role),
             pull: role !== "none",
           },
-          role_name: role,
+          role_name: roleName,
         },
       },
     };

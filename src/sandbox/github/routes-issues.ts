@@ -139,6 +139,8 @@ export function registerIssueRoutes(emu: GitHubEmulator): void {
 
   r.add("POST", "/repos/:owner/:repo/issues", (ctx) => {
     const repo = authorizeRepo(emu, ctx, "issues", "write", "read");
+    // As github.com answers with issues turned off (https://github.com/ossf/allstar/issues/64).
+    if (!repo.hasIssues) throw new ApiError(410, "Issues are disabled for this repo");
     const login = emu.actingLogin(ctx.actor);
     const title = requireString(ctx.body, "title", "Issue");
     const id = emu.id();

@@ -4,7 +4,7 @@ import { scheduleAutoMerge, startCi } from "./emulator-pull-effects.js";
 import { authorizeRepo, roleOf } from "./emulator-repos.js";
 import type { GitHubEmulator } from "./emulator.js";
 import type { Issue, Repo, Review } from "./model.js";
-import { computePull, mergePull, type MergeMethod } from "./pull-logic.js";
+import { computePull, mergeabilityComputing, mergePull, type MergeMethod } from "./pull-logic.js";
 import {
   ApiError,
   notFound,
@@ -109,6 +109,7 @@ export async function openPull(
       requestedTeams: [],
       baseShaAtClose: null,
       autoMerge: null,
+      mergeabilityUnknownFor: repo.mergeabilityLag,
     },
   };
   repo.issues.set(number, issue);
@@ -239,7 +240,7 @@ export function registerPullRoutes(emu: GitHubEmulator): void {
     if (emu.faults.missFresh(`pull:${repo.id}:${ctx.params.number}`)) throw notFound();
     const issue = findPull(repo, ctx.params.number!);
     const body = (await computePull(emu, repo, issue)).body;
-    if (issue.state === "open" && emu.faults.takeMergeabilityPending()) {
+    if (issue.state === "open" && (emu.faults.takeMergeabilityPending() || mergeabilityComputing(issue))) {
       return { body: { ...body, mergeable: null, rebaseable: null, mergeable_state: "unknown" } };
     }
     return { body };

@@ -191,7 +191,7 @@ export function repository(c: ShapeContext, r: Repo) {
     stargazers_count: 0,
     watchers_count: 0,
     language: null,
-    has_issues: true,
+    has_issues: r.hasIssues,
     has_projects: false,
     has_downloads: true,
     has_wiki: false,

@@ -184,13 +184,19 @@ async function stagingPullRequest(world: SandboxWorld, state: StoryState): Promi
     throw new Error(
       `#${merged.number} was merged by ${merged.mergedBy ?? "nobody"}, not by Ferry or auto-merge`,
     );
+  // Either way only the head whose required check passed may have been merged.
+  if (merged.headSha !== opened.headSha)
+    throw new Error(
+      `#${merged.number} merged head ${shortSha(merged.headSha)}, not the checked ${shortSha(opened.headSha)}`,
+    );
   const how = enabledBy ? `auto-merge by ${enabledBy} merged` : `${world.botLogin} merged`;
+  const why = enabledBy ? "" : " (auto-merge was not armed)";
   const digest = merged.plan?.changes.find((change) => change.image === "shop")?.to.digest;
   if (digest !== state.digest)
     throw new Error(
       `#${merged.number} carries ${shortDigest(digest)}, not the pushed ${shortDigest(state.digest)}`,
     );
-  return `#${merged.number} "${title}" (${files.length} files, ${shortDigest(digest)}), check passed, ${how} ${shortSha(merged.mergeCommitSha ?? undefined)}`;
+  return `#${merged.number} "${title}" (${files.length} files, ${shortDigest(digest)}), check passed, ${how} ${shortSha(merged.mergeCommitSha ?? undefined)}${why}`;
 }
 
 /**

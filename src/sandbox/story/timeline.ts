@@ -83,6 +83,10 @@ export function formatEndpoints(endpoints: SandboxEndpoints): string {
     ["registry", endpoints.registry],
     ["cluster", endpoints.cluster],
     ["Ferry /status", endpoints.status],
+    // The page (`GET /`) is served beside `/status`, under the same rule.
+    ...(endpoints.status.endsWith("/status")
+      ? [["Ferry page", endpoints.status.slice(0, -"status".length)] as [string, string]]
+      : []),
     ...Object.entries(endpoints.tokens).map(([user, token]): [string, string] => [`token ${user}`, token]),
   ];
   const width = Math.max(...rows.map(([label]) => label.length));

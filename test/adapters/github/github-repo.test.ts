@@ -77,15 +77,15 @@ describe("GitHubRepoAdapter against the emulator", () => {
       message: "late",
     });
     expect(await github.updateRef("ferry/staging", moved.sha)).toBe("updated");
-    expect(await github.merge(pull.number, commit.sha)).toBe("head-moved");
-    expect(await github.merge(pull.number, moved.sha)).toBe("merged");
+    expect(await github.merge(pull.number, commit.sha, "squash")).toBe("head-moved");
+    expect(await github.merge(pull.number, moved.sha, "squash")).toBe("merged");
   });
 
   it("dedupes by reaction: the second identical reaction says it existed", async () => {
     const { id } = await world.emu.comment(
       "acme",
       "config",
-      await github.createIssue({ title: "t", body: "b" }),
+      (await github.createIssue({ title: "t", body: "b" }))!,
       "/ferry status",
       { as: "mona" },
     );
@@ -94,7 +94,7 @@ describe("GitHubRepoAdapter against the emulator", () => {
   });
 
   it("finds Ferry's issue by title even after someone closed it, so the holds in it are not lost", async () => {
-    const number = await github.createIssue({ title: "Ferry dashboard", body: "holds" });
+    const number = (await github.createIssue({ title: "Ferry dashboard", body: "holds" }))!;
     await github.updateIssue(number, { state: "closed" });
     expect(await github.findIssue("Ferry dashboard")).toEqual({
       number,
@@ -105,8 +105,8 @@ describe("GitHubRepoAdapter against the emulator", () => {
   });
 
   it("prefers the open issue of a title over an older closed one", async () => {
-    const older = await github.createIssue({ title: "Ferry dashboard", body: "old" });
-    const newer = await github.createIssue({ title: "Ferry dashboard", body: "new" });
+    const older = (await github.createIssue({ title: "Ferry dashboard", body: "old" }))!;
+    const newer = (await github.createIssue({ title: "Ferry dashboard", body: "new" }))!;
     await github.updateIssue(newer, { state: "closed" });
     await github.updateIssue(older, { state: "open" });
     expect((await github.findIssue("Ferry dashboard"))?.number).toBe(older);

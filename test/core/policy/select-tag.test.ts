@@ -620,7 +620,12 @@ describe("rankTags", () => {
 
 describe("metadataNeeds", () => {
   it("asks for nothing beyond names for a plain semver policy", () => {
-    expect(metadataNeeds(parsePolicy({}))).toEqual({ created: false, platforms: false, digest: false });
+    expect(metadataNeeds(parsePolicy({}))).toEqual({
+      created: false,
+      platforms: false,
+      digest: false,
+      signature: false,
+    });
   });
 
   it("asks for created dates, platforms and digests only when the policy uses them", () => {
@@ -629,6 +634,7 @@ describe("metadataNeeds", () => {
       created: true,
       platforms: true,
       digest: true,
+      signature: false,
     });
     expect(metadataNeeds(parsePolicy({ strategy: "digest", tag: "latest" }))).toMatchObject({ digest: true });
   });

@@ -74,6 +74,7 @@ describe("the sandbox timeline", () => {
     ]) {
       expect(text).toContain(expected);
     }
+    expect(text).toMatch(/^Ferry page +http:\/\/127\.0\.0\.1:4\/$/m);
   });
 
   it("names the first failed step, or none when all passed", () => {

@@ -1,0 +1,41 @@
+/**
+ * Custom repository roles: `role_name` of
+ * https://docs.github.com/en/rest/collaborators/collaborators#get-repository-permissions-for-a-user
+ * names the assigned role "including custom roles", while `permission` maps maintain to write.
+ * Ferry decides on the role's base, read from `user.permissions` (its highest grant).
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import { startWorld, type World } from "../support/app-e2e-world.js";
+
+describe("Ferry and custom repository roles", { timeout: 30_000 }, () => {
+  let world: World;
+  afterEach(async () => {
+    await world.close();
+  });
+
+  it("lets a user whose custom role is based on Maintain /promote prod, and still refuses one based on Write", async () => {
+    world = await startWorld({ ci: true });
+    world.emu.setCustomRole("acme", "config", "mona", "release-manager", "maintain");
+    world.emu.setCustomRole("acme", "config", "hubot", "deployer", "write");
+    await world.push("1.8.0");
+    const issue = await world.openIssue();
+    const reactionsTo = async (login: "mona" | "hubot"): Promise<string[]> => {
+      const { data: comment } = await world.as[login].rest.issues.createComment({
+        owner: "acme",
+        repo: "config",
+        issue_number: issue,
+        body: "/promote prod",
+      });
+      await world.settle();
+      const { data } = await world.as.mona.rest.reactions.listForIssueComment({
+        owner: "acme",
+        repo: "config",
+        comment_id: comment.id,
+      });
+      return data.map((reaction) => reaction.content).sort();
+    };
+    expect(await reactionsTo("hubot")).toEqual(["-1", "eyes"]);
+    expect(await reactionsTo("mona")).toEqual(["eyes", "rocket"]);
+    expect((await world.pulls("open")).map((pull) => pull.head.ref)).toEqual(["ferry/prod"]);
+  });
+});

@@ -1,0 +1,172 @@
+/**
+ * Helm charts end to end: a config repo whose staging environment is a chart (a wrapper chart
+ * with the app chart committed in its `charts/` folder, and the environment's values file that
+ * Ferry edits). A new tag in the registry → Ferry's PR → auto-merge → the reconciler renders the
+ * chart with the real `helm template` → the simulator's Deployment runs the new image.
+ */
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { ConfigRepoFetcher } from "../../src/adapters/git/config-repo-fetcher.js";
+import { KubeCluster } from "../../src/adapters/kubernetes/kube-cluster.js";
+import { DEFAULT_PRUNE_OPTIONS } from "../../src/reconciler/plan.js";
+import { createReconciler } from "../../src/reconciler/reconciler.js";
+import { startClusterSimulator, type ClusterSimulator } from "../../src/sandbox/cluster/cluster-simulator.js";
+import { ferryAppManifest, UnthrottledOctokit } from "../../src/sandbox/ferry-app.js";
+import { startGitHubEmulator, type GitHubEmulator } from "../../src/sandbox/github/index.js";
+import {
+  startEmbeddedRegistry,
+  type EmbeddedRegistry,
+} from "../../src/sandbox/registry/embedded-registry.js";
+import { pushImage } from "../../src/sandbox/registry/push-image.js";
+import { startFerryServer, type FerryServer } from "../../src/server/ferry-server.js";
+import { GIT_ENV, TempDirs } from "../support/reconciler-harness.js";
+
+vi.setConfig({ testTimeout: 60_000 });
+
+const SECRET = "helm-e2e-webhook-secret";
+const REGISTRY_SECRET = "helm-e2e-registry-secret";
+const temp = new TempDirs();
+let emu: GitHubEmulator | undefined;
+let registry: EmbeddedRegistry | undefined;
+let server: FerryServer | undefined;
+let sim: ClusterSimulator | undefined;
+
+afterEach(async () => {
+  await server?.close();
+  await registry?.close();
+  await emu?.close();
+  await sim?.close();
+  temp.cleanup();
+});
+
+const APP_CHART = `apiVersion: v2
+name: shop
+version: 0.1.0
+`;
+const APP_VALUES = `replicaCount: 2
+image:
+  repository: example.invalid/shop
+  tag: "0.0.0"
+`;
+const APP_DEPLOYMENT = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}-shop
+  namespace: {{ .Release.Namespace }}
+spec:
+  replicas: {{ .Values.replicaCount }}
+  selector:
+    matchLabels: {app: shop}
+  template:
+    metadata:
+      labels: {app: shop}
+    spec:
+      containers:
+        - name: shop
+          image: "{{ .Values.image.repository }}:{{ .Values.image.tag }}"
+`;
+const WRAPPER_CHART = `apiVersion: v2
+name: staging
+version: 1.0.0
+dependencies:
+  - name: shop
+    version: 0.1.0
+    repository: file://charts/shop
+`;
+
+function stagingValues(host: string, tag: string): string {
+  return `shop:
+  image:
+    repository: ${host}/acme/shop
+    tag: "${tag}"
+`;
+}
+
+describe("a Helm chart environment", () => {
+  it("runs the new image after a new tag's PR merges: the reconciler renders the chart with helm template", async () => {
+    emu = await startGitHubEmulator();
+    registry = await startEmbeddedRegistry();
+    sim = await startClusterSimulator({ rolloutStepMs: 20 });
+    sim.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: "shop" } });
+    const mona = emu.createUser("mona");
+    emu.createOrg("acme");
+    await pushImage(registry.url, "acme/shop", "1.7.0", { content: "1.7.0" });
+    await emu.createRepo("acme", "config", {
+      files: {
+        ".github/ferry.yml": `images:\n  shop:\n    repository: ${registry.host}/acme/shop\n    policy: { range: "^1.0.0" }\nenvironments:\n  staging:\n    paths: [deploy/staging/values.yaml]\n    update: auto\n    merge: auto\n`,
+        "deploy/staging/Chart.yaml": WRAPPER_CHART,
+        "deploy/staging/values.yaml": stagingValues(registry.host, "1.7.0"),
+        "deploy/staging/charts/shop/Chart.yaml": APP_CHART,
+        "deploy/staging/charts/shop/values.yaml": APP_VALUES,
+        "deploy/staging/charts/shop/templates/deployment.yaml": APP_DEPLOYMENT,
+      },
+      collaborators: { mona: "maintain" },
+      allowAutoMerge: true,
+    });
+    emu.protectBranch("acme", "config", "main", { requiredChecks: ["ci"] });
+    emu.setCi("acme", "config", { context: "ci", conclusion: "success" });
+    const app = emu.createApp({
+      slug: "ferry",
+      permissions: ferryAppManifest().permissions,
+      webhookSecret: SECRET,
+    });
+    emu.installApp(app.id, "acme");
+    server = await startFerryServer({
+      appId: app.id,
+      privateKey: app.privateKey,
+      webhookSecret: SECRET,
+      baseUrl: emu.apiUrl,
+      webUrl: emu.webUrl,
+      Octokit: UnthrottledOctokit,
+      scanIntervalMs: false,
+      registrySecrets: { distribution: REGISTRY_SECRET },
+      registryCoalesceMs: 20,
+      logLevel: "fatal",
+    });
+    emu.setWebhook(app.id, `${server.url}/api/github/webhooks`, SECRET);
+    registry.addNotificationEndpoint({
+      url: `${server.url}/registry/distribution`,
+      headers: { Authorization: REGISTRY_SECRET },
+    });
+    const reconciler = createReconciler({
+      cluster: KubeCluster.fromOptions({ kubeconfig: sim.kubeconfig() }),
+      source: new ConfigRepoFetcher({
+        repo: emu.gitUrl("acme", "config"),
+        token: mona.token,
+        workDir: temp.make(),
+        env: GIT_ENV,
+      }),
+      settings: {
+        instance: "staging",
+        path: "deploy/staging",
+        namespace: "shop",
+        inventoryNamespace: "shop",
+        createNamespace: false,
+        dryRun: false,
+        prune: DEFAULT_PRUNE_OPTIONS,
+        render: { helmNamespace: "shop", env: { PATH: process.env.PATH, HOME: temp.make() } },
+      },
+    });
+    const image = async (): Promise<string | undefined> => {
+      const object = await sim!.waitFor("apps/v1", "Deployment", "shop", "staging-shop", () => true);
+      const spec = object.spec as { template: { spec: { containers: { image: string }[] } } };
+      return spec.template.spec.containers[0]?.image;
+    };
+
+    const first = await reconciler.cycle();
+    expect(first.errors).toEqual([]);
+    expect(await image()).toBe(`${registry.host}/acme/shop:1.7.0`);
+
+    await pushImage(registry.url, "acme/shop", "1.8.0", { content: "1.8.0" });
+    // Wait for the effect: the values file on main carries the new tag once the PR merged.
+    for (;;) {
+      await emu.idle();
+      await server.idle();
+      const values = await emu.readFile("acme", "config", "main", "deploy/staging/values.yaml");
+      if (values?.includes('tag: "1.8.0"')) break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const second = await reconciler.cycle();
+    expect(second.errors).toEqual([]);
+    expect(await image()).toBe(`${registry.host}/acme/shop:1.8.0`);
+  });
+});

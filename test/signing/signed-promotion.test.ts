@@ -1,0 +1,298 @@
+import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { Octokit } from "@octokit/rest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { main } from "../../src/cli.js";
+import type { CliIo } from "../../src/cli/io.js";
+import type { PlanReport } from "../../src/cli/plan.js";
+import { parseNotices } from "../../src/core/pr/dashboard.js";
+import { startFerryServer, type FerryServer } from "../../src/server/ferry-server.js";
+import { startGitHubEmulator, type GitHubEmulator } from "../../src/sandbox/github/index.js";
+import { pushImage } from "../../src/sandbox/registry/push-image.js";
+import { ferryAppManifest, UnthrottledOctokit } from "../../src/sandbox/ferry-app.js";
+import { startDistribution, type RunningDistribution } from "../support/registry-distribution.js";
+import { generateKeyPair, pushSignature, signWithKey } from "./cosign-artifacts.js";
+import { COSIGN_VERSION, cosignBinary, createSigner, type Signer } from "./cosign-cli.js";
+
+/**
+ * The route a user and an attacker take: images pushed to a real CNCF distribution 2.8 (no
+ * referrers API), notified to `ferry serve`, signed with cosign (the CLI when build-cosign.sh has
+ * built it, else the same artifacts from node:crypto), config merged in the GitHub emulator.
+ */
+
+function fakeIo(cwd: string): CliIo & { out: string[]; err: string[] } {
+  const out: string[] = [];
+  const err: string[] = [];
+  return {
+    out,
+    err,
+    stdout: (t) => out.push(t),
+    stderr: (t) => err.push(t),
+    readStdin: async () => "",
+    cwd,
+    env: {},
+    now: () => new Date(),
+  };
+}
+
+function configRepo(host: string, publicPem: string, staging: string, prod: string): Record<string, string> {
+  const key = publicPem
+    .trim()
+    .split("\n")
+    .map((line) => `          ${line}`)
+    .join("\n");
+  return {
+    ".github/ferry.yml": `images:\n  shop:\n    repository: ${host}/acme/shop\n    policy:\n      range: "^1.0.0"\n      verify:\n        name: acme/shop release key\n        key: |\n${key}\nenvironments:\n  staging:\n    paths: [overlays/staging]\n    merge: review\n  prod:\n    paths: [overlays/prod]\n    from: staging\n    update: manual\n`,
+    "overlays/staging/kustomization.yaml": `resources: []\nimages:\n  - name: ${host}/acme/shop\n    newTag: "${staging}"\n`,
+    "overlays/prod/kustomization.yaml": `resources: []\nimages:\n  - name: ${host}/acme/shop\n    newTag: "${prod}"\n`,
+  };
+}
+
+function writeRepo(files: Record<string, string>): string {
+  const dir = mkdtempSync(join(tmpdir(), "ferry-signed-"));
+  for (const [path, text] of Object.entries(files)) {
+    mkdirSync(dirname(join(dir, path)), { recursive: true });
+    writeFileSync(join(dir, path), text);
+  }
+  return dir;
+}
+
+async function plan(dir: string, env: string): Promise<PlanReport> {
+  const io = fakeIo(dir);
+  await main(["plan", "--env", env, "--json"], io);
+  expect(io.err.join("")).toBe("");
+  return JSON.parse(io.out.join("")) as PlanReport;
+}
+
+const SIGNED_WITH =
+  cosignBinary() !== undefined ? `cosign ${COSIGN_VERSION}` : "node:crypto (cosign not built)";
+
+describe(`signed images through ferry serve and a real distribution registry, signed with ${SIGNED_WITH}`, () => {
+  let distribution: RunningDistribution;
+  let emu: GitHubEmulator;
+  let server: FerryServer;
+  let signer: Signer;
+  let name: string;
+  let octokit: Octokit;
+  const WEBHOOK_SECRET = "signed-e2e-webhook-secret";
+  const NOTIFY_SECRET = "Bearer notify-secret-5e1b";
+  const STATUS_TOKEN = "status-token-5e1b";
+
+  async function hints(): Promise<number> {
+    const metric = await server.metrics.getSingleMetric("ferry_registry_hints_total")?.get();
+    return (metric?.values ?? []).reduce((sum, value) => sum + value.value, 0);
+  }
+
+  /** Until Ferry has received at least `count` more registry hints and finished the work they queued. */
+  async function settleAfter(before: number, count = 1): Promise<void> {
+    for (let i = 0; i < 400 && (await hints()) < before + count; i++)
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    expect(await hints()).toBeGreaterThanOrEqual(before + count);
+    await server.idle();
+  }
+
+  async function stagingPull(): Promise<{ title: string; head: { sha: string } } | undefined> {
+    return (await emu.listPulls("acme", "config")).find(
+      (pull: { head: { ref: string } }) => pull.head.ref === "ferry/staging",
+    );
+  }
+
+  beforeAll(async () => {
+    signer = createSigner();
+    emu = await startGitHubEmulator();
+    emu.createOrg("acme");
+    const app = emu.createApp({
+      slug: "ferry",
+      permissions: ferryAppManifest().permissions,
+      webhookSecret: WEBHOOK_SECRET,
+    });
+    server = await startFerryServer({
+      appId: app.id,
+      privateKey: app.privateKey,
+      webhookSecret: WEBHOOK_SECRET,
+      baseUrl: emu.apiUrl,
+      Octokit: UnthrottledOctokit,
+      scanIntervalMs: false,
+      registrySecrets: { distribution: NOTIFY_SECRET },
+      registryCoalesceMs: 20,
+      logLevel: "fatal",
+      status: { token: STATUS_TOKEN },
+    });
+    emu.setWebhook(app.id, `${server.url}/api/github/webhooks`, WEBHOOK_SECRET);
+    distribution = await startDistribution("none", {
+      notifications: [
+        { url: `${server.url}/registry/distribution`, headers: { Authorization: NOTIFY_SECRET } },
+      ],
+    });
+    name = `${distribution.host}/acme/shop`;
+    await pushImage(distribution.url, "acme/shop", "1.8.0", { content: "1.8.0" });
+    const mona = emu.createUser("mona");
+    await emu.createRepo("acme", "config", {
+      files: configRepo(distribution.host, signer.publicPem, "1.8.0", "1.8.0"),
+      collaborators: { mona: "maintain" },
+    });
+    emu.installApp(app.id, "acme");
+    octokit = new Octokit({ baseUrl: emu.apiUrl, auth: mona.token, request: { retries: 0 } });
+  }, 120_000);
+  afterAll(async () => {
+    await server?.close();
+    await distribution?.close();
+    await emu?.close();
+  });
+
+  it("opens a staging PR for a signed 1.9.0, not for an unsigned 1.9.1 pushed after it, and says why", async () => {
+    let before = await hints();
+    const signed = await pushImage(distribution.url, "acme/shop", "1.9.0", { content: "1.9.0" });
+    await settleAfter(before);
+    // Pushed but not yet signed: not eligible.
+    expect(await stagingPull()).toBeUndefined();
+
+    before = await hints();
+    await signer.sign(distribution.url, "acme/shop", name, signed.digest);
+    // The signature's own push notifies Ferry, which looks again and now finds 1.9.0 signed.
+    await settleAfter(before);
+    expect((await stagingPull())?.title).toBe("Promote shop 1.9.0 to staging");
+
+    before = await hints();
+    await pushImage(distribution.url, "acme/shop", "1.9.1", { content: "1.9.1" });
+    await settleAfter(before);
+    const pull = await stagingPull();
+    expect(pull?.title).toBe("Promote shop 1.9.0 to staging");
+    const overlay = await emu.readFile(
+      "acme",
+      "config",
+      pull!.head.sha,
+      "overlays/staging/kustomization.yaml",
+    );
+    expect(overlay).toContain('newTag: "1.9.0"');
+
+    // The dashboard the periodic scan keeps says why 1.9.1 is not proposed.
+    await server.scanNow();
+    await server.idle();
+    const { data: issues } = await octokit.rest.issues.listForRepo({
+      owner: "acme",
+      repo: "config",
+      state: "open",
+    });
+    const dashboard = issues.find((issue) => issue.title === "Ferry dashboard");
+    expect(parseNotices(dashboard?.body)).toEqual([
+      {
+        environment: "staging",
+        image: "shop",
+        message: expect.stringMatching(
+          /^1\.9\.1 not signed by acme\/shop release key \(no cosign signature found/,
+        ),
+      },
+    ]);
+
+    // GET /status and the `/ferry status` command say the same.
+    const status = (await (
+      await fetch(`${server.url}/status`, { headers: { authorization: `Bearer ${STATUS_TOKEN}` } })
+    ).json()) as Record<string, { notices?: { message: string }[] }>;
+    expect(status["acme/config"]?.notices?.map((notice) => notice.message)).toEqual([
+      expect.stringMatching(/^1\.9\.1 not signed by acme\/shop release key/),
+    ]);
+    const { data: issue } = await octokit.rest.issues.create({
+      owner: "acme",
+      repo: "config",
+      title: "Release",
+    });
+    await octokit.rest.issues.createComment({
+      owner: "acme",
+      repo: "config",
+      issue_number: issue.number,
+      body: "/ferry status",
+    });
+    let reply: string | undefined;
+    for (let i = 0; i < 200 && reply === undefined; i++) {
+      await emu.idle();
+      await server.idle();
+      const { data: comments } = await octokit.rest.issues.listComments({
+        owner: "acme",
+        repo: "config",
+        issue_number: issue.number,
+      });
+      reply = comments.find((comment) => comment.body?.includes("| Environment |"))?.body;
+      if (reply === undefined) await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    expect(reply).toMatch(/staging\*\* \/ shop: 1\\\.9\\\.1 not signed by acme\/shop release key/);
+
+    // What `ferry plan` shows on a checkout of the PR's branch: the reason 1.9.1 is not taken.
+    const dir = writeRepo(configRepo(distribution.host, signer.publicPem, "1.9.0", "1.8.0"));
+    const report = await plan(dir, "staging");
+    expect(report.changes).toEqual([]);
+    expect(report.unchanged).toEqual([
+      expect.objectContaining({
+        image: "shop",
+        reason: expect.stringMatching(
+          /^1\.9\.1 not signed by acme\/shop release key \(no cosign signature found/,
+        ),
+      }),
+    ]);
+    rmSync(dir, { recursive: true });
+  }, 180_000);
+
+  it.each([
+    [
+      "1.9.2",
+      "another key",
+      /^1\.9\.2 not signed by acme\/shop release key \(.*does not verify with the key/,
+    ],
+    ["1.9.3", "the right key for another digest", /^1\.9\.3 not signed by .*signature is for another digest/],
+    [
+      "1.9.4",
+      "the right key over a payload edited afterwards",
+      /^1\.9\.4 not signed by .*does not verify with the key/,
+    ],
+  ])(
+    "does not choose %s, signed with %s, and says why",
+    async (tag, _what, reason) => {
+      const pushed = await pushImage(distribution.url, "acme/shop", tag, { content: tag });
+      const sibling = await pushImage(distribution.url, "acme/shop", `${tag}-sibling`, {
+        content: `${tag}-x`,
+      });
+      const signBytes = tag === "1.9.2" ? signWithKey(generateKeyPair().privateKey) : signer.signBytes;
+      await pushSignature(distribution.url, "acme/shop", name, pushed.digest, signBytes, {
+        ...(tag === "1.9.3" ? { payloadDigest: sibling.digest } : {}),
+        ...(tag === "1.9.4" ? { tamper: true } : {}),
+      });
+      const dir = writeRepo(configRepo(distribution.host, signer.publicPem, "1.9.1", "1.8.0"));
+      const report = await plan(dir, "staging");
+      expect(report.changes).toEqual([]);
+      expect(report.unchanged).toEqual([
+        expect.objectContaining({ image: "shop", reason: expect.stringMatching(reason) }),
+      ]);
+      expect(report.notices).toEqual([
+        expect.objectContaining({ image: "shop", message: expect.stringMatching(reason) }),
+      ]);
+      rmSync(dir, { recursive: true });
+    },
+    60_000,
+  );
+
+  it("refuses to promote to prod a digest staging runs but nobody signed", async () => {
+    // Someone edited staging to run the unsigned 1.9.1: `from: staging` carries its exact digest.
+    const dir = writeRepo(configRepo(distribution.host, signer.publicPem, "1.9.1", "1.8.0"));
+    const report = await plan(dir, "prod");
+    expect(report.changes).toEqual([]);
+    expect(report.unchanged).toEqual([
+      expect.objectContaining({
+        image: "shop",
+        reason: expect.stringMatching(
+          /^1\.9\.1 not signed by acme\/shop release key \(sha256:[0-9a-f]{12}: no cosign/,
+        ),
+      }),
+    ]);
+    rmSync(dir, { recursive: true });
+  });
+
+  it("promotes to prod the signed digest staging runs", async () => {
+    const dir = writeRepo(configRepo(distribution.host, signer.publicPem, "1.9.0", "1.8.0"));
+    const report = await plan(dir, "prod");
+    expect(report.changes).toEqual(
+      expect.arrayContaining([expect.objectContaining({ environment: "prod", from: "1.8.0", to: "1.9.0" })]),
+    );
+    rmSync(dir, { recursive: true });
+  });
+});
