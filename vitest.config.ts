@@ -8,6 +8,8 @@ export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
     exclude: ["test/cluster/**", "test/fixtures/**", "node_modules/**", "dist/**"],
+    // Stops at once, naming each missing tool (git, docker-registry, kubectl or kustomize, helm, ...).
+    globalSetup: ["test/support/prerequisites.ts"],
     // Many tests start real servers, git and child processes on a shared machine: a test that
     // needs longer says so itself (vi.setConfig or a describe timeout).
     testTimeout: 20_000,

@@ -9,10 +9,9 @@ import { startSandboxWorld, type SandboxWorld } from "../../src/sandbox/story/sa
 import { renderStatusPage } from "../../src/server/status-page.js";
 import { startStatusListener } from "../../src/server/status-route.js";
 import { createStatusPageRoute } from "../../src/server/status-page.js";
+import { CHROMIUM_BINARY } from "../support/prerequisites.js";
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 120_000 });
-
-const CHROMIUM = "/usr/bin/chromium";
 
 type Status = Record<
   string,
@@ -30,7 +29,7 @@ let browser: Browser;
 
 beforeAll(async () => {
   world = await startSandboxWorld({ log: () => undefined });
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
+  browser = await chromium.launch({ executablePath: CHROMIUM_BINARY, args: ["--no-sandbox"] });
 });
 afterAll(async () => {
   await browser?.close();

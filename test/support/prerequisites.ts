@@ -1,0 +1,58 @@
+/**
+ * Vitest global setup for `npm test`: before any test file starts, check that the tools the suite
+ * runs for real are on this machine, and stop at once naming each missing one and how to get it
+ * (`.ci/run` installs them all). Without this a machine lacking, say, kubectl ran for minutes and
+ * failed in the render tests with a spawn error. The tool list and why each is needed:
+ * docs/testing.md.
+ */
+import { accessSync, constants } from "node:fs";
+import {
+  findExecutable,
+  findRenderer,
+  MISSING_HELM_HELP,
+  MISSING_RENDERER_HELP,
+} from "../../src/reconciler/renderer.js";
+import { DISTRIBUTION_BINARY } from "./registry-distribution.js";
+
+/** Debian's chromium: the status page test drives it through playwright-core. */
+export const CHROMIUM_BINARY = process.env.FERRY_CHROMIUM_BINARY ?? "/usr/bin/chromium";
+
+function executable(file: string): boolean {
+  try {
+    accessSync(file, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** One line per missing tool, naming it and how to install it; empty when all are present. */
+export function missingPrerequisites(searchPath: string | undefined): string[] {
+  const missing: string[] = [];
+  if (!findExecutable("git", searchPath))
+    missing.push("git is not on PATH: install git (apt-get install git)");
+  if (!executable(DISTRIBUTION_BINARY)) {
+    missing.push(
+      `${DISTRIBUTION_BINARY} is missing: the registry tests run CNCF distribution (apt-get install docker-registry)`,
+    );
+  }
+  if (!findExecutable("htpasswd", searchPath)) {
+    missing.push("htpasswd is not on PATH: the registry tests use it (apt-get install apache2-utils)");
+  }
+  if (!findRenderer(searchPath)) missing.push(MISSING_RENDERER_HELP);
+  if (!findExecutable("helm", searchPath)) missing.push(MISSING_HELM_HELP);
+  if (!executable(CHROMIUM_BINARY)) {
+    missing.push(`${CHROMIUM_BINARY} is missing: the status page test drives it (apt-get install chromium)`);
+  }
+  return missing;
+}
+
+export default function setup(): void {
+  const missing = missingPrerequisites(process.env.PATH);
+  if (missing.length === 0) return;
+  // A plain message and exit, not a thrown error: vitest would print its own stack around it.
+  process.stderr.write(
+    `npm test needs tools this machine lacks (bash .ci/run installs them all):\n  - ${missing.join("\n  - ")}\n`,
+  );
+  process.exit(1);
+}
