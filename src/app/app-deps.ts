@@ -12,9 +12,13 @@ export interface AppLogger {
   error(fields: Record<string, unknown>, message: string): void;
 }
 
-/** Everything a use case needs, for one config repository of one installation. */
-export interface AppDeps {
-  github: GitHubRepoPort;
+/**
+ * Everything a use case needs, for one config repository of one installation. `GitHub` is the part
+ * of the GitHub port the use case calls: each declares only its roles (`AppDeps<GitHubPulls &
+ * GitHubComments>`), so a test fake or a reader of the code sees what it touches.
+ */
+export interface AppDeps<GitHub = GitHubRepoPort> {
+  github: GitHub;
   /** The registry reader for a repository's config (credentials come from its `registries:`). */
   registryFor: (config: FerryConfig) => RegistryReader;
   now: () => Date;

@@ -11,7 +11,8 @@ import { isUserError } from "../core/errors.js";
 import { CONFIG_CHECK_NAME, formatConfigCheck } from "../core/pr/check-run.js";
 import type { AppDeps } from "./app-deps.js";
 import { errorText } from "./error-text.js";
-import { closeBrokenConfigIssue, loadRepoConfig } from "./load-repo-config.js";
+import type { GitHubChecks, GitHubComments, GitHubContents } from "./github-port.js";
+import { closeBrokenConfigIssue, loadRepoConfig, type ConfigReading } from "./load-repo-config.js";
 import type { FileSource } from "./plan-environment.js";
 import { repoFileSource } from "./repo-files.js";
 
@@ -25,7 +26,7 @@ import { repoFileSource } from "./repo-files.js";
  * environment file (blobs unchanged since the base come from the content cache), one check run.
  */
 export async function checkConfigPullRequest(
-  deps: AppDeps,
+  deps: AppDeps<GitHubContents & GitHubChecks>,
   input: { headSha: string; changedFiles: string[] },
 ): Promise<"success" | "failure" | "skipped"> {
   if (!input.changedFiles.includes(CONFIG_PATH)) return "skipped";
@@ -59,7 +60,7 @@ export async function checkConfigPullRequest(
  * Returns whether the config is usable.
  */
 export async function checkConfigOnDefaultBranch(
-  deps: AppDeps,
+  deps: AppDeps<ConfigReading & GitHubChecks & GitHubComments>,
   input: { branch: string; headSha: string },
 ): Promise<boolean> {
   const loaded = await loadRepoConfig(deps, input.branch);
@@ -107,7 +108,7 @@ const TREE_TOO_LARGE =
  * by the check rather than followed (docs/reliability.md row 15).
  */
 async function readHeadConfig(
-  deps: AppDeps,
+  deps: AppDeps<GitHubContents>,
   files: FileSource,
   headSha: string,
 ): Promise<{ text: string; treeListed: boolean } | { problem: ConfigProblem } | undefined> {

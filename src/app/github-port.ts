@@ -20,6 +20,8 @@ export interface BranchInfo {
   treeSha: string;
   /** Branch protection is on (then auto-merge is GitHub's native one). */
   protected: boolean;
+  /** Contexts required by branch protection; undefined when the branch is unprotected. */
+  requiredChecks?: string[];
 }
 
 export interface TreeEntry {
@@ -81,16 +83,29 @@ export interface DeploymentHealth {
   since: Date;
 }
 
-export interface GitHubRepoPort {
+/** Which repository a port speaks for (lock keys, and telling Ferry's own PRs from a fork's). */
+export interface RepoIdentity {
   readonly owner: string;
   readonly repo: string;
-  defaultBranch(): Promise<string>;
-  getBranch(name: string): Promise<BranchInfo | undefined>;
-  /** File content at a ref, or undefined when absent. */
+}
+
+/** Files of a commit: its recursive tree, blobs by SHA, and one file by path. */
+export interface GitHubContents {
+  /**
+   * File content at a ref (a branch, a commit, or a full ref such as `STATE_REF`), or undefined
+   * when absent. One request (the contents API).
+   */
   readFile(ref: string, path: string): Promise<string | undefined>;
   /** Every entry of a tree, recursively. */
   listTree(treeSha: string): Promise<TreeEntry[]>;
   readBlob(sha: string): Promise<string>;
+}
+
+/** Branches and commits: read the base, write Ferry's `ferry/<env>` branch by compare-and-swap. */
+export interface GitHubBranches {
+  defaultBranch(): Promise<string>;
+  /** The branch head, with its protection (one request), or undefined when absent. */
+  getBranch(name: string): Promise<BranchInfo | undefined>;
   /** One commit carrying every file (trees with inline content: no separate blob requests). */
   createCommit(input: {
     baseTreeSha: string;
@@ -102,11 +117,13 @@ export interface GitHubRepoPort {
   createRef(branch: string, sha: string): Promise<"created" | "exists">;
   /** Fast-forward only, never forced: `conflict` when the branch moved (docs/reliability.md row 22). */
   updateRef(branch: string, sha: string): Promise<"updated" | "conflict">;
-  /**
-   * The state file (holds and floors) on Ferry's state ref, `refs/ferry/state`, or at one of its
-   * commits; undefined before the first state write. One request.
-   */
-  readStateFile(commit?: string): Promise<string | undefined>;
+}
+
+/**
+ * Ferry's state ref, `STATE_REF`. Its file is read with `GitHubContents.readFile(STATE_REF or a
+ * commit of it, STATE_FILE)`: one request, undefined before the first state write.
+ */
+export interface GitHubStateRef {
   /** The commit the state ref points at, or undefined before the first state write. */
   stateHead(): Promise<string | undefined>;
   /**
@@ -119,6 +136,10 @@ export interface GitHubRepoPort {
     content: string,
     message: string,
   ): Promise<"written" | "conflict">;
+}
+
+/** Pull requests: find, open and update Ferry's PR for an environment. */
+export interface GitHubPulls {
   findOpenPull(head: string): Promise<PullRequestInfo | undefined>;
   getPull(number: number): Promise<PullRequestInfo | undefined>;
   createPull(input: { head: string; base: string; title: string; body: string }): Promise<PullRequestInfo>;
@@ -128,6 +149,10 @@ export interface GitHubRepoPort {
   ): Promise<void>;
   addLabels(number: number, labels: string[]): Promise<void>;
   requestReviewers(number: number, users: string[], teams: string[]): Promise<void>;
+}
+
+/** Merging a PR: GitHub's native auto-merge, or Ferry's own merge at the head it validated. */
+export interface GitHubMerges {
   /**
    * GitHub's native auto-merge, only while the head is still `expectedHead` (GraphQL
    * `expectedHeadOid`). `clean`: GitHub refuses it because the PR may merge right now;
@@ -150,27 +175,63 @@ export interface GitHubRepoPort {
   ): Promise<"merged" | "head-moved" | "base-moved" | "method-refused" | "not-mergeable">;
   /** The merge methods the repository allows; undefined when its settings cannot be read. */
   allowedMergeMethods(): Promise<AllowedMergeMethods | undefined>;
-  /** Contexts required by branch protection, or undefined when the branch is unprotected. */
-  requiredChecks(branch: string): Promise<string[] | undefined>;
+}
+
+/** Checks and statuses: read a commit's CI state (here or in an image's source repo), write Ferry's own. */
+export interface GitHubChecks {
   /** Combined state of checks and statuses on a commit, restricted to `contexts` when given. */
   checksState(
     sha: string,
     contexts?: string[],
     repo?: { owner: string; repo: string },
   ): Promise<ChecksState | "none">;
+  createCheckRun(input: CheckRunInput): Promise<void>;
+  /** The commit a git tag points at in another repo (CI gating when an image has no revision label). */
+  tagCommit?(repo: { owner: string; repo: string }, tag: string): Promise<string | undefined>;
+}
+
+/** Comments on issues and PRs, and the reactions that answer (and dedupe) a command. */
+export interface GitHubComments {
   comment(issueNumber: number, body: string): Promise<void>;
   /** Adds a reaction as the app; `existed` when the app had already reacted so (dedupes redeliveries). */
   react(commentId: number, content: ReactionContent): Promise<"created" | "existed">;
-  permissionOf(login: string): Promise<Permission | "none">;
-  isTeamMember(team: string, login: string): Promise<boolean>;
+}
+
+/** Ferry's issues (labelled `ferry`): the dashboard and the broken-config issue. */
+export interface GitHubIssues {
   findIssue(title: string): Promise<IssueInfo | undefined>;
   /** Opens an issue labelled `ferry`; undefined when the repository has issues turned off (410). */
   createIssue(input: { title: string; body: string }): Promise<number | undefined>;
   updateIssue(number: number, input: { body?: string; state?: "open" | "closed" }): Promise<void>;
   pinIssue?(issue: number): Promise<void>;
-  createCheckRun(input: CheckRunInput): Promise<void>;
-  /** The commit a git tag points at in another repo (CI gating when an image has no revision label). */
-  tagCommit?(repo: { owner: string; repo: string }, tag: string): Promise<string | undefined>;
+}
+
+/** Who may run a command: live permission and team membership. */
+export interface GitHubAccess {
+  permissionOf(login: string): Promise<Permission | "none">;
+  isTeamMember(team: string, login: string): Promise<boolean>;
+}
+
+/** What the reconciler reported through Deployment statuses. */
+export interface GitHubDeployments {
   /** The latest Deployment status the reconciler reported for an environment. */
   deploymentHealth(environment: string): Promise<DeploymentHealth | undefined>;
 }
+
+/**
+ * Every role: what the Octokit adapter implements and the app wiring hands to use cases. A use
+ * case declares only the roles it calls (docs/architecture.md "The GitHub port").
+ */
+export interface GitHubRepoPort
+  extends
+    RepoIdentity,
+    GitHubContents,
+    GitHubBranches,
+    GitHubStateRef,
+    GitHubPulls,
+    GitHubMerges,
+    GitHubChecks,
+    GitHubComments,
+    GitHubIssues,
+    GitHubAccess,
+    GitHubDeployments {}

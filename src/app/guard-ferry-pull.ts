@@ -1,5 +1,6 @@
 import type { AppDeps } from "./app-deps.js";
-import { loadRepoConfig } from "./load-repo-config.js";
+import { loadRepoConfig, type ConfigReading } from "./load-repo-config.js";
+import type { PullWork } from "./merge-when-ready.js";
 import { planEnvironment } from "./plan-environment.js";
 import { ferryPull } from "./pull-trust.js";
 import { repoFileSource } from "./repo-files.js";
@@ -17,7 +18,11 @@ const LOGIN = /^[A-Za-z0-9-]{1,39}(?:\[bot\])?$/;
  * rebuilt from the sealed plan as a new commit on the base, so the pushed change is dropped. When
  * the plan cannot be verified any more, the PR is closed instead (the next sync opens a new one).
  */
-export async function guardFerryPull(deps: AppDeps, number: number, pusher?: string): Promise<GuardOutcome> {
+export async function guardFerryPull(
+  deps: AppDeps<ConfigReading & PullWork>,
+  number: number,
+  pusher?: string,
+): Promise<GuardOutcome> {
   const first = await deps.github.getPull(number);
   const environment = first && ferryPull(deps, first)?.environment;
   if (!first || environment === undefined) return "not-ferry";

@@ -2,6 +2,10 @@ import { CONFIG_PATH, loadConfig, type ConfigProblem } from "../core/config/load
 import { isUserError, UserError } from "../core/errors.js";
 import { BROKEN_CONFIG_TITLE, formatBrokenConfigIssue } from "../core/pr/check-run.js";
 import type { AppDeps, LoadedConfig } from "./app-deps.js";
+import type { GitHubBranches, GitHubComments, GitHubContents, GitHubIssues } from "./github-port.js";
+
+/** The GitHub roles that reading the config (and upserting its broken-config issue) calls. */
+export type ConfigReading = GitHubBranches & GitHubContents & GitHubIssues;
 
 export type RepoConfigResult =
   | ({ ok: true; warnings: ConfigProblem[] } & LoadedConfig)
@@ -13,7 +17,7 @@ export type RepoConfigResult =
  * (docs/config.md). A broken config gets one upserted issue, and the caller makes no changes.
  */
 export async function loadRepoConfig(
-  deps: AppDeps,
+  deps: AppDeps<ConfigReading>,
   baseBranch?: string,
   /** `readOnly`: report a broken config without upserting its issue (e.g. for `GET /status`). */
   options: { readOnly?: boolean } = {},
@@ -38,7 +42,7 @@ export async function loadRepoConfig(
  * contents API.
  */
 async function readConfigText(
-  deps: AppDeps,
+  deps: AppDeps<GitHubContents>,
   base: { sha: string; treeSha: string },
 ): Promise<string | undefined> {
   let entries;
@@ -57,7 +61,11 @@ async function readConfigText(
   return deps.github.readBlob(entry.sha);
 }
 
-async function upsertBrokenConfigIssue(deps: AppDeps, problems: ConfigProblem[], sha: string): Promise<void> {
+async function upsertBrokenConfigIssue(
+  deps: AppDeps<GitHubIssues>,
+  problems: ConfigProblem[],
+  sha: string,
+): Promise<void> {
   const body = formatBrokenConfigIssue(CONFIG_PATH, problems, sha);
   const issue = await deps.github.findIssue(BROKEN_CONFIG_TITLE);
   if (!issue) {
@@ -73,7 +81,7 @@ async function upsertBrokenConfigIssue(deps: AppDeps, problems: ConfigProblem[],
 }
 
 /** Called when a push fixed the config: closes the broken-config issue, if any. */
-export async function closeBrokenConfigIssue(deps: AppDeps): Promise<void> {
+export async function closeBrokenConfigIssue(deps: AppDeps<GitHubIssues & GitHubComments>): Promise<void> {
   const issue = await deps.github.findIssue(BROKEN_CONFIG_TITLE);
   if (issue && issue.state === "open") {
     await deps.github.comment(issue.number, "The config is valid again; Ferry resumes.");

@@ -1,6 +1,22 @@
 import { chooseMergeMethod, type MergeMethod } from "../core/pr/merge-method.js";
 import type { AppDeps, LoadedConfig } from "./app-deps.js";
-import type { PullRequestInfo } from "./github-port.js";
+import type {
+  GitHubBranches,
+  GitHubChecks,
+  GitHubComments,
+  GitHubMerges,
+  GitHubPulls,
+  PullRequestInfo,
+  RepoIdentity,
+} from "./github-port.js";
+
+/** The GitHub roles for writing Ferry's PR branch, opening the PR and merging it. */
+export type PullWork = RepoIdentity &
+  GitHubBranches &
+  GitHubChecks &
+  GitHubMerges &
+  GitHubPulls &
+  GitHubComments;
 import { ferryPull } from "./pull-trust.js";
 
 export type MergeOutcome = "merged" | "waiting" | "not-ferry" | "review" | "stopped";
@@ -11,7 +27,7 @@ export type MergeOutcome = "merged" | "waiting" | "not-ferry" | "review" | "stop
  * validation aborts the merge (docs/reliability.md rows 13 and 24).
  */
 export async function mergeWhenReady(
-  deps: AppDeps,
+  deps: AppDeps<PullWork>,
   loaded: LoadedConfig,
   pull: PullRequestInfo,
 ): Promise<MergeOutcome> {
@@ -24,7 +40,7 @@ export async function mergeWhenReady(
   // Native auto-merge is on: GitHub merges when the requirements are met. Merging as well would
   // race it and turn the loser's 405 into a false "could not merge" comment.
   if (pull.autoMerge) return "waiting";
-  const required = await deps.github.requiredChecks(pull.baseRef);
+  const required = (await deps.github.getBranch(pull.baseRef))?.requiredChecks;
   const state = await deps.github.checksState(pull.headSha, required);
   // Required contexts must all have passed; without any (unprotected base, or protection without
   // required checks) every reported check must pass, and a commit with no checks at all may merge.
@@ -90,7 +106,7 @@ export async function mergeWhenReady(
  * other with 405, https://docs.github.com/en/rest/pulls/pulls#merge-a-pull-request).
  */
 export async function mergeMethodFor(
-  deps: AppDeps,
+  deps: AppDeps<GitHubMerges>,
   loaded: LoadedConfig,
   environment: string,
 ): Promise<MergeMethod> {
@@ -108,7 +124,10 @@ export const MERGEABILITY_RETRY_DELAYS_MS: readonly number[] = [1000, 2000, 4000
  * Waits before retry number `attempt` (from 0) and says whether to retry: false once the delays
  * (`deps.mergeabilityRetryDelaysMs`, bounded) are used up.
  */
-export async function pauseBeforeRetry(deps: AppDeps, attempt: number): Promise<boolean> {
+export async function pauseBeforeRetry(
+  deps: Pick<AppDeps, "mergeabilityRetryDelaysMs">,
+  attempt: number,
+): Promise<boolean> {
   const delays = deps.mergeabilityRetryDelaysMs ?? MERGEABILITY_RETRY_DELAYS_MS;
   const delay = delays[attempt];
   if (delay === undefined) return false;

@@ -4,9 +4,11 @@ import { versionBefore, type FerryState } from "../core/state/ferry-state.js";
 import { isNewer } from "../core/policy/select-tag.js";
 import type { AppDeps, LoadedConfig } from "./app-deps.js";
 import { planEnvironment, currentImages } from "./plan-environment.js";
+import type { GitHubDeployments } from "./github-port.js";
+import type { PullWork } from "./merge-when-ready.js";
 import { repoFileSource } from "./repo-files.js";
 import { soakPending } from "./soak.js";
-import { loadState, updateState } from "./state.js";
+import { loadState, updateState, type StateWork } from "./state.js";
 import { bodyRows } from "./sync-repository.js";
 import { upsertPromotionPr, type UpsertResult } from "./upsert-promotion-pr.js";
 import { upstreamPins, type Pins } from "./upstream-pins.js";
@@ -19,12 +21,19 @@ export interface PromoteInput {
   issueNumber?: number;
 }
 
+/** The GitHub roles `/promote` and `/rollback` call: the state, the soak gate and the PR. */
+export type Promoting = StateWork & PullWork & GitHubDeployments;
+
 /**
  * `/promote <env> [image@tag]` (docs/config.md "Commands"): with `from`, the environment gets exactly what its
  * upstream runs (same digest), once the upstream has soaked when it reports health; without
  * `from`, the named tag (or what the policy chooses). Returns the reply.
  */
-export async function promote(deps: AppDeps, loaded: LoadedConfig, input: PromoteInput): Promise<string> {
+export async function promote(
+  deps: AppDeps<Promoting>,
+  loaded: LoadedConfig,
+  input: PromoteInput,
+): Promise<string> {
   const { config } = loaded;
   const environmentConfig = config.environments[input.environment]!;
   const files = repoFileSource(deps.github, loaded.base.treeSha);
@@ -88,7 +97,11 @@ export async function promote(deps: AppDeps, loaded: LoadedConfig, input: Promot
  * the named one, and a hold on the environment so automatic updates do not undo it; the version
  * rolled back from becomes the floor for after `/unhold` (a floor is never lowered here).
  */
-export async function rollback(deps: AppDeps, loaded: LoadedConfig, input: PromoteInput): Promise<string> {
+export async function rollback(
+  deps: AppDeps<Promoting>,
+  loaded: LoadedConfig,
+  input: PromoteInput,
+): Promise<string> {
   const { config } = loaded;
   const files = repoFileSource(deps.github, loaded.base.treeSha);
   const running = await currentImages(files, config, input.environment);
@@ -151,7 +164,7 @@ export async function rollback(deps: AppDeps, loaded: LoadedConfig, input: Promo
 
 /** Per image, the version before the one running now in the environment's history. */
 async function previousVersions(
-  deps: AppDeps,
+  deps: Pick<AppDeps, "registryFor">,
   loaded: LoadedConfig,
   state: FerryState,
   environment: string,
@@ -174,7 +187,7 @@ async function previousVersions(
 }
 
 async function resolvePin(
-  deps: AppDeps,
+  deps: Pick<AppDeps, "registryFor">,
   loaded: LoadedConfig,
   image: { name: string; tag: string },
 ): Promise<{ tag: string; digest: string }> {
@@ -185,7 +198,11 @@ async function resolvePin(
   return { tag: image.tag, digest };
 }
 
-async function requireSoaked(deps: AppDeps, upstream: string, soak: string | undefined): Promise<void> {
+async function requireSoaked(
+  deps: AppDeps<GitHubDeployments>,
+  upstream: string,
+  soak: string | undefined,
+): Promise<void> {
   const pending = await soakPending(deps, upstream, soak);
   if (pending !== undefined) throw new UserError(pending.code, pending.reason);
 }

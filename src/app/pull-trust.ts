@@ -3,7 +3,7 @@ import { parseBody } from "../core/pr/body.js";
 import { parseBranchName } from "../core/pr/branch.js";
 import { planSealInput, type PlanBlock } from "../core/pr/plan-block.js";
 import type { AppDeps } from "./app-deps.js";
-import type { PullRequestInfo } from "./github-port.js";
+import type { PullRequestInfo, RepoIdentity } from "./github-port.js";
 
 /**
  * Which pull requests and commits Ferry believes (docs/security.md). A branch name proves nothing:
@@ -39,7 +39,7 @@ function sealVerifies(key: string, block: PlanBlock): boolean {
 }
 
 /** Ferry's view of a PR: undefined when Ferry did not open it (whatever its branch or body says). */
-export function ferryPull(deps: AppDeps, pull: PullRequestInfo): FerryPull | undefined {
+export function ferryPull(deps: AppDeps<RepoIdentity>, pull: PullRequestInfo): FerryPull | undefined {
   const environment = parseBranchName(pull.headRef);
   if (environment === undefined) return undefined;
   if (deps.appLogin === undefined || pull.author !== deps.appLogin) return undefined;

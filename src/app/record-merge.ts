@@ -1,9 +1,9 @@
 import { recordDeployment } from "../core/state/ferry-state.js";
 import type { AppDeps } from "./app-deps.js";
-import type { PullRequestInfo } from "./github-port.js";
-import { loadRepoConfig } from "./load-repo-config.js";
+import type { GitHubComments, PullRequestInfo } from "./github-port.js";
+import { loadRepoConfig, type ConfigReading } from "./load-repo-config.js";
 import { ferryPull } from "./pull-trust.js";
-import { updateState } from "./state.js";
+import { updateState, type StateWork } from "./state.js";
 
 /**
  * A Ferry PR was merged: the tags it brought in become the environment's floors, so that a human
@@ -13,7 +13,10 @@ import { updateState } from "./state.js";
  * merged at the commit it wrote counts: the floors come from its sealed plan, never from a body
  * someone else wrote.
  */
-export async function recordMerge(deps: AppDeps, pull: PullRequestInfo): Promise<boolean> {
+export async function recordMerge(
+  deps: AppDeps<ConfigReading & StateWork & GitHubComments>,
+  pull: PullRequestInfo,
+): Promise<boolean> {
   const ferry = ferryPull(deps, pull);
   if (!pull.merged || !ferry) return false;
   const block = ferry.block;

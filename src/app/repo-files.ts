@@ -1,6 +1,6 @@
 import { UserError } from "../core/errors.js";
 import type { FileSource, SkippedFile } from "./plan-environment.js";
-import type { GitHubRepoPort, TreeEntry } from "./github-port.js";
+import type { GitHubContents, TreeEntry } from "./github-port.js";
 
 const YAML_FILE = /\.ya?ml$/;
 
@@ -22,7 +22,7 @@ function tooLarge(path: string, size: number, max: number): string {
  * (docs/reliability.md row 15).
  */
 export function repoFileSource(
-  github: GitHubRepoPort,
+  github: GitHubContents,
   treeSha: string,
   maxFileBytes = MAX_ENVIRONMENT_FILE_BYTES,
 ): FileSource {

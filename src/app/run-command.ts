@@ -5,7 +5,8 @@ import type { AppDeps, LoadedConfig } from "./app-deps.js";
 import { errorText } from "./error-text.js";
 import { loadRepoConfig } from "./load-repo-config.js";
 import { promote, rollback } from "./promote.js";
-import { statusTable, updateState } from "./state.js";
+import { statusTable, updateState, type StateWork } from "./state.js";
+import type { GitHubAccess } from "./github-port.js";
 
 export interface CommentInput {
   commentId: number;
@@ -136,7 +137,7 @@ async function runCommand(
  * command lowers a floor; it needs the same permission as `/promote <env>`.
  */
 async function unfloor(
-  deps: AppDeps,
+  deps: AppDeps<StateWork>,
   loaded: LoadedConfig,
   environment: string,
   image: string | undefined,
@@ -169,7 +170,7 @@ async function unfloor(
  * of one of the environment's `promoters.teams`. `/ferry status` needs read access.
  */
 async function authorize(
-  deps: AppDeps,
+  deps: AppDeps<GitHubAccess>,
   loaded: LoadedConfig,
   login: string,
   environment: string | undefined,

@@ -1,5 +1,6 @@
 import { formatDuration, parseDuration } from "../core/duration.js";
 import type { AppDeps } from "./app-deps.js";
+import type { GitHubDeployments } from "./github-port.js";
 
 /**
  * Why an environment with `from` and `soak` may not take its upstream's versions yet, or undefined
@@ -8,7 +9,7 @@ import type { AppDeps } from "./app-deps.js";
  * wait for. Shared by `/promote` and by automatic environments that follow their upstream.
  */
 export async function soakPending(
-  deps: AppDeps,
+  deps: AppDeps<GitHubDeployments>,
   upstream: string,
   soak: string | undefined,
 ): Promise<{ code: "unhealthy" | "soaking"; reason: string } | undefined> {

@@ -15,8 +15,28 @@ import { escapeMarkdown } from "../core/pr/markdown.js";
 import type { AppDeps, LoadedConfig } from "./app-deps.js";
 import { errorText } from "./error-text.js";
 import { currentImages } from "./plan-environment.js";
-import type { IssueInfo, PullRequestInfo } from "./github-port.js";
+import {
+  STATE_FILE,
+  STATE_REF,
+  type GitHubContents,
+  type GitHubIssues,
+  type GitHubPulls,
+  type GitHubStateRef,
+  type IssueInfo,
+  type PullRequestInfo,
+  type RepoIdentity,
+} from "./github-port.js";
 import { repoFileSource } from "./repo-files.js";
+
+/** The GitHub roles the dashboard reads and writes: the issue, each environment's PR, the files. */
+export type DashboardWork = GitHubContents & GitHubIssues & GitHubPulls;
+/** The GitHub roles a state update calls: the state ref, then the dashboard. */
+export type StateWork = RepoIdentity & GitHubStateRef & DashboardWork;
+
+/** The state file on the state ref, or at one of its commits; undefined before the first write. */
+function readStateFile(github: GitHubContents, commit?: string): Promise<string | undefined> {
+  return github.readFile(commit ?? STATE_REF, STATE_FILE);
+}
 
 /** Compare-and-swap attempts of one state update before giving up (each lost race costs one). */
 export const STATE_WRITE_ATTEMPTS = 5;
@@ -31,17 +51,17 @@ const DASHBOARD_ROUNDS = 3;
  * over. `dashboard` is the issue when this read had to fetch it (null: fetched, absent).
  */
 export async function loadState(
-  deps: AppDeps,
+  deps: AppDeps<GitHubContents & GitHubIssues>,
   known: { dashboard?: IssueInfo | null } = {},
 ): Promise<{ state: FerryState; dashboard?: IssueInfo | null }> {
-  const text = await deps.github.readStateFile();
+  const text = await readStateFile(deps.github);
   if (text !== undefined) return { state: parseStateFile(text) };
   return migratedState(deps, known);
 }
 
 /** Before the state ref exists: the state block of the dashboard issue (installations from before it). */
 async function migratedState(
-  deps: AppDeps,
+  deps: AppDeps<GitHubIssues>,
   known: { dashboard?: IssueInfo | null } = {},
 ): Promise<{ state: FerryState; dashboard: IssueInfo | null }> {
   const dashboard =
@@ -68,7 +88,7 @@ export interface KnownDashboardInputs {
  * in-process lock only spares this replica needless conflicts. The dashboard is re-rendered after.
  */
 export async function updateState(
-  deps: AppDeps,
+  deps: AppDeps<StateWork>,
   loaded: LoadedConfig,
   change: (state: FerryState) => void,
 ): Promise<FerryState> {
@@ -80,7 +100,7 @@ export async function updateState(
 }
 
 async function swapState(
-  deps: AppDeps,
+  deps: AppDeps<GitHubStateRef & GitHubContents & GitHubIssues>,
   change: (state: FerryState) => void,
 ): Promise<{ state: FerryState; dashboard?: IssueInfo | null }> {
   for (let attempt = 1; attempt <= STATE_WRITE_ATTEMPTS; attempt++) {
@@ -89,7 +109,7 @@ async function swapState(
     const read =
       head === undefined
         ? await migratedState(deps)
-        : { state: parseStateFile(await deps.github.readStateFile(head)) };
+        : { state: parseStateFile(await readStateFile(deps.github, head)) };
     const before = formatStateFile(read.state);
     change(read.state);
     const content = formatStateFile(read.state);
@@ -119,7 +139,7 @@ function commitMessage(state: FerryState): string {
  * last dashboard written shows the latest state.
  */
 export async function writeDashboard(
-  deps: AppDeps,
+  deps: AppDeps<DashboardWork>,
   loaded: LoadedConfig,
   state?: FerryState,
   known: KnownDashboardInputs = {},
@@ -157,7 +177,7 @@ export async function writeDashboard(
       issue = { ...issue, body, state: "open" };
     }
     if (round >= DASHBOARD_ROUNDS) return;
-    const latest = await deps.github.readStateFile();
+    const latest = await readStateFile(deps.github);
     // No state ref yet: the issue's block is the state itself, just written from what was read.
     if (latest === undefined) return;
     const fresh = parseStateFile(latest);
@@ -168,7 +188,7 @@ export async function writeDashboard(
 
 /** What runs where, open PRs and holds: the `/ferry status` table and the dashboard's input. */
 export async function collectStatus(
-  deps: AppDeps,
+  deps: AppDeps<GitHubContents & GitHubPulls>,
   loaded: LoadedConfig,
   state: FerryState,
   knownPulls: Record<string, PullRequestInfo | undefined> = {},
@@ -211,7 +231,7 @@ export async function collectStatus(
   };
 }
 
-export async function statusTable(deps: AppDeps, loaded: LoadedConfig): Promise<string> {
+export async function statusTable(deps: AppDeps<DashboardWork>, loaded: LoadedConfig): Promise<string> {
   const { state, dashboard } = await loadState(deps);
   const table = formatStatusTable(await collectStatus(deps, loaded, state));
   // The last scan's notices (an unsigned tag not proposed, a tag outside its policy), as the dashboard shows them.
@@ -228,7 +248,10 @@ export async function statusTable(deps: AppDeps, loaded: LoadedConfig): Promise<
 }
 
 /** The notices the last scan left on the dashboard issue (read when the caller has not read it). */
-export async function lastNotices(deps: AppDeps, dashboard?: IssueInfo | null): Promise<PolicyNotice[]> {
+export async function lastNotices(
+  deps: AppDeps<GitHubIssues>,
+  dashboard?: IssueInfo | null,
+): Promise<PolicyNotice[]> {
   const issue = dashboard === undefined ? await deps.github.findIssue(DASHBOARD_TITLE) : dashboard;
   return parseNotices(issue?.body);
 }

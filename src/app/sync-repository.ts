@@ -6,9 +6,10 @@ import { isUserError } from "../core/errors.js";
 import { isNewer } from "../core/policy/select-tag.js";
 import type { AppDeps, LoadedConfig } from "./app-deps.js";
 import { errorText } from "./error-text.js";
-import { loadRepoConfig } from "./load-repo-config.js";
+import { loadRepoConfig, type ConfigReading } from "./load-repo-config.js";
+import type { Promoting } from "./promote.js";
 import { type EnvironmentPlan, planEnvironment, currentImages } from "./plan-environment.js";
-import type { PullRequestInfo } from "./github-port.js";
+import type { GitHubChecks, PullRequestInfo } from "./github-port.js";
 import type { ImageDescription } from "./ports.js";
 import { repoFileSource } from "./repo-files.js";
 import { soakPending } from "./soak.js";
@@ -37,7 +38,10 @@ export interface SyncResult {
  * repo are re-read, each `update: auto` environment is planned (policy, no downgrade, floors and
  * holds respected, CI gating), and its PR is upserted. Environments are serialized per key.
  */
-export async function syncRepository(deps: AppDeps, trigger: SyncTrigger): Promise<SyncResult> {
+export async function syncRepository(
+  deps: AppDeps<ConfigReading & Promoting>,
+  trigger: SyncTrigger,
+): Promise<SyncResult> {
   const loaded = await loadRepoConfig(deps, trigger.baseBranch);
   if (!loaded.ok)
     return { skipped: loaded.reason === "missing" ? "no-config" : "invalid-config", environments: {} };
@@ -120,7 +124,7 @@ export async function syncRepository(deps: AppDeps, trigger: SyncTrigger): Promi
  * newer tag than this environment and than its floor (no downgrade, human reverts respected).
  */
 async function followPins(
-  deps: AppDeps,
+  deps: Pick<AppDeps, "registryFor">,
   loaded: LoadedConfig,
   environment: string,
   files: ReturnType<typeof repoFileSource>,
@@ -155,7 +159,7 @@ function imagesFor(config: FerryConfig, repositories: string[] | undefined): str
  * commit it was built from (OCI revision label, else the source repo's git tag) passed CI.
  */
 export function ciGate(
-  deps: AppDeps,
+  deps: AppDeps<GitHubChecks>,
   config: FerryConfig,
 ): (image: string, tag: string, description: ImageDescription) => Promise<boolean> {
   return async (image, tag, description) => {
@@ -171,7 +175,7 @@ export function ciGate(
 
 /** Policy wording and source compare range for each changed image. */
 export async function bodyRows(
-  deps: AppDeps,
+  deps: Pick<AppDeps, "registryFor">,
   config: FerryConfig,
   environment: string,
   plan: EnvironmentPlan,

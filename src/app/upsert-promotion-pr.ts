@@ -6,8 +6,8 @@ import { formatBranchName, formatLabels } from "../core/pr/branch.js";
 import type { PlanBlock, PlanKind } from "../core/pr/plan-block.js";
 import { formatTitle } from "../core/pr/title.js";
 import type { AppDeps, LoadedConfig } from "./app-deps.js";
-import type { PullRequestInfo } from "./github-port.js";
-import { mergeMethodFor, mergeWhenReady, pauseBeforeRetry } from "./merge-when-ready.js";
+import type { GitHubBranches, PullRequestInfo } from "./github-port.js";
+import { mergeMethodFor, mergeWhenReady, pauseBeforeRetry, type PullWork } from "./merge-when-ready.js";
 import type { EnvironmentPlan } from "./plan-environment.js";
 import { ferryPull, sealPlan } from "./pull-trust.js";
 
@@ -37,7 +37,7 @@ const MAX_REF_ATTEMPTS = 5;
  * a branch built from the current base; closes it when its change is no longer wanted. Running it
  * twice with the same plan changes nothing the second time (docs/architecture.md "Writes are upserts").
  */
-export async function upsertPromotionPr(deps: AppDeps, input: UpsertInput): Promise<UpsertResult> {
+export async function upsertPromotionPr(deps: AppDeps<PullWork>, input: UpsertInput): Promise<UpsertResult> {
   const { loaded, plan, kind } = input;
   const environment = plan.environment;
   const branch = formatBranchName(environment);
@@ -155,7 +155,7 @@ function planBlock(input: UpsertInput): PlanBlock {
 
 /** Opens the PR for a branch just written, with its labels (and reviewers for `merge: review`). */
 async function openPull(
-  deps: AppDeps,
+  deps: AppDeps<PullWork>,
   input: UpsertInput,
   branch: string,
   head: string,
@@ -187,7 +187,7 @@ async function openPull(
 }
 
 async function afterWrite(
-  deps: AppDeps,
+  deps: AppDeps<PullWork>,
   loaded: LoadedConfig,
   pull: PullRequestInfo,
   head: string,
@@ -224,7 +224,7 @@ async function afterWrite(
  * read-modify-write is redone from the new tip (compare-and-swap, docs/reliability.md row 22).
  */
 async function writeBranch(
-  deps: AppDeps,
+  deps: AppDeps<GitHubBranches>,
   loaded: LoadedConfig,
   branch: string,
   plan: EnvironmentPlan,

@@ -7,6 +7,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { GitHubRepoAdapter } from "../../src/adapters/github/github-repo.js";
+import { STATE_FILE, STATE_REF } from "../../src/app/github-port.js";
 import { loadRepoConfig } from "../../src/app/load-repo-config.js";
 import { updateState } from "../../src/app/state.js";
 import { DASHBOARD_TITLE, parseState } from "../../src/core/pr/dashboard.js";
@@ -14,8 +15,6 @@ import { parseStateFile } from "../../src/core/state/ferry-state.js";
 import { installApp, startWorld as startEmulatorWorld } from "../support/github-emulator-world.js";
 import { startWorld, type World } from "../support/app-e2e-world.js";
 import { configRepo, FakeRegistry, fakeDeps } from "../support/app-fakes.js";
-
-const STATE_REF = "refs/ferry/state";
 
 describe("the state ref through the adapter", { timeout: 60_000 }, () => {
   let close: (() => Promise<void>) | undefined;
@@ -34,15 +33,15 @@ describe("the state ref through the adapter", { timeout: 60_000 }, () => {
   it("creates the ref, moves it only from the commit it was read at, and reads any of its commits", async () => {
     const { github } = await adapterWorld();
     const port = github();
-    expect(await port.readStateFile()).toBeUndefined();
+    expect(await port.readFile(STATE_REF, STATE_FILE)).toBeUndefined();
     expect(await port.stateHead()).toBeUndefined();
     expect(await port.writeStateCommit(undefined, "one\n", "state")).toBe("written");
     expect(await port.writeStateCommit(undefined, "rival\n", "state")).toBe("conflict");
     const first = (await port.stateHead())!;
     expect(await port.writeStateCommit(first, "two\n", "state")).toBe("written");
     expect(await port.writeStateCommit(first, "stale\n", "state")).toBe("conflict");
-    expect(await port.readStateFile()).toBe("two\n");
-    expect(await port.readStateFile(first)).toBe("one\n");
+    expect(await port.readFile(STATE_REF, STATE_FILE)).toBe("two\n");
+    expect(await port.readFile(first, STATE_FILE)).toBe("one\n");
   });
 
   it("keeps every hold when five replicas each add one at the same time", async () => {

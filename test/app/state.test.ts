@@ -110,7 +110,7 @@ describe("loadState", () => {
     github.calls.length = 0;
     const { state } = await loadState(deps);
     expect(Object.keys(state.holds)).toEqual(["staging"]);
-    expect(github.calls).toEqual(["readStateFile"]);
+    expect(github.calls).toEqual(["readFile"]);
   });
 
   it("starts from the dashboard issue's block when the state ref does not exist yet, and carries it over", async () => {

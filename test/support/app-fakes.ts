@@ -91,7 +91,14 @@ export class FakeGitHub implements GitHubRepoPort {
   async getBranch(name: string): Promise<BranchInfo | undefined> {
     this.calls.push("getBranch");
     const id = this.branches.get(name);
-    return id ? { sha: id, treeSha: `tree-${id}`, protected: this.protectedBranches.has(name) } : undefined;
+    if (!id) return undefined;
+    const requiredChecks = this.protectedBranches.get(name);
+    return {
+      sha: id,
+      treeSha: `tree-${id}`,
+      protected: requiredChecks !== undefined,
+      ...(requiredChecks ? { requiredChecks } : {}),
+    };
   }
   async readFile(ref: string, path: string) {
     this.calls.push("readFile");
@@ -143,11 +150,6 @@ export class FakeGitHub implements GitHubRepoPort {
   stateFile(): string | undefined {
     const head = this.branches.get(STATE_REF);
     return head === undefined ? undefined : this.commits.get(head)?.files[STATE_FILE];
-  }
-  async readStateFile(commit?: string) {
-    this.calls.push("readStateFile");
-    const id = commit ?? this.branches.get(STATE_REF);
-    return id === undefined ? undefined : this.commits.get(id)?.files[STATE_FILE];
   }
   async stateHead() {
     this.calls.push("stateHead");
@@ -238,10 +240,6 @@ export class FakeGitHub implements GitHubRepoPort {
     if (pull.headSha !== head) return "head-moved" as const;
     this.mergeNow(number);
     return "merged" as const;
-  }
-  async requiredChecks(branch: string) {
-    this.calls.push("requiredChecks");
-    return this.protectedBranches.get(branch);
   }
   async checksState(id: string, contexts?: string[]) {
     this.calls.push("checksState");

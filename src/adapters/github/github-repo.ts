@@ -85,7 +85,7 @@ function toPull(data: {
 }
 
 /**
- * GitHubRepoPort over Octokit REST (and one GraphQL mutation for native auto-merge). Every write
+ * Every role of the GitHub port (`GitHubRepoPort`) over Octokit REST (and one GraphQL mutation for native auto-merge). Every write
  * is an upsert or a compare-and-swap; nothing is forced (docs/reliability.md rows 22–24).
  */
 export class GitHubRepoAdapter implements GitHubRepoPort {
@@ -141,7 +141,17 @@ export class GitHubRepoAdapter implements GitHubRepoPort {
     const response = await orUndefinedOn404(this.octokit.rest.repos.getBranch({ ...this.r, branch: name }));
     if (!response) return undefined;
     const { data } = response;
-    return { sha: data.commit.sha, treeSha: data.commit.commit.tree.sha, protected: data.protected };
+    // The branch endpoint shows the required contexts without needing the administration permission.
+    const checks = data.protection?.required_status_checks;
+    const requiredChecks = data.protected
+      ? [...new Set([...(checks?.contexts ?? []), ...(checks?.checks ?? []).map((check) => check.context)])]
+      : undefined;
+    return {
+      sha: data.commit.sha,
+      treeSha: data.commit.commit.tree.sha,
+      protected: data.protected,
+      ...(requiredChecks ? { requiredChecks } : {}),
+    };
   }
 
   async readFile(ref: string, path: string): Promise<string | undefined> {
@@ -251,10 +261,6 @@ export class GitHubRepoAdapter implements GitHubRepoPort {
       );
       return current?.data.object.sha === sha ? "updated" : "conflict";
     }
-  }
-
-  async readStateFile(commit?: string): Promise<string | undefined> {
-    return this.readFile(commit ?? STATE_REF, STATE_FILE);
   }
 
   async stateHead(): Promise<string | undefined> {
@@ -402,16 +408,6 @@ export class GitHubRepoAdapter implements GitHubRepoPort {
       if (code === 405 || code === 422) return "not-mergeable";
       throw error;
     }
-  }
-
-  async requiredChecks(branch: string): Promise<string[] | undefined> {
-    // The branch endpoint shows the required contexts without needing the administration permission.
-    const response = await orUndefinedOn404(this.octokit.rest.repos.getBranch({ ...this.r, branch }));
-    if (!response?.data.protected) return undefined;
-    const checks = response.data.protection?.required_status_checks;
-    return [
-      ...new Set([...(checks?.contexts ?? []), ...(checks?.checks ?? []).map((check) => check.context)]),
-    ];
   }
 
   async checksState(

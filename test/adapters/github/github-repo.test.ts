@@ -61,6 +61,14 @@ describe("GitHubRepoAdapter against the emulator", () => {
     expect(await github.updateRef("ferry/staging", first.sha)).toBe("updated");
   });
 
+  it("gives a branch's required checks with the branch itself, and none for an unprotected branch", async () => {
+    expect((await github.getBranch("main"))!.requiredChecks).toBeUndefined();
+    world.emu.protectBranch("acme", "config", "main", { requiredChecks: ["ci/test", "ferry/config"] });
+    const main = (await github.getBranch("main"))!;
+    expect(main.protected).toBe(true);
+    expect(main.requiredChecks).toEqual(["ci/test", "ferry/config"]);
+  });
+
   it("refuses to merge when the head moved after validation", async () => {
     const commit = await commitOnMain({ "a.txt": "1" });
     await github.createRef("ferry/staging", commit.sha);
