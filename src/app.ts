@@ -163,6 +163,7 @@ export function createFerry(options: FerryAppOptions = {}): Ferry {
   const collectAllStatus = async (probot: Probot): Promise<Record<string, unknown>> => {
     const { loadRepoConfig } = await import("./app/load-repo-config.js");
     const { collectStatus, loadState } = await import("./app/state.js");
+    const { DASHBOARD_TITLE, parseNotices } = await import("./core/pr/dashboard.js");
     const result: Record<string, unknown> = {};
     let budget = options.statusMaxRepositories ?? STATUS_MAX_REPOSITORIES;
     await eachInstallation(probot, async (octokit) => {
@@ -179,8 +180,13 @@ export function createFerry(options: FerryAppOptions = {}): Ferry {
         // A GET never writes: a broken config is reported by the sync, not by a status read.
         const loaded = await loadRepoConfig(deps, defaultBranch, { readOnly: true });
         if (!loaded.ok) continue;
-        const { state } = await loadState(deps);
-        result[`${owner}/${repo}`] = await collectStatus(deps, loaded, state);
+        const { state, dashboard } = await loadState(deps);
+        // The last scan's notices (a tag waiting for CI gating, a running tag outside its policy):
+        // "why not?" has the same answer here as on the dashboard.
+        const notices = parseNotices(
+          (dashboard === undefined ? await deps.github.findIssue(DASHBOARD_TITLE) : dashboard)?.body,
+        );
+        result[`${owner}/${repo}`] = { ...(await collectStatus(deps, loaded, state)), notices };
       }
     });
     return result;

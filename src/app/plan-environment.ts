@@ -15,6 +15,7 @@ import {
 } from "../core/policy/select-tag.js";
 import { currentImage, type FindOptions } from "../core/targets/index.js";
 import { updateImage } from "../core/yaml-edit/update-image.js";
+import { gateWaitMessage } from "../core/policy/ci-gating.js";
 import type { ImageDescription, RegistryReader } from "./ports.js";
 
 /** Where an environment's files come from: a local checkout (CLI) or the Git Data API (app). */
@@ -76,8 +77,8 @@ export interface PlanOptions {
    * unchanged reason and plan the others (`ferry plan`).
    */
   onRegistryError?: "throw" | "report";
-  /** CI gating: is this tag eligible (its source commit passed CI)? */
-  eligible?: (image: string, tag: string, description: ImageDescription) => Promise<boolean>;
+  /** CI gating: is this tag eligible (its source commit passed CI)? A string is the reason it is not. */
+  eligible?: (image: string, tag: string, description: ImageDescription) => Promise<boolean | string>;
 }
 
 /** How many candidate tags are described (manifest + config GET) before giving up on metadata policies. */
@@ -294,30 +295,51 @@ async function chooseByPolicy(
     );
   }
   const candidates: { candidate: TagCandidate; description: ImageDescription }[] = [];
+  // The best-ranked tag CI gating held back: "why not?" must have an answer (a notice, or the reason).
+  let waiting: string | undefined;
   for (const tag of ranked.slice(0, MAX_DESCRIBED_CANDIDATES)) {
     const description = await deps.registry.describe(repository, tag);
     const candidate: TagCandidate = { tag, digest: description.digest, platforms: description.platforms };
     if (description.created) candidate.created = description.created;
-    if (options.eligible && !(await options.eligible(name, tag, description))) continue;
+    const gate = options.eligible ? await options.eligible(name, tag, description) : true;
+    if (gate !== true) {
+      waiting ??= gateWaitMessage(tag, gate === false ? "its source commit has not passed CI" : gate);
+      continue;
+    }
     if (!describeAll) {
       const selection = selectTag([candidate], withCurrent({ policy, now: deps.now }, current.tag));
       if (selection.kind === "selected")
-        return withNotice(selection, withDescription(description, tag, selection.reason));
+        return withWaiting(
+          withNotice(selection, withDescription(description, tag, selection.reason)),
+          waiting,
+        );
       continue;
     }
     candidates.push({ candidate, description });
   }
   if (!describeAll)
-    return {
-      unchanged: `none of the ${Math.min(ranked.length, MAX_DESCRIBED_CANDIDATES)} newest admitted tags passed ${gated ? "CI gating and " : ""}the policy`,
-    };
+    return withWaiting(
+      {
+        unchanged:
+          waiting ??
+          `none of the ${Math.min(ranked.length, MAX_DESCRIBED_CANDIDATES)} newest admitted tags passed ${gated ? "CI gating and " : ""}the policy`,
+      },
+      waiting,
+    );
   const selection = selectTag(
     candidates.map((c) => c.candidate),
     withCurrent({ policy, now: deps.now }, current.tag),
   );
-  if (selection.kind === "none") return withNotice(selection, { unchanged: selection.reason });
+  if (selection.kind === "none")
+    return withWaiting(withNotice(selection, { unchanged: selection.reason }), waiting);
   const chosen = candidates.find((c) => c.candidate.tag === selection.tag)!;
   return withNotice(selection, withDescription(chosen.description, selection.tag, selection.reason));
+}
+
+/** A tag held back by CI gating is shown as a notice (dashboard, `/status`, `ferry plan`) unless one is there. */
+function withWaiting(target: Target, waiting: string | undefined): Target {
+  if (waiting !== undefined && target.notice === undefined) target.notice = waiting;
+  return target;
 }
 
 function withNotice(selection: Selection, target: Target): Target {

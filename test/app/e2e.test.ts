@@ -231,6 +231,36 @@ describe("Ferry end to end (Probot + GitHub emulator + embedded registry)", { ti
     expect(pulls[0]!.body).toContain(`/acme/shop/commit/${revision}`);
   });
 
+  it("CI gating: a tag pushed without a revision label or git tag is not proposed, and the dashboard and /status say why", async () => {
+    world = await startWorld({
+      ci: false,
+      source: true,
+      server: { status: { token: "e2e-status-token" } },
+    });
+    await world.push("1.9.0");
+    await world.server.scanNow();
+    await world.settle();
+    expect(await world.pulls()).toEqual([]);
+    const why = "1.9.0 waits for CI gating: no revision label and no tag 1.9.0 in acme/shop";
+
+    const { data: issues } = await world.as.mona.rest.issues.listForRepo({ owner: "acme", repo: "config" });
+    const dashboard = issues.find((issue) => issue.title === "Ferry dashboard");
+    expect(dashboard?.body).toContain(why);
+
+    const response = await fetch(`${world.server.url}/status`, {
+      headers: { authorization: "Bearer e2e-status-token" },
+    });
+    const status = (await response.json()) as Record<
+      string,
+      { notices: { environment: string; message: string }[] }
+    >;
+    expect(status["acme/config"]?.notices).toContainEqual({
+      environment: "staging",
+      image: "shop",
+      message: why,
+    });
+  });
+
   describe("with CI that never reports", () => {
     beforeEach(async () => {
       world = await startWorld({ ci: false });
