@@ -17,7 +17,7 @@ const USAGE =
   "usage: ferry reconcile --repo URL|PATH --path DIR [--ref REF] [--namespace NS] [--interval 2m] [--once] [--dry-run]\n" +
   "         [--prune] [--allow-empty] [--max-prune N] [--max-prune-percent P] [--create-namespace] [--environment NAME]\n" +
   "         [--instance NAME] [--kubeconfig FILE] [--listen ADDR] [--github-repo O/R] [--github-api-url URL] [--work-dir DIR]\n" +
-  "         [--allow-namespace NS]... [--allow-cluster-kind KIND]... [--allow-remote-base PREFIX]... [--render-memory-limit 384Mi]\n" +
+  "         [--allow-namespace NS]... [--allow-cluster-kind KIND]... [--allow-remote-base PREFIX]... [--allow-plaintext-secrets] [--render-memory-limit 384Mi]\n" +
   "tokens come from the environment: FERRY_GITHUB_TOKEN (Deployment statuses; also git), FERRY_GIT_TOKEN (git only)\n";
 
 function count(text: string | undefined, flag: string, fallback: number): number {
@@ -69,6 +69,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
       "inventory-namespace": { type: "string" },
       "allow-namespace": { type: "string", multiple: true, default: [] },
       "allow-cluster-kind": { type: "string", multiple: true, default: [] },
+      "allow-plaintext-secrets": { type: "boolean", default: false },
       "allow-remote-base": { type: "string", multiple: true, default: [] },
       "render-memory-limit": { type: "string" },
       help: { type: "boolean", short: "h", default: false },
@@ -122,6 +123,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
     createNamespace: values["create-namespace"],
     allowNamespaces: values["allow-namespace"],
     allowClusterKinds: values["allow-cluster-kind"],
+    allowPlaintextSecrets: values["allow-plaintext-secrets"],
     allowRemoteBases: values["allow-remote-base"],
     ...(renderMemoryLimitBytes !== undefined ? { renderMemoryLimitBytes } : {}),
     renderEnv: { ...io.env },

@@ -48,6 +48,8 @@ export interface ReconcilerSetup {
   allowNamespaces?: string[];
   /** `--allow-cluster-kind`: cluster-scoped kinds Ferry may apply (`Kind` or `Kind.group`; `*`: any). */
   allowClusterKinds?: string[];
+  /** `--allow-plaintext-secrets`: apply Secrets whose data sits in Git in the clear (refused by default). */
+  allowPlaintextSecrets?: boolean;
   /** `--allow-remote-base`: prefixes of kustomize remote resources that may be fetched. */
   allowRemoteBases?: string[];
   /** `--render-memory-limit`: the renderer's memory (data) limit in bytes. */
@@ -129,6 +131,7 @@ export function buildReconciler(setup: ReconcilerSetup): Reconciler {
       namespace,
       allowNamespaces: setup.allowNamespaces ?? [],
       allowClusterKinds: setup.allowClusterKinds ?? [],
+      allowPlaintextSecrets: setup.allowPlaintextSecrets ?? false,
       createNamespace: setup.createNamespace ?? false,
     },
     render: {

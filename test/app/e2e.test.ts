@@ -261,6 +261,39 @@ describe("Ferry end to end (Probot + GitHub emulator + embedded registry)", { ti
     });
   });
 
+  it("a PR adding a plaintext Secret to staging gets a failing ferry/config check on the exact line, naming the alternatives", async () => {
+    world = await startWorld({ ci: false });
+    const secret =
+      "apiVersion: v1\nkind: Secret\nmetadata:\n  name: shop-db\nstringData:\n  password: hunter2\n";
+    const head = await world.emu.commit(
+      "acme",
+      "config",
+      "add-db",
+      { "overlays/staging/secret.yaml": secret },
+      "Add the database password",
+      { as: "mona" },
+    );
+    await world.emu.openPullRequest("acme", "config", { head: "add-db", title: "Add db", as: "mona" });
+    await world.settle();
+    const { data } = await world.as.mona.rest.checks.listForRef({ owner: "acme", repo: "config", ref: head });
+    const run = data.check_runs.find((check) => check.name === "ferry/config");
+    expect(run?.conclusion).toBe("failure");
+    const { data: annotations } = await world.as.mona.rest.checks.listAnnotations({
+      owner: "acme",
+      repo: "config",
+      check_run_id: run!.id,
+    });
+    expect(annotations).toContainEqual(
+      expect.objectContaining({
+        path: "overlays/staging/secret.yaml",
+        start_line: 5,
+        annotation_level: "failure",
+        message: expect.stringContaining("plaintext Secret shop-db (stringData) in Git"),
+      }),
+    );
+    expect(annotations[0]!.message).toMatch(/SealedSecret.*SOPS.*ExternalSecret/);
+  });
+
   describe("with CI that never reports", () => {
     beforeEach(async () => {
       world = await startWorld({ ci: false });
