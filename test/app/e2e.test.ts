@@ -40,6 +40,45 @@ describe("Ferry end to end (Probot + GitHub emulator + embedded registry)", { ti
       expect(status["acme/config"]?.running.staging?.shop?.tag).toBe("1.8.0");
     });
 
+    it("/ferry history staging answers what ran over time and at a moment, with the merged PR, its commit and who merged it", async () => {
+      await world.push("1.8.0");
+      const [pull] = await world.pulls();
+      expect(pull?.merged_at).not.toBeNull();
+      const issue = await world.openIssue();
+      const comment = async (body: string): Promise<string> => {
+        await world.as.mona.rest.issues.createComment({
+          owner: "acme",
+          repo: "config",
+          issue_number: issue,
+          body,
+        });
+        await world.settle();
+        const { data } = await world.as.mona.rest.issues.listComments({
+          owner: "acme",
+          repo: "config",
+          issue_number: issue,
+        });
+        return data.at(-1)!.body ?? "";
+      };
+      const history = await comment("/ferry history staging");
+      expect(history).toMatch(/^History of staging, newest first:/);
+      expect(history).toMatch(
+        new RegExp(
+          `shop: \`1\\.7\\.0\` → \`1\\.8\\.0\`, promotion \\[[0-9a-f]{7}\\]\\(${world.emu.webUrl}/acme/config/commit/[0-9a-f]{40}\\) \\[#${pull!.number}\\]\\(${world.emu.webUrl}/acme/config/pull/${pull!.number}\\) by @`,
+        ),
+      );
+      // The moment the config repo was created: staging ran 1.7.0 then.
+      const { data: commits } = await world.as.mona.rest.repos.listCommits({
+        owner: "acme",
+        repo: "config",
+        path: "overlays/staging",
+      });
+      const created = commits.at(-1)!.commit.committer!.date!.replace(/\.\d+Z$/, "Z");
+      expect(Date.parse(created)).toBeLessThan(Date.parse(pull!.merged_at!));
+      const at = await comment(`/ferry history staging shop --at ${created}`);
+      expect(at).toMatch(/^What ran in staging at .*:\n\n- shop: `1\.7\.0` since /);
+    });
+
     it("/promote prod by a maintainer opens the prod PR with the digest staging runs", async () => {
       const digest = await world.push("1.8.0");
       const issue = await world.openIssue();

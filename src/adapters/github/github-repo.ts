@@ -1,3 +1,4 @@
+import type { HistoryCommit } from "../../core/history/history.js";
 import type { Octokit } from "@octokit/rest";
 import type { Permission } from "../../core/config/schema.js";
 import { UserError } from "../../core/errors.js";
@@ -121,6 +122,26 @@ export class GitHubRepoAdapter implements GitHubRepoPort {
       return Buffer.from(data.content, "base64").toString("utf8");
     // Files over 1 MB come without content; config and overlay files are far smaller.
     throw new UserError("file-too-large", `${path} is too large to read`);
+  }
+
+  async listCommits(path: string, limit: number): Promise<HistoryCommit[]> {
+    const commits: HistoryCommit[] = [];
+    for (let page = 1; commits.length < limit; page++) {
+      const per_page = Math.min(100, limit);
+      const { data } = await this.octokit.rest.repos.listCommits({ ...this.r, path, per_page, page });
+      for (const entry of data.slice(0, limit - commits.length)) {
+        const commit: HistoryCommit = {
+          sha: entry.sha,
+          date: new Date(entry.commit.committer?.date ?? entry.commit.author?.date ?? 0),
+          message: entry.commit.message,
+        };
+        const author = entry.author?.login ?? entry.commit.author?.name;
+        if (author) commit.author = author;
+        commits.push(commit);
+      }
+      if (data.length < per_page) break;
+    }
+    return commits;
   }
 
   async listTree(treeSha: string): Promise<TreeEntry[]> {

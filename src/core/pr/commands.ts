@@ -1,22 +1,28 @@
 import MarkdownIt from "markdown-it";
 import { NAME_SOURCE } from "../config/names.js";
+import { parseHistoryDate } from "../history/history.js";
 import { isValidTag, TAG_SOURCE } from "../image-ref.js";
 
 /**
  * The comment command grammar (docs/architecture.md "GitHub conventions"): a command is the first word of a
  * line and the whole line must match exactly; anything else on the line makes it not a command.
  *   /promote <env> [image@tag]   /rollback <env> [image@tag]   /hold <env>   /unhold <env>   /ferry status
+ *   /ferry history <env> [image] [--since DATE | --at DATE]
  */
 export type Command =
   | { name: "promote" | "rollback"; environment: string; image?: { name: string; tag: string } }
   | { name: "hold" | "unhold"; environment: string }
-  | { name: "status" };
+  | { name: "status" }
+  | { name: "history"; environment: string; imageName?: string; since?: string; at?: string };
 
 const NAME = NAME_SOURCE;
 const TAG = TAG_SOURCE;
 const WITH_IMAGE = new RegExp(`^/(promote|rollback)[ \\t]+(${NAME})(?:[ \\t]+(${NAME})@(${TAG}))?[ \\t]*$`);
 const ENVIRONMENT_ONLY = new RegExp(`^/(hold|unhold)[ \\t]+(${NAME})[ \\t]*$`);
 const STATUS = /^\/ferry[ \t]+status[ \t]*$/;
+const HISTORY = new RegExp(
+  `^/ferry[ \\t]+history[ \\t]+(${NAME})(?:[ \\t]+(?!--)(${NAME}))?(?:[ \\t]+--(since|at)[ \\t]+([0-9T:.+Z-]{10,29}))?[ \\t]*$`,
+);
 /** Bound the work on huge comments: commands are in the first lines. */
 const MAX_LINES = 50;
 /** GitHub's own limit on a comment's length; anything past it is not read. */
@@ -94,6 +100,17 @@ export function parseCommandLine(line: string): Command | undefined {
   if (environmentOnly)
     return { name: environmentOnly[1] as "hold" | "unhold", environment: environmentOnly[2]! };
   if (STATUS.test(line)) return { name: "status" };
+  const history = HISTORY.exec(line);
+  if (history) {
+    const [, environment, image, key, date] = history;
+    if (date !== undefined && parseHistoryDate(date) === undefined) return undefined;
+    return {
+      name: "history",
+      environment: environment!,
+      ...(image !== undefined ? { imageName: image } : {}),
+      ...(key !== undefined && date !== undefined ? { [key]: date } : {}),
+    };
+  }
   return undefined;
 }
 
@@ -101,6 +118,8 @@ export function formatCommand(command: Command): string {
   switch (command.name) {
     case "status":
       return "/ferry status";
+    case "history":
+      return `/ferry history ${command.environment}${command.imageName ? ` ${command.imageName}` : ""}${command.since ? ` --since ${command.since}` : ""}${command.at ? ` --at ${command.at}` : ""}`;
     case "hold":
     case "unhold":
       return `/${command.name} ${command.environment}`;
