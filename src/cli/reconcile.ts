@@ -14,7 +14,7 @@ import { parseListenAddress } from "../reconciler/status-server.js";
 import { EXIT, UsageError, type CliIo } from "./io.js";
 
 const USAGE =
-  "usage: ferry reconcile --repo URL|PATH --path DIR [--ref REF] [--namespace NS] [--interval 2m] [--once] [--dry-run]\n" +
+  "usage: ferry reconcile --repo URL|PATH --path DIR [--ref REF] [--namespace NS] [--interval 2m] [--once] [--dry-run] [--no-self-heal]\n" +
   "         [--prune] [--allow-empty] [--max-prune N] [--max-prune-percent P] [--create-namespace] [--environment NAME]\n" +
   "         [--instance NAME] [--kubeconfig FILE] [--listen ADDR] [--github-repo O/R] [--github-api-url URL] [--work-dir DIR]\n" +
   "         [--allow-namespace NS]... [--allow-cluster-kind KIND]... [--allow-remote-base PREFIX]... [--allow-plaintext-secrets] [--render-memory-limit 384Mi]\n" +
@@ -54,6 +54,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
       interval: { type: "string", default: "2m" },
       once: { type: "boolean", default: false },
       "dry-run": { type: "boolean", default: false },
+      "no-self-heal": { type: "boolean", default: false },
       prune: { type: "boolean", default: false },
       "allow-empty": { type: "boolean", default: false },
       "max-prune": { type: "string" },
@@ -138,6 +139,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
       ? path.resolve(io.cwd, values["work-dir"])
       : path.join(tmpdir(), `ferry-reconcile-${instance}`),
     dryRun: values["dry-run"],
+    selfHeal: !values["no-self-heal"],
     prune: {
       prune: values.prune,
       allowEmpty: values["allow-empty"],

@@ -43,6 +43,8 @@ export interface ReconcilerSetup {
   gitEnv?: NodeJS.ProcessEnv;
   workDir?: string;
   dryRun?: boolean;
+  /** `--no-self-heal`: report changes made in the cluster as OutOfSync and leave them (default: undo them). */
+  selfHeal?: boolean;
   prune?: Partial<PruneOptions>;
   /** `--allow-namespace`: namespaces besides `namespace` objects may be applied in (`*`: any). */
   allowNamespaces?: string[];
@@ -126,6 +128,7 @@ export function buildReconciler(setup: ReconcilerSetup): Reconciler {
     inventoryNamespace: setup.inventoryNamespace ?? namespace,
     createNamespace: setup.createNamespace ?? false,
     dryRun: setup.dryRun ?? false,
+    selfHeal: setup.selfHeal ?? true,
     prune: { ...DEFAULT_PRUNE_OPTIONS, ...setup.prune },
     confinement: {
       namespace,

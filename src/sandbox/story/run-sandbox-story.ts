@@ -303,7 +303,11 @@ async function selfHeal(world: SandboxWorld): Promise<string> {
       ? done(status)
       : notYet(`${status.sync}/${status.health}`);
   });
-  return `scaled prod/shop ${wanted} → ${manual} by hand; self-heal restored ${healed.available}/${healed.replicas} available`;
+  const undone = world.reconcilers.prod
+    .status()
+    .driftUndone?.find((record) => record.field === "spec.replicas");
+  if (!undone) throw new Error("the prod reconciler did not record the manual change it undid");
+  return `scaled prod/shop ${wanted} → ${manual} by hand; self-heal restored ${healed.available}/${healed.replicas} available; recorded ${undone.field} ${undone.live} → ${undone.git} by ${undone.manager ?? "an unknown manager"}`;
 }
 
 /** 7. /rollback prod: the revert PR is approved and merged, prod runs 1.7.3 again and is held. */
