@@ -1,3 +1,4 @@
+import type { HistoryCommit } from "../core/history/history.js";
 /**
  * What the app's use cases need from GitHub, for one installation and one config repository.
  * Implemented over Octokit in `src/adapters/github/`; faked in tests (docs/testing.md "Fakes and emulators"). The
@@ -90,6 +91,8 @@ export interface GitHubRepoPort {
   readFile(ref: string, path: string): Promise<string | undefined>;
   /** Every entry of a tree, recursively. */
   listTree(treeSha: string): Promise<TreeEntry[]>;
+  /** Commits of the default branch that touched `path`, newest first, at most `limit` (`/ferry history`). */
+  listCommits?(path: string, limit: number): Promise<HistoryCommit[]>;
   readBlob(sha: string): Promise<string>;
   /** One commit carrying every file (trees with inline content: no separate blob requests). */
   createCommit(input: {

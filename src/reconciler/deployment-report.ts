@@ -2,6 +2,7 @@
  * A cycle's outcome → the GitHub Deployment status it means. Pure. success = Synced and Healthy,
  * failure = Degraded or an error, in_progress otherwise (still rolling out or out of sync).
  */
+import type { DriftRecord } from "./drift.js";
 import { describeRef } from "./object-ref.js";
 import type { DeploymentReport } from "./ports.js";
 import type { CycleResult } from "./reconcile-cycle.js";
@@ -30,13 +31,24 @@ export function deploymentReportOf(result: CycleResult): DeploymentReport | unde
     const detail = culprit ? `${describeRef(culprit.ref)}: ${culprit.message || "Degraded"}` : "Degraded";
     return { revision, state: "failure", description: truncateDescription(`Degraded: ${detail}`) };
   }
+  const undone = result.drift?.undone ?? [];
   if (result.sync === "Synced" && result.health === "Healthy") {
+    const drift = undone.length > 0 ? `; ${describeUndone(undone)}` : "";
     return {
       revision,
       state: "success",
-      description: truncateDescription(`Synced and Healthy: ${result.objects.length} objects`),
+      description: truncateDescription(`Synced and Healthy: ${result.objects.length} objects${drift}`),
     };
   }
+  const left = result.drift?.left[0];
+  if (left)
+    return {
+      revision,
+      state: "in_progress",
+      description: truncateDescription(
+        `OutOfSync, self-heal off: ${left.object} ${left.field} is ${left.live} in the cluster, ${left.git} in Git${left.manager ? ` (by ${left.manager})` : ""}`,
+      ),
+    };
   const waiting = result.objects.find((object) => object.health !== "Healthy" || object.sync !== "Synced");
   const detail = waiting
     ? `${describeRef(waiting.ref)}: ${waiting.message || waiting.health}`
@@ -44,6 +56,16 @@ export function deploymentReportOf(result: CycleResult): DeploymentReport | unde
   return {
     revision,
     state: "in_progress",
-    description: truncateDescription(`${result.sync}, ${result.health}${detail ? ` — ${detail}` : ""}`),
+    description: truncateDescription(
+      undone.length > 0
+        ? `${result.sync}, ${result.health}; ${describeUndone(undone)}`
+        : `${result.sync}, ${result.health}${detail ? ` — ${detail}` : ""}`,
+    ),
   };
+}
+
+/** `undid 1 manual change: Deployment.apps prod/shop spec.replicas 1 → 3 (by kubectl-scale)`. */
+function describeUndone(undone: DriftRecord[]): string {
+  const first = undone[0]!;
+  return `undid ${undone.length} manual change${undone.length === 1 ? "" : "s"}: ${first.object} ${first.field} ${first.live} → ${first.git}${first.manager ? ` (by ${first.manager})` : ""}`;
 }
