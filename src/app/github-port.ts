@@ -80,6 +80,8 @@ export interface DeploymentHealth {
   state: "success" | "failure" | "error" | "in_progress" | "queued" | "pending" | "inactive";
   /** When the latest status was reported. */
   since: Date;
+  /** The reconciler's words: sync, health and drift (`core/deployment-status.ts`). */
+  description?: string;
 }
 
 export interface GitHubRepoPort {

@@ -1,4 +1,5 @@
 import { environmentOrder, type FerryConfig } from "../core/config/schema.js";
+import { readDeploymentStatus, type EnvironmentDeployment } from "../core/deployment-status.js";
 import { TransientError } from "../core/errors.js";
 import { formatBranchName } from "../core/pr/branch.js";
 import {
@@ -178,6 +179,7 @@ export async function collectStatus(
   const order = environmentOrder(config);
   const running: StatusInput["running"] = {};
   const pulls: StatusInput["pulls"] = {};
+  const deployments: NonNullable<StatusInput["deployments"]> = {};
   for (const environment of order) {
     try {
       const images = await currentImages(files, config, environment);
@@ -196,6 +198,8 @@ export async function collectStatus(
         ? knownPulls[environment]
         : await deps.github.findOpenPull(formatBranchName(environment));
     pulls[environment] = pull ? { number: pull.number, title: pull.title } : undefined;
+    const deployment = await latestDeployment(deps, environment);
+    if (deployment) deployments[environment] = deployment;
   }
   const skipped = files.skipped?.() ?? [];
   return {
@@ -208,7 +212,34 @@ export async function collectStatus(
     running,
     pulls,
     holds: state.holds,
+    ...(Object.keys(deployments).length > 0 ? { deployments } : {}),
   };
+}
+
+/**
+ * The environment's latest Deployment status, as its reconciler reported it (sync, health,
+ * drift), or undefined when none was reported or it cannot be read (the status still answers).
+ */
+async function latestDeployment(
+  deps: AppDeps,
+  environment: string,
+): Promise<EnvironmentDeployment | undefined> {
+  try {
+    const health = await deps.github.deploymentHealth(environment);
+    if (health === undefined) return undefined;
+    return readDeploymentStatus({
+      state: health.state,
+      description: health.description ?? "",
+      sha: health.sha,
+      at: health.since.toISOString(),
+    });
+  } catch (error) {
+    deps.log.warn(
+      { environment, error: errorText(error, deps.secrets) },
+      "status: cannot read the environment's Deployment status",
+    );
+    return undefined;
+  }
 }
 
 export async function statusTable(deps: AppDeps, loaded: LoadedConfig): Promise<string> {

@@ -2,6 +2,7 @@
  * A cycle's outcome → the GitHub Deployment status it means. Pure. success = Synced and Healthy,
  * failure = Degraded or an error, in_progress otherwise (still rolling out or out of sync).
  */
+import { describeDrift } from "../core/deployment-status.js";
 import type { DriftRecord } from "./drift.js";
 import { describeRef } from "./object-ref.js";
 import type { DeploymentReport } from "./ports.js";
@@ -15,8 +16,15 @@ export function truncateDescription(text: string): string {
   return oneLine.length <= MAX_DESCRIPTION ? oneLine : `${oneLine.slice(0, MAX_DESCRIPTION - 1)}…`;
 }
 
-/** undefined when there is no commit to attach a status to (the fetch failed). */
-export function deploymentReportOf(result: CycleResult): DeploymentReport | undefined {
+/**
+ * undefined when there is no commit to attach a status to (the fetch failed). `undoneLastDay`:
+ * the manual changes the reconciler undid in the last 24 h (this cycle's included), said in the
+ * description so that the app can show it on `/status`, the page and the dashboard.
+ */
+export function deploymentReportOf(
+  result: CycleResult,
+  options: { undoneLastDay?: number } = {},
+): DeploymentReport | undefined {
   if (!result.revision) return undefined;
   const revision = result.revision;
   if (result.errors.length > 0 && !result.errors.every((error) => error.startsWith("prune:"))) {
@@ -32,8 +40,14 @@ export function deploymentReportOf(result: CycleResult): DeploymentReport | unde
     return { revision, state: "failure", description: truncateDescription(`Degraded: ${detail}`) };
   }
   const undone = result.drift?.undone ?? [];
+  const lastDay = Math.max(options.undoneLastDay ?? 0, undone.length);
+  // The day's count first (it must survive truncation), then this cycle's first undone field.
+  const recent =
+    lastDay > 0
+      ? `; ${describeDrift(lastDay)}${undone.length > 0 ? `, last: ${describeRecord(undone[0]!)}` : ""}`
+      : "";
   if (result.sync === "Synced" && result.health === "Healthy") {
-    const drift = undone.length > 0 ? `; ${describeUndone(undone)}` : "";
+    const drift = recent;
     return {
       revision,
       state: "success",
@@ -58,14 +72,13 @@ export function deploymentReportOf(result: CycleResult): DeploymentReport | unde
     state: "in_progress",
     description: truncateDescription(
       undone.length > 0
-        ? `${result.sync}, ${result.health}; ${describeUndone(undone)}`
-        : `${result.sync}, ${result.health}${detail ? ` — ${detail}` : ""}`,
+        ? `${result.sync}, ${result.health}${recent}`
+        : `${result.sync}, ${result.health}${recent}${detail ? ` — ${detail}` : ""}`,
     ),
   };
 }
 
-/** `undid 1 manual change: Deployment.apps prod/shop spec.replicas 1 → 3 (by kubectl-scale)`. */
-function describeUndone(undone: DriftRecord[]): string {
-  const first = undone[0]!;
-  return `undid ${undone.length} manual change${undone.length === 1 ? "" : "s"}: ${first.object} ${first.field} ${first.live} → ${first.git}${first.manager ? ` (by ${first.manager})` : ""}`;
+/** `Deployment.apps prod/shop spec.replicas 1 → 3 (by kubectl-scale)`. */
+function describeRecord(record: DriftRecord): string {
+  return `${record.object} ${record.field} ${record.live} → ${record.git}${record.manager ? ` (by ${record.manager})` : ""}`;
 }

@@ -114,6 +114,4 @@ export class DriftLog {
   }
 }
 
-export function describeDrift(count: number): string {
-  return `${count} manual change${count === 1 ? "" : "s"} undone in the last 24 h`;
-}
+export { describeDrift } from "../core/deployment-status.js";

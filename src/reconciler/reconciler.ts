@@ -92,13 +92,17 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
       errors: result.errors,
       ms: Math.round(durationMs),
     });
-    if (options.reporter && !options.settings.dryRun) await report(options.reporter, result);
+    if (options.reporter && !options.settings.dryRun) await report(options.reporter, result, undone.length);
     if (watches && result.plan) await watches.update(result, () => running);
     return result;
   }
 
-  async function report(reporter: DeploymentReporter, result: CycleResult): Promise<void> {
-    const report = deploymentReportOf(result);
+  async function report(
+    reporter: DeploymentReporter,
+    result: CycleResult,
+    undoneLastDay: number,
+  ): Promise<void> {
+    const report = deploymentReportOf(result, { undoneLastDay });
     if (!report) return;
     await reporter.report(report).catch((error: unknown) => {
       log("deployment status report failed", { instance, error: (error as Error).message });

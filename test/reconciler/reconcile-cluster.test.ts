@@ -112,7 +112,7 @@ describe("self-heal", () => {
       /^ferry_reconcile_drift_undone_total\{instance="staging"\} 1$/m,
     );
     expect(deploymentReportOf(result)?.description).toContain(
-      "undid 1 manual change: Deployment.apps shop/web spec.replicas 5 → 2 (by kubectl-scale)",
+      "1 manual change undone in the last 24 h, last: Deployment.apps shop/web spec.replicas 5 → 2",
     );
     // A change that came from Git is not drift.
     env.repo.commit({ "env/staging/web.yaml": deploymentYaml("web", { replicas: 3 }) });

@@ -621,11 +621,13 @@ export class GitHubRepoAdapter implements GitHubRepoPort {
     });
     const latest = statuses.data[0];
     if (!latest) return undefined;
-    return {
+    const health: DeploymentHealth = {
       sha: deployment.sha,
       state: latest.state as DeploymentHealth["state"],
       since: new Date(latest.created_at),
     };
+    if (latest.description) health.description = latest.description;
+    return health;
   }
 
   async tagCommit(repo: { owner: string; repo: string }, tag: string): Promise<string | undefined> {

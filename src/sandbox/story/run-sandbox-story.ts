@@ -19,6 +19,7 @@ import {
   checkPassedProbe,
   commentOutcomeProbe,
   currentRollout,
+  dashboardProbe,
   deploymentSuccessProbe,
   filesAt,
   holds,
@@ -29,6 +30,7 @@ import {
   type PullSeen,
 } from "./observe.js";
 import { startSandboxWorld, type SandboxWorld } from "./sandbox-world.js";
+import { describeDrift } from "../../core/deployment-status.js";
 import { shortDigest } from "../../core/image-ref.js";
 import { shortSha, type EnvironmentSummary, type SandboxEndpoints, type StepResult } from "./timeline.js";
 import { done, notYet, waitUntil, type Probe } from "./wait-until.js";
@@ -313,7 +315,15 @@ async function selfHeal(world: SandboxWorld): Promise<string> {
     .status()
     .driftUndone?.find((record) => record.field === "spec.replicas");
   if (!undone) throw new Error("the prod reconciler did not record the manual change it undid");
-  return `scaled prod/shop ${wanted} → ${manual} by hand; self-heal restored ${healed.available}/${healed.replicas} available; recorded ${undone.field} ${undone.live} → ${undone.git} by ${undone.manager ?? "an unknown manager"}`;
+  // Drift made visible on GitHub: the prod Deployment status says how many changes were undone.
+  const head = (await world.emu.branchSha(OWNER, CONFIG_REPO, "main"))!;
+  const said = describeDrift(1);
+  await waitFor(
+    world,
+    `the prod Deployment status to say "${said}"`,
+    deploymentSuccessProbe(world, "prod", head, said),
+  );
+  return `scaled prod/shop ${wanted} → ${manual} by hand; self-heal restored ${healed.available}/${healed.replicas} available; recorded ${undone.field} ${undone.live} → ${undone.git} by ${undone.manager ?? "an unknown manager"}; the Deployment status says "${said}"`;
 }
 
 /** 7. /rollback prod: the revert PR is approved and merged, prod runs 1.7.3 again and is held. */
@@ -349,7 +359,10 @@ async function rollbackProd(world: SandboxWorld, state: StoryState): Promise<str
     const held = (await holds(world)).prod;
     return held ? done(held) : notYet("prod not held");
   });
-  return `#${pull.number} rolls back to ${FIRST_VERSION} (${shortDigest(change.to.digest)}), merged ${shortSha(mergeSha)}; prod/shop runs ${FIRST_VERSION}, ${rollout.available}/${rollout.replicas} available; held by ${hold.by} (${hold.reason})`;
+  // The dashboard, rewritten with the hold, shows step 6's drift from the prod Deployment status.
+  const drift = `**prod**: ${describeDrift(1)}`;
+  await waitFor(world, `the dashboard to say "${drift}"`, dashboardProbe(world, drift));
+  return `#${pull.number} rolls back to ${FIRST_VERSION} (${shortDigest(change.to.digest)}), merged ${shortSha(mergeSha)}; prod/shop runs ${FIRST_VERSION}, ${rollout.available}/${rollout.replicas} available; held by ${hold.by} (${hold.reason}); the dashboard shows prod's drift`;
 }
 
 /** 8. "What ran in prod at the time of step 5?", answered from Git by `/ferry history prod --at …`. */
