@@ -5,6 +5,7 @@ import { formatBranchName } from "../core/pr/branch.js";
 import {
   DASHBOARD_TITLE,
   formatDashboard,
+  formatDrift,
   formatStatusTable,
   parseState,
   parseNotices,
@@ -244,7 +245,10 @@ async function latestDeployment(
 
 export async function statusTable(deps: AppDeps, loaded: LoadedConfig): Promise<string> {
   const { state, dashboard } = await loadState(deps);
-  const table = formatStatusTable(await collectStatus(deps, loaded, state));
+  const status = await collectStatus(deps, loaded, state);
+  // Drift the reconcilers reported, as the dashboard shows it.
+  const drift = formatDrift(status);
+  const table = [formatStatusTable(status), ...(drift.length > 0 ? ["", ...drift] : [])].join("\n").trimEnd();
   // The last scan's notices (an unsigned tag not proposed, a tag outside its policy), as the dashboard shows them.
   const notices = await lastNotices(deps, dashboard);
   if (notices.length === 0) return table;
