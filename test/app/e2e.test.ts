@@ -304,11 +304,28 @@ describe("Ferry end to end (Probot + GitHub emulator + embedded registry)", { ti
     world = await startWorld({ ci: false });
     const secret =
       "apiVersion: v1\nkind: Secret\nmetadata:\n  name: shop-db\nstringData:\n  password: hunter2\n";
+    // Also a secretGenerator reading a plaintext file of the repo, beside a SOPS-encrypted one and a
+    // SealedSecret, which pass.
+    const overlay = (await world.emu.readFile(
+      "acme",
+      "config",
+      "main",
+      "overlays/staging/kustomization.yaml",
+    ))!;
+    const kustomization = `${overlay.replace("  - deployment.yaml\n", "  - deployment.yaml\n  - secret.yaml\n  - sealed.yaml\n")}secretGenerator:\n  - name: api\n    envs:\n      - api.env\n  - name: token\n    envs:\n      - token.enc.env\n`;
+    const generatorLine = kustomization.split("\n").indexOf("      - api.env") + 1;
     const head = await world.emu.commit(
       "acme",
       "config",
       "add-db",
-      { "overlays/staging/secret.yaml": secret },
+      {
+        "overlays/staging/secret.yaml": secret,
+        "overlays/staging/kustomization.yaml": kustomization,
+        "overlays/staging/api.env": "API_KEY=plain\n",
+        "overlays/staging/token.enc.env": "TOKEN=ENC[AES256_GCM,data:x]\nsops_mac=ENC[AES256_GCM,data:y]\n",
+        "overlays/staging/sealed.yaml":
+          "apiVersion: bitnami.com/v1alpha1\nkind: SealedSecret\nmetadata:\n  name: s\nspec:\n  encryptedData:\n    password: AgBy3i\n",
+      },
       "Add the database password",
       { as: "mona" },
     );
@@ -331,6 +348,17 @@ describe("Ferry end to end (Probot + GitHub emulator + embedded registry)", { ti
       }),
     );
     expect(annotations[0]!.message).toMatch(/SealedSecret.*SOPS.*ExternalSecret/);
+    expect(annotations).toContainEqual(
+      expect.objectContaining({
+        path: "overlays/staging/kustomization.yaml",
+        start_line: generatorLine,
+        message: expect.stringContaining(
+          "secretGenerator api makes a plaintext Secret from overlays/staging/api.env",
+        ),
+      }),
+    );
+    // The SOPS-encrypted generator source and the SealedSecret pass: two annotations, no more.
+    expect(annotations).toHaveLength(2);
   });
 
   describe("with CI that never reports", () => {

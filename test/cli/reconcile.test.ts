@@ -141,6 +141,39 @@ describe("ferry reconcile", () => {
     expect(env.sim.get("v1", "Secret", "shop", "db")).toBeDefined();
   });
 
+  it("refuses the plaintext Secret a kustomize secretGenerator makes from a file in the repo", async () => {
+    env = await setup(temp);
+    env.repo.commit({
+      "env/staging/kustomization.yaml":
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - config.yaml\ngeneratorOptions:\n  disableNameSuffixHash: true\nsecretGenerator:\n  - name: db\n    envs:\n      - db.env\n",
+      "env/staging/config.yaml": configMapYaml("web-config"),
+      "env/staging/db.env": "PASSWORD=hunter2\n",
+    });
+    const io = captureIo(env.repo.dir);
+    const code = await main(
+      [
+        "reconcile",
+        "--repo",
+        env.repo.dir,
+        "--path",
+        "env/staging",
+        "--namespace",
+        "shop",
+        "--once",
+        "--kubeconfig",
+        await kubeconfigFile(env),
+        "--work-dir",
+        temp.make(),
+      ],
+      io,
+    );
+    expect(code).toBe(1);
+    expect(io.err).toContain("refused: Secret shop/db: a plaintext Secret (data) from Git is not applied");
+    expect(io.err).not.toContain("hunter2");
+    expect(env.sim.get("v1", "Secret", "shop", "db")).toBeUndefined();
+    expect(env.sim.get("v1", "ConfigMap", "shop", "web-config")).toBeDefined();
+  });
+
   it("--once exits 1 when the config does not render", async () => {
     env = await setup(temp);
     env.repo.commit({ "env/staging/bad.yaml": "apiVersion: v1\nkind: ConfigMap\n" });
