@@ -23,6 +23,10 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<{ run: Com
     load: () => import("./cli/check.js"),
   },
   plan: { summary: "query the registries and print what would change", load: () => import("./cli/plan.js") },
+  history: {
+    summary: "which tag and digest ran in an environment over time, from git history",
+    load: () => import("./cli/history.js"),
+  },
   reconcile: { summary: "run the in-cluster reconciler", load: () => import("./cli/reconcile.js") },
   serve: { summary: "run the GitHub App server (same as npm start)", load: () => import("./cli/serve.js") },
   sandbox: { summary: "run the whole story on embedded parts", load: () => import("./cli/sandbox.js") },

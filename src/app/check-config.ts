@@ -5,6 +5,11 @@ import {
   type ReferenceProblem,
 } from "../core/check/check-references.js";
 import { checkRemoteBases } from "../core/check/remote-bases.js";
+import {
+  MAX_GENERATOR_SOURCES,
+  plaintextSecretProblems,
+  secretGeneratorSources,
+} from "../core/check/plaintext-secrets.js";
 import { CONFIG_PATH, loadConfig, type ConfigProblem } from "../core/config/load-config.js";
 import type { FerryConfig } from "../core/config/schema.js";
 import { isUserError } from "../core/errors.js";
@@ -29,7 +34,9 @@ export async function checkConfigPullRequest(
   deps: AppDeps<GitHubContents & GitHubChecks>,
   input: { headSha: string; changedFiles: string[] },
 ): Promise<"success" | "failure" | "skipped"> {
-  if (!input.changedFiles.includes(CONFIG_PATH)) return "skipped";
+  // The config, or an environment's files (a plaintext Secret there fails the check).
+  if (!input.changedFiles.some((file) => file === CONFIG_PATH || ENVIRONMENT_FILE.test(file)))
+    return "skipped";
   // The Git Data API resolves a commit SHA to its tree, so the head needs no commit lookup.
   const files = repoFileSource(deps.github, input.headSha);
   const head = await readHeadConfig(deps, files, input.headSha);
@@ -97,6 +104,8 @@ export function configWarnings(warnings: ConfigProblem[]): ReferenceProblem[] {
     message: warning.message,
   }));
 }
+/** Files a PR may add a plaintext Secret with: manifests and kustomizations, and generator sources. */
+const ENVIRONMENT_FILE = /(\.ya?ml|\.env|\/Kustomization)$/i;
 
 const TREE_TOO_LARGE =
   "the repository tree is too large to list in one request: image references were not checked";
@@ -170,5 +179,33 @@ export async function referenceProblems(
     ...problems,
     ...checkReferences(readable, filesByEnvironment, configText),
     ...checkRemoteBases(readable, filesByEnvironment, configText),
+    ...(await secretProblems(files, filesByEnvironment)),
   ].sort(byPosition);
+}
+
+/** Plaintext Secrets in every environment's files, secretGenerator sources read (bounded) from the same commit. */
+async function secretProblems(
+  files: FileSource,
+  filesByEnvironment: Map<string, Map<string, string>>,
+): Promise<ReferenceProblem[]> {
+  const all = new Map<string, string>();
+  for (const environmentFiles of filesByEnvironment.values())
+    for (const [path, text] of environmentFiles) all.set(path, text);
+  const sources = new Map<string, string | undefined>();
+  const wanted = [...all].flatMap(([path, text]) =>
+    secretGeneratorSources(path, text).map((source) => source.path),
+  );
+  for (const path of [...new Set(wanted)].slice(0, MAX_GENERATOR_SOURCES)) {
+    try {
+      // Named exactly, a file of any extension is listed (and a link refused) by the file source.
+      const text =
+        all.get(path) ??
+        ((await files.listFiles([path])).includes(path) ? await files.readFile(path) : undefined);
+      sources.set(path, text);
+    } catch (error) {
+      if (!isUserError(error)) throw error;
+      sources.set(path, undefined); // absent or a link: kustomize itself refuses to build then
+    }
+  }
+  return plaintextSecretProblems(all, sources);
 }

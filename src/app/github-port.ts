@@ -1,3 +1,4 @@
+import type { HistoryCommit } from "../core/history/history.js";
 /**
  * What the app's use cases need from GitHub, for one installation and one config repository.
  * Implemented over Octokit in `src/adapters/github/`; faked in tests (docs/testing.md "Fakes and emulators"). The
@@ -81,6 +82,8 @@ export interface DeploymentHealth {
   state: "success" | "failure" | "error" | "in_progress" | "queued" | "pending" | "inactive";
   /** When the latest status was reported. */
   since: Date;
+  /** The reconciler's words: sync, health and drift (`core/deployment-status.ts`). */
+  description?: string;
 }
 
 /** Which repository a port speaks for (lock keys, and telling Ferry's own PRs from a fork's). */
@@ -98,6 +101,8 @@ export interface GitHubContents {
   readFile(ref: string, path: string): Promise<string | undefined>;
   /** Every entry of a tree, recursively. */
   listTree(treeSha: string): Promise<TreeEntry[]>;
+  /** Commits of the default branch that touched `path`, newest first, at most `limit` (`/ferry history`). */
+  listCommits?(path: string, limit: number): Promise<HistoryCommit[]>;
   readBlob(sha: string): Promise<string>;
 }
 

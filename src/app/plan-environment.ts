@@ -18,6 +18,7 @@ import {
 import { currentImageIn, type FindOptions } from "../core/targets/index.js";
 import { parseYaml, type ParsedYaml } from "../core/targets/yaml-tree.js";
 import { updateImage } from "../core/yaml-edit/update-image.js";
+import { gateWaitMessage } from "../core/policy/ci-gating.js";
 import { errorText } from "./error-text.js";
 import type { ImageDescription, RegistryReader } from "./ports.js";
 
@@ -89,8 +90,8 @@ export interface PlanOptions {
    * unchanged reason and plan the others (`ferry plan`).
    */
   onRegistryError?: "throw" | "report";
-  /** CI gating: is this tag eligible (its source commit passed CI)? */
-  eligible?: (image: string, tag: string, description: ImageDescription) => Promise<boolean>;
+  /** CI gating: is this tag eligible (its source commit passed CI)? A string is the reason it is not. */
+  eligible?: (image: string, tag: string, description: ImageDescription) => Promise<boolean | string>;
 }
 
 /** How many candidate tags are described (manifest + config GET) before giving up on metadata policies. */
@@ -365,13 +366,18 @@ async function chooseByPolicy(
     );
   }
   const candidates: { candidate: TagCandidate; description: ImageDescription }[] = [];
-  /** The best-ranked tag refused for its signature: what the plan, /status and the dashboard say. */
-  let unsigned: string | undefined;
+  // The best-ranked tag held back by CI gating or refused for its signature: "why not?" must have
+  // an answer, the same one on the plan, /status and the dashboard.
+  let heldBack: string | undefined;
   for (const tag of ranked.slice(0, MAX_DESCRIBED_CANDIDATES)) {
     const description = await deps.registry.describe(repository, tag);
     const candidate: TagCandidate = { tag, digest: description.digest, platforms: description.platforms };
     if (description.created) candidate.created = description.created;
-    if (options.eligible && !(await options.eligible(name, tag, description))) continue;
+    const gate = options.eligible ? await options.eligible(name, tag, description) : true;
+    if (gate !== true) {
+      heldBack ??= gateWaitMessage(tag, gate === false ? "its source commit has not passed CI" : gate);
+      continue;
+    }
     if (policy.verify !== undefined) {
       // Checked after the cheaper gates; the result goes into the pure selection as data.
       candidate.signature = await checkSignature(
@@ -381,16 +387,16 @@ async function chooseByPolicy(
         policy.verify,
       );
       if (!candidate.signature.verified) {
-        unsigned ??= notSignedReason(tag, policy.verify, candidate.signature.reason);
+        heldBack ??= notSignedReason(tag, policy.verify, candidate.signature.reason);
         continue;
       }
     }
     if (!describeAll) {
       const selection = selectTag([candidate], withCurrent({ policy, now: deps.now }, current.tag));
       if (selection.kind === "selected")
-        return withUnsigned(
+        return withHeldBack(
           withNotice(selection, withDescription(description, tag, selection.reason)),
-          unsigned,
+          heldBack,
         );
       continue;
     }
@@ -398,10 +404,10 @@ async function chooseByPolicy(
   }
   if (!describeAll) {
     const checked = Math.min(ranked.length, MAX_DESCRIBED_CANDIDATES);
-    if (unsigned !== undefined)
+    if (heldBack !== undefined)
       return {
-        unchanged: `${unsigned}; none of the ${checked} newest admitted tags is signed`,
-        notice: unsigned,
+        unchanged: `${heldBack}; none of the ${checked} newest admitted tags passed ${gated ? "CI gating and " : ""}${policy.verify !== undefined ? "the signature check and " : ""}the policy`,
+        notice: heldBack,
       };
     return {
       unchanged: `none of the ${checked} newest admitted tags passed ${gated ? "CI gating and " : ""}the policy`,
@@ -412,22 +418,25 @@ async function chooseByPolicy(
     withCurrent({ policy, now: deps.now }, current.tag),
   );
   if (selection.kind === "none")
-    return withUnsigned(
+    return withHeldBack(
       withNotice(selection, {
-        unchanged: unsigned !== undefined ? `${unsigned}; ${selection.reason}` : selection.reason,
+        unchanged: heldBack !== undefined ? `${heldBack}; ${selection.reason}` : selection.reason,
       }),
-      unsigned,
+      heldBack,
     );
   const chosen = candidates.find((c) => c.candidate.tag === selection.tag)!;
-  return withUnsigned(
+  return withHeldBack(
     withNotice(selection, withDescription(chosen.description, selection.tag, selection.reason)),
-    unsigned,
+    heldBack,
   );
 }
 
-/** A newer tag refused for its signature is worth a notice even when an older signed one is chosen. */
-function withUnsigned(target: Target, unsigned: string | undefined): Target {
-  if (unsigned !== undefined && target.notice === undefined) target.notice = unsigned;
+/**
+ * A newer tag held back (CI gating, a missing signature) is worth a notice even when an older
+ * eligible one is chosen.
+ */
+function withHeldBack(target: Target, heldBack: string | undefined): Target {
+  if (heldBack !== undefined && target.notice === undefined) target.notice = heldBack;
   return target;
 }
 

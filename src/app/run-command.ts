@@ -4,6 +4,7 @@ import { parseCommands, type Command } from "../core/pr/commands.js";
 import type { AppDeps, LoadedConfig } from "./app-deps.js";
 import { errorText } from "./error-text.js";
 import { loadRepoConfig } from "./load-repo-config.js";
+import { historyAnswer } from "./history-command.js";
 import { promote, rollback } from "./promote.js";
 import { statusTable, updateState, type StateWork } from "./state.js";
 import type { GitHubAccess } from "./github-port.js";
@@ -96,6 +97,10 @@ async function runCommand(
   if (command.name === "status") {
     await authorize(deps, loaded, author, undefined);
     return statusTable(deps, loaded);
+  }
+  if (command.name === "history") {
+    await authorize(deps, loaded, author, undefined);
+    return historyAnswer(deps, loaded, command);
   }
   const environment = command.environment;
   if (!(environment in loaded.config.environments))

@@ -1,9 +1,11 @@
 import { environmentOrder, type FerryConfig } from "../core/config/schema.js";
+import { readDeploymentStatus, type EnvironmentDeployment } from "../core/deployment-status.js";
 import { TransientError } from "../core/errors.js";
 import { formatBranchName } from "../core/pr/branch.js";
 import {
   DASHBOARD_TITLE,
   formatDashboard,
+  formatDrift,
   formatStatusTable,
   parseState,
   parseNotices,
@@ -19,6 +21,7 @@ import {
   STATE_FILE,
   STATE_REF,
   type GitHubContents,
+  type GitHubDeployments,
   type GitHubIssues,
   type GitHubPulls,
   type GitHubStateRef,
@@ -28,8 +31,11 @@ import {
 } from "./github-port.js";
 import { repoFileSource } from "./repo-files.js";
 
-/** The GitHub roles the dashboard reads and writes: the issue, each environment's PR, the files. */
-export type DashboardWork = GitHubContents & GitHubIssues & GitHubPulls;
+/**
+ * The GitHub roles the dashboard reads and writes: the issue, each environment's PR and latest
+ * Deployment status, the files.
+ */
+export type DashboardWork = GitHubContents & GitHubIssues & GitHubPulls & GitHubDeployments;
 /** The GitHub roles a state update calls: the state ref, then the dashboard. */
 export type StateWork = RepoIdentity & GitHubStateRef & DashboardWork;
 
@@ -188,7 +194,7 @@ export async function writeDashboard(
 
 /** What runs where, open PRs and holds: the `/ferry status` table and the dashboard's input. */
 export async function collectStatus(
-  deps: AppDeps<GitHubContents & GitHubPulls>,
+  deps: AppDeps<GitHubContents & GitHubPulls & GitHubDeployments>,
   loaded: LoadedConfig,
   state: FerryState,
   knownPulls: Record<string, PullRequestInfo | undefined> = {},
@@ -198,6 +204,7 @@ export async function collectStatus(
   const order = environmentOrder(config);
   const running: StatusInput["running"] = {};
   const pulls: StatusInput["pulls"] = {};
+  const deployments: NonNullable<StatusInput["deployments"]> = {};
   for (const environment of order) {
     try {
       const images = await currentImages(files, config, environment);
@@ -216,6 +223,8 @@ export async function collectStatus(
         ? knownPulls[environment]
         : await deps.github.findOpenPull(formatBranchName(environment));
     pulls[environment] = pull ? { number: pull.number, title: pull.title } : undefined;
+    const deployment = await latestDeployment(deps, environment);
+    if (deployment) deployments[environment] = deployment;
   }
   const skipped = files.skipped?.() ?? [];
   return {
@@ -228,12 +237,42 @@ export async function collectStatus(
     running,
     pulls,
     holds: state.holds,
+    ...(Object.keys(deployments).length > 0 ? { deployments } : {}),
   };
+}
+
+/**
+ * The environment's latest Deployment status, as its reconciler reported it (sync, health,
+ * drift), or undefined when none was reported or it cannot be read (the status still answers).
+ */
+async function latestDeployment(
+  deps: AppDeps<GitHubDeployments>,
+  environment: string,
+): Promise<EnvironmentDeployment | undefined> {
+  try {
+    const health = await deps.github.deploymentHealth(environment);
+    if (health === undefined) return undefined;
+    return readDeploymentStatus({
+      state: health.state,
+      description: health.description ?? "",
+      sha: health.sha,
+      at: health.since.toISOString(),
+    });
+  } catch (error) {
+    deps.log.warn(
+      { environment, error: errorText(error, deps.secrets) },
+      "status: cannot read the environment's Deployment status",
+    );
+    return undefined;
+  }
 }
 
 export async function statusTable(deps: AppDeps<DashboardWork>, loaded: LoadedConfig): Promise<string> {
   const { state, dashboard } = await loadState(deps);
-  const table = formatStatusTable(await collectStatus(deps, loaded, state));
+  const status = await collectStatus(deps, loaded, state);
+  // Drift the reconcilers reported, as the dashboard shows it.
+  const drift = formatDrift(status);
+  const table = [formatStatusTable(status), ...(drift.length > 0 ? ["", ...drift] : [])].join("\n").trimEnd();
   // The last scan's notices (an unsigned tag not proposed, a tag outside its policy), as the dashboard shows them.
   const notices = await lastNotices(deps, dashboard);
   if (notices.length === 0) return table;

@@ -4,6 +4,7 @@ import type { BodyRow } from "../core/pr/body.js";
 import type { PolicyNotice } from "../core/pr/dashboard.js";
 import { isUserError } from "../core/errors.js";
 import { isNewer } from "../core/policy/select-tag.js";
+import { gateOutcome } from "../core/policy/ci-gating.js";
 import type { AppDeps, LoadedConfig } from "./app-deps.js";
 import { errorText } from "./error-text.js";
 import { loadRepoConfig, type ConfigReading } from "./load-repo-config.js";
@@ -161,15 +162,22 @@ function imagesFor(config: FerryConfig, repositories: string[] | undefined): str
 export function ciGate(
   deps: AppDeps<GitHubChecks>,
   config: FerryConfig,
-): (image: string, tag: string, description: ImageDescription) => Promise<boolean> {
+): (image: string, tag: string, description: ImageDescription) => Promise<true | string> {
   return async (image, tag, description) => {
     const source = config.images[image]?.source;
     if (!source) return true;
     const [owner, repo] = source.split("/") as [string, string];
-    const revision = description.revision ?? (await deps.github.tagCommit?.({ owner, repo }, tag));
-    if (!revision) return false;
-    const state = await deps.github.checksState(revision, undefined, { owner, repo });
-    return state === "success";
+    const tagged =
+      description.revision === undefined ? await deps.github.tagCommit?.({ owner, repo }, tag) : undefined;
+    const revision =
+      description.revision !== undefined
+        ? { sha: description.revision, from: "label" as const }
+        : tagged !== undefined
+          ? { sha: tagged, from: "git-tag" as const }
+          : undefined;
+    const ci = revision ? await deps.github.checksState(revision.sha, undefined, { owner, repo }) : undefined;
+    const outcome = gateOutcome({ tag, source, ...(revision ? { revision } : {}), ...(ci ? { ci } : {}) });
+    return outcome.eligible ? true : outcome.why;
   };
 }
 

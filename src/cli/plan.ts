@@ -10,6 +10,7 @@ import { CONFIG_PATH, formatProblems, loadConfig } from "../core/config/load-con
 import { environmentOrder, type FerryConfig } from "../core/config/schema.js";
 import { UserError } from "../core/errors.js";
 import { shortDigest } from "../core/image-ref.js";
+import { gateNoticeForPlan } from "../core/policy/ci-gating.js";
 import type { RegistryReader } from "../app/ports.js";
 import { runRegistryReads } from "../app/run-registry-reads.js";
 import { EXIT, UsageError, type CliIo } from "./io.js";
@@ -151,6 +152,17 @@ async function planReportFor(
     plan = await planEnvironment({ registry, files, now }, config, environment, {
       onRegistryError: "report",
     });
+    // The app gates these tags on the source commit's CI, which this command cannot see: say so.
+    for (const change of plan.changes) {
+      const source = config.images[change.image]?.source;
+      if (source === undefined || change.to.tag === undefined) continue;
+      const gate = {
+        tag: change.to.tag,
+        source,
+        ...(change.revision ? { revision: change.revision } : {}),
+      };
+      plan.notices.push({ image: change.image, message: gateNoticeForPlan(gate) });
+    }
   }
   for (const change of plan.changes) {
     for (const edit of change.edits) {

@@ -14,10 +14,11 @@ import { parseListenAddress } from "../reconciler/status-server.js";
 import { EXIT, UsageError, type CliIo } from "./io.js";
 
 const USAGE =
-  "usage: ferry reconcile --repo URL|PATH --path DIR [--ref REF] [--namespace NS] [--interval 2m] [--once] [--dry-run]\n" +
+  "usage: ferry reconcile --repo URL|PATH --path DIR [--ref REF] [--namespace NS] [--interval 2m] [--once] [--dry-run] [--no-self-heal]\n" +
   "         [--prune] [--allow-empty] [--max-prune N] [--max-prune-percent P] [--create-namespace] [--environment NAME]\n" +
   "         [--instance NAME] [--kubeconfig FILE] [--listen ADDR] [--github-repo O/R] [--github-api-url URL] [--work-dir DIR]\n" +
-  "         [--allow-namespace NS]... [--allow-cluster-kind KIND]... [--allow-remote-base PREFIX]... [--helm-values FILE]... [--render-memory-limit 384Mi]\n" +
+  "         [--allow-namespace NS]... [--allow-cluster-kind KIND]... [--allow-remote-base PREFIX]... [--helm-values FILE]...\n" +
+  "         [--allow-plaintext-secrets] [--render-memory-limit 384Mi]\n" +
   "tokens come from the environment: FERRY_GITHUB_TOKEN (Deployment statuses; also git), FERRY_GIT_TOKEN (git only)\n";
 
 function count(text: string | undefined, flag: string, fallback: number): number {
@@ -54,6 +55,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
       interval: { type: "string", default: "2m" },
       once: { type: "boolean", default: false },
       "dry-run": { type: "boolean", default: false },
+      "no-self-heal": { type: "boolean", default: false },
       prune: { type: "boolean", default: false },
       "allow-empty": { type: "boolean", default: false },
       "max-prune": { type: "string" },
@@ -69,6 +71,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
       "inventory-namespace": { type: "string" },
       "allow-namespace": { type: "string", multiple: true, default: [] },
       "allow-cluster-kind": { type: "string", multiple: true, default: [] },
+      "allow-plaintext-secrets": { type: "boolean", default: false },
       "allow-remote-base": { type: "string", multiple: true, default: [] },
       "helm-values": { type: "string", multiple: true, default: [] },
       "render-memory-limit": { type: "string" },
@@ -123,6 +126,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
     createNamespace: values["create-namespace"],
     allowNamespaces: values["allow-namespace"],
     allowClusterKinds: values["allow-cluster-kind"],
+    allowPlaintextSecrets: values["allow-plaintext-secrets"],
     allowRemoteBases: values["allow-remote-base"],
     ...(values["helm-values"].length > 0 ? { helmValues: values["helm-values"] } : {}),
     ...(renderMemoryLimitBytes !== undefined ? { renderMemoryLimitBytes } : {}),
@@ -138,6 +142,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
       ? path.resolve(io.cwd, values["work-dir"])
       : path.join(tmpdir(), `ferry-reconcile-${instance}`),
     dryRun: values["dry-run"],
+    selfHeal: !values["no-self-heal"],
     prune: {
       prune: values.prune,
       allowEmpty: values["allow-empty"],

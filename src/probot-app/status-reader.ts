@@ -1,9 +1,11 @@
 import type { SecretRedactor } from "../core/redact.js";
 import type { Probot } from "probot";
 import type { OctokitLike } from "../adapters/github/github-repo.js";
-import type { AppDeps, AppLogger } from "../app/app-deps.js";
+import type { AppDeps, AppLogger, LoadedConfig } from "../app/app-deps.js";
 import { loadRepoConfig } from "../app/load-repo-config.js";
 import { collectStatus, lastNotices, loadState } from "../app/state.js";
+import { errorText } from "../app/error-text.js";
+import { recentChanges, type RecentChange } from "../app/history-command.js";
 import { eachInstallation, installationRepos } from "./installations.js";
 
 export interface StatusReaderOptions {
@@ -51,7 +53,12 @@ export function createStatusReader(
         const status = await collectStatus(deps, loaded, state);
         // What the last scan noticed (an unsigned tag not proposed, a tag outside its policy).
         const notices = await lastNotices(deps, dashboard);
-        result[`${owner}/${repo}`] = notices.length > 0 ? { ...status, notices } : status;
+        const changes = await lastChanges(deps, loaded, options.log());
+        result[`${owner}/${repo}`] = {
+          ...status,
+          ...(notices.length > 0 ? { notices } : {}),
+          ...(Object.keys(changes).length > 0 ? { changes } : {}),
+        };
       }
     });
     return result;
@@ -67,4 +74,25 @@ export function createStatusReader(
     });
     return value;
   };
+}
+
+/** Each environment's last changes from the config repo's history (a few commits each), for the page. */
+async function lastChanges(
+  deps: AppDeps,
+  loaded: LoadedConfig,
+  log: AppLogger,
+): Promise<Record<string, RecentChange[]>> {
+  const changes: Record<string, RecentChange[]> = {};
+  for (const environment of Object.keys(loaded.config.environments)) {
+    try {
+      const recent = await recentChanges(deps, loaded, environment);
+      if (recent.length > 0) changes[environment] = recent;
+    } catch (error) {
+      log.warn(
+        { environment, error: errorText(error, deps.secrets) },
+        "status: cannot read the environment's history",
+      );
+    }
+  }
+  return changes;
 }

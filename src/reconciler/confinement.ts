@@ -4,6 +4,7 @@
  * of the `--allow-cluster-kind` kinds (and the Namespace `--create-namespace` asks for). A refused
  * object is neither applied nor pruned. Pure.
  */
+import { plaintextSecretField, SECRET_ALTERNATIVES } from "../core/check/plaintext-secrets.js";
 import { describeRef } from "./object-ref.js";
 import type { ObjectRef } from "./types.js";
 
@@ -16,6 +17,8 @@ export interface Confinement {
   allowClusterKinds: readonly string[];
   /** `--create-namespace`: the Namespace named `namespace` is Ferry's to create. */
   createNamespace: boolean;
+  /** `--allow-plaintext-secrets`: apply a Secret whose `data`/`stringData` sits in Git in the clear. */
+  allowPlaintextSecrets?: boolean;
 }
 
 export interface RefusedObject {
@@ -49,7 +52,7 @@ export function refusalReason(ref: ObjectRef, confinement: Confinement): string 
 }
 
 /** Splits desired objects into those Ferry may apply and those it refuses. */
-export function confine<T extends { ref: ObjectRef }>(
+export function confine<T extends { ref: ObjectRef; object?: unknown }>(
   objects: T[],
   confinement: Confinement | undefined,
 ): { allowed: T[]; refused: RefusedObject[] } {
@@ -57,11 +60,20 @@ export function confine<T extends { ref: ObjectRef }>(
   const allowed: T[] = [];
   const refused: RefusedObject[] = [];
   for (const object of objects) {
-    const reason = refusalReason(object.ref, confinement);
+    const reason =
+      refusalReason(object.ref, confinement) ?? plaintextSecretRefusal(object.object, confinement);
     if (reason) refused.push({ ref: object.ref, reason });
     else allowed.push(object);
   }
   return { allowed, refused };
+}
+
+/** A Secret in the clear in Git is refused unless `--allow-plaintext-secrets` says otherwise (docs/security.md). */
+function plaintextSecretRefusal(object: unknown, confinement: Confinement): string | undefined {
+  if (confinement.allowPlaintextSecrets === true) return undefined;
+  const field = plaintextSecretField(object);
+  if (field === undefined) return undefined;
+  return `a plaintext Secret (${field}) from Git is not applied: ${SECRET_ALTERNATIVES} (or allow it with --allow-plaintext-secrets)`;
 }
 
 export function describeRefusal({ ref, reason }: RefusedObject): string {

@@ -2,6 +2,7 @@
  * A cycle's outcome as data: where it stopped, what it applied and pruned, and the sync and
  * health of every desired object (what `/status`, the metrics and the Deployment report show).
  */
+import type { DriftRecord } from "./drift.js";
 import { isTransientError } from "../core/errors.js";
 import type { CycleSettings } from "./cycle-settings.js";
 import { aggregateHealth, assessHealth } from "./health.js";
@@ -26,6 +27,8 @@ export interface CycleResult {
   sync: SyncStatus;
   health: HealthStatus;
   objects: ObjectStatus[];
+  /** Changes made in the cluster, not in Git: undone by self-heal, or left (`--no-self-heal`). */
+  drift?: { undone: DriftRecord[]; left: DriftRecord[] };
   errors: string[];
   /** True when the cycle failed in a way that may pass on retry (network, 5xx). */
   transient: boolean;

@@ -22,6 +22,11 @@ export interface CycleSettings {
    * refused: for embedding callers that confine the reconciler some other way.
    */
   confinement?: Confinement;
+  /**
+   * Undo changes made in the cluster to applied objects (default true). false (`--no-self-heal`):
+   * report them and OutOfSync, and leave them in place, as Argo CD's selfHeal: false does.
+   */
+  selfHeal?: boolean;
   /** Parallel requests while observing and applying (same-rank objects only). */
   concurrency?: number;
   /** How long to wait for an applied CRD's kind to be served before applying its resources (default 30 s). */

@@ -31,6 +31,11 @@ export class DiffMemory {
     );
   }
 
+  /** The object was last in sync with exactly this desired object: a live change since is drift, not Git's. */
+  wasInSyncWith(key: string, desired: KubeObject): boolean {
+    return this.inSync.get(key)?.fingerprint === DiffMemory.fingerprint(desired);
+  }
+
   remember(key: string, desired: KubeObject, live: KubeObject | undefined): void {
     const version = live?.metadata.resourceVersion;
     if (typeof version === "string")

@@ -1,9 +1,10 @@
 /**
  * Reports the reconciler's state to GitHub as Deployments on the config commit: one Deployment
  * per applied revision and environment (found before created: an upsert), and a new status only
- * when the state changes — also across restarts, since the latest status is read back first.
+ * when the state or the count of manual changes undone in the last 24 h changes — also across restarts, since the latest status is read back first.
  */
 import { Octokit } from "@octokit/rest";
+import { driftCountIn } from "../core/deployment-status.js";
 import type { DeploymentReport, DeploymentReporter } from "./ports.js";
 
 export interface GitHubDeploymentReporterOptions {
@@ -53,8 +54,15 @@ export class GitHubDeploymentReporter implements DeploymentReporter {
       const latest = data[0];
       if (latest) this.lastPosted.set(id, `${latest.state}\n${latest.description ?? ""}`);
     }
-    // Only the state counts as a change; a new description alone (e.g. a rollout counter) is not worth a status.
-    if (this.lastPosted.get(id)?.split("\n")[0] === report.state) return;
+    // Only the state and the 24 h drift count count as a change; a new description alone (e.g. a
+    // rollout counter) is not worth a status. A manual change undone within one cycle leaves the
+    // state at success, and the count is how GitHub (and the app's dashboard) learns of it.
+    const [lastState, ...lastDescription] = this.lastPosted.get(id)?.split("\n") ?? [];
+    if (
+      lastState === report.state &&
+      (driftCountIn(lastDescription.join("\n")) ?? 0) === (driftCountIn(report.description) ?? 0)
+    )
+      return;
     await this.octokit.rest.repos.createDeploymentStatus({
       owner: this.owner,
       repo: this.repo,

@@ -25,6 +25,8 @@ export class ReconcilerMetrics {
   private readonly sync: Gauge<"instance" | "status">;
   private readonly health: Gauge<"instance" | "status">;
   private readonly objects: Gauge<"instance">;
+  private readonly driftUndone: Counter<"instance">;
+  private readonly driftLeft: Gauge<"instance">;
 
   constructor(private readonly instance: string) {
     const registers = [this.registry];
@@ -65,6 +67,18 @@ export class ReconcilerMetrics {
       labelNames: ["instance", "status"],
       registers,
     });
+    this.driftUndone = new Counter({
+      name: "ferry_reconcile_drift_undone_total",
+      help: "Fields changed in the cluster, not in Git, that self-heal put back",
+      labelNames: ["instance"],
+      registers,
+    });
+    this.driftLeft = new Gauge({
+      name: "ferry_reconcile_drift_left",
+      help: "Fields changed in the cluster, not in Git, left in place (--no-self-heal)",
+      labelNames: ["instance"],
+      registers,
+    });
     this.objects = new Gauge({
       name: "ferry_reconcile_objects",
       help: "Objects in the desired state",
@@ -74,6 +88,8 @@ export class ReconcilerMetrics {
   }
 
   record(result: CycleResult, durationMs: number): void {
+    this.driftUndone.inc({ instance: this.instance }, result.drift?.undone.length ?? 0);
+    if (result.plan) this.driftLeft.set({ instance: this.instance }, result.drift?.left.length ?? 0);
     const instance = this.instance;
     this.cycles.inc({ instance, result: result.ok ? "success" : "failure" });
     this.duration.observe({ instance }, durationMs / 1000);

@@ -8,6 +8,7 @@ import { describeRefusal } from "./confinement.js";
 import { failure, summarize, type CyclePhase, type CycleResult } from "./cycle-result.js";
 import type { CycleSettings } from "./cycle-settings.js";
 import { rememberInSync, type DiffMemory } from "./diff-memory.js";
+import { detectDrift } from "./drift.js";
 import { observe, type Observation } from "./observe.js";
 import type { RenderedObject } from "./parse-manifests.js";
 import { planSync, type SyncPlan } from "./plan.js";
@@ -53,6 +54,14 @@ export async function runCycle(
   } catch (error) {
     return failure("plan", error, { revision });
   }
+  // What someone changed in the cluster while Git did not: undone and recorded, or only reported.
+  const drift = memory ? detectDrift(plan, observation, memory, new Date()) : { drifted: [], records: [] };
+  const selfHeal = settings.selfHeal !== false;
+  if (!selfHeal && drift.drifted.length > 0) {
+    const left = new Set(drift.drifted);
+    plan = { ...plan, apply: plan.apply.filter((planned) => !left.has(planned)) };
+  }
+  const driftReport = { undone: selfHeal ? drift.records : [], left: selfHeal ? [] : drift.records };
 
   // A refused object is a config error: reported per object, and like an apply error it holds the prune.
   const refusals = plan.refused.map(describeRefusal);
@@ -99,5 +108,9 @@ export async function runCycle(
     dryRun: false,
   });
   result.transient = applied.transient || pruned.transient;
+  if (drift.records.length > 0) {
+    result.drift = driftReport;
+    if (driftReport.left.length > 0) result.sync = "OutOfSync";
+  }
   return result;
 }

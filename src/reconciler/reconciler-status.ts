@@ -1,4 +1,5 @@
 /** What `GET /status` shows of a reconciler: the last cycle's outcome and the loop's state. */
+import type { DriftRecord } from "./drift.js";
 import type { CycleResult } from "./cycle-result.js";
 import type { HealthStatus, ObjectStatus, SyncStatus } from "./types.js";
 
@@ -24,6 +25,12 @@ export interface ReconcilerStatus {
   consecutiveFailures: number;
   /** The wait before the next timed cycle, as last scheduled (backoff after failures). */
   nextCycleInMs?: number;
+  /** Manual changes undone in the last 24 h (object, field, live and Git value, field manager). */
+  driftUndone?: DriftRecord[];
+  /** Manual changes left in place by `--no-self-heal`, as of the last cycle. */
+  driftLeft?: DriftRecord[];
+  /** `prod: 2 manual changes undone in the last 24 h`. */
+  driftSummary?: string;
 }
 
 export function initialStatus(instance: string): ReconcilerStatus {

@@ -6,6 +6,7 @@
  */
 import { backoffDelay, DEFAULT_BACKOFF, jitteredInterval, type BackoffPolicy } from "./backoff.js";
 import { deploymentReportOf } from "./deployment-report.js";
+import { describeDrift, DriftLog } from "./drift.js";
 import { ReconcilerMetrics } from "./metrics.js";
 import { describeRef } from "./object-ref.js";
 import type { ClusterPort, ConfigSource, DeploymentReporter } from "./ports.js";
@@ -63,6 +64,7 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
   let debounceTimer: NodeJS.Timeout | undefined;
   let running = false;
   const memory = new DiffMemory();
+  const driftLog = new DriftLog();
   const watches =
     options.watch && options.cluster.watch
       ? new WatchSet(options.cluster.watch.bind(options.cluster), instance, onWatchEvent, log)
@@ -74,6 +76,11 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
     const durationMs = performance.now() - started;
     metrics.record(result, durationMs);
     state = statusAfter(state, instance, result, now());
+    driftLog.add(result.drift?.undone ?? []);
+    const undone = driftLog.recent(now());
+    state.driftUndone = undone;
+    state.driftSummary = `${instance}: ${describeDrift(undone.length)}`;
+    if (result.drift?.left.length) state.driftLeft = result.drift.left;
     log(result.ok ? "reconcile cycle finished" : "reconcile cycle failed", {
       instance,
       revision: result.revision,
@@ -85,13 +92,17 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
       errors: result.errors,
       ms: Math.round(durationMs),
     });
-    if (options.reporter && !options.settings.dryRun) await report(options.reporter, result);
+    if (options.reporter && !options.settings.dryRun) await report(options.reporter, result, undone.length);
     if (watches && result.plan) await watches.update(result, () => running);
     return result;
   }
 
-  async function report(reporter: DeploymentReporter, result: CycleResult): Promise<void> {
-    const report = deploymentReportOf(result);
+  async function report(
+    reporter: DeploymentReporter,
+    result: CycleResult,
+    undoneLastDay: number,
+  ): Promise<void> {
+    const report = deploymentReportOf(result, { undoneLastDay });
     if (!report) return;
     await reporter.report(report).catch((error: unknown) => {
       log("deployment status report failed", { instance, error: (error as Error).message });

@@ -43,11 +43,15 @@ export interface ReconcilerSetup {
   gitEnv?: NodeJS.ProcessEnv;
   workDir?: string;
   dryRun?: boolean;
+  /** `--no-self-heal`: report changes made in the cluster as OutOfSync and leave them (default: undo them). */
+  selfHeal?: boolean;
   prune?: Partial<PruneOptions>;
   /** `--allow-namespace`: namespaces besides `namespace` objects may be applied in (`*`: any). */
   allowNamespaces?: string[];
   /** `--allow-cluster-kind`: cluster-scoped kinds Ferry may apply (`Kind` or `Kind.group`; `*`: any). */
   allowClusterKinds?: string[];
+  /** `--allow-plaintext-secrets`: apply Secrets whose data sits in Git in the clear (refused by default). */
+  allowPlaintextSecrets?: boolean;
   /** `--allow-remote-base`: prefixes of kustomize remote resources that may be fetched. */
   allowRemoteBases?: string[];
   /** `--helm-values`: repo-relative values files for a chart folder, in order. */
@@ -126,11 +130,13 @@ export function buildReconciler(setup: ReconcilerSetup): Reconciler {
     inventoryNamespace: setup.inventoryNamespace ?? namespace,
     createNamespace: setup.createNamespace ?? false,
     dryRun: setup.dryRun ?? false,
+    selfHeal: setup.selfHeal ?? true,
     prune: { ...DEFAULT_PRUNE_OPTIONS, ...setup.prune },
     confinement: {
       namespace,
       allowNamespaces: setup.allowNamespaces ?? [],
       allowClusterKinds: setup.allowClusterKinds ?? [],
+      allowPlaintextSecrets: setup.allowPlaintextSecrets ?? false,
       createNamespace: setup.createNamespace ?? false,
     },
     render: {

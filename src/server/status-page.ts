@@ -1,7 +1,8 @@
 /**
  * `GET /`: the same answer as `GET /status`, as one server-rendered HTML page (no scripts, no
- * build step): per repository, environments × images with version, digest, sync, health, held,
- * drift and recent changes when the status carries them, and the open promotion PRs. Every value
+ * build step): per repository, environments × images with version, digest, sync, health and
+ * drift (the reconciler's latest Deployment status), held, the open promotion PR, why a newer tag
+ * was not proposed (the last scan's notices) and the last changes (the config repo's history). Every value
  * is escaped; the page sends a Content-Security-Policy that allows no script at all.
  */
 import { sendText } from "./route.js";
@@ -25,15 +26,66 @@ type Json = Record<string, unknown>;
 const isRecord = (value: unknown): value is Json =>
   typeof value === "object" && value !== null && !Array.isArray(value);
 
-/** A cell's optional fields, shown when the status has them (the reconciler's view, drift…). */
-const EXTRA_FIELDS = ["sync", "health", "drift"] as const;
-
 function text(value: unknown): string {
   if (value === undefined || value === null || value === "") return "";
   return typeof value === "string" || typeof value === "number" || typeof value === "boolean"
     ? String(value)
     : JSON.stringify(value);
 }
+
+/** `1.8.0 ← 1.7.3, promotion #4 by mona, 2026-12-01T01:37:29Z`: one entry of `changes` (the repo's history). */
+export function describeChange(change: Json): string {
+  const pull = change.pull !== undefined ? ` #${text(change.pull)}` : ` ${text(change.sha).slice(0, 7)}`;
+  const by = change.by !== undefined ? ` by ${text(change.by)}` : "";
+  const from = change.from !== undefined ? ` ← ${text(change.from)}` : "";
+  return `${text(change.to)}${from}, ${text(change.kind)}${pull}${by}, ${text(change.at)}`;
+}
+
+/** What the page shows in one row's columns, from the repository's `/status` answer. */
+export function rowValues(status: Json, environment: string, image: string): Record<string, string> {
+  const running = isRecord(status.running) ? status.running : {};
+  const cells = isRecord(running[environment]) ? (running[environment] as Json) : {};
+  const cell = isRecord(cells[image]) ? (cells[image] as Json) : {};
+  const deployments = isRecord(status.deployments) ? status.deployments : {};
+  const deployment = isRecord(deployments[environment]) ? (deployments[environment] as Json) : {};
+  const holds = isRecord(status.holds) ? status.holds : {};
+  const pulls = isRecord(status.pulls) ? status.pulls : {};
+  const hold = holds[environment];
+  const pull = pulls[environment];
+  const changes = isRecord(status.changes) ? status.changes : {};
+  const recent = Array.isArray(changes[environment]) ? (changes[environment] as unknown[]) : [];
+  const notices = Array.isArray(status.notices) ? status.notices : [];
+  return {
+    tag: text(cell.tag) || "not referenced",
+    digest: text(cell.digest),
+    sync: text(deployment.sync) || "unknown",
+    health: text(deployment.health) || "unknown",
+    drift: text(deployment.drift) || (isRecord(deployments[environment]) ? "none" : "unknown"),
+    held: isRecord(hold) ? `held by ${text(hold.by)} (${text(hold.reason)}) since ${text(hold.at)}` : "no",
+    pull: isRecord(pull) ? `#${text(pull.number)} ${text(pull.title)}` : "none",
+    // "Why not?": what the last scan said about this image here (CI gating, a signature, a policy).
+    notices: notices
+      .filter((notice) => isRecord(notice) && notice.environment === environment && notice.image === image)
+      .map((notice) => text((notice as Json).message))
+      .join("; "),
+    changes: recent
+      .filter((change) => isRecord(change) && change.image === image)
+      .map((change) => describeChange(change as Json))
+      .join("; "),
+  };
+}
+
+const COLUMNS = [
+  ["tag", "version"],
+  ["digest", "digest"],
+  ["sync", "sync"],
+  ["health", "health"],
+  ["drift", "drift"],
+  ["held", "held"],
+  ["pull", "open promotion PR"],
+  ["notices", "why not"],
+  ["changes", "last changes"],
+] as const;
 
 function repositorySection(name: string, status: Json): string {
   const environments = Array.isArray(status.environments)
@@ -43,39 +95,26 @@ function repositorySection(name: string, status: Json): string {
       }))
     : [];
   const images = Array.isArray(status.images) ? status.images.map(text) : [];
-  const running = isRecord(status.running) ? status.running : {};
-  const pulls = isRecord(status.pulls) ? status.pulls : {};
-  const holds = isRecord(status.holds) ? status.holds : {};
   const rows: string[] = [];
   for (const environment of environments) {
-    const cells = isRecord(running[environment.name]) ? (running[environment.name] as Json) : {};
-    const hold = holds[environment.name];
-    const pull = pulls[environment.name];
-    const held = isRecord(hold)
-      ? `held by ${text(hold.by)} (${text(hold.reason)}) since ${text(hold.at)}`
-      : "no";
-    const pr = isRecord(pull) ? `#${text(pull.number)} ${text(pull.title)}` : "none";
     for (const image of images) {
-      const cell = isRecord(cells[image]) ? (cells[image] as Json) : {};
-      const extra = EXTRA_FIELDS.map((field) => `<td>${escapeHtml(text(cell[field]) || "unknown")}</td>`);
+      const values = rowValues(status, environment.name, image);
       rows.push(
         `<tr data-environment="${escapeHtml(environment.name)}" data-image="${escapeHtml(image)}">` +
           `<th scope="row">${escapeHtml(environment.name)}${environment.from ? ` <small>from ${escapeHtml(environment.from)}</small>` : ""}</th>` +
           `<td>${escapeHtml(image)}</td>` +
-          `<td class="tag">${escapeHtml(text(cell.tag) || "not referenced")}</td>` +
-          `<td class="digest"><code>${escapeHtml(text(cell.digest))}</code></td>` +
-          extra.join("") +
-          `<td class="held">${escapeHtml(held)}</td>` +
-          `<td class="pull">${escapeHtml(pr)}</td>` +
-          `<td class="changes">${escapeHtml(text(cell.lastChange ?? cell.changes) || "")}</td>` +
+          COLUMNS.map(([key]) =>
+            key === "digest"
+              ? `<td class="digest"><code>${escapeHtml(values.digest)}</code></td>`
+              : `<td class="${key}">${escapeHtml(values[key])}</td>`,
+          ).join("") +
           `</tr>`,
       );
     }
   }
   return (
     `<section data-repository="${escapeHtml(name)}"><h2>${escapeHtml(name)}</h2>` +
-    `<table><thead><tr><th>environment</th><th>image</th><th>version</th><th>digest</th>` +
-    `<th>sync</th><th>health</th><th>drift</th><th>held</th><th>open promotion PR</th><th>last changes</th></tr></thead>` +
+    `<table><thead><tr><th>environment</th><th>image</th>${COLUMNS.map(([, title]) => `<th>${title}</th>`).join("")}</tr></thead>` +
     `<tbody>${rows.join("")}</tbody></table></section>`
   );
 }

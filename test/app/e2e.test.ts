@@ -40,6 +40,45 @@ describe("Ferry end to end (Probot + GitHub emulator + embedded registry)", { ti
       expect(status["acme/config"]?.running.staging?.shop?.tag).toBe("1.8.0");
     });
 
+    it("/ferry history staging answers what ran over time and at a moment, with the merged PR, its commit and who merged it", async () => {
+      await world.push("1.8.0");
+      const [pull] = await world.pulls();
+      expect(pull?.merged_at).not.toBeNull();
+      const issue = await world.openIssue();
+      const comment = async (body: string): Promise<string> => {
+        await world.as.mona.rest.issues.createComment({
+          owner: "acme",
+          repo: "config",
+          issue_number: issue,
+          body,
+        });
+        await world.settle();
+        const { data } = await world.as.mona.rest.issues.listComments({
+          owner: "acme",
+          repo: "config",
+          issue_number: issue,
+        });
+        return data.at(-1)!.body ?? "";
+      };
+      const history = await comment("/ferry history staging");
+      expect(history).toMatch(/^History of staging, newest first:/);
+      expect(history).toMatch(
+        new RegExp(
+          `shop: \`1\\.7\\.0\` → \`1\\.8\\.0\`, promotion \\[[0-9a-f]{7}\\]\\(${world.emu.webUrl}/acme/config/commit/[0-9a-f]{40}\\) \\[#${pull!.number}\\]\\(${world.emu.webUrl}/acme/config/pull/${pull!.number}\\) by @`,
+        ),
+      );
+      // The moment the config repo was created: staging ran 1.7.0 then.
+      const { data: commits } = await world.as.mona.rest.repos.listCommits({
+        owner: "acme",
+        repo: "config",
+        path: "overlays/staging",
+      });
+      const created = commits.at(-1)!.commit.committer!.date!.replace(/\.\d+Z$/, "Z");
+      expect(Date.parse(created)).toBeLessThan(Date.parse(pull!.merged_at!));
+      const at = await comment(`/ferry history staging shop --at ${created}`);
+      expect(at).toMatch(/^What ran in staging at .*:\n\n- shop: `1\.7\.0` since /);
+    });
+
     it("/promote prod by a maintainer opens the prod PR with the digest staging runs", async () => {
       const digest = await world.push("1.8.0");
       const issue = await world.openIssue();
@@ -229,6 +268,97 @@ describe("Ferry end to end (Probot + GitHub emulator + embedded registry)", { ti
     expect(pulls.map((pull) => pull.title)).toEqual(["Promote shop 1.8.0 to staging"]);
     expect(parseBody(pulls[0]!.body)?.changes[0]?.revision).toBe(revision);
     expect(pulls[0]!.body).toContain(`/acme/shop/commit/${revision}`);
+  });
+
+  it("CI gating: a tag pushed without a revision label or git tag is not proposed, and the dashboard and /status say why", async () => {
+    world = await startWorld({
+      ci: false,
+      source: true,
+      server: { status: { token: "e2e-status-token" } },
+    });
+    await world.push("1.9.0");
+    await world.server.scanNow();
+    await world.settle();
+    expect(await world.pulls()).toEqual([]);
+    const why = "1.9.0 waits for CI gating: no revision label and no tag 1.9.0 in acme/shop";
+
+    const { data: issues } = await world.as.mona.rest.issues.listForRepo({ owner: "acme", repo: "config" });
+    const dashboard = issues.find((issue) => issue.title === "Ferry dashboard");
+    expect(dashboard?.body).toContain(why);
+
+    const response = await fetch(`${world.server.url}/status`, {
+      headers: { authorization: "Bearer e2e-status-token" },
+    });
+    const status = (await response.json()) as Record<
+      string,
+      { notices: { environment: string; message: string }[] }
+    >;
+    expect(status["acme/config"]?.notices).toContainEqual({
+      environment: "staging",
+      image: "shop",
+      message: why,
+    });
+  });
+
+  it("a PR adding a plaintext Secret to staging gets a failing ferry/config check on the exact line, naming the alternatives", async () => {
+    world = await startWorld({ ci: false });
+    const secret =
+      "apiVersion: v1\nkind: Secret\nmetadata:\n  name: shop-db\nstringData:\n  password: hunter2\n";
+    // Also a secretGenerator reading a plaintext file of the repo, beside a SOPS-encrypted one and a
+    // SealedSecret, which pass.
+    const overlay = (await world.emu.readFile(
+      "acme",
+      "config",
+      "main",
+      "overlays/staging/kustomization.yaml",
+    ))!;
+    const kustomization = `${overlay.replace("  - deployment.yaml\n", "  - deployment.yaml\n  - secret.yaml\n  - sealed.yaml\n")}secretGenerator:\n  - name: api\n    envs:\n      - api.env\n  - name: token\n    envs:\n      - token.enc.env\n`;
+    const generatorLine = kustomization.split("\n").indexOf("      - api.env") + 1;
+    const head = await world.emu.commit(
+      "acme",
+      "config",
+      "add-db",
+      {
+        "overlays/staging/secret.yaml": secret,
+        "overlays/staging/kustomization.yaml": kustomization,
+        "overlays/staging/api.env": "API_KEY=plain\n",
+        "overlays/staging/token.enc.env": "TOKEN=ENC[AES256_GCM,data:x]\nsops_mac=ENC[AES256_GCM,data:y]\n",
+        "overlays/staging/sealed.yaml":
+          "apiVersion: bitnami.com/v1alpha1\nkind: SealedSecret\nmetadata:\n  name: s\nspec:\n  encryptedData:\n    password: AgBy3i\n",
+      },
+      "Add the database password",
+      { as: "mona" },
+    );
+    await world.emu.openPullRequest("acme", "config", { head: "add-db", title: "Add db", as: "mona" });
+    await world.settle();
+    const { data } = await world.as.mona.rest.checks.listForRef({ owner: "acme", repo: "config", ref: head });
+    const run = data.check_runs.find((check) => check.name === "ferry/config");
+    expect(run?.conclusion).toBe("failure");
+    const { data: annotations } = await world.as.mona.rest.checks.listAnnotations({
+      owner: "acme",
+      repo: "config",
+      check_run_id: run!.id,
+    });
+    expect(annotations).toContainEqual(
+      expect.objectContaining({
+        path: "overlays/staging/secret.yaml",
+        start_line: 5,
+        annotation_level: "failure",
+        message: expect.stringContaining("plaintext Secret shop-db (stringData) in Git"),
+      }),
+    );
+    expect(annotations[0]!.message).toMatch(/SealedSecret.*SOPS.*ExternalSecret/);
+    expect(annotations).toContainEqual(
+      expect.objectContaining({
+        path: "overlays/staging/kustomization.yaml",
+        start_line: generatorLine,
+        message: expect.stringContaining(
+          "secretGenerator api makes a plaintext Secret from overlays/staging/api.env",
+        ),
+      }),
+    );
+    // The SOPS-encrypted generator source and the SealedSecret pass: two annotations, no more.
+    expect(annotations).toHaveLength(2);
   });
 
   describe("with CI that never reports", () => {

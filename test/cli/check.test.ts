@@ -81,6 +81,43 @@ describe("ferry check", () => {
     expect(result.stdout).toMatch(/ferry\.yml:13:\d+ passwordEnv DATABASE_URL is not readable by configs/);
   });
 
+  it("fails on the exact line of a plaintext Secret and of a secretGenerator reading a plaintext file, and passes SOPS, SealedSecret and ExternalSecret", async () => {
+    await put(".github/ferry.yml", CONFIG);
+    await put(
+      "overlays/staging/kustomization.yaml",
+      `${OVERLAY}resources: [secret.yaml, sealed.yaml, external.yaml, sops.yaml]\nsecretGenerator:\n  - name: db\n    envs:\n      - db.env\n  - name: api\n    files:\n      - token=api.enc.env\n`,
+    );
+    await put(
+      "overlays/staging/secret.yaml",
+      "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: shop-db\ndata:\n  password: aHVudGVyMg==\n",
+    );
+    await put(
+      "overlays/staging/sealed.yaml",
+      "apiVersion: bitnami.com/v1alpha1\nkind: SealedSecret\nmetadata:\n  name: s\nspec:\n  encryptedData:\n    password: AgBy3i\n",
+    );
+    await put(
+      "overlays/staging/external.yaml",
+      "apiVersion: external-secrets.io/v1beta1\nkind: ExternalSecret\nmetadata:\n  name: e\nspec:\n  data:\n    - secretKey: password\n",
+    );
+    await put(
+      "overlays/staging/sops.yaml",
+      "apiVersion: v1\nkind: Secret\nmetadata:\n  name: enc\ndata:\n  password: ENC[AES256_GCM,data:abc,type:str]\nsops:\n  mac: ENC[AES256_GCM,data:x]\n  version: 3.8.1\n",
+    );
+    await put("overlays/staging/db.env", "PASSWORD=hunter2\n");
+    await put(
+      "overlays/staging/api.enc.env",
+      "TOKEN=ENC[AES256_GCM,data:x]\nsops_mac=ENC[AES256_GCM,data:y]\n",
+    );
+    await put("overlays/prod/kustomization.yaml", OVERLAY);
+    const result = await ferry("check", "--dir", ".");
+    expect(result.code).toBe(1);
+    const lines = result.stdout.trim().split("\n");
+    expect(lines).toEqual([
+      "overlays/staging/kustomization.yaml:8:9 secretGenerator db makes a plaintext Secret from overlays/staging/db.env, a plaintext file in Git; use a SealedSecret (Bitnami Sealed Secrets), a SOPS-encrypted file, or an ExternalSecret (External Secrets Operator)",
+      "overlays/staging/secret.yaml:10:1 plaintext Secret shop-db (data) in Git: anyone who can read the repository can read it; use a SealedSecret (Bitnami Sealed Secrets), a SOPS-encrypted file, or an ExternalSecret (External Secrets Operator)",
+    ]);
+  });
+
   it("points at the environment's paths line when an image is not referenced", async () => {
     await put(".github/ferry.yml", CONFIG);
     await put("overlays/staging/kustomization.yaml", OVERLAY);

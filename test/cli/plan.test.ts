@@ -96,6 +96,21 @@ describe("ferry plan against the embedded registry", () => {
     rmSync(dir, { recursive: true });
   });
 
+  it("says, for an image CI-gated on its source repo, that the app proposes the tag only once its commit passed CI", async () => {
+    const files = configRepo(registry.host, "1.7.3", "1.6.0");
+    files[".github/ferry.yml"] = files[".github/ferry.yml"]!.replace(
+      "acme/shop\n    policy",
+      "acme/shop\n    source: acme/shop\n    policy",
+    );
+    const dir = writeRepo(files);
+    const io = fakeIo(dir);
+    expect(await main(["plan", "--env", "staging"], io)).toBe(0);
+    expect(io.out.join("")).toContain(
+      "staging  shop  notice: CI gating: the app proposes 1.8.0 only once the commit of tag 1.8.0 in acme/shop (the image has no org.opencontainers.image.revision label) passed CI in acme/shop",
+    );
+    rmSync(dir, { recursive: true });
+  });
+
   it("exits 3 and says why when nothing would change", async () => {
     const dir = writeRepo(configRepo(registry.host, "1.8.0", "1.8.0"));
     const io = fakeIo(dir);

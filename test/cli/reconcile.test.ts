@@ -103,6 +103,77 @@ describe("ferry reconcile", () => {
     expect(writesOf(env.sim.requests())).toEqual([]);
   });
 
+  it("refuses a plaintext Secret from Git and says why, and applies it with --allow-plaintext-secrets", async () => {
+    env = await setup(temp);
+    env.repo.commit({
+      "env/staging/config.yaml": configMapYaml("web-config"),
+      "env/staging/secret.yaml":
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\nstringData:\n  password: hunter2\n",
+      "env/staging/sealed.yaml":
+        "apiVersion: bitnami.com/v1alpha1\nkind: SealedSecret\nmetadata:\n  name: api\nspec:\n  encryptedData:\n    token: AgBy8hC\n",
+    });
+    const args = async (...extra: string[]) => [
+      "reconcile",
+      "--repo",
+      env!.repo.dir,
+      "--path",
+      "env/staging",
+      "--namespace",
+      "shop",
+      "--once",
+      "--kubeconfig",
+      await kubeconfigFile(env!),
+      "--work-dir",
+      temp.make(),
+      ...extra,
+    ];
+    const io = captureIo(env.repo.dir);
+    expect(await main(await args(), io)).toBe(1);
+    expect(io.err).toContain(
+      "refused: Secret shop/db: a plaintext Secret (stringData) from Git is not applied: use a SealedSecret (Bitnami Sealed Secrets), a SOPS-encrypted file, or an ExternalSecret (External Secrets Operator) (or allow it with --allow-plaintext-secrets)",
+    );
+    expect(env.sim.get("v1", "Secret", "shop", "db")).toBeUndefined();
+    expect(env.sim.get("v1", "ConfigMap", "shop", "web-config")).toBeDefined();
+
+    const allowed = captureIo(env.repo.dir);
+    await main(await args("--allow-plaintext-secrets"), allowed);
+    expect(allowed.err).not.toContain("plaintext");
+    expect(env.sim.get("v1", "Secret", "shop", "db")).toBeDefined();
+  });
+
+  it("refuses the plaintext Secret a kustomize secretGenerator makes from a file in the repo", async () => {
+    env = await setup(temp);
+    env.repo.commit({
+      "env/staging/kustomization.yaml":
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - config.yaml\ngeneratorOptions:\n  disableNameSuffixHash: true\nsecretGenerator:\n  - name: db\n    envs:\n      - db.env\n",
+      "env/staging/config.yaml": configMapYaml("web-config"),
+      "env/staging/db.env": "PASSWORD=hunter2\n",
+    });
+    const io = captureIo(env.repo.dir);
+    const code = await main(
+      [
+        "reconcile",
+        "--repo",
+        env.repo.dir,
+        "--path",
+        "env/staging",
+        "--namespace",
+        "shop",
+        "--once",
+        "--kubeconfig",
+        await kubeconfigFile(env),
+        "--work-dir",
+        temp.make(),
+      ],
+      io,
+    );
+    expect(code).toBe(1);
+    expect(io.err).toContain("refused: Secret shop/db: a plaintext Secret (data) from Git is not applied");
+    expect(io.err).not.toContain("hunter2");
+    expect(env.sim.get("v1", "Secret", "shop", "db")).toBeUndefined();
+    expect(env.sim.get("v1", "ConfigMap", "shop", "web-config")).toBeDefined();
+  });
+
   it("--once exits 1 when the config does not render", async () => {
     env = await setup(temp);
     env.repo.commit({ "env/staging/bad.yaml": "apiVersion: v1\nkind: ConfigMap\n" });

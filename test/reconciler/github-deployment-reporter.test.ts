@@ -142,4 +142,37 @@ describe("reporting to GitHub", () => {
     );
     expect(statuses.map((status) => status.state)).toEqual(["failure", "in_progress"]);
   });
+
+  it("posts a new status when the day's count of undone manual changes changes, though the state stays success", async () => {
+    github = await startGitHubEmulator();
+    const mona = github.createUser("mona");
+    const repo = await github.createRepo("mona", "config", { files: { "README.md": "config\n" } });
+    const reporter = new GitHubDeploymentReporter({
+      repository: "mona/config",
+      environment: "prod",
+      token: mona.token,
+      baseUrl: github.apiUrl,
+      instance: "prod",
+    });
+    const report = (description: string) =>
+      reporter.report({ revision: repo.headSha, state: "success", description });
+    await report("Synced and Healthy: 4 objects");
+    await report("Synced and Healthy: 4 objects; 1 manual change undone in the last 24 h, last: x");
+    await report("Synced and Healthy: 4 objects; 1 manual change undone in the last 24 h");
+    await report("Synced and Healthy: 5 objects");
+    const [deployment] = await api<DeploymentJson[]>(
+      `/repos/mona/config/deployments?environment=prod`,
+      mona.token,
+    );
+    const statuses = await api<{ state: string; description: string }[]>(
+      `/repos/mona/config/deployments/${deployment!.id}/statuses`,
+      mona.token,
+    );
+    // Newest first: the count went 0 → 1 (posted), stayed 1 (not), went back to 0 (posted).
+    expect(statuses.map((status) => status.description)).toEqual([
+      "Synced and Healthy: 5 objects",
+      "Synced and Healthy: 4 objects; 1 manual change undone in the last 24 h, last: x",
+      "Synced and Healthy: 4 objects",
+    ]);
+  });
 });

@@ -1,3 +1,4 @@
+import { deploymentReportOf } from "../../src/reconciler/deployment-report.js";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { TransientError } from "../../src/core/errors.js";
 import type { ClusterPort } from "../../src/reconciler/ports.js";
@@ -87,6 +88,54 @@ describe("self-heal", () => {
       ["web", ["spec.replicas"]],
     ]);
     expect((env.sim.get("apps/v1", "Deployment", "shop", "web") as Deployment).spec.replicas).toBe(2);
+  });
+
+  it("records what it undid: object, field, live and Git value, the field manager; on /status, as a metric and in the Deployment status", async () => {
+    env = await setup(temp);
+    env.repo.commit({ "env/staging/web.yaml": deploymentYaml("web", { replicas: 2 }) });
+    const reconciler = env.reconciler();
+    const first = await reconciler.cycle();
+    expect(first.drift).toBeUndefined();
+    env.sim.scale("Deployment", "shop", "web", 5);
+    const result = await reconciler.cycle();
+    const record = {
+      object: "Deployment.apps shop/web",
+      field: "spec.replicas",
+      live: "5",
+      git: "2",
+      manager: "kubectl-scale",
+    };
+    expect(result.drift?.undone).toEqual([expect.objectContaining(record)]);
+    expect(reconciler.status().driftUndone).toEqual([expect.objectContaining(record)]);
+    expect(reconciler.status().driftSummary).toBe("staging: 1 manual change undone in the last 24 h");
+    expect(await reconciler.metrics.text()).toMatch(
+      /^ferry_reconcile_drift_undone_total\{instance="staging"\} 1$/m,
+    );
+    expect(deploymentReportOf(result)?.description).toContain(
+      "1 manual change undone in the last 24 h, last: Deployment.apps shop/web spec.replicas 5 → 2",
+    );
+    // A change that came from Git is not drift.
+    env.repo.commit({ "env/staging/web.yaml": deploymentYaml("web", { replicas: 3 }) });
+    expect((await reconciler.cycle()).drift).toBeUndefined();
+  });
+
+  it("--no-self-heal reports OutOfSync with the drift and leaves it in place", async () => {
+    env = await setup(temp);
+    env.repo.commit({ "env/staging/web.yaml": deploymentYaml("web", { replicas: 2 }) });
+    const reconciler = env.reconciler({ selfHeal: false });
+    await reconciler.cycle();
+    env.sim.scale("Deployment", "shop", "web", 5);
+    const result = await reconciler.cycle();
+    expect(result.sync).toBe("OutOfSync");
+    expect(result.drift?.left).toEqual([
+      expect.objectContaining({ field: "spec.replicas", live: "5", git: "2" }),
+    ]);
+    expect(result.drift?.undone).toEqual([]);
+    expect((env.sim.get("apps/v1", "Deployment", "shop", "web") as Deployment).spec.replicas).toBe(5);
+    expect(reconciler.status().driftLeft).toHaveLength(1);
+    expect(deploymentReportOf(result)?.description).toMatch(
+      /^OutOfSync, self-heal off: Deployment\.apps shop\/web spec\.replicas is 5 in the cluster, 2 in Git/,
+    );
   });
 
   it("self-heals from the timed loop without being asked", async () => {

@@ -1,4 +1,5 @@
 import type { AllowedMergeMethods, MergeMethod } from "../../core/pr/merge-method.js";
+import type { HistoryCommit } from "../../core/history/history.js";
 import type { Octokit } from "@octokit/rest";
 import type { Permission } from "../../core/config/schema.js";
 import { UserError } from "../../core/errors.js";
@@ -172,6 +173,26 @@ export class GitHubRepoAdapter implements GitHubRepoPort {
       "file-too-large",
       `${path} is too large to read${size !== undefined ? ` (${size} bytes)` : ""}`,
     );
+  }
+
+  async listCommits(path: string, limit: number): Promise<HistoryCommit[]> {
+    const commits: HistoryCommit[] = [];
+    for (let page = 1; commits.length < limit; page++) {
+      const per_page = Math.min(100, limit);
+      const { data } = await this.octokit.rest.repos.listCommits({ ...this.r, path, per_page, page });
+      for (const entry of data.slice(0, limit - commits.length)) {
+        const commit: HistoryCommit = {
+          sha: entry.sha,
+          date: new Date(entry.commit.committer?.date ?? entry.commit.author?.date ?? 0),
+          message: entry.commit.message,
+        };
+        const author = entry.author?.login ?? entry.commit.author?.name;
+        if (author) commit.author = author;
+        commits.push(commit);
+      }
+      if (data.length < per_page) break;
+    }
+    return commits;
   }
 
   async listTree(treeSha: string): Promise<TreeEntry[]> {
@@ -596,11 +617,13 @@ export class GitHubRepoAdapter implements GitHubRepoPort {
     });
     const latest = statuses.data[0];
     if (!latest) return undefined;
-    return {
+    const health: DeploymentHealth = {
       sha: deployment.sha,
       state: latest.state as DeploymentHealth["state"],
       since: new Date(latest.created_at),
     };
+    if (latest.description) health.description = latest.description;
+    return health;
   }
 
   async tagCommit(repo: { owner: string; repo: string }, tag: string): Promise<string | undefined> {

@@ -10,6 +10,8 @@ export interface ReferenceProblem {
   line: number;
   column: number;
   message: string;
+  /** `failure`: the check fails (a plaintext Secret); otherwise a warning Ferry works around. */
+  level?: "failure";
 }
 
 /**

@@ -172,6 +172,17 @@ export const configSchema = z
           .describe("Periodic registry scan (the backstop for missed webhooks)."),
       })
       .optional(),
+    history: z
+      .strictObject({
+        maxCommits: z
+          .number()
+          .int()
+          .min(1)
+          .max(1000)
+          .default(100)
+          .describe("At most this many commits of an environment's files are read for /ferry history."),
+      })
+      .optional(),
   })
   .superRefine((config, ctx) => {
     for (const problem of crossFieldProblems(config)) ctx.addIssue({ code: "custom", ...problem });

@@ -57,6 +57,27 @@ export function formatConfigCheck(
       })),
     };
   }
+  const failures = warnings.filter((warning) => warning.level === "failure");
+  if (failures.length > 0) {
+    return {
+      conclusion: "failure",
+      title: `${failures.length} problem${failures.length === 1 ? "" : "s"} in the environments' files`,
+      summary: warnings
+        .map(
+          (warning) =>
+            `- \`${warning.file.replace(/`/g, "")}:${warning.line}:${warning.column}\` ${oneLine(warning.message)}`,
+        )
+        .join("\n"),
+      annotations: [...failures, ...warnings.filter((warning) => warning.level !== "failure")]
+        .slice(0, MAX_ANNOTATIONS)
+        .map((warning) => ({
+          ...position(warning.file, warning.line, warning.column),
+          annotation_level: warning.level ?? "warning",
+          message: warning.message,
+          title: "ferry check",
+        })),
+    };
+  }
   if (warnings.length > 0) {
     const count = `${warnings.length} warning${warnings.length === 1 ? "" : "s"}`;
     const omitted = warnings.length - MAX_ANNOTATIONS;

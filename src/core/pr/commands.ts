@@ -1,5 +1,6 @@
 import MarkdownIt from "markdown-it";
 import { NAME_SOURCE } from "../config/names.js";
+import { parseHistoryDate } from "../history/history.js";
 import { isValidTag, TAG_SOURCE } from "../image-ref.js";
 
 /**
@@ -7,13 +8,15 @@ import { isValidTag, TAG_SOURCE } from "../image-ref.js";
  * line and the whole line must match exactly; anything else on the line makes it not a command.
  *   /promote <env> [image@tag]   /rollback <env> [image@tag]   /hold <env>   /unhold <env>
  *   /unfloor <env> [image]       /ferry status
+ *   /ferry history <env> [image] [--since DATE | --at DATE]
  */
 export type Command =
   | { name: "promote" | "rollback"; environment: string; image?: { name: string; tag: string } }
   | { name: "hold" | "unhold"; environment: string }
   /** Lowers the floor of one image (or of every image) of an environment: only a command does. */
   | { name: "unfloor"; environment: string; imageName?: string }
-  | { name: "status" };
+  | { name: "status" }
+  | { name: "history"; environment: string; imageName?: string; since?: string; at?: string };
 
 const NAME = NAME_SOURCE;
 const TAG = TAG_SOURCE;
@@ -21,6 +24,9 @@ const WITH_IMAGE = new RegExp(`^/(promote|rollback)[ \\t]+(${NAME})(?:[ \\t]+(${
 const ENVIRONMENT_ONLY = new RegExp(`^/(hold|unhold)[ \\t]+(${NAME})[ \\t]*$`);
 const UNFLOOR = new RegExp(`^/unfloor[ \\t]+(${NAME})(?:[ \\t]+(${NAME}))?[ \\t]*$`);
 const STATUS = /^\/ferry[ \t]+status[ \t]*$/;
+const HISTORY = new RegExp(
+  `^/ferry[ \\t]+history[ \\t]+(${NAME})(?:[ \\t]+(?!--)(${NAME}))?(?:[ \\t]+--(since|at)[ \\t]+([0-9T:.+Z-]{10,29}))?[ \\t]*$`,
+);
 /** Bound the work on huge comments: commands are in the first lines. */
 const MAX_LINES = 50;
 /** GitHub's own limit on a comment's length; anything past it is not read. */
@@ -103,6 +109,17 @@ export function parseCommandLine(line: string): Command | undefined {
       ? { name: "unfloor", environment: unfloor[1]!, imageName: unfloor[2] }
       : { name: "unfloor", environment: unfloor[1]! };
   if (STATUS.test(line)) return { name: "status" };
+  const history = HISTORY.exec(line);
+  if (history) {
+    const [, environment, image, key, date] = history;
+    if (date !== undefined && parseHistoryDate(date) === undefined) return undefined;
+    return {
+      name: "history",
+      environment: environment!,
+      ...(image !== undefined ? { imageName: image } : {}),
+      ...(key !== undefined && date !== undefined ? { [key]: date } : {}),
+    };
+  }
   return undefined;
 }
 
@@ -110,6 +127,8 @@ export function formatCommand(command: Command): string {
   switch (command.name) {
     case "status":
       return "/ferry status";
+    case "history":
+      return `/ferry history ${command.environment}${command.imageName ? ` ${command.imageName}` : ""}${command.since ? ` --since ${command.since}` : ""}${command.at ? ` --at ${command.at}` : ""}`;
     case "hold":
     case "unhold":
       return `/${command.name} ${command.environment}`;

@@ -1,4 +1,5 @@
 import { NAME_PATTERN } from "../config/names.js";
+import type { EnvironmentDeployment } from "../deployment-status.js";
 import { shortDigest } from "../image-ref.js";
 import { stateFromData, type FerryState, type Hold } from "../state/ferry-state.js";
 import { escapeMarkdown, formatHiddenBlock, inlineCode, parseHiddenBlock } from "./markdown.js";
@@ -36,6 +37,8 @@ export interface StatusInput {
   skipped?: { path: string; reason: string }[];
   /** A running tag outside its policy, from the last scan's plans (see `PolicyNotice`). */
   notices?: PolicyNotice[];
+  /** environment → its reconciler's latest Deployment status: sync, health, drift. */
+  deployments?: Record<string, EnvironmentDeployment>;
 }
 
 /** What a plan tells a human about one image of one environment: e.g. running 2.0.0 outside range 1.x. */
@@ -119,6 +122,7 @@ export function formatDashboard(input: StatusInput, state: FerryState, now: Date
     formatStatusTable(input),
     "",
     ...(input.notices !== undefined && input.notices.length > 0 ? [formatNotices(input.notices), ""] : []),
+    ...formatDrift(input),
     formatMermaid(input),
     "",
     ...formatSkipped(input.skipped ?? []),
@@ -126,6 +130,18 @@ export function formatDashboard(input: StatusInput, state: FerryState, now: Date
     "",
     formatState(state),
   ].join("\n");
+}
+
+/**
+ * Drift made visible: per environment whose reconciler reported some, `prod: 2 manual changes
+ * undone in the last 24 h` (or the drift it left in place with self-heal off), or nothing.
+ */
+export function formatDrift(input: StatusInput): string[] {
+  const lines = input.environments.flatMap(({ name }) => {
+    const drift = input.deployments?.[name]?.drift;
+    return drift === undefined ? [] : [`- **${escapeMarkdown(name)}**: ${escapeMarkdown(drift)}`];
+  });
+  return lines.length > 0 ? ["### Drift", "", ...lines, ""] : [];
 }
 
 /** The files Ferry left out, one line each, or nothing. */

@@ -202,6 +202,8 @@ export function deploymentSuccessProbe(
   world: SandboxWorld,
   environment: EnvironmentName,
   sha: string,
+  /** The description must say this too (e.g. the manual changes undone). */
+  saying?: string,
 ): Probe<string> {
   return async () => {
     const { data: deployments } = await world.as.mona.rest.repos.listDeployments({
@@ -217,7 +219,8 @@ export function deploymentSuccessProbe(
       per_page: 1,
     });
     const latest = statuses[0];
-    if (latest?.state === "success") return done(latest.description ?? "success");
+    if (latest?.state === "success" && (saying === undefined || latest.description?.includes(saying)))
+      return done(latest.description ?? "success");
     return notYet(
       latest ? `Deployment status ${latest.state}: ${latest.description ?? ""}` : "Deployment without status",
     );
@@ -248,6 +251,15 @@ export function commentOutcomeProbe(
       (c) => c.id > commentId && c.user === world.botLogin && c.body.startsWith(replyPrefix),
     )?.body;
     return reply === undefined ? notYet(`reacted ${reactions.join(", ")}, no reply yet`) : done({ reply });
+  };
+}
+
+/** The pinned dashboard issue's body says `text`. */
+export function dashboardProbe(world: SandboxWorld, text: string): Probe<string> {
+  return async () => {
+    const { data: issues } = await world.as.mona.rest.issues.listForRepo({ ...repo, state: "open" });
+    const body = issues.find((issue) => issue.title === DASHBOARD_TITLE)?.body ?? "";
+    return body.includes(text) ? done(text) : notYet(`the dashboard does not say ${JSON.stringify(text)}`);
   };
 }
 

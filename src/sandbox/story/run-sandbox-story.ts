@@ -19,6 +19,7 @@ import {
   checkPassedProbe,
   commentOutcomeProbe,
   currentRollout,
+  dashboardProbe,
   deploymentSuccessProbe,
   filesAt,
   holds,
@@ -29,6 +30,7 @@ import {
   type PullSeen,
 } from "./observe.js";
 import { startSandboxWorld, type SandboxWorld } from "./sandbox-world.js";
+import { describeDrift } from "../../core/deployment-status.js";
 import { shortDigest } from "../../core/image-ref.js";
 import { shortSha, type EnvironmentSummary, type SandboxEndpoints, type StepResult } from "./timeline.js";
 import { done, notYet, waitUntil, type Probe } from "./wait-until.js";
@@ -62,6 +64,8 @@ interface StoryState {
   digest?: string;
   issue?: number;
   lastProdPull?: number;
+  /** When step 5's merge landed on main (its commit's date), for step 8's question. */
+  prodMergedAt?: string;
 }
 
 export async function runSandboxStory(options: SandboxStoryOptions = {}): Promise<SandboxStory> {
@@ -100,6 +104,7 @@ export async function runSandboxStory(options: SandboxStoryOptions = {}): Promis
     ["prod-pr", () => prodPullRequest(world, state)],
     ["self-heal", () => selfHeal(world)],
     ["rollback", () => rollbackProd(world, state)],
+    ["history", () => historyAtStep5(world, state)],
   ];
   for (const [name, run] of story) {
     const started = name === "setup" ? setupStarted : performance.now();
@@ -281,6 +286,8 @@ async function prodPullRequest(world: SandboxWorld, state: StoryState): Promise<
   });
   const mergeSha = await approveAndMerge(world, pull);
   state.lastProdPull = pull.number;
+  const { data: merged } = await world.as.mona.rest.repos.getCommit({ ...repo, ref: mergeSha });
+  state.prodMergedAt = merged.commit.committer?.date ?? undefined;
   const rollout = await deployed(world, "prod", NEW_VERSION, mergeSha);
   return `#${pull.number} carries staging's ${shortDigest(change.to.digest)}; mona approved and merged ${shortSha(mergeSha)}; prod/shop runs ${NEW_VERSION}, ${rollout.available}/${rollout.replicas} available`;
 }
@@ -304,7 +311,19 @@ async function selfHeal(world: SandboxWorld): Promise<string> {
       ? done(status)
       : notYet(`${status.sync}/${status.health}`);
   });
-  return `scaled prod/shop ${wanted} → ${manual} by hand; self-heal restored ${healed.available}/${healed.replicas} available`;
+  const undone = world.reconcilers.prod
+    .status()
+    .driftUndone?.find((record) => record.field === "spec.replicas");
+  if (!undone) throw new Error("the prod reconciler did not record the manual change it undid");
+  // Drift made visible on GitHub: the prod Deployment status says how many changes were undone.
+  const head = (await world.emu.branchSha(OWNER, CONFIG_REPO, "main"))!;
+  const said = describeDrift(1);
+  await waitFor(
+    world,
+    `the prod Deployment status to say "${said}"`,
+    deploymentSuccessProbe(world, "prod", head, said),
+  );
+  return `scaled prod/shop ${wanted} → ${manual} by hand; self-heal restored ${healed.available}/${healed.replicas} available; recorded ${undone.field} ${undone.live} → ${undone.git} by ${undone.manager ?? "an unknown manager"}; the Deployment status says "${said}"`;
 }
 
 /** 7. /rollback prod: the revert PR is approved and merged, prod runs 1.7.3 again and is held. */
@@ -340,7 +359,33 @@ async function rollbackProd(world: SandboxWorld, state: StoryState): Promise<str
     const held = (await holds(world)).prod;
     return held ? done(held) : notYet("prod not held");
   });
-  return `#${pull.number} rolls back to ${FIRST_VERSION} (${shortDigest(change.to.digest)}), merged ${shortSha(mergeSha)}; prod/shop runs ${FIRST_VERSION}, ${rollout.available}/${rollout.replicas} available; held by ${hold.by} (${hold.reason})`;
+  // The dashboard, rewritten with the hold, shows step 6's drift from the prod Deployment status.
+  const drift = `**prod**: ${describeDrift(1)}`;
+  await waitFor(world, `the dashboard to say "${drift}"`, dashboardProbe(world, drift));
+  return `#${pull.number} rolls back to ${FIRST_VERSION} (${shortDigest(change.to.digest)}), merged ${shortSha(mergeSha)}; prod/shop runs ${FIRST_VERSION}, ${rollout.available}/${rollout.replicas} available; held by ${hold.by} (${hold.reason}); the dashboard shows prod's drift`;
+}
+
+/** 8. "What ran in prod at the time of step 5?", answered from Git by `/ferry history prod --at …`. */
+async function historyAtStep5(world: SandboxWorld, state: StoryState): Promise<string> {
+  const issue = state.issue!;
+  const at = state.prodMergedAt!.replace(/\.\d+Z$/, "Z");
+  const body = `/ferry history prod --at ${at}`;
+  const { data: command } = await world.as.mona.rest.issues.createComment({
+    ...repo,
+    issue_number: issue,
+    body,
+  });
+  const { reply } = await waitFor(
+    world,
+    `Ferry to answer ${body}`,
+    commentOutcomeProbe(world, issue, command.id, "rocket", "What ran in prod at"),
+  );
+  const line = (reply ?? "").split("\n").find((text) => text.startsWith("- shop: "));
+  if (!line?.startsWith(`- shop: \`${NEW_VERSION}`))
+    throw new Error(`the answer does not say prod ran ${NEW_VERSION} then: ${line ?? reply}`);
+  const pull = /\[#(\d+)\]/.exec(line)?.[1];
+  const by = / by @(\S+)$/.exec(line)?.[1];
+  return `${body}: prod ran shop ${NEW_VERSION} then (promotion #${pull ?? "?"}${by ? ` merged by ${by}` : ""}), read from the config repo's history`;
 }
 
 /**

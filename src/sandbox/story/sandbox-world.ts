@@ -60,6 +60,8 @@ export interface SandboxWorldOptions {
   reconcileIntervalMs?: number;
   /** Ferry's periodic registry scan (the backstop for a lost notification); off by default. */
   scanIntervalMs?: number | false;
+  /** How long Ferry reuses one `/status` answer (default 10 s); a test waiting on it may shorten it. */
+  statusTtlMs?: number;
 }
 
 const WEBHOOK_SECRET = "sandbox-webhook-secret";
@@ -148,6 +150,7 @@ export async function startSandboxWorld(options: SandboxWorldOptions = {}): Prom
       registryCoalesceMs: 20,
       // `/status` on a loopback listener of its own, so the sandbox can show it without a token.
       status: { listen: { host: "127.0.0.1", port: 0 } },
+      ...(options.statusTtlMs !== undefined ? { ferry: { statusTtlMs: options.statusTtlMs } } : {}),
       log: pino({ level: "warn", base: { name: "ferry" } }, { write: (line: string) => logSink(line) }),
     });
     closers.push(() => ferry.close());

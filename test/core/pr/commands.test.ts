@@ -116,3 +116,23 @@ describe("comment commands", () => {
     );
   });
 });
+
+describe("/ferry history", () => {
+  it("takes an environment, an optional image and one of --since or --at with an ISO date", () => {
+    expect(parseCommands("/ferry history prod")).toEqual([{ name: "history", environment: "prod" }]);
+    expect(parseCommands("/ferry history prod shop --at 2026-03-10T14:00Z")).toEqual([
+      { name: "history", environment: "prod", imageName: "shop", at: "2026-03-10T14:00Z" },
+    ]);
+    expect(parseCommands("/ferry history prod --since 2026-03-01")).toEqual([
+      { name: "history", environment: "prod", since: "2026-03-01" },
+    ]);
+  });
+
+  it("is not a command with a date it cannot read, both flags, or inside code", () => {
+    expect(parseCommands("/ferry history prod --at last-tuesday")).toEqual([]);
+    expect(parseCommands("/ferry history prod --at 2026-13-45")).toEqual([]);
+    expect(parseCommands("/ferry history prod --since 2026-03-01 --at 2026-03-02")).toEqual([]);
+    expect(parseCommands("`/ferry history prod`")).toEqual([]);
+    expect(parseCommands("```\n/ferry history prod\n```")).toEqual([]);
+  });
+});

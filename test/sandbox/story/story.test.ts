@@ -16,6 +16,7 @@ const STEPS = [
   "prod-pr",
   "self-heal",
   "rollback",
+  "history",
 ];
 
 let exitCode: number;
@@ -68,6 +69,13 @@ describe("ferry sandbox --json (the release of shop 1.8.0, end to end)", () => {
     expect(detail["promote-command"]).toMatch(/eve refused 👎 .*mona accepted 🚀/);
     expect(detail["self-heal"]).toMatch(/restored 3\/3 available/);
     expect(detail.rollback).toMatch(/prod\/shop runs 1\.7\.3, 3\/3 available; held by mona \(rollback\)/);
+    expect(detail["self-heal"]).toMatch(
+      /recorded spec\.replicas 1 → 3 by kubectl-scale; the Deployment status says "1 manual change undone in the last 24 h"$/,
+    );
+    expect(detail.rollback).toMatch(/the dashboard shows prod's drift$/);
+    expect(detail.history).toMatch(
+      /^\/ferry history prod --at \S+: prod ran shop 1\.8\.0 then \(promotion #\d+ merged by mona\)/,
+    );
   });
 
   it("ends with staging on 1.8.0 and prod back on 1.7.3 and held, both Synced and Healthy", () => {
