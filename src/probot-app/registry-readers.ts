@@ -1,4 +1,5 @@
-import { createRegistryClient } from "../adapters/registry/index.js";
+import type { TrustedRoot } from "@sigstore/protobuf-specs";
+import { createRegistryClient, trustedRootFromEnv } from "../adapters/registry/index.js";
 import type { OctokitLike } from "../adapters/github/github-repo.js";
 import type { RegistryReader } from "../app/ports.js";
 import type { FerryConfig } from "../core/config/schema.js";
@@ -24,6 +25,7 @@ export interface RegistryReadersOptions {
  */
 export class RegistryReaders {
   readonly #clients = new Map<string, RegistryReader>();
+  #trustedRoot: TrustedRoot | undefined;
 
   constructor(private readonly options: RegistryReadersOptions) {}
 
@@ -48,10 +50,21 @@ export class RegistryReaders {
         secrets: this.options.secrets,
         refusePrivateRegistries: this.options.refusePrivateRegistries,
         ...(this.options.dockerConfigPath ? { dockerConfigPath: this.options.dockerConfigPath } : {}),
+        trustedRoot: () => this.trustedRoot(),
       });
       this.#clients.set(key, client);
     }
     return client;
+  }
+
+  /** The Sigstore trusted root (FERRY_SIGSTORE_TRUSTED_ROOT, else the shipped one), read once. */
+  trustedRoot(): TrustedRoot {
+    return (this.#trustedRoot ??= trustedRootFromEnv(this.options.env));
+  }
+
+  /** A refreshed root (TUF) replaces the one every client checks with, from the next check on. */
+  setTrustedRoot(root: TrustedRoot): void {
+    this.#trustedRoot = root;
   }
 
   /** A registry hint says `repository` changed: every client forgets the tags it cached for it. */

@@ -11,3 +11,9 @@ export {
   RegistryProtocolError,
   RegistryUnavailableError,
 } from "./errors.js";
+export {
+  refreshTrustedRoot,
+  shippedTrustedRoot,
+  trustedRootFromEnv,
+  TrustedRootError,
+} from "./trusted-root.js";

@@ -251,10 +251,10 @@ export function createRegistryClient(options: RegistryClientOptions = {}): Regis
   };
   // Discovery uses only the public methods above, and caches verified digests for the client's life.
   const trustedRoot = options.trustedRoot;
-  let root: TrustedRoot | undefined;
+  let shipped: TrustedRoot | undefined;
   const signatures = createSignatureChecker(client, {
     trustedRoot: () =>
-      (root ??= typeof trustedRoot === "function" ? trustedRoot() : (trustedRoot ?? shippedTrustedRoot())),
+      typeof trustedRoot === "function" ? trustedRoot() : (trustedRoot ?? (shipped ??= shippedTrustedRoot())),
     now,
     ...(options.unsignedTtlMs !== undefined ? { unsignedTtlMs: options.unsignedTtlMs } : {}),
   });

@@ -107,8 +107,13 @@ export function createSignatureChecker(
   const now = options.now ?? Date.now;
   const unsignedTtlMs = options.unsignedTtlMs ?? SIGNATURE_LIMITS.unsignedTtlMs;
   const results = new Map<string, { check: SignatureCheck; until: number; repository: string }>();
-  let verifier: SigstoreVerifier | undefined;
-  const sigstore = (): SigstoreVerifier => (verifier ??= createSigstoreVerifier(options.trustedRoot()));
+  let verifier: { root: TrustedRoot; verifier: SigstoreVerifier } | undefined;
+  /** The verifier for the current trusted root (a refresh swaps the root; the next check uses it). */
+  function sigstore(): SigstoreVerifier {
+    const root = options.trustedRoot();
+    if (verifier?.root !== root) verifier = { root, verifier: createSigstoreVerifier(root) };
+    return verifier.verifier;
+  }
 
   /** The referrers of a digest, read once per check. */
   function referrersOnce(repository: string, digest: string) {
@@ -276,6 +281,11 @@ export function createSignatureChecker(
     digest: string,
     verify: VerifyPolicy,
   ): Promise<SignatureCheck> {
+    try {
+      sigstore();
+    } catch (error) {
+      return { verified: false, reason: `no usable Sigstore trusted root: ${(error as Error).message}` };
+    }
     const referrers = referrersOnce(repository, digest);
     const findings: Finding[] = [];
     let signedVia: string | undefined;

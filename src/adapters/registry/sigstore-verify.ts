@@ -73,6 +73,12 @@ export function createSigstoreVerifier(trustedRoot: TrustedRoot): SigstoreVerifi
         ctlogThreshold: keyless ? 1 : 0,
         timestampThreshold: keyless || tlog ? 1 : 0,
       });
+      if (tlog && bundle.verificationMaterial.tlogEntries.length === 0)
+        return {
+          ok: false,
+          problem: "tlog",
+          detail: "it carries no transparency log (Rekor) entry, which verify.tlog requires",
+        };
       let entity;
       try {
         entity = toSignedEntity(bundle, artifact);
