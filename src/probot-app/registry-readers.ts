@@ -1,5 +1,5 @@
 import type { TrustedRoot } from "@sigstore/protobuf-specs";
-import { createRegistryClient, trustedRootFromEnv } from "../adapters/registry/index.js";
+import { createRegistryClient, shippedTrustedRoot } from "../adapters/registry/index.js";
 import type { OctokitLike } from "../adapters/github/github-repo.js";
 import type { RegistryReader } from "../app/ports.js";
 import type { FerryConfig } from "../core/config/schema.js";
@@ -15,6 +15,8 @@ export interface RegistryReadersOptions {
   githubTokenHost: string;
   /** Every secret this process holds; installation tokens join it as they are minted. */
   secrets: SecretRedactor;
+  /** The Sigstore trusted root (an operator setting); default the one @sigstore/tuf ships. */
+  trustedRoot?: TrustedRoot;
   /** Registry readers for a config (tests and the sandbox pass their own); default: the OCI client. */
   registryFor?: (config: FerryConfig, githubToken: () => Promise<string>) => RegistryReader;
 }
@@ -57,9 +59,9 @@ export class RegistryReaders {
     return client;
   }
 
-  /** The Sigstore trusted root (FERRY_SIGSTORE_TRUSTED_ROOT, else the shipped one), read once. */
+  /** The Sigstore trusted root every client verifies with (FERRY_SIGSTORE_TRUSTED_ROOT, else the shipped one). */
   trustedRoot(): TrustedRoot {
-    return (this.#trustedRoot ??= trustedRootFromEnv(this.options.env));
+    return (this.#trustedRoot ??= this.options.trustedRoot ?? shippedTrustedRoot());
   }
 
   /** A refreshed root (TUF) replaces the one every client checks with, from the next check on. */

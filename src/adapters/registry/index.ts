@@ -12,6 +12,7 @@ export {
   RegistryUnavailableError,
 } from "./errors.js";
 export {
+  readTrustedRootFile,
   refreshTrustedRoot,
   shippedTrustedRoot,
   trustedRootFromEnv,
