@@ -7,6 +7,7 @@ import { startDistribution, type RunningDistribution } from "../support/registry
 import {
   BUNDLE_MEDIA_TYPE,
   createTestSigstore,
+  pushLegacySignature,
   pushReferrer,
   SLSA_PROVENANCE_02,
   type TestSigstore,
@@ -69,6 +70,9 @@ describe("keyless signatures and provenance, verified offline against a test tru
       "attested",
       "wrong-source",
       "unattested",
+      "legacy",
+      "legacy-wrong-subject",
+      "legacy-edited",
     ])
       digests[tag] = (await pushImage(distribution.url, "acme/shop", tag, { content: tag })).digest;
     const sign = (tag: string, options: Partial<Parameters<TestSigstore["bundle"]>[0]> = {}, by = sigstore) =>
@@ -99,6 +103,32 @@ describe("keyless signatures and provenance, verified offline against a test tru
       "wrong-source",
       await sign("wrong-source", { predicateType: SLSA_PROVENANCE_02, predicate: provenance("evil/fork") }),
     );
+    const legacy = (tag: string, subject = RELEASE) =>
+      sigstore.legacySignature({
+        reference: name,
+        digest: digests[tag]!,
+        identity: { issuer: GITHUB, subject },
+      });
+    await pushLegacySignature(distribution.url, "acme/shop", digests.legacy!, await legacy("legacy"));
+    await pushLegacySignature(
+      distribution.url,
+      "acme/shop",
+      digests["legacy-wrong-subject"]!,
+      await legacy(
+        "legacy-wrong-subject",
+        "https://github.com/evil/fork/.github/workflows/release.yml@refs/tags/v1",
+      ),
+    );
+    // The Rekor entry logged another signature than the one the layer carries.
+    const edited = await legacy("legacy-edited");
+    const other = await legacy("legacy-edited");
+    await pushLegacySignature(distribution.url, "acme/shop", digests["legacy-edited"]!, {
+      payload: edited.payload,
+      annotations: {
+        ...edited.annotations,
+        "dev.sigstore.cosign/bundle": other.annotations["dev.sigstore.cosign/bundle"]!,
+      },
+    });
   }, 120_000);
   afterAll(async () => distribution?.close());
 
@@ -107,6 +137,21 @@ describe("keyless signatures and provenance, verified offline against a test tru
       verified: true,
       via: `referrers tag ${digests.right!.replace(":", "-")}`,
     });
+  });
+
+  it("admits cosign 2's keyless signature under the legacy .sig tag (certificate and Rekor entry in its annotations)", async () => {
+    expect(await client().checkSignature(name, digests.legacy!, policy)).toEqual({
+      verified: true,
+      via: `${digests.legacy!.replace(":", "-")}.sig`,
+    });
+  });
+
+  it.each([
+    ["legacy-wrong-subject", /^signed by https:\/\/github\.com\/evil\/fork\//],
+    ["legacy-edited", /^its transparency log entry does not verify/],
+  ])("refuses the cosign 2 keyless signature %s with the reason", async (tag, reason) => {
+    const result = await client().checkSignature(name, digests[tag]!, policy);
+    expect(result).toEqual({ verified: false, reason: expect.stringMatching(reason) });
   });
 
   it.each([

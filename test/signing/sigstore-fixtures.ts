@@ -2,7 +2,7 @@ import { createHash, generateKeyPairSync, sign, type KeyObject } from "node:cryp
 import { initializeCA, type CA } from "@sigstore/mock/dist/fulcio/ca.js";
 import { initializeCTLog, type CTLog } from "@sigstore/mock/dist/fulcio/ctlog.js";
 import { initializeTLog, type TLog } from "@sigstore/mock/dist/rekor/tlog.js";
-import { sha256 } from "./cosign-artifacts.js";
+import { sha256, simpleSigningPayload } from "./cosign-artifacts.js";
 
 /**
  * A Sigstore instance built in the test, offline: a Fulcio-like CA (`@sigstore/mock`: a
@@ -29,6 +29,16 @@ export interface TestSigstore {
   trustedRoot: Record<string, unknown>;
   /** A bundle signing `digest` with a fresh key certified for `identity`. */
   bundle(options: BundleOptions): Promise<Record<string, unknown>>;
+  /**
+   * What cosign 2 writes for a keyless `cosign sign` (its default in GitHub Actions): a
+   * simple-signing payload, its signature, and the certificate and Rekor hashedrekord entry (SET)
+   * as the layer annotations `dev.sigstore.cosign/certificate` and `dev.sigstore.cosign/bundle`.
+   */
+  legacySignature(options: {
+    reference: string;
+    digest: string;
+    identity: { issuer: string; subject: string };
+  }): Promise<{ payload: Buffer; annotations: Record<string, string> }>;
 }
 
 export interface BundleOptions {
@@ -87,8 +97,53 @@ export async function createTestSigstore(): Promise<TestSigstore> {
     timestampAuthorities: [],
   };
 
+  async function certify(signer: { publicKey: KeyObject }, identity: { issuer: string; subject: string }) {
+    return Buffer.from(
+      (
+        await ca.issueCertificate({
+          publicKey: spki(signer.publicKey),
+          subjectAltName: identity.subject,
+          extensions: [{ oid: FULCIO_ISSUER_OID, value: identity.issuer }],
+        })
+      ).buffer,
+    );
+  }
+
   return {
     trustedRoot,
+    async legacySignature({ reference, digest, identity }) {
+      const signer = pair();
+      const certificate = await certify(signer, identity);
+      const payload = simpleSigningPayload(reference, digest);
+      const signature = sign("sha256", payload, signer.privateKey).toString("base64");
+      const pem = toPem(certificate);
+      const logged = await tlog.log({
+        apiVersion: "0.0.1",
+        kind: "hashedrekord",
+        spec: {
+          data: { hash: { algorithm: "sha256", value: createHash("sha256").update(payload).digest("hex") } },
+          signature: { content: signature, publicKey: { content: Buffer.from(pem).toString("base64") } },
+        },
+      });
+      const entry = Object.values(logged as Record<string, RekorLogEntry>)[0]!;
+      return {
+        payload,
+        annotations: {
+          "dev.cosignproject.cosign/signature": signature,
+          "dev.sigstore.cosign/certificate": pem,
+          "dev.sigstore.cosign/chain": toPem(Buffer.from(ca.rootCertificate.buffer)),
+          "dev.sigstore.cosign/bundle": JSON.stringify({
+            SignedEntryTimestamp: entry.verification!.signedEntryTimestamp,
+            Payload: {
+              body: entry.body,
+              integratedTime: entry.integratedTime,
+              logIndex: entry.logIndex,
+              logID: entry.logID,
+            },
+          }),
+        },
+      };
+    },
     async bundle(options) {
       const signer = pair();
       const certificate = Buffer.from(
@@ -141,6 +196,49 @@ interface RekorLogEntry {
     signedEntryTimestamp?: string;
     inclusionProof?: { logIndex: number; rootHash: string; treeSize: number; checkpoint: string };
   };
+}
+
+function toPem(der: Buffer): string {
+  const lines = der.toString("base64").match(/.{1,64}/g) ?? [];
+  return `-----BEGIN CERTIFICATE-----\n${lines.join("\n")}\n-----END CERTIFICATE-----\n`;
+}
+
+/** Pushes a legacy cosign signature layer (payload + annotations) under `sha256-<hex>.sig`. */
+export async function pushLegacySignature(
+  registryUrl: string,
+  repository: string,
+  digest: string,
+  signature: { payload: Buffer; annotations: Record<string, string> },
+): Promise<void> {
+  const config = Buffer.from("{}");
+  await pushBlob(registryUrl, repository, signature.payload);
+  await pushBlob(registryUrl, repository, config);
+  const manifest = Buffer.from(
+    JSON.stringify({
+      schemaVersion: 2,
+      mediaType: "application/vnd.oci.image.manifest.v1+json",
+      config: {
+        mediaType: "application/vnd.oci.image.config.v1+json",
+        size: config.length,
+        digest: sha256(config),
+      },
+      layers: [
+        {
+          mediaType: "application/vnd.dev.cosign.simplesigning.v1+json",
+          size: signature.payload.length,
+          digest: sha256(signature.payload),
+          annotations: signature.annotations,
+        },
+      ],
+    }),
+  );
+  await putManifest(
+    registryUrl,
+    repository,
+    `${digest.replace(":", "-")}.sig`,
+    "application/vnd.oci.image.manifest.v1+json",
+    manifest,
+  );
 }
 
 /** A Rekor dsse v0.0.1 entry for the envelope, as the bundle's tlog entry (SET and inclusion proof). */

@@ -46,6 +46,7 @@ export const COSIGN_SIGNATURE_ARTIFACT_TYPE = "application/vnd.dev.cosign.artifa
 /** The artifactType (and layer media type) of a Sigstore bundle stored as an OCI 1.1 referrer. */
 export const SIGSTORE_BUNDLE_MEDIA_TYPE = "application/vnd.dev.sigstore.bundle.v0.3+json";
 const COSIGN_PAYLOAD_TYPE = "cosign container image signature";
+const LEGACY_BUNDLE_MEDIA_TYPE = "application/vnd.dev.sigstore.bundle+json;version=0.1";
 /** The predicate of the in-toto statement a Sigstore-bundle image signature carries. */
 export const COSIGN_SIGN_PREDICATE_TYPE = "https://sigstore.dev/cosign/sign/v1";
 const IN_TOTO_PAYLOAD_TYPE = "application/vnd.in-toto+json";
@@ -359,7 +360,9 @@ function legacyBundle(annotations: Record<string, unknown>, content: Record<stri
       ? pemToBase64Der(certificate)
       : undefined;
   return {
-    mediaType: SIGSTORE_BUNDLE_MEDIA_TYPE,
+    // v0.1: a Rekor entry from cosign's annotation has a signed entry timestamp and no inclusion
+    // proof, which later bundle versions require.
+    mediaType: LEGACY_BUNDLE_MEDIA_TYPE,
     verificationMaterial: {
       ...(pemCertificate !== undefined
         ? { certificate: { rawBytes: pemCertificate } }

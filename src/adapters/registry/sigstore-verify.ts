@@ -150,6 +150,9 @@ export function parseBundle(json: unknown): Bundle | Error {
   try {
     return bundleFromJSON(json);
   } catch (error) {
-    return new Error(`not a Sigstore bundle: ${(error as Error).message}`);
+    const fields = (error as { fields?: unknown }).fields;
+    return new Error(
+      `not a Sigstore bundle: ${(error as Error).message}${Array.isArray(fields) ? ` (${fields.slice(0, 4).join(", ")})` : ""}`,
+    );
   }
 }
