@@ -142,6 +142,11 @@ describe("cosign signature checks against a real distribution registry", () => {
       ["--registry-referrers-mode=oci-1-1"],
       /^referrers tag sha256-/,
     ],
+    [
+      "a Sigstore bundle referrer (--new-bundle-format, cosign 3's default)",
+      ["--new-bundle-format=true", "--use-signing-config=false"],
+      /^referrers tag sha256-/,
+    ],
   ] as const)(
     `verifies what cosign ${COSIGN_VERSION} signs, stored as %s`,
     async (_mode, flags, via) => {

@@ -46,10 +46,17 @@ export const COSIGN_SIGNATURE_ARTIFACT_TYPE = "application/vnd.dev.cosign.artifa
 /** The artifactType (and layer media type) of a Sigstore bundle stored as an OCI 1.1 referrer. */
 export const SIGSTORE_BUNDLE_MEDIA_TYPE = "application/vnd.dev.sigstore.bundle.v0.3+json";
 const COSIGN_PAYLOAD_TYPE = "cosign container image signature";
+const OCI_EMPTY_MEDIA_TYPE = "application/vnd.oci.empty.v1+json";
 const LEGACY_BUNDLE_MEDIA_TYPE = "application/vnd.dev.sigstore.bundle+json;version=0.1";
 /** The predicate of the in-toto statement a Sigstore-bundle image signature carries. */
 export const COSIGN_SIGN_PREDICATE_TYPE = "https://sigstore.dev/cosign/sign/v1";
 const IN_TOTO_PAYLOAD_TYPE = "application/vnd.in-toto+json";
+
+const SIGNATURE_ARTIFACT_TYPES = [
+  COSIGN_SIGNATURE_ARTIFACT_TYPE,
+  SIGSTORE_BUNDLE_MEDIA_TYPE,
+  DSSE_MEDIA_TYPE,
+];
 
 /** Every count and size is bounded before any request is sent. */
 export const SIGNATURE_LIMITS = {
@@ -118,27 +125,28 @@ export function createSignatureChecker(
 
   /** The referrers of a digest, read once per check. */
   function referrersOnce(repository: string, digest: string) {
-    let pending: Promise<{ via: string; entries: { digest: string; artifactType: string }[] }> | undefined;
+    let pending: Promise<{ via: string; entries: { digest: string }[] }> | undefined;
     return () =>
       (pending ??= (async () => {
         const tag = digest.replace(":", "-");
         const referrers = await source.referrers(repository, digest);
         const index = referrers ?? (await source.manifest(repository, tag))?.json;
         const via = referrers !== undefined ? "referrers API" : `referrers tag ${tag}`;
-        const entries = (Array.isArray(index?.manifests) ? (index.manifests as unknown[]) : [])
-          .filter(
-            (entry): entry is { digest: string; artifactType: string } =>
-              typeof entry === "object" &&
-              entry !== null &&
-              typeof (entry as { digest?: unknown }).digest === "string" &&
-              typeof (entry as { artifactType?: unknown }).artifactType === "string",
-          )
-          .filter((entry) =>
-            [COSIGN_SIGNATURE_ARTIFACT_TYPE, SIGSTORE_BUNDLE_MEDIA_TYPE, DSSE_MEDIA_TYPE].includes(
-              entry.artifactType,
-            ),
-          )
-          .slice(0, SIGNATURE_LIMITS.referrers);
+        const listed = (Array.isArray(index?.manifests) ? (index.manifests as unknown[]) : []).filter(
+          (entry): entry is { digest: string; artifactType?: unknown } =>
+            typeof entry === "object" &&
+            entry !== null &&
+            typeof (entry as { digest?: unknown }).digest === "string",
+        );
+        // Signature types first; then referrers whose type says nothing (cosign 2's
+        // --new-bundle-format leaves the empty config's type there); others (SBOMs…) never.
+        const known = listed.filter((entry) =>
+          SIGNATURE_ARTIFACT_TYPES.includes(entry.artifactType as string),
+        );
+        const untyped = listed.filter(
+          (entry) => entry.artifactType === undefined || entry.artifactType === OCI_EMPTY_MEDIA_TYPE,
+        );
+        const entries = [...known, ...untyped].slice(0, SIGNATURE_LIMITS.referrers);
         return { via, entries };
       })());
   }
