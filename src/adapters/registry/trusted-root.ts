@@ -1,7 +1,6 @@
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { TrustedRoot } from "@sigstore/protobuf-specs";
-import { getTrustedRoot } from "@sigstore/tuf";
 
 /**
  * The Sigstore trusted root keyless signatures are verified against (the Fulcio CAs, Rekor and CT
@@ -72,6 +71,8 @@ export async function refreshTrustedRoot(options: {
   rootPath?: string;
   timeoutMs?: number;
 }): Promise<TrustedRoot> {
+  // Loaded only when asked: the TUF client and its HTTP stack are not needed to verify.
+  const { getTrustedRoot } = await import("@sigstore/tuf");
   return getTrustedRoot({
     cachePath: options.cachePath,
     ...(options.mirrorURL !== undefined ? { mirrorURL: options.mirrorURL } : {}),
