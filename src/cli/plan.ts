@@ -2,7 +2,7 @@ import { readFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { localFileSource } from "../adapters/fs/local-file-source.js";
-import { createRegistryClient } from "../adapters/registry/index.js";
+import { createRegistryClient, trustedRootFromEnv } from "../adapters/registry/index.js";
 import { planEnvironment, type EnvironmentPlan, type FileSource } from "../app/plan-environment.js";
 import { upstreamPins } from "../app/upstream-pins.js";
 import { configContextFromEnv } from "../core/config/config-context.js";
@@ -69,6 +69,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
     ...(config.registries ? { registries: config.registries } : {}),
     env: io.env,
     ...(io.env.FERRY_DOCKER_CONFIG ? { dockerConfigPath: io.env.FERRY_DOCKER_CONFIG } : {}),
+    trustedRoot: () => trustedRootFromEnv(io.env),
   });
   const files = localFileSource(dir);
   const output = await buildPlanReport(registry, files, config, environments, io.now());

@@ -1,3 +1,4 @@
+import type { TrustedRoot } from "@sigstore/protobuf-specs";
 /**
  * The Probot app: builds adapters per event, hands ports to the use cases (through the thin
  * handlers), and exposes the periodic scan and registry-hint entry points to the server (`src/server/`).
@@ -37,6 +38,11 @@ export interface FerryAppOptions {
   refusePrivateRegistries?: boolean;
   /** The Docker config.json for `auth: dockerconfig` (FERRY_DOCKER_CONFIG, an operator setting). */
   dockerConfigPath?: string;
+  /**
+   * The Sigstore trusted root keyless signatures are verified against (FERRY_SIGSTORE_TRUSTED_ROOT);
+   * default: the public-good root shipped with @sigstore/tuf. An operator setting.
+   */
+  sigstoreTrustedRoot?: TrustedRoot;
   /** What configs may ask of this Ferry (which GHCR gets the installation token); default github.com's. */
   configContext?: ConfigContext;
   /** Secrets held from the start (webhook secrets, the private key); `env`'s values are held too. */
@@ -99,6 +105,7 @@ export function createFerry(options: FerryAppOptions): Ferry {
     env: options.env ?? {},
     refusePrivateRegistries: options.refusePrivateRegistries ?? false,
     ...(options.dockerConfigPath ? { dockerConfigPath: options.dockerConfigPath } : {}),
+    ...(options.sigstoreTrustedRoot ? { trustedRoot: options.sigstoreTrustedRoot } : {}),
     githubTokenHost: configContext.githubContainerRegistry,
     secrets,
     ...(options.registryFor ? { registryFor: options.registryFor } : {}),

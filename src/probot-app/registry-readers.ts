@@ -1,4 +1,5 @@
-import { createRegistryClient } from "../adapters/registry/index.js";
+import type { TrustedRoot } from "@sigstore/protobuf-specs";
+import { createRegistryClient, shippedTrustedRoot } from "../adapters/registry/index.js";
 import type { OctokitLike } from "../adapters/github/github-repo.js";
 import type { RegistryReader } from "../app/ports.js";
 import type { FerryConfig } from "../core/config/schema.js";
@@ -14,6 +15,8 @@ export interface RegistryReadersOptions {
   githubTokenHost: string;
   /** Every secret this process holds; installation tokens join it as they are minted. */
   secrets: SecretRedactor;
+  /** The Sigstore trusted root (an operator setting); default the one @sigstore/tuf ships. */
+  trustedRoot?: TrustedRoot;
   /** Registry readers for a config (tests and the sandbox pass their own); default: the OCI client. */
   registryFor?: (config: FerryConfig, githubToken: () => Promise<string>) => RegistryReader;
 }
@@ -24,6 +27,7 @@ export interface RegistryReadersOptions {
  */
 export class RegistryReaders {
   readonly #clients = new Map<string, RegistryReader>();
+  #trustedRoot: TrustedRoot | undefined;
 
   constructor(private readonly options: RegistryReadersOptions) {}
 
@@ -48,10 +52,21 @@ export class RegistryReaders {
         secrets: this.options.secrets,
         refusePrivateRegistries: this.options.refusePrivateRegistries,
         ...(this.options.dockerConfigPath ? { dockerConfigPath: this.options.dockerConfigPath } : {}),
+        trustedRoot: () => this.trustedRoot(),
       });
       this.#clients.set(key, client);
     }
     return client;
+  }
+
+  /** The Sigstore trusted root every client verifies with (FERRY_SIGSTORE_TRUSTED_ROOT, else the shipped one). */
+  trustedRoot(): TrustedRoot {
+    return (this.#trustedRoot ??= this.options.trustedRoot ?? shippedTrustedRoot());
+  }
+
+  /** A refreshed root (TUF) replaces the one every client checks with, from the next check on. */
+  setTrustedRoot(root: TrustedRoot): void {
+    this.#trustedRoot = root;
   }
 
   /** A registry hint says `repository` changed: every client forgets the tags it cached for it. */

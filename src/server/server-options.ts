@@ -8,6 +8,7 @@ import {
  * reads `process.env`).
  */
 import { readFileSync } from "node:fs";
+import { readTrustedRootFile } from "../adapters/registry/index.js";
 import { parseDuration } from "../core/duration.js";
 import { UserError } from "../core/errors.js";
 import { parseListenAddress } from "../reconciler/status-server.js";
@@ -42,6 +43,10 @@ export function serverOptionsFromEnv(env: NodeJS.ProcessEnv): FerryServerOptions
       refusePrivateRegistries: configContextFromEnv(env).refusePrivateRegistries,
       // An operator setting, never the config repo's: whose Docker credentials Ferry may use.
       ...(env.FERRY_DOCKER_CONFIG ? { dockerConfigPath: env.FERRY_DOCKER_CONFIG } : {}),
+      // An operator setting: the Sigstore trusted root keyless signatures chain to; read at start.
+      ...(env.FERRY_SIGSTORE_TRUSTED_ROOT
+        ? { sigstoreTrustedRoot: trustedRootSetting(env.FERRY_SIGSTORE_TRUSTED_ROOT) }
+        : {}),
     },
   };
   if (baseUrl) options.baseUrl = baseUrl;
@@ -71,6 +76,14 @@ export function registryCredentialEnv(env: NodeJS.ProcessEnv): Record<string, st
   for (const [name, value] of Object.entries(env))
     if (isRegistryEnvAllowed(name, context)) result[name] = value;
   return result;
+}
+
+function trustedRootSetting(path: string) {
+  try {
+    return readTrustedRootFile(path);
+  } catch (error) {
+    throw new UserError("invalid-setting", `FERRY_SIGSTORE_TRUSTED_ROOT: ${(error as Error).message}`);
+  }
 }
 
 function listenAddress(text: string): { host: string; port: number } {

@@ -147,3 +147,61 @@ async function putManifest(
   if (response.status !== 201)
     throw new Error(`manifest ${reference} answered ${response.status}: ${await response.text()}`);
 }
+
+/**
+ * Pushes an in-toto attestation of `digest` the way `cosign attest --key` stores it: a DSSE
+ * envelope (https://github.com/secure-systems-lab/dsse/blob/master/envelope.md) as a layer of
+ * media type application/vnd.dsse.envelope.v1+json under the legacy `sha256-<hex>.att` tag.
+ */
+export async function pushAttestation(
+  registryUrl: string,
+  repository: string,
+  digest: string,
+  predicateType: string,
+  predicate: unknown,
+  key: KeyObject,
+): Promise<void> {
+  const payloadType = "application/vnd.in-toto+json";
+  const payload = Buffer.from(
+    JSON.stringify({
+      _type: "https://in-toto.io/Statement/v0.1",
+      predicateType,
+      subject: [{ name: repository, digest: { sha256: digest.replace(/^sha256:/, "") } }],
+      predicate,
+    }),
+  );
+  const pae = Buffer.concat([
+    Buffer.from(`DSSEv1 ${payloadType.length} ${payloadType} ${payload.length} `),
+    payload,
+  ]);
+  const envelope = Buffer.from(
+    JSON.stringify({
+      payloadType,
+      payload: payload.toString("base64"),
+      signatures: [{ keyid: "", sig: sign("sha256", pae, key).toString("base64") }],
+    }),
+  );
+  const config = Buffer.from("{}");
+  await pushBlob(registryUrl, repository, envelope);
+  await pushBlob(registryUrl, repository, config);
+  const manifest = Buffer.from(
+    JSON.stringify({
+      schemaVersion: 2,
+      mediaType: OCI_MANIFEST,
+      config: {
+        mediaType: "application/vnd.oci.image.config.v1+json",
+        size: config.length,
+        digest: sha256(config),
+      },
+      layers: [
+        {
+          mediaType: "application/vnd.dsse.envelope.v1+json",
+          size: envelope.length,
+          digest: sha256(envelope),
+          annotations: { "dev.cosignproject.cosign/signature": "", predicateType },
+        },
+      ],
+    }),
+  );
+  await putManifest(registryUrl, repository, `${digest.replace(":", "-")}.att`, OCI_MANIFEST, manifest);
+}

@@ -2,7 +2,13 @@ import { execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
-import { generateKeyPair, pushSignature, signWithKey, type SignBytes } from "./cosign-artifacts.js";
+import {
+  generateKeyPair,
+  pushAttestation,
+  pushSignature,
+  signWithKey,
+  type SignBytes,
+} from "./cosign-artifacts.js";
 
 /**
  * The signer the end-to-end tests use: the real cosign CLI built by build-cosign.sh when it is in
@@ -30,6 +36,17 @@ export interface Signer {
   sign(registryUrl: string, repository: string, name: string, digest: string): Promise<void>;
   /** Signs arbitrary payload bytes with the same key (`cosign sign-blob`), for crafted artifacts. */
   signBytes: SignBytes;
+  /**
+   * Attests `name@digest` with a SLSA provenance v0.2 predicate
+   * (`cosign attest --type slsaprovenance --key … --tlog-upload=false`).
+   */
+  attestProvenance(
+    registryUrl: string,
+    repository: string,
+    name: string,
+    digest: string,
+    predicate: unknown,
+  ): Promise<void>;
 }
 
 /** `prefer`: "cosign" insists on the CLI; `signFlags` are extra `cosign sign` flags. */
@@ -46,6 +63,15 @@ export function createSigner(prefer?: "cosign", signFlags: string[] = []): Signe
       signBytes,
       sign: (registryUrl, repository, name, digest) =>
         pushSignature(registryUrl, repository, name, digest, signBytes),
+      attestProvenance: (registryUrl, repository, _name, digest, predicate) =>
+        pushAttestation(
+          registryUrl,
+          repository,
+          digest,
+          "https://slsa.dev/provenance/v0.2",
+          predicate,
+          pair.privateKey,
+        ),
     };
   }
   const dir = mkdtempSync(join(tmpdir(), "ferry-cosign-"));
@@ -70,6 +96,27 @@ export function createSigner(prefer?: "cosign", signFlags: string[] = []): Signe
         ["sign-blob", "--key", join(dir, "cosign.key"), "--tlog-upload=false", file],
         { cwd: dir, env, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], timeout: 60_000 },
       ).trim();
+    },
+    async attestProvenance(_registryUrl, _repository, name, digest, predicate) {
+      const file = join(dir, "provenance.json");
+      writeFileSync(file, JSON.stringify(predicate));
+      execFileSync(
+        binary,
+        [
+          "attest",
+          "--type",
+          "slsaprovenance",
+          "--predicate",
+          file,
+          "--key",
+          join(dir, "cosign.key"),
+          "--tlog-upload=false",
+          "--allow-http-registry",
+          "--allow-insecure-registry",
+          `${name}@${digest}`,
+        ],
+        { cwd: dir, env, stdio: "pipe", timeout: 60_000 },
+      );
     },
     async sign(_registryUrl, _repository, name, digest) {
       execFileSync(

@@ -101,6 +101,30 @@ describe("cosign signature checks against a real distribution registry", () => {
     expect(client.requestCounts()[distribution.host]).toBe(before);
   });
 
+  it("remembers an unsigned digest for a bounded time; a hint for its repository or the end of that time looks again", async () => {
+    let clock = 1_000_000;
+    const client = createRegistryClient({ now: () => clock, unsignedTtlMs: 60_000 });
+    const { digest } = await pushImage(distribution.url, "acme/shop", "signed-later", { content: "later" });
+    const requests = () => client.requestCounts()[distribution.host] ?? 0;
+    expect(await client.checkSignature(name, digest, verify())).toMatchObject({ verified: false });
+    const afterFirst = requests();
+    expect(afterFirst).toBeGreaterThan(0);
+    // Every scan within the time: the unsigned answer, with no request.
+    expect(await client.checkSignature(name, digest, verify())).toMatchObject({ verified: false });
+    expect(requests()).toBe(afterFirst);
+    // The time runs out: a new look.
+    clock += 60_001;
+    expect(await client.checkSignature(name, digest, verify())).toMatchObject({ verified: false });
+    const afterExpiry = requests();
+    expect(afterExpiry).toBeGreaterThan(afterFirst);
+    // CI signs it; the registry's notification for the repository is a hint: looked at again at once.
+    await pushSignature(distribution.url, "acme/shop", name, digest, signWithKey(ours.privateKey));
+    expect(await client.checkSignature(name, digest, verify())).toMatchObject({ verified: false });
+    expect(requests()).toBe(afterExpiry);
+    client.invalidate(name);
+    expect(await client.checkSignature(name, digest, verify())).toMatchObject({ verified: true });
+  });
+
   it("says so when the configured key is not a public key", async () => {
     const client = createRegistryClient();
     const broken = "-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n";
@@ -116,6 +140,11 @@ describe("cosign signature checks against a real distribution registry", () => {
     [
       "an OCI 1.1 referrer (the referrers tag on distribution 2.8)",
       ["--registry-referrers-mode=oci-1-1"],
+      /^referrers tag sha256-/,
+    ],
+    [
+      "a Sigstore bundle referrer (--new-bundle-format, cosign 3's default)",
+      ["--new-bundle-format=true", "--use-signing-config=false"],
       /^referrers tag sha256-/,
     ],
   ] as const)(

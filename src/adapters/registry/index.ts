@@ -11,3 +11,10 @@ export {
   RegistryProtocolError,
   RegistryUnavailableError,
 } from "./errors.js";
+export {
+  readTrustedRootFile,
+  refreshTrustedRoot,
+  shippedTrustedRoot,
+  trustedRootFromEnv,
+  TrustedRootError,
+} from "./trusted-root.js";

@@ -8,6 +8,8 @@ import { Circuit, RequestBudget, Semaphore } from "./limits.js";
 import type { SignatureCheck, VerifyPolicy } from "../../core/policy/verify.js";
 import { createManifestReader, type ArtifactManifest } from "./manifests.js";
 import { createSignatureChecker } from "./signatures.js";
+import { shippedTrustedRoot } from "./trusted-root.js";
+import type { TrustedRoot } from "@sigstore/protobuf-specs";
 import { createTagLister } from "./tags.js";
 import { createTransport, refuseUnsafeRegistry, type RegistryState } from "./transport.js";
 
@@ -109,6 +111,13 @@ export interface RegistryClientOptions {
   fetch?: typeof fetch;
   /** DNS for the guarded fetch (tests map names to addresses); default `dns.lookup`. */
   lookup?: LookupFunction;
+  /**
+   * The Sigstore trusted root keyless signatures chain to (trusted-root.ts); default the
+   * public-good root shipped with @sigstore/tuf. An operator setting, never from the config repo.
+   */
+  trustedRoot?: TrustedRoot | (() => TrustedRoot);
+  /** How long "not signed" is remembered for a digest (SIGNATURE_LIMITS.unsignedTtlMs). */
+  unsignedTtlMs?: number;
   now?: () => number;
   sleep?: (ms: number) => Promise<void>;
   random?: () => number;
@@ -205,7 +214,9 @@ export function createRegistryClient(options: RegistryClientOptions = {}): Regis
 
     invalidate(repositoryName: string): void {
       try {
-        tags.invalidate(imageName(parseImageName(repositoryName)));
+        const name = imageName(parseImageName(repositoryName));
+        tags.invalidate(name);
+        signatures.invalidate(name);
       } catch {
         // a hint about a name we could never have cached
       }
@@ -226,8 +237,12 @@ export function createRegistryClient(options: RegistryClientOptions = {}): Regis
       return manifests.referrers(state, repository, digest);
     },
 
-    checkSignature(repositoryName: string, digest: string, verify: VerifyPolicy): Promise<SignatureCheck> {
-      return signatures.check(repositoryName, digest, verify);
+    async checkSignature(
+      repositoryName: string,
+      digest: string,
+      verify: VerifyPolicy,
+    ): Promise<SignatureCheck> {
+      return signatures.check(target(repositoryName).name, digest, verify);
     },
 
     requestCounts(): Record<string, number> {
@@ -235,7 +250,14 @@ export function createRegistryClient(options: RegistryClientOptions = {}): Regis
     },
   };
   // Discovery uses only the public methods above, and caches verified digests for the client's life.
-  const signatures = createSignatureChecker(client);
+  const trustedRoot = options.trustedRoot;
+  let shipped: TrustedRoot | undefined;
+  const signatures = createSignatureChecker(client, {
+    trustedRoot: () =>
+      typeof trustedRoot === "function" ? trustedRoot() : (trustedRoot ?? (shipped ??= shippedTrustedRoot())),
+    now,
+    ...(options.unsignedTtlMs !== undefined ? { unsignedTtlMs: options.unsignedTtlMs } : {}),
+  });
   return client;
 }
 

@@ -188,6 +188,17 @@ export const configSchema = z
     for (const problem of crossFieldProblems(config)) ctx.addIssue({ code: "custom", ...problem });
   });
 
+/** A policy layer that asks for attestations (which are checked against the image's source). */
+function needsSource(policy: unknown): boolean {
+  const attestations = (policy as { verify?: { attestations?: unknown } } | null | undefined)?.verify
+    ?.attestations;
+  return Array.isArray(attestations) && attestations.length > 0;
+}
+
+function hasSource(image: unknown): boolean {
+  return typeof (image as { source?: unknown } | null)?.source === "string";
+}
+
 interface LooseConfig {
   images?: Record<string, unknown>;
   environments?: Record<
@@ -209,6 +220,13 @@ export function crossFieldProblems(data: unknown): { path: string[]; message: st
   const environments =
     typeof config.environments === "object" && config.environments !== null ? config.environments : {};
   const names = Object.keys(environments);
+  for (const [name, image] of Object.entries(images)) {
+    if (needsSource((image as { policy?: unknown } | null)?.policy) && !hasSource(image))
+      problems.push({
+        path: ["images", name, "policy", "verify", "attestations"],
+        message: "attestations are checked against the image's source: set source (owner/repo) on the image",
+      });
+  }
   for (const [name, environment] of Object.entries(environments)) {
     if (typeof environment !== "object" || environment === null) continue;
     if (typeof environment.from === "string" && !names.includes(environment.from)) {
@@ -220,6 +238,12 @@ export function crossFieldProblems(data: unknown): { path: string[]; message: st
     if (typeof environment.policy === "object" && environment.policy !== null) {
       for (const [image, override] of Object.entries(environment.policy)) {
         const path = ["environments", name, "policy", image];
+        if (image in images && needsSource(override) && !hasSource(images[image]))
+          problems.push({
+            path: [...path, "verify", "attestations"],
+            message:
+              "attestations are checked against the image's source: set source (owner/repo) on the image",
+          });
         if (!(image in images)) problems.push({ path, message: `unknown image ${JSON.stringify(image)}` });
         else
           problems.push(
@@ -294,7 +318,15 @@ export type RegistryConfig = NonNullable<FerryConfig["registries"]>[string];
 
 /** The policy an environment applies to an image: the image default, then the environment's override. */
 export function environmentPolicy(config: FerryConfig, environment: string, image: string): Policy {
-  return resolvePolicy(config.images[image]?.policy, config.environments[environment]?.policy?.[image]);
+  const policy = resolvePolicy(
+    config.images[image]?.policy,
+    config.environments[environment]?.policy?.[image],
+  );
+  // Provenance is checked against the image's own source repository, never a field of the policy.
+  const source = config.images[image]?.source;
+  if (policy.verify?.attestations !== undefined && source !== undefined)
+    policy.verify = { ...policy.verify, source: `https://github.com/${source}` };
+  return policy;
 }
 
 /** Environments in promotion order: those without `from` first, then their followers. */

@@ -3,6 +3,7 @@ import { loadConfig } from "../../../src/core/config/load-config.js";
 import { environmentPolicy } from "../../../src/core/config/schema.js";
 import { parsePolicy } from "../../../src/core/policy/parse-policy.js";
 import { metadataNeeds, selectTag } from "../../../src/core/policy/select-tag.js";
+import { globPattern, notSignedReason } from "../../../src/core/policy/verify.js";
 
 const NOW = new Date("2024-06-01T12:00:00Z");
 const KEY = "-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE\n-----END PUBLIC KEY-----\n";
@@ -36,15 +37,92 @@ describe("the verify field of a tag policy", () => {
     ],
     ["no key", "        name: release key", /verify needs key/],
     [
-      "keyless fields",
-      "        issuer: https://token.actions.githubusercontent.com\n        subject: https://github.com/acme/shop/.github/workflows/release.yml@refs/tags/v1",
-      /keyless verification \(issuer\/subject\) is not available yet/,
+      "a subject without issuer",
+      "        subject: https://github.com/acme/shop/x",
+      /keyless verify needs issuer/,
+    ],
+    [
+      "an issuer that is not https",
+      "        issuer: http://x\n        subject: a",
+      /issuer must be an https:\/\/ URL/,
+    ],
+    [
+      "a subject matching everyone",
+      "        issuer: https://x\n        subject: '*'",
+      /subject must name an identity/,
+    ],
+    [
+      "key and keyless together",
+      `        key: "${KEY.replace(/\n/g, "\\n")}"\n        issuer: https://x\n        subject: a`,
+      /key or issuer\/subject \(keyless\), not both/,
+    ],
+    [
+      "attestations without a builder",
+      "        issuer: https://x\n        subject: a\n        attestations: [slsaprovenance]",
+      /attestations need builder/,
+    ],
+    [
+      "an unknown attestation type",
+      "        issuer: https://x\n        subject: a\n        attestations: [sbom]\n        builder: b",
+      /attestations/,
+    ],
+    [
+      "attestations on an image without source",
+      "        issuer: https://x\n        subject: a\n        attestations: [slsaprovenance]\n        builder: b",
+      /attestations are checked against the image's source: set source/,
     ],
   ])("refuses %s with a one-line reason", (_what, verify, message) => {
     const result = loadConfig(config(verify));
     expect(result.ok).toBe(false);
     if (result.ok) return;
     expect(result.problems.map((problem) => problem.message).join("\n")).toMatch(message);
+  });
+});
+
+describe("keyless and attestation policies", () => {
+  const GITHUB = "https://token.actions.githubusercontent.com";
+  const SUBJECT = "https://github.com/acme/shop/.github/workflows/release.yml@refs/tags/*";
+
+  it("resolves a keyless identity with the transparency log required by default", () => {
+    const result = loadConfig(config(`        issuer: ${GITHUB}\n        subject: ${SUBJECT}`));
+    expect(result.ok).toBe(true);
+    if (!result.ok) return;
+    expect(environmentPolicy(result.config, "staging", "shop").verify).toEqual({
+      issuer: GITHUB,
+      subject: SUBJECT,
+      tlog: true,
+    });
+  });
+
+  it("checks provenance against the image's own source, with the builder the policy names", () => {
+    const yaml = config(
+      `        issuer: ${GITHUB}\n        subject: ${SUBJECT}\n        tlog: false\n        attestations: [slsaprovenance]\n        builder: https://github.com/acme/shop/.github/workflows/release.yml@*`,
+    ).replace(
+      "    repository: ghcr.io/acme/shop\n",
+      "    repository: ghcr.io/acme/shop\n    source: acme/shop\n",
+    );
+    const result = loadConfig(yaml);
+    expect(result.ok).toBe(true);
+    if (!result.ok) return;
+    expect(environmentPolicy(result.config, "staging", "shop").verify).toEqual({
+      issuer: GITHUB,
+      subject: SUBJECT,
+      attestations: ["slsaprovenance"],
+      builder: "https://github.com/acme/shop/.github/workflows/release.yml@*",
+      source: "https://github.com/acme/shop",
+    });
+  });
+
+  it("names a GitHub Actions identity as the repository's workflow in reasons", () => {
+    expect(notSignedReason("1.9.0", { issuer: GITHUB, subject: SUBJECT }, "no cosign signature found")).toBe(
+      "1.9.0 not signed by acme/shop's release workflow (no cosign signature found)",
+    );
+  });
+
+  it("matches * in a subject as any characters and everything else literally", () => {
+    expect(globPattern(SUBJECT).test(SUBJECT.replace("*", "v1.9.0"))).toBe(true);
+    expect(globPattern(SUBJECT).test(SUBJECT.replace("refs/tags/*", "refs/heads/main"))).toBe(false);
+    expect(globPattern("https://a.b/c").test("https://aXb/c")).toBe(false);
   });
 });
 

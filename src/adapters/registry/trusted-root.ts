@@ -1,0 +1,89 @@
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { TrustedRoot } from "@sigstore/protobuf-specs";
+
+/**
+ * The Sigstore trusted root keyless signatures are verified against (the Fulcio CAs, Rekor and CT
+ * log keys, timestamp authorities; format: https://github.com/sigstore/protobuf-specs
+ * `TrustedRoot`). Three sources, chosen by the operator, never by a config repo:
+ *
+ * - shipped: the public-good root that `@sigstore/tuf` carries as its TUF seed (no network; it
+ *   moves with the package version),
+ * - a file (`FERRY_SIGSTORE_TRUSTED_ROOT`): a private Sigstore deployment's root, or one
+ *   refreshed out of band,
+ * - refreshed: `@sigstore/tuf` fetches the current root through TUF from the Sigstore mirror,
+ *   verifying the metadata chain from the shipped TUF root (https://docs.sigstore.dev/about/security/).
+ */
+
+/** A trusted root JSON is a few tens of kilobytes. */
+export const MAX_TRUSTED_ROOT_BYTES = 1024 * 1024;
+
+export class TrustedRootError extends Error {
+  override name = "TrustedRootError";
+}
+
+/** The public-good root shipped inside @sigstore/tuf's seed. */
+export function shippedTrustedRoot(): TrustedRoot {
+  const require = createRequire(import.meta.url);
+  const seeds = require("@sigstore/tuf/seeds.json") as Record<string, { targets?: Record<string, string> }>;
+  const encoded = Object.values(seeds)[0]?.targets?.["trusted_root.json"];
+  if (encoded === undefined) throw new TrustedRootError("@sigstore/tuf ships no trusted_root.json");
+  return parseTrustedRoot(Buffer.from(encoded, "base64").toString("utf8"), "@sigstore/tuf seed");
+}
+
+/** Parses a trusted root JSON, with a one-line error naming where it came from. */
+export function parseTrustedRoot(text: string, from: string): TrustedRoot {
+  if (text.length > MAX_TRUSTED_ROOT_BYTES)
+    throw new TrustedRootError(`${from}: trusted root is larger than ${MAX_TRUSTED_ROOT_BYTES} bytes`);
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw new TrustedRootError(`${from}: trusted root is not JSON (${(error as Error).message})`);
+  }
+  const root = TrustedRoot.fromJSON(json);
+  if (root.certificateAuthorities.length === 0 && root.tlogs.length === 0)
+    throw new TrustedRootError(
+      `${from}: trusted root names no certificate authority and no transparency log`,
+    );
+  return root;
+}
+
+export function readTrustedRootFile(path: string): TrustedRoot {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (error) {
+    throw new TrustedRootError(
+      `cannot read the trusted root ${path}: ${(error as NodeJS.ErrnoException).code ?? error}`,
+    );
+  }
+  return parseTrustedRoot(text, path);
+}
+
+/**
+ * The current root through TUF (`@sigstore/tuf`), cached under `cachePath`. `mirrorURL` and
+ * `rootPath` (the TUF root.json to start from) default to the public-good instance.
+ */
+export async function refreshTrustedRoot(options: {
+  cachePath: string;
+  mirrorURL?: string;
+  rootPath?: string;
+  timeoutMs?: number;
+}): Promise<TrustedRoot> {
+  // Loaded only when asked: the TUF client and its HTTP stack are not needed to verify.
+  const { getTrustedRoot } = await import("@sigstore/tuf");
+  return getTrustedRoot({
+    cachePath: options.cachePath,
+    ...(options.mirrorURL !== undefined ? { mirrorURL: options.mirrorURL } : {}),
+    ...(options.rootPath !== undefined ? { rootPath: options.rootPath } : {}),
+    timeout: options.timeoutMs ?? 30_000,
+    retry: false,
+  });
+}
+
+/** Where the operator's settings point: a file, else the shipped root. */
+export function trustedRootFromEnv(env: Record<string, string | undefined>): TrustedRoot {
+  const path = env.FERRY_SIGSTORE_TRUSTED_ROOT;
+  return path !== undefined && path !== "" ? readTrustedRootFile(path) : shippedTrustedRoot();
+}
