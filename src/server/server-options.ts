@@ -8,6 +8,7 @@ import {
  * reads `process.env`).
  */
 import { readFileSync } from "node:fs";
+import { AZURE_IDENTITY_VARIABLES } from "../core/cloud-registries.js";
 import { parseDuration } from "../core/duration.js";
 import { UserError } from "../core/errors.js";
 import { parseListenAddress } from "../reconciler/status-server.js";
@@ -37,6 +38,7 @@ export function serverOptionsFromEnv(env: NodeJS.ProcessEnv): FerryServerOptions
     },
     ferry: {
       env: registryCredentialEnv(env),
+      identityEnv: cloudIdentityEnv(env),
       configContext: configContextFromEnv(env),
       // A config repo picks its registry hosts: in production, not internal addresses unless allowed.
       refusePrivateRegistries: configContextFromEnv(env).refusePrivateRegistries,
@@ -71,6 +73,11 @@ export function registryCredentialEnv(env: NodeJS.ProcessEnv): Record<string, st
   for (const [name, value] of Object.entries(env))
     if (isRegistryEnvAllowed(name, context)) result[name] = value;
   return result;
+}
+
+/** Who Ferry is at the clouds, for registry errors: names only, never a secret. */
+export function cloudIdentityEnv(env: NodeJS.ProcessEnv): Record<string, string | undefined> {
+  return Object.fromEntries(AZURE_IDENTITY_VARIABLES.map((name) => [name, env[name]]));
 }
 
 function listenAddress(text: string): { host: string; port: number } {

@@ -73,6 +73,11 @@ export interface RegistryClientOptions {
   registries?: FerryConfig["registries"];
   /** Where `passwordEnv` / `tokenEnv` are looked up. */
   env?: Record<string, string | undefined>;
+  /**
+   * The non-secret variables that name Ferry's cloud identity in errors (AZURE_CLIENT_ID,
+   * AZURE_TENANT_ID); default `env`. The SDKs read their credentials from the process environment.
+   */
+  identityEnv?: Record<string, string | undefined>;
   /** Installation token provider for `auth: github` (GHCR). */
   githubToken?: () => Promise<string>;
   /**
@@ -98,6 +103,8 @@ export interface RegistryClientOptions {
   dockerConfigPath?: string;
   /** Tests only: the ECR and STS endpoint for `auth: aws` (a loopback fake). */
   ecrEndpoint?: string;
+  /** Tests only: the CA of a loopback stand-in for Entra ID (AZURE_AUTHORITY_HOST) for `auth: azure`. */
+  azureAuthorityCa?: string;
   /**
    * Tests only: the origin to contact for a registry name (a cloud registry's host served by a
    * loopback registry). Only loopback origins are accepted; no entry point sets this.
