@@ -7,6 +7,7 @@ import { createAuthenticator } from "./auth.js";
 import { Circuit, RequestBudget, Semaphore } from "./limits.js";
 import type { SignatureCheck, VerifyPolicy } from "../../core/policy/verify.js";
 import { createManifestReader, type ArtifactManifest } from "./manifests.js";
+import { failFor } from "./response-errors.js";
 import { createSignatureChecker } from "./signatures.js";
 import { createTagLister } from "./tags.js";
 import { createTransport, refuseUnsafeRegistry, type RegistryState } from "./transport.js";
@@ -138,6 +139,11 @@ export interface RegistryClient extends RegistryReader {
    */
   referrers(repository: string, digest: string): Promise<Record<string, unknown> | undefined>;
   checkSignature(repository: string, digest: string, verify: VerifyPolicy): Promise<SignatureCheck>;
+  /**
+   * One authenticated `GET /v2/<name>/tags/list?n=1`, resolving when the registry lets this client
+   * read `repository` (`ferry check`'s probe): the credential errors are the ones a scan would meet.
+   */
+  checkAccess(repository: string): Promise<void>;
   /** Drops the cached tag list of a repository (a webhook said it changed). */
   invalidate(repository: string): void;
   /** HTTP requests sent so far, by registry name (token fetches and redirects included). */
@@ -208,6 +214,13 @@ export function createRegistryClient(options: RegistryClientOptions = {}): Regis
     async describe(repositoryName: string, reference: string): Promise<ImageDescription> {
       const { state, repository } = target(repositoryName);
       return manifests.describe(state, repository, reference);
+    },
+
+    async checkAccess(repositoryName: string): Promise<void> {
+      const { state, repository } = target(repositoryName);
+      const url = new URL(`${state.origin}/v2/${repository}/tags/list?n=1`);
+      const response = await auth.request(state, repository, url, "GET", "application/json", 64 * 1024);
+      if (response.status !== 200) failFor(state, repository, "tags/list", response, secrets);
     },
 
     invalidate(repositoryName: string): void {
