@@ -148,6 +148,17 @@ export function createAuthenticator(deps: {
     return undefined;
   }
 
+  /** Whether the config gives `state`'s registry credentials of any kind. */
+  function hasCredentials(state: RegistryState): boolean {
+    const config = state.config;
+    if (!config || config.auth === "none") return false;
+    return (
+      config.auth !== undefined ||
+      (config.username !== undefined && config.passwordEnv !== undefined) ||
+      config.tokenEnv !== undefined
+    );
+  }
+
   /** Defence in depth behind the config check: the installation token never leaves its registry. */
   function refuseForeignTokenHost(state: RegistryState): void {
     const allowed = (options.githubTokenHost ?? "ghcr.io").toLowerCase();
@@ -223,19 +234,23 @@ export function createAuthenticator(deps: {
         `${state.registry}: token realm points at private address ${realm.hostname}`,
       );
     }
-    const credentials = await credentialsFor(state);
+    // Credentials are derived only for a trusted realm: an untrusted one never causes a provider
+    // exchange (nor gets its result).
+    const credentials = trusted ? await credentialsFor(state) : undefined;
     const url = new URL(realm);
     if (challenge.params.service) url.searchParams.set("service", challenge.params.service);
     url.searchParams.set("scope", scope);
     const headers: Record<string, string> = { accept: "application/json" };
-    if (credentials && trusted) headers.authorization = basicHeader(credentials);
+    if (credentials) headers.authorization = basicHeader(credentials);
     const response = await exchange(state, url, "GET", headers, 1024 * 1024);
     if (response.status === 401 || response.status === 403) {
       if (trusted) forgetRefused(state, credentials);
       const withheld =
-        credentials && !trusted ? ` (credentials were withheld from untrusted realm host ${realm.host})` : "";
+        !trusted && hasCredentials(state)
+          ? ` (credentials were withheld from untrusted realm host ${realm.host})`
+          : "";
       throw new RegistryAuthError(
-        `${state.registry}: token endpoint refused ${credentials && trusted ? `the credentials of ${credentialSource(state)}` : "anonymous access"} (HTTP ${response.status}${tokenErrorText(response.body)})${withheld}`,
+        `${state.registry}: token endpoint refused ${credentials ? `the credentials of ${credentialSource(state)}` : "anonymous access"} (HTTP ${response.status}${tokenErrorText(response.body)})${withheld}`,
       );
     }
     if (response.status !== 200)

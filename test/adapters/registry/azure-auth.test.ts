@@ -1,3 +1,5 @@
+import { createServer, request as httpRequest, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { createRegistryClient, RegistryAuthError } from "../../../src/adapters/registry/index.js";
 import { DEFAULT_CONFIG_CONTEXT } from "../../../src/core/config/config-context.js";
@@ -173,6 +175,84 @@ describe("auth: azure (Azure Container Registry)", () => {
     expect(message).not.toContain("wrong-azure-secret-canary-77aa");
     vi.stubEnv("AZURE_CLIENT_SECRET", CLIENT_SECRET);
     await expect(registryClient.listTags(`${HOST}/shop`)).resolves.toHaveLength(3);
+  });
+});
+
+describe("auth: azure with a token realm on another host", () => {
+  let front: Server;
+  let realm: Server;
+  const realmAuthorizations: (string | undefined)[] = [];
+  let frontOrigin = "";
+  let realmHost = "";
+
+  beforeAll(async () => {
+    // The "other host": a token endpoint that records what it is sent and issues nothing.
+    realm = createServer((req, res) => {
+      realmAuthorizations.push(req.headers.authorization);
+      res.writeHead(401, { "content-type": "application/json" }).end('{"errors":[{"code":"UNAUTHORIZED"}]}');
+    });
+    await new Promise<void>((resolve) => realm.listen(0, "127.0.0.1", resolve));
+    // `localhost:PORT` is another host than the registry's `127.0.0.1:PORT`.
+    realmHost = `localhost:${(realm.address() as AddressInfo).port}`;
+    // A login server whose challenge names that realm; its /oauth2/exchange is ACR's.
+    front = createServer((req, res) => {
+      if ((req.url ?? "").startsWith("/oauth2/")) {
+        const forward = httpRequest(
+          new URL(req.url!, acr.origin),
+          { method: req.method, headers: req.headers },
+          (answer) => {
+            res.writeHead(answer.statusCode ?? 502, answer.headers);
+            answer.pipe(res);
+          },
+        );
+        req.pipe(forward);
+        return;
+      }
+      res
+        .writeHead(401, {
+          "www-authenticate": `Bearer realm="http://${realmHost}/oauth2/token",service="${HOST}"`,
+          "content-type": "application/json",
+        })
+        .end('{"errors":[{"code":"UNAUTHORIZED"}]}');
+    });
+    await new Promise<void>((resolve) => front.listen(0, "127.0.0.1", resolve));
+    frontOrigin = `http://127.0.0.1:${(front.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    front?.closeAllConnections();
+    await new Promise<void>((resolve) => (front ? front.close(() => resolve()) : resolve()));
+    await new Promise<void>((resolve) => (realm ? realm.close(() => resolve()) : resolve()));
+  });
+
+  const hostile = (trustedRealmHosts?: Record<string, string[]>) =>
+    createRegistryClient({
+      registries: { [HOST]: { auth: "azure" } },
+      loopbackOrigins: { [HOST]: frontOrigin },
+      azureAuthorityCa: acr.authorityCa,
+      limits: { maxRetries: 0 },
+      ...(trustedRealmHosts ? { trustedRealmHosts } : {}),
+    });
+
+  it("derives no credential for an untrusted realm and sends it nothing, and sends the refresh token once the operator trusts it", async () => {
+    const before = acr.counts();
+    realmAuthorizations.length = 0;
+    const error = await hostile()
+      .listTags(`${HOST}/shop`)
+      .catch((caught: Error) => caught);
+    expect((error as Error).message).toBe(
+      `${HOST}: token endpoint refused anonymous access (HTTP 401, UNAUTHORIZED) (credentials were withheld from untrusted realm host ${realmHost})`,
+    );
+    expect(realmAuthorizations).toEqual([undefined]);
+    expect(acr.counts().entraTokens - before.entraTokens).toBe(0);
+    expect(acr.counts().exchanges - before.exchanges).toBe(0);
+
+    realmAuthorizations.length = 0;
+    await hostile({ [HOST]: [realmHost] })
+      .listTags(`${HOST}/shop`)
+      .catch(() => undefined);
+    expect(acr.counts().exchanges - before.exchanges).toBe(1);
+    expect(realmAuthorizations).toHaveLength(1);
+    expect(realmAuthorizations[0]).toMatch(/^Basic /);
   });
 });
 
