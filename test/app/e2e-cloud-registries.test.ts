@@ -49,6 +49,8 @@ const gcp: Provider = {
     vi.stubEnv("GCE_METADATA_HOST", metadata.host);
     vi.stubEnv("GOOGLE_APPLICATION_CREDENTIALS", "");
     vi.stubEnv("CLOUDSDK_CONFIG", "/nonexistent/ferry-gcloud");
+    // The project is named, so google-auth-library does not run `gcloud config config-helper` (seconds) to find it.
+    vi.stubEnv("GOOGLE_CLOUD_PROJECT", "ferry-test-project");
     return {
       origin: registry.url,
       client: {},

@@ -78,6 +78,8 @@ function stubProviderEnv(azureSecret = AZURE_SECRET): void {
   vi.stubEnv("GCE_METADATA_HOST", gce.host);
   vi.stubEnv("GOOGLE_APPLICATION_CREDENTIALS", "");
   vi.stubEnv("CLOUDSDK_CONFIG", "/nonexistent/ferry-gcloud");
+  // The project is named, so google-auth-library does not run `gcloud config config-helper` (seconds) to find it.
+  vi.stubEnv("GOOGLE_CLOUD_PROJECT", "ferry-test-project");
   vi.stubEnv("AZURE_TENANT_ID", TENANT);
   vi.stubEnv("AZURE_CLIENT_ID", CLIENT_ID);
   vi.stubEnv("AZURE_CLIENT_SECRET", azureSecret);

@@ -98,6 +98,27 @@ describe("auth: dockerconfig", () => {
     expect(helperCalls()).toEqual([registry.host]);
   });
 
+  it("runs the helper again once for concurrent requests after its answer's five minutes of reuse", async () => {
+    vi.stubEnv("PATH", `${dir}:${process.env.PATH ?? ""}`);
+    writeFileSync(join(dir, "user"), registry.credentials!.username);
+    writeFileSync(join(dir, "secret"), registry.credentials!.password);
+    rmSync(join(dir, "calls"), { force: true });
+    const clock = { now: Date.parse("2026-01-01T00:00:00Z") };
+    const client = createRegistryClient({
+      registries: { [registry.host]: { auth: "dockerconfig" } },
+      dockerConfigPath: writeConfig({ credHelpers: { [registry.host]: "ferrytest" } }),
+      now: () => clock.now,
+      limits: { tagCacheTtlMs: 0 },
+    });
+    await Promise.all(Array.from({ length: 6 }, () => client.listTags(`${registry.host}/shop`)));
+    clock.now += 4 * 60_000;
+    await client.listTags(`${registry.host}/shop`);
+    expect(helperCalls()).toEqual([registry.host]);
+    clock.now += 2 * 60_000;
+    await Promise.all(Array.from({ length: 6 }, () => client.listTags(`${registry.host}/shop`)));
+    expect(helperCalls()).toEqual([registry.host, registry.host]);
+  });
+
   it("explains a refused helper credential in one line without the secret", async () => {
     vi.stubEnv("PATH", `${dir}:${process.env.PATH ?? ""}`);
     writeFileSync(join(dir, "user"), "ferry");
