@@ -132,6 +132,9 @@ describe("auth: dockerconfig", () => {
     expect((error as Error).message).toBe(
       `${registry.host}: unauthorized for shop after re-authenticating with auth: dockerconfig from ${path}; the registry said UNAUTHORIZED`,
     );
+    // The refused answer was dropped: the next cycle runs the helper again and gets the restored one.
+    writeFileSync(join(dir, "secret"), registry.credentials!.password);
+    await expect(client.listTags(`${registry.host}/shop`)).resolves.toHaveLength(2);
   });
 
   it("says what the helper said when it has no credentials for the host", async () => {
