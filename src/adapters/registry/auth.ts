@@ -281,6 +281,19 @@ export function createAuthenticator(deps: {
     state.tokens.set(scope, { token, expiresAt: now() + seconds * 1000 - TOKEN_EARLY_RENEW_MS });
   }
 
+  /** Token fetches running, per registry and scope: concurrent requests share one. */
+  const tokenFetches = new WeakMap<RegistryState, Map<string, Promise<void>>>();
+
+  function fetchTokenOnce(state: RegistryState, challenge: AuthChallenge, scope: string): Promise<void> {
+    let running = tokenFetches.get(state);
+    if (!running) tokenFetches.set(state, (running = new Map()));
+    const existing = running.get(scope);
+    if (existing) return existing;
+    const fetching = fetchToken(state, challenge, scope).finally(() => running.delete(scope));
+    running.set(scope, fetching);
+    return fetching;
+  }
+
   async function authorizationFor(
     state: RegistryState,
     scope: string,
@@ -291,7 +304,7 @@ export function createAuthenticator(deps: {
     if (challenge?.scheme === "bearer") {
       let cached = state.tokens.get(scope);
       if (!cached || cached.expiresAt <= now()) {
-        await fetchToken(state, challenge, scope);
+        await fetchTokenOnce(state, challenge, scope);
         cached = state.tokens.get(scope);
       }
       return { headers: cached ? { authorization: `Bearer ${cached.token}` } : {} };
@@ -331,7 +344,7 @@ export function createAuthenticator(deps: {
       }
       state.tokens.delete(scope);
       state.challenge = challenge;
-      if (challenge.scheme === "bearer") await fetchToken(state, challenge, scope);
+      if (challenge.scheme === "bearer") await fetchTokenOnce(state, challenge, scope);
       else if (!(await credentialsFor(state)))
         throw new RegistryAuthError(
           `${state.registry}: requires credentials for ${repository}; configure registries.${state.registry}`,

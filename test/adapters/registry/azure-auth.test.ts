@@ -124,6 +124,8 @@ describe("auth: azure (Azure Container Registry)", () => {
     expect(new Set(digests).size).toBe(3);
     expect(acr.counts().exchanges - before.exchanges).toBe(1);
     expect(acr.counts().entraTokens - before.entraTokens).toBe(1);
+    // One access token for the one scope (repository:shop:pull), however many requests wanted it.
+    expect(acr.counts().accessTokens - before.accessTokens).toBe(1);
 
     // The refresh token lives min(3 h, the Entra token's hour): 40 minutes on, still cached.
     clock.now += 40 * 60_000;
