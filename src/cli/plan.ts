@@ -2,7 +2,7 @@ import { readFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { localFileSource } from "../adapters/fs/local-file-source.js";
-import { createRegistryClient, trustedRootFromEnv } from "../adapters/registry/index.js";
+import type { RegistryClientOptions } from "../adapters/registry/index.js";
 import { planEnvironment, type EnvironmentPlan, type FileSource } from "../app/plan-environment.js";
 import { upstreamPins } from "../app/upstream-pins.js";
 import { configContextFromEnv } from "../core/config/config-context.js";
@@ -14,6 +14,7 @@ import { gateNoticeForPlan } from "../core/policy/ci-gating.js";
 import type { RegistryReader } from "../app/ports.js";
 import { runRegistryReads } from "../app/run-registry-reads.js";
 import { EXIT, UsageError, type CliIo } from "./io.js";
+import { cliRegistryClient } from "./registry-access.js";
 
 const USAGE = "usage: ferry plan [--dir DIR] [--env NAME] [--json]";
 
@@ -40,6 +41,15 @@ export interface PlanReport {
  * 3 when nothing would, 1 for invalid input or an unreachable registry.
  */
 export async function run(args: string[], io: CliIo): Promise<number> {
+  return runPlan(args, io);
+}
+
+/** `registryOverrides`: tests only, the loopback endpoints of the providers' fakes. */
+export async function runPlan(
+  args: string[],
+  io: CliIo,
+  registryOverrides: Partial<RegistryClientOptions> = {},
+): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
     options: {
@@ -65,12 +75,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
       `unknown environment ${JSON.stringify(values.env)} (known: ${Object.keys(config.environments).join(", ")})`,
     );
   }
-  const registry = createRegistryClient({
-    ...(config.registries ? { registries: config.registries } : {}),
-    env: io.env,
-    ...(io.env.FERRY_DOCKER_CONFIG ? { dockerConfigPath: io.env.FERRY_DOCKER_CONFIG } : {}),
-    trustedRoot: () => trustedRootFromEnv(io.env),
-  });
+  const registry = cliRegistryClient(config, io.env, registryOverrides);
   const files = localFileSource(dir);
   const output = await buildPlanReport(registry, files, config, environments, io.now());
   if (values.json) io.stdout(`${JSON.stringify(output, null, 2)}\n`);

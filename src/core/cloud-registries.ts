@@ -26,3 +26,15 @@ export function isGoogleRegistryHost(host: string): boolean {
   const name = host.toLowerCase().replace(/:\d+$/, "");
   return /^[a-z0-9-]+-docker\.pkg\.dev$/.test(name) || /^(?:[a-z]+\.)?gcr\.io$/.test(name);
 }
+
+/**
+ * Azure Container Registry login servers: `<name>.azurecr.io` (and the sovereign clouds'
+ * `.azurecr.cn`, `.azurecr.us`), which exchange an Entra ID token at `/oauth2/exchange`
+ * (https://learn.microsoft.com/en-us/azure/container-registry/container-registry-authentication).
+ */
+export function isAzureRegistryHost(host: string): boolean {
+  return /^[a-z0-9]{5,50}\.azurecr\.(?:io|cn|us)$/.test(host.toLowerCase().replace(/:\d+$/, ""));
+}
+
+/** The variables that name who Ferry is at Entra ID (not secrets): shown in registry errors. */
+export const AZURE_IDENTITY_VARIABLES = ["AZURE_CLIENT_ID", "AZURE_TENANT_ID"] as const;

@@ -34,6 +34,8 @@ export interface FerryAppOptions {
   sealKey: string;
   /** Where registry `passwordEnv`/`tokenEnv` are read. */
   env?: Record<string, string | undefined>;
+  /** The non-secret variables naming Ferry's cloud identity in registry errors (AZURE_CLIENT_ID, AZURE_TENANT_ID). */
+  identityEnv?: Record<string, string | undefined>;
   /** Refuse registries at private or loopback addresses (production; see the registry client). */
   refusePrivateRegistries?: boolean;
   /** The Docker config.json for `auth: dockerconfig` (FERRY_DOCKER_CONFIG, an operator setting). */
@@ -103,6 +105,7 @@ export function createFerry(options: FerryAppOptions): Ferry {
   });
   const registries = new RegistryReaders({
     env: options.env ?? {},
+    ...(options.identityEnv ? { identityEnv: options.identityEnv } : {}),
     refusePrivateRegistries: options.refusePrivateRegistries ?? false,
     ...(options.dockerConfigPath ? { dockerConfigPath: options.dockerConfigPath } : {}),
     ...(options.sigstoreTrustedRoot ? { trustedRoot: options.sigstoreTrustedRoot } : {}),

@@ -8,6 +8,8 @@ import type { SecretRedactor } from "../core/redact.js";
 export interface RegistryReadersOptions {
   /** Where registry `passwordEnv`/`tokenEnv` are read. */
   env: Record<string, string | undefined>;
+  /** The non-secret variables naming Ferry's cloud identity in errors (AZURE_CLIENT_ID, AZURE_TENANT_ID). */
+  identityEnv?: Record<string, string | undefined>;
   refusePrivateRegistries: boolean;
   /** The Docker config.json for `auth: dockerconfig` (FERRY_DOCKER_CONFIG). */
   dockerConfigPath?: string;
@@ -47,6 +49,7 @@ export class RegistryReaders {
       client = createRegistryClient({
         registries: config.registries ?? {},
         env: this.options.env,
+        ...(this.options.identityEnv ? { identityEnv: this.options.identityEnv } : {}),
         githubToken: token,
         githubTokenHost: this.options.githubTokenHost,
         secrets: this.options.secrets,

@@ -9,6 +9,7 @@ import {
  */
 import { readFileSync } from "node:fs";
 import { readTrustedRootFile } from "../adapters/registry/index.js";
+import { AZURE_IDENTITY_VARIABLES } from "../core/cloud-registries.js";
 import { parseDuration } from "../core/duration.js";
 import { UserError } from "../core/errors.js";
 import { parseListenAddress } from "../reconciler/status-server.js";
@@ -38,6 +39,7 @@ export function serverOptionsFromEnv(env: NodeJS.ProcessEnv): FerryServerOptions
     },
     ferry: {
       env: registryCredentialEnv(env),
+      identityEnv: cloudIdentityEnv(env),
       configContext: configContextFromEnv(env),
       // A config repo picks its registry hosts: in production, not internal addresses unless allowed.
       refusePrivateRegistries: configContextFromEnv(env).refusePrivateRegistries,
@@ -84,6 +86,11 @@ function trustedRootSetting(path: string) {
   } catch (error) {
     throw new UserError("invalid-setting", `FERRY_SIGSTORE_TRUSTED_ROOT: ${(error as Error).message}`);
   }
+}
+
+/** Who Ferry is at the clouds, for registry errors: names only, never a secret. */
+export function cloudIdentityEnv(env: NodeJS.ProcessEnv): Record<string, string | undefined> {
+  return Object.fromEntries(AZURE_IDENTITY_VARIABLES.map((name) => [name, env[name]]));
 }
 
 function listenAddress(text: string): { host: string; port: number } {

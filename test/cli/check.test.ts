@@ -231,7 +231,7 @@ describe("ferry check --help", () => {
   it("prints its usage and exits 0, as the other commands do", async () => {
     expect(await ferry("check", "--help")).toEqual({
       code: 0,
-      stdout: "usage: ferry check [--dir DIR]\n",
+      stdout: "usage: ferry check [--dir DIR] [--offline]\n",
       stderr: "",
     });
   });

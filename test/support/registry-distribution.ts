@@ -31,6 +31,8 @@ export interface DistributionOptions {
   notifications?: { url: string; headers?: Record<string, string> }[];
   /** `basic` only: extra htpasswd users (e.g. ECR's `AWS` user with a derived password). */
   users?: Record<string, string>;
+  /** `token` only: another token service (e.g. a fake ACR's /oauth2/token) instead of the built-in issuer. */
+  tokenService?: { realm: string; service: string; issuer: string; rootCertBundlePath: string };
 }
 
 export async function startDistribution(
@@ -53,8 +55,11 @@ export async function startDistribution(
     writeFileSync(join(dir, "htpasswd"), [line.trim(), ...extra].join("\n") + "\n");
     authConfig = `auth:\n  htpasswd:\n    realm: ferry-test\n    path: ${join(dir, "htpasswd")}\n`;
   } else if (auth === "token") {
-    tokenIssuer = await startTokenIssuer({ dir, users: { [credentials.username]: credentials.password } });
-    authConfig = `auth:\n  token:\n    realm: ${tokenIssuer.realm}\n    service: ${tokenIssuer.service}\n    issuer: ${tokenIssuer.issuer}\n    rootcertbundle: ${tokenIssuer.rootCertBundlePath}\n`;
+    tokenIssuer = options.tokenService
+      ? undefined
+      : await startTokenIssuer({ dir, users: { [credentials.username]: credentials.password } });
+    const service = options.tokenService ?? tokenIssuer!;
+    authConfig = `auth:\n  token:\n    realm: ${service.realm}\n    service: ${service.service}\n    issuer: ${service.issuer}\n    rootcertbundle: ${service.rootCertBundlePath}\n`;
   }
   if (options.notifications?.length) {
     authConfig += `notifications:\n  endpoints:\n${options.notifications

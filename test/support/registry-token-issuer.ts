@@ -26,13 +26,18 @@ export interface TokenIssuer {
   close(): Promise<void>;
 }
 
-export async function startTokenIssuer(options: {
-  dir: string;
-  users: Record<string, string>;
-  ttlSeconds?: number;
-}): Promise<TokenIssuer> {
-  const keyPath = join(options.dir, "token.key");
-  const certPath = join(options.dir, "token.crt");
+/** Signs registry tokens (RS256, certificate in `x5c`) that distribution trusts through `rootcertbundle`. */
+export interface RegistryTokenSigner {
+  service: string;
+  issuer: string;
+  rootCertBundlePath: string;
+  /** A token for `subject` granting the `scope` parameters of a token request. */
+  sign(subject: string, scopes: string[], ttlSeconds: number): string;
+}
+
+export function registryTokenSigner(dir: string, service = "ferry-test-registry"): RegistryTokenSigner {
+  const keyPath = join(dir, "token.key");
+  const certPath = join(dir, "token.crt");
   execFileSync(
     "openssl",
     [
@@ -55,8 +60,43 @@ export async function startTokenIssuer(options: {
   const privateKey = readFileSync(keyPath, "utf8");
   const certificate = new X509Certificate(readFileSync(certPath));
   const x5c = certificate.raw.toString("base64");
-  const service = "ferry-test-registry";
   const issuer = "ferry-test-issuer";
+  const rootCertBundlePath = join(dir, "rootcertbundle.pem");
+  writeFileSync(rootCertBundlePath, readFileSync(certPath));
+  let signed = 0;
+  return {
+    service,
+    issuer,
+    rootCertBundlePath,
+    sign(subject, scopes, ttlSeconds) {
+      const access = scopes.flatMap((scope) => {
+        const parts = /^(repository|registry):(.+):([^:]+)$/.exec(scope);
+        return parts ? [{ type: parts[1]!, name: parts[2]!, actions: parts[3]!.split(",") }] : [];
+      });
+      const nowSeconds = Math.floor(Date.now() / 1000);
+      signed += 1;
+      const claims = {
+        iss: issuer,
+        sub: subject,
+        aud: service,
+        exp: nowSeconds + ttlSeconds,
+        nbf: nowSeconds - 10,
+        iat: nowSeconds,
+        jti: `${nowSeconds}-${signed}`,
+        access,
+      };
+      return signJwt({ alg: "RS256", typ: "JWT", x5c: [x5c] }, claims, privateKey);
+    },
+  };
+}
+
+export async function startTokenIssuer(options: {
+  dir: string;
+  users: Record<string, string>;
+  ttlSeconds?: number;
+}): Promise<TokenIssuer> {
+  const signer = registryTokenSigner(options.dir);
+  const { service, issuer } = signer;
   let issued = 0;
 
   const server = createServer((req, res) => {
@@ -73,23 +113,9 @@ export async function startTokenIssuer(options: {
         .end(JSON.stringify({ details: "bad credentials" }));
       return;
     }
-    const access = url.searchParams.getAll("scope").flatMap((scope) => {
-      const parts = /^(repository|registry):(.+):([^:]+)$/.exec(scope);
-      return parts ? [{ type: parts[1]!, name: parts[2]!, actions: parts[3]!.split(",") }] : [];
-    });
     const nowSeconds = Math.floor(Date.now() / 1000);
     const ttl = options.ttlSeconds ?? 300;
-    const claims = {
-      iss: issuer,
-      sub: user,
-      aud: service,
-      exp: nowSeconds + ttl,
-      nbf: nowSeconds - 10,
-      iat: nowSeconds,
-      jti: `${nowSeconds}-${issued}`,
-      access,
-    };
-    const token = signJwt({ alg: "RS256", typ: "JWT", x5c: [x5c] }, claims, privateKey);
+    const token = signer.sign(user, url.searchParams.getAll("scope"), ttl);
     issued += 1;
     res.writeHead(200, { "content-type": "application/json" }).end(
       JSON.stringify({
@@ -102,13 +128,12 @@ export async function startTokenIssuer(options: {
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const port = (server.address() as AddressInfo).port;
-  writeFileSync(join(options.dir, "rootcertbundle.pem"), readFileSync(certPath));
   return {
     realm: `http://127.0.0.1:${port}/token`,
     host: `127.0.0.1:${port}`,
     service,
     issuer,
-    rootCertBundlePath: join(options.dir, "rootcertbundle.pem"),
+    rootCertBundlePath: signer.rootCertBundlePath,
     issued: () => issued,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };

@@ -1,6 +1,7 @@
 import { DOCKER_HUB, isLoopbackRegistry, registryApiHost } from "../../core/image-ref.js";
 import type { SecretRedactor } from "../../core/redact.js";
 import { classifyHost } from "../../core/net-address.js";
+import { azureIdentity, fetchAzureCredentials } from "./azure-credentials.js";
 import { CredentialCache, type ExpiringCredentials } from "./credential-cache.js";
 import { dockerConfigIdentity, fetchDockerConfigCredentials } from "./docker-config-credentials.js";
 import { ecrIdentity, fetchEcrCredentials } from "./ecr-credentials.js";
@@ -48,7 +49,13 @@ export function createAuthenticator(deps: {
   transport: Transport;
   options: Pick<
     RegistryClientOptions,
-    "githubToken" | "githubTokenHost" | "trustedRealmHosts" | "ecrEndpoint" | "dockerConfigPath"
+    | "githubToken"
+    | "githubTokenHost"
+    | "trustedRealmHosts"
+    | "ecrEndpoint"
+    | "azureAuthorityCa"
+    | "identityEnv"
+    | "dockerConfigPath"
   >;
   env: Record<string, string | undefined>;
   secrets: SecretRedactor;
@@ -57,9 +64,10 @@ export function createAuthenticator(deps: {
   const { options, env, secrets, now } = deps;
   const exchange = deps.transport.exchange;
   const providerCredentials = new CredentialCache(now);
+  const identityEnv = options.identityEnv ?? env;
 
   /**
-   * `auth: aws` (the provider's SDK) and `auth: dockerconfig` (config.json, credential helpers):
+   * `auth: aws | gcp | azure` (the provider's SDK) and `auth: dockerconfig` (config.json, credential helpers):
    * fetched once per registry until shortly before expiry.
    */
   function cloudCredentials(state: RegistryState): Promise<ExpiringCredentials> {
@@ -71,10 +79,19 @@ export function createAuthenticator(deps: {
           ? await fetchDockerConfigCredentials(state.registry, options.dockerConfigPath, { now })
           : provider === "gcp"
             ? await fetchGcpCredentials(state.registry, { now })
-            : await fetchEcrCredentials(state.registry, roleArn, {
-                now,
-                ...(options.ecrEndpoint ? { endpoint: options.ecrEndpoint } : {}),
-              });
+            : provider === "azure"
+              ? await fetchAzureCredentials(state.registry, {
+                  now,
+                  origin: state.origin,
+                  exchange: (url, headers, body, maxBytes) =>
+                    exchange(state, url, "POST", headers, maxBytes, body),
+                  identityEnv,
+                  ...(options.azureAuthorityCa ? { authorityCa: options.azureAuthorityCa } : {}),
+                })
+              : await fetchEcrCredentials(state.registry, roleArn, {
+                  now,
+                  ...(options.ecrEndpoint ? { endpoint: options.ecrEndpoint } : {}),
+                });
       secrets.add(credentials.password);
       return credentials;
     });
@@ -86,6 +103,7 @@ export function createAuthenticator(deps: {
     if (config?.auth === "aws") return `auth: aws as ${ecrIdentity(config.roleArn)}`;
     if (config?.auth === "dockerconfig") return dockerConfigIdentity(options.dockerConfigPath);
     if (config?.auth === "gcp") return `auth: gcp as ${GCP_IDENTITY}`;
+    if (config?.auth === "azure") return `auth: azure as ${azureIdentity(identityEnv)}`;
     if (config?.auth === "github") return "auth: github (the installation token)";
     if (config?.passwordEnv) return `user ${config.username ?? ""} with ${config.passwordEnv}`;
     return "anonymous access";
@@ -100,7 +118,12 @@ export function createAuthenticator(deps: {
   async function credentialsFor(state: RegistryState): Promise<Credentials | undefined> {
     const config = state.config;
     if (!config || config.auth === "none") return undefined;
-    if (config.auth === "aws" || config.auth === "gcp" || config.auth === "dockerconfig")
+    if (
+      config.auth === "aws" ||
+      config.auth === "gcp" ||
+      config.auth === "azure" ||
+      config.auth === "dockerconfig"
+    )
       return cloudCredentials(state);
     if (config.auth === "github") {
       refuseForeignTokenHost(state);
@@ -123,6 +146,17 @@ export function createAuthenticator(deps: {
       return { username: config.username, password };
     }
     return undefined;
+  }
+
+  /** Whether the config gives `state`'s registry credentials of any kind. */
+  function hasCredentials(state: RegistryState): boolean {
+    const config = state.config;
+    if (!config || config.auth === "none") return false;
+    return (
+      config.auth !== undefined ||
+      (config.username !== undefined && config.passwordEnv !== undefined) ||
+      config.tokenEnv !== undefined
+    );
   }
 
   /** Defence in depth behind the config check: the installation token never leaves its registry. */
@@ -152,6 +186,8 @@ export function createAuthenticator(deps: {
   function realmTrusted(state: RegistryState, realm: URL): boolean {
     const trusted = [
       registryApiHost(state.registry),
+      // The host Ferry actually contacts for this registry (the same one outside tests).
+      new URL(state.origin).host,
       ...(DEFAULT_TRUSTED_REALMS[state.registry] ?? []),
       ...(options.trustedRealmHosts?.[state.registry] ?? []),
     ];
@@ -198,19 +234,23 @@ export function createAuthenticator(deps: {
         `${state.registry}: token realm points at private address ${realm.hostname}`,
       );
     }
-    const credentials = await credentialsFor(state);
+    // Credentials are derived only for a trusted realm: an untrusted one never causes a provider
+    // exchange (nor gets its result).
+    const credentials = trusted ? await credentialsFor(state) : undefined;
     const url = new URL(realm);
     if (challenge.params.service) url.searchParams.set("service", challenge.params.service);
     url.searchParams.set("scope", scope);
     const headers: Record<string, string> = { accept: "application/json" };
-    if (credentials && trusted) headers.authorization = basicHeader(credentials);
+    if (credentials) headers.authorization = basicHeader(credentials);
     const response = await exchange(state, url, "GET", headers, 1024 * 1024);
     if (response.status === 401 || response.status === 403) {
       if (trusted) forgetRefused(state, credentials);
       const withheld =
-        credentials && !trusted ? ` (credentials were withheld from untrusted realm host ${realm.host})` : "";
+        !trusted && hasCredentials(state)
+          ? ` (credentials were withheld from untrusted realm host ${realm.host})`
+          : "";
       throw new RegistryAuthError(
-        `${state.registry}: token endpoint refused ${credentials && trusted ? "the credentials" : "anonymous access"} (HTTP ${response.status})${withheld}`,
+        `${state.registry}: token endpoint refused ${credentials ? `the credentials of ${credentialSource(state)}` : "anonymous access"} (HTTP ${response.status}${tokenErrorText(response.body)})${withheld}`,
       );
     }
     if (response.status !== 200)
@@ -241,6 +281,19 @@ export function createAuthenticator(deps: {
     state.tokens.set(scope, { token, expiresAt: now() + seconds * 1000 - TOKEN_EARLY_RENEW_MS });
   }
 
+  /** Token fetches running, per registry and scope: concurrent requests share one. */
+  const tokenFetches = new WeakMap<RegistryState, Map<string, Promise<void>>>();
+
+  function fetchTokenOnce(state: RegistryState, challenge: AuthChallenge, scope: string): Promise<void> {
+    let running = tokenFetches.get(state);
+    if (!running) tokenFetches.set(state, (running = new Map()));
+    const existing = running.get(scope);
+    if (existing) return existing;
+    const fetching = fetchToken(state, challenge, scope).finally(() => running.delete(scope));
+    running.set(scope, fetching);
+    return fetching;
+  }
+
   async function authorizationFor(
     state: RegistryState,
     scope: string,
@@ -251,7 +304,7 @@ export function createAuthenticator(deps: {
     if (challenge?.scheme === "bearer") {
       let cached = state.tokens.get(scope);
       if (!cached || cached.expiresAt <= now()) {
-        await fetchToken(state, challenge, scope);
+        await fetchTokenOnce(state, challenge, scope);
         cached = state.tokens.get(scope);
       }
       return { headers: cached ? { authorization: `Bearer ${cached.token}` } : {} };
@@ -291,7 +344,7 @@ export function createAuthenticator(deps: {
       }
       state.tokens.delete(scope);
       state.challenge = challenge;
-      if (challenge.scheme === "bearer") await fetchToken(state, challenge, scope);
+      if (challenge.scheme === "bearer") await fetchTokenOnce(state, challenge, scope);
       else if (!(await credentialsFor(state)))
         throw new RegistryAuthError(
           `${state.registry}: requires credentials for ${repository}; configure registries.${state.registry}`,
@@ -300,6 +353,21 @@ export function createAuthenticator(deps: {
   }
 
   return { request };
+}
+
+/**
+ * What a token endpoint said, as a code: the distribution error code, or an OAuth 2.0 `error`
+ * (RFC 6749 section 5.2), never its free text, which may echo what it refused.
+ */
+function tokenErrorText(body: Buffer): string {
+  const code = registryErrorCode(body);
+  if (code) return `, ${code.replace("; the registry said ", "")}`;
+  try {
+    const error = (JSON.parse(body.subarray(0, 64 * 1024).toString("utf8")) as { error?: unknown }).error;
+    return typeof error === "string" && /^[a-z_]{1,40}$/.test(error) ? `, ${error}` : "";
+  } catch {
+    return "";
+  }
 }
 
 function basicHeader(credentials: Credentials): string {

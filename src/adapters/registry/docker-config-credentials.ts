@@ -106,6 +106,10 @@ function runHelper(
         }
       },
     );
+    // A helper may answer without reading stdin and exit first: the write then fails with EPIPE,
+    // which must not become an unhandled 'error' event (it would end the process); the exit code
+    // and stdout decide.
+    child.stdin?.on("error", () => undefined);
     child.stdin?.end(host);
   });
 }

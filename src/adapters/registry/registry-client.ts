@@ -7,6 +7,7 @@ import { createAuthenticator } from "./auth.js";
 import { Circuit, RequestBudget, Semaphore } from "./limits.js";
 import type { SignatureCheck, VerifyPolicy } from "../../core/policy/verify.js";
 import { createManifestReader, type ArtifactManifest } from "./manifests.js";
+import { failFor } from "./response-errors.js";
 import { createSignatureChecker } from "./signatures.js";
 import { shippedTrustedRoot } from "./trusted-root.js";
 import type { TrustedRoot } from "@sigstore/protobuf-specs";
@@ -75,6 +76,11 @@ export interface RegistryClientOptions {
   registries?: FerryConfig["registries"];
   /** Where `passwordEnv` / `tokenEnv` are looked up. */
   env?: Record<string, string | undefined>;
+  /**
+   * The non-secret variables that name Ferry's cloud identity in errors (AZURE_CLIENT_ID,
+   * AZURE_TENANT_ID); default `env`. The SDKs read their credentials from the process environment.
+   */
+  identityEnv?: Record<string, string | undefined>;
   /** Installation token provider for `auth: github` (GHCR). */
   githubToken?: () => Promise<string>;
   /**
@@ -100,6 +106,8 @@ export interface RegistryClientOptions {
   dockerConfigPath?: string;
   /** Tests only: the ECR and STS endpoint for `auth: aws` (a loopback fake). */
   ecrEndpoint?: string;
+  /** Tests only: the CA of a loopback stand-in for Entra ID (AZURE_AUTHORITY_HOST) for `auth: azure`. */
+  azureAuthorityCa?: string;
   /**
    * Tests only: the origin to contact for a registry name (a cloud registry's host served by a
    * loopback registry). Only loopback origins are accepted; no entry point sets this.
@@ -140,6 +148,11 @@ export interface RegistryClient extends RegistryReader {
    */
   referrers(repository: string, digest: string): Promise<Record<string, unknown> | undefined>;
   checkSignature(repository: string, digest: string, verify: VerifyPolicy): Promise<SignatureCheck>;
+  /**
+   * One authenticated `GET /v2/<name>/tags/list?n=1`, resolving when the registry lets this client
+   * read `repository` (`ferry check`'s probe): the credential errors are the ones a scan would meet.
+   */
+  checkAccess(repository: string): Promise<void>;
   /** Drops the cached tag list of a repository (a webhook said it changed). */
   invalidate(repository: string): void;
   /** HTTP requests sent so far, by registry name (token fetches and redirects included). */
@@ -210,6 +223,13 @@ export function createRegistryClient(options: RegistryClientOptions = {}): Regis
     async describe(repositoryName: string, reference: string): Promise<ImageDescription> {
       const { state, repository } = target(repositoryName);
       return manifests.describe(state, repository, reference);
+    },
+
+    async checkAccess(repositoryName: string): Promise<void> {
+      const { state, repository } = target(repositoryName);
+      const url = new URL(`${state.origin}/v2/${repository}/tags/list?n=1`);
+      const response = await auth.request(state, repository, url, "GET", "application/json", 64 * 1024);
+      if (response.status !== 200) failFor(state, repository, "tags/list", response, secrets);
     },
 
     invalidate(repositoryName: string): void {

@@ -51,7 +51,7 @@ const DISTRIBUTION_ERROR_CODES = new Set([
   "TOOMANYREQUESTS",
 ]);
 
-function distributionErrorCode(body: Buffer): string | undefined {
+export function distributionErrorCode(body: Buffer): string | undefined {
   try {
     const parsed = JSON.parse(body.toString("utf8")) as { errors?: { code?: unknown }[] };
     const code = parsed.errors?.[0]?.code;

@@ -60,6 +60,8 @@ export interface Transport {
     method: string,
     headers: Record<string, string>,
     maxBytes: number,
+    /** A form body (ACR's token exchange); such a request is never redirected. */
+    body?: string,
   ): Promise<Exchange>;
 }
 
@@ -101,6 +103,7 @@ export function createTransport(deps: {
     method: string,
     headers: Record<string, string>,
     maxBytes: number,
+    body?: string,
   ): Promise<Exchange> {
     let current = url;
     let sendHeaders = { ...headers };
@@ -109,12 +112,19 @@ export function createTransport(deps: {
       const response = await fetchImpl(current, {
         method,
         headers: sendHeaders,
+        ...(body !== undefined ? { body } : {}),
         redirect: "manual",
         signal: AbortSignal.timeout(limits.requestTimeoutMs),
       });
       const location = response.headers.get("location");
       if (REDIRECTS.has(response.status) && location) {
         await response.body?.cancel();
+        // A body may carry a token (ACR's /oauth2/exchange): it goes to the URL asked, nowhere else.
+        if (body !== undefined)
+          throw new RegistryProtocolError(
+            "registry-redirect-refused",
+            `${state.registry}: redirect of a ${method} with a body refused`,
+          );
         const next = new URL(location, current);
         if (next.protocol !== "https:" && next.protocol !== "http:")
           throw new RegistryProtocolError(
@@ -197,6 +207,7 @@ export function createTransport(deps: {
     method: string,
     headers: Record<string, string>,
     maxBytes: number,
+    body?: string,
   ): Promise<Exchange> {
     for (let attempt = 0; ; attempt += 1) {
       const open = state.circuit.remaining(now());
@@ -212,7 +223,7 @@ export function createTransport(deps: {
       let response: Exchange;
       try {
         response = await state.semaphore.run(() =>
-          fetchFollowingRedirects(state, url, method, headers, maxBytes),
+          fetchFollowingRedirects(state, url, method, headers, maxBytes, body),
         );
       } catch (error) {
         if (error instanceof FerryError) throw error;

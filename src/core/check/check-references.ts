@@ -114,3 +114,16 @@ export function environmentPathsPosition(
   const { line, col } = lineCounter.linePos(offset);
   return { line, column: col };
 }
+
+/** The line and column of the key `registries.<key>` in the config text, else 1:1. */
+export function registryKeyPosition(configText: string, key: string): { line: number; column: number } {
+  const lineCounter = new LineCounter();
+  const document = parseDocument(configText, { lineCounter });
+  const registries = document.get("registries", true);
+  if (!isMap(registries)) return { line: 1, column: 1 };
+  const pair = registries.items.find((item) => String((item.key as { value?: unknown })?.value) === key);
+  const offset = (pair?.key as { range?: [number, number, number] } | undefined)?.range?.[0];
+  if (offset === undefined) return { line: 1, column: 1 };
+  const { line, col } = lineCounter.linePos(offset);
+  return { line, column: col };
+}

@@ -1,5 +1,5 @@
 import { DOCKER_HUB, parseImageName, registryApiHost } from "../image-ref.js";
-import { isGoogleRegistryHost, parseEcrHost } from "../cloud-registries.js";
+import { isAzureRegistryHost, isGoogleRegistryHost, parseEcrHost } from "../cloud-registries.js";
 import { classifyHost } from "../net-address.js";
 import {
   isRegistryEnvAllowed,
@@ -93,7 +93,7 @@ export function registryRuleProblems(
 }
 
 /**
- * `auth: aws` names a provider and never a secret: the credentials come from Ferry's own
+ * `auth: aws | gcp | azure | dockerconfig` names a provider and never a secret: the credentials come from Ferry's own
  * environment (docs/security.md), the region from the ECR host, and they never travel over plain HTTP.
  */
 function providerRuleProblems(key: string, registry: LooseRegistry): RuleProblem[] {
@@ -103,6 +103,7 @@ function providerRuleProblems(key: string, registry: LooseRegistry): RuleProblem
   const source: Record<string, string> = {
     dockerconfig: "the Docker config.json the operator gives Ferry",
     gcp: "Google Application Default Credentials of Ferry's environment",
+    azure: "the Azure default credential chain of Ferry's environment",
   };
   const from = typeof registry.auth === "string" ? source[registry.auth] : undefined;
   if (from)
@@ -121,6 +122,16 @@ function providerRuleProblems(key: string, registry: LooseRegistry): RuleProblem
     problems.push({
       path: ["registries", key, "insecure"],
       message: "auth: gcp never sends Google access tokens over plain HTTP",
+    });
+  if (registry.auth === "azure" && !isAzureRegistryHost(registryKeyHost(key)))
+    problems.push({
+      path: ["registries", key, "auth"],
+      message: `auth: azure is for Azure Container Registry hosts (<name>.azurecr.io), not ${JSON.stringify(key)}`,
+    });
+  if (registry.auth === "azure" && registry.insecure === true)
+    problems.push({
+      path: ["registries", key, "insecure"],
+      message: "auth: azure never sends Entra ID or ACR tokens over plain HTTP",
     });
   if (registry.auth !== "aws") return problems;
   if (!parseEcrHost(registryKeyHost(key)))

@@ -130,10 +130,10 @@ const environmentSchema = z.strictObject({
 
 const registrySchema = z.strictObject({
   auth: z
-    .enum(["github", "basic", "bearer", "none", "aws", "gcp", "dockerconfig"])
+    .enum(["github", "basic", "bearer", "none", "aws", "gcp", "azure", "dockerconfig"])
     .optional()
     .describe(
-      "github: the installation token, only for the GitHub's own container registry (ghcr.io), public packages only. aws: Amazon ECR credentials from ecr:GetAuthorizationToken with the AWS credential chain of Ferry's environment (region from the host), refreshed before they expire. gcp: an OAuth access token from Google Application Default Credentials (user oauth2accesstoken), for Artifact Registry and gcr.io. dockerconfig: the Docker config.json the operator gives Ferry (FERRY_DOCKER_CONFIG): auths, credHelpers and credsStore.",
+      "github: the installation token, only for the GitHub's own container registry (ghcr.io), public packages only. aws: Amazon ECR credentials from ecr:GetAuthorizationToken with the AWS credential chain of Ferry's environment (region from the host), refreshed before they expire. gcp: an OAuth access token from Google Application Default Credentials (user oauth2accesstoken), for Artifact Registry and gcr.io. azure: an Entra ID token from the Azure default credential chain of Ferry's environment (environment, workload identity, managed identity), exchanged at the registry's /oauth2/exchange for an ACR refresh token, for *.azurecr.io hosts. dockerconfig: the Docker config.json the operator gives Ferry (FERRY_DOCKER_CONFIG): auths, credHelpers and credsStore.",
     ),
   roleArn: z
     .string()

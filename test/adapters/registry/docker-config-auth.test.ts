@@ -98,6 +98,27 @@ describe("auth: dockerconfig", () => {
     expect(helperCalls()).toEqual([registry.host]);
   });
 
+  it("runs the helper again once for concurrent requests after its answer's five minutes of reuse", async () => {
+    vi.stubEnv("PATH", `${dir}:${process.env.PATH ?? ""}`);
+    writeFileSync(join(dir, "user"), registry.credentials!.username);
+    writeFileSync(join(dir, "secret"), registry.credentials!.password);
+    rmSync(join(dir, "calls"), { force: true });
+    const clock = { now: Date.parse("2026-01-01T00:00:00Z") };
+    const client = createRegistryClient({
+      registries: { [registry.host]: { auth: "dockerconfig" } },
+      dockerConfigPath: writeConfig({ credHelpers: { [registry.host]: "ferrytest" } }),
+      now: () => clock.now,
+      limits: { tagCacheTtlMs: 0 },
+    });
+    await Promise.all(Array.from({ length: 6 }, () => client.listTags(`${registry.host}/shop`)));
+    clock.now += 4 * 60_000;
+    await client.listTags(`${registry.host}/shop`);
+    expect(helperCalls()).toEqual([registry.host]);
+    clock.now += 2 * 60_000;
+    await Promise.all(Array.from({ length: 6 }, () => client.listTags(`${registry.host}/shop`)));
+    expect(helperCalls()).toEqual([registry.host, registry.host]);
+  });
+
   it("explains a refused helper credential in one line without the secret", async () => {
     vi.stubEnv("PATH", `${dir}:${process.env.PATH ?? ""}`);
     writeFileSync(join(dir, "user"), "ferry");
@@ -111,6 +132,9 @@ describe("auth: dockerconfig", () => {
     expect((error as Error).message).toBe(
       `${registry.host}: unauthorized for shop after re-authenticating with auth: dockerconfig from ${path}; the registry said UNAUTHORIZED`,
     );
+    // The refused answer was dropped: the next cycle runs the helper again and gets the restored one.
+    writeFileSync(join(dir, "secret"), registry.credentials!.password);
+    await expect(client.listTags(`${registry.host}/shop`)).resolves.toHaveLength(2);
   });
 
   it("says what the helper said when it has no credentials for the host", async () => {

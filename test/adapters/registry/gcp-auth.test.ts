@@ -34,6 +34,8 @@ beforeEach(() => {
   vi.stubEnv("GCE_METADATA_HOST", metadata.host);
   vi.stubEnv("GOOGLE_APPLICATION_CREDENTIALS", "");
   vi.stubEnv("CLOUDSDK_CONFIG", "/nonexistent/ferry-gcloud");
+  // The project is named, so google-auth-library does not run `gcloud config config-helper` (seconds) to find it.
+  vi.stubEnv("GOOGLE_CLOUD_PROJECT", "ferry-test-project");
   metadata.set({ token: TOKEN, expiresIn: 3599 });
 });
 afterEach(() => vi.unstubAllEnvs());
@@ -58,6 +60,27 @@ describe("auth: gcp (Artifact Registry)", () => {
     expect(results.map((tags) => tags.join())).toEqual(Array(6).fill("1.0.0"));
     expect(metadata.tokenRequests() - before).toBe(1);
     expect(secrets.redact(TOKEN)).toBe(REDACTED);
+  });
+
+  it("refreshes once for concurrent requests, only shortly before the access token expires", async () => {
+    const clock = { now: Date.now() };
+    const registryClient = createRegistryClient({
+      registries: { [HOST]: { auth: "gcp" } },
+      loopbackOrigins: { [HOST]: registry.url },
+      now: () => clock.now,
+      limits: { tagCacheTtlMs: 0, maxRetries: 0 },
+    });
+    const before = metadata.tokenRequests();
+    await Promise.all(Array.from({ length: 6 }, () => registryClient.listTags(`${HOST}/acme/images/shop`)));
+    expect(metadata.tokenRequests() - before).toBe(1);
+    // The token lives 3599 s: fifty minutes on, still the cached one.
+    clock.now += 50 * 60_000;
+    await registryClient.listTags(`${HOST}/acme/images/shop`);
+    expect(metadata.tokenRequests() - before).toBe(1);
+    // Within five minutes of expiry, eight concurrent requests share one refresh.
+    clock.now += 6 * 60_000;
+    await Promise.all(Array.from({ length: 8 }, () => registryClient.listTags(`${HOST}/acme/images/shop`)));
+    expect(metadata.tokenRequests() - before).toBe(2);
   });
 
   it("explains a refused token in one line naming the provider, and asks again on the next cycle", async () => {
