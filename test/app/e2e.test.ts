@@ -6,6 +6,7 @@ import { Octokit } from "@octokit/rest";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { parseBody } from "../../src/core/pr/body.js";
 import { startWorld, type World } from "../support/app-e2e-world.js";
+import { accounts, actAs, inspect, repos } from "../../src/sandbox/github/index.js";
 
 describe("Ferry end to end (Probot + GitHub emulator + embedded registry)", { timeout: 30_000 }, () => {
   let world: World;
@@ -32,7 +33,7 @@ describe("Ferry end to end (Probot + GitHub emulator + embedded registry)", { ti
       ]);
       expect(pulls[0]!.merged_at).not.toBeNull();
       expect(
-        await world.emu.readFile("acme", "config", "main", "overlays/staging/kustomization.yaml"),
+        await inspect.readFile(world.emu, "acme", "config", "main", "overlays/staging/kustomization.yaml"),
       ).toContain('newTag: "1.8.0"');
       const status = (await (
         await fetch(`${world.server.url}/status`, { headers: { authorization: "Bearer e2e-status-token" } })
@@ -104,8 +105,8 @@ describe("Ferry end to end (Probot + GitHub emulator + embedded registry)", { ti
         body: "/promote prod",
       });
       // A bot with admin rights is still not a person: ignored without a reaction or reply.
-      const bot = world.emu.createUser("release-bot", { type: "Bot" });
-      world.emu.setCollaborator("acme", "config", "release-bot", "admin");
+      const bot = accounts.createUser(world.emu, "release-bot", { type: "Bot" });
+      repos.setCollaborator(world.emu, "acme", "config", "release-bot", "admin");
       await new Octokit({
         baseUrl: world.emu.apiUrl,
         auth: bot.token,
@@ -157,10 +158,10 @@ describe("Ferry end to end (Probot + GitHub emulator + embedded registry)", { ti
         repo: "config",
         issue_number: issue,
       });
-      const delivery = world.emu
+      const delivery = world.emu.webhooks
         .deliveries()
         .find((d) => d.event === "issue_comment" && d.action === "created")!;
-      world.emu.redeliver(delivery.id);
+      world.emu.webhooks.redeliver(delivery.id);
       await world.settle();
       expect(await world.pulls()).toEqual(pullsBefore);
       const { data: commentsAfter } = await world.as.mona.rest.issues.listComments({
@@ -182,7 +183,7 @@ describe("Ferry end to end (Probot + GitHub emulator + embedded registry)", { ti
       });
       await world.settle();
       expect(
-        await world.emu.readFile("acme", "config", "main", "overlays/staging/kustomization.yaml"),
+        await inspect.readFile(world.emu, "acme", "config", "main", "overlays/staging/kustomization.yaml"),
       ).toContain('newTag: "1.7.0"');
       await world.push("1.8.1");
       expect((await world.pulls()).filter((pull) => pull.title.includes("1.8.1"))).toHaveLength(0);
@@ -215,15 +216,15 @@ describe("Ferry end to end (Probot + GitHub emulator + embedded registry)", { ti
 
   it("CI gating: a tag whose source revision has no successful CI is not proposed until the source repo's workflow run succeeds", async () => {
     world = await startWorld({ ci: false, source: true });
-    const revision = (await world.emu.branchSha("acme", "shop", "main"))!;
+    const revision = (await inspect.branchSha(world.emu, "acme", "shop", "main"))!;
     await world.push("1.8.0", { "org.opencontainers.image.revision": revision });
     expect(await world.pulls()).toEqual([]);
 
     // A failed run changes nothing; its successful re-run (workflow_run + check_suite) makes 1.8.0 eligible.
-    await world.emu.completeWorkflowRun("acme", "shop", revision, "failure");
+    await actAs.completeWorkflowRun(world.emu, "acme", "shop", revision, "failure");
     await world.settle();
     expect(await world.pulls()).toEqual([]);
-    await world.emu.completeWorkflowRun("acme", "shop", revision, "success");
+    await actAs.completeWorkflowRun(world.emu, "acme", "shop", revision, "success");
     await world.settle();
     const pulls = await world.pulls();
     expect(pulls.map((pull) => pull.title)).toEqual(["Promote shop 1.8.0 to staging"]);
@@ -248,7 +249,7 @@ describe("Ferry end to end (Probot + GitHub emulator + embedded registry)", { ti
       expect(dashboards).toHaveLength(1);
       expect(world.emu.findRepo("acme", "config")!.pinnedIssues).toEqual([dashboards[0]!.number]);
       expect(
-        world.emu
+        world.emu.webhooks
           .deliveries()
           .some((delivery) => delivery.event === "issues" && delivery.action === "pinned"),
       ).toBe(true);
