@@ -2,7 +2,8 @@ import type { HistoryCommit } from "../core/history/history.js";
 /**
  * What the app's use cases need from GitHub, for one installation and one config repository.
  * Implemented over Octokit in `src/adapters/github/`; faked in tests (docs/testing.md "Fakes and emulators"). The
- * methods are shaped so that a promotion costs few requests (docs/architecture.md "GitHub conventions").
+ * methods are shaped so that a promotion costs few requests (docs/architecture.md "GitHub conventions"),
+ * and grouped into roles that each use case names as it needs them (docs/architecture.md "The GitHub port").
  */
 import type { AllowedMergeMethods, MergeMethod } from "../core/pr/merge-method.js";
 import type { Permission } from "../core/config/schema.js";

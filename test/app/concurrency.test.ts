@@ -7,6 +7,7 @@ import { GitHubRepoAdapter } from "../../src/adapters/github/github-repo.js";
 import { syncRepository } from "../../src/app/sync-repository.js";
 import { installApp, startWorld, type World } from "../support/github-emulator-world.js";
 import { configRepo, FakeRegistry, fakeDeps } from "../support/app-fakes.js";
+import { inspect, repos } from "../../src/sandbox/github/index.js";
 
 describe("concurrent writers on one environment", { timeout: 60_000 }, () => {
   let world: World;
@@ -19,7 +20,7 @@ describe("concurrent writers on one environment", { timeout: 60_000 }, () => {
     world = await startWorld({ files: configRepo() });
     const app = await installApp(world);
     github = () => new GitHubRepoAdapter(app.installation, "acme", "config");
-    world.emu.protectBranch("acme", "config", "main", { requiredChecks: ["ci"] });
+    repos.protectBranch(world.emu, "acme", "config", "main", { requiredChecks: ["ci"] });
   });
   afterEach(async () => {
     await world.emu.close();
@@ -35,7 +36,13 @@ describe("concurrent writers on one environment", { timeout: 60_000 }, () => {
       .rest.pulls.list({ owner: "acme", repo: "config", state: "all" });
     expect(pulls.map((pull) => pull.title)).toEqual(["Promote shop 1.8.0 to staging"]);
     expect(
-      await world.emu.readFile("acme", "config", "ferry/staging", "overlays/staging/kustomization.yaml"),
+      await inspect.readFile(
+        world.emu,
+        "acme",
+        "config",
+        "ferry/staging",
+        "overlays/staging/kustomization.yaml",
+      ),
     ).toContain('newTag: "1.8.0"');
   });
 
@@ -49,7 +56,13 @@ describe("concurrent writers on one environment", { timeout: 60_000 }, () => {
       .rest.pulls.list({ owner: "acme", repo: "config", state: "all" });
     expect(pulls.map((pull) => pull.title)).toEqual(["Promote shop 1.8.1 to staging"]);
     expect(
-      await world.emu.readFile("acme", "config", "ferry/staging", "overlays/staging/kustomization.yaml"),
+      await inspect.readFile(
+        world.emu,
+        "acme",
+        "config",
+        "ferry/staging",
+        "overlays/staging/kustomization.yaml",
+      ),
     ).toContain('newTag: "1.8.1"');
   });
 });

@@ -1,3 +1,4 @@
+import { actAs } from "../../src/sandbox/github/index.js";
 /**
  * End to end with `auth: gcp`, `auth: azure` and `auth: dockerconfig` (an `auths` entry and a
  * credential helper): the config merged to the default branch names the cloud host and only the
@@ -204,7 +205,8 @@ describe.each([
         },
       });
       const repository = `${provider.host}/acme/shop`;
-      await world.emu.commit(
+      await actAs.commit(
+        world.emu,
         "acme",
         "config",
         "main",
@@ -275,7 +277,8 @@ describe("a revoked credential end to end", () => {
         },
       });
       const repository = `${gcp.host}/acme/shop`;
-      await world.emu.commit(
+      await actAs.commit(
+        world.emu,
         "acme",
         "config",
         "main",

@@ -6,6 +6,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { startWorld, type World } from "../support/app-e2e-world.js";
+import { repos } from "../../src/sandbox/github/index.js";
 
 describe("Ferry and custom repository roles", { timeout: 30_000 }, () => {
   let world: World;
@@ -15,8 +16,8 @@ describe("Ferry and custom repository roles", { timeout: 30_000 }, () => {
 
   it("lets a user whose custom role is based on Maintain /promote prod, and still refuses one based on Write", async () => {
     world = await startWorld({ ci: true });
-    world.emu.setCustomRole("acme", "config", "mona", "release-manager", "maintain");
-    world.emu.setCustomRole("acme", "config", "hubot", "deployer", "write");
+    repos.setCustomRole(world.emu, "acme", "config", "mona", "release-manager", "maintain");
+    repos.setCustomRole(world.emu, "acme", "config", "hubot", "deployer", "write");
     await world.push("1.8.0");
     const issue = await world.openIssue();
     const reactionsTo = async (login: "mona" | "hubot"): Promise<string[]> => {

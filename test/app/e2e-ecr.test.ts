@@ -10,6 +10,7 @@ import { pushImage } from "../../src/sandbox/registry/push-image.js";
 import { startWorld, type World } from "../support/app-e2e-world.js";
 import { startFakeEcr, type FakeEcr } from "../support/cloud/fake-ecr.js";
 import { startDistribution, type RunningDistribution } from "../support/registry-distribution.js";
+import { actAs } from "../../src/sandbox/github/index.js";
 
 const ECR = "123456789012.dkr.ecr.eu-west-1.amazonaws.com";
 const PASSWORD = "e2e-ecr-password-canary-5d1e";
@@ -60,7 +61,8 @@ describe("auth: aws end to end", { timeout: 60_000 }, () => {
     });
     const overlay = (tag: string) =>
       `apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - deployment.yaml\nimages:\n  - name: ${ECR}/acme/shop\n    newTag: "${tag}"\n`;
-    await world.emu.commit(
+    await actAs.commit(
+      world.emu,
       "acme",
       "config",
       "main",

@@ -7,6 +7,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { startWorld, type World } from "../support/app-e2e-world.js";
+import { actAs, inspect, repos } from "../../src/sandbox/github/index.js";
 
 async function command(world: World, pull: number, body: string): Promise<string[]> {
   const { data: comment } = await world.as.mona.rest.issues.createComment({
@@ -25,7 +26,7 @@ async function command(world: World, pull: number, body: string): Promise<string
 }
 
 async function heldEnvironments(world: World): Promise<string[]> {
-  const text = await world.emu.readFile("acme", "config", "refs/ferry/state", "state.json");
+  const text = await inspect.readFile(world.emu, "acme", "config", "refs/ferry/state", "state.json");
   return Object.keys((JSON.parse(text ?? "{}") as { holds?: Record<string, unknown> }).holds ?? {});
 }
 
@@ -37,7 +38,7 @@ describe("Ferry on a config repository with issues turned off", { timeout: 30_00
 
   it("opens the promotion PR, answers /hold, /unhold and /rollback on PRs and opens the rollback PR, keeping the holds in the state ref without a dashboard", async () => {
     world = await startWorld({ ci: false });
-    world.emu.setRepoSettings("acme", "config", { hasIssues: false });
+    repos.setRepoSettings(world.emu, "acme", "config", { hasIssues: false });
     await world.push("1.8.0");
     const pulls = await world.pulls("open");
     expect(pulls.map((pull) => pull.head.ref)).toEqual(["ferry/staging"]);
@@ -50,12 +51,14 @@ describe("Ferry on a config repository with issues turned off", { timeout: 30_00
 
     // The promotion merges; /rollback, given on a person's open PR (there is no issue to use),
     // opens the rollback PR and holds staging.
-    world.emu.setStatus("acme", "config", pulls[0]!.head.sha, { context: "ci", state: "success" });
+    actAs.setStatus(world.emu, "acme", "config", pulls[0]!.head.sha, { context: "ci", state: "success" });
     await world.settle();
     expect((await world.pulls("all")).find((p) => p.number === pull)?.merged_at).not.toBeNull();
-    await world.emu.createBranch("acme", "config", "docs", "main", { as: "mona" });
-    await world.emu.commit("acme", "config", "docs", { "README.md": "docs\n" }, "docs", { as: "mona" });
-    const docs = await world.emu.openPullRequest("acme", "config", { head: "docs", as: "mona" });
+    await actAs.createBranch(world.emu, "acme", "config", "docs", "main", { as: "mona" });
+    await actAs.commit(world.emu, "acme", "config", "docs", { "README.md": "docs\n" }, "docs", {
+      as: "mona",
+    });
+    const docs = await actAs.openPullRequest(world.emu, "acme", "config", { head: "docs", as: "mona" });
     expect(await command(world, docs, "/rollback staging")).toEqual(["eyes", "rocket"]);
     const rollback = (await world.pulls("open")).filter((p) => p.head.ref === "ferry/staging");
     expect(rollback).toHaveLength(1);

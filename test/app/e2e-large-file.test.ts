@@ -4,6 +4,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { startWorld, type World } from "../support/app-e2e-world.js";
+import { actAs } from "../../src/sandbox/github/index.js";
 
 /** A valid 6 MB YAML file: far over the 4 MiB limit, and over GitHub's 1 MB contents API limit. */
 function bigYaml(): string {
@@ -19,7 +20,8 @@ describe("an oversized file under an environment path (end to end)", { timeout: 
 
   it("a 6 MB YAML file under the staging path is skipped: the sync still opens the PR for the other files and the dashboard says which file and why", async () => {
     world = await startWorld({ ci: false });
-    await world.emu.commit(
+    await actAs.commit(
+      world.emu,
       "acme",
       "config",
       "main",

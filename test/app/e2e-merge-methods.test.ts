@@ -9,6 +9,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { startWorld, type World } from "../support/app-e2e-world.js";
+import { actAs, repos } from "../../src/sandbox/github/index.js";
 
 async function stagingPull(world: World) {
   const pulls = (await world.pulls("all")).filter((pull) => pull.head.ref === "ferry/staging");
@@ -48,7 +49,7 @@ describe("Ferry on a repository that allows only merge commits", { timeout: 30_0
 
   it("arms native auto-merge with the merge-commit method, and the PR merges when its check passes", async () => {
     world = await startWorld({ ci: false });
-    world.emu.setRepoSettings("acme", "config", { allowSquashMerge: false, allowRebaseMerge: false });
+    repos.setRepoSettings(world.emu, "acme", "config", { allowSquashMerge: false, allowRebaseMerge: false });
     await world.push("1.8.0");
     const opened = await stagingPull(world);
     const { data: pull } = await world.as.mona.rest.pulls.get({
@@ -57,7 +58,7 @@ describe("Ferry on a repository that allows only merge commits", { timeout: 30_0
       pull_number: opened.number,
     });
     expect(pull.auto_merge?.merge_method).toBe("merge");
-    world.emu.setStatus("acme", "config", opened.head.sha, { context: "ci", state: "success" });
+    actAs.setStatus(world.emu, "acme", "config", opened.head.sha, { context: "ci", state: "success" });
     await world.settle();
     expect((await stagingPull(world)).merged_at).not.toBeNull();
     expect(await mergeParents(world, opened.number)).toBe(2);
@@ -65,14 +66,14 @@ describe("Ferry on a repository that allows only merge commits", { timeout: 30_0
 
   it("merges itself with a merge commit when auto-merge is off, and posts no 'merge by hand' comment", async () => {
     world = await startWorld({ ci: false });
-    world.emu.setRepoSettings("acme", "config", {
+    repos.setRepoSettings(world.emu, "acme", "config", {
       allowAutoMerge: false,
       allowSquashMerge: false,
       allowRebaseMerge: false,
     });
     await world.push("1.8.0");
     const opened = await stagingPull(world);
-    world.emu.setStatus("acme", "config", opened.head.sha, { context: "ci", state: "success" });
+    actAs.setStatus(world.emu, "acme", "config", opened.head.sha, { context: "ci", state: "success" });
     await world.settle();
     expect((await stagingPull(world)).merged_at).not.toBeNull();
     expect(await mergeParents(world, opened.number)).toBe(2);

@@ -11,6 +11,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { startWorld, type World } from "../support/app-e2e-world.js";
+import { actAs, repos } from "../../src/sandbox/github/index.js";
 
 // Short pauses: the retries are what is tested, not their length.
 const ferry = { mergeabilityRetryDelaysMs: [5, 10, 20, 40] };
@@ -38,7 +39,7 @@ describe("Ferry while GitHub computes mergeability", { timeout: 30_000 }, () => 
 
   it("arms native auto-merge on a PR whose mergeability is still being computed, so it merges when its check passes even if Ferry never hears of the check", async () => {
     world = await startWorld({ ci: false, server: { ferry } });
-    world.emu.setRepoSettings("acme", "config", { mergeabilityLag: 2 });
+    repos.setRepoSettings(world.emu, "acme", "config", { mergeabilityLag: 2 });
     await world.push("1.8.0");
     const opened = await stagingPull(world);
     const { data: pull } = await world.as.mona.rest.pulls.get({
@@ -49,7 +50,7 @@ describe("Ferry while GitHub computes mergeability", { timeout: 30_000 }, () => 
     expect(pull.auto_merge?.merge_method).toBe("squash");
     // Ferry hears nothing more: only GitHub's own auto-merge can merge it now.
     world.onlyEvents([]);
-    world.emu.setStatus("acme", "config", opened.head.sha, { context: "ci", state: "success" });
+    actAs.setStatus(world.emu, "acme", "config", opened.head.sha, { context: "ci", state: "success" });
     await world.settle();
     expect((await stagingPull(world)).merged_at).not.toBeNull();
     expect(await commentsOn(world, opened.number)).toEqual([]);
@@ -58,14 +59,16 @@ describe("Ferry while GitHub computes mergeability", { timeout: 30_000 }, () => 
   it("retries a merge GitHub refuses while it recomputes mergeability after the base moved, and posts no 'merge by hand' comment", async () => {
     world = await startWorld({ ci: false, server: { ferry } });
     // Without native auto-merge Ferry merges itself when the required check reports.
-    world.emu.setRepoSettings("acme", "config", { allowAutoMerge: false, mergeabilityLag: 3 });
+    repos.setRepoSettings(world.emu, "acme", "config", { allowAutoMerge: false, mergeabilityLag: 3 });
     await world.push("1.8.0");
     const opened = await stagingPull(world);
     expect(opened.merged_at).toBeNull();
     // Only the check result reaches Ferry (the base push below would start another sync).
     world.onlyEvents(["status"]);
-    await world.emu.commit("acme", "config", "main", { "README.md": "unrelated\n" }, "docs", { as: "mona" });
-    world.emu.setStatus("acme", "config", opened.head.sha, { context: "ci", state: "success" });
+    await actAs.commit(world.emu, "acme", "config", "main", { "README.md": "unrelated\n" }, "docs", {
+      as: "mona",
+    });
+    actAs.setStatus(world.emu, "acme", "config", opened.head.sha, { context: "ci", state: "success" });
     await world.settle();
     expect((await stagingPull(world)).merged_at).not.toBeNull();
     expect(await commentsOn(world, opened.number)).toEqual([]);

@@ -4,6 +4,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { startWorld, type World } from "../support/app-e2e-world.js";
+import { inspect } from "../../src/sandbox/github/index.js";
 
 const STAGING = "overlays/staging/kustomization.yaml";
 
@@ -24,7 +25,9 @@ describe("/rollback walks the environment's history (end to end)", { timeout: 40
   }
 
   const stagingTag = async (): Promise<string | undefined> =>
-    /newTag: "([^"]+)"/.exec((await world.emu.readFile("acme", "config", "main", STAGING)) ?? "")?.[1];
+    /newTag: "([^"]+)"/.exec(
+      (await inspect.readFile(world.emu, "acme", "config", "main", STAGING)) ?? "",
+    )?.[1];
 
   it("after 1.7 → 1.8 → 1.9, rolls back to 1.8, then to 1.7 (not 1.9), then says there is no older version and opens no PR", async () => {
     world = await startWorld({ ci: true });

@@ -6,11 +6,12 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { formatBody } from "../../src/core/pr/body.js";
 import { startWorld, type World } from "../support/app-e2e-world.js";
+import { inspect } from "../../src/sandbox/github/index.js";
 
 const STAGING = "overlays/staging/kustomization.yaml";
 
 async function state(world: World): Promise<{ floors: Record<string, Record<string, string>> }> {
-  const text = await world.emu.readFile("acme", "config", "refs/ferry/state", "state.json");
+  const text = await inspect.readFile(world.emu, "acme", "config", "refs/ferry/state", "state.json");
   return text === undefined ? { floors: {} } : JSON.parse(text);
 }
 
@@ -23,7 +24,7 @@ async function pushTag(world: World, who: "hubot" | "mona", branch: string, tag:
     path: STAGING,
     ref: branch,
   });
-  const text = (await world.emu.readFile("acme", "config", branch, STAGING))!;
+  const text = (await inspect.readFile(world.emu, "acme", "config", branch, STAGING))!;
   const { data } = await octokit.rest.repos.createOrUpdateFileContents({
     owner: "acme",
     repo: "config",
@@ -58,7 +59,7 @@ describe("Ferry trusts only its own PRs and commits (end to end)", { timeout: 30
 
   it("does not merge a collaborator's PR from a branch named ferry/staging with a forged plan block, and sets no floor from it", async () => {
     world = await startWorld({ ci: true });
-    const main = (await world.emu.branchSha("acme", "config", "main"))!;
+    const main = (await inspect.branchSha(world.emu, "acme", "config", "main"))!;
     await world.as.hubot.rest.git.createRef({
       owner: "acme",
       repo: "config",
@@ -98,7 +99,7 @@ describe("Ferry trusts only its own PRs and commits (end to end)", { timeout: 30
       pull_number: pull.number,
     });
     expect(after.merged).toBe(false);
-    expect(await world.emu.readFile("acme", "config", "main", STAGING)).toContain('newTag: "1.7.0"');
+    expect(await inspect.readFile(world.emu, "acme", "config", "main", STAGING)).toContain('newTag: "1.7.0"');
     expect((await state(world)).floors.staging?.shop).toBeUndefined();
   });
 
@@ -116,7 +117,7 @@ describe("Ferry trusts only its own PRs and commits (end to end)", { timeout: 30
       pull_number: ferry!.number,
     });
     expect(rebuilt.head.sha).not.toBe(foreign);
-    expect(await world.emu.readFile("acme", "config", rebuilt.head.sha, STAGING)).toContain(
+    expect(await inspect.readFile(world.emu, "acme", "config", rebuilt.head.sha, STAGING)).toContain(
       'newTag: "1.8.0"',
     );
     expect((await replies(world, ferry!.number)).join("\n")).toContain(foreign.slice(0, 7));
@@ -130,7 +131,7 @@ describe("Ferry trusts only its own PRs and commits (end to end)", { timeout: 30
         context: "ci",
       });
     await world.settle();
-    expect(await world.emu.readFile("acme", "config", "main", STAGING)).toContain('newTag: "1.8.0"');
+    expect(await inspect.readFile(world.emu, "acme", "config", "main", STAGING)).toContain('newTag: "1.8.0"');
     expect((await state(world)).floors.staging?.shop).toBe("1.8.0");
   });
 

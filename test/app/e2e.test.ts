@@ -6,6 +6,7 @@ import { Octokit } from "@octokit/rest";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { parseBody } from "../../src/core/pr/body.js";
 import { startWorld, type World } from "../support/app-e2e-world.js";
+import { accounts, actAs, inspect, repos } from "../../src/sandbox/github/index.js";
 
 describe("Ferry end to end (Probot + GitHub emulator + embedded registry)", { timeout: 30_000 }, () => {
   let world: World;
@@ -32,7 +33,7 @@ describe("Ferry end to end (Probot + GitHub emulator + embedded registry)", { ti
       ]);
       expect(pulls[0]!.merged_at).not.toBeNull();
       expect(
-        await world.emu.readFile("acme", "config", "main", "overlays/staging/kustomization.yaml"),
+        await inspect.readFile(world.emu, "acme", "config", "main", "overlays/staging/kustomization.yaml"),
       ).toContain('newTag: "1.8.0"');
       const status = (await (
         await fetch(`${world.server.url}/status`, { headers: { authorization: "Bearer e2e-status-token" } })
@@ -143,8 +144,8 @@ describe("Ferry end to end (Probot + GitHub emulator + embedded registry)", { ti
         body: "/promote prod",
       });
       // A bot with admin rights is still not a person: ignored without a reaction or reply.
-      const bot = world.emu.createUser("release-bot", { type: "Bot" });
-      world.emu.setCollaborator("acme", "config", "release-bot", "admin");
+      const bot = accounts.createUser(world.emu, "release-bot", { type: "Bot" });
+      repos.setCollaborator(world.emu, "acme", "config", "release-bot", "admin");
       await new Octokit({
         baseUrl: world.emu.apiUrl,
         auth: bot.token,
@@ -196,10 +197,10 @@ describe("Ferry end to end (Probot + GitHub emulator + embedded registry)", { ti
         repo: "config",
         issue_number: issue,
       });
-      const delivery = world.emu
+      const delivery = world.emu.webhooks
         .deliveries()
         .find((d) => d.event === "issue_comment" && d.action === "created")!;
-      world.emu.redeliver(delivery.id);
+      world.emu.webhooks.redeliver(delivery.id);
       await world.settle();
       expect(await world.pulls()).toEqual(pullsBefore);
       const { data: commentsAfter } = await world.as.mona.rest.issues.listComments({
@@ -221,7 +222,7 @@ describe("Ferry end to end (Probot + GitHub emulator + embedded registry)", { ti
       });
       await world.settle();
       expect(
-        await world.emu.readFile("acme", "config", "main", "overlays/staging/kustomization.yaml"),
+        await inspect.readFile(world.emu, "acme", "config", "main", "overlays/staging/kustomization.yaml"),
       ).toContain('newTag: "1.7.0"');
       await world.push("1.8.1");
       expect((await world.pulls()).filter((pull) => pull.title.includes("1.8.1"))).toHaveLength(0);
@@ -254,15 +255,15 @@ describe("Ferry end to end (Probot + GitHub emulator + embedded registry)", { ti
 
   it("CI gating: a tag whose source revision has no successful CI is not proposed until the source repo's workflow run succeeds", async () => {
     world = await startWorld({ ci: false, source: true });
-    const revision = (await world.emu.branchSha("acme", "shop", "main"))!;
+    const revision = (await inspect.branchSha(world.emu, "acme", "shop", "main"))!;
     await world.push("1.8.0", { "org.opencontainers.image.revision": revision });
     expect(await world.pulls()).toEqual([]);
 
     // A failed run changes nothing; its successful re-run (workflow_run + check_suite) makes 1.8.0 eligible.
-    await world.emu.completeWorkflowRun("acme", "shop", revision, "failure");
+    await actAs.completeWorkflowRun(world.emu, "acme", "shop", revision, "failure");
     await world.settle();
     expect(await world.pulls()).toEqual([]);
-    await world.emu.completeWorkflowRun("acme", "shop", revision, "success");
+    await actAs.completeWorkflowRun(world.emu, "acme", "shop", revision, "success");
     await world.settle();
     const pulls = await world.pulls();
     expect(pulls.map((pull) => pull.title)).toEqual(["Promote shop 1.8.0 to staging"]);
@@ -306,7 +307,8 @@ describe("Ferry end to end (Probot + GitHub emulator + embedded registry)", { ti
       "apiVersion: v1\nkind: Secret\nmetadata:\n  name: shop-db\nstringData:\n  password: hunter2\n";
     // Also a secretGenerator reading a plaintext file of the repo, beside a SOPS-encrypted one and a
     // SealedSecret, which pass.
-    const overlay = (await world.emu.readFile(
+    const overlay = (await inspect.readFile(
+      world.emu,
       "acme",
       "config",
       "main",
@@ -314,7 +316,8 @@ describe("Ferry end to end (Probot + GitHub emulator + embedded registry)", { ti
     ))!;
     const kustomization = `${overlay.replace("  - deployment.yaml\n", "  - deployment.yaml\n  - secret.yaml\n  - sealed.yaml\n")}secretGenerator:\n  - name: api\n    envs:\n      - api.env\n  - name: token\n    envs:\n      - token.enc.env\n`;
     const generatorLine = kustomization.split("\n").indexOf("      - api.env") + 1;
-    const head = await world.emu.commit(
+    const head = await actAs.commit(
+      world.emu,
       "acme",
       "config",
       "add-db",
@@ -329,7 +332,7 @@ describe("Ferry end to end (Probot + GitHub emulator + embedded registry)", { ti
       "Add the database password",
       { as: "mona" },
     );
-    await world.emu.openPullRequest("acme", "config", { head: "add-db", title: "Add db", as: "mona" });
+    await actAs.openPullRequest(world.emu, "acme", "config", { head: "add-db", title: "Add db", as: "mona" });
     await world.settle();
     const { data } = await world.as.mona.rest.checks.listForRef({ owner: "acme", repo: "config", ref: head });
     const run = data.check_runs.find((check) => check.name === "ferry/config");
@@ -378,7 +381,7 @@ describe("Ferry end to end (Probot + GitHub emulator + embedded registry)", { ti
       expect(dashboards).toHaveLength(1);
       expect(world.emu.findRepo("acme", "config")!.pinnedIssues).toEqual([dashboards[0]!.number]);
       expect(
-        world.emu
+        world.emu.webhooks
           .deliveries()
           .some((delivery) => delivery.event === "issues" && delivery.action === "pinned"),
       ).toBe(true);

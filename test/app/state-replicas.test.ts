@@ -15,6 +15,7 @@ import { parseStateFile } from "../../src/core/state/ferry-state.js";
 import { installApp, startWorld as startEmulatorWorld } from "../support/github-emulator-world.js";
 import { startWorld, type World } from "../support/app-e2e-world.js";
 import { configRepo, FakeRegistry, fakeDeps } from "../support/app-fakes.js";
+import { accounts, inspect } from "../../src/sandbox/github/index.js";
 
 describe("the state ref through the adapter", { timeout: 60_000 }, () => {
   let close: (() => Promise<void>) | undefined;
@@ -59,7 +60,9 @@ describe("the state ref through the adapter", { timeout: 60_000 }, () => {
       }),
     );
     expect(results.filter((result) => result.status === "rejected")).toEqual([]);
-    const stored = parseStateFile(await world.emu.readFile("acme", "config", STATE_REF, "state.json"));
+    const stored = parseStateFile(
+      await inspect.readFile(world.emu, "acme", "config", STATE_REF, "state.json"),
+    );
     expect(Object.keys(stored.holds).sort()).toEqual(environments);
   });
 });
@@ -112,7 +115,8 @@ describe("two Ferry replicas", { timeout: 60_000 }, () => {
     await world.settle();
     balancer = await startPairingBalancer([world.server.url, second.url]);
     world.onlyEvents(["issue_comment"]);
-    world.emu.setWebhook(
+    accounts.setWebhook(
+      world.emu,
       world.appId,
       `http://127.0.0.1:${(balancer.address() as AddressInfo).port}/api/github/webhooks`,
     );
@@ -125,7 +129,9 @@ describe("two Ferry replicas", { timeout: 60_000 }, () => {
       });
     await world.settle();
     await world.settle();
-    const stored = parseStateFile(await world.emu.readFile("acme", "config", STATE_REF, "state.json"));
+    const stored = parseStateFile(
+      await inspect.readFile(world.emu, "acme", "config", STATE_REF, "state.json"),
+    );
     expect(Object.keys(stored.holds).sort()).toEqual(["prod", "staging"]);
     const { data: issues } = await world.as.mona.rest.issues.listForRepo({
       owner: "acme",

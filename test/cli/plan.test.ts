@@ -6,7 +6,13 @@ import { main } from "../../src/cli.js";
 import type { CliIo } from "../../src/cli/io.js";
 import { formatPlanReport, type PlanReport } from "../../src/cli/plan.js";
 import { startFerryServer, type FerryServer } from "../../src/server/ferry-server.js";
-import { startGitHubEmulator, type GitHubEmulator } from "../../src/sandbox/github/index.js";
+import {
+  startGitHubEmulator,
+  type GitHubEmulator,
+  accounts,
+  inspect,
+  repos,
+} from "../../src/sandbox/github/index.js";
 import {
   startEmbeddedRegistry,
   type EmbeddedRegistry,
@@ -229,8 +235,8 @@ describe("a push to a real CNCF distribution registry, notified to ferry serve's
   const NOTIFY_SECRET = "Bearer notify-secret-7f3a";
   beforeAll(async () => {
     emu = await startGitHubEmulator();
-    emu.createOrg("acme");
-    const app = emu.createApp({
+    accounts.createOrg(emu, "acme");
+    const app = accounts.createApp(emu, {
       slug: "ferry",
       permissions: ferryAppManifest().permissions,
       webhookSecret: WEBHOOK_SECRET,
@@ -246,15 +252,15 @@ describe("a push to a real CNCF distribution registry, notified to ferry serve's
       registryCoalesceMs: 20,
       logLevel: "fatal",
     });
-    emu.setWebhook(app.id, `${server.url}/api/github/webhooks`, WEBHOOK_SECRET);
+    accounts.setWebhook(emu, app.id, `${server.url}/api/github/webhooks`, WEBHOOK_SECRET);
     distribution = await startDistribution("none", {
       notifications: [
         { url: `${server.url}/registry/distribution`, headers: { Authorization: NOTIFY_SECRET } },
       ],
     });
     await pushImage(distribution.url, "acme/shop", "1.7.3", { content: "old" });
-    await emu.createRepo("acme", "config", { files: configRepo(distribution.host, "1.7.3", "1.7.3") });
-    emu.installApp(app.id, "acme");
+    await repos.createRepo(emu, "acme", "config", { files: configRepo(distribution.host, "1.7.3", "1.7.3") });
+    accounts.installApp(emu, app.id, "acme");
   }, 60_000);
   afterAll(async () => {
     await server?.close();
@@ -268,12 +274,13 @@ describe("a push to a real CNCF distribution registry, notified to ferry serve's
     let pull: { head: { sha: string }; title: string } | undefined;
     for (let i = 0; i < 200 && !pull; i++) {
       await new Promise((r) => setTimeout(r, 50));
-      pull = (await emu.listPulls("acme", "config")).find(
+      pull = (await inspect.listPulls(emu, "acme", "config")).find(
         (p: { head: { ref: string } }) => p.head.ref === "ferry/staging",
       );
     }
     expect(pull?.title).toBe("Promote shop 1.8.0 to staging");
-    const overlay = await emu.readFile(
+    const overlay = await inspect.readFile(
+      emu,
       "acme",
       "config",
       pull!.head.sha,

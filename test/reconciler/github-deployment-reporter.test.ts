@@ -5,7 +5,7 @@ import { GitHubDeploymentReporter } from "../../src/reconciler/github-deployment
 import { DEFAULT_PRUNE_OPTIONS } from "../../src/reconciler/plan.js";
 import { createReconciler } from "../../src/reconciler/reconciler.js";
 import { startClusterSimulator, type ClusterSimulator } from "../../src/sandbox/cluster/cluster-simulator.js";
-import { startGitHubEmulator } from "../../src/sandbox/github/index.js";
+import { startGitHubEmulator, accounts, repos } from "../../src/sandbox/github/index.js";
 import { deploymentYaml, GIT_ENV, TempDirs } from "../support/reconciler-harness.js";
 
 // Real git, HTTP servers and child processes on a shared, busy machine: allow for slow runs.
@@ -42,8 +42,8 @@ describe("reporting to GitHub", () => {
     github = await startGitHubEmulator();
     sim = await startClusterSimulator({ rolloutStepMs: 20 });
     sim.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: "shop" } });
-    const mona = github.createUser("mona");
-    const repo = await github.createRepo("mona", "config", {
+    const mona = accounts.createUser(github, "mona");
+    const repo = await repos.createRepo(github, "mona", "config", {
       private: true,
       files: { "env/staging/web.yaml": deploymentYaml("web") },
     });
@@ -110,8 +110,8 @@ describe("reporting to GitHub", () => {
 
   it("finds the existing Deployment after a restart instead of creating a second one", async () => {
     github = await startGitHubEmulator();
-    const mona = github.createUser("mona");
-    const repo = await github.createRepo("mona", "config", { files: { "README.md": "config\n" } });
+    const mona = accounts.createUser(github, "mona");
+    const repo = await repos.createRepo(github, "mona", "config", { files: { "README.md": "config\n" } });
     const options = {
       repository: "mona/config",
       environment: "prod",
@@ -145,8 +145,8 @@ describe("reporting to GitHub", () => {
 
   it("posts a new status when the day's count of undone manual changes changes, though the state stays success", async () => {
     github = await startGitHubEmulator();
-    const mona = github.createUser("mona");
-    const repo = await github.createRepo("mona", "config", { files: { "README.md": "config\n" } });
+    const mona = accounts.createUser(github, "mona");
+    const repo = await repos.createRepo(github, "mona", "config", { files: { "README.md": "config\n" } });
     const reporter = new GitHubDeploymentReporter({
       repository: "mona/config",
       environment: "prod",

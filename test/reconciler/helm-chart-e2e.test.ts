@@ -12,7 +12,14 @@ import { DEFAULT_PRUNE_OPTIONS } from "../../src/reconciler/plan.js";
 import { createReconciler } from "../../src/reconciler/reconciler.js";
 import { startClusterSimulator, type ClusterSimulator } from "../../src/sandbox/cluster/cluster-simulator.js";
 import { ferryAppManifest, UnthrottledOctokit } from "../../src/sandbox/ferry-app.js";
-import { startGitHubEmulator, type GitHubEmulator } from "../../src/sandbox/github/index.js";
+import {
+  startGitHubEmulator,
+  type GitHubEmulator,
+  accounts,
+  actAs,
+  inspect,
+  repos,
+} from "../../src/sandbox/github/index.js";
 import {
   startEmbeddedRegistry,
   type EmbeddedRegistry,
@@ -105,10 +112,10 @@ describe("a Helm chart environment", () => {
       registry = await startEmbeddedRegistry();
       sim = await startClusterSimulator({ rolloutStepMs: 20 });
       sim.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: "shop" } });
-      const mona = emu.createUser("mona");
-      emu.createOrg("acme");
+      const mona = accounts.createUser(emu, "mona");
+      accounts.createOrg(emu, "acme");
       await pushImage(registry.url, "acme/shop", "1.7.0", { content: "1.7.0" });
-      await emu.createRepo("acme", "config", {
+      await repos.createRepo(emu, "acme", "config", {
         files: {
           ".github/ferry.yml": `images:\n  shop:\n    repository: ${registry.host}/acme/shop\n    policy: { range: "^1.0.0" }\nenvironments:\n  staging:\n    paths: [deploy/staging/values.yaml]\n    update: auto\n    merge: auto\n`,
           "deploy/staging/Chart.yaml": WRAPPER_CHART,
@@ -120,14 +127,14 @@ describe("a Helm chart environment", () => {
         collaborators: { mona: "maintain" },
         allowAutoMerge: true,
       });
-      emu.protectBranch("acme", "config", "main", { requiredChecks: ["ci"] });
-      emu.setCi("acme", "config", { context: "ci", conclusion: "success" });
-      const app = emu.createApp({
+      repos.protectBranch(emu, "acme", "config", "main", { requiredChecks: ["ci"] });
+      actAs.setCi(emu, "acme", "config", { context: "ci", conclusion: "success" });
+      const app = accounts.createApp(emu, {
         slug: "ferry",
         permissions: ferryAppManifest().permissions,
         webhookSecret: SECRET,
       });
-      emu.installApp(app.id, "acme");
+      accounts.installApp(emu, app.id, "acme");
       server = await startFerryServer({
         appId: app.id,
         privateKey: app.privateKey,
@@ -140,7 +147,7 @@ describe("a Helm chart environment", () => {
         registryCoalesceMs: 20,
         logLevel: "fatal",
       });
-      emu.setWebhook(app.id, `${server.url}/api/github/webhooks`, SECRET);
+      accounts.setWebhook(emu, app.id, `${server.url}/api/github/webhooks`, SECRET);
       registry.addNotificationEndpoint({
         url: `${server.url}/registry/distribution`,
         headers: { Authorization: REGISTRY_SECRET },
@@ -179,7 +186,7 @@ describe("a Helm chart environment", () => {
       for (;;) {
         await emu.idle();
         await server.idle();
-        const values = await emu.readFile("acme", "config", "main", "deploy/staging/values.yaml");
+        const values = await inspect.readFile(emu, "acme", "config", "main", "deploy/staging/values.yaml");
         if (values?.includes("1.8.0")) break;
         await new Promise((resolve) => setTimeout(resolve, 50));
       }

@@ -13,6 +13,7 @@ import { CanaryWatch } from "../support/canary.js";
 import { startAppWorld, type AppWorld } from "../support/reliability-app-world.js";
 import { send } from "../support/raw-http.js";
 import { finishFile, ledgerFile, record } from "../support/reliability-ledger.js";
+import { inspect } from "../../src/sandbox/github/index.js";
 
 ledgerFile("app-github");
 vi.setConfig({ testTimeout: 120_000 });
@@ -62,8 +63,8 @@ describe("row 7 (G2): duplicates have one effect", () => {
           // Same tag, same digest: the registry notifies again (a semantic duplicate, new delivery).
           await world.push("1.8.0");
           // And every GitHub delivery so far is redelivered with its original delivery id.
-          for (const delivery of world.emu.deliveries().filter((d) => !d.redelivery))
-            world.emu.redeliver(delivery.id);
+          for (const delivery of world.emu.webhooks.deliveries().filter((d) => !d.redelivery))
+            world.emu.webhooks.redeliver(delivery.id);
           // And a different delivery naming the same repository and tag.
           await world.server.ferry.hint(world.server.probot, [
             {
@@ -190,7 +191,7 @@ describe("rows 21–23 (G6, G7): GitHub faults", () => {
         ...(await Promise.all(Array.from({ length: 4 }, () => world.startReplica()))),
       ];
       const forced = watchForcedPushes(world);
-      const mainBefore = await world.emu.branchSha("acme", "config", "main");
+      const mainBefore = await inspect.branchSha(world.emu, "acme", "config", "main");
       const tags = Array.from({ length: 10 }, (_, i) => `1.8.${i}`);
       world.emu.faults.refRace({ ref: "heads/ferry/staging", count: 5 });
       const hint: RegistryHint = {
@@ -226,7 +227,7 @@ describe("rows 21–23 (G6, G7): GitHub faults", () => {
       expect(await world.stagingTag()).toBe("1.8.9");
       expect(forced.forced).toEqual([]);
       // main was never written by Ferry.
-      expect(await world.emu.branchSha("acme", "config", "main")).toBe(mainBefore);
+      expect(await inspect.branchSha(world.emu, "acme", "config", "main")).toBe(mainBefore);
     });
     record("app: concurrent promotions", { tried: 50, eventsLost: lost });
   });
@@ -265,7 +266,7 @@ describe("row 10: a hint is only a hint", () => {
       const pulls = await stagingPulls(world);
       sideEffects += pulls.length;
       expect(pulls).toEqual([]);
-      expect(await world.emu.branchSha("acme", "config", "ferry/staging")).toBeUndefined();
+      expect(await inspect.branchSha(world.emu, "acme", "config", "ferry/staging")).toBeUndefined();
     });
     record("app: forged registry hints", { tried: 1, sideEffects });
   });
@@ -276,7 +277,7 @@ describe("row 15: symlinks in the config repo are never written through", () => 
     let sideEffects = 0;
     await withWorld(async (world) => {
       const workflow = `jobs:\n  deploy:\n    container:\n      image: ${world.registry.host}/acme/shop:1.7.0\n`;
-      const mainSha = (await world.emu.branchSha("acme", "config", "main"))!;
+      const mainSha = (await inspect.branchSha(world.emu, "acme", "config", "main"))!;
       const kit = world.mona;
       const { data: base } = await kit.rest.git.getCommit({
         owner: "acme",
@@ -307,7 +308,7 @@ describe("row 15: symlinks in the config repo are never written through", () => 
       await kit.rest.git.updateRef({ owner: "acme", repo: "config", ref: "heads/main", sha: commit.sha });
       await world.settle();
       await world.push("1.8.0");
-      const head = await world.emu.branchSha("acme", "config", "ferry/staging");
+      const head = await inspect.branchSha(world.emu, "acme", "config", "ferry/staging");
       expect(head).toBeDefined();
       const gitDir = world.emu.repo("acme", "config").git.gitDir;
       // The link really is a symlink in Git (mode 120000), so the test can see a write through it.
@@ -327,7 +328,7 @@ describe("row 15: symlinks in the config repo are never written through", () => 
       sideEffects += unexpected.length;
       expect(changed).toEqual(["overlays/staging/kustomization.yaml"]);
       expect(
-        await world.emu.readFile("acme", "config", "ferry/staging", ".github/workflows/deploy.yml"),
+        await inspect.readFile(world.emu, "acme", "config", "ferry/staging", ".github/workflows/deploy.yml"),
       ).toBe(workflow);
     });
     record("injection: symlinks in the config repo", { tried: 1, sideEffects });

@@ -6,6 +6,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { startWorld, type World } from "../support/app-e2e-world.js";
+import { inspect, repos } from "../../src/sandbox/github/index.js";
 
 const TOKEN = "status-token-for-tests";
 
@@ -48,9 +49,9 @@ describe("GET /status", { timeout: 30_000 }, () => {
       "overlays/staging/kustomization.yaml",
       "overlays/prod/kustomization.yaml",
     ]) {
-      files[path] = (await world.emu.readFile("acme", "config", "main", path))!;
+      files[path] = (await inspect.readFile(world.emu, "acme", "config", "main", path))!;
     }
-    await world.emu.createRepo("acme", "config-two", { files });
+    await repos.createRepo(world.emu, "acme", "config-two", { files });
     expect(Object.keys(await status())).toHaveLength(1);
   });
 

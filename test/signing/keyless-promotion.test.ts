@@ -9,7 +9,13 @@ import type { PlanReport } from "../../src/cli/plan.js";
 import { parseNotices } from "../../src/core/pr/dashboard.js";
 import { startFerryServer, type FerryServer } from "../../src/server/ferry-server.js";
 import { serverOptionsFromEnv } from "../../src/server/server-options.js";
-import { startGitHubEmulator, type GitHubEmulator } from "../../src/sandbox/github/index.js";
+import {
+  startGitHubEmulator,
+  type GitHubEmulator,
+  accounts,
+  inspect,
+  repos,
+} from "../../src/sandbox/github/index.js";
 import { pushImage } from "../../src/sandbox/registry/push-image.js";
 import { ferryAppManifest, UnthrottledOctokit } from "../../src/sandbox/ferry-app.js";
 import { startDistribution, type RunningDistribution } from "../support/registry-distribution.js";
@@ -100,8 +106,8 @@ describe("keyless signatures from a GitHub Actions release workflow, through fer
     writeFileSync(join(rootDir, "trusted_root.json"), JSON.stringify(sigstore.trustedRoot));
     env = { FERRY_SIGSTORE_TRUSTED_ROOT: join(rootDir, "trusted_root.json") };
     emu = await startGitHubEmulator();
-    emu.createOrg("acme");
-    const app = emu.createApp({
+    accounts.createOrg(emu, "acme");
+    const app = accounts.createApp(emu, {
       slug: "ferry",
       permissions: ferryAppManifest().permissions,
       webhookSecret: WEBHOOK_SECRET,
@@ -119,19 +125,19 @@ describe("keyless signatures from a GitHub Actions release workflow, through fer
       // What serverOptionsFromEnv makes of FERRY_SIGSTORE_TRUSTED_ROOT.
       ferry: serverOptionsFromEnv({ ...env, APP_ID: "1", PRIVATE_KEY: "x" }).ferry,
     });
-    emu.setWebhook(app.id, `${server.url}/api/github/webhooks`, WEBHOOK_SECRET);
+    accounts.setWebhook(emu, app.id, `${server.url}/api/github/webhooks`, WEBHOOK_SECRET);
     distribution = await startDistribution("none", {
       notifications: [
         { url: `${server.url}/registry/distribution`, headers: { Authorization: NOTIFY_SECRET } },
       ],
     });
     await pushImage(distribution.url, "acme/shop", "1.8.0", { content: "1.8.0" });
-    const mona = emu.createUser("mona");
-    await emu.createRepo("acme", "config", {
+    const mona = accounts.createUser(emu, "mona");
+    await repos.createRepo(emu, "acme", "config", {
       files: configRepo(distribution.host, "1.8.0"),
       collaborators: { mona: "maintain" },
     });
-    emu.installApp(app.id, "acme");
+    accounts.installApp(emu, app.id, "acme");
     octokit = new Octokit({ baseUrl: emu.apiUrl, auth: mona.token, request: { retries: 0 } });
   }, 120_000);
   afterAll(async () => {
@@ -144,7 +150,7 @@ describe("keyless signatures from a GitHub Actions release workflow, through fer
   it("opens a staging PR for 1.9.0 signed by the release workflow, not for 1.9.1 signed by the nightly one, and says why", async () => {
     await pushSigned("1.9.0", RELEASE("1.9.0"));
     const pulls = async () =>
-      (await emu.listPulls("acme", "config")).find(
+      (await inspect.listPulls(emu, "acme", "config")).find(
         (pull: { head: { ref: string } }) => pull.head.ref === "ferry/staging",
       );
     expect((await pulls())?.title).toBe("Promote shop 1.9.0 to staging");

@@ -8,7 +8,13 @@ import type { CliIo } from "../../src/cli/io.js";
 import type { PlanReport } from "../../src/cli/plan.js";
 import { parseNotices } from "../../src/core/pr/dashboard.js";
 import { startFerryServer, type FerryServer } from "../../src/server/ferry-server.js";
-import { startGitHubEmulator, type GitHubEmulator } from "../../src/sandbox/github/index.js";
+import {
+  startGitHubEmulator,
+  type GitHubEmulator,
+  accounts,
+  inspect,
+  repos,
+} from "../../src/sandbox/github/index.js";
 import { pushImage } from "../../src/sandbox/registry/push-image.js";
 import { ferryAppManifest, UnthrottledOctokit } from "../../src/sandbox/ferry-app.js";
 import { startDistribution, type RunningDistribution } from "../support/registry-distribution.js";
@@ -93,7 +99,7 @@ describe(`signed images through ferry serve and a real distribution registry, si
   }
 
   async function stagingPull(): Promise<{ title: string; head: { sha: string } } | undefined> {
-    return (await emu.listPulls("acme", "config")).find(
+    return (await inspect.listPulls(emu, "acme", "config")).find(
       (pull: { head: { ref: string } }) => pull.head.ref === "ferry/staging",
     );
   }
@@ -101,8 +107,8 @@ describe(`signed images through ferry serve and a real distribution registry, si
   beforeAll(async () => {
     signer = createSigner();
     emu = await startGitHubEmulator();
-    emu.createOrg("acme");
-    const app = emu.createApp({
+    accounts.createOrg(emu, "acme");
+    const app = accounts.createApp(emu, {
       slug: "ferry",
       permissions: ferryAppManifest().permissions,
       webhookSecret: WEBHOOK_SECRET,
@@ -119,7 +125,7 @@ describe(`signed images through ferry serve and a real distribution registry, si
       logLevel: "fatal",
       status: { token: STATUS_TOKEN },
     });
-    emu.setWebhook(app.id, `${server.url}/api/github/webhooks`, WEBHOOK_SECRET);
+    accounts.setWebhook(emu, app.id, `${server.url}/api/github/webhooks`, WEBHOOK_SECRET);
     distribution = await startDistribution("none", {
       notifications: [
         { url: `${server.url}/registry/distribution`, headers: { Authorization: NOTIFY_SECRET } },
@@ -127,12 +133,12 @@ describe(`signed images through ferry serve and a real distribution registry, si
     });
     name = `${distribution.host}/acme/shop`;
     await pushImage(distribution.url, "acme/shop", "1.8.0", { content: "1.8.0" });
-    const mona = emu.createUser("mona");
-    await emu.createRepo("acme", "config", {
+    const mona = accounts.createUser(emu, "mona");
+    await repos.createRepo(emu, "acme", "config", {
       files: configRepo(distribution.host, signer.publicPem, "1.8.0", "1.8.0"),
       collaborators: { mona: "maintain" },
     });
-    emu.installApp(app.id, "acme");
+    accounts.installApp(emu, app.id, "acme");
     octokit = new Octokit({ baseUrl: emu.apiUrl, auth: mona.token, request: { retries: 0 } });
   }, 120_000);
   afterAll(async () => {
@@ -159,7 +165,8 @@ describe(`signed images through ferry serve and a real distribution registry, si
     await settleAfter(before);
     const pull = await stagingPull();
     expect(pull?.title).toBe("Promote shop 1.9.0 to staging");
-    const overlay = await emu.readFile(
+    const overlay = await inspect.readFile(
+      emu,
       "acme",
       "config",
       pull!.head.sha,

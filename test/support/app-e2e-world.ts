@@ -8,7 +8,13 @@ import {
   type FerryServer,
   type FerryServerOptions,
 } from "../../src/server/ferry-server.js";
-import { startGitHubEmulator, type GitHubEmulator } from "../../src/sandbox/github/index.js";
+import {
+  startGitHubEmulator,
+  type GitHubEmulator,
+  accounts,
+  actAs,
+  repos,
+} from "../../src/sandbox/github/index.js";
 import {
   startEmbeddedRegistry,
   type EmbeddedRegistry,
@@ -88,10 +94,14 @@ export async function startWorld(options: {
   const emu = await startGitHubEmulator();
   const registry = await startEmbeddedRegistry(options.registry?.(emu));
   const pushAuth = options.pushAuth ? { auth: options.pushAuth } : {};
-  const users = { mona: emu.createUser("mona"), hubot: emu.createUser("hubot"), eve: emu.createUser("eve") };
-  emu.createOrg("acme");
+  const users = {
+    mona: accounts.createUser(emu, "mona"),
+    hubot: accounts.createUser(emu, "hubot"),
+    eve: accounts.createUser(emu, "eve"),
+  };
+  accounts.createOrg(emu, "acme");
   await pushImage(registry.url, "acme/shop", "1.7.0", { content: "1.7.0", ...pushAuth });
-  await emu.createRepo("acme", "config", {
+  await repos.createRepo(emu, "acme", "config", {
     files: {
       ".github/ferry.yml": config(
         registry.host,
@@ -106,20 +116,20 @@ export async function startWorld(options: {
     collaborators: { mona: "maintain", hubot: "write" },
     allowAutoMerge: true,
   });
-  emu.protectBranch("acme", "config", "main", { requiredChecks: ["ci"] });
+  repos.protectBranch(emu, "acme", "config", "main", { requiredChecks: ["ci"] });
   if (options.source)
-    await emu.createRepo("acme", "shop", {
+    await repos.createRepo(emu, "acme", "shop", {
       files: { "main.go": "package main\n" },
       collaborators: { mona: "maintain" },
     });
-  if (options.ci) emu.setCi("acme", "config", { context: "ci", conclusion: "success" });
-  const app = emu.createApp({
+  if (options.ci) actAs.setCi(emu, "acme", "config", { context: "ci", conclusion: "success" });
+  const app = accounts.createApp(emu, {
     slug: "ferry",
     // As app.yml asks (actions: read brings workflow_run events from source repos).
     permissions: ferryAppManifest().permissions,
     webhookSecret: SECRET,
   });
-  emu.installApp(app.id, "acme");
+  accounts.installApp(emu, app.id, "acme");
   const serverOptions: FerryServerOptions = {
     appId: app.id,
     privateKey: app.privateKey,
@@ -135,7 +145,7 @@ export async function startWorld(options: {
   };
   const server = await startFerryServer(serverOptions);
   const replicas: FerryServer[] = [];
-  emu.setWebhook(app.id, `${server.url}/api/github/webhooks`, SECRET);
+  accounts.setWebhook(emu, app.id, `${server.url}/api/github/webhooks`, SECRET);
   registry.addNotificationEndpoint({
     url: `${server.url}/registry/distribution`,
     headers: { Authorization: REGISTRY_SECRET },

@@ -1,7 +1,7 @@
 /** Shared set-up for the emulator tests: an org with a config repo, users of every role, and Octokit clients. */
 import { sign } from "node:crypto";
 import { Octokit } from "@octokit/rest";
-import { startGitHubEmulator, type GitHubEmulator } from "../../src/sandbox/github/index.js";
+import { startGitHubEmulator, type GitHubEmulator, accounts, repos } from "../../src/sandbox/github/index.js";
 
 export interface World {
   emu: GitHubEmulator;
@@ -24,12 +24,12 @@ export async function startWorld(
   options: { private?: boolean; files?: Record<string, string>; allowAutoMerge?: boolean } = {},
 ): Promise<World> {
   const emu = await startGitHubEmulator();
-  const mona = emu.createUser("mona", { name: "Mona Lisa" });
-  const hubot = emu.createUser("hubot");
-  const eve = emu.createUser("eve");
-  const tri = emu.createUser("tri");
-  emu.createOrg("acme");
-  await emu.createRepo("acme", "config", {
+  const mona = accounts.createUser(emu, "mona", { name: "Mona Lisa" });
+  const hubot = accounts.createUser(emu, "hubot");
+  const eve = accounts.createUser(emu, "eve");
+  const tri = accounts.createUser(emu, "tri");
+  accounts.createOrg(emu, "acme");
+  await repos.createRepo(emu, "acme", "config", {
     files: options.files ?? {
       "overlays/staging/kustomization.yaml": "images:\n  - name: shop\n    newTag: 1.7.0\n",
       "README.md": "config\n",
@@ -90,7 +90,7 @@ export async function installApp(
   installation: Octokit;
   token: string;
 }> {
-  const created = world.emu.createApp({
+  const created = accounts.createApp(world.emu, {
     slug: options.slug ?? "ferry",
     permissions: options.permissions ?? {
       contents: "write",
@@ -107,7 +107,7 @@ export async function installApp(
     ...(options.webhookUrl ? { webhookUrl: options.webhookUrl } : {}),
     ...(options.webhookSecret ? { webhookSecret: options.webhookSecret } : {}),
   });
-  const { id: installationId } = world.emu.installApp(created.id, "acme");
+  const { id: installationId } = accounts.installApp(world.emu, created.id, "acme");
   const app = octokitFor(world.emu, appJwt(created.id, created.privateKey));
   const { data } = await app.rest.apps.createInstallationAccessToken({ installation_id: installationId });
   return {

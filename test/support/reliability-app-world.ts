@@ -14,7 +14,13 @@ import {
   type FerryServer,
   type FerryServerOptions,
 } from "../../src/server/ferry-server.js";
-import { startGitHubEmulator, type GitHubEmulator } from "../../src/sandbox/github/index.js";
+import {
+  startGitHubEmulator,
+  type GitHubEmulator,
+  accounts,
+  inspect,
+  repos,
+} from "../../src/sandbox/github/index.js";
 import {
   startEmbeddedRegistry,
   type EmbeddedRegistry,
@@ -95,10 +101,10 @@ export async function startAppWorld(
     auth: { kind: "basic", users: { ferry: secrets.registryPassword } },
   });
   const auth = { username: "ferry", password: secrets.registryPassword };
-  const mona = emu.createUser("mona");
-  emu.createOrg("acme");
+  const mona = accounts.createUser(emu, "mona");
+  accounts.createOrg(emu, "acme");
   await pushImage(registry.url, "acme/shop", "1.7.0", { content: "1.7.0", auth });
-  await emu.createRepo("acme", "config", {
+  await repos.createRepo(emu, "acme", "config", {
     files: {
       ".github/ferry.yml": ferryConfig(registry.host),
       "overlays/staging/kustomization.yaml": overlay(registry.host, "1.7.0"),
@@ -108,13 +114,13 @@ export async function startAppWorld(
     },
     collaborators: { mona: "maintain" },
   });
-  const app = emu.createApp({
+  const app = accounts.createApp(emu, {
     slug: "ferry",
     permissions: ferryAppManifest().permissions,
     webhookSecret: secrets.webhook,
   });
   canary.plant(app.privateKey, "app private key");
-  emu.installApp(app.id, "acme");
+  accounts.installApp(emu, app.id, "acme");
   const logs: string[] = [];
   const servers: FerryServer[] = [];
   const startReplica = async (overrides: Partial<FerryServerOptions> = {}): Promise<FerryServer> => {
@@ -141,7 +147,7 @@ export async function startAppWorld(
     return server;
   };
   const server = await startReplica();
-  emu.setWebhook(app.id, `${server.url}/api/github/webhooks`, secrets.webhook);
+  accounts.setWebhook(emu, app.id, `${server.url}/api/github/webhooks`, secrets.webhook);
   registry.addNotificationEndpoint({
     url: `${server.url}/registry/distribution`,
     headers: { Authorization: secrets.registryWebhook },
@@ -174,13 +180,13 @@ export async function startAppWorld(
       return (await pushImage(registry.url, "acme/shop", tag, { content: tag, auth })).digest;
     },
     async pulls() {
-      return (await emu.listPulls("acme", "config", { state: "all" })) as unknown as Awaited<
+      return (await inspect.listPulls(emu, "acme", "config", { state: "all" })) as unknown as Awaited<
         ReturnType<AppWorld["pulls"]>
       >;
     },
     async branchCommits(env) {
       const gitDir = emu.repo("acme", "config").git.gitDir;
-      if (!(await emu.branchSha("acme", "config", `ferry/${env}`))) return [];
+      if (!(await inspect.branchSha(emu, "acme", "config", `ferry/${env}`))) return [];
       return execFileSync("git", ["--git-dir", gitDir, "rev-list", `main..ferry/${env}`], {
         encoding: "utf8",
       })
@@ -188,7 +194,8 @@ export async function startAppWorld(
         .filter(Boolean);
     },
     async stagingTag() {
-      const text = await emu.readFile(
+      const text = await inspect.readFile(
+        emu,
         "acme",
         "config",
         "ferry/staging",
@@ -216,7 +223,7 @@ export async function startAppWorld(
         if (key in metadata) canary.scanObject(`emulator ${key}`, metadata[key]);
       }
       canary.scanGit("config repo commits", repo.git.gitDir);
-      for (const delivery of emu.deliveries())
+      for (const delivery of emu.webhooks.deliveries())
         canary.scan(`webhook delivery ${delivery.id} error`, delivery.error);
       for (const line of logs) canary.scan("ferry log (rescan)", line);
     },

@@ -33,16 +33,19 @@ interface Credentials {
   expiresAt?: number;
 }
 
+/** A registry request for `repository`, asking for `accept`, reading at most `maxBytes` of the body. */
+export type RegistryRequest = (
+  state: RegistryState,
+  repository: string,
+  url: URL,
+  method: string,
+  accept: string,
+  maxBytes: number,
+) => Promise<Exchange>;
+
 export interface Authenticator {
   /** A registry request with auth: on 401 re-authenticate once, then fail. */
-  request(
-    state: RegistryState,
-    repository: string,
-    url: URL,
-    method: string,
-    accept: string,
-    maxBytes: number,
-  ): Promise<Exchange>;
+  request: RegistryRequest;
 }
 
 export function createAuthenticator(deps: {
@@ -319,14 +322,7 @@ export function createAuthenticator(deps: {
   }
 
   /** A registry request with auth: on 401 re-authenticate once, then fail (docs/reliability.md row 20). */
-  async function request(
-    state: RegistryState,
-    repository: string,
-    url: URL,
-    method: string,
-    accept: string,
-    maxBytes: number,
-  ): Promise<Exchange> {
+  const request: RegistryRequest = async (state, repository, url, method, accept, maxBytes) => {
     const scope = `repository:${repository}:pull`;
     for (let reauthenticated = false; ; reauthenticated = true) {
       const authorization = await authorizationFor(state, scope);
@@ -350,7 +346,7 @@ export function createAuthenticator(deps: {
           `${state.registry}: requires credentials for ${repository}; configure registries.${state.registry}`,
         );
     }
-  }
+  };
 
   return { request };
 }

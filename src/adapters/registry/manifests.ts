@@ -205,37 +205,60 @@ export function createManifestReader(deps: {
     repository: string,
     digest: string,
   ): Promise<ImageConfigBlob> {
-    if (!isValidDigest(digest))
-      throw new RegistryProtocolError(
-        "registry-bad-json",
-        `${state.registry}/${repository}: manifest names an invalid config digest`,
-      );
-    const url = new URL(`${state.origin}/v2/${repository}/blobs/${digest}`);
-    const response = await request(
+    const body = await fetchBlob(
       state,
       repository,
-      url,
-      "GET",
+      digest,
+      "config blob",
       "application/json, */*",
       limits.maxConfigBytes,
     );
-    if (response.status !== 200) failFor(state, repository, `config blob ${digest}`, response);
+    return parseJsonObject(state, repository, `config blob ${digest}`, body) as ImageConfigBlob;
+  }
+
+  /** GET a blob (`what` names it in errors) within `maxBytes`, checked against its digest. */
+  async function fetchBlob(
+    state: RegistryState,
+    repository: string,
+    digest: string,
+    what: string,
+    accept: string,
+    maxBytes: number,
+  ): Promise<Buffer> {
+    if (!isValidDigest(digest))
+      throw new RegistryProtocolError(
+        "registry-bad-json",
+        `${state.registry}/${repository}: invalid ${what} digest`,
+      );
+    const url = new URL(`${state.origin}/v2/${repository}/blobs/${digest}`);
+    const response = await request(state, repository, url, "GET", accept, maxBytes);
+    if (response.status !== 200) failFor(state, repository, `${what} ${digest}`, response);
     verifyDigest(state, repository, digest, response.body, null);
-    let config: unknown;
+    return response.body;
+  }
+
+  /** A registry body that must be a JSON object (`what` names it in errors). */
+  function parseJsonObject(
+    state: RegistryState,
+    repository: string,
+    what: string,
+    body: Buffer,
+  ): Record<string, unknown> {
+    let json: unknown;
     try {
-      config = JSON.parse(response.body.toString("utf8"));
+      json = JSON.parse(body.toString("utf8"));
     } catch {
       throw new RegistryProtocolError(
         "registry-bad-json",
-        `${state.registry}/${repository}: config blob ${digest} is malformed JSON`,
+        `${state.registry}/${repository}: ${what} is malformed JSON`,
       );
     }
-    if (typeof config !== "object" || config === null)
+    if (typeof json !== "object" || json === null || Array.isArray(json))
       throw new RegistryProtocolError(
         "registry-bad-json",
-        `${state.registry}/${repository}: config blob ${digest} is not an object`,
+        `${state.registry}/${repository}: ${what} is not an object`,
       );
-    return config as ImageConfigBlob;
+    return json as Record<string, unknown>;
   }
 
   return {
@@ -248,18 +271,8 @@ export function createManifestReader(deps: {
       }
     },
 
-    async blob(state, repository, digest, maxBytes) {
-      if (!isValidDigest(digest))
-        throw new RegistryProtocolError(
-          "registry-bad-json",
-          `${state.registry}/${repository}: invalid blob digest`,
-        );
-      const url = new URL(`${state.origin}/v2/${repository}/blobs/${digest}`);
-      const response = await request(state, repository, url, "GET", "*/*", maxBytes);
-      if (response.status !== 200) failFor(state, repository, `blob ${digest}`, response);
-      verifyDigest(state, repository, digest, response.body, null);
-      return response.body;
-    },
+    blob: (state, repository, digest, maxBytes) =>
+      fetchBlob(state, repository, digest, "blob", "*/*", maxBytes),
 
     async referrers(state, repository, digest) {
       if (!isValidDigest(digest))
@@ -272,21 +285,7 @@ export function createManifestReader(deps: {
       // The OCI distribution spec: a registry without the API answers 404 (distribution 2.8 does).
       if (response.status === 404) return undefined;
       if (response.status !== 200) failFor(state, repository, `referrers of ${digest}`, response);
-      let json: unknown;
-      try {
-        json = JSON.parse(response.body.toString("utf8"));
-      } catch {
-        throw new RegistryProtocolError(
-          "registry-bad-json",
-          `${state.registry}/${repository}: referrers of ${digest} is malformed JSON`,
-        );
-      }
-      if (typeof json !== "object" || json === null || Array.isArray(json))
-        throw new RegistryProtocolError(
-          "registry-bad-json",
-          `${state.registry}/${repository}: referrers of ${digest} is not an object`,
-        );
-      return json as Record<string, unknown>;
+      return parseJsonObject(state, repository, `referrers of ${digest}`, response.body);
     },
 
     async resolveDigest(state: RegistryState, repository: string, reference: string): Promise<string> {

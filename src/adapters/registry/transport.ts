@@ -52,17 +52,20 @@ export function refuseUnsafeRegistry(registry: string, refusePrivate: boolean): 
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 
+/** One HTTP exchange with a registry, reading at most `maxBytes` of the body. */
+export type SendRequest = (
+  state: RegistryState,
+  url: URL,
+  method: string,
+  headers: Record<string, string>,
+  maxBytes: number,
+  /** A form body (ACR's token exchange); such a request is never redirected. */
+  body?: string,
+) => Promise<Exchange>;
+
 export interface Transport {
   /** One request (redirects included), retried when that may help; a 429 opens the circuit. */
-  exchange(
-    state: RegistryState,
-    url: URL,
-    method: string,
-    headers: Record<string, string>,
-    maxBytes: number,
-    /** A form body (ACR's token exchange); such a request is never redirected. */
-    body?: string,
-  ): Promise<Exchange>;
+  exchange: SendRequest;
 }
 
 export function createTransport(deps: {
@@ -97,14 +100,7 @@ export function createTransport(deps: {
   }
 
   /** One request with redirects followed by hand: no https→http downgrade, no credentials to another host. */
-  async function fetchFollowingRedirects(
-    state: RegistryState,
-    url: URL,
-    method: string,
-    headers: Record<string, string>,
-    maxBytes: number,
-    body?: string,
-  ): Promise<Exchange> {
+  const fetchFollowingRedirects: SendRequest = async (state, url, method, headers, maxBytes, body) => {
     let current = url;
     let sendHeaders = { ...headers };
     for (let hop = 0; hop <= limits.maxRedirects; hop += 1) {
@@ -165,7 +161,7 @@ export function createTransport(deps: {
       "registry-too-many-redirects",
       `${state.registry}: more than ${limits.maxRedirects} redirects`,
     );
-  }
+  };
 
   async function readCapped(state: RegistryState, response: Response, maxBytes: number): Promise<Buffer> {
     const okStatus = response.status >= 200 && response.status < 300;
@@ -201,14 +197,7 @@ export function createTransport(deps: {
   }
 
   /** Bounded retries with jitter for 5xx, network errors and timeouts; a 429 opens the circuit. */
-  async function exchange(
-    state: RegistryState,
-    url: URL,
-    method: string,
-    headers: Record<string, string>,
-    maxBytes: number,
-    body?: string,
-  ): Promise<Exchange> {
+  const exchange: SendRequest = async (state, url, method, headers, maxBytes, body) => {
     for (let attempt = 0; ; attempt += 1) {
       const open = state.circuit.remaining(now());
       if (open > 0) {
@@ -269,7 +258,7 @@ export function createTransport(deps: {
       keepUnderRateLimit(state, response.headers);
       return response;
     }
-  }
+  };
 
   /**
    * Docker Hub announces its pull budget on every manifest answer (`ratelimit-remaining: 76;w=21600`,

@@ -141,7 +141,7 @@ export function setWebhook(
 }
 
 function defaultAppOwner(emu: GitHubEmulator): string {
-  return emu.accounts.has("github") ? "github" : emu.createOrg("github").login;
+  return emu.accounts.has("github") ? "github" : createOrg(emu, "github").login;
 }
 
 export function installApp(

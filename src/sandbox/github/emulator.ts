@@ -7,8 +7,8 @@
  * memory (model.ts). Responses follow api.github.com's OpenAPI description (shapes.ts).
  *
  * This class holds the state and the server's lifecycle; the work is in plain functions by
- * responsibility. The routes and the modules call those functions directly; the class keeps
- * only the set-up, act-as and inspect helpers that tests and the sandbox story use as its API:
+ * responsibility, taking the emulator first. The routes, the tests and the sandbox story call
+ * those functions directly (`index.ts` re-exports the set-up, act-as and inspect modules):
  * - emulator-accounts.ts: accounts, apps, installations, token authentication
  * - emulator-repos.ts: repositories, collaborators, teams, settings, branch protection, access checks
  * - emulator-events.ts: webhook emission (who receives what; push and pull_request payloads)
@@ -22,13 +22,9 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import * as actAs from "./emulator-act-as.js";
 import * as accounts from "./emulator-accounts.js";
-import { ACTIONS_APP_SLUG, type CreateAppOptions } from "./emulator-accounts.js";
+import { ACTIONS_APP_SLUG } from "./emulator-accounts.js";
 import { handleRequest, type RecordedRequest, type RequestLog } from "./emulator-http.js";
-import * as inspect from "./emulator-inspect.js";
-import * as repos from "./emulator-repos.js";
-import type { CreateRepoOptions, ProtectBranchOptions } from "./emulator-repos.js";
 import { Faults } from "./faults.js";
 import type { GitIdentity } from "./git-store.js";
 import { registerCheckRoutes } from "./routes-checks.js";
@@ -41,27 +37,13 @@ import {
   type App,
   type Installation,
   type InstallationToken,
-  type Permissions,
   type Repo,
-  type RepoRole,
   type Team,
 } from "./model.js";
-import type { PullView } from "./pull-logic.js";
 import { ApiError, Router } from "./router.js";
 import { registerAppRoutes } from "./routes-apps.js";
 import type * as shape from "./shapes.js";
-import { WebhookDispatcher, type Delivery } from "./webhooks.js";
-import type {
-  TagOptions,
-  OpenPullRequestInput,
-  ReviewInput,
-  SimulatedCi,
-  WorkflowRunOptions,
-  PackageInput,
-  CommitStatusInput,
-} from "./emulator-act-as.js";
-import type { PullFilter } from "./emulator-inspect.js";
-import type { RepoSettings } from "./emulator-repos.js";
+import { WebhookDispatcher } from "./webhooks.js";
 
 export type { Delivery } from "./webhooks.js";
 export type { RepoRole } from "./model.js";
@@ -71,8 +53,8 @@ export type { CreateRepoOptions, ProtectBranchOptions } from "./emulator-repos.j
 export type { RecordedRequest } from "./emulator-http.js";
 
 /**
- * The emulator: an HTTP server plus the state behind it. Set-up methods (users, repos, apps,
- * protection) and helpers that act as a given user (comment, review, commit, CI) change the
+ * The emulator: an HTTP server plus the state behind it. The set-up functions (users, repos,
+ * apps, protection) and those that act as a given user (comment, review, commit, CI) change the
  * same state the REST routes do and fire the same webhooks.
  */
 export class GitHubEmulator {
@@ -118,8 +100,8 @@ export class GitHubEmulator {
     await new Promise<void>((resolve) => emulator.server.listen(0, "127.0.0.1", resolve));
     const { port } = emulator.server.address() as AddressInfo;
     emulator.origin = `http://127.0.0.1:${port}`;
-    emulator.createOrg("github");
-    const actions = emulator.createApp({
+    accounts.createOrg(emulator, "github");
+    const actions = accounts.createApp(emulator, {
       slug: ACTIONS_APP_SLUG,
       name: "GitHub Actions",
       owner: "github",
@@ -175,35 +157,6 @@ export class GitHubEmulator {
     return this.accounts.get(login.toLowerCase());
   }
 
-  createUser(
-    login: string,
-    options: { type?: "User" | "Bot"; name?: string; email?: string } = {},
-  ): { login: string; id: number; token: string } {
-    return accounts.createUser(this, login, options);
-  }
-
-  createOrg(login: string): { login: string; id: number } {
-    return accounts.createOrg(this, login);
-  }
-
-  /** A team of `org`; `repositories` grants its members a role on the org's repositories, as team access does. */
-  createTeam(
-    org: string,
-    slug: string,
-    members: string[],
-    options: { maintainers?: string[]; repositories?: Record<string, RepoRole> } = {},
-  ): { id: number; slug: string } {
-    return repos.createTeam(this, org, slug, members, options);
-  }
-
-  async createRepo(
-    owner: string,
-    name: string,
-    options: CreateRepoOptions = {},
-  ): Promise<{ id: number; fullName: string; defaultBranch: string; headSha: string }> {
-    return repos.createRepo(this, owner, name, options);
-  }
-
   repo(owner: string, name: string): Repo {
     const repo = this.repos.get(`${owner}/${name}`.toLowerCase());
     if (!repo) throw new Error(`no repository ${owner}/${name}`);
@@ -214,51 +167,10 @@ export class GitHubEmulator {
     return this.repos.get(`${owner}/${name}`.toLowerCase());
   }
 
-  setCollaborator(owner: string, repo: string, login: string, role: RepoRole | "none"): void {
-    repos.setCollaborator(this, owner, repo, login, role);
-  }
-
-  /** A custom repository role `name` based on `base` (the role GitHub reports as `role_name`). */
-  setCustomRole(owner: string, repo: string, login: string, name: string, base: RepoRole): void {
-    repos.setCustomRole(this, owner, repo, login, name, base);
-  }
-
-  setRepoSettings(owner: string, repo: string, settings: RepoSettings): void {
-    repos.setRepoSettings(this, owner, repo, settings);
-  }
-
-  protectBranch(owner: string, repo: string, branch: string, options: ProtectBranchOptions = {}): void {
-    repos.protectBranch(this, owner, repo, branch, options);
-  }
-
-  createApp(options: CreateAppOptions): {
-    id: number;
-    slug: string;
-    clientId: string;
-    privateKey: string;
-    botLogin: string;
-    webhookSecret: string | null;
-  } {
-    return accounts.createApp(this, options);
-  }
-
-  /** Points an app's webhooks somewhere else (e.g. once the Probot server knows its port). */
-  setWebhook(appId: number, webhookUrl: string | null, webhookSecret?: string): void {
-    accounts.setWebhook(this, appId, webhookUrl, webhookSecret);
-  }
-
   appById(appId: number): App {
     const app = this.apps.get(appId);
     if (!app) throw new Error(`no app ${appId}`);
     return app;
-  }
-
-  installApp(
-    appId: number,
-    account: string,
-    options: { repositories?: string[]; permissions?: Permissions } = {},
-  ): { id: number } {
-    return accounts.installApp(this, appId, account, options);
   }
 
   // ---------------------------------------------------------------- access control
@@ -282,11 +194,6 @@ export class GitHubEmulator {
     for (const account of this.accounts.values()) if (account.email === email) return account.login;
     return undefined;
   };
-
-  /** Ends the life of every installation token issued so far (they answer 401 Bad credentials from now on). */
-  expireInstallationTokens(): void {
-    accounts.expireInstallationTokens(this);
-  }
 
   // ---------------------------------------------------------------- HTTP
 
@@ -329,130 +236,7 @@ export class GitHubEmulator {
     }
   }
 
-  deliveries(): Delivery[] {
-    return this.webhooks.deliveries();
-  }
-
-  redeliver(deliveryId: string): Delivery {
-    return this.webhooks.redeliver(deliveryId);
-  }
-
-  // ---------------------------------------------------------------- test and sandbox helpers
-
-  /** Pushes one commit to `branch` as `as` (creating the branch from the default branch if needed); fires push. */
-  async commit(
-    owner: string,
-    repo: string,
-    branch: string,
-    files: Record<string, string | null>,
-    message: string,
-    options: { as?: string } = {},
-  ): Promise<string> {
-    return actAs.commit(this, owner, repo, branch, files, message, options);
-  }
-
-  /** Creates a branch at `from` (a branch or SHA; default: the default branch). */
-  async createBranch(
-    owner: string,
-    repo: string,
-    branch: string,
-    from?: string,
-    options: { as?: string } = {},
-  ): Promise<string> {
-    return actAs.createBranch(this, owner, repo, branch, from, options);
-  }
-
-  /** Creates tag `name` at `target` (branch or SHA): lightweight, or annotated with a tag object. */
-  async tag(
-    owner: string,
-    repo: string,
-    name: string,
-    target: string,
-    options: TagOptions = {},
-  ): Promise<string> {
-    return actAs.tag(this, owner, repo, name, target, options);
-  }
-
-  async openPullRequest(owner: string, repo: string, input: OpenPullRequestInput): Promise<number> {
-    return actAs.openPullRequest(this, owner, repo, input);
-  }
-
-  async comment(
-    owner: string,
-    repo: string,
-    number: number,
-    body: string,
-    options: { as: string },
-  ): Promise<{ id: number }> {
-    return actAs.comment(this, owner, repo, number, body, options);
-  }
-
-  editComment(owner: string, repo: string, commentId: number, body: string, options: { as: string }): void {
-    actAs.editComment(this, owner, repo, commentId, body, options);
-  }
-
-  async review(owner: string, repo: string, number: number, options: ReviewInput): Promise<{ id: number }> {
-    return actAs.review(this, owner, repo, number, options);
-  }
-
-  /** A commit status, as an external CI would post it. */
-  setStatus(owner: string, repo: string, sha: string, input: CommitStatusInput): void {
-    actAs.setStatus(this, owner, repo, sha, input);
-  }
-
-  /** Simulated CI: every new PR head SHA gets a `context` check run that concludes after `delayMs`. */
-  setCi(owner: string, repo: string, ci: SimulatedCi | null): void {
-    actAs.setCi(this, owner, repo, ci);
-  }
-
-  /** A GitHub Actions run finished on `sha`: a completed check suite + run and a `workflow_run` event. */
-  async completeWorkflowRun(
-    owner: string,
-    repo: string,
-    sha: string,
-    conclusion: string,
-    options: WorkflowRunOptions = {},
-  ): Promise<{ id: number }> {
-    return actAs.completeWorkflowRun(this, owner, repo, sha, conclusion, options);
-  }
-
-  /** A container image version was published to GHCR from `repo`: a `registry_package` event. */
-  publishPackage(owner: string, repo: string, input: PackageInput): void {
-    actAs.publishPackage(this, owner, repo, input);
-  }
-
-  /** The file's text at `ref`, or undefined when it does not exist. */
-  async readFile(owner: string, repo: string, ref: string, path: string): Promise<string | undefined> {
-    return inspect.readFile(this, owner, repo, ref, path);
-  }
-
-  /** Every file path at `ref` (under `dir` when given), sorted. */
-  async listFiles(owner: string, repo: string, ref: string, dir = ""): Promise<string[]> {
-    return inspect.listFiles(this, owner, repo, ref, dir);
-  }
-
-  async branchSha(owner: string, repo: string, branch: string): Promise<string | undefined> {
-    return inspect.branchSha(this, owner, repo, branch);
-  }
-
-  /** The pull request as `GET /pulls/{n}` answers it. */
-  async getPull(owner: string, repo: string, number: number): Promise<PullView["body"]> {
-    return inspect.getPull(this, owner, repo, number);
-  }
-
-  /** Pull requests in `repo` (JSON as `GET /pulls/{n}`), optionally filtered. */
-  async listPulls(owner: string, repo: string, filter: PullFilter = {}): Promise<PullView["body"][]> {
-    return inspect.listPulls(this, owner, repo, filter);
-  }
-
-  /** Comments on an issue or PR, oldest first. */
-  listComments(
-    owner: string,
-    repo: string,
-    number: number,
-  ): { id: number; user: string; body: string; reactions: string[] }[] {
-    return inspect.listComments(this, owner, repo, number);
-  }
+  // ---------------------------------------------------------------- numbering
 
   /** Creates an issue or pull request number. */
   nextNumber(repo: Repo): number {

@@ -14,6 +14,7 @@ import {
   type RequestContext,
 } from "./router.js";
 import * as shape from "./shapes.js";
+import * as repos from "./emulator-repos.js";
 
 const SHA = /^[0-9a-f]{40}$/;
 /** The contents API inlines file content up to 1 MB, and serves files up to 100 MB at all. */
@@ -533,7 +534,7 @@ export function registerRepoRoutes(emu: GitHubEmulator): void {
       required_approving_review_count?: number;
     } | null;
     const contexts = [...(checks?.contexts ?? []), ...(checks?.checks ?? []).map((x) => x.context)];
-    emu.protectBranch(repo.owner, repo.name, branch, {
+    repos.protectBranch(emu, repo.owner, repo.name, branch, {
       requiredChecks: [...new Set(contexts)],
       strict: checks?.strict ?? false,
       requiredApprovals: reviews ? (reviews.required_approving_review_count ?? 1) : 0,

@@ -11,6 +11,7 @@ import { parseImageRef } from "../../core/image-ref.js";
 import { CONFIG_REPO, ENVIRONMENTS, OWNER, REQUIRED_CHECK, type EnvironmentName } from "./story-repos.js";
 import type { SandboxWorld } from "./sandbox-world.js";
 import { done, notYet, type Probe } from "./wait-until.js";
+import { inspect } from "../github/index.js";
 
 const repo = { owner: OWNER, repo: CONFIG_REPO };
 
@@ -30,7 +31,7 @@ export async function environmentPulls(
   world: SandboxWorld,
   environment: EnvironmentName,
 ): Promise<PullSeen[]> {
-  const pulls = await world.emu.listPulls(OWNER, CONFIG_REPO, { head: `ferry/${environment}` });
+  const pulls = await inspect.listPulls(world.emu, OWNER, CONFIG_REPO, { head: `ferry/${environment}` });
   return pulls
     .map((pull) => {
       const p = pull as unknown as {
@@ -101,13 +102,14 @@ export async function filesAt(
   paths: string[],
 ): Promise<Record<string, string>> {
   const files: Record<string, string> = {};
-  for (const path of paths) files[path] = (await world.emu.readFile(OWNER, CONFIG_REPO, sha, path)) ?? "";
+  for (const path of paths)
+    files[path] = (await inspect.readFile(world.emu, OWNER, CONFIG_REPO, sha, path)) ?? "";
   return files;
 }
 
 /** Whether Ferry turned on GitHub's native auto-merge for the pull request (its `auto_merge_enabled` event). */
 export function autoMergeEnabledBy(world: SandboxWorld, number: number): string | undefined {
-  const delivery = world.emu
+  const delivery = world.emu.webhooks
     .deliveries()
     .find(
       (d) =>
@@ -239,7 +241,7 @@ export function commentOutcomeProbe(
   replyPrefix?: string,
 ): Probe<{ reply: string | undefined }> {
   return async () => {
-    const comments = world.emu.listComments(OWNER, CONFIG_REPO, issue);
+    const comments = inspect.listComments(world.emu, OWNER, CONFIG_REPO, issue);
     const comment = comments.find((c) => c.id === commentId);
     const reactions =
       comment?.reactions.filter((r) => r.startsWith(`${world.botLogin}:`)).map((r) => r.split(":")[1]) ?? [];

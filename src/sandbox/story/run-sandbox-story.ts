@@ -34,6 +34,7 @@ import { describeDrift } from "../../core/deployment-status.js";
 import { shortDigest } from "../../core/image-ref.js";
 import { shortSha, type EnvironmentSummary, type SandboxEndpoints, type StepResult } from "./timeline.js";
 import { done, notYet, waitUntil, type Probe } from "./wait-until.js";
+import { inspect } from "../github/index.js";
 
 export interface SandboxStoryOptions {
   /** Leave everything running after the story (until `close()`). */
@@ -142,7 +143,7 @@ function waitFor<T>(world: SandboxWorld, waitingFor: string, probe: Probe<T>): P
 
 /** Both reconcilers have applied the first commit and shop 1.7.3 runs everywhere. */
 async function setup(world: SandboxWorld, started: number): Promise<string> {
-  const head = (await world.emu.branchSha(OWNER, CONFIG_REPO, "main"))!;
+  const head = (await inspect.branchSha(world.emu, OWNER, CONFIG_REPO, "main"))!;
   for (const { name } of ENVIRONMENTS) {
     // The reconciler first: while it fails (no kubectl for kustomize, say) its error is what to show.
     await waitFor(
@@ -229,7 +230,7 @@ async function deployed(world: SandboxWorld, environment: EnvironmentName, versi
 
 /** 3. The staging reconciler applies the merge commit, the rollout goes Healthy, GitHub shows the Deployment succeeded. */
 async function stagingRollout(world: SandboxWorld): Promise<string> {
-  const head = (await world.emu.branchSha(OWNER, CONFIG_REPO, "main"))!;
+  const head = (await inspect.branchSha(world.emu, OWNER, CONFIG_REPO, "main"))!;
   const rollout = await deployed(world, "staging", NEW_VERSION, head);
   return `applied ${shortSha(head)}: staging/shop runs ${NEW_VERSION}, ${rollout.available}/${rollout.replicas} available, Synced/Healthy; Deployment status success on ${shortSha(head)}`;
 }
@@ -316,7 +317,7 @@ async function selfHeal(world: SandboxWorld): Promise<string> {
     .driftUndone?.find((record) => record.field === "spec.replicas");
   if (!undone) throw new Error("the prod reconciler did not record the manual change it undid");
   // Drift made visible on GitHub: the prod Deployment status says how many changes were undone.
-  const head = (await world.emu.branchSha(OWNER, CONFIG_REPO, "main"))!;
+  const head = (await inspect.branchSha(world.emu, OWNER, CONFIG_REPO, "main"))!;
   const said = describeDrift(1);
   await waitFor(
     world,

@@ -14,7 +14,7 @@ import { parseImageRef } from "../../core/image-ref.js";
 import { startFerryServer, type FerryServer } from "../../server/ferry-server.js";
 import { startReconciler, type RunningReconciler } from "../../reconciler/start.js";
 import { startClusterSimulator, type ClusterSimulator } from "../cluster/cluster-simulator.js";
-import { startGitHubEmulator, type GitHubEmulator } from "../github/index.js";
+import { startGitHubEmulator, type GitHubEmulator, accounts, actAs, repos } from "../github/index.js";
 import { startEmbeddedRegistry, type EmbeddedRegistry } from "../registry/embedded-registry.js";
 import { pushImage } from "../registry/push-image.js";
 import {
@@ -83,22 +83,22 @@ export async function startSandboxWorld(options: SandboxWorldOptions = {}): Prom
     closers.push(() => registry.close());
 
     const users = {
-      mona: emu.createUser("mona", { name: "Mona Lisa Octocat" }),
-      hubot: emu.createUser("hubot", { name: "Hubot" }),
-      eve: emu.createUser("eve", { name: "Eve" }),
+      mona: accounts.createUser(emu, "mona", { name: "Mona Lisa Octocat" }),
+      hubot: accounts.createUser(emu, "hubot", { name: "Hubot" }),
+      eve: accounts.createUser(emu, "eve", { name: "Eve" }),
     };
-    emu.createOrg(OWNER);
+    accounts.createOrg(emu, OWNER);
     const collaborators = { mona: "maintain", hubot: "write" } as const;
-    const appRepo = await emu.createRepo(OWNER, APP_REPO, { files: appRepoFiles(), collaborators });
-    await emu.createRepo(OWNER, CONFIG_REPO, {
+    const appRepo = await repos.createRepo(emu, OWNER, APP_REPO, { files: appRepoFiles(), collaborators });
+    await repos.createRepo(emu, OWNER, CONFIG_REPO, {
       files: configRepoFiles(registry.host),
       collaborators,
       allowAutoMerge: true,
       deleteBranchOnMerge: true,
     });
-    emu.protectBranch(OWNER, CONFIG_REPO, "main", { requiredChecks: [REQUIRED_CHECK] });
+    repos.protectBranch(emu, OWNER, CONFIG_REPO, "main", { requiredChecks: [REQUIRED_CHECK] });
     // CI takes a moment, so Ferry finds the check pending and turns on native auto-merge.
-    emu.setCi(OWNER, CONFIG_REPO, { context: REQUIRED_CHECK, conclusion: "success", delayMs: 1500 });
+    actAs.setCi(emu, OWNER, CONFIG_REPO, { context: REQUIRED_CHECK, conclusion: "success", delayMs: 1500 });
 
     const release = async (
       version: string,
@@ -107,8 +107,10 @@ export async function startSandboxWorld(options: SandboxWorldOptions = {}): Prom
       const revision =
         version === FIRST_VERSION
           ? appRepo.headSha
-          : await emu.commit(OWNER, APP_REPO, "main", { VERSION: `${version}\n` }, message, { as: "mona" });
-      await emu.completeWorkflowRun(OWNER, APP_REPO, revision, "success", { name: "CI" });
+          : await actAs.commit(emu, OWNER, APP_REPO, "main", { VERSION: `${version}\n` }, message, {
+              as: "mona",
+            });
+      await actAs.completeWorkflowRun(emu, OWNER, APP_REPO, revision, "success", { name: "CI" });
       const { digest } = await pushImage(registry.url, IMAGE_PATH, version, {
         content: version,
         labels: {
@@ -120,13 +122,13 @@ export async function startSandboxWorld(options: SandboxWorldOptions = {}): Prom
     };
     await release(FIRST_VERSION);
 
-    const app = emu.createApp({
+    const app = accounts.createApp(emu, {
       slug: "ferry",
       name: "Ferry",
       permissions: ferryAppManifest().permissions,
       webhookSecret: WEBHOOK_SECRET,
     });
-    emu.installApp(app.id, OWNER);
+    accounts.installApp(emu, app.id, OWNER);
 
     const cluster = await startClusterSimulator({
       // A Pod starts only if its image is really in the embedded registry.
@@ -154,7 +156,7 @@ export async function startSandboxWorld(options: SandboxWorldOptions = {}): Prom
       log: pino({ level: "warn", base: { name: "ferry" } }, { write: (line: string) => logSink(line) }),
     });
     closers.push(() => ferry.close());
-    emu.setWebhook(app.id, `${ferry.url}/api/github/webhooks`, WEBHOOK_SECRET);
+    accounts.setWebhook(emu, app.id, `${ferry.url}/api/github/webhooks`, WEBHOOK_SECRET);
     registry.addNotificationEndpoint({
       url: `${ferry.url}/registry/distribution`,
       headers: { Authorization: REGISTRY_NOTIFICATION_SECRET },

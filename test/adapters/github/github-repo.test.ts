@@ -5,6 +5,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { GitHubRepoAdapter } from "../../../src/adapters/github/github-repo.js";
 import { installApp, startWorld, type World } from "../../support/github-emulator-world.js";
+import { actAs, repos } from "../../../src/sandbox/github/index.js";
 
 describe("GitHubRepoAdapter against the emulator", () => {
   let world: World;
@@ -63,7 +64,7 @@ describe("GitHubRepoAdapter against the emulator", () => {
 
   it("gives a branch's required checks with the branch itself, and none for an unprotected branch", async () => {
     expect((await github.getBranch("main"))!.requiredChecks).toBeUndefined();
-    world.emu.protectBranch("acme", "config", "main", { requiredChecks: ["ci/test", "ferry/config"] });
+    repos.protectBranch(world.emu, "acme", "config", "main", { requiredChecks: ["ci/test", "ferry/config"] });
     const main = (await github.getBranch("main"))!;
     expect(main.protected).toBe(true);
     expect(main.requiredChecks).toEqual(["ci/test", "ferry/config"]);
@@ -90,7 +91,8 @@ describe("GitHubRepoAdapter against the emulator", () => {
   });
 
   it("dedupes by reaction: the second identical reaction says it existed", async () => {
-    const { id } = await world.emu.comment(
+    const { id } = await actAs.comment(
+      world.emu,
       "acme",
       "config",
       (await github.createIssue({ title: "t", body: "b" }))!,

@@ -7,6 +7,7 @@ import {
   startWorld,
   type World,
 } from "../../support/github-emulator-world.js";
+import { accounts, repos } from "../../../src/sandbox/github/index.js";
 
 const owner = "acme";
 const repo = "config";
@@ -15,12 +16,12 @@ describe("authentication and permissions", () => {
   let world: World;
   beforeAll(async () => {
     world = await startWorld();
-    await world.emu.createRepo("acme", "secret", {
+    await repos.createRepo(world.emu, "acme", "secret", {
       private: true,
       files: { "a.txt": "a\n" },
       collaborators: { mona: "admin" },
     });
-    world.emu.createTeam("acme", "release", ["mona"], { maintainers: ["hubot"] });
+    repos.createTeam(world.emu, "acme", "release", ["mona"], { maintainers: ["hubot"] });
   });
   afterAll(async () => {
     await world.emu.close();
@@ -70,8 +71,8 @@ describe("authentication and permissions", () => {
   });
 
   it("gives team members the team's role on the org's repositories", async () => {
-    world.emu.createUser("rel");
-    world.emu.createTeam("acme", "deployers", ["rel"], {
+    accounts.createUser(world.emu, "rel");
+    repos.createTeam(world.emu, "acme", "deployers", ["rel"], {
       repositories: { config: "maintain", secret: "read" },
     });
     const role = async (r: string) =>
@@ -125,8 +126,8 @@ describe("authentication and permissions", () => {
   });
 
   it("lets an installation see only the repositories it was installed on", async () => {
-    const created = world.emu.createApp({ slug: "narrow", permissions: { contents: "write" } });
-    const { id } = world.emu.installApp(created.id, "acme", { repositories: ["config"] });
+    const created = accounts.createApp(world.emu, { slug: "narrow", permissions: { contents: "write" } });
+    const { id } = accounts.installApp(world.emu, created.id, "acme", { repositories: ["config"] });
     const app = octokitFor(world.emu, appJwt(created.id, created.privateKey));
     const { data: token } = await app.rest.apps.createInstallationAccessToken({ installation_id: id });
     const narrow = octokitFor(world.emu, token.token);
@@ -137,8 +138,8 @@ describe("authentication and permissions", () => {
   });
 
   it("verifies app JWTs: signature, expiry, and issue time", async () => {
-    const created = world.emu.createApp({ slug: "jwt-check" });
-    const other = world.emu.createApp({ slug: "jwt-other" });
+    const created = accounts.createApp(world.emu, { slug: "jwt-check" });
+    const other = accounts.createApp(world.emu, { slug: "jwt-other" });
     const now = Math.floor(Date.now() / 1000);
     expect(
       (await octokitFor(world.emu, appJwt(created.id, created.privateKey)).rest.apps.getAuthenticated()).data
@@ -181,7 +182,7 @@ describe("authentication and permissions", () => {
   it("answers 401 once an installation token has expired, and a fresh token works again", async () => {
     const ferry = await installApp(world, { slug: "expiring", permissions: { contents: "read" } });
     await ferry.installation.rest.repos.get({ owner, repo });
-    world.emu.expireInstallationTokens();
+    accounts.expireInstallationTokens(world.emu);
     const expired = await expectStatus(ferry.installation.rest.repos.get({ owner, repo }), 401);
     expect(expired.message).toBe("Bad credentials");
     const { data } = await ferry.app.rest.apps.createInstallationAccessToken({

@@ -12,6 +12,7 @@ import {
   type ContractFailure,
 } from "../../support/github-contract-kit.js";
 import { expectStatus, installApp, startWorld, type World } from "../../support/github-emulator-world.js";
+import { actAs, repos } from "../../../src/sandbox/github/index.js";
 
 describe("the emulator's REST responses and webhook payloads match GitHub's published schemas", () => {
   let world: World;
@@ -23,8 +24,8 @@ describe("the emulator's REST responses and webhook payloads match GitHub's publ
     world = await startWorld();
     receiver = await startReceiver("s3cret");
     const { emu } = world;
-    emu.createTeam("acme", "release", ["mona"]);
-    emu.protectBranch("acme", "config", "main", { requiredChecks: ["ci/test"], requiredApprovals: 1 });
+    repos.createTeam(emu, "acme", "release", ["mona"]);
+    repos.protectBranch(emu, "acme", "config", "main", { requiredChecks: ["ci/test"], requiredApprovals: 1 });
     const ferry = await installApp(world, { webhookUrl: receiver.url, webhookSecret: "s3cret" });
     const bot = ferry.installation;
     const mona = world.as("mona");
@@ -210,9 +211,17 @@ describe("the emulator's REST responses and webhook payloads match GitHub's publ
       `mutation($id: ID!) { disablePullRequestAutoMerge(input: {pullRequestId: $id}) { clientMutationId } }`,
       { id: pr.node_id },
     );
-    await emu.commit(owner, repo, "ferry/staging", { "notes.txt": "synchronize\n" }, "another commit", {
-      as: "hubot",
-    });
+    await actAs.commit(
+      emu,
+      owner,
+      repo,
+      "ferry/staging",
+      { "notes.txt": "synchronize\n" },
+      "another commit",
+      {
+        as: "hubot",
+      },
+    );
     const { data: synced } = await bot.rest.pulls.get({ owner, repo, pull_number: pr.number });
     await bot.rest.repos.createCommitStatus({
       owner,
@@ -230,7 +239,7 @@ describe("the emulator's REST responses and webhook payloads match GitHub's publ
     await bot.rest.issues.deleteComment({ owner, repo, comment_id: doomed.id });
     await mona.rest.pulls.createReview({ owner, repo, pull_number: pr.number, event: "APPROVE" });
     await mona.rest.pulls.listReviews({ owner, repo, pull_number: pr.number });
-    await emu.completeWorkflowRun(owner, repo, synced.head.sha, "success");
+    await actAs.completeWorkflowRun(emu, owner, repo, synced.head.sha, "success");
     await bot.rest.pulls.merge({
       owner,
       repo,
@@ -310,8 +319,12 @@ describe("the emulator's REST responses and webhook payloads match GitHub's publ
       sha: (readme2 as { sha: string }).sha,
     });
     await mona.rest.repos.deleteBranchProtection({ owner, repo, branch: "main" });
-    emu.publishPackage(owner, repo, { name: "shop", tag: "1.8.0", digest: `sha256:${"a".repeat(64)}` });
-    await emu.comment(owner, repo, pr.number, "/promote prod", { as: "eve" });
+    actAs.publishPackage(emu, owner, repo, {
+      name: "shop",
+      tag: "1.8.0",
+      digest: `sha256:${"a".repeat(64)}`,
+    });
+    await actAs.comment(emu, owner, repo, pr.number, "/promote prod", { as: "eve" });
     await emu.idle();
   }, 60_000);
 

@@ -5,6 +5,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { expectStatus, startWorld, type World } from "../../support/github-emulator-world.js";
+import { inspect } from "../../../src/sandbox/github/index.js";
 
 const STATE_REF = "refs/ferry/state";
 
@@ -82,6 +83,6 @@ describe("a ref outside refs/heads", () => {
       422,
     );
     expect(message).toMatch(/fast forward/i);
-    expect(await world.emu.readFile("acme", "config", STATE_REF, "state.json")).toBe("winner\n");
+    expect(await inspect.readFile(world.emu, "acme", "config", STATE_REF, "state.json")).toBe("winner\n");
   });
 });

@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { expectStatus, startWorld, type World } from "../../support/github-emulator-world.js";
+import { actAs, inspect } from "../../../src/sandbox/github/index.js";
 
 const owner = "acme";
 const repo = "config";
@@ -45,13 +46,13 @@ describe("faults on demand", () => {
 
   it("misses a fresh ref and a fresh PR once (eventual consistency), then finds them", async () => {
     world.emu.faults.eventualConsistency({ count: 1 });
-    const main = (await world.emu.branchSha(owner, repo, "main"))!;
+    const main = (await inspect.branchSha(world.emu, owner, repo, "main"))!;
     await world.as("hubot").rest.git.createRef({ owner, repo, ref: "refs/heads/fresh", sha: main });
     await expectStatus(world.as("hubot").rest.git.getRef({ owner, repo, ref: "heads/fresh" }), 404);
     expect(
       (await world.as("hubot").rest.git.getRef({ owner, repo, ref: "heads/fresh" })).data.object.sha,
     ).toBe(main);
-    await world.emu.commit(owner, repo, "fresh", { "f.txt": "f\n" }, "f", { as: "hubot" });
+    await actAs.commit(world.emu, owner, repo, "fresh", { "f.txt": "f\n" }, "f", { as: "hubot" });
     const { data: pr } = await world
       .as("hubot")
       .rest.pulls.create({ owner, repo, head: "fresh", base: "main", title: "fresh" });
@@ -61,7 +62,9 @@ describe("faults on demand", () => {
 
   it("lets a rival writer win the race for a ref, so a fast-forward update becomes non-fast-forward", async () => {
     const octokit = world.as("hubot");
-    const base = await world.emu.commit(owner, repo, "raced", { "r.txt": "1\n" }, "r", { as: "hubot" });
+    const base = await actAs.commit(world.emu, owner, repo, "raced", { "r.txt": "1\n" }, "r", {
+      as: "hubot",
+    });
     const { data: tip } = await octokit.rest.git.getCommit({ owner, repo, commit_sha: base });
     const { data: next } = await octokit.rest.git.createCommit({
       owner,
@@ -76,7 +79,7 @@ describe("faults on demand", () => {
       422,
     );
     expect(lost.message).toBe("Update is not a fast forward");
-    expect(await world.emu.branchSha(owner, repo, "raced")).not.toBe(next.sha);
+    expect(await inspect.branchSha(world.emu, owner, repo, "raced")).not.toBe(next.sha);
   });
 
   it("keeps a record of every request with its status and actor, resettable", async () => {
@@ -100,8 +103,8 @@ describe("faults that shape pull request merges", () => {
   });
 
   it("answers 405 'Base branch was modified' when a rival moves the base during the merge", async () => {
-    await world.emu.commit(owner, repo, "raced-merge", { "m.txt": "1\n" }, "m", { as: "hubot" });
-    const number = await world.emu.openPullRequest(owner, repo, { head: "raced-merge", as: "hubot" });
+    await actAs.commit(world.emu, owner, repo, "raced-merge", { "m.txt": "1\n" }, "m", { as: "hubot" });
+    const number = await actAs.openPullRequest(world.emu, owner, repo, { head: "raced-merge", as: "hubot" });
     world.emu.faults.refRace({ ref: "heads/main" });
     const lost = await expectStatus(
       world.as("hubot").rest.pulls.merge({ owner, repo, pull_number: number }),
@@ -112,8 +115,8 @@ describe("faults that shape pull request merges", () => {
   });
 
   it("shows mergeability as still being computed (null, unknown) for the next read", async () => {
-    await world.emu.commit(owner, repo, "pending", { "p.txt": "1\n" }, "p", { as: "hubot" });
-    const number = await world.emu.openPullRequest(owner, repo, { head: "pending", as: "hubot" });
+    await actAs.commit(world.emu, owner, repo, "pending", { "p.txt": "1\n" }, "p", { as: "hubot" });
+    const number = await actAs.openPullRequest(world.emu, owner, repo, { head: "pending", as: "hubot" });
     world.emu.faults.mergeabilityPending({ count: 1 });
     const first = (await world.as("hubot").rest.pulls.get({ owner, repo, pull_number: number })).data;
     const second = (await world.as("hubot").rest.pulls.get({ owner, repo, pull_number: number })).data;

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { expectStatus, startWorld, type World } from "../../support/github-emulator-world.js";
+import { actAs, inspect } from "../../../src/sandbox/github/index.js";
 
 describe("Git Data API through the real @octokit/rest", () => {
   let world: World;
@@ -66,9 +67,9 @@ describe("Git Data API through the real @octokit/rest", () => {
       sha: commit.sha,
     });
     expect(merged.merged).toBe(true);
-    expect(await world.emu.readFile(owner, repo, "main", "overlays/staging/kustomization.yaml")).toContain(
-      "newTag: 1.8.0",
-    );
+    expect(
+      await inspect.readFile(world.emu, owner, repo, "main", "overlays/staging/kustomization.yaml"),
+    ).toContain("newTag: 1.8.0");
     const { data: after } = await octokit.rest.pulls.get({ owner, repo, pull_number: pr.number });
     expect(after).toMatchObject({ state: "closed", merged: true, merge_commit_sha: merged.sha });
   });
@@ -133,7 +134,7 @@ describe("Git Data API through the real @octokit/rest", () => {
     });
     expect(status).toBe(200);
     expect(written.content?.sha).not.toBe(sha);
-    expect(await world.emu.readFile("acme", "config", "main", path)).toBe("changed\n");
+    expect(await inspect.readFile(world.emu, "acme", "config", "main", path)).toBe("changed\n");
   });
 
   it("moves refs only by compare-and-swap: a non-fast-forward update needs force", async () => {
@@ -187,7 +188,8 @@ describe("Git Data API through the real @octokit/rest", () => {
 
   it("reads trees recursively and compares two commits", async () => {
     const octokit = world.as("hubot");
-    const sha = await world.emu.commit(
+    const sha = await actAs.commit(
+      world.emu,
       "acme",
       "config",
       "feature",
@@ -216,9 +218,9 @@ describe("Git Data API through the real @octokit/rest", () => {
 
   it("serves lightweight and annotated tags: the ref, then the tag object pointing at the commit", async () => {
     const octokit = world.as("hubot");
-    const main = (await world.emu.branchSha("acme", "config", "main"))!;
-    await world.emu.tag("acme", "config", "v1.0.0", "main");
-    const tagSha = await world.emu.tag("acme", "config", "v1.1.0", "main", {
+    const main = (await inspect.branchSha(world.emu, "acme", "config", "main"))!;
+    await actAs.tag(world.emu, "acme", "config", "v1.0.0", "main");
+    const tagSha = await actAs.tag(world.emu, "acme", "config", "v1.1.0", "main", {
       annotated: true,
       message: "release 1.1.0",
     });
@@ -255,7 +257,7 @@ describe("Git Data API through the real @octokit/rest", () => {
     const octokit = world.as("hubot");
     const owner = "acme";
     const repo = "config";
-    const tip = (await world.emu.branchSha(owner, repo, "main"))!;
+    const tip = (await inspect.branchSha(world.emu, owner, repo, "main"))!;
     const { data: tipCommit } = await octokit.rest.git.getCommit({ owner, repo, commit_sha: tip });
     const candidates = await Promise.all(
       Array.from({ length: 12 }, (_, i) =>
@@ -277,7 +279,7 @@ describe("Git Data API through the real @octokit/rest", () => {
     const losers = outcomes.filter((o): o is PromiseRejectedResult => o.status === "rejected");
     expect(winners).toHaveLength(1);
     expect(losers.map((o) => (o.reason as { status: number }).status)).toEqual(Array(11).fill(422));
-    const final = await world.emu.branchSha(owner, repo, "main");
+    const final = await inspect.branchSha(world.emu, owner, repo, "main");
     expect(candidates.map(({ data }) => data.sha)).toContain(final);
   });
 });

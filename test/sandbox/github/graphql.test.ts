@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startWorld, type World } from "../../support/github-emulator-world.js";
+import { actAs, inspect, repos } from "../../../src/sandbox/github/index.js";
 
 const owner = "acme";
 const repo = "config";
@@ -37,15 +38,15 @@ describe("the GraphQL operations Ferry uses", () => {
   });
 
   it("looks a pull request's node id up by number, with inline arguments", async () => {
-    await world.emu.commit(owner, repo, "feature", { "f.txt": "f\n" }, "f", { as: "hubot" });
-    const number = await world.emu.openPullRequest(owner, repo, { head: "feature", as: "hubot" });
+    await actAs.commit(world.emu, owner, repo, "feature", { "f.txt": "f\n" }, "f", { as: "hubot" });
+    const number = await actAs.openPullRequest(world.emu, owner, repo, { head: "feature", as: "hubot" });
     const result = await world
       .as("hubot")
       .graphql<{ repository: { pullRequest: { id: string; number: number } } }>(
         `query { repository(owner: "acme", name: "config") { pullRequest(number: ${number}) { id number } } }`,
       );
     expect(result.repository.pullRequest).toMatchObject({
-      id: (await world.emu.getPull(owner, repo, number)).node_id,
+      id: (await inspect.getPull(world.emu, owner, repo, number)).node_id,
       number,
     });
   });
@@ -56,18 +57,22 @@ describe("the GraphQL operations Ferry uses", () => {
   // in StefanMaron/BusinessCentral.AL.Runner#3391). A writer's later push leaves it armed: GitHub's
   // auto-merge docs disable it only for a push by someone without write permissions.
   it("refuses enablePullRequestAutoMerge when expectedHeadOid is not the head, and enables it when it is", async () => {
-    world.emu.protectBranch(owner, repo, "main", { requiredChecks: ["ci"] });
-    const first = await world.emu.commit(owner, repo, "auto", { "a.txt": "a\n" }, "a", { as: "hubot" });
-    const number = await world.emu.openPullRequest(owner, repo, { head: "auto", as: "hubot" });
-    const second = await world.emu.commit(owner, repo, "auto", { "a.txt": "b\n" }, "b", { as: "hubot" });
-    const id = (await world.emu.getPull(owner, repo, number)).node_id;
+    repos.protectBranch(world.emu, owner, repo, "main", { requiredChecks: ["ci"] });
+    const first = await actAs.commit(world.emu, owner, repo, "auto", { "a.txt": "a\n" }, "a", {
+      as: "hubot",
+    });
+    const number = await actAs.openPullRequest(world.emu, owner, repo, { head: "auto", as: "hubot" });
+    const second = await actAs.commit(world.emu, owner, repo, "auto", { "a.txt": "b\n" }, "b", {
+      as: "hubot",
+    });
+    const id = (await inspect.getPull(world.emu, owner, repo, number)).node_id;
     const enable = `mutation($id: ID!, $head: GitObjectID) { enablePullRequestAutoMerge(input: { pullRequestId: $id, mergeMethod: SQUASH, expectedHeadOid: $head }) { clientMutationId } }`;
     await expect(world.as("hubot").graphql(enable, { id, head: first })).rejects.toThrow(
       "Head branch was modified. Review and try the merge again.",
     );
-    expect((await world.emu.getPull(owner, repo, number)).auto_merge).toBeNull();
+    expect((await inspect.getPull(world.emu, owner, repo, number)).auto_merge).toBeNull();
     await world.as("hubot").graphql(enable, { id, head: second });
-    expect((await world.emu.getPull(owner, repo, number)).auto_merge).not.toBeNull();
+    expect((await inspect.getPull(world.emu, owner, repo, number)).auto_merge).not.toBeNull();
   });
 
   it("answers an unknown node id with a NOT_FOUND error", async () => {

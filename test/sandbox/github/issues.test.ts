@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { expectStatus, installApp, startWorld, type World } from "../../support/github-emulator-world.js";
+import { actAs, inspect } from "../../../src/sandbox/github/index.js";
 
 const owner = "acme";
 const repo = "config";
@@ -57,7 +58,7 @@ describe("issues, comments, reactions and labels", () => {
 
   it("answers 201 for a new reaction and 200 for the same reaction again", async () => {
     const { data: issue } = await world.as("mona").rest.issues.create({ owner, repo, title: "react" });
-    const { id } = await world.emu.comment(owner, repo, issue.number, "/promote prod", { as: "eve" });
+    const { id } = await actAs.comment(world.emu, owner, repo, issue.number, "/promote prod", { as: "eve" });
     const first = await world
       .as("hubot")
       .rest.reactions.createForIssueComment({ owner, repo, comment_id: id, content: "eyes" });
@@ -122,7 +123,7 @@ describe("check runs, statuses and deployments", () => {
   let head: string;
   beforeAll(async () => {
     world = await startWorld();
-    head = (await world.emu.branchSha(owner, repo, "main"))!;
+    head = (await inspect.branchSha(world.emu, owner, repo, "main"))!;
   });
   afterAll(async () => {
     await world.emu.close();
@@ -163,8 +164,10 @@ describe("check runs, statuses and deployments", () => {
 
   it("refuses a deployment while a status on the commit is not green, unless required_contexts says otherwise", async () => {
     const octokit = world.as("hubot");
-    const sha = await world.emu.commit(owner, repo, "deploy-me", { "d.txt": "d\n" }, "d", { as: "hubot" });
-    world.emu.setStatus(owner, repo, sha, { context: "ci/test", state: "pending" });
+    const sha = await actAs.commit(world.emu, owner, repo, "deploy-me", { "d.txt": "d\n" }, "d", {
+      as: "hubot",
+    });
+    actAs.setStatus(world.emu, owner, repo, sha, { context: "ci/test", state: "pending" });
     const refused = await expectStatus(
       octokit.rest.repos.createDeployment({ owner, repo, ref: sha, environment: "prod" }),
       409,

@@ -8,6 +8,7 @@ import { Probot, createNodeMiddleware, type ApplicationFunction } from "probot";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startWorld, type World } from "../../support/github-emulator-world.js";
 import { UnthrottledOctokit } from "../../../src/sandbox/ferry-app.js";
+import { accounts, actAs, inspect } from "../../../src/sandbox/github/index.js";
 
 const owner = "acme";
 const repo = "config";
@@ -71,13 +72,13 @@ describe("a Probot 14 app against the emulator", () => {
 
   beforeAll(async () => {
     world = await startWorld();
-    const created = world.emu.createApp({
+    const created = accounts.createApp(world.emu, {
       slug: "ferry",
       permissions: { contents: "write", pull_requests: "write", issues: "write" },
       events: ["issue_comment", "pull_request"],
       webhookSecret: "probot-secret",
     });
-    world.emu.installApp(created.id, owner);
+    accounts.installApp(world.emu, created.id, owner);
     const probot = new Probot({
       appId: created.id,
       privateKey: created.privateKey,
@@ -92,7 +93,7 @@ describe("a Probot 14 app against the emulator", () => {
     });
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     const { port } = server.address() as AddressInfo;
-    world.emu.setWebhook(created.id, `http://127.0.0.1:${port}/api/github/webhooks`);
+    accounts.setWebhook(world.emu, created.id, `http://127.0.0.1:${port}/api/github/webhooks`);
   });
 
   afterAll(async () => {
@@ -102,19 +103,21 @@ describe("a Probot 14 app against the emulator", () => {
 
   it("verifies the emulator's signature, then opens the PR with the app's installation token", async () => {
     const { data: issue } = await world.as("mona").rest.issues.create({ owner, repo, title: "Releases" });
-    await world.emu.comment(owner, repo, issue.number, "/bump 1.8.0", { as: "mona" });
+    await actAs.comment(world.emu, owner, repo, issue.number, "/bump 1.8.0", { as: "mona" });
     await world.emu.idle();
 
-    const delivery = world.emu.deliveries().find((d) => d.event === "issue_comment");
+    const delivery = world.emu.webhooks.deliveries().find((d) => d.event === "issue_comment");
     expect(delivery?.status).toBe(200);
-    const pulls = await world.emu.listPulls(owner, repo, { state: "open" });
+    const pulls = await inspect.listPulls(world.emu, owner, repo, { state: "open" });
     expect(pulls.map((p) => [p.title, p.user.login, p.head.ref, p.labels.map((l) => l.name)])).toEqual([
       ["Promote shop 1.8.0 to staging", "ferry[bot]", "ferry/staging", ["ferry", "env:staging"]],
     ]);
     expect(
-      await world.emu.readFile(owner, repo, "ferry/staging", "overlays/staging/kustomization.yaml"),
+      await inspect.readFile(world.emu, owner, repo, "ferry/staging", "overlays/staging/kustomization.yaml"),
     ).toContain("newTag: 1.8.0");
-    expect(world.emu.listComments(owner, repo, issue.number)[0]?.reactions).toEqual(["ferry[bot]:eyes"]);
+    expect(inspect.listComments(world.emu, owner, repo, issue.number)[0]?.reactions).toEqual([
+      "ferry[bot]:eyes",
+    ]);
     expect(
       world.emu.requests().some((r) => r.path.startsWith("/app/installations/") && r.status === 201),
     ).toBe(true);
@@ -122,12 +125,12 @@ describe("a Probot 14 app against the emulator", () => {
 
   it("is refused by Probot when the signature does not match", async () => {
     const app = [...world.emu.apps.values()].find((a) => a.slug === "ferry")!;
-    world.emu.setWebhook(app.id, app.webhookUrl, "wrong-secret");
+    accounts.setWebhook(world.emu, app.id, app.webhookUrl, "wrong-secret");
     const { data: issue } = await world.as("mona").rest.issues.create({ owner, repo, title: "Again" });
-    await world.emu.comment(owner, repo, issue.number, "/bump 1.9.0", { as: "mona" });
+    await actAs.comment(world.emu, owner, repo, issue.number, "/bump 1.9.0", { as: "mona" });
     await world.emu.idle();
-    const last = world.emu.deliveries().at(-1)!;
+    const last = world.emu.webhooks.deliveries().at(-1)!;
     expect(last.status).toBeGreaterThanOrEqual(400);
-    world.emu.setWebhook(app.id, app.webhookUrl, "probot-secret");
+    accounts.setWebhook(world.emu, app.id, app.webhookUrl, "probot-secret");
   });
 });

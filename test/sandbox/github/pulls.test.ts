@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { expectStatus, installApp, startWorld, type World } from "../../support/github-emulator-world.js";
+import { actAs, inspect, repos } from "../../../src/sandbox/github/index.js";
 
 const owner = "acme";
 const repo = "config";
@@ -18,7 +19,7 @@ describe("pull requests: creation, listing, mergeability and the three merge met
     files: Record<string, string | null>,
     message = `change ${branch}`,
   ): Promise<string> {
-    return world.emu.commit(owner, repo, branch, files, message, { as: "hubot" });
+    return actAs.commit(world.emu, owner, repo, branch, files, message, { as: "hubot" });
   }
 
   it("refuses a second open PR for the same head and base, and PRs without commits", async () => {
@@ -30,7 +31,7 @@ describe("pull requests: creation, listing, mergeability and the three merge met
       422,
     );
     expect(twice.message).toBe("Validation Failed");
-    await world.emu.createBranch(owner, repo, "empty");
+    await actAs.createBranch(world.emu, owner, repo, "empty");
     await expectStatus(
       octokit.rest.pulls.create({ owner, repo, head: "empty", base: "main", title: "nothing" }),
       422,
@@ -64,7 +65,9 @@ describe("pull requests: creation, listing, mergeability and the three merge met
   it("reports dirty and refuses to merge (405) when head and base conflict", async () => {
     const octokit = world.as("hubot");
     await branchWith("ferry/staging", { "README.md": "theirs\n" });
-    await world.emu.commit(owner, repo, "main", { "README.md": "ours\n" }, "conflicting", { as: "mona" });
+    await actAs.commit(world.emu, owner, repo, "main", { "README.md": "ours\n" }, "conflicting", {
+      as: "mona",
+    });
     const { data: pr } = await octokit.rest.pulls.create({
       owner,
       repo,
@@ -83,16 +86,36 @@ describe("pull requests: creation, listing, mergeability and the three merge met
 
   it("merges with a merge commit, a squash commit or rebased commits, as git computes them", async () => {
     const octokit = world.as("hubot");
-    await world.emu.commit(owner, repo, "main", { "other.txt": "moved on\n" }, "base moves", { as: "mona" });
+    await actAs.commit(world.emu, owner, repo, "main", { "other.txt": "moved on\n" }, "base moves", {
+      as: "mona",
+    });
     const results: Record<string, { parents: number; files: string[] }> = {};
     for (const method of ["merge", "squash", "rebase"] as const) {
       const branch = `m-${method}`;
-      await world.emu.createBranch(owner, repo, branch, (await world.emu.branchSha(owner, repo, "main"))!);
-      await world.emu.commit(owner, repo, branch, { [`${method}-1.txt`]: "1\n" }, "first", { as: "hubot" });
-      await world.emu.commit(owner, repo, branch, { [`${method}-2.txt`]: "2\n" }, "second", { as: "hubot" });
-      await world.emu.commit(owner, repo, "main", { [`main-${method}.txt`]: "x\n" }, "main moves again", {
-        as: "mona",
+      await actAs.createBranch(
+        world.emu,
+        owner,
+        repo,
+        branch,
+        (await inspect.branchSha(world.emu, owner, repo, "main"))!,
+      );
+      await actAs.commit(world.emu, owner, repo, branch, { [`${method}-1.txt`]: "1\n" }, "first", {
+        as: "hubot",
       });
+      await actAs.commit(world.emu, owner, repo, branch, { [`${method}-2.txt`]: "2\n" }, "second", {
+        as: "hubot",
+      });
+      await actAs.commit(
+        world.emu,
+        owner,
+        repo,
+        "main",
+        { [`main-${method}.txt`]: "x\n" },
+        "main moves again",
+        {
+          as: "mona",
+        },
+      );
       const { data: pr } = await octokit.rest.pulls.create({
         owner,
         repo,
@@ -100,7 +123,7 @@ describe("pull requests: creation, listing, mergeability and the three merge met
         base: "main",
         title: `${method} it`,
       });
-      const before = (await world.emu.branchSha(owner, repo, "main"))!;
+      const before = (await inspect.branchSha(world.emu, owner, repo, "main"))!;
       const { data: merged } = await octokit.rest.pulls.merge({
         owner,
         repo,
@@ -110,7 +133,7 @@ describe("pull requests: creation, listing, mergeability and the three merge met
       const { data: commit } = await octokit.rest.git.getCommit({ owner, repo, commit_sha: merged.sha });
       results[method] = {
         parents: commit.parents.length,
-        files: await world.emu.listFiles(owner, repo, merged.sha),
+        files: await inspect.listFiles(world.emu, owner, repo, merged.sha),
       };
       if (method === "merge")
         expect(commit.message).toBe(`Merge pull request #${pr.number} from acme/${branch}\n\nmerge it`);
@@ -162,7 +185,7 @@ describe("pull requests: creation, listing, mergeability and the three merge met
 
   it("closes and reopens PRs, changes their base, and deletes the head on merge when the repo says so", async () => {
     const octokit = world.as("hubot");
-    world.emu.setRepoSettings(owner, repo, { deleteBranchOnMerge: true });
+    repos.setRepoSettings(world.emu, owner, repo, { deleteBranchOnMerge: true });
     await branchWith("feature", { "a.txt": "1\n" });
     const { data: pr } = await octokit.rest.pulls.create({
       owner,
@@ -176,7 +199,7 @@ describe("pull requests: creation, listing, mergeability and the three merge met
     await expectStatus(octokit.rest.pulls.merge({ owner, repo, pull_number: pr.number }), 405);
     await octokit.rest.pulls.update({ owner, repo, pull_number: pr.number, state: "open", title: "renamed" });
     await octokit.rest.pulls.merge({ owner, repo, pull_number: pr.number });
-    expect(await world.emu.branchSha(owner, repo, "feature")).toBeUndefined();
+    expect(await inspect.branchSha(world.emu, owner, repo, "feature")).toBeUndefined();
   });
 });
 
@@ -190,9 +213,11 @@ describe("branch protection: required checks, strict, required reviews", () => {
   });
 
   it("blocks a merge until the required check passes, and shows unstable for failing optional checks", async () => {
-    world.emu.protectBranch(owner, repo, "main", { requiredChecks: ["ci/test"] });
+    repos.protectBranch(world.emu, owner, repo, "main", { requiredChecks: ["ci/test"] });
     const octokit = world.as("hubot");
-    const head = await world.emu.commit(owner, repo, "feature", { "a.txt": "1\n" }, "c", { as: "hubot" });
+    const head = await actAs.commit(world.emu, owner, repo, "feature", { "a.txt": "1\n" }, "c", {
+      as: "hubot",
+    });
     const { data: pr } = await octokit.rest.pulls.create({
       owner,
       repo,
@@ -208,12 +233,12 @@ describe("branch protection: required checks, strict, required reviews", () => {
       405,
     );
     expect(refused.message).toBe('Required status check "ci/test" is expected.');
-    world.emu.setStatus(owner, repo, head, { context: "ci/test", state: "failure" });
+    actAs.setStatus(world.emu, owner, repo, head, { context: "ci/test", state: "failure" });
     expect((await octokit.rest.pulls.get({ owner, repo, pull_number: pr.number })).data.mergeable_state).toBe(
       "blocked",
     );
-    world.emu.setStatus(owner, repo, head, { context: "ci/test", state: "success" });
-    world.emu.setStatus(owner, repo, head, { context: "lint", state: "failure" });
+    actAs.setStatus(world.emu, owner, repo, head, { context: "ci/test", state: "success" });
+    actAs.setStatus(world.emu, owner, repo, head, { context: "lint", state: "failure" });
     expect((await octokit.rest.pulls.get({ owner, repo, pull_number: pr.number })).data.mergeable_state).toBe(
       "unstable",
     );
@@ -221,9 +246,13 @@ describe("branch protection: required checks, strict, required reviews", () => {
   });
 
   it("reports behind under strict protection until the head contains the base tip", async () => {
-    world.emu.protectBranch(owner, repo, "main", { requiredChecks: [], strict: true, requiredApprovals: 0 });
+    repos.protectBranch(world.emu, owner, repo, "main", {
+      requiredChecks: [],
+      strict: true,
+      requiredApprovals: 0,
+    });
     const octokit = world.as("hubot");
-    await world.emu.commit(owner, repo, "feature", { "a.txt": "1\n" }, "c", { as: "hubot" });
+    await actAs.commit(world.emu, owner, repo, "feature", { "a.txt": "1\n" }, "c", { as: "hubot" });
     const { data: pr } = await octokit.rest.pulls.create({
       owner,
       repo,
@@ -231,7 +260,7 @@ describe("branch protection: required checks, strict, required reviews", () => {
       base: "main",
       title: "t",
     });
-    await world.emu.commit(owner, repo, "main", { "b.txt": "1\n" }, "main moves", { as: "mona" });
+    await actAs.commit(world.emu, owner, repo, "main", { "b.txt": "1\n" }, "main moves", { as: "mona" });
     expect((await octokit.rest.pulls.get({ owner, repo, pull_number: pr.number })).data.mergeable_state).toBe(
       "behind",
     );
@@ -239,8 +268,8 @@ describe("branch protection: required checks, strict, required reviews", () => {
   });
 
   it("counts approvals only from reviewers with write access, and never the author's own", async () => {
-    world.emu.protectBranch(owner, repo, "main", { requiredApprovals: 1 });
-    await world.emu.commit(owner, repo, "feature", { "a.txt": "1\n" }, "c", { as: "hubot" });
+    repos.protectBranch(world.emu, owner, repo, "main", { requiredApprovals: 1 });
+    await actAs.commit(world.emu, owner, repo, "feature", { "a.txt": "1\n" }, "c", { as: "hubot" });
     const { data: pr } = await world
       .as("hubot")
       .rest.pulls.create({ owner, repo, head: "feature", base: "main", title: "t" });
@@ -254,7 +283,7 @@ describe("branch protection: required checks, strict, required reviews", () => {
       405,
     );
     expect(blocked.message).toBe("At least 1 approving review is required by reviewers with write access.");
-    await world.emu.review(owner, repo, pr.number, { as: "mona", event: "APPROVE" });
+    await actAs.review(world.emu, owner, repo, pr.number, { as: "mona", event: "APPROVE" });
     expect(
       (await world.as("hubot").rest.pulls.get({ owner, repo, pull_number: pr.number })).data.mergeable_state,
     ).toBe("clean");
@@ -274,9 +303,9 @@ describe("native auto-merge through GraphQL", () => {
   const enable = `mutation($id: ID!) { enablePullRequestAutoMerge(input: {pullRequestId: $id, mergeMethod: SQUASH}) { pullRequest { autoMergeRequest { enabledAt } } } }`;
 
   it("merges by itself once the required check passes, as the user who enabled it", async () => {
-    world.emu.protectBranch(owner, repo, "main", { requiredChecks: ["ci/test"] });
+    repos.protectBranch(world.emu, owner, repo, "main", { requiredChecks: ["ci/test"] });
     const ferry = await installApp(world);
-    const head = await world.emu.commit(owner, repo, "ferry/staging", { "a.txt": "1\n" }, "c", {
+    const head = await actAs.commit(world.emu, owner, repo, "ferry/staging", { "a.txt": "1\n" }, "c", {
       as: "hubot",
     });
     const { data: pr } = await ferry.installation.rest.pulls.create({
@@ -295,17 +324,19 @@ describe("native auto-merge through GraphQL", () => {
         ?.merge_method,
     ).toBe("squash");
     await world.emu.idle();
-    expect(await world.emu.getPull(owner, repo, pr.number)).toMatchObject({ merged: false });
-    world.emu.setStatus(owner, repo, head, { context: "ci/test", state: "success" });
+    expect(await inspect.getPull(world.emu, owner, repo, pr.number)).toMatchObject({ merged: false });
+    actAs.setStatus(world.emu, owner, repo, head, { context: "ci/test", state: "success" });
     await world.emu.idle();
-    const merged = await world.emu.getPull(owner, repo, pr.number);
+    const merged = await inspect.getPull(world.emu, owner, repo, pr.number);
     expect(merged).toMatchObject({ merged: true, merged_by: { login: ferry.botLogin } });
   });
 
   it("answers 'clean status' when the PR could already be merged, as GitHub does", async () => {
-    world.emu.protectBranch(owner, repo, "main", { requiredChecks: ["ci/test"] });
-    const head = await world.emu.commit(owner, repo, "feature", { "a.txt": "1\n" }, "c", { as: "hubot" });
-    world.emu.setStatus(owner, repo, head, { context: "ci/test", state: "success" });
+    repos.protectBranch(world.emu, owner, repo, "main", { requiredChecks: ["ci/test"] });
+    const head = await actAs.commit(world.emu, owner, repo, "feature", { "a.txt": "1\n" }, "c", {
+      as: "hubot",
+    });
+    actAs.setStatus(world.emu, owner, repo, head, { context: "ci/test", state: "success" });
     const { data: pr } = await world
       .as("hubot")
       .rest.pulls.create({ owner, repo, head: "feature", base: "main", title: "t" });
@@ -315,9 +346,9 @@ describe("native auto-merge through GraphQL", () => {
   });
 
   it("runs simulated CI on every new head SHA and auto-merges when it passes", async () => {
-    world.emu.protectBranch(owner, repo, "main", { requiredChecks: ["ci/test"] });
-    world.emu.setCi(owner, repo, { context: "ci/test", conclusion: "success", delayMs: 0 });
-    await world.emu.commit(owner, repo, "feature", { "a.txt": "1\n" }, "c", { as: "hubot" });
+    repos.protectBranch(world.emu, owner, repo, "main", { requiredChecks: ["ci/test"] });
+    actAs.setCi(world.emu, owner, repo, { context: "ci/test", conclusion: "success", delayMs: 0 });
+    await actAs.commit(world.emu, owner, repo, "feature", { "a.txt": "1\n" }, "c", { as: "hubot" });
     const { data: pr } = await world
       .as("hubot")
       .rest.pulls.create({ owner, repo, head: "feature", base: "main", title: "t" });
@@ -326,7 +357,7 @@ describe("native auto-merge through GraphQL", () => {
     expect(runs.check_runs.map((r) => [r.name, r.status, r.conclusion])).toEqual([
       ["ci/test", "completed", "success"],
     ]);
-    const second = await world.emu.commit(owner, repo, "feature", { "a.txt": "2\n" }, "again", {
+    const second = await actAs.commit(world.emu, owner, repo, "feature", { "a.txt": "2\n" }, "again", {
       as: "hubot",
     });
     await world.emu.idle();
@@ -335,29 +366,29 @@ describe("native auto-merge through GraphQL", () => {
   });
 
   it("does not merge while the required check fails", async () => {
-    world.emu.protectBranch(owner, repo, "main", { requiredChecks: ["ci/test"] });
-    world.emu.setCi(owner, repo, { context: "ci/test", conclusion: "failure", delayMs: 10 });
-    await world.emu.commit(owner, repo, "feature", { "a.txt": "1\n" }, "c", { as: "hubot" });
+    repos.protectBranch(world.emu, owner, repo, "main", { requiredChecks: ["ci/test"] });
+    actAs.setCi(world.emu, owner, repo, { context: "ci/test", conclusion: "failure", delayMs: 10 });
+    await actAs.commit(world.emu, owner, repo, "feature", { "a.txt": "1\n" }, "c", { as: "hubot" });
     const { data: pr } = await world
       .as("hubot")
       .rest.pulls.create({ owner, repo, head: "feature", base: "main", title: "t" });
     await world.as("hubot").graphql(enable, { id: pr.node_id });
     await world.emu.idle();
-    expect(await world.emu.getPull(owner, repo, pr.number)).toMatchObject({
+    expect(await inspect.getPull(world.emu, owner, repo, pr.number)).toMatchObject({
       merged: false,
       mergeable_state: "blocked",
     });
   });
 
   it("refuses when the repository does not allow auto-merge or the base is unprotected", async () => {
-    await world.emu.commit(owner, repo, "feature", { "a.txt": "1\n" }, "c", { as: "hubot" });
+    await actAs.commit(world.emu, owner, repo, "feature", { "a.txt": "1\n" }, "c", { as: "hubot" });
     const { data: pr } = await world
       .as("hubot")
       .rest.pulls.create({ owner, repo, head: "feature", base: "main", title: "t" });
     await expect(world.as("hubot").graphql(enable, { id: pr.node_id })).rejects.toThrow(
       /Protected branch rules not configured/,
     );
-    world.emu.setRepoSettings(owner, repo, { allowAutoMerge: false });
+    repos.setRepoSettings(world.emu, owner, repo, { allowAutoMerge: false });
     await expect(world.as("hubot").graphql(enable, { id: pr.node_id })).rejects.toThrow(
       "Auto merge is not allowed for this repository",
     );

@@ -6,6 +6,7 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startReceiver } from "../../support/github-contract-kit.js";
 import { installApp, startWorld, type World } from "../../support/github-emulator-world.js";
+import { accounts, actAs, inspect, repos } from "../../../src/sandbox/github/index.js";
 
 const run = promisify(execFile);
 const owner = "acme";
@@ -43,7 +44,7 @@ describe("webhook deliveries and git smart HTTP", () => {
 
   beforeAll(async () => {
     world = await startWorld();
-    await world.emu.createRepo("acme", "private-config", {
+    await repos.createRepo(world.emu, "acme", "private-config", {
       private: true,
       files: { "a.txt": "a\n" },
       collaborators: { hubot: "write" },
@@ -66,8 +67,8 @@ describe("webhook deliveries and git smart HTTP", () => {
     await world.emu.idle();
     const before = receiver.received.length;
     const { data: issue } = await world.as("hubot").rest.issues.create({ owner, repo, title: "promote" });
-    const { id } = await world.emu.comment(owner, repo, issue.number, "/promote prod", { as: "eve" });
-    world.emu.editComment(owner, repo, id, "/promote prod shop@1.8.0", { as: "eve" });
+    const { id } = await actAs.comment(world.emu, owner, repo, issue.number, "/promote prod", { as: "eve" });
+    actAs.editComment(world.emu, owner, repo, id, "/promote prod shop@1.8.0", { as: "eve" });
     await world.emu.idle();
     const hooks = receiver.received.slice(before).filter((h) => h.event === "issue_comment");
     expect(
@@ -86,14 +87,14 @@ describe("webhook deliveries and git smart HTTP", () => {
 
   it("records each delivery with the receiver's status and redelivers under the same id", async () => {
     await world.emu.idle();
-    const last = world.emu.deliveries().at(-1)!;
+    const last = world.emu.webhooks.deliveries().at(-1)!;
     expect(last.status).toBe(200);
-    const again = world.emu.redeliver(last.id);
+    const again = world.emu.webhooks.redeliver(last.id);
     await world.emu.idle();
     expect(again.id).toBe(last.id);
     expect(receiver.received.filter((h) => h.delivery === last.id)).toHaveLength(2);
     expect(
-      world.emu
+      world.emu.webhooks
         .deliveries()
         .filter((d) => d.id === last.id)
         .map((d) => d.redelivery),
@@ -101,14 +102,14 @@ describe("webhook deliveries and git smart HTTP", () => {
   });
 
   it("records a failed delivery when the receiver is down", async () => {
-    const down = world.emu.createApp({
+    const down = accounts.createApp(world.emu, {
       slug: "down",
       webhookUrl: "http://127.0.0.1:1/hooks",
       webhookSecret: "x",
     });
-    world.emu.installApp(down.id, "acme");
+    accounts.installApp(world.emu, down.id, "acme");
     await world.emu.idle();
-    const delivery = world.emu.deliveries().find((d) => d.appId === down.id)!;
+    const delivery = world.emu.webhooks.deliveries().find((d) => d.appId === down.id)!;
     expect(delivery.status).toBe(0);
     expect(delivery.error).toBeDefined();
   });
@@ -121,7 +122,7 @@ describe("webhook deliveries and git smart HTTP", () => {
   });
 
   it("accepts a push from a writer, fires a push event, and synchronizes the open PR", async () => {
-    await world.emu.commit(owner, repo, "feature", { "f.txt": "1\n" }, "feature", { as: "hubot" });
+    await actAs.commit(world.emu, owner, repo, "feature", { "f.txt": "1\n" }, "feature", { as: "hubot" });
     const { data: pr } = await world
       .as("hubot")
       .rest.pulls.create({ owner, repo, head: "feature", base: "main", title: "t" });
@@ -153,17 +154,17 @@ describe("webhook deliveries and git smart HTTP", () => {
       action: "synchronize",
       after: stdout.trim(),
     });
-    expect((await world.emu.getPull(owner, repo, pr.number)).head.sha).toBe(stdout.trim());
+    expect((await inspect.getPull(world.emu, owner, repo, pr.number)).head.sha).toBe(stdout.trim());
   });
 
   it("delivers only events the installation has a permission for", async () => {
     await world.emu.idle();
     const before = receiver.received.length;
-    world.emu.setStatus(owner, repo, (await world.emu.branchSha(owner, repo, "main"))!, {
+    actAs.setStatus(world.emu, owner, repo, (await inspect.branchSha(world.emu, owner, repo, "main"))!, {
       context: "ci",
       state: "success",
     });
-    await world.emu.comment(owner, repo, 1, "still listening", { as: "mona" });
+    await actAs.comment(world.emu, owner, repo, 1, "still listening", { as: "mona" });
     await world.emu.idle();
     expect(receiver.received.slice(before).map((h) => h.event)).toEqual(["issue_comment"]);
   });
@@ -180,6 +181,6 @@ describe("webhook deliveries and git smart HTTP", () => {
     await writeFile(join(dir, "README.md"), "eve was here\n");
     await git(dir, "commit", "--quiet", "-am", "eve");
     await expect(git(dir, "push", "--quiet", "origin", "main")).rejects.toThrow();
-    expect(await world.emu.readFile(owner, repo, "main", "README.md")).toBe("config\n");
+    expect(await inspect.readFile(world.emu, owner, repo, "main", "README.md")).toBe("config\n");
   });
 });
