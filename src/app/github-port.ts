@@ -127,7 +127,11 @@ export interface GitHubRepoPort {
     input: { title?: string; body?: string; state?: "open" | "closed" },
   ): Promise<void>;
   addLabels(number: number, labels: string[]): Promise<void>;
-  requestReviewers(number: number, users: string[], teams: string[]): Promise<void>;
+  /**
+   * `refused` when GitHub answers 422 because a user or team has no access to the repository
+   * (the PR exists all the same).
+   */
+  requestReviewers(number: number, users: string[], teams: string[]): Promise<void | "refused">;
   /**
    * GitHub's native auto-merge, only while the head is still `expectedHead` (GraphQL
    * `expectedHeadOid`). `clean`: GitHub refuses it because the PR may merge right now;

@@ -132,7 +132,12 @@ export async function writeDashboard(
   const status = await collectStatus(deps, loaded, current, known.pulls);
   const notices = known.notices ?? parseNotices(issue?.body);
   for (let round = 1; ; round++) {
-    const body = formatDashboard({ ...status, holds: current.holds, notices }, current, deps.now());
+    const body = formatDashboard(
+      { ...status, holds: current.holds, notices },
+      current,
+      deps.now(),
+      `${deps.webUrl.replace(/\/+$/, "")}/${deps.github.owner}/${deps.github.repo}/tree/${loaded.base.sha}`,
+    );
     if (issue && stripTime(issue.body) === stripTime(body) && issue.state === "open") return;
     if (!issue) {
       const number = await deps.github.createIssue({ title: DASHBOARD_TITLE, body });

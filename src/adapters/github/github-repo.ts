@@ -2,6 +2,7 @@ import type { AllowedMergeMethods, MergeMethod } from "../../core/pr/merge-metho
 import type { Octokit } from "@octokit/rest";
 import type { Permission } from "../../core/config/schema.js";
 import { UserError } from "../../core/errors.js";
+import { fitBody } from "../../core/pr/body-limit.js";
 import type {
   BranchInfo,
   CheckRunInput,
@@ -339,13 +340,22 @@ export class GitHubRepoAdapter implements GitHubRepoPort {
     await this.octokit.rest.issues.addLabels({ ...this.r, issue_number: number, labels });
   }
 
-  async requestReviewers(number: number, users: string[], teams: string[]): Promise<void> {
-    await this.octokit.rest.pulls.requestReviewers({
-      ...this.r,
-      pull_number: number,
-      reviewers: users,
-      team_reviewers: teams.map((team) => team.split("/").pop()!),
-    });
+  async requestReviewers(number: number, users: string[], teams: string[]): Promise<void | "refused"> {
+    try {
+      await this.octokit.rest.pulls.requestReviewers({
+        ...this.r,
+        pull_number: number,
+        reviewers: users,
+        team_reviewers: teams.map((team) => team.split("/").pop()!),
+      });
+    } catch (error) {
+      // "Reviews may only be requested from collaborators. One or more of the users or teams you
+      // specified is not a collaborator of the … repository." (422, after the PR was created:
+      // https://github.com/projectcontour/contour/pull/5998).
+      if (status(error) === 422 && /only be requested from collaborators/i.test(message(error)))
+        return "refused";
+      throw error;
+    }
   }
 
   async enableAutoMerge(
@@ -453,7 +463,9 @@ export class GitHubRepoAdapter implements GitHubRepoPort {
   }
 
   async comment(issueNumber: number, body: string): Promise<void> {
-    await this.octokit.rest.issues.createComment({ ...this.r, issue_number: issueNumber, body });
+    // A `/ferry status` answer for a big config can pass GitHub's body limit: cut it rather than lose it.
+    const fitted = fitBody(body, "", "The dashboard issue and `ferry plan` show the rest.") ?? body;
+    await this.octokit.rest.issues.createComment({ ...this.r, issue_number: issueNumber, body: fitted });
   }
 
   async react(commentId: number, content: ReactionContent): Promise<"created" | "existed"> {

@@ -116,6 +116,20 @@ describe("the emulator's REST responses and webhook payloads match GitHub's publ
     await bot.rest.pulls.listCommits({ owner, repo, pull_number: pr.number });
     await bot.rest.pulls.update({ owner, repo, pull_number: pr.number, body: "new body" });
     await bot.rest.pulls.requestReviewers({ owner, repo, pull_number: pr.number, reviewers: ["mona"] });
+    // A team without access to the repository: 422, as on github.com.
+    await expectStatus(
+      bot.rest.pulls.requestReviewers({ owner, repo, pull_number: pr.number, team_reviewers: ["release"] }),
+      422,
+    );
+    // Bodies over 65,536 characters: 422 "body is too long".
+    await expectStatus(
+      bot.rest.pulls.update({ owner, repo, pull_number: pr.number, body: "x".repeat(65_537) }),
+      422,
+    );
+    await expectStatus(
+      bot.rest.issues.createComment({ owner, repo, issue_number: pr.number, body: "x".repeat(65_537) }),
+      422,
+    );
     await bot.rest.issues.createLabel({ owner, repo, name: "ferry", color: "0e8a16" });
     await bot.rest.issues.listLabelsForRepo({ owner, repo });
     await bot.rest.issues.addLabels({
