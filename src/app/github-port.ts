@@ -88,8 +88,12 @@ export interface GitHubRepoPort {
   getBranch(name: string): Promise<BranchInfo | undefined>;
   /** File content at a ref, or undefined when absent. */
   readFile(ref: string, path: string): Promise<string | undefined>;
-  /** Every entry of a tree, recursively. */
-  listTree(treeSha: string): Promise<TreeEntry[]>;
+  /**
+   * Every entry of a tree, recursively (or only its own entries with `recursive: false`). A
+   * recursive listing GitHub cuts (`truncated: true`, past 100,000 entries or 7 MB) throws
+   * UserError `tree-too-large`.
+   */
+  listTree(treeSha: string, options?: { recursive?: boolean }): Promise<TreeEntry[]>;
   readBlob(sha: string): Promise<string>;
   /** One commit carrying every file (trees with inline content: no separate blob requests). */
   createCommit(input: {

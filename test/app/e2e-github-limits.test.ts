@@ -136,3 +136,42 @@ describe("team reviewers without access to the config repository", { timeout: 30
     expect(replies.at(-1)).toContain("`acme/release`");
   });
 });
+
+describe(
+  "a config repository whose recursive tree GitHub cuts (truncated: true)",
+  { timeout: 30_000 },
+  () => {
+    let world: World;
+    afterEach(async () => {
+      await world.close();
+    });
+
+    it("plans from the environments' own folders: a push still opens the staging PR with the one edit", async () => {
+      world = await startWorld({ ci: false });
+      // The repository has 9 entries; GitHub would cut it past 100,000.
+      world.emu.setRepoSettings("acme", "config", { treeEntryLimit: 4 });
+      await world.push("1.8.0");
+      const pulls = await world.pulls("open");
+      expect(pulls.map((pull) => pull.title)).toEqual(["Promote shop 1.8.0 to staging"]);
+      const { data: files } = await world.as.mona.rest.pulls.listFiles({
+        owner: "acme",
+        repo: "config",
+        pull_number: pulls[0]!.number,
+      });
+      expect(files.map((file) => [file.filename, file.additions, file.deletions])).toEqual([
+        ["overlays/staging/kustomization.yaml", 1, 1],
+      ]);
+    });
+
+    it("names the limit and the folder when an environment's folder alone is too big to list", async () => {
+      world = await startWorld({ ci: false });
+      world.emu.setRepoSettings("acme", "config", { treeEntryLimit: 1 });
+      const issue = await world.openIssue();
+      expect(await command(world, issue, "/promote staging")).toEqual(["-1", "eyes"]);
+      const reply = world.emu.listComments("acme", "config", issue).at(-1)?.body ?? "";
+      expect(reply).toContain(
+        "overlays/staging has more entries than GitHub lists in one request (100,000 entries or 7 MB)",
+      );
+    });
+  },
+);

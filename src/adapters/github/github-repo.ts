@@ -165,15 +165,27 @@ export class GitHubRepoAdapter implements GitHubRepoPort {
     );
   }
 
-  async listTree(treeSha: string): Promise<TreeEntry[]> {
-    if (this.cache) return this.cache.tree(this.fullName, treeSha, () => this.fetchTree(treeSha));
-    return this.fetchTree(treeSha);
+  async listTree(treeSha: string, options: { recursive?: boolean } = {}): Promise<TreeEntry[]> {
+    const recursive = options.recursive ?? true;
+    const load = () => this.fetchTree(treeSha, recursive);
+    // One level of a tree is cached apart from the recursive listing of the same SHA.
+    if (this.cache) return this.cache.tree(this.fullName, recursive ? treeSha : `${treeSha}:1`, load);
+    return load();
   }
 
-  private async fetchTree(treeSha: string): Promise<TreeEntry[]> {
-    const { data } = await this.octokit.rest.git.getTree({ ...this.r, tree_sha: treeSha, recursive: "true" });
+  private async fetchTree(treeSha: string, recursive: boolean): Promise<TreeEntry[]> {
+    const { data } = await this.octokit.rest.git.getTree({
+      ...this.r,
+      tree_sha: treeSha,
+      ...(recursive ? { recursive: "true" } : {}),
+    });
+    // "If truncated is true in the response then the number of items in the tree array exceeded
+    // our maximum limit" of 100,000 entries or 7 MB (https://docs.github.com/en/rest/git/trees#get-a-tree).
     if (data.truncated)
-      throw new UserError("tree-too-large", "the repository tree is too large to list in one request");
+      throw new UserError(
+        "tree-too-large",
+        "GitHub cut the tree listing at its limit (100,000 entries or 7 MB in one request)",
+      );
     return data.tree.flatMap((entry) => {
       if (entry.path === undefined || entry.sha === undefined) return [];
       const type: TreeEntry["type"] =

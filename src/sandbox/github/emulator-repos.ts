@@ -28,6 +28,7 @@ export type RepoSettings = Partial<
     | "allowRebaseMerge"
     | "mergeabilityLag"
     | "hasIssues"
+    | "treeEntryLimit"
     | "private"
   >
 >;
@@ -111,6 +112,8 @@ export async function createRepo(
     allowRebaseMerge: true,
     mergeabilityLag: 0,
     hasIssues: true,
+    treeEntryLimit: 100_000,
+    rulesets: [],
     customRoles: new Map(),
     createdAt: now,
     updatedAt: now,

@@ -213,12 +213,19 @@ export function registerRepoRoutes(emu: GitHubEmulator): void {
     };
   });
 
-  const treeBody = async (repo: Repo, sha: string, recursive: boolean) => ({
-    sha,
-    url: `${emu.apiUrl}/repos/${repo.owner}/${repo.name}/git/trees/${sha}`,
-    tree: (await repo.git.listTree(sha, recursive)).map((e) => shape.treeEntry(c(), repo, e)),
-    truncated: false,
-  });
+  const treeBody = async (repo: Repo, sha: string, recursive: boolean) => {
+    const entries = await repo.git.listTree(sha, recursive);
+    // Past the limit a recursive listing is cut and says so (`Repo.treeEntryLimit`).
+    const truncated = recursive && entries.length > repo.treeEntryLimit;
+    return {
+      sha,
+      url: `${emu.apiUrl}/repos/${repo.owner}/${repo.name}/git/trees/${sha}`,
+      tree: (truncated ? entries.slice(0, repo.treeEntryLimit) : entries).map((e) =>
+        shape.treeEntry(c(), repo, e),
+      ),
+      truncated,
+    };
+  };
 
   r.add("POST", "/repos/:owner/:repo/git/trees", async (ctx) => {
     const repo = authorizeRepo(emu, ctx, "contents", "write", "write");
