@@ -171,7 +171,13 @@ export interface GitHubRepoPort {
   react(commentId: number, content: ReactionContent): Promise<"created" | "existed">;
   permissionOf(login: string): Promise<Permission | "none">;
   isTeamMember(team: string, login: string): Promise<boolean>;
+  /**
+   * The `ferry`-labelled issue with this title (the oldest open one, else the oldest), found
+   * whatever the number of labelled issues and PRs and their order.
+   */
   findIssue(title: string): Promise<IssueInfo | undefined>;
+  /** One issue by number, with who opened it; undefined when absent or a pull request. */
+  getIssue?(number: number): Promise<(IssueInfo & { author: string }) | undefined>;
   /** Opens an issue labelled `ferry`; undefined when the repository has issues turned off (410). */
   createIssue(input: { title: string; body: string }): Promise<number | undefined>;
   updateIssue(number: number, input: { body?: string; state?: "open" | "closed" }): Promise<void>;

@@ -2,6 +2,7 @@ import { environmentOrder, type FerryConfig } from "../core/config/schema.js";
 import { TransientError } from "../core/errors.js";
 import { formatBranchName } from "../core/pr/branch.js";
 import {
+  DASHBOARD_MARKER,
   DASHBOARD_TITLE,
   formatDashboard,
   formatStatusTable,
@@ -18,8 +19,12 @@ import { currentImages } from "./plan-environment.js";
 import type { IssueInfo, PullRequestInfo } from "./github-port.js";
 import { repoFileSource } from "./repo-files.js";
 
-/** Compare-and-swap attempts of one state update before giving up (each lost race costs one). */
-export const STATE_WRITE_ATTEMPTS = 5;
+/**
+ * Compare-and-swap attempts of one state update before giving up. Each lost race is another
+ * writer's success: five replicas changing the state at once, plus the one write that records a
+ * new dashboard's number, can make the last of them lose five times.
+ */
+export const STATE_WRITE_ATTEMPTS = 6;
 /** Dashboard renders of one write at most, when other replicas keep changing the state meanwhile. */
 const DASHBOARD_ROUNDS = 3;
 
@@ -124,11 +129,14 @@ export async function writeDashboard(
   state?: FerryState,
   known: KnownDashboardInputs = {},
 ): Promise<void> {
-  let issue =
-    known.dashboard === undefined
-      ? await deps.github.findIssue(DASHBOARD_TITLE)
-      : (known.dashboard ?? undefined);
-  let current = state ?? (await loadState(deps, { dashboard: issue ?? null })).state;
+  let current = state;
+  let issue: IssueInfo | undefined;
+  if (known.dashboard !== undefined) issue = known.dashboard ?? undefined;
+  else {
+    current ??= (await loadState(deps)).state;
+    issue = await findDashboard(deps, current);
+  }
+  current ??= (await loadState(deps, { dashboard: issue ?? null })).state;
   const status = await collectStatus(deps, loaded, current, known.pulls);
   const notices = known.notices ?? parseNotices(issue?.body);
   for (let round = 1; ; round++) {
@@ -161,6 +169,10 @@ export async function writeDashboard(
       await deps.github.updateIssue(issue.number, { body, state: "open" });
       issue = { ...issue, body, state: "open" };
     }
+    if (current.dashboard !== issue.number) {
+      await rememberDashboard(deps, issue.number);
+      current = { ...current, dashboard: issue.number };
+    }
     if (round >= DASHBOARD_ROUNDS) return;
     const latest = await deps.github.readStateFile();
     // No state ref yet: the issue's block is the state itself, just written from what was read.
@@ -168,6 +180,42 @@ export async function writeDashboard(
     const fresh = parseStateFile(latest);
     if (formatStateFile(fresh) === formatStateFile(current)) return;
     current = fresh;
+  }
+}
+
+/**
+ * The dashboard issue: the one whose number the state ref keeps, once checked to be an open issue
+ * Ferry wrote, titled and marked as the dashboard; else the search through every `ferry`-labelled
+ * issue (an installation from before the number was kept, or a dashboard closed by hand).
+ */
+export async function findDashboard(deps: AppDeps, state: FerryState): Promise<IssueInfo | undefined> {
+  if (state.dashboard !== undefined && deps.github.getIssue && deps.appLogin !== undefined) {
+    const issue = await deps.github.getIssue(state.dashboard);
+    if (
+      issue?.state === "open" &&
+      issue.author === deps.appLogin &&
+      issue.title === DASHBOARD_TITLE &&
+      issue.body.startsWith(DASHBOARD_MARKER)
+    )
+      return issue;
+  }
+  return deps.github.findIssue(DASHBOARD_TITLE);
+}
+
+/** Keeps the dashboard's number in the state ref (compare-and-swap, like every state change). */
+async function rememberDashboard(deps: AppDeps, number: number): Promise<void> {
+  // Only where the number can be read back, and with the state ref in place (before it exists the
+  // dashboard's own block is the state).
+  if (!deps.github.getIssue || (await deps.github.stateHead()) === undefined) return;
+  try {
+    await deps.locks.run(`${deps.github.owner}/${deps.github.repo}#state`, () =>
+      swapState(deps, (state) => {
+        state.dashboard = number;
+      }),
+    );
+  } catch (error) {
+    // A convenience, never worth failing the update for: the search finds the dashboard meanwhile.
+    deps.log.warn({ error: errorText(error, deps.secrets) }, "dashboard number not kept in the state ref");
   }
 }
 
@@ -220,7 +268,10 @@ export async function statusTable(deps: AppDeps, loaded: LoadedConfig): Promise<
   const { state, dashboard } = await loadState(deps);
   const table = formatStatusTable(await collectStatus(deps, loaded, state));
   // The last scan's notices (an unsigned tag not proposed, a tag outside its policy), as the dashboard shows them.
-  const notices = await lastNotices(deps, dashboard);
+  const notices = await lastNotices(
+    deps,
+    dashboard === undefined ? ((await findDashboard(deps, state)) ?? null) : dashboard,
+  );
   if (notices.length === 0) return table;
   return [
     table,

@@ -19,10 +19,12 @@ import type { AccessCache } from "./access-cache.js";
 import type { GitContentCache } from "./git-content-cache.js";
 
 /** The part of an Octokit (Probot's or @octokit/rest's) this adapter uses. */
-export type OctokitLike = Pick<Octokit, "rest" | "graphql">;
+export type OctokitLike = Pick<Octokit, "rest" | "graphql" | "paginate">;
 
 /** Merge method for Ferry's PRs: squash keeps the base history one commit per promotion. */
 const FERRY_ISSUE_LABEL = "ferry";
+/** Pages of 100 `ferry`-labelled issues and PRs read when looking for one by title (3,000 items). */
+const MAX_ISSUE_PAGES = 30;
 /** The largest file read through the contents API fallback (the state and config files are small). */
 const MAX_READ_BYTES = 4 * 1024 * 1024;
 
@@ -552,19 +554,24 @@ export class GitHubRepoAdapter implements GitHubRepoPort {
 
   async findIssue(title: string): Promise<IssueInfo | undefined> {
     // Closed ones too: a dashboard someone closed still holds the holds and floors, and is reopened
-    // rather than replaced by an empty one (which would silently lift every hold).
-    const { data } = await this.octokit.rest.issues.listForRepo({
+    // rather than replaced by an empty one (which would silently lift every hold). Ferry's PRs carry
+    // the label too, so every page is read: the one page of 100 newest items used to miss the
+    // dashboard after ~100 PRs and a duplicate was created. Bounded (docs/reliability.md).
+    const matches: { number: number; title: string; body?: string | null; state: string }[] = [];
+    let pages = 0;
+    for await (const { data } of this.octokit.paginate.iterator(this.octokit.rest.issues.listForRepo, {
       ...this.r,
       labels: FERRY_ISSUE_LABEL,
       state: "all",
       per_page: 100,
-    });
-    const matches = data.filter((candidate) => !candidate.pull_request && candidate.title === title);
+    })) {
+      for (const candidate of data)
+        if (!candidate.pull_request && candidate.title === title) matches.push(candidate);
+      if (++pages >= MAX_ISSUE_PAGES) break;
+    }
     // The oldest open one: replicas that raced to create a dashboard all settle on the same issue.
-    const open = matches
-      .filter((candidate) => candidate.state === "open")
-      .sort((a, b) => a.number - b.number);
-    const issue = open[0] ?? matches[0];
+    const byNumber = matches.sort((a, b) => a.number - b.number);
+    const issue = byNumber.find((candidate) => candidate.state === "open") ?? byNumber[0];
     return issue
       ? {
           number: issue.number,
@@ -573,6 +580,26 @@ export class GitHubRepoAdapter implements GitHubRepoPort {
           state: issue.state === "open" ? "open" : "closed",
         }
       : undefined;
+  }
+
+  async getIssue(number: number): Promise<(IssueInfo & { author: string }) | undefined> {
+    let response;
+    try {
+      response = await this.octokit.rest.issues.get({ ...this.r, issue_number: number });
+    } catch (error) {
+      // 404, or 410 when the issue was deleted or issues were turned off: the same as absent.
+      if (status(error) === 404 || status(error) === 410) return undefined;
+      throw error;
+    }
+    if (response.data.pull_request) return undefined;
+    const { data } = response;
+    return {
+      number: data.number,
+      title: data.title,
+      body: data.body ?? "",
+      state: data.state === "open" ? "open" : "closed",
+      author: data.user?.login ?? "",
+    };
   }
 
   async createIssue(input: { title: string; body: string }): Promise<number | undefined> {

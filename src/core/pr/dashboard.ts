@@ -113,6 +113,9 @@ export function formatMermaid(input: StatusInput): string {
   return lines.join("\n");
 }
 
+/** The first line of every dashboard Ferry writes (checked with its author before it is believed). */
+export const DASHBOARD_MARKER = "<!-- ferry:dashboard -->";
+
 export function formatDashboard(
   input: StatusInput,
   state: FerryState,
@@ -121,6 +124,7 @@ export function formatDashboard(
   fullTextUrl?: string,
 ): string {
   const visible = [
+    DASHBOARD_MARKER,
     "Ferry keeps this issue current: what runs in each environment, open promotion PRs and holds. Keep it open and pinned; holds are stored on the `refs/ferry/state` ref and shown here.",
     "",
     formatStatusTable(input),
