@@ -104,8 +104,12 @@ export interface GitHubRepoPort {
   }): Promise<{ sha: string; treeSha: string }>;
   /** `exists` when the ref is already there (docs/reliability.md row 23). */
   createRef(branch: string, sha: string): Promise<"created" | "exists">;
-  /** Fast-forward only, never forced: `conflict` when the branch moved (docs/reliability.md row 22). */
-  updateRef(branch: string, sha: string): Promise<"updated" | "conflict">;
+  /**
+   * Fast-forward only, never forced: `conflict` when the branch moved (docs/reliability.md row 22);
+   * `workflow-refused` when the move would change `.github/workflows/*` (brought in from the base)
+   * and the app lacks the `workflows` permission.
+   */
+  updateRef(branch: string, sha: string): Promise<"updated" | "conflict" | "workflow-refused">;
   /**
    * The state file (holds and floors) on Ferry's state ref, `refs/ferry/state`, or at one of its
    * commits; undefined before the first state write. One request.

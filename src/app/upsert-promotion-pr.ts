@@ -268,10 +268,32 @@ async function writeBranch(
       files: plan.files,
       message,
     });
-    if (!head) {
-      if ((await deps.github.createRef(branch, commit.sha)) === "created") return commit.sha;
-    } else if ((await deps.github.updateRef(branch, commit.sha)) === "updated") {
-      return commit.sha;
+    const moved = head
+      ? await deps.github.updateRef(branch, commit.sha)
+      : await deps.github.createRef(branch, commit.sha);
+    if (moved === "created") return commit.sha;
+    if (moved === "updated") return commit.sha;
+    if (head && moved === "workflow-refused") {
+      // The base changed `.github/workflows/*` since the branch was cut, and moving the branch onto
+      // it counts as changing a workflow, which needs the `workflows` permission Ferry does not ask
+      // for. Instead the commit goes on the branch's own head: the PR's change stays the plan's
+      // files only, and GitHub merges it onto the current base.
+      const onHead = await deps.github.createCommit({
+        baseTreeSha: head.treeSha,
+        parents: [head.sha],
+        files: plan.files,
+        message,
+      });
+      const again = await deps.github.updateRef(branch, onHead.sha);
+      if (again === "updated") {
+        deps.log.info({ branch }, "base changed workflows: commit written on the branch's head");
+        return onHead.sha;
+      }
+      if (again === "workflow-refused")
+        throw new UserError(
+          "workflow-permission",
+          `${branch} carries a change to .github/workflows, which Ferry may not write without the workflows permission; delete the branch so that Ferry opens a new PR`,
+        );
     }
     deps.log.warn({ branch, attempt }, "branch moved while writing; redoing from the new tip");
   }

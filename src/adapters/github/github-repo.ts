@@ -254,11 +254,14 @@ export class GitHubRepoAdapter implements GitHubRepoPort {
     }
   }
 
-  async updateRef(branch: string, sha: string): Promise<"updated" | "conflict"> {
+  async updateRef(branch: string, sha: string): Promise<"updated" | "conflict" | "workflow-refused"> {
     try {
       await this.octokit.rest.git.updateRef({ ...this.r, ref: `heads/${branch}`, sha, force: false });
       return "updated";
     } catch (error) {
+      // "refusing to allow a GitHub App to create or update workflow … without `workflows`
+      // permission" (https://github.com/chdsbd/kodiak/issues/853).
+      if (/without `?workflows`? permission/i.test(message(error))) return "workflow-refused";
       if (status(error) !== 422) throw error;
       // "Reference already equals our commit" is success (docs/reliability.md row 22).
       const current = await orUndefinedOn404(

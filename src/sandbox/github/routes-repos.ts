@@ -63,6 +63,37 @@ export async function writeFilesCommit(
   return { sha, tree, parent };
 }
 
+/**
+ * A GitHub App may not create or update a workflow file without the `workflows` permission, and
+ * GitHub judges that by what the ref update changes, not by who wrote the commits: moving a PR
+ * branch onto a base that changed `.github/workflows/*` is refused too
+ * (https://github.com/chdsbd/kodiak/issues/853, https://github.com/Mergifyio/mergify/issues/5055,
+ * https://github.com/wildfly/wildfly.org/issues/549). The answer's words are GitHub's; its status
+ * on the refs API is not documented, so 422 (the refs API's refusal status) is assumed.
+ */
+async function refuseWorkflowChange(
+  emu: GitHubEmulator,
+  ctx: RequestContext,
+  repo: Repo,
+  ref: string,
+  before: string | undefined,
+  after: string,
+): Promise<void> {
+  if (ctx.actor.kind !== "installation" || !ref.startsWith("refs/heads/")) return;
+  if (ctx.actor.permissions.workflows === "write") return;
+  const defaultTip = await repo.git.readRef(`refs/heads/${repo.defaultBranch}`);
+  // A new branch is judged by what it adds to the default branch.
+  const from = before ?? (defaultTip ? await repo.git.mergeBase(defaultTip, after) : undefined);
+  if (!from) return;
+  const touched = (await repo.git.changedFiles(from, after)).find((file) =>
+    [file.path, file.previousPath].some((path) => path?.startsWith(".github/workflows/")),
+  );
+  if (touched)
+    throw validationFailed(
+      `refusing to allow a GitHub App to create or update workflow \`${touched.path}\` without \`workflows\` permission`,
+    );
+}
+
 export function registerRepoRoutes(emu: GitHubEmulator): void {
   const r = emu.router;
   const c = () => emu.shapes;
@@ -420,6 +451,7 @@ export function registerRepoRoutes(emu: GitHubEmulator): void {
       throw validationFailed("Reference name must start with 'refs/' and have at least two slashes.");
     }
     if (!(await repo.git.objectType(sha))) throw validationFailed("Object does not exist");
+    await refuseWorkflowChange(emu, ctx, repo, ref, undefined, sha);
     if (!(await repo.git.compareAndSwapRef(ref, sha, ZERO_SHA)))
       throw validationFailed("Reference already exists");
     emu.faults.created(`ref:${repo.id}:${ref.slice(5)}`);
@@ -444,6 +476,7 @@ export function registerRepoRoutes(emu: GitHubEmulator): void {
     const force = ctx.body.force === true;
     if (!force && !(await repo.git.isAncestor(current, sha)))
       throw validationFailed("Update is not a fast forward");
+    await refuseWorkflowChange(emu, ctx, repo, ref, current, sha);
     if (!(await repo.git.compareAndSwapRef(ref, sha, current)))
       throw validationFailed("Reference update failed");
     await onRefChanged(emu, repo, ref, current, sha, login, { forced: force });
