@@ -432,13 +432,42 @@ export class GitHubRepoAdapter implements GitHubRepoPort {
   }
 
   async requiredChecks(branch: string): Promise<string[] | undefined> {
-    // The branch endpoint shows the required contexts without needing the administration permission.
-    const response = await orUndefinedOn404(this.octokit.rest.repos.getBranch({ ...this.r, branch }));
-    if (!response?.data.protected) return undefined;
-    const checks = response.data.protection?.required_status_checks;
+    // Classic branch protection: the branch endpoint shows the required contexts without needing
+    // the administration permission. Repository rulesets require checks too
+    // (`required_status_checks` rules, https://docs.github.com/en/rest/repos/rules#get-rules-for-a-branch,
+    // readable with metadata access); GitHub enforces both.
+    const [response, rules] = await Promise.all([
+      orUndefinedOn404(this.octokit.rest.repos.getBranch({ ...this.r, branch })),
+      this.branchRules(branch),
+    ]);
+    const checks = response?.data.protected ? response.data.protection?.required_status_checks : undefined;
+    const fromRules = rules.flatMap((rule) =>
+      rule.type === "required_status_checks"
+        ? (rule.parameters?.required_status_checks ?? []).map((check) => check.context)
+        : [],
+    );
+    if (!response?.data.protected && !rules.some((rule) => rule.type === "required_status_checks"))
+      return undefined;
     return [
-      ...new Set([...(checks?.contexts ?? []), ...(checks?.checks ?? []).map((check) => check.context)]),
+      ...new Set([
+        ...(checks?.contexts ?? []),
+        ...(checks?.checks ?? []).map((check) => check.context),
+        ...fromRules,
+      ]),
     ];
+  }
+
+  /** The ruleset rules that apply to a branch (none when the endpoint is unknown, e.g. an older GHES). */
+  private async branchRules(
+    branch: string,
+  ): Promise<{ type: string; parameters?: { required_status_checks?: { context: string }[] } }[]> {
+    const response = await orUndefinedOn404(
+      this.octokit.rest.repos.getBranchRules({ ...this.r, branch, per_page: 100 }),
+    );
+    return (response?.data ?? []) as {
+      type: string;
+      parameters?: { required_status_checks?: { context: string }[] };
+    }[];
   }
 
   async checksState(

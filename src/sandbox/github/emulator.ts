@@ -28,7 +28,7 @@ import { ACTIONS_APP_SLUG, type CreateAppOptions } from "./emulator-accounts.js"
 import { handleRequest, type RecordedRequest, type RequestLog } from "./emulator-http.js";
 import * as inspect from "./emulator-inspect.js";
 import * as repos from "./emulator-repos.js";
-import type { CreateRepoOptions, ProtectBranchOptions } from "./emulator-repos.js";
+import type { CreateRepoOptions, ProtectBranchOptions, RulesetOptions } from "./emulator-repos.js";
 import { Faults } from "./faults.js";
 import type { GitIdentity } from "./git-store.js";
 import { registerCheckRoutes } from "./routes-checks.js";
@@ -229,6 +229,11 @@ export class GitHubEmulator {
 
   protectBranch(owner: string, repo: string, branch: string, options: ProtectBranchOptions = {}): void {
     repos.protectBranch(this, owner, repo, branch, options);
+  }
+
+  /** A branch ruleset: required checks and/or a merge queue on the named branches (default branch by default). */
+  addRuleset(owner: string, repo: string, options: RulesetOptions): { id: number } {
+    return repos.addRuleset(this, owner, repo, options);
   }
 
   createApp(options: CreateAppOptions): {

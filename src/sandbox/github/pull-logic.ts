@@ -7,7 +7,7 @@
 import { rivalPush } from "./emulator-act-as.js";
 import { emitPull } from "./emulator-events.js";
 import { onRefChanged, scheduleAutoMerge } from "./emulator-pull-effects.js";
-import { roleOf } from "./emulator-repos.js";
+import { requiredChecksFor, roleOf } from "./emulator-repos.js";
 import type { GitHubEmulator } from "./emulator.js";
 import { ZERO_SHA } from "./git-store.js";
 import { roleAtLeast, type Issue, type Repo } from "./model.js";
@@ -91,7 +91,8 @@ export async function computePull(emu: GitHubEmulator, repo: Repo, issue: Issue)
       rebaseable = true;
       const protection = repo.protections.get(p.baseRef);
       let unstable = false;
-      const required = protection?.requiredChecks ?? [];
+      // Rulesets' `required_status_checks` count as classic protection's do.
+      const required = requiredChecksFor(repo, p.baseRef);
       for (const context of required) {
         const state = contextState(repo, p.headSha, context);
         if (state === "missing" || state === "pending")
@@ -359,7 +360,7 @@ export async function enableAutoMerge(
   if (expectedHeadOid !== undefined && expectedHeadOid !== p.headSha)
     return "Head branch was modified. Review and try the merge again.";
   const protection = repo.protections.get(p.baseRef);
-  if (!protection || (protection.requiredChecks.length === 0 && protection.requiredApprovals === 0)) {
+  if (requiredChecksFor(repo, p.baseRef).length === 0 && (protection?.requiredApprovals ?? 0) === 0) {
     return "Pull request Protected branch rules not configured for this branch";
   }
   // Unknown mergeability is refused in the words GitHub uses for it (reported in

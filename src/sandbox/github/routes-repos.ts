@@ -1,7 +1,7 @@
 /** Repositories, contents, the Git Data API (blobs, trees, commits, refs), branches, protection, compare, commits. */
 import { rivalPush } from "./emulator-act-as.js";
 import { onRefChanged } from "./emulator-pull-effects.js";
-import { authorizeRepo, roleOf } from "./emulator-repos.js";
+import { authorizeRepo, roleOf, rulesetsFor } from "./emulator-repos.js";
 import type { GitHubEmulator } from "./emulator.js";
 import { ZERO_SHA, type GitIdentity, type GitTagObject, type TreeChange } from "./git-store.js";
 import type { Repo } from "./model.js";
@@ -544,6 +544,47 @@ export function registerRepoRoutes(emu: GitHubEmulator): void {
     }
     return body;
   };
+
+  // Rules that apply to a branch, from every active ruleset; anyone who can read the repository
+  // may ask (https://docs.github.com/en/rest/repos/rules#get-rules-for-a-branch).
+  r.add("GET", "/repos/:owner/:repo/rules/branches/*branch", (ctx) => {
+    const repo = authorizeRepo(emu, ctx, "metadata", "read", "read");
+    const source = { ruleset_source_type: "Repository", ruleset_source: `${repo.owner}/${repo.name}` };
+    const rules = rulesetsFor(repo, ctx.params.branch!).flatMap((ruleset) => [
+      ...(ruleset.requiredChecks.length > 0
+        ? [
+            {
+              type: "required_status_checks",
+              ...source,
+              ruleset_id: ruleset.id,
+              parameters: {
+                strict_required_status_checks_policy: false,
+                required_status_checks: ruleset.requiredChecks.map((context) => ({ context })),
+              },
+            },
+          ]
+        : []),
+      ...(ruleset.mergeQueue
+        ? [
+            {
+              type: "merge_queue",
+              ...source,
+              ruleset_id: ruleset.id,
+              parameters: {
+                check_response_timeout_minutes: 60,
+                grouping_strategy: "ALLGREEN",
+                max_entries_to_build: 5,
+                max_entries_to_merge: 5,
+                merge_method: ruleset.mergeQueue.method,
+                min_entries_to_merge: 1,
+                min_entries_to_merge_wait_minutes: 5,
+              },
+            },
+          ]
+        : []),
+    ]);
+    return paginate(ctx, rules);
+  });
 
   r.add("GET", "/repos/:owner/:repo/branches/:branch/protection", (ctx) => {
     const repo = authorizeRepo(emu, ctx, "administration", "read", "admin");

@@ -25,6 +25,12 @@ describe("the emulator's REST responses and webhook payloads match GitHub's publ
     const { emu } = world;
     emu.createTeam("acme", "release", ["mona"]);
     emu.protectBranch("acme", "config", "main", { requiredChecks: ["ci/test"], requiredApprovals: 1 });
+    emu.addRuleset("acme", "config", {
+      name: "release",
+      branches: ["release"],
+      requiredChecks: ["ci/test"],
+      mergeQueue: {},
+    });
     const ferry = await installApp(world, { webhookUrl: receiver.url, webhookSecret: "s3cret" });
     const bot = ferry.installation;
     const mona = world.as("mona");
@@ -45,6 +51,8 @@ describe("the emulator's REST responses and webhook payloads match GitHub's publ
     await bot.rest.apps.listReposAccessibleToInstallation();
 
     await bot.rest.repos.get({ owner, repo });
+    await bot.rest.repos.getBranchRules({ owner, repo, branch: "release" });
+    await bot.rest.repos.getBranchRules({ owner, repo, branch: "main" });
     await bot.rest.repos.getContent({ owner, repo, path: "overlays/staging/kustomization.yaml" });
     await bot.rest.repos.getContent({ owner, repo, path: "overlays" });
     await expectStatus(bot.rest.repos.getContent({ owner, repo, path: "missing.yaml" }), 404);

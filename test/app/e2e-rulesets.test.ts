@@ -1,0 +1,35 @@
+/**
+ * Required checks from repository rulesets. A base can require checks through a ruleset
+ * (`required_status_checks` in `GET /repos/{o}/{r}/rules/branches/{branch}`,
+ * https://docs.github.com/en/rest/repos/rules#get-rules-for-a-branch) instead of classic branch
+ * protection, and GitHub refuses the merge until they pass, as it does for protection's
+ * (https://github.com/renovatebot/renovate/issues/31525 asks tools to read both). A reader of
+ * classic protection alone sees an unprotected base, merges at once, is refused, and tells people
+ * to merge by hand.
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import { startWorld, type World } from "../support/app-e2e-world.js";
+
+describe("a config repository whose required checks come from a ruleset", { timeout: 30_000 }, () => {
+  let world: World;
+  afterEach(async () => {
+    await world.close();
+  });
+
+  it("waits for the ruleset's required check and merges once it passes, with no 'merge by hand' comment", async () => {
+    world = await startWorld({ ci: false });
+    // No classic protection: the ruleset alone requires `ci` on main.
+    world.emu.repo("acme", "config").protections.clear();
+    world.emu.addRuleset("acme", "config", { name: "main", requiredChecks: ["ci"] });
+    await world.push("1.8.0");
+    const [opened] = await world.pulls("open");
+    expect(opened?.title).toBe("Promote shop 1.8.0 to staging");
+    expect(world.emu.listComments("acme", "config", opened!.number)).toEqual([]);
+    world.emu.setStatus("acme", "config", opened!.head.sha, { context: "ci", state: "success" });
+    await world.settle();
+    expect(
+      (await world.pulls("all")).find((pull) => pull.number === opened!.number)?.merged_at,
+    ).not.toBeNull();
+    expect(world.emu.listComments("acme", "config", opened!.number)).toEqual([]);
+  });
+});
