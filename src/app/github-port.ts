@@ -159,7 +159,12 @@ export interface GitHubRepoPort {
     number: number,
     sha: string,
     method: MergeMethod,
-  ): Promise<"merged" | "head-moved" | "base-moved" | "method-refused" | "not-mergeable">;
+  ): Promise<"merged" | "head-moved" | "base-moved" | "method-refused" | "not-mergeable" | "queue-required">;
+  /**
+   * Adds the PR to its base's merge queue (GraphQL `enqueuePullRequest`), only while the head is
+   * still `expectedHead`; `refused` with GitHub's reason otherwise.
+   */
+  enqueuePull?(pull: PullRequestInfo, expectedHead: string): Promise<"queued" | { refused: string }>;
   /** The merge methods the repository allows; undefined when its settings cannot be read. */
   allowedMergeMethods(): Promise<AllowedMergeMethods | undefined>;
   /** Contexts required by branch protection, or undefined when the branch is unprotected. */

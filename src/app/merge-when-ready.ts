@@ -51,6 +51,20 @@ export async function mergeWhenReady(
       deps.log.warn({ environment, pull: pull.number }, "head moved after validation; merge aborted");
       return "stopped";
     }
+    if (result === "queue-required") {
+      // The base takes PRs only through its merge queue (Renovate does the same:
+      // https://github.com/renovatebot/renovate/issues/31525): the queue merges once its checks pass.
+      const queued = await deps.github.enqueuePull?.(pull, pull.headSha);
+      if (queued === "queued") {
+        deps.log.info({ environment, pull: pull.number }, "pull request added to the merge queue");
+        return "waiting";
+      }
+      await deps.github.comment(
+        pull.number,
+        `Ferry could not add this pull request to the merge queue${queued ? `: ${queued.refused}` : ""}. Add it by hand.`,
+      );
+      return "stopped";
+    }
     if (result === "method-refused") {
       await deps.github.comment(
         pull.number,

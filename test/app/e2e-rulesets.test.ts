@@ -33,3 +33,36 @@ describe("a config repository whose required checks come from a ruleset", { time
     expect(world.emu.listComments("acme", "config", opened!.number)).toEqual([]);
   });
 });
+
+/**
+ * A base with a merge queue (ruleset rule `merge_queue`): `PUT /merge` is refused with "Changes
+ * must be made through the merge queue" (the wording tools meet, e.g.
+ * https://github.com/projectbluefin/common/pull/783: a direct merge "always failed"); a tool adds
+ * the PR with GraphQL `enqueuePullRequest` (https://github.com/renovatebot/renovate/pull/45721) and
+ * the queue merges it once the checks pass on the merge group.
+ */
+describe("a config repository whose base has a merge queue", { timeout: 30_000 }, () => {
+  let world: World;
+  afterEach(async () => {
+    await world.close();
+  });
+
+  it("enqueues the staging PR instead of merging it, and the queue merges it after CI passes on the merge group", async () => {
+    world = await startWorld({ ci: true });
+    world.emu.repo("acme", "config").protections.clear();
+    world.emu.setRepoSettings("acme", "config", { allowAutoMerge: false });
+    world.emu.addRuleset("acme", "config", { name: "main", requiredChecks: ["ci"], mergeQueue: {} });
+    await world.push("1.8.0");
+    const [pull] = (await world.pulls("all")).filter((candidate) => candidate.head.ref === "ferry/staging");
+    expect(pull?.merged_at).not.toBeNull();
+    expect(
+      await world.emu.readFile("acme", "config", "main", "overlays/staging/kustomization.yaml"),
+    ).toContain('newTag: "1.8.0"');
+    expect(world.emu.listComments("acme", "config", pull!.number)).toEqual([]);
+    // It went through the queue: no direct merge succeeded.
+    const merges = world
+      .appRequests(0)
+      .filter((request) => request.path.endsWith(`/pulls/${pull!.number}/merge`));
+    expect(merges.map((request) => request.status)).not.toContain(200);
+  });
+});

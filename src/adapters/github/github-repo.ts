@@ -400,6 +400,19 @@ export class GitHubRepoAdapter implements GitHubRepoPort {
     }
   }
 
+  async enqueuePull(pull: PullRequestInfo, expectedHead: string): Promise<"queued" | { refused: string }> {
+    try {
+      // https://docs.github.com/en/graphql/reference/mutations#enqueuepullrequest
+      await this.octokit.graphql(
+        `mutation($id: ID!, $head: GitObjectID) { enqueuePullRequest(input: { pullRequestId: $id, expectedHeadOid: $head }) { clientMutationId } }`,
+        { id: pull.nodeId, head: expectedHead },
+      );
+      return "queued";
+    } catch (error) {
+      return { refused: message(error) };
+    }
+  }
+
   async disableAutoMerge(pull: PullRequestInfo): Promise<void> {
     await this.octokit.graphql(
       `mutation($id: ID!) { disablePullRequestAutoMerge(input: { pullRequestId: $id }) { clientMutationId } }`,
@@ -411,7 +424,7 @@ export class GitHubRepoAdapter implements GitHubRepoPort {
     number: number,
     sha: string,
     method: MergeMethod,
-  ): Promise<"merged" | "head-moved" | "base-moved" | "method-refused" | "not-mergeable"> {
+  ): Promise<"merged" | "head-moved" | "base-moved" | "method-refused" | "not-mergeable" | "queue-required"> {
     try {
       await this.octokit.rest.pulls.merge({
         ...this.r,
@@ -426,6 +439,8 @@ export class GitHubRepoAdapter implements GitHubRepoPort {
       if (code === 405 && /base branch was modified/i.test(message(error))) return "base-moved";
       // "Squash merges are not allowed on this repository." (a repository setting, never transient)
       if (code === 405 && /not allowed on this repository/i.test(message(error))) return "method-refused";
+      // "Changes must be made through the merge queue": the base has a merge queue.
+      if (code === 405 && /merge queue/i.test(message(error))) return "queue-required";
       if (code === 405 || code === 422) return "not-mergeable";
       throw error;
     }
