@@ -22,8 +22,6 @@ export interface BranchInfo {
   treeSha: string;
   /** Branch protection is on (then auto-merge is GitHub's native one). */
   protected: boolean;
-  /** Contexts required by branch protection; undefined when the branch is unprotected. */
-  requiredChecks?: string[];
 }
 
 export interface TreeEntry {
@@ -100,8 +98,12 @@ export interface GitHubContents {
    * when absent. One request (the contents API).
    */
   readFile(ref: string, path: string): Promise<string | undefined>;
-  /** Every entry of a tree, recursively. */
-  listTree(treeSha: string): Promise<TreeEntry[]>;
+  /**
+   * Every entry of a tree, recursively (or only its own entries with `recursive: false`). A
+   * recursive listing GitHub cuts (`truncated: true`, past 100,000 entries or 7 MB) throws
+   * UserError `tree-too-large`.
+   */
+  listTree(treeSha: string, options?: { recursive?: boolean }): Promise<TreeEntry[]>;
   /** Commits of the default branch that touched `path`, newest first, at most `limit` (`/ferry history`). */
   listCommits?(path: string, limit: number): Promise<HistoryCommit[]>;
   readBlob(sha: string): Promise<string>;
@@ -110,7 +112,7 @@ export interface GitHubContents {
 /** Branches and commits: read the base, write Ferry's `ferry/<env>` branch by compare-and-swap. */
 export interface GitHubBranches {
   defaultBranch(): Promise<string>;
-  /** The branch head, with its protection (one request), or undefined when absent. */
+  /** The branch head and whether classic protection is on (one request), or undefined when absent. */
   getBranch(name: string): Promise<BranchInfo | undefined>;
   /** One commit carrying every file (trees with inline content: no separate blob requests). */
   createCommit(input: {
@@ -121,8 +123,12 @@ export interface GitHubBranches {
   }): Promise<{ sha: string; treeSha: string }>;
   /** `exists` when the ref is already there (docs/reliability.md row 23). */
   createRef(branch: string, sha: string): Promise<"created" | "exists">;
-  /** Fast-forward only, never forced: `conflict` when the branch moved (docs/reliability.md row 22). */
-  updateRef(branch: string, sha: string): Promise<"updated" | "conflict">;
+  /**
+   * Fast-forward only, never forced: `conflict` when the branch moved (docs/reliability.md row 22);
+   * `workflow-refused` when the move would change `.github/workflows/*` (brought in from the base)
+   * and the app lacks the `workflows` permission.
+   */
+  updateRef(branch: string, sha: string): Promise<"updated" | "conflict" | "workflow-refused">;
 }
 
 /**
@@ -154,7 +160,11 @@ export interface GitHubPulls {
     input: { title?: string; body?: string; state?: "open" | "closed" },
   ): Promise<void>;
   addLabels(number: number, labels: string[]): Promise<void>;
-  requestReviewers(number: number, users: string[], teams: string[]): Promise<void>;
+  /**
+   * `refused` when GitHub answers 422 because a user or team has no access to the repository
+   * (the PR exists all the same).
+   */
+  requestReviewers(number: number, users: string[], teams: string[]): Promise<void | "refused">;
 }
 
 /** Merging a PR: GitHub's native auto-merge, or Ferry's own merge at the head it validated. */
@@ -178,9 +188,19 @@ export interface GitHubMerges {
     number: number,
     sha: string,
     method: MergeMethod,
-  ): Promise<"merged" | "head-moved" | "base-moved" | "method-refused" | "not-mergeable">;
+  ): Promise<"merged" | "head-moved" | "base-moved" | "method-refused" | "not-mergeable" | "queue-required">;
+  /**
+   * Adds the PR to its base's merge queue (GraphQL `enqueuePullRequest`), only while the head is
+   * still `expectedHead`; `refused` with GitHub's reason otherwise.
+   */
+  enqueuePull?(pull: PullRequestInfo, expectedHead: string): Promise<"queued" | { refused: string }>;
   /** The merge methods the repository allows; undefined when its settings cannot be read. */
   allowedMergeMethods(): Promise<AllowedMergeMethods | undefined>;
+  /**
+   * Contexts required on the branch by classic protection and by repository rulesets (two
+   * requests), or undefined when neither requires any.
+   */
+  requiredChecks(branch: string): Promise<string[] | undefined>;
 }
 
 /** Checks and statuses: read a commit's CI state (here or in an image's source repo), write Ferry's own. */
@@ -205,7 +225,13 @@ export interface GitHubComments {
 
 /** Ferry's issues (labelled `ferry`): the dashboard and the broken-config issue. */
 export interface GitHubIssues {
+  /**
+   * The `ferry`-labelled issue with this title (the oldest open one, else the oldest), found
+   * whatever the number of labelled issues and PRs and their order.
+   */
   findIssue(title: string): Promise<IssueInfo | undefined>;
+  /** One issue by number, with who opened it; undefined when absent or a pull request. */
+  getIssue?(number: number): Promise<(IssueInfo & { author: string }) | undefined>;
   /** Opens an issue labelled `ferry`; undefined when the repository has issues turned off (410). */
   createIssue(input: { title: string; body: string }): Promise<number | undefined>;
   updateIssue(number: number, input: { body?: string; state?: "open" | "closed" }): Promise<void>;

@@ -40,7 +40,7 @@ export async function mergeWhenReady(
   // Native auto-merge is on: GitHub merges when the requirements are met. Merging as well would
   // race it and turn the loser's 405 into a false "could not merge" comment.
   if (pull.autoMerge) return "waiting";
-  const required = (await deps.github.getBranch(pull.baseRef))?.requiredChecks;
+  const required = await deps.github.requiredChecks(pull.baseRef);
   const state = await deps.github.checksState(pull.headSha, required);
   // Required contexts must all have passed; without any (unprotected base, or protection without
   // required checks) every reported check must pass, and a commit with no checks at all may merge.
@@ -65,6 +65,20 @@ export async function mergeWhenReady(
     }
     if (result === "head-moved") {
       deps.log.warn({ environment, pull: pull.number }, "head moved after validation; merge aborted");
+      return "stopped";
+    }
+    if (result === "queue-required") {
+      // The base takes PRs only through its merge queue (Renovate does the same:
+      // https://github.com/renovatebot/renovate/issues/31525): the queue merges once its checks pass.
+      const queued = await deps.github.enqueuePull?.(pull, pull.headSha);
+      if (queued === "queued") {
+        deps.log.info({ environment, pull: pull.number }, "pull request added to the merge queue");
+        return "waiting";
+      }
+      await deps.github.comment(
+        pull.number,
+        `Ferry could not add this pull request to the merge queue${queued ? `: ${queued.refused}` : ""}. Add it by hand.`,
+      );
       return "stopped";
     }
     if (result === "method-refused") {

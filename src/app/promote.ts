@@ -216,7 +216,7 @@ function reply(environment: string, upsert: UpsertResult): string {
   switch (upsert.action) {
     case "opened":
     case "updated":
-      return "";
+      return upsert.notice ?? "";
     case "unchanged":
       return `#${upsert.pull.number} already carries this for ${environment}.`;
     default:

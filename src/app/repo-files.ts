@@ -1,4 +1,4 @@
-import { UserError } from "../core/errors.js";
+import { isUserError, UserError } from "../core/errors.js";
 import type { FileSource, SkippedFile } from "./plan-environment.js";
 import type { GitHubContents, TreeEntry } from "./github-port.js";
 
@@ -19,30 +19,89 @@ function tooLarge(path: string, size: number, max: number): string {
 /**
  * The files of one commit, read through the Git Data API: one recursive tree request, then one
  * blob per file actually read. Symlinks and submodules are refused, never followed
- * (docs/reliability.md row 15).
+ * (docs/reliability.md row 15). When GitHub cuts the recursive listing of a big repository
+ * (`truncated: true`), only the environments' own folders are listed: the path is walked one level
+ * at a time and the folder listed recursively; a folder that is itself too big is an error that
+ * names the limit and the folder.
  */
 export function repoFileSource(
   github: GitHubContents,
   treeSha: string,
   maxFileBytes = MAX_ENVIRONMENT_FILE_BYTES,
 ): FileSource {
-  let tree: Promise<Map<string, TreeEntry>> | undefined;
+  let tree: Promise<Map<string, TreeEntry> | "truncated"> | undefined;
   const skipped = new Map<string, SkippedFile>();
   const fits = (path: string, entry: TreeEntry): boolean => {
     if (entry.size === undefined || entry.size <= maxFileBytes) return true;
     skipped.set(path, { path, reason: `skipped: ${tooLarge(path, entry.size, maxFileBytes)}` });
     return false;
   };
-  const entries = (): Promise<Map<string, TreeEntry>> =>
-    (tree ??= github.listTree(treeSha).then((list) => new Map(list.map((entry) => [entry.path, entry]))));
+  const whole = (): Promise<Map<string, TreeEntry> | "truncated"> =>
+    (tree ??= github.listTree(treeSha).then(
+      (list) => new Map(list.map((entry) => [entry.path, entry])),
+      (error: unknown) => {
+        if (isUserError(error) && error.code === "tree-too-large") return "truncated" as const;
+        throw error;
+      },
+    ));
+  // The cut-listing fallback: one level per tree SHA, and each folder's recursive listing.
+  const levels = new Map<string, Promise<TreeEntry[]>>();
+  const level = (sha: string): Promise<TreeEntry[]> => {
+    let listing = levels.get(sha);
+    if (!listing) {
+      listing = github.listTree(sha, { recursive: false });
+      levels.set(sha, listing);
+    }
+    return listing;
+  };
+  /** The entry at `path`, walking down from the root one level at a time. */
+  const walk = async (path: string): Promise<TreeEntry | undefined> => {
+    if (path === "") return { path: "", type: "tree", sha: treeSha };
+    let current: TreeEntry = { path: "", type: "tree", sha: treeSha };
+    for (const segment of path.split("/")) {
+      if (current.type !== "tree") return undefined;
+      const found = (await level(current.sha)).find((entry) => entry.path === segment);
+      if (!found) return undefined;
+      current = { ...found, path: current.path === "" ? segment : `${current.path}/${segment}` };
+    }
+    return current;
+  };
+  /** The entry at `path`, and every entry under it when it is a folder, with paths from the root. */
+  const scoped = async (path: string): Promise<Map<string, TreeEntry>> => {
+    const all = await whole();
+    if (all !== "truncated") return all;
+    const entry = await walk(path);
+    const found = new Map<string, TreeEntry>();
+    if (!entry) return found;
+    found.set(path, entry);
+    if (entry.type !== "tree") return found;
+    let below: TreeEntry[];
+    try {
+      below = await github.listTree(entry.sha);
+    } catch (error) {
+      if (isUserError(error) && error.code === "tree-too-large")
+        throw new UserError(
+          "tree-too-large",
+          `${path} has more entries than GitHub lists in one request (100,000 entries or 7 MB); narrow the environment's paths`,
+        );
+      throw error;
+    }
+    for (const child of below)
+      found.set(`${path}/${child.path}`, { ...child, path: `${path}/${child.path}` });
+    return found;
+  };
+  const lookup = async (path: string): Promise<TreeEntry | undefined> => {
+    const all = await whole();
+    return all === "truncated" ? walk(path) : all.get(path);
+  };
   // Keyed by blob sha: identical files (the same overlay in two environments) are fetched once.
   const texts = new Map<string, Promise<string>>();
   return {
     async listFiles(paths) {
-      const all = await entries();
       const found = new Set<string>();
       for (const raw of paths) {
         const path = normalize(raw);
+        const all = await scoped(path);
         const exact = all.get(path);
         if (exact) {
           if (exact.type !== "blob" && exact.type !== "tree")
@@ -62,7 +121,7 @@ export function repoFileSource(
     },
     async readFile(raw) {
       const path = normalize(raw);
-      const entry = (await entries()).get(path);
+      const entry = await lookup(path);
       if (!entry) throw new UserError("file-not-found", `${path} does not exist`);
       if (entry.type !== "blob")
         throw new UserError("unsafe-path", `${path} is a ${entry.type}; Ferry never follows links`);

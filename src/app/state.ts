@@ -3,6 +3,7 @@ import { readDeploymentStatus, type EnvironmentDeployment } from "../core/deploy
 import { TransientError } from "../core/errors.js";
 import { formatBranchName } from "../core/pr/branch.js";
 import {
+  DASHBOARD_MARKER,
   DASHBOARD_TITLE,
   formatDashboard,
   formatDrift,
@@ -44,8 +45,12 @@ function readStateFile(github: GitHubContents, commit?: string): Promise<string 
   return github.readFile(commit ?? STATE_REF, STATE_FILE);
 }
 
-/** Compare-and-swap attempts of one state update before giving up (each lost race costs one). */
-export const STATE_WRITE_ATTEMPTS = 5;
+/**
+ * Compare-and-swap attempts of one state update before giving up. Each lost race is another
+ * writer's success: five replicas changing the state at once, plus the one write that records a
+ * new dashboard's number, can make the last of them lose five times.
+ */
+export const STATE_WRITE_ATTEMPTS = 6;
 /** Dashboard renders of one write at most, when other replicas keep changing the state meanwhile. */
 const DASHBOARD_ROUNDS = 3;
 
@@ -145,20 +150,28 @@ function commitMessage(state: FerryState): string {
  * last dashboard written shows the latest state.
  */
 export async function writeDashboard(
-  deps: AppDeps<DashboardWork>,
+  deps: AppDeps<StateWork>,
   loaded: LoadedConfig,
   state?: FerryState,
   known: KnownDashboardInputs = {},
 ): Promise<void> {
-  let issue =
-    known.dashboard === undefined
-      ? await deps.github.findIssue(DASHBOARD_TITLE)
-      : (known.dashboard ?? undefined);
-  let current = state ?? (await loadState(deps, { dashboard: issue ?? null })).state;
+  let current = state;
+  let issue: IssueInfo | undefined;
+  if (known.dashboard !== undefined) issue = known.dashboard ?? undefined;
+  else {
+    current ??= (await loadState(deps)).state;
+    issue = await findDashboard(deps, current);
+  }
+  current ??= (await loadState(deps, { dashboard: issue ?? null })).state;
   const status = await collectStatus(deps, loaded, current, known.pulls);
   const notices = known.notices ?? parseNotices(issue?.body);
   for (let round = 1; ; round++) {
-    const body = formatDashboard({ ...status, holds: current.holds, notices }, current, deps.now());
+    const body = formatDashboard(
+      { ...status, holds: current.holds, notices },
+      current,
+      deps.now(),
+      `${deps.webUrl.replace(/\/+$/, "")}/${deps.github.owner}/${deps.github.repo}/tree/${loaded.base.sha}`,
+    );
     if (issue && stripTime(issue.body) === stripTime(body) && issue.state === "open") return;
     if (!issue) {
       const number = await deps.github.createIssue({ title: DASHBOARD_TITLE, body });
@@ -182,6 +195,10 @@ export async function writeDashboard(
       await deps.github.updateIssue(issue.number, { body, state: "open" });
       issue = { ...issue, body, state: "open" };
     }
+    if (current.dashboard !== issue.number) {
+      await rememberDashboard(deps, issue.number);
+      current = { ...current, dashboard: issue.number };
+    }
     if (round >= DASHBOARD_ROUNDS) return;
     const latest = await readStateFile(deps.github);
     // No state ref yet: the issue's block is the state itself, just written from what was read.
@@ -189,6 +206,48 @@ export async function writeDashboard(
     const fresh = parseStateFile(latest);
     if (formatStateFile(fresh) === formatStateFile(current)) return;
     current = fresh;
+  }
+}
+
+/**
+ * The dashboard issue: the one whose number the state ref keeps, once checked to be an open issue
+ * Ferry wrote, titled and marked as the dashboard; else the search through every `ferry`-labelled
+ * issue (an installation from before the number was kept, or a dashboard closed by hand).
+ */
+export async function findDashboard(
+  deps: AppDeps<GitHubIssues>,
+  state: FerryState,
+): Promise<IssueInfo | undefined> {
+  if (state.dashboard !== undefined && deps.github.getIssue && deps.appLogin !== undefined) {
+    const issue = await deps.github.getIssue(state.dashboard);
+    if (
+      issue?.state === "open" &&
+      issue.author === deps.appLogin &&
+      issue.title === DASHBOARD_TITLE &&
+      issue.body.startsWith(DASHBOARD_MARKER)
+    )
+      return issue;
+  }
+  return deps.github.findIssue(DASHBOARD_TITLE);
+}
+
+/** Keeps the dashboard's number in the state ref (compare-and-swap, like every state change). */
+async function rememberDashboard(
+  deps: AppDeps<RepoIdentity & GitHubStateRef & GitHubContents & GitHubIssues>,
+  number: number,
+): Promise<void> {
+  // Only where the number can be read back, and with the state ref in place (before it exists the
+  // dashboard's own block is the state).
+  if (!deps.github.getIssue || (await deps.github.stateHead()) === undefined) return;
+  try {
+    await deps.locks.run(`${deps.github.owner}/${deps.github.repo}#state`, () =>
+      swapState(deps, (state) => {
+        state.dashboard = number;
+      }),
+    );
+  } catch (error) {
+    // A convenience, never worth failing the update for: the search finds the dashboard meanwhile.
+    deps.log.warn({ error: errorText(error, deps.secrets) }, "dashboard number not kept in the state ref");
   }
 }
 
@@ -274,7 +333,10 @@ export async function statusTable(deps: AppDeps<DashboardWork>, loaded: LoadedCo
   const drift = formatDrift(status);
   const table = [formatStatusTable(status), ...(drift.length > 0 ? ["", ...drift] : [])].join("\n").trimEnd();
   // The last scan's notices (an unsigned tag not proposed, a tag outside its policy), as the dashboard shows them.
-  const notices = await lastNotices(deps, dashboard);
+  const notices = await lastNotices(
+    deps,
+    dashboard === undefined ? ((await findDashboard(deps, state)) ?? null) : dashboard,
+  );
   if (notices.length === 0) return table;
   return [
     table,

@@ -2,6 +2,7 @@ import { environmentPolicy } from "../core/config/schema.js";
 import { TransientError, UserError } from "../core/errors.js";
 import { isNewer } from "../core/policy/select-tag.js";
 import { formatBody, type BodyRow } from "../core/pr/body.js";
+import { inlineCode } from "../core/pr/markdown.js";
 import { formatBranchName, formatLabels } from "../core/pr/branch.js";
 import type { PlanBlock, PlanKind } from "../core/pr/plan-block.js";
 import { formatTitle } from "../core/pr/title.js";
@@ -24,7 +25,12 @@ export interface UpsertInput {
 }
 
 export type UpsertResult =
-  | { action: "opened" | "updated" | "unchanged"; pull: PullRequestInfo }
+  | {
+      action: "opened" | "updated" | "unchanged";
+      pull: PullRequestInfo;
+      /** Something the requester should know although the PR is there (reviewers GitHub refused). */
+      notice?: string;
+    }
   | { action: "closed"; pull: PullRequestInfo }
   /** Nothing to write; `pull` is the open PR of the environment, if any (a person's promotion, say). */
   | { action: "none"; pull?: PullRequestInfo };
@@ -54,6 +60,7 @@ export async function upsertPromotionPr(deps: AppDeps<PullWork>, input: UpsertIn
       plan: sealPlan(deps.sealKey, { ...block, head }),
       rows: input.rows,
       webUrl: deps.webUrl,
+      fullTextUrl: `${deps.webUrl.replace(/\/+$/, "")}/${deps.github.owner}/${deps.github.repo}/commit/${head}`,
       ...(input.note ? { note: input.note } : {}),
       ...(input.requestedIn !== undefined ? { requestedIn: input.requestedIn } : {}),
     });
@@ -176,14 +183,24 @@ async function openPull(
   }
   await deps.github.addLabels(pull.number, formatLabels(environment));
   const environmentConfig = loaded.config.environments[environment];
+  let notice: string | undefined;
   if (environmentConfig?.merge === "review" && environmentConfig.reviewers) {
     const { users, teams } = environmentConfig.reviewers;
-    if (users.length + teams.length > 0) await deps.github.requestReviewers(pull.number, users, teams);
+    // GitHub refuses the whole request when one of them has no access to the repository; the PR
+    // is open all the same, so it counts as opened and the requester is told.
+    if (
+      users.length + teams.length > 0 &&
+      (await deps.github.requestReviewers(pull.number, users, teams)) === "refused"
+    ) {
+      const names = [...users, ...teams].map((name) => inlineCode(name)).join(", ");
+      notice = `Opened #${pull.number}, but GitHub refused to request reviews from ${names}: each must be a collaborator (a team needs access to this repository).`;
+      deps.log.warn({ environment, pull: pull.number }, "reviewers could not be requested");
+    }
   }
   deps.log.info({ environment, pull: pull.number }, "pull request opened");
   deps.onPullRequest?.({ environment, number: pull.number, action: "opened" });
   await afterWrite(deps, loaded, pull, head, true);
-  return { action: "opened", pull };
+  return { action: "opened", pull, ...(notice ? { notice } : {}) };
 }
 
 async function afterWrite(
@@ -251,10 +268,32 @@ async function writeBranch(
       files: plan.files,
       message,
     });
-    if (!head) {
-      if ((await deps.github.createRef(branch, commit.sha)) === "created") return commit.sha;
-    } else if ((await deps.github.updateRef(branch, commit.sha)) === "updated") {
-      return commit.sha;
+    const moved = head
+      ? await deps.github.updateRef(branch, commit.sha)
+      : await deps.github.createRef(branch, commit.sha);
+    if (moved === "created") return commit.sha;
+    if (moved === "updated") return commit.sha;
+    if (head && moved === "workflow-refused") {
+      // The base changed `.github/workflows/*` since the branch was cut, and moving the branch onto
+      // it counts as changing a workflow, which needs the `workflows` permission Ferry does not ask
+      // for. Instead the commit goes on the branch's own head: the PR's change stays the plan's
+      // files only, and GitHub merges it onto the current base.
+      const onHead = await deps.github.createCommit({
+        baseTreeSha: head.treeSha,
+        parents: [head.sha],
+        files: plan.files,
+        message,
+      });
+      const again = await deps.github.updateRef(branch, onHead.sha);
+      if (again === "updated") {
+        deps.log.info({ branch }, "base changed workflows: commit written on the branch's head");
+        return onHead.sha;
+      }
+      if (again === "workflow-refused")
+        throw new UserError(
+          "workflow-permission",
+          `${branch} carries a change to .github/workflows, which Ferry may not write without the workflows permission; delete the branch so that Ferry opens a new PR`,
+        );
     }
     deps.log.warn({ branch, attempt }, "branch moved while writing; redoing from the new tip");
   }

@@ -3,7 +3,7 @@ import type { Probot } from "probot";
 import type { OctokitLike } from "../adapters/github/github-repo.js";
 import type { AppDeps, AppLogger, LoadedConfig } from "../app/app-deps.js";
 import { loadRepoConfig } from "../app/load-repo-config.js";
-import { collectStatus, lastNotices, loadState } from "../app/state.js";
+import { collectStatus, findDashboard, lastNotices, loadState } from "../app/state.js";
 import { errorText } from "../app/error-text.js";
 import { recentChanges, type RecentChange } from "../app/history-command.js";
 import { eachInstallation, installationRepos } from "./installations.js";
@@ -52,7 +52,10 @@ export function createStatusReader(
         const { state, dashboard } = await loadState(deps);
         const status = await collectStatus(deps, loaded, state);
         // What the last scan noticed (an unsigned tag not proposed, a tag outside its policy).
-        const notices = await lastNotices(deps, dashboard);
+        const notices = await lastNotices(
+          deps,
+          dashboard === undefined ? ((await findDashboard(deps, state)) ?? null) : dashboard,
+        );
         const changes = await lastChanges(deps, loaded, options.log());
         result[`${owner}/${repo}`] = {
           ...status,

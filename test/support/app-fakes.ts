@@ -91,14 +91,7 @@ export class FakeGitHub implements GitHubRepoPort {
   async getBranch(name: string): Promise<BranchInfo | undefined> {
     this.calls.push("getBranch");
     const id = this.branches.get(name);
-    if (!id) return undefined;
-    const requiredChecks = this.protectedBranches.get(name);
-    return {
-      sha: id,
-      treeSha: `tree-${id}`,
-      protected: requiredChecks !== undefined,
-      ...(requiredChecks ? { requiredChecks } : {}),
-    };
+    return id ? { sha: id, treeSha: `tree-${id}`, protected: this.protectedBranches.has(name) } : undefined;
   }
   async readFile(ref: string, path: string) {
     this.calls.push("readFile");
@@ -240,6 +233,10 @@ export class FakeGitHub implements GitHubRepoPort {
     if (pull.headSha !== head) return "head-moved" as const;
     this.mergeNow(number);
     return "merged" as const;
+  }
+  async requiredChecks(branch: string) {
+    this.calls.push("requiredChecks");
+    return this.protectedBranches.get(branch);
   }
   async checksState(id: string, contexts?: string[]) {
     this.calls.push("checksState");

@@ -3,6 +3,7 @@ import type { HistoryCommit } from "../../core/history/history.js";
 import type { Octokit } from "@octokit/rest";
 import type { Permission } from "../../core/config/schema.js";
 import { UserError } from "../../core/errors.js";
+import { fitBody } from "../../core/pr/body-limit.js";
 import type {
   BranchInfo,
   CheckRunInput,
@@ -19,10 +20,12 @@ import type { AccessCache } from "./access-cache.js";
 import type { GitContentCache } from "./git-content-cache.js";
 
 /** The part of an Octokit (Probot's or @octokit/rest's) this adapter uses. */
-export type OctokitLike = Pick<Octokit, "rest" | "graphql">;
+export type OctokitLike = Pick<Octokit, "rest" | "graphql" | "paginate">;
 
 /** Merge method for Ferry's PRs: squash keeps the base history one commit per promotion. */
 const FERRY_ISSUE_LABEL = "ferry";
+/** Pages of 100 `ferry`-labelled issues and PRs read when looking for one by title (3,000 items). */
+const MAX_ISSUE_PAGES = 30;
 /** The largest file read through the contents API fallback (the state and config files are small). */
 const MAX_READ_BYTES = 4 * 1024 * 1024;
 
@@ -142,17 +145,7 @@ export class GitHubRepoAdapter implements GitHubRepoPort {
     const response = await orUndefinedOn404(this.octokit.rest.repos.getBranch({ ...this.r, branch: name }));
     if (!response) return undefined;
     const { data } = response;
-    // The branch endpoint shows the required contexts without needing the administration permission.
-    const checks = data.protection?.required_status_checks;
-    const requiredChecks = data.protected
-      ? [...new Set([...(checks?.contexts ?? []), ...(checks?.checks ?? []).map((check) => check.context)])]
-      : undefined;
-    return {
-      sha: data.commit.sha,
-      treeSha: data.commit.commit.tree.sha,
-      protected: data.protected,
-      ...(requiredChecks ? { requiredChecks } : {}),
-    };
+    return { sha: data.commit.sha, treeSha: data.commit.commit.tree.sha, protected: data.protected };
   }
 
   async readFile(ref: string, path: string): Promise<string | undefined> {
@@ -195,15 +188,27 @@ export class GitHubRepoAdapter implements GitHubRepoPort {
     return commits;
   }
 
-  async listTree(treeSha: string): Promise<TreeEntry[]> {
-    if (this.cache) return this.cache.tree(this.fullName, treeSha, () => this.fetchTree(treeSha));
-    return this.fetchTree(treeSha);
+  async listTree(treeSha: string, options: { recursive?: boolean } = {}): Promise<TreeEntry[]> {
+    const recursive = options.recursive ?? true;
+    const load = () => this.fetchTree(treeSha, recursive);
+    // One level of a tree is cached apart from the recursive listing of the same SHA.
+    if (this.cache) return this.cache.tree(this.fullName, recursive ? treeSha : `${treeSha}:1`, load);
+    return load();
   }
 
-  private async fetchTree(treeSha: string): Promise<TreeEntry[]> {
-    const { data } = await this.octokit.rest.git.getTree({ ...this.r, tree_sha: treeSha, recursive: "true" });
+  private async fetchTree(treeSha: string, recursive: boolean): Promise<TreeEntry[]> {
+    const { data } = await this.octokit.rest.git.getTree({
+      ...this.r,
+      tree_sha: treeSha,
+      ...(recursive ? { recursive: "true" } : {}),
+    });
+    // "If truncated is true in the response then the number of items in the tree array exceeded
+    // our maximum limit" of 100,000 entries or 7 MB (https://docs.github.com/en/rest/git/trees#get-a-tree).
     if (data.truncated)
-      throw new UserError("tree-too-large", "the repository tree is too large to list in one request");
+      throw new UserError(
+        "tree-too-large",
+        "GitHub cut the tree listing at its limit (100,000 entries or 7 MB in one request)",
+      );
     return data.tree.flatMap((entry) => {
       if (entry.path === undefined || entry.sha === undefined) return [];
       const type: TreeEntry["type"] =
@@ -270,11 +275,14 @@ export class GitHubRepoAdapter implements GitHubRepoPort {
     }
   }
 
-  async updateRef(branch: string, sha: string): Promise<"updated" | "conflict"> {
+  async updateRef(branch: string, sha: string): Promise<"updated" | "conflict" | "workflow-refused"> {
     try {
       await this.octokit.rest.git.updateRef({ ...this.r, ref: `heads/${branch}`, sha, force: false });
       return "updated";
     } catch (error) {
+      // "refusing to allow a GitHub App to create or update workflow … without `workflows`
+      // permission" (https://github.com/chdsbd/kodiak/issues/853).
+      if (/without `?workflows`? permission/i.test(message(error))) return "workflow-refused";
       if (status(error) !== 422) throw error;
       // "Reference already equals our commit" is success (docs/reliability.md row 22).
       const current = await orUndefinedOn404(
@@ -366,13 +374,22 @@ export class GitHubRepoAdapter implements GitHubRepoPort {
     await this.octokit.rest.issues.addLabels({ ...this.r, issue_number: number, labels });
   }
 
-  async requestReviewers(number: number, users: string[], teams: string[]): Promise<void> {
-    await this.octokit.rest.pulls.requestReviewers({
-      ...this.r,
-      pull_number: number,
-      reviewers: users,
-      team_reviewers: teams.map((team) => team.split("/").pop()!),
-    });
+  async requestReviewers(number: number, users: string[], teams: string[]): Promise<void | "refused"> {
+    try {
+      await this.octokit.rest.pulls.requestReviewers({
+        ...this.r,
+        pull_number: number,
+        reviewers: users,
+        team_reviewers: teams.map((team) => team.split("/").pop()!),
+      });
+    } catch (error) {
+      // "Reviews may only be requested from collaborators. One or more of the users or teams you
+      // specified is not a collaborator of the … repository." (422, after the PR was created:
+      // https://github.com/projectcontour/contour/pull/5998).
+      if (status(error) === 422 && /only be requested from collaborators/i.test(message(error)))
+        return "refused";
+      throw error;
+    }
   }
 
   async enableAutoMerge(
@@ -400,6 +417,19 @@ export class GitHubRepoAdapter implements GitHubRepoPort {
     }
   }
 
+  async enqueuePull(pull: PullRequestInfo, expectedHead: string): Promise<"queued" | { refused: string }> {
+    try {
+      // https://docs.github.com/en/graphql/reference/mutations#enqueuepullrequest
+      await this.octokit.graphql(
+        `mutation($id: ID!, $head: GitObjectID) { enqueuePullRequest(input: { pullRequestId: $id, expectedHeadOid: $head }) { clientMutationId } }`,
+        { id: pull.nodeId, head: expectedHead },
+      );
+      return "queued";
+    } catch (error) {
+      return { refused: message(error) };
+    }
+  }
+
   async disableAutoMerge(pull: PullRequestInfo): Promise<void> {
     await this.octokit.graphql(
       `mutation($id: ID!) { disablePullRequestAutoMerge(input: { pullRequestId: $id }) { clientMutationId } }`,
@@ -411,7 +441,7 @@ export class GitHubRepoAdapter implements GitHubRepoPort {
     number: number,
     sha: string,
     method: MergeMethod,
-  ): Promise<"merged" | "head-moved" | "base-moved" | "method-refused" | "not-mergeable"> {
+  ): Promise<"merged" | "head-moved" | "base-moved" | "method-refused" | "not-mergeable" | "queue-required"> {
     try {
       await this.octokit.rest.pulls.merge({
         ...this.r,
@@ -426,9 +456,50 @@ export class GitHubRepoAdapter implements GitHubRepoPort {
       if (code === 405 && /base branch was modified/i.test(message(error))) return "base-moved";
       // "Squash merges are not allowed on this repository." (a repository setting, never transient)
       if (code === 405 && /not allowed on this repository/i.test(message(error))) return "method-refused";
+      // "Changes must be made through the merge queue": the base has a merge queue.
+      if (code === 405 && /merge queue/i.test(message(error))) return "queue-required";
       if (code === 405 || code === 422) return "not-mergeable";
       throw error;
     }
+  }
+
+  async requiredChecks(branch: string): Promise<string[] | undefined> {
+    // Classic branch protection: the branch endpoint shows the required contexts without needing
+    // the administration permission. Repository rulesets require checks too
+    // (`required_status_checks` rules, https://docs.github.com/en/rest/repos/rules#get-rules-for-a-branch,
+    // readable with metadata access); GitHub enforces both.
+    const [response, rules] = await Promise.all([
+      orUndefinedOn404(this.octokit.rest.repos.getBranch({ ...this.r, branch })),
+      this.branchRules(branch),
+    ]);
+    const checks = response?.data.protected ? response.data.protection?.required_status_checks : undefined;
+    const fromRules = rules.flatMap((rule) =>
+      rule.type === "required_status_checks"
+        ? (rule.parameters?.required_status_checks ?? []).map((check) => check.context)
+        : [],
+    );
+    if (!response?.data.protected && !rules.some((rule) => rule.type === "required_status_checks"))
+      return undefined;
+    return [
+      ...new Set([
+        ...(checks?.contexts ?? []),
+        ...(checks?.checks ?? []).map((check) => check.context),
+        ...fromRules,
+      ]),
+    ];
+  }
+
+  /** The ruleset rules that apply to a branch (none when the endpoint is unknown, e.g. an older GHES). */
+  private async branchRules(
+    branch: string,
+  ): Promise<{ type: string; parameters?: { required_status_checks?: { context: string }[] } }[]> {
+    const response = await orUndefinedOn404(
+      this.octokit.rest.repos.getBranchRules({ ...this.r, branch, per_page: 100 }),
+    );
+    return (response?.data ?? []) as {
+      type: string;
+      parameters?: { required_status_checks?: { context: string }[] };
+    }[];
   }
 
   async checksState(
@@ -470,7 +541,9 @@ export class GitHubRepoAdapter implements GitHubRepoPort {
   }
 
   async comment(issueNumber: number, body: string): Promise<void> {
-    await this.octokit.rest.issues.createComment({ ...this.r, issue_number: issueNumber, body });
+    // A `/ferry status` answer for a big config can pass GitHub's body limit: cut it rather than lose it.
+    const fitted = fitBody(body, "", "The dashboard issue and `ferry plan` show the rest.") ?? body;
+    await this.octokit.rest.issues.createComment({ ...this.r, issue_number: issueNumber, body: fitted });
   }
 
   async react(commentId: number, content: ReactionContent): Promise<"created" | "existed"> {
@@ -545,19 +618,24 @@ export class GitHubRepoAdapter implements GitHubRepoPort {
 
   async findIssue(title: string): Promise<IssueInfo | undefined> {
     // Closed ones too: a dashboard someone closed still holds the holds and floors, and is reopened
-    // rather than replaced by an empty one (which would silently lift every hold).
-    const { data } = await this.octokit.rest.issues.listForRepo({
+    // rather than replaced by an empty one (which would silently lift every hold). Ferry's PRs carry
+    // the label too, so every page is read: the one page of 100 newest items used to miss the
+    // dashboard after ~100 PRs and a duplicate was created. Bounded (docs/reliability.md).
+    const matches: { number: number; title: string; body?: string | null; state: string }[] = [];
+    let pages = 0;
+    for await (const { data } of this.octokit.paginate.iterator(this.octokit.rest.issues.listForRepo, {
       ...this.r,
       labels: FERRY_ISSUE_LABEL,
       state: "all",
       per_page: 100,
-    });
-    const matches = data.filter((candidate) => !candidate.pull_request && candidate.title === title);
+    })) {
+      for (const candidate of data)
+        if (!candidate.pull_request && candidate.title === title) matches.push(candidate);
+      if (++pages >= MAX_ISSUE_PAGES) break;
+    }
     // The oldest open one: replicas that raced to create a dashboard all settle on the same issue.
-    const open = matches
-      .filter((candidate) => candidate.state === "open")
-      .sort((a, b) => a.number - b.number);
-    const issue = open[0] ?? matches[0];
+    const byNumber = matches.sort((a, b) => a.number - b.number);
+    const issue = byNumber.find((candidate) => candidate.state === "open") ?? byNumber[0];
     return issue
       ? {
           number: issue.number,
@@ -566,6 +644,26 @@ export class GitHubRepoAdapter implements GitHubRepoPort {
           state: issue.state === "open" ? "open" : "closed",
         }
       : undefined;
+  }
+
+  async getIssue(number: number): Promise<(IssueInfo & { author: string }) | undefined> {
+    let response;
+    try {
+      response = await this.octokit.rest.issues.get({ ...this.r, issue_number: number });
+    } catch (error) {
+      // 404, or 410 when the issue was deleted or issues were turned off: the same as absent.
+      if (status(error) === 404 || status(error) === 410) return undefined;
+      throw error;
+    }
+    if (response.data.pull_request) return undefined;
+    const { data } = response;
+    return {
+      number: data.number,
+      title: data.title,
+      body: data.body ?? "",
+      state: data.state === "open" ? "open" : "closed",
+      author: data.user?.login ?? "",
+    };
   }
 
   async createIssue(input: { title: string; body: string }): Promise<number | undefined> {

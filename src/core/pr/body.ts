@@ -1,5 +1,7 @@
 import { shortDigest } from "../image-ref.js";
 import { escapeMarkdown, inlineCode } from "./markdown.js";
+import { UserError } from "../errors.js";
+import { fitBody } from "./body-limit.js";
 import { formatPlanBlock, parsePlanBlock, type PlanBlock } from "./plan-block.js";
 
 /**
@@ -24,6 +26,8 @@ export interface BodyInput {
   note?: string;
   /** The issue or PR where the command was given: `#3` makes GitHub link both ways, so no reply is needed. */
   requestedIn?: number;
+  /** Where every change can be read when the table is cut to GitHub's body limit (the commit, say). */
+  fullTextUrl?: string;
 }
 
 const MARKER = "<!-- ferry:pr -->";
@@ -49,10 +53,19 @@ export function formatBody(input: BodyInput): string {
     lines.push(`Requested in #${input.requestedIn}.`, "");
   lines.push(
     "Comment `/promote <env>`, `/rollback <env>`, `/hold <env>`, `/unhold <env>` or `/ferry status`. Ferry keeps this PR up to date; edits to its branch are overwritten.",
-    "",
-    formatPlanBlock(plan),
   );
-  return lines.join("\n");
+  // The plan block is kept whole (it is what Ferry trusts); the table is what gets cut.
+  const body = fitBody(
+    lines.join("\n"),
+    formatPlanBlock(plan),
+    input.fullTextUrl ? `Every change: ${input.fullTextUrl}` : "The commit message lists every change.",
+  );
+  if (body === undefined)
+    throw new UserError(
+      "body-too-large",
+      `the plan for ${plan.environment} (${plan.changes.length} changes) does not fit in a pull request body; split the environment's images`,
+    );
+  return body;
 }
 
 /** The plan a Ferry PR body carries, or undefined for a body Ferry did not write (or that was tampered with). */

@@ -1,3 +1,4 @@
+import { fitBody } from "./body-limit.js";
 import { NAME_PATTERN } from "../config/names.js";
 import type { EnvironmentDeployment } from "../deployment-status.js";
 import { shortDigest } from "../image-ref.js";
@@ -115,8 +116,18 @@ export function formatMermaid(input: StatusInput): string {
   return lines.join("\n");
 }
 
-export function formatDashboard(input: StatusInput, state: FerryState, now: Date): string {
-  return [
+/** The first line of every dashboard Ferry writes (checked with its author before it is believed). */
+export const DASHBOARD_MARKER = "<!-- ferry:dashboard -->";
+
+export function formatDashboard(
+  input: StatusInput,
+  state: FerryState,
+  now: Date,
+  /** Where the full picture can be read when the dashboard is cut to GitHub's body limit. */
+  fullTextUrl?: string,
+): string {
+  const visible = [
+    DASHBOARD_MARKER,
     "Ferry keeps this issue current: what runs in each environment, open promotion PRs and holds. Keep it open and pinned; holds are stored on the `refs/ferry/state` ref and shown here.",
     "",
     formatStatusTable(input),
@@ -127,9 +138,12 @@ export function formatDashboard(input: StatusInput, state: FerryState, now: Date
     "",
     ...formatSkipped(input.skipped ?? []),
     `_Updated ${now.toISOString()}._`,
-    "",
-    formatState(state),
   ].join("\n");
+  const fullText = fullTextUrl
+    ? `Comment \`/ferry status\` or see ${fullTextUrl}.`
+    : "Comment `/ferry status` for the rest.";
+  // The state block only mirrors the state ref (the truth): when even it does not fit, it is left out.
+  return fitBody(visible, formatState(state), fullText) ?? fitBody(visible, "", fullText)!;
 }
 
 /**

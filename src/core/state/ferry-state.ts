@@ -27,6 +27,12 @@ export interface FerryState {
    * one running now.
    */
   history: Record<string, Record<string, DeployedVersion[]>>;
+  /**
+   * The dashboard issue's number, so it is found with one read whatever the number of
+   * `ferry`-labelled issues and PRs; checked on every read (an open issue Ferry wrote, titled as
+   * the dashboard), since anyone with write access can edit the ref.
+   */
+  dashboard?: number;
 }
 
 export interface DeployedVersion {
@@ -123,7 +129,8 @@ export function formatStateFile(state: FerryState): string {
   const history = Object.fromEntries(
     Object.entries(sorted(state.history)).map(([environment, images]) => [environment, sorted(images)]),
   );
-  return `${JSON.stringify({ version: 1, holds, floors, history }, null, 2)}\n`;
+  const dashboard = state.dashboard !== undefined ? { dashboard: state.dashboard } : {};
+  return `${JSON.stringify({ version: 1, holds, floors, history, ...dashboard }, null, 2)}\n`;
 }
 
 /** Anything malformed is dropped field by field (a body or the file can be edited by hand). */
@@ -172,5 +179,7 @@ export function stateFromData(raw: unknown): FerryState {
       }
     }
   }
+  if (typeof data.dashboard === "number" && Number.isSafeInteger(data.dashboard) && data.dashboard > 0)
+    state.dashboard = data.dashboard;
   return state;
 }

@@ -12,6 +12,7 @@ import {
   type BranchProtection,
   type Repo,
   type RepoRole,
+  type Ruleset,
   type Team,
 } from "./model.js";
 import { ApiError, type RequestContext } from "./router.js";
@@ -28,6 +29,7 @@ export type RepoSettings = Partial<
     | "allowRebaseMerge"
     | "mergeabilityLag"
     | "hasIssues"
+    | "treeEntryLimit"
     | "private"
   >
 >;
@@ -111,6 +113,8 @@ export async function createRepo(
     allowRebaseMerge: true,
     mergeabilityLag: 0,
     hasIssues: true,
+    treeEntryLimit: 100_000,
+    rulesets: [],
     customRoles: new Map(),
     createdAt: now,
     updatedAt: now,
@@ -189,6 +193,48 @@ export function protectBranch(
     enforceAdmins: options.enforceAdmins ?? true,
   };
   emu.repo(owner, repo).protections.set(branch, protection);
+}
+
+export interface RulesetOptions {
+  name?: string;
+  /** Branch names (default: the default branch). */
+  branches?: string[];
+  requiredChecks?: string[];
+  mergeQueue?: { method?: "MERGE" | "SQUASH" | "REBASE" };
+}
+
+/** Adds a branch ruleset (Settings → Rules → Rulesets) to a repository. */
+export function addRuleset(
+  emu: GitHubEmulator,
+  owner: string,
+  repo: string,
+  options: RulesetOptions,
+): { id: number } {
+  const r = emu.repo(owner, repo);
+  const id = emu.id();
+  r.rulesets.push({
+    id,
+    name: options.name ?? `ruleset-${id}`,
+    branches: options.branches ?? [r.defaultBranch],
+    requiredChecks: options.requiredChecks ?? [],
+    ...(options.mergeQueue ? { mergeQueue: { method: options.mergeQueue.method ?? "SQUASH" } } : {}),
+  });
+  return { id };
+}
+
+/** The rulesets that apply to a branch. */
+export function rulesetsFor(repo: Repo, branch: string): Ruleset[] {
+  return repo.rulesets.filter((ruleset) => ruleset.branches.includes(branch));
+}
+
+/** Every check a branch requires: classic branch protection's and its rulesets', once each. */
+export function requiredChecksFor(repo: Repo, branch: string): string[] {
+  return [
+    ...new Set([
+      ...(repo.protections.get(branch)?.requiredChecks ?? []),
+      ...rulesetsFor(repo, branch).flatMap((ruleset) => ruleset.requiredChecks),
+    ]),
+  ];
 }
 
 /** A user's role on a repository, as `GET /collaborators/{user}/permission` reports it. */

@@ -8,6 +8,7 @@ import { emit, emitPull } from "./emulator-events.js";
 import { authorize } from "./emulator-repos.js";
 import type { GitHubEmulator } from "./emulator.js";
 import type { Issue, Repo } from "./model.js";
+import { enqueue } from "./merge-queue.js";
 import { enableAutoMerge } from "./pull-logic.js";
 import { ApiError, type Reply, type RequestContext } from "./router.js";
 import * as shape from "./shapes.js";
@@ -142,6 +143,48 @@ export async function handleGraphql(emu: GitHubEmulator, ctx: RequestContext): P
         },
       },
     };
+  }
+
+  // `enqueuePullRequest(input: { pullRequestId, expectedHeadOid })`: into the base's merge queue.
+  {
+    const name = "enqueuePullRequest";
+    const input = mutationInput(query, name, variables);
+    if (input) {
+      const found = findByNodeId(emu, input.pullRequestId);
+      if (!found)
+        return failure(
+          name,
+          "NOT_FOUND",
+          `Could not resolve to a node with the global id of '${String(input.pullRequestId)}'`,
+        );
+      const { repo, issue } = found;
+      try {
+        authorize(emu, ctx.actor, repo, "pull_requests", "write", "write");
+        authorize(emu, ctx.actor, repo, "contents", "write", "write");
+      } catch (error) {
+        if (error instanceof ApiError)
+          return failure(name, "FORBIDDEN", "Resource not accessible by integration");
+        throw error;
+      }
+      const problem = await enqueue(
+        emu,
+        repo,
+        issue,
+        emu.actingLogin(ctx.actor),
+        typeof input.expectedHeadOid === "string" ? input.expectedHeadOid : undefined,
+      );
+      if (problem) return failure(name, "UNPROCESSABLE", problem);
+      return {
+        body: {
+          data: {
+            [name]: {
+              clientMutationId: input.clientMutationId ?? null,
+              mergeQueueEntry: { id: `MQE_${issue.pullNodeId}`, position: 0, state: "QUEUED" },
+            },
+          },
+        },
+      };
+    }
   }
 
   for (const name of ["pinIssue", "unpinIssue"]) {

@@ -50,6 +50,20 @@ export interface BranchProtection {
   enforceAdmins: boolean;
 }
 
+/**
+ * A branch ruleset with the rules Ferry meets: `required_status_checks` and `merge_queue`
+ * (https://docs.github.com/en/rest/repos/rules#get-rules-for-a-branch).
+ */
+export interface Ruleset {
+  id: number;
+  name: string;
+  /** Branch names it applies to (exact names; `~DEFAULT_BRANCH` for the default branch). */
+  branches: string[];
+  requiredChecks: string[];
+  /** A merge queue on these branches, merging with this method. */
+  mergeQueue?: { method: "MERGE" | "SQUASH" | "REBASE" };
+}
+
 export interface Label {
   id: number;
   nodeId: string;
@@ -252,6 +266,14 @@ export interface Repo {
   customRoles: Map<string, string>;
   /** Settings → Issues; off, `POST /issues` answers 410 "Issues are disabled for this repo". */
   hasIssues: boolean;
+  /**
+   * The most entries a recursive `GET /git/trees` lists before answering `truncated: true`.
+   * GitHub's limit is "100,000 entries with a maximum size of 7 MB"
+   * (https://docs.github.com/en/rest/git/trees#get-a-tree); the emulator counts entries only.
+   */
+  treeEntryLimit: number;
+  /** Repository rulesets (Settings → Rules), in creation order. */
+  rulesets: Ruleset[];
   createdAt: string;
   updatedAt: string;
   pushedAt: string;

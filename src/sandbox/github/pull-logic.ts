@@ -7,7 +7,8 @@
 import { rivalPush } from "./emulator-act-as.js";
 import { emitPull } from "./emulator-events.js";
 import { onRefChanged, scheduleAutoMerge } from "./emulator-pull-effects.js";
-import { roleOf } from "./emulator-repos.js";
+import { requiredChecksFor, roleOf, rulesetsFor } from "./emulator-repos.js";
+import { enqueue } from "./merge-queue.js";
 import type { GitHubEmulator } from "./emulator.js";
 import { ZERO_SHA } from "./git-store.js";
 import { roleAtLeast, type Issue, type Repo } from "./model.js";
@@ -91,7 +92,8 @@ export async function computePull(emu: GitHubEmulator, repo: Repo, issue: Issue)
       rebaseable = true;
       const protection = repo.protections.get(p.baseRef);
       let unstable = false;
-      const required = protection?.requiredChecks ?? [];
+      // Rulesets' `required_status_checks` count as classic protection's do.
+      const required = requiredChecksFor(repo, p.baseRef);
       for (const context of required) {
         const state = contextState(repo, p.headSha, context);
         if (state === "missing" || state === "pending")
@@ -169,6 +171,8 @@ export interface MergeRequest {
   commitMessage?: string;
   /** Who merges (a user or an app bot). */
   login: string;
+  /** The merge queue itself lands the PR (a merge group that passed its checks). */
+  viaQueue?: boolean;
 }
 
 /** Merges like `PUT /pulls/{n}/merge`; returns the new base tip. Throws GitHub's 405/409 errors. */
@@ -208,6 +212,10 @@ async function mergeNow(
     const names = { merge: "Merge commits", squash: "Squash merges", rebase: "Rebase merges" };
     throw new ApiError(405, `${names[request.method]} are not allowed on this repository.`);
   }
+  // A base with a merge queue takes PRs only through the queue
+  // (https://docs.github.com/en/rest/repos/rules#get-rules-for-a-branch, rule type `merge_queue`).
+  if (!request.viaQueue && rulesetsFor(repo, p.baseRef).some((ruleset) => ruleset.mergeQueue))
+    throw new ApiError(405, "Changes must be made through the merge queue");
   // While mergeability is computed, GitHub refuses the merge as it would an unmergeable PR.
   if (mergeabilityComputing(issue)) throw new ApiError(405, "Pull Request is not mergeable");
   const view = await computePull(emu, repo, issue);
@@ -279,6 +287,22 @@ async function mergeNow(
   if (emu.faults.takeRefRace(`heads/${p.baseRef}`)) await rivalPush(emu, repo, `refs/heads/${p.baseRef}`);
   const swapped = await git.compareAndSwapRef(`refs/heads/${p.baseRef}`, newSha, baseSha);
   if (!swapped) throw new ApiError(405, "Base branch was modified. Review and try the merge again.");
+  await markMerged(emu, repo, issue, request.login, baseSha, newSha);
+  return newSha;
+}
+
+/** What follows a PR's merge commit landing on its base: the PR closes as merged, events, head deleted. */
+export async function markMerged(
+  emu: GitHubEmulator,
+  repo: Repo,
+  issue: Issue,
+  login: string,
+  baseSha: string,
+  newSha: string,
+): Promise<void> {
+  const p = issue.pull!;
+  const git = repo.git;
+  const request = { login };
   const now = emu.now();
   issue.state = "closed";
   issue.closedAt = now;
@@ -302,7 +326,6 @@ async function mergeNow(
       await onRefChanged(emu, repo, headRef, current, ZERO_SHA, request.login);
     }
   }
-  return newSha;
 }
 
 /** Merges every open PR with auto-merge enabled whose requirements are now met. */
@@ -312,6 +335,12 @@ export async function evaluateAutoMerge(emu: GitHubEmulator, repo: Repo): Promis
     if (issue.state !== "open" || !auto) continue;
     const view = await computePull(emu, repo, issue);
     if (view.mergeableState !== "clean" && view.mergeableState !== "unstable") continue;
+    // With a merge queue, auto-merge adds the PR to the queue once it is ready.
+    if (rulesetsFor(repo, issue.pull!.baseRef).some((ruleset) => ruleset.mergeQueue)) {
+      issue.pull!.autoMerge = null;
+      await enqueue(emu, repo, issue, auto.enabledBy);
+      continue;
+    }
     try {
       await mergePull(emu, repo, issue, {
         method: auto.method.toLowerCase() as MergeMethod,
@@ -359,7 +388,7 @@ export async function enableAutoMerge(
   if (expectedHeadOid !== undefined && expectedHeadOid !== p.headSha)
     return "Head branch was modified. Review and try the merge again.";
   const protection = repo.protections.get(p.baseRef);
-  if (!protection || (protection.requiredChecks.length === 0 && protection.requiredApprovals === 0)) {
+  if (requiredChecksFor(repo, p.baseRef).length === 0 && (protection?.requiredApprovals ?? 0) === 0) {
     return "Pull request Protected branch rules not configured for this branch";
   }
   // Unknown mergeability is refused in the words GitHub uses for it (reported in

@@ -131,3 +131,22 @@ export function requireString(body: Record<string, unknown>, field: string, reso
   }
   return value;
 }
+
+/**
+ * GitHub refuses an issue, pull request or comment body over 65,536 characters with 422
+ * ("body is too long (maximum is 65536 characters)", resource `Issue` for issues and PRs alike:
+ * https://github.com/renovatebot/renovate/issues/2032, https://github.com/potproject/code-agent/issues/3).
+ */
+export const MAX_BODY_CHARS = 65_536;
+
+export function checkBodyLength(body: unknown, resource: "Issue" | "IssueComment"): void {
+  if (typeof body !== "string" || body.length <= MAX_BODY_CHARS) return;
+  throw validationFailed("Validation Failed", [
+    {
+      resource,
+      code: "custom",
+      field: "body",
+      message: `body is too long (maximum is ${MAX_BODY_CHARS} characters)`,
+    },
+  ]);
+}

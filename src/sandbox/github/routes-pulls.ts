@@ -7,6 +7,7 @@ import type { Issue, Repo, Review } from "./model.js";
 import { computePull, mergeabilityComputing, mergePull, type MergeMethod } from "./pull-logic.js";
 import {
   ApiError,
+  checkBodyLength,
   notFound,
   paginate,
   requireString,
@@ -199,6 +200,7 @@ export function registerPullRoutes(emu: GitHubEmulator): void {
       throw validationFailed("Validation Failed", [
         { resource: "PullRequest", field: "title", code: "missing_field" },
       ]);
+    checkBodyLength(ctx.body.body, "Issue");
     const issue = await openPull(emu, repo, login, {
       title,
       head,
@@ -251,6 +253,7 @@ export function registerPullRoutes(emu: GitHubEmulator): void {
     const login = emu.actingLogin(ctx.actor);
     const issue = findPull(repo, ctx.params.number!);
     const p = issue.pull!;
+    checkBodyLength(ctx.body.body, "Issue");
     const changes: Record<string, unknown> = {};
     if (typeof ctx.body.title === "string" && ctx.body.title !== issue.title) {
       changes.title = { from: issue.title };
@@ -378,6 +381,17 @@ export function registerPullRoutes(emu: GitHubEmulator): void {
       }
       if (account.login === issue.user)
         throw validationFailed("Review cannot be requested from pull request author.");
+    }
+    // A team must exist in the repository's organization and have access to the repository, else
+    // the whole request is refused, after the PR exists
+    // (https://github.com/projectcontour/contour/pull/5998, https://github.com/freifunkMUC/wg-access-server/pull/335).
+    for (const slug of teams) {
+      const team = emu.teams.get(`${repo.owner}/${slug}`.toLowerCase());
+      if (!team || !team.repositories.has(repo.name.toLowerCase()))
+        throw validationFailed(
+          "Reviews may only be requested from collaborators. One or more of the teams you specified is not a collaborator of the " +
+            `${repo.owner}/${repo.name} repository.`,
+        );
     }
     const p = issue.pull!;
     for (const reviewer of reviewers) {

@@ -1,7 +1,7 @@
 /** Repositories, contents, the Git Data API (blobs, trees, commits, refs), branches, protection, compare, commits. */
 import { rivalPush } from "./emulator-act-as.js";
 import { onRefChanged } from "./emulator-pull-effects.js";
-import { authorizeRepo, roleOf } from "./emulator-repos.js";
+import { authorizeRepo, roleOf, rulesetsFor } from "./emulator-repos.js";
 import type { GitHubEmulator } from "./emulator.js";
 import { ZERO_SHA, type GitIdentity, type GitTagObject, type TreeChange } from "./git-store.js";
 import type { Repo } from "./model.js";
@@ -62,6 +62,37 @@ export async function writeFilesCommit(
     throw new ApiError(409, `${branch} was modified concurrently`);
   await onRefChanged(emu, repo, ref, parent ?? ZERO_SHA, sha, login);
   return { sha, tree, parent };
+}
+
+/**
+ * A GitHub App may not create or update a workflow file without the `workflows` permission, and
+ * GitHub judges that by what the ref update changes, not by who wrote the commits: moving a PR
+ * branch onto a base that changed `.github/workflows/*` is refused too
+ * (https://github.com/chdsbd/kodiak/issues/853, https://github.com/Mergifyio/mergify/issues/5055,
+ * https://github.com/wildfly/wildfly.org/issues/549). The answer's words are GitHub's; its status
+ * on the refs API is not documented, so 422 (the refs API's refusal status) is assumed.
+ */
+async function refuseWorkflowChange(
+  emu: GitHubEmulator,
+  ctx: RequestContext,
+  repo: Repo,
+  ref: string,
+  before: string | undefined,
+  after: string,
+): Promise<void> {
+  if (ctx.actor.kind !== "installation" || !ref.startsWith("refs/heads/")) return;
+  if (ctx.actor.permissions.workflows === "write") return;
+  const defaultTip = await repo.git.readRef(`refs/heads/${repo.defaultBranch}`);
+  // A new branch is judged by what it adds to the default branch.
+  const from = before ?? (defaultTip ? await repo.git.mergeBase(defaultTip, after) : undefined);
+  if (!from) return;
+  const touched = (await repo.git.changedFiles(from, after)).find((file) =>
+    [file.path, file.previousPath].some((path) => path?.startsWith(".github/workflows/")),
+  );
+  if (touched)
+    throw validationFailed(
+      `refusing to allow a GitHub App to create or update workflow \`${touched.path}\` without \`workflows\` permission`,
+    );
 }
 
 export function registerRepoRoutes(emu: GitHubEmulator): void {
@@ -214,12 +245,19 @@ export function registerRepoRoutes(emu: GitHubEmulator): void {
     };
   });
 
-  const treeBody = async (repo: Repo, sha: string, recursive: boolean) => ({
-    sha,
-    url: `${emu.apiUrl}/repos/${repo.owner}/${repo.name}/git/trees/${sha}`,
-    tree: (await repo.git.listTree(sha, recursive)).map((e) => shape.treeEntry(c(), repo, e)),
-    truncated: false,
-  });
+  const treeBody = async (repo: Repo, sha: string, recursive: boolean) => {
+    const entries = await repo.git.listTree(sha, recursive);
+    // Past the limit a recursive listing is cut and says so (`Repo.treeEntryLimit`).
+    const truncated = recursive && entries.length > repo.treeEntryLimit;
+    return {
+      sha,
+      url: `${emu.apiUrl}/repos/${repo.owner}/${repo.name}/git/trees/${sha}`,
+      tree: (truncated ? entries.slice(0, repo.treeEntryLimit) : entries).map((e) =>
+        shape.treeEntry(c(), repo, e),
+      ),
+      truncated,
+    };
+  };
 
   r.add("POST", "/repos/:owner/:repo/git/trees", async (ctx) => {
     const repo = authorizeRepo(emu, ctx, "contents", "write", "write");
@@ -414,6 +452,7 @@ export function registerRepoRoutes(emu: GitHubEmulator): void {
       throw validationFailed("Reference name must start with 'refs/' and have at least two slashes.");
     }
     if (!(await repo.git.objectType(sha))) throw validationFailed("Object does not exist");
+    await refuseWorkflowChange(emu, ctx, repo, ref, undefined, sha);
     if (!(await repo.git.compareAndSwapRef(ref, sha, ZERO_SHA)))
       throw validationFailed("Reference already exists");
     emu.faults.created(`ref:${repo.id}:${ref.slice(5)}`);
@@ -438,6 +477,7 @@ export function registerRepoRoutes(emu: GitHubEmulator): void {
     const force = ctx.body.force === true;
     if (!force && !(await repo.git.isAncestor(current, sha)))
       throw validationFailed("Update is not a fast forward");
+    await refuseWorkflowChange(emu, ctx, repo, ref, current, sha);
     if (!(await repo.git.compareAndSwapRef(ref, sha, current)))
       throw validationFailed("Reference update failed");
     await onRefChanged(emu, repo, ref, current, sha, login, { forced: force });
@@ -505,6 +545,47 @@ export function registerRepoRoutes(emu: GitHubEmulator): void {
     }
     return body;
   };
+
+  // Rules that apply to a branch, from every active ruleset; anyone who can read the repository
+  // may ask (https://docs.github.com/en/rest/repos/rules#get-rules-for-a-branch).
+  r.add("GET", "/repos/:owner/:repo/rules/branches/*branch", (ctx) => {
+    const repo = authorizeRepo(emu, ctx, "metadata", "read", "read");
+    const source = { ruleset_source_type: "Repository", ruleset_source: `${repo.owner}/${repo.name}` };
+    const rules = rulesetsFor(repo, ctx.params.branch!).flatMap((ruleset) => [
+      ...(ruleset.requiredChecks.length > 0
+        ? [
+            {
+              type: "required_status_checks",
+              ...source,
+              ruleset_id: ruleset.id,
+              parameters: {
+                strict_required_status_checks_policy: false,
+                required_status_checks: ruleset.requiredChecks.map((context) => ({ context })),
+              },
+            },
+          ]
+        : []),
+      ...(ruleset.mergeQueue
+        ? [
+            {
+              type: "merge_queue",
+              ...source,
+              ruleset_id: ruleset.id,
+              parameters: {
+                check_response_timeout_minutes: 60,
+                grouping_strategy: "ALLGREEN",
+                max_entries_to_build: 5,
+                max_entries_to_merge: 5,
+                merge_method: ruleset.mergeQueue.method,
+                min_entries_to_merge: 1,
+                min_entries_to_merge_wait_minutes: 5,
+              },
+            },
+          ]
+        : []),
+    ]);
+    return paginate(ctx, rules);
+  });
 
   r.add("GET", "/repos/:owner/:repo/branches/:branch/protection", (ctx) => {
     const repo = authorizeRepo(emu, ctx, "administration", "read", "admin");

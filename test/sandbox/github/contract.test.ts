@@ -26,6 +26,12 @@ describe("the emulator's REST responses and webhook payloads match GitHub's publ
     const { emu } = world;
     repos.createTeam(emu, "acme", "release", ["mona"]);
     repos.protectBranch(emu, "acme", "config", "main", { requiredChecks: ["ci/test"], requiredApprovals: 1 });
+    repos.addRuleset(emu, "acme", "config", {
+      name: "release",
+      branches: ["release"],
+      requiredChecks: ["ci/test"],
+      mergeQueue: {},
+    });
     const ferry = await installApp(world, { webhookUrl: receiver.url, webhookSecret: "s3cret" });
     const bot = ferry.installation;
     const mona = world.as("mona");
@@ -46,6 +52,8 @@ describe("the emulator's REST responses and webhook payloads match GitHub's publ
     await bot.rest.apps.listReposAccessibleToInstallation();
 
     await bot.rest.repos.get({ owner, repo });
+    await bot.rest.repos.getBranchRules({ owner, repo, branch: "release" });
+    await bot.rest.repos.getBranchRules({ owner, repo, branch: "main" });
     await bot.rest.repos.getContent({ owner, repo, path: "overlays/staging/kustomization.yaml" });
     await bot.rest.repos.getContent({ owner, repo, path: "overlays" });
     await expectStatus(bot.rest.repos.getContent({ owner, repo, path: "missing.yaml" }), 404);
@@ -117,6 +125,20 @@ describe("the emulator's REST responses and webhook payloads match GitHub's publ
     await bot.rest.pulls.listCommits({ owner, repo, pull_number: pr.number });
     await bot.rest.pulls.update({ owner, repo, pull_number: pr.number, body: "new body" });
     await bot.rest.pulls.requestReviewers({ owner, repo, pull_number: pr.number, reviewers: ["mona"] });
+    // A team without access to the repository: 422, as on github.com.
+    await expectStatus(
+      bot.rest.pulls.requestReviewers({ owner, repo, pull_number: pr.number, team_reviewers: ["release"] }),
+      422,
+    );
+    // Bodies over 65,536 characters: 422 "body is too long".
+    await expectStatus(
+      bot.rest.pulls.update({ owner, repo, pull_number: pr.number, body: "x".repeat(65_537) }),
+      422,
+    );
+    await expectStatus(
+      bot.rest.issues.createComment({ owner, repo, issue_number: pr.number, body: "x".repeat(65_537) }),
+      422,
+    );
     await bot.rest.issues.createLabel({ owner, repo, name: "ferry", color: "0e8a16" });
     await bot.rest.issues.listLabelsForRepo({ owner, repo });
     await bot.rest.issues.addLabels({

@@ -1,0 +1,106 @@
+/**
+ * A merge queue on a base branch (ruleset rule `merge_queue`,
+ * https://docs.github.com/en/rest/repos/rules#get-rules-for-a-branch). A PR enters it through
+ * GraphQL `enqueuePullRequest` or native auto-merge; the queue builds a merge group, the PR's
+ * changes on the current base, on a `gh-readonly-queue/<base>/pr-<n>-<head>` branch, runs the
+ * simulated CI there ("A merge queue may use GitHub Actions or your own CI provider to run
+ * required checks", GitHub's merge queue documentation) and, once the base's required checks
+ * pass on the group, moves the base to it and closes the PR as merged. A failing check or a base
+ * that moved meanwhile drops the PR from the queue; it stays open.
+ */
+import { emitCheckRun, checkSuiteFor } from "./emulator-pull-effects.js";
+import { requiredChecksFor, rulesetsFor } from "./emulator-repos.js";
+import type { GitHubEmulator } from "./emulator.js";
+import { ZERO_SHA } from "./git-store.js";
+import type { CheckRun, Issue, Repo } from "./model.js";
+import { computePull, contextState, markMerged } from "./pull-logic.js";
+import * as shape from "./shapes.js";
+
+/** Adds an open, mergeable PR to its base's queue. Returns GitHub's refusal, or undefined when queued. */
+export async function enqueue(
+  emu: GitHubEmulator,
+  repo: Repo,
+  issue: Issue,
+  login: string,
+  expectedHeadOid?: string,
+): Promise<string | undefined> {
+  const p = issue.pull!;
+  const queue = rulesetsFor(repo, p.baseRef).find((ruleset) => ruleset.mergeQueue)?.mergeQueue;
+  // The refusals' wording is the emulator's: GitHub's answers to these cases are not documented.
+  if (!queue) return "Pull request is not in a mergeable state: the base branch has no merge queue";
+  if (issue.state !== "open") return "Pull request is closed";
+  if (expectedHeadOid !== undefined && expectedHeadOid !== p.headSha)
+    return "Head branch was modified. Review and try the merge again.";
+  const view = await computePull(emu, repo, issue);
+  if (view.blockers.length > 0) return `Pull request is not mergeable: ${view.blockers[0]}`;
+  const git = repo.git;
+  const baseSha = view.baseSha;
+  const merged = await git.mergeCommits(baseSha, p.headSha);
+  if (!merged.clean) return "Pull request is not mergeable: conflict";
+  const merger = emu.identityOf(login);
+  const group = await git.commitTree({
+    tree: merged.tree,
+    parents: queue.method === "MERGE" ? [baseSha, p.headSha] : [baseSha],
+    message: `${issue.title} (#${issue.number})\n`,
+    author: merger,
+    committer: { name: "GitHub", email: "noreply@github.com", date: merger.date },
+  });
+  const ref = `refs/heads/gh-readonly-queue/${p.baseRef}/pr-${issue.number}-${p.headSha}`;
+  await git.compareAndSwapRef(ref, group, ZERO_SHA);
+  runGroupChecks(emu, repo, group, ref);
+  const delay = Math.max(0, ...repo.ci.map((ci) => ci.delayMs));
+  emu.later(() => land(emu, repo, issue, login, { ref, group, baseSha }), delay + 1);
+  return undefined;
+}
+
+/** The simulated CI on the merge group's commit (the `merge_group` run). */
+function runGroupChecks(emu: GitHubEmulator, repo: Repo, sha: string, ref: string): void {
+  const bot = emu.appById(emu.actionsAppId).botLogin;
+  for (const ci of repo.ci) {
+    const suite = checkSuiteFor(emu, repo, emu.actionsAppId, sha, ref.slice("refs/heads/".length));
+    const id = emu.id();
+    const run: CheckRun = {
+      id,
+      nodeId: shape.nodeIdFor("CR", id),
+      suiteId: suite.id,
+      appId: emu.actionsAppId,
+      name: ci.context,
+      headSha: sha,
+      status: "in_progress",
+      conclusion: null,
+      startedAt: emu.now(),
+      completedAt: null,
+      externalId: "",
+      detailsUrl: `${emu.webUrl}/${repo.owner}/${repo.name}/actions/runs/${id}`,
+      output: { title: null, summary: null, text: null, annotations: [] },
+    };
+    repo.checkRuns.set(id, run);
+    emu.later(async () => {
+      run.status = "completed";
+      run.conclusion = ci.conclusion;
+      run.completedAt = emu.now();
+      await emitCheckRun(emu, repo, run, "completed", bot);
+    }, ci.delayMs);
+  }
+}
+
+/** Lands the group when the base's required checks passed on it; otherwise drops the PR from the queue. */
+async function land(
+  emu: GitHubEmulator,
+  repo: Repo,
+  issue: Issue,
+  login: string,
+  entry: { ref: string; group: string; baseSha: string },
+): Promise<void> {
+  const p = issue.pull!;
+  const git = repo.git;
+  const passed = requiredChecksFor(repo, p.baseRef).every(
+    (context) => contextState(repo, entry.group, context) === "success",
+  );
+  const landed =
+    passed &&
+    issue.state === "open" &&
+    (await git.compareAndSwapRef(`refs/heads/${p.baseRef}`, entry.group, entry.baseSha));
+  await git.deleteRef(entry.ref, entry.group);
+  if (landed) await markMerged(emu, repo, issue, login, entry.baseSha, entry.group);
+}
