@@ -76,6 +76,8 @@ export async function guardFerryPull(
       ...(block.requestedBy ? { requestedBy: block.requestedBy } : {}),
       rows: await bodyRows(deps, config, environment, plan),
       note: `Rebuilt by Ferry after ${pull.headSha.slice(0, 7)}, a commit it did not write, was pushed to this branch.`,
+      // The pushed commit may name a newer tag: it is replaced all the same.
+      replaceNewerTip: true,
     });
     if (upsert.action === "none") {
       // The base already has the plan: nothing of Ferry's is left to merge here.

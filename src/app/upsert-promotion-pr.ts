@@ -1,5 +1,5 @@
 import { environmentPolicy } from "../core/config/schema.js";
-import { TransientError, UserError } from "../core/errors.js";
+import { isUserError, TransientError, UserError } from "../core/errors.js";
 import { isNewer } from "../core/policy/select-tag.js";
 import { formatBody, type BodyRow } from "../core/pr/body.js";
 import { inlineCode } from "../core/pr/markdown.js";
@@ -7,10 +7,11 @@ import { formatBranchName, formatLabels } from "../core/pr/branch.js";
 import type { PlanBlock, PlanKind } from "../core/pr/plan-block.js";
 import { formatTitle } from "../core/pr/title.js";
 import type { AppDeps, LoadedConfig } from "./app-deps.js";
-import type { GitHubBranches, PullRequestInfo } from "./github-port.js";
+import type { BranchInfo, GitHubBranches, GitHubContents, PullRequestInfo } from "./github-port.js";
 import { mergeMethodFor, mergeWhenReady, pauseBeforeRetry, type PullWork } from "./merge-when-ready.js";
-import type { EnvironmentPlan } from "./plan-environment.js";
+import { currentImages, type EnvironmentPlan } from "./plan-environment.js";
 import { ferryPull, sealPlan } from "./pull-trust.js";
+import { repoFileSource } from "./repo-files.js";
 
 export interface UpsertInput {
   loaded: LoadedConfig;
@@ -22,6 +23,11 @@ export interface UpsertInput {
   note?: string;
   /** The issue or PR the command came from (linked from the body). */
   requestedIn?: number;
+  /**
+   * Write even when the branch tip proposes newer tags: the guard replacing a commit Ferry did not
+   * write. Otherwise a bump never moves `ferry/<env>` from a newer tag back to an older one.
+   */
+  replaceNewerTip?: boolean;
 }
 
 export type UpsertResult =
@@ -43,7 +49,10 @@ const MAX_REF_ATTEMPTS = 5;
  * a branch built from the current base; closes it when its change is no longer wanted. Running it
  * twice with the same plan changes nothing the second time (docs/architecture.md "Writes are upserts").
  */
-export async function upsertPromotionPr(deps: AppDeps<PullWork>, input: UpsertInput): Promise<UpsertResult> {
+export async function upsertPromotionPr(
+  deps: AppDeps<PullWork & GitHubContents>,
+  input: UpsertInput,
+): Promise<UpsertResult> {
   const { loaded, plan, kind } = input;
   const environment = plan.environment;
   const branch = formatBranchName(environment);
@@ -113,11 +122,8 @@ export async function upsertPromotionPr(deps: AppDeps<PullWork>, input: UpsertIn
   // Replicas race: one that listed the tags before the newest push must not move another's PR
   // back to an older tag (docs/reliability.md row 22). The newer PR stays; the next sync re-plans.
   if (existing && existingPlan && kind === "bump" && existingPlan.kind === "bump") {
-    const older = block.changes.some((change) => {
-      const theirs = existingPlan.changes.find((other) => other.image === change.image)?.to.tag;
-      const ours = change.to.tag;
-      if (theirs === undefined || ours === undefined) return false;
-      return isNewer(theirs, ours, environmentPolicy(loaded.config, environment, change.image)) === true;
+    const older = proposesNewer(loaded, block, (image) => {
+      return existingPlan.changes.find((other) => other.image === image)?.to.tag;
     });
     if (older) {
       deps.log.info({ environment, pull: existing.number }, "pull request kept: it proposes a newer tag");
@@ -125,6 +131,14 @@ export async function upsertPromotionPr(deps: AppDeps<PullWork>, input: UpsertIn
     }
   }
 
+  // The same rule for the branch itself, judged on every compare-and-swap attempt: the PR body is
+  // written after the branch, so a replica that has just moved the tip to a newer tag may not have
+  // described it yet, and a write redone after losing the race must not undo the winner's newer tag.
+  const judged = trusted?.headIsFerrys && existingPlan?.kind === "bump" ? existingPlan.head : undefined;
+  const yieldTo =
+    kind === "bump" && !input.replaceNewerTip
+      ? (tip: BranchInfo) => tipProposesNewer(deps, loaded, block, tip, judged)
+      : undefined;
   const head = await writeBranch(
     deps,
     loaded,
@@ -132,7 +146,15 @@ export async function upsertPromotionPr(deps: AppDeps<PullWork>, input: UpsertIn
     plan,
     message,
     existing === undefined && kind === "bump",
+    yieldTo,
   );
+  if (head === undefined) {
+    deps.log.info(
+      { environment, ...(existing ? { pull: existing.number } : {}) },
+      "branch kept: it already proposes a newer tag",
+    );
+    return existing ? { action: "unchanged", pull: existing } : { action: "none" };
+  }
   if (!existing) return openPull(deps, input, branch, head, title, body(head));
   const text = body(head);
   await deps.github.updatePull(existing.number, { title, body: text });
@@ -141,6 +163,44 @@ export async function upsertPromotionPr(deps: AppDeps<PullWork>, input: UpsertIn
   const pull = { ...existing, title, body: text, headSha: head };
   await afterWrite(deps, loaded, pull, head);
   return { action: "updated", pull };
+}
+
+/** Whether `theirs` (image → tag) is newer than this block's target for any image the block changes. */
+function proposesNewer(
+  loaded: LoadedConfig,
+  block: PlanBlock,
+  theirs: (image: string) => string | undefined,
+): boolean {
+  return block.changes.some((change) => {
+    const their = theirs(change.image);
+    const ours = change.to.tag;
+    if (their === undefined || ours === undefined) return false;
+    return isNewer(their, ours, environmentPolicy(loaded.config, block.environment, change.image)) === true;
+  });
+}
+
+/**
+ * Whether the branch tip already proposes a newer tag than `block` for one of its images, read
+ * from the tip's files. A tip that is the base, or the head the open PR's sealed plan names
+ * (`judged`: compared already), costs no read.
+ */
+async function tipProposesNewer(
+  deps: AppDeps<GitHubContents>,
+  loaded: LoadedConfig,
+  block: PlanBlock,
+  tip: BranchInfo,
+  judged: string | undefined,
+): Promise<boolean> {
+  if (tip.sha === loaded.base.sha || tip.sha === judged) return false;
+  let running: Awaited<ReturnType<typeof currentImages>>;
+  try {
+    running = await currentImages(repoFileSource(deps.github, tip.treeSha), loaded.config, block.environment);
+  } catch (error) {
+    // A tip whose files cannot be read as an environment is no proposal of Ferry's: replace it.
+    if (!isUserError(error)) throw error;
+    return false;
+  }
+  return proposesNewer(loaded, block, (image) => running[image]?.tag);
 }
 
 function planBlock(input: UpsertInput): PlanBlock {
@@ -239,6 +299,8 @@ async function afterWrite(
  * `ferry/<env>` to it without force. When the branch exists, its head is the second parent, so the
  * update is a fast-forward: if someone else moved the branch meanwhile, GitHub answers 422 and the
  * read-modify-write is redone from the new tip (compare-and-swap, docs/reliability.md row 22).
+ * `yieldTo` judges each tip before writing on it; when it says so, nothing is written and the
+ * answer is undefined.
  */
 async function writeBranch(
   deps: AppDeps<GitHubBranches>,
@@ -247,7 +309,8 @@ async function writeBranch(
   plan: EnvironmentPlan,
   message: string,
   probablyNew: boolean,
-): Promise<string> {
+  yieldTo?: (tip: BranchInfo) => Promise<boolean>,
+): Promise<string | undefined> {
   if (probablyNew) {
     // No open PR: the branch is usually gone (deleted on merge), so try to create it directly and
     // fall back to the read-modify-write below when it exists after all (docs/reliability.md row 23).
@@ -261,6 +324,7 @@ async function writeBranch(
   }
   for (let attempt = 0; attempt < MAX_REF_ATTEMPTS; attempt++) {
     const head = await deps.github.getBranch(branch);
+    if (head && yieldTo && (await yieldTo(head))) return undefined;
     const parents = head && head.sha !== loaded.base.sha ? [loaded.base.sha, head.sha] : [loaded.base.sha];
     const commit = await deps.github.createCommit({
       baseTreeSha: loaded.base.treeSha,

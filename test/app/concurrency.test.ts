@@ -4,6 +4,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { GitHubRepoAdapter } from "../../src/adapters/github/github-repo.js";
+import type { GitHubRepoPort } from "../../src/app/github-port.js";
 import { syncRepository } from "../../src/app/sync-repository.js";
 import { installApp, startWorld, type World } from "../support/github-emulator-world.js";
 import { configRepo, FakeRegistry, fakeDeps } from "../support/app-fakes.js";
@@ -64,5 +65,78 @@ describe("concurrent writers on one environment", { timeout: 60_000 }, () => {
         "overlays/staging/kustomization.yaml",
       ),
     ).toContain('newTag: "1.8.1"');
+  });
+
+  /** One replica's registry view: the tags it listed before (or after) the newest push. */
+  const registryWith = (...tags: string[]): FakeRegistry => {
+    const view = new FakeRegistry();
+    for (const tag of ["1.7.0", ...tags]) view.push("ghcr.io/acme/shop", tag);
+    return view;
+  };
+  /** `port`, with `method` running `before` once before its first call (another replica's whole sync). */
+  const before = <K extends "updateRef" | "updatePull">(
+    port: GitHubRepoPort,
+    method: K,
+    run: () => Promise<unknown>,
+  ): GitHubRepoPort => {
+    let done = false;
+    return new Proxy(port, {
+      get(target, property) {
+        const value = Reflect.get(target, property, target) as unknown;
+        if (typeof value !== "function") return value;
+        if (property !== method) return value.bind(target);
+        return async (...args: unknown[]) => {
+          if (!done) {
+            done = true;
+            await run();
+          }
+          return (value as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      },
+    });
+  };
+  const stagingTag = async () =>
+    /newTag: "?([^"\n]+)"?/.exec(
+      (await inspect.readFile(
+        world.emu,
+        "acme",
+        "config",
+        "ferry/staging",
+        "overlays/staging/kustomization.yaml",
+      )) ?? "",
+    )?.[1];
+  const openTitles = async () =>
+    (await world.as("mona").rest.pulls.list({ owner: "acme", repo: "config", state: "open" })).data.map(
+      (pull) => pull.title,
+    );
+
+  it("a replica that loses the compare-and-swap to a newer tag keeps the newer tag instead of redoing its older one", async () => {
+    const stale = registryWith("1.8.3");
+    await syncRepository(fakeDeps(github(), stale), { reason: "registry" });
+    stale.push("ghcr.io/acme/shop", "1.8.4");
+    const fresh = registryWith("1.8.3", "1.8.4", "1.8.9");
+    // The stale replica is about to move the branch to 1.8.4 when the fresh one writes 1.8.9 first.
+    const staleGitHub = before(github(), "updateRef", () =>
+      syncRepository(fakeDeps(github(), fresh), { reason: "registry" }),
+    );
+    const result = await syncRepository(fakeDeps(staleGitHub, stale), { reason: "registry" });
+    expect(result.environments.staging).toBe("unchanged");
+    expect(await stagingTag()).toBe("1.8.9");
+    expect(await openTitles()).toEqual(["Promote shop 1.8.9 to staging"]);
+  });
+
+  it("a replica that reads the PR before a newer write is described keeps the branch's newer tag", async () => {
+    const stale = registryWith("1.8.3");
+    await syncRepository(fakeDeps(github(), stale), { reason: "registry" });
+    stale.push("ghcr.io/acme/shop", "1.8.4");
+    const fresh = registryWith("1.8.3", "1.8.4", "1.8.9");
+    // The fresh replica has moved the branch to 1.8.9 but not yet rewritten the PR body (still
+    // 1.8.3) when the stale replica plans 1.8.4 and reads the PR.
+    const freshGitHub = before(github(), "updatePull", () =>
+      syncRepository(fakeDeps(github(), stale), { reason: "registry" }),
+    );
+    await syncRepository(fakeDeps(freshGitHub, fresh), { reason: "registry" });
+    expect(await stagingTag()).toBe("1.8.9");
+    expect(await openTitles()).toEqual(["Promote shop 1.8.9 to staging"]);
   });
 });
