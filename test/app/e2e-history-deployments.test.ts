@@ -92,8 +92,12 @@ describe("/ferry history with the reconciler's Deployment statuses (end to end)"
     const after = new Date(Date.parse(reportedAt) + 1000).toISOString();
     const atAfter = await comment(issue, `/ferry history staging shop --at ${after}`);
     expect(atAfter).toContain(
-      `- shop: \`1.8.0\`, reported applied by the reconciler at ${new Date(reportedAt).toISOString()} (commit [${merged.slice(0, 7)}]`,
+      `[#${pull!.number}](${world.emu.webUrl}/acme/config/pull/${pull!.number}) by @`,
     );
+    expect(atAfter).toContain(
+      `; reported applied by the reconciler at ${new Date(reportedAt).toISOString()} (commit [${merged.slice(0, 7)}](${world.emu.webUrl}/acme/config/commit/${merged}), Healthy); source: Deployment statuses`,
+    );
+    expect(atAfter).toMatch(/^- shop: `1\.8\.0` since /m);
     expect(atAfter).not.toContain("already said");
 
     const list = await comment(issue, "/ferry history staging");

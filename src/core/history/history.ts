@@ -202,13 +202,18 @@ export function formatHistory(
       if (reported !== undefined && ran !== undefined) {
         const short = reported.sha.slice(0, 7);
         const commit = markdown && links ? `[${short}](${links.commit(reported.sha)})` : short;
-        const merged = entry !== undefined && !sameVersion(entry.to, ran);
-        lines.push(
-          `- ${image}: ${code(describeVersion(ran))}, reported applied by the reconciler at ${reported.appliedAt.toISOString()} (commit ${commit}, ${healthAt(reported, query.at)}); source: Deployment statuses` +
-            (merged
-              ? `. The config repo already said ${gitText}, but the reconciler had not reported it applied by then.`
-              : ""),
-        );
+        const applied = `reported applied by the reconciler at ${reported.appliedAt.toISOString()} (commit ${commit}, ${healthAt(reported, query.at)}); source: Deployment statuses`;
+        // The change that set what ran: the last one to that version before it was applied.
+        const change = versionAt(history, image, reported.appliedAt);
+        if (entry !== undefined && !sameVersion(entry.to, ran))
+          lines.push(
+            `- ${image}: ${code(describeVersion(ran))}, ${applied}. The config repo already said ${gitText}, but the reconciler had not reported it applied by then.`,
+          );
+        else if (change !== undefined && sameVersion(change.to, ran))
+          lines.push(
+            `- ${image}: ${code(describeVersion(ran))} since ${change.date.toISOString()}, ${change.kind} ${commitText(change)}${by(change)}; ${applied}`,
+          );
+        else lines.push(`- ${image}: ${code(describeVersion(ran))}, ${applied}`);
       } else if (gitText === undefined) {
         lines.push(`- ${image}: not known (the history read does not reach back that far)`);
       } else {
