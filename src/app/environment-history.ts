@@ -38,20 +38,34 @@ export async function environmentHistory(
   const commits = listed.slice(0, limit);
   const snapshots: { commit: HistoryCommit; versions: Record<string, ImageVersion> }[] = [];
   for (const commit of commits) {
-    const versions: Record<string, ImageVersion> = {};
-    try {
-      for (const [image, current] of Object.entries(
-        await currentImages(source.filesAt(commit.sha), config, environment),
-      )) {
-        const version: ImageVersion = {};
-        if (current.tag !== undefined) version.tag = current.tag;
-        if (current.digest !== undefined) version.digest = current.digest;
-        versions[image] = version;
-      }
-    } catch (error) {
-      if (!isUserError(error)) throw error;
-    }
-    snapshots.push({ commit, versions });
+    snapshots.push({
+      commit,
+      versions: (await versionsAtCommit(source, config, environment, commit.sha)) ?? {},
+    });
   }
   return buildHistory(environment, snapshots, { commits: limit, exhausted: listed.length <= limit });
+}
+
+/** What each image of `environment` runs at a commit, or undefined when its files are absent or do not parse. */
+export async function versionsAtCommit(
+  source: HistorySource,
+  config: FerryConfig,
+  environment: string,
+  sha: string,
+): Promise<Record<string, ImageVersion> | undefined> {
+  const versions: Record<string, ImageVersion> = {};
+  try {
+    for (const [image, current] of Object.entries(
+      await currentImages(source.filesAt(sha), config, environment),
+    )) {
+      const version: ImageVersion = {};
+      if (current.tag !== undefined) version.tag = current.tag;
+      if (current.digest !== undefined) version.digest = current.digest;
+      versions[image] = version;
+    }
+  } catch (error) {
+    if (!isUserError(error)) throw error;
+    return undefined;
+  }
+  return versions;
 }

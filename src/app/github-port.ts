@@ -1,4 +1,5 @@
 import type { HistoryCommit } from "../core/history/history.js";
+import type { DeploymentRecords } from "../core/history/deployments.js";
 /**
  * What the app's use cases need from GitHub, for one installation and one config repository.
  * Implemented over Octokit in `src/adapters/github/`; faked in tests (docs/testing.md "Fakes and emulators"). The
@@ -248,6 +249,14 @@ export interface GitHubAccess {
 export interface GitHubDeployments {
   /** The latest Deployment status the reconciler reported for an environment. */
   deploymentHealth(environment: string): Promise<DeploymentHealth | undefined>;
+  /**
+   * The environment's Deployments, newest first, each with its statuses oldest first: at most
+   * `maxDeployments` Deployments and `maxStatuses` statuses in all (`/ferry history`).
+   */
+  listDeploymentRecords?(
+    environment: string,
+    bounds: { maxDeployments: number; maxStatuses: number },
+  ): Promise<DeploymentRecords>;
 }
 
 /**

@@ -6,9 +6,17 @@ import {
   type HistoryCommit,
   type HistoryQuery,
 } from "../core/history/history.js";
+import {
+  appliedCommits,
+  MAX_DEPLOYMENT_STATUSES,
+  MAX_DEPLOYMENTS,
+  versionsAtChange,
+} from "../core/history/deployments.js";
+import type { EnvironmentHistory, ImageVersion, ReportedDeployments } from "../core/history/history.js";
+import type { FerryConfig } from "../core/config/schema.js";
 import type { Command } from "../core/pr/commands.js";
 import type { AppDeps, LoadedConfig } from "./app-deps.js";
-import { environmentHistory, type HistorySource } from "./environment-history.js";
+import { environmentHistory, versionsAtCommit, type HistorySource } from "./environment-history.js";
 import { repoFileSource } from "./repo-files.js";
 
 /**
@@ -36,10 +44,42 @@ export async function historyAnswer(
   if (command.since !== undefined) query.since = parseHistoryDate(command.since)!;
   if (command.at !== undefined) query.at = parseHistoryDate(command.at)!;
   const base = `${deps.webUrl.replace(/\/+$/, "")}/${deps.github.owner}/${deps.github.repo}`;
+  const deployments = await reportedDeployments(deps, source, config, command.environment, history);
   return formatHistory(history, query, {
     markdown: true,
     links: { commit: (sha) => `${base}/commit/${sha}`, pull: (number) => `${base}/pull/${number}` },
+    ...(deployments !== undefined ? { deployments } : {}),
   });
+}
+
+/**
+ * What the environment's reconciler reported through Deployment statuses (bounded by
+ * MAX_DEPLOYMENTS and MAX_DEPLOYMENT_STATUSES), with what each applied commit ran: from the
+ * history when the commit is one of its changes, else from the commit's own files (a commit that
+ * touched other paths). Undefined when the port cannot list Deployments.
+ */
+async function reportedDeployments(
+  deps: AppDeps,
+  source: HistorySource,
+  config: FerryConfig,
+  environment: string,
+  history: EnvironmentHistory,
+): Promise<ReportedDeployments | undefined> {
+  const list = deps.github.listDeploymentRecords?.bind(deps.github);
+  if (list === undefined) return undefined;
+  const records = await list(environment, {
+    maxDeployments: MAX_DEPLOYMENTS,
+    maxStatuses: MAX_DEPLOYMENT_STATUSES,
+  });
+  const versions = new Map<string, Record<string, ImageVersion> | undefined>();
+  for (const { sha, statuses } of records.deployments) {
+    if (versions.has(sha) || !statuses.some((status) => status.state === "success")) continue;
+    versions.set(
+      sha,
+      versionsAtChange(history, sha) ?? (await versionsAtCommit(source, config, environment, sha)),
+    );
+  }
+  return { records, applied: appliedCommits(records, (sha) => versions.get(sha)) };
 }
 
 /** The config repository's history through the GitHub API, or undefined when the port cannot list commits. */

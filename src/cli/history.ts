@@ -16,9 +16,15 @@ import { EXIT, UsageError, type CliIo } from "./io.js";
 const USAGE =
   "usage: ferry history [--dir DIR] <env> [image] [--since DATE | --at DATE] [--max-commits N] [--json]";
 
+const HELP =
+  "Answers from the checkout's git history alone (merge times): it has no GitHub access, so when a\n" +
+  "reconciler reported a commit applied is not known here; `/ferry history` on the config repo adds that.\n";
+
 /**
  * `ferry history`: which tag and digest ran in an environment over time, or at a moment, read from
- * the config checkout's own git history (promotions, reverts and hand edits of its files).
+ * the config checkout's own git history (promotions, reverts and hand edits of its files). It has
+ * no GitHub access: the times are merge times, not when a reconciler reported the commit applied
+ * (that is `/ferry history`, which reads the Deployment statuses).
  */
 export async function run(args: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseArgs({
@@ -34,7 +40,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
     },
   });
   if (values.help) {
-    io.stdout(`${USAGE}\n`);
+    io.stdout(`${USAGE}\n${HELP}`);
     return EXIT.ok;
   }
   const [environment, image, ...rest] = positionals;

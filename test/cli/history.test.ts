@@ -100,4 +100,10 @@ describe("ferry history", () => {
     expect(unknown.code).toBe(1);
     expect(unknown.err).toMatch(/unknown environment "qa"/);
   });
+
+  it("says in its help that it answers from git alone, without the reconciler's Deployment statuses", async () => {
+    const help = await ferry("history", "--help");
+    expect(help.code).toBe(0);
+    expect(help.out).toMatch(/git history alone .* no GitHub access/s);
+  });
 });

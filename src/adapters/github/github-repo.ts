@@ -1,5 +1,10 @@
 import type { AllowedMergeMethods, MergeMethod } from "../../core/pr/merge-method.js";
 import type { HistoryCommit } from "../../core/history/history.js";
+import type {
+  DeploymentRecord,
+  DeploymentRecords,
+  DeploymentStatusRecord,
+} from "../../core/history/deployments.js";
 import type { Octokit } from "@octokit/rest";
 import type { Permission } from "../../core/config/schema.js";
 import { UserError } from "../../core/errors.js";
@@ -722,6 +727,47 @@ export class GitHubRepoAdapter implements GitHubRepoPort {
     };
     if (latest.description) health.description = latest.description;
     return health;
+  }
+
+  async listDeploymentRecords(
+    environment: string,
+    bounds: { maxDeployments: number; maxStatuses: number },
+  ): Promise<DeploymentRecords> {
+    // One more than the bound: whether older Deployments exist that were not read.
+    const { data } = await this.octokit.rest.repos.listDeployments({
+      ...this.r,
+      environment,
+      per_page: Math.min(100, bounds.maxDeployments + 1),
+    });
+    let stopped = data.length > bounds.maxDeployments;
+    let statusesRead = 0;
+    const deployments: DeploymentRecord[] = [];
+    for (const deployment of data.slice(0, bounds.maxDeployments)) {
+      const budget = bounds.maxStatuses - statusesRead;
+      if (budget <= 0) {
+        stopped = true;
+        break;
+      }
+      const statuses = await this.octokit.rest.repos.listDeploymentStatuses({
+        ...this.r,
+        deployment_id: deployment.id,
+        per_page: Math.min(100, budget),
+      });
+      statusesRead += statuses.data.length;
+      if (statuses.data.length >= budget) stopped = true;
+      deployments.push({
+        sha: deployment.sha,
+        // GitHub lists them newest first.
+        statuses: statuses.data
+          .map((status) => ({
+            state: status.state as DeploymentStatusRecord["state"],
+            description: status.description ?? "",
+            at: new Date(status.created_at),
+          }))
+          .reverse(),
+      });
+    }
+    return { environment, deployments, statusesRead, stopped };
   }
 
   async tagCommit(repo: { owner: string; repo: string }, tag: string): Promise<string | undefined> {

@@ -1,4 +1,11 @@
 import { shortDigest } from "../image-ref.js";
+import {
+  appliedAt,
+  entryApplied,
+  healthAt,
+  type AppliedCommit,
+  type DeploymentRecords,
+} from "./deployments.js";
 
 /**
  * What ran in an environment over time, from the config repository's own history: each commit
@@ -148,13 +155,23 @@ function describeVersion(version: ImageVersion | undefined): string {
   return digest !== undefined ? (tag ? `${tag} (${digest})` : digest) : tag || "(none)";
 }
 
-/** Markdown (comment) or plain text (CLI) answer; links only in markdown. */
+/** What the environment's reconciler reported (the comment command reads it; the CLI has no GitHub access). */
+export interface ReportedDeployments {
+  records: DeploymentRecords;
+  applied: AppliedCommit[];
+}
+
+/**
+ * Markdown (comment) or plain text (CLI) answer; links only in markdown. With `deployments`, each
+ * change says when the reconciler reported it applied and its health, and `--at` answers from the
+ * last commit reported applied before that moment rather than from the merge time.
+ */
 export function formatHistory(
   history: EnvironmentHistory,
   query: HistoryQuery,
-  options: { markdown: boolean; links?: HistoryLinks },
+  options: { markdown: boolean; links?: HistoryLinks; deployments?: ReportedDeployments },
 ): string {
-  const { markdown, links } = options;
+  const { markdown, links, deployments } = options;
   const code = (text: string) => (markdown ? `\`${text.replace(/`/g, "")}\`` : text);
   const commitText = (entry: HistoryEntry) => {
     const short = entry.sha.slice(0, 7);
@@ -174,13 +191,36 @@ export function formatHistory(
     query.image !== undefined ? [query.image] : [...new Set(history.entries.map((entry) => entry.image))];
   if (query.at !== undefined) {
     lines.push(`What ran in ${history.environment} at ${query.at.toISOString()}:`, "");
+    const reported = deployments === undefined ? undefined : appliedAt(deployments.applied, query.at);
     for (const image of images) {
       const entry = versionAt(history, image, query.at);
-      lines.push(
+      const gitText =
         entry === undefined
-          ? `- ${image}: not known (the history read does not reach back that far)`
-          : `- ${image}: ${code(describeVersion(entry.to))} since ${entry.date.toISOString()}, ${entry.kind} ${commitText(entry)}${by(entry)}`,
-      );
+          ? undefined
+          : `${code(describeVersion(entry.to))} since ${entry.date.toISOString()}, ${entry.kind} ${commitText(entry)}${by(entry)}`;
+      const ran = reported?.versions[image];
+      if (reported !== undefined && ran !== undefined) {
+        const short = reported.sha.slice(0, 7);
+        const commit = markdown && links ? `[${short}](${links.commit(reported.sha)})` : short;
+        const applied = `reported applied by the reconciler at ${reported.appliedAt.toISOString()} (commit ${commit}, ${healthAt(reported, query.at)}); source: Deployment statuses`;
+        // The change that set what ran: the last one to that version before it was applied.
+        const change = versionAt(history, image, reported.appliedAt);
+        if (entry !== undefined && !sameVersion(entry.to, ran))
+          lines.push(
+            `- ${image}: ${code(describeVersion(ran))}, ${applied}. The config repo already said ${gitText}, but the reconciler had not reported it applied by then.`,
+          );
+        else if (change !== undefined && sameVersion(change.to, ran))
+          lines.push(
+            `- ${image}: ${code(describeVersion(ran))} since ${change.date.toISOString()}, ${change.kind} ${commitText(change)}${by(change)}; ${applied}`,
+          );
+        else lines.push(`- ${image}: ${code(describeVersion(ran))}, ${applied}`);
+      } else if (gitText === undefined) {
+        lines.push(`- ${image}: not known (the history read does not reach back that far)`);
+      } else {
+        lines.push(
+          `- ${image}: ${gitText}${deployments !== undefined ? "; source: the config repo's history (merge time), no Deployment status read reports a commit applied before then" : ""}`,
+        );
+      }
     }
   } else {
     lines.push(
@@ -192,10 +232,26 @@ export function formatHistory(
       .filter((entry) => query.since === undefined || entry.date.getTime() >= query.since.getTime())
       .reverse();
     if (shown.length === 0) lines.push("- no change in that period");
+    const applied = (entry: HistoryEntry): string => {
+      if (deployments === undefined) return "";
+      const commit = entryApplied(entry, deployments.applied);
+      return commit === undefined
+        ? "; not reported applied"
+        : `; applied ${commit.appliedAt.toISOString()} (${commit.health})`;
+    };
     for (const entry of shown)
       lines.push(
-        `- ${entry.date.toISOString()} ${entry.image}: ${entry.from ? `${code(describeVersion(entry.from))} → ` : ""}${code(describeVersion(entry.to))}, ${entry.kind} ${commitText(entry)}${by(entry)}`,
+        `- ${entry.date.toISOString()} ${entry.image}: ${entry.from ? `${code(describeVersion(entry.from))} → ` : ""}${code(describeVersion(entry.to))}, ${entry.kind} ${commitText(entry)}${by(entry)}${applied(entry)}`,
       );
+  }
+  if (deployments !== undefined) {
+    const { records } = deployments;
+    lines.push(
+      "",
+      records.deployments.length === 0
+        ? `No Deployment status reported for ${history.environment}: the times above are the config repo's.`
+        : `Applied times and health: the ${history.environment} reconciler's Deployment statuses (${records.statusesRead} read${records.stopped ? "; stopped there, older reports were not read" : ""}).`,
+    );
   }
   if (history.stoppedAt !== undefined)
     lines.push(

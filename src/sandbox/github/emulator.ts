@@ -128,8 +128,20 @@ export class GitHubEmulator {
     return ++this.nextId;
   }
 
+  /** Added to the wall clock for every time the emulator stamps (commits, statuses, comments). */
+  private clockOffsetMs = 0;
+
   now(): string {
-    return new Date().toISOString().replace(/\.\d{3}Z$/, "Z");
+    return new Date(Date.now() + this.clockOffsetMs).toISOString().replace(/\.\d{3}Z$/, "Z");
+  }
+
+  /**
+   * Moves the emulator's clock forward (never back): what happens next is stamped `ms` later, so
+   * a test can put a known gap between two events (a merge and its rollout) without waiting for it.
+   */
+  advanceClock(ms: number): void {
+    if (!(ms >= 0)) throw new Error(`advanceClock needs a non-negative duration, got ${ms}`);
+    this.clockOffsetMs += ms;
   }
 
   get shapes(): shape.ShapeContext {

@@ -67,6 +67,8 @@ interface StoryState {
   lastProdPull?: number;
   /** When step 5's merge landed on main (its commit's date), for step 8's question. */
   prodMergedAt?: string;
+  /** When prod's reconciler reported step 5's merge applied (its Deployment status). */
+  prodDeployedAt?: string;
 }
 
 export async function runSandboxStory(options: SandboxStoryOptions = {}): Promise<SandboxStory> {
@@ -290,6 +292,7 @@ async function prodPullRequest(world: SandboxWorld, state: StoryState): Promise<
   const { data: merged } = await world.as.mona.rest.repos.getCommit({ ...repo, ref: mergeSha });
   state.prodMergedAt = merged.commit.committer?.date ?? undefined;
   const rollout = await deployed(world, "prod", NEW_VERSION, mergeSha);
+  state.prodDeployedAt = await deploymentSuccessAt(world, "prod", mergeSha);
   return `#${pull.number} carries staging's ${shortDigest(change.to.digest)}; mona approved and merged ${shortSha(mergeSha)}; prod/shop runs ${NEW_VERSION}, ${rollout.available}/${rollout.replicas} available`;
 }
 
@@ -366,10 +369,29 @@ async function rollbackProd(world: SandboxWorld, state: StoryState): Promise<str
   return `#${pull.number} rolls back to ${FIRST_VERSION} (${shortDigest(change.to.digest)}), merged ${shortSha(mergeSha)}; prod/shop runs ${FIRST_VERSION}, ${rollout.available}/${rollout.replicas} available; held by ${hold.by} (${hold.reason}); the dashboard shows prod's drift`;
 }
 
-/** 8. "What ran in prod at the time of step 5?", answered from Git by `/ferry history prod --at …`. */
+/** When GitHub shows the environment's first successful Deployment status on `sha`. */
+async function deploymentSuccessAt(
+  world: SandboxWorld,
+  environment: EnvironmentName,
+  sha: string,
+): Promise<string | undefined> {
+  const { data: deployments } = await world.as.mona.rest.repos.listDeployments({ ...repo, sha, environment });
+  if (!deployments[0]) return undefined;
+  const { data: statuses } = await world.as.mona.rest.repos.listDeploymentStatuses({
+    ...repo,
+    deployment_id: deployments[0].id,
+  });
+  return statuses.filter((status) => status.state === "success").at(-1)?.created_at;
+}
+
+/**
+ * 8. "What ran in prod at the time of step 5?", answered by `/ferry history prod --at …` from the
+ * config repo's history and the prod reconciler's Deployment statuses (asked at the moment step 5's
+ * rollout was reported applied: at the merge itself prod still ran the version before).
+ */
 async function historyAtStep5(world: SandboxWorld, state: StoryState): Promise<string> {
   const issue = state.issue!;
-  const at = state.prodMergedAt!.replace(/\.\d+Z$/, "Z");
+  const at = (state.prodDeployedAt ?? state.prodMergedAt!).replace(/\.\d+Z$/, "Z");
   const body = `/ferry history prod --at ${at}`;
   const { data: command } = await world.as.mona.rest.issues.createComment({
     ...repo,
@@ -385,8 +407,11 @@ async function historyAtStep5(world: SandboxWorld, state: StoryState): Promise<s
   if (!line?.startsWith(`- shop: \`${NEW_VERSION}`))
     throw new Error(`the answer does not say prod ran ${NEW_VERSION} then: ${line ?? reply}`);
   const pull = /\[#(\d+)\]/.exec(line)?.[1];
-  const by = / by @(\S+)$/.exec(line)?.[1];
-  return `${body}: prod ran shop ${NEW_VERSION} then (promotion #${pull ?? "?"}${by ? ` merged by ${by}` : ""}), read from the config repo's history`;
+  const by = / by @([^\s;]+)/.exec(line)?.[1];
+  const source = line.includes("source: Deployment statuses")
+    ? "the config repo's history and prod's Deployment statuses"
+    : "the config repo's history";
+  return `${body}: prod ran shop ${NEW_VERSION} then (promotion #${pull ?? "?"}${by ? ` merged by ${by}` : ""}), read from ${source}`;
 }
 
 /**

@@ -121,6 +121,43 @@ describe("GitHubRepoAdapter against the emulator", () => {
     expect((await github.findIssue("Ferry dashboard"))?.number).toBe(older);
   });
 
+  it("lists an environment's Deployments newest first with their statuses oldest first, and says when a bound stopped it", async () => {
+    const mona = world.as("mona");
+    const shas: string[] = [];
+    for (const round of [1, 2, 3]) {
+      const { sha } = await commitOnMain({ "a.txt": String(round) });
+      shas.push(sha);
+      const { data } = await mona.rest.repos.createDeployment({
+        owner: "acme",
+        repo: "config",
+        ref: sha,
+        environment: "prod",
+        required_contexts: [],
+        auto_merge: false,
+      });
+      const id = (data as { id: number }).id;
+      for (const state of ["in_progress", "success"] as const)
+        await mona.rest.repos.createDeploymentStatus({
+          owner: "acme",
+          repo: "config",
+          deployment_id: id,
+          state,
+          description: state,
+        });
+    }
+    const all = await github.listDeploymentRecords("prod", { maxDeployments: 10, maxStatuses: 100 });
+    expect(all.deployments.map((d) => d.sha)).toEqual([...shas].reverse());
+    expect(all.deployments[0]!.statuses.map((s) => s.state)).toEqual(["in_progress", "success"]);
+    expect(all.stopped).toBe(false);
+    const fewDeployments = await github.listDeploymentRecords("prod", {
+      maxDeployments: 2,
+      maxStatuses: 100,
+    });
+    expect([fewDeployments.deployments.length, fewDeployments.stopped]).toEqual([2, true]);
+    const fewStatuses = await github.listDeploymentRecords("prod", { maxDeployments: 10, maxStatuses: 3 });
+    expect([fewStatuses.statusesRead, fewStatuses.stopped]).toEqual([3, true]);
+  });
+
   it("reads permissions live", async () => {
     expect(await github.permissionOf("mona")).toBe("admin");
     expect(await github.permissionOf("hubot")).toBe("write");

@@ -74,7 +74,7 @@ describe("ferry sandbox --json (the release of shop 1.8.0, end to end)", () => {
     );
     expect(detail.rollback).toMatch(/the dashboard shows prod's drift$/);
     expect(detail.history).toMatch(
-      /^\/ferry history prod --at \S+: prod ran shop 1\.8\.0 then \(promotion #\d+ merged by mona\)/,
+      /^\/ferry history prod --at \S+: prod ran shop 1\.8\.0 then \(promotion #\d+ merged by mona\), read from the config repo's history and prod's Deployment statuses$/,
     );
   });
 
