@@ -1,3 +1,4 @@
+import { accounts, repos } from "../../src/sandbox/github/index.js";
 /**
  * End to end: `/ferry history` sets the config repo's history beside what the environment's
  * reconciler reported through GitHub Deployment statuses (the real reporter, the real comment
@@ -40,8 +41,8 @@ describe("/ferry history with the reconciler's Deployment statuses (end to end)"
   };
 
   it("--at between a merge and the reconciler's report of it names the version still running, from the Deployment statuses, and says why", async () => {
-    const bot = world.emu.createUser("staging-reconciler", { type: "Bot" });
-    world.emu.setCollaborator("acme", "config", "staging-reconciler", "write");
+    const bot = accounts.createUser(world.emu, "staging-reconciler", { type: "Bot" });
+    repos.setCollaborator(world.emu, "acme", "config", "staging-reconciler", "write");
     const reporter = new GitHubDeploymentReporter({
       repository: "acme/config",
       environment: "staging",
