@@ -65,11 +65,13 @@ export async function run(args: string[], io: CliIo): Promise<number> {
       `unknown environment ${JSON.stringify(values.env)} (known: ${Object.keys(config.environments).join(", ")})`,
     );
   }
+  // Read once, when the first signature is checked (a run that verifies nothing never reads it).
+  let trustedRoot: ReturnType<typeof trustedRootFromEnv> | undefined;
   const registry = createRegistryClient({
     ...(config.registries ? { registries: config.registries } : {}),
     env: io.env,
     ...(io.env.FERRY_DOCKER_CONFIG ? { dockerConfigPath: io.env.FERRY_DOCKER_CONFIG } : {}),
-    trustedRoot: () => trustedRootFromEnv(io.env),
+    trustedRoot: () => (trustedRoot ??= trustedRootFromEnv(io.env)),
   });
   const files = localFileSource(dir);
   const output = await buildPlanReport(registry, files, config, environments, io.now());
