@@ -12,9 +12,11 @@ export {
   RegistryUnavailableError,
 } from "./errors.js";
 export {
+  PUBLIC_GOOD_TUF_MIRROR,
   readTrustedRootFile,
   refreshTrustedRoot,
   shippedTrustedRoot,
   trustedRootFromEnv,
   TrustedRootError,
+  type TrustedRootRefreshOptions,
 } from "./trusted-root.js";
