@@ -1,0 +1,241 @@
+import { generateKeyPairSync } from "node:crypto";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Writable } from "node:stream";
+import pino from "pino";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createRegistryClient, readTrustedRootFile } from "../../src/adapters/registry/index.js";
+import { main } from "../../src/cli.js";
+import type { CliIo } from "../../src/cli/io.js";
+import type { VerifyPolicy } from "../../src/core/policy/verify.js";
+import { pushImage } from "../../src/sandbox/registry/push-image.js";
+import { UnthrottledOctokit } from "../../src/sandbox/ferry-app.js";
+import { startFerryServer, type FerryServer } from "../../src/server/ferry-server.js";
+import { serverOptionsFromEnv } from "../../src/server/server-options.js";
+import { startDistribution, type RunningDistribution } from "../support/registry-distribution.js";
+import { startTufRepository, type TufRepository } from "../support/tuf-repository.js";
+import {
+  BUNDLE_MEDIA_TYPE,
+  createTestSigstore,
+  pushReferrer,
+  type TestSigstore,
+} from "./sigstore-fixtures.js";
+
+/**
+ * The Sigstore trusted root refreshed through TUF, on the operator's two routes: `ferry serve` with
+ * FERRY_SIGSTORE_TUF_MIRROR (at start, then on its interval) and `ferry trust-root refresh --out`
+ * (for FERRY_SIGSTORE_TRUSTED_ROOT). The TUF repository is served on 127.0.0.1 (`@tufjs/repo-mock`
+ * keys and handlers); the roots are test Sigstore instances (`@sigstore/mock`): a keyless
+ * signature from a CA only in the refreshed root must verify once the refresh is in, and a
+ * tampered target or expired or unsigned metadata must leave the previous root in use.
+ */
+const ISSUER = "https://token.actions.githubusercontent.com";
+const SUBJECT = "https://github.com/acme/shop/.github/workflows/release.yml@refs/tags/v1.9.0";
+const policy: VerifyPolicy = {
+  issuer: ISSUER,
+  subject: "https://github.com/acme/shop/.github/workflows/release.yml@refs/tags/*",
+  tlog: true,
+};
+const target = (sigstore: TestSigstore) => ({
+  name: "trusted_root.json",
+  content: JSON.stringify(sigstore.trustedRoot),
+});
+
+let distribution: RunningDistribution;
+let before: TestSigstore;
+let after: TestSigstore;
+let name: string;
+const digests: Record<string, string> = {};
+
+beforeAll(async () => {
+  before = await createTestSigstore();
+  after = await createTestSigstore();
+  distribution = await startDistribution("none");
+  name = `${distribution.host}/acme/shop`;
+  for (const [tag, by] of [
+    ["old-ca", before],
+    ["new-ca", after],
+  ] as const) {
+    const digest = (await pushImage(distribution.url, "acme/shop", tag, { content: tag })).digest;
+    digests[tag] = digest;
+    const bundle = await by.bundle({ digest, identity: { issuer: ISSUER, subject: SUBJECT } });
+    await pushReferrer(
+      distribution.url,
+      "acme/shop",
+      digest,
+      BUNDLE_MEDIA_TYPE,
+      Buffer.from(JSON.stringify(bundle)),
+    );
+  }
+}, 120_000);
+
+afterAll(async () => {
+  await distribution?.close();
+});
+
+describe("ferry serve with FERRY_SIGSTORE_TUF_MIRROR", () => {
+  let tuf: TufRepository;
+  let server: FerryServer;
+  const logs: { level: number; msg: string }[] = [];
+  const warnings = () => logs.filter((line) => line.level === 40).map((line) => line.msg);
+
+  beforeAll(async () => {
+    tuf = await startTufRepository([target(before)]);
+    const options = serverOptionsFromEnv({
+      APP_ID: "1",
+      PRIVATE_KEY: generateKeyPairSync("rsa", { modulusLength: 2048 }).privateKey.export({
+        type: "pkcs1",
+        format: "pem",
+      }) as string,
+      WEBHOOK_SECRET: "trusted-root-refresh-test",
+      FERRY_SCAN_INTERVAL: "off",
+      FERRY_SIGSTORE_TUF_MIRROR: tuf.url,
+      FERRY_SIGSTORE_TUF_ROOT: tuf.rootPath,
+    });
+    server = await startFerryServer({
+      ...options,
+      host: "127.0.0.1",
+      port: 0,
+      baseUrl: "http://127.0.0.1:9",
+      Octokit: UnthrottledOctokit,
+      log: pino(
+        { level: "info" },
+        new Writable({
+          write(chunk, _encoding, done) {
+            logs.push(JSON.parse(String(chunk)) as { level: number; msg: string });
+            done();
+          },
+        }),
+      ),
+    });
+  }, 60_000);
+
+  afterAll(async () => {
+    await server?.close();
+    await tuf?.close();
+  });
+
+  // The same trusted root every registry client of the server checks with.
+  const client = () => createRegistryClient({ trustedRoot: () => server.ferry.trustedRoot() });
+
+  it("says at start which root it uses and refreshes it through TUF before serving", async () => {
+    expect(logs.map((line) => line.msg)).toContain(
+      `sigstore trusted root: shipped with @sigstore/tuf (public-good instance), refreshed through TUF from ${tuf.url}`,
+    );
+    expect(logs.map((line) => line.msg)).toContain("sigstore trusted root refreshed through TUF");
+    expect(tuf.requests).toContain("/targets/trusted_root.json");
+    const checker = client();
+    expect(await checker.checkSignature(name, digests["old-ca"]!, policy)).toMatchObject({ verified: true });
+    expect(await checker.checkSignature(name, digests["new-ca"]!, policy)).toEqual({
+      verified: false,
+      reason: expect.stringMatching(/^its certificate is not trusted/),
+    });
+  });
+
+  it("uses a refreshed root for the next check: a CA only in the new root verifies, one it dropped no longer does", async () => {
+    const checker = client();
+    // Checked (and remembered) under the first root.
+    expect(await checker.checkSignature(name, digests["new-ca"]!, policy)).toMatchObject({ verified: false });
+    expect(await checker.checkSignature(name, digests["old-ca"]!, policy)).toMatchObject({ verified: true });
+    tuf.publish([target(after)]);
+    expect(await server.refreshTrustedRoot()).toBe(true);
+    expect(await checker.checkSignature(name, digests["new-ca"]!, policy)).toMatchObject({ verified: true });
+    expect(await checker.checkSignature(name, digests["old-ca"]!, policy)).toEqual({
+      verified: false,
+      reason: expect.stringMatching(/^its certificate is not trusted/),
+    });
+  });
+
+  it.each([
+    [
+      "a tampered trusted_root.json target",
+      () => {
+        tuf.publish([target(before)]);
+        tuf.tamper("trusted_root.json", JSON.stringify(before.trustedRoot, null, 1));
+      },
+      /trusted_root\.json|hash|length/i,
+    ],
+    ["an expired timestamp.json", () => tuf.publishExpired([target(before)]), /expired/i],
+    ["an unsigned timestamp.json", () => tuf.publishUnsigned([target(before)]), /signed by 0\/1 keys/],
+  ])("refuses %s, keeps the last good root and logs why", async (_what, serve, why) => {
+    const warned = warnings().length;
+    serve();
+    expect(await server.refreshTrustedRoot()).toBe(false);
+    const warning = warnings().slice(warned);
+    expect(warning).toHaveLength(1);
+    expect(warning[0]).toMatch(
+      /^sigstore trusted root refresh failed, keeping the last good root: TUF mirror /,
+    );
+    expect(warning[0]).toMatch(why);
+    expect(warning[0]).not.toContain("\n");
+    const checker = client();
+    expect(await checker.checkSignature(name, digests["new-ca"]!, policy)).toMatchObject({ verified: true });
+    expect(await checker.checkSignature(name, digests["old-ca"]!, policy)).toMatchObject({ verified: false });
+  });
+});
+
+describe("ferry trust-root refresh --out", () => {
+  let tuf: TufRepository;
+  const dir = mkdtempSync(join(tmpdir(), "ferry-trust-root-cli-"));
+  const run = async (args: string[]) => {
+    const out: string[] = [];
+    const err: string[] = [];
+    const io: CliIo = {
+      stdout: (text) => out.push(text),
+      stderr: (text) => err.push(text),
+      readStdin: async () => "",
+      cwd: dir,
+      env: {},
+      now: () => new Date(),
+    };
+    const code = await main(["trust-root", ...args], io);
+    return { code, stdout: out.join(""), stderr: err.join("") };
+  };
+
+  beforeAll(async () => {
+    tuf = await startTufRepository([target(after)]);
+  });
+  afterAll(async () => {
+    await tuf?.close();
+  });
+
+  it("writes the verified trusted root, which FERRY_SIGSTORE_TRUSTED_ROOT then verifies keyless signatures with", async () => {
+    const result = await run([
+      "refresh",
+      "--out",
+      "trusted_root.json",
+      "--mirror",
+      tuf.url,
+      "--tuf-root",
+      tuf.rootPath,
+    ]);
+    expect(result).toMatchObject({ code: 0, stderr: "" });
+    expect(result.stdout).toMatch(
+      /^wrote trusted_root\.json: 1 certificate authorities, 1 transparency logs\n$/,
+    );
+    const written = readFileSync(join(dir, "trusted_root.json"), "utf8");
+    expect(written).toBe(target(after).content);
+    const checker = createRegistryClient({
+      trustedRoot: readTrustedRootFile(join(dir, "trusted_root.json")),
+    });
+    expect(await checker.checkSignature(name, digests["new-ca"]!, policy)).toMatchObject({ verified: true });
+  });
+
+  it("refuses a tampered target with one line and leaves the previous file as it was", async () => {
+    const out = join(dir, "kept.json");
+    writeFileSync(out, "previous");
+    tuf.publish([target(before)]);
+    tuf.tamper("trusted_root.json", JSON.stringify(before.trustedRoot, null, 1));
+    const result = await run(["refresh", "--out", out, "--mirror", tuf.url, "--tuf-root", tuf.rootPath]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/^ferry trust-root: TUF mirror http:\/\/127\.0\.0\.1:\d+: .+\n$/);
+    expect(readFileSync(out, "utf8")).toBe("previous");
+  });
+
+  it("asks for the TUF root to start from when the mirror is not the public-good one", async () => {
+    const result = await run(["refresh", "--out", "x.json", "--mirror", tuf.url]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/--tuf-root .* is required with --mirror/);
+  });
+});
