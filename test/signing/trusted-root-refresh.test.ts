@@ -1,5 +1,7 @@
 import { generateKeyPairSync } from "node:crypto";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
@@ -231,6 +233,40 @@ describe("ferry trust-root refresh --out", () => {
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/^ferry trust-root: TUF mirror http:\/\/127\.0\.0\.1:\d+: .+\n$/);
     expect(readFileSync(out, "utf8")).toBe("previous");
+  });
+
+  it("refuses a signed trusted root larger than 1 MiB", async () => {
+    const out = join(dir, "large.json");
+    tuf.publish([{ name: "trusted_root.json", content: target(after).content + " ".repeat(1024 * 1024) }]);
+    const result = await run(["refresh", "--out", out, "--mirror", tuf.url, "--tuf-root", tuf.rootPath]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/trusted root is larger than 1048576 bytes\n$/);
+    expect(existsSync(out)).toBe(false);
+  });
+
+  it("gives up on a mirror that accepts the connection and never answers, within --timeout", async () => {
+    const silent = createServer(() => {});
+    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+    try {
+      const { port } = silent.address() as AddressInfo;
+      const result = await run([
+        "refresh",
+        "--out",
+        "silent.json",
+        "--mirror",
+        `http://127.0.0.1:${port}`,
+        "--tuf-root",
+        tuf.rootPath,
+        "--timeout",
+        "1",
+      ]);
+      expect(result.code).toBe(1);
+      expect(result.stderr).toMatch(/^ferry trust-root: TUF mirror http:\/\/127\.0\.0\.1:\d+: .*time/i);
+      expect(existsSync(join(dir, "silent.json"))).toBe(false);
+    } finally {
+      silent.closeAllConnections();
+      await new Promise<void>((resolve) => silent.close(() => resolve()));
+    }
   });
 
   it("asks for the TUF root to start from when the mirror is not the public-good one", async () => {
