@@ -44,6 +44,12 @@ const target = (sigstore: TestSigstore) => ({
   content: JSON.stringify(sigstore.trustedRoot),
 });
 
+/** The same length, one byte of a key changed: only the signed hash tells it apart. */
+const tampered = (json: string): string => {
+  const at = json.indexOf('"rawBytes":"') + '"rawBytes":"'.length;
+  return json.slice(0, at) + (json[at] === "M" ? "N" : "M") + json.slice(at + 1);
+};
+
 let distribution: RunningDistribution;
 let before: TestSigstore;
 let after: TestSigstore;
@@ -154,11 +160,11 @@ describe("ferry serve with FERRY_SIGSTORE_TUF_MIRROR", () => {
       "a tampered trusted_root.json target",
       () => {
         tuf.publish([target(before)]);
-        tuf.tamper("trusted_root.json", JSON.stringify(before.trustedRoot, null, 1));
+        tuf.tamper("trusted_root.json", tampered(target(before).content));
       },
-      /trusted_root\.json|hash|length/i,
+      /Expected hash [0-9a-f]{64} but got [0-9a-f]{64}$/,
     ],
-    ["an expired timestamp.json", () => tuf.publishExpired([target(before)]), /expired/i],
+    ["an expired timestamp.json", () => tuf.publishExpired([target(before)]), /timestamp\.json is expired$/],
     ["an unsigned timestamp.json", () => tuf.publishUnsigned([target(before)]), /signed by 0\/1 keys/],
   ])("refuses %s, keeps the last good root and logs why", async (_what, serve, why) => {
     const warned = warnings().length;
@@ -228,10 +234,12 @@ describe("ferry trust-root refresh --out", () => {
     const out = join(dir, "kept.json");
     writeFileSync(out, "previous");
     tuf.publish([target(before)]);
-    tuf.tamper("trusted_root.json", JSON.stringify(before.trustedRoot, null, 1));
+    tuf.tamper("trusted_root.json", tampered(target(before).content));
     const result = await run(["refresh", "--out", out, "--mirror", tuf.url, "--tuf-root", tuf.rootPath]);
     expect(result.code).toBe(1);
-    expect(result.stderr).toMatch(/^ferry trust-root: TUF mirror http:\/\/127\.0\.0\.1:\d+: .+\n$/);
+    expect(result.stderr).toMatch(
+      /^ferry trust-root: TUF mirror http:\/\/127\.0\.0\.1:\d+: .*Expected hash \w+ but got \w+\n$/,
+    );
     expect(readFileSync(out, "utf8")).toBe("previous");
   });
 
