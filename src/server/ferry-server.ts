@@ -8,7 +8,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { Probot, ProbotOctokit } from "probot";
 import type { Registry } from "prom-client";
-import { PUBLIC_GOOD_TUF_MIRROR } from "../adapters/registry/index.js";
+import { displayUrl, PUBLIC_GOOD_TUF_MIRROR } from "../adapters/registry/index.js";
 import { githubContainerRegistry } from "../core/config/config-context.js";
 import { createFerry, type Ferry, type FerryAppOptions } from "../probot-app/create-ferry.js";
 import { parseDuration } from "../core/duration.js";
@@ -199,7 +199,7 @@ export async function startFerryServer(options: FerryServerOptions): Promise<Fer
     {},
     `sigstore trusted root: ${options.trustedRootSource ?? "shipped with @sigstore/tuf (public-good instance)"}` +
       (options.trustedRootRefresh
-        ? `, refreshed through TUF from ${options.trustedRootRefresh.mirrorURL ?? PUBLIC_GOOD_TUF_MIRROR}`
+        ? `, refreshed through TUF from ${displayUrl(options.trustedRootRefresh.mirrorURL ?? PUBLIC_GOOD_TUF_MIRROR)}`
         : ""),
   );
   const trustedRootRefresh = options.trustedRootRefresh

@@ -283,3 +283,99 @@ describe("ferry trust-root refresh --out", () => {
     expect(result.stderr).toMatch(/--tuf-root .* is required with --mirror/);
   });
 });
+
+describe("the FERRY_SIGSTORE_TUF_* settings of ferry serve", () => {
+  const base = { APP_ID: "1", PRIVATE_KEY: "key", WEBHOOK_SECRET: "secret" };
+  const settings = (env: Record<string, string>) =>
+    serverOptionsFromEnv({ ...base, ...env }).trustedRootRefresh;
+  const root = join(mkdtempSync(join(tmpdir(), "ferry-tuf-settings-")), "root.json");
+  writeFileSync(root, "{}");
+
+  it("refreshes from the public-good mirror with the TUF root @sigstore/tuf ships, every 24 h unless told", () => {
+    expect(settings({ FERRY_SIGSTORE_TUF_MIRROR: "https://tuf-repo-cdn.sigstore.dev" })).toEqual({
+      mirrorURL: "https://tuf-repo-cdn.sigstore.dev",
+    });
+    expect(
+      settings({
+        FERRY_SIGSTORE_TUF_MIRROR: "https://tuf.example.com",
+        FERRY_SIGSTORE_TUF_ROOT: root,
+        FERRY_SIGSTORE_TUF_REFRESH_INTERVAL: "off",
+      }),
+    ).toEqual({ mirrorURL: "https://tuf.example.com", rootPath: root, intervalMs: false });
+    expect(settings({})).toBeUndefined();
+  });
+
+  it.each([
+    [{ FERRY_SIGSTORE_TUF_MIRROR: "https://tuf.example.com" }, /FERRY_SIGSTORE_TUF_ROOT .* is required/],
+    [{ FERRY_SIGSTORE_TUF_ROOT: root }, /need FERRY_SIGSTORE_TUF_MIRROR/],
+    [{ FERRY_SIGSTORE_TUF_MIRROR: "not a url" }, /FERRY_SIGSTORE_TUF_MIRROR is not a URL/],
+    [{ FERRY_SIGSTORE_TUF_MIRROR: "file:///etc", FERRY_SIGSTORE_TUF_ROOT: root }, /must be an http\(s\) URL/],
+    [
+      {
+        FERRY_SIGSTORE_TUF_MIRROR: "https://tuf.example.com",
+        FERRY_SIGSTORE_TUF_ROOT: join(root, "missing"),
+      },
+      /cannot read FERRY_SIGSTORE_TUF_ROOT .*: (ENOENT|ENOTDIR)/,
+    ],
+    [
+      {
+        FERRY_SIGSTORE_TUF_MIRROR: "https://tuf-repo-cdn.sigstore.dev",
+        FERRY_SIGSTORE_TUF_REFRESH_INTERVAL: "5s",
+      },
+      /between 1m and 7d/,
+    ],
+    [
+      {
+        FERRY_SIGSTORE_TUF_MIRROR: "https://tuf-repo-cdn.sigstore.dev",
+        FERRY_SIGSTORE_TUF_REFRESH_INTERVAL: "30d",
+      },
+      /between 1m and 7d/,
+    ],
+  ])("stops at start with one line for %j", (env, message) => {
+    expect(() => settings(env)).toThrow(message);
+  });
+});
+
+describe("a TUF mirror URL with credentials", () => {
+  it("never reaches the log: neither the start line nor a failed refresh's warning", async () => {
+    const tuf = await startTufRepository([target(before)]);
+    const logs: string[] = [];
+    const mirror = tuf.url.replace("http://", "http://ferry:mirror-password@");
+    const server = await startFerryServer({
+      ...serverOptionsFromEnv({
+        APP_ID: "1",
+        PRIVATE_KEY: generateKeyPairSync("rsa", { modulusLength: 2048 }).privateKey.export({
+          type: "pkcs1",
+          format: "pem",
+        }) as string,
+        WEBHOOK_SECRET: "trusted-root-refresh-test",
+        FERRY_SCAN_INTERVAL: "off",
+        FERRY_SIGSTORE_TUF_MIRROR: mirror,
+        FERRY_SIGSTORE_TUF_ROOT: tuf.rootPath,
+      }),
+      host: "127.0.0.1",
+      port: 0,
+      baseUrl: "http://127.0.0.1:9",
+      Octokit: UnthrottledOctokit,
+      log: pino(
+        { level: "info" },
+        new Writable({
+          write(chunk, _encoding, done) {
+            logs.push(String(chunk));
+            done();
+          },
+        }),
+      ),
+    });
+    try {
+      tuf.publishExpired([target(after)]);
+      expect(await server.refreshTrustedRoot()).toBe(false);
+      expect(logs.join("")).toContain(`refreshed through TUF from ${tuf.url}`);
+      expect(logs.join("")).toContain("keeping the last good root");
+      expect(logs.join("")).not.toContain("mirror-password");
+    } finally {
+      await server.close();
+      await tuf.close();
+    }
+  });
+});

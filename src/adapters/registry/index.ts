@@ -12,6 +12,7 @@ export {
   RegistryUnavailableError,
 } from "./errors.js";
 export {
+  displayUrl,
   PUBLIC_GOOD_TUF_MIRROR,
   readTrustedRootFile,
   refreshTrustedRoot,

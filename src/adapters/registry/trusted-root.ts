@@ -116,8 +116,8 @@ function reason(error: unknown): string {
   return parts.length > 0 ? parts.join(": ") : String(error);
 }
 
-/** A URL without credentials, query or fragment, for messages. */
-function displayUrl(url: string): string {
+/** A URL without credentials, query or fragment, for messages and logs. */
+export function displayUrl(url: string): string {
   try {
     const parsed = new URL(url);
     return `${parsed.protocol}//${parsed.host}${parsed.pathname}`.replace(/\/+$/, "");
