@@ -38,7 +38,13 @@ export function startTrustedRootRefresh(
   // The verified TUF metadata persist for the life of the process: each refresh continues the
   // chain from the root it last verified (root rotation), not from the starting root.json.
   const cachePath = mkdtempSync(join(tmpdir(), "ferry-sigstore-tuf-"));
-  const refresh = async (): Promise<boolean> => {
+  // One refresh at a time: two TUF clients must not write the same cache at once.
+  let inFlight: Promise<boolean> | undefined;
+  const refresh = (): Promise<boolean> =>
+    (inFlight ??= refreshOnce().finally(() => {
+      inFlight = undefined;
+    }));
+  const refreshOnce = async (): Promise<boolean> => {
     try {
       const { root } = await refreshTrustedRoot({
         cachePath,

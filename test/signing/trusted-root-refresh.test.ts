@@ -6,7 +6,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
 import pino from "pino";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { TrustedRoot } from "@sigstore/protobuf-specs";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createRegistryClient, readTrustedRootFile } from "../../src/adapters/registry/index.js";
 import { main } from "../../src/cli.js";
 import type { CliIo } from "../../src/cli/io.js";
@@ -15,6 +16,7 @@ import { pushImage } from "../../src/sandbox/registry/push-image.js";
 import { UnthrottledOctokit } from "../../src/sandbox/ferry-app.js";
 import { startFerryServer, type FerryServer } from "../../src/server/ferry-server.js";
 import { serverOptionsFromEnv } from "../../src/server/server-options.js";
+import { startTrustedRootRefresh } from "../../src/server/trusted-root-refresh.js";
 import { startDistribution, type RunningDistribution } from "../support/registry-distribution.js";
 import { startTufRepository, type TufRepository } from "../support/tuf-repository.js";
 import {
@@ -375,6 +377,28 @@ describe("a TUF mirror URL with credentials", () => {
       expect(logs.join("")).not.toContain("mirror-password");
     } finally {
       await server.close();
+      await tuf.close();
+    }
+  });
+});
+
+describe("the periodic refresh", () => {
+  it("applies a root published after the start on its own, without a request, and runs one refresh at a time", async () => {
+    const tuf = await startTufRepository([target(before)]);
+    const applied: TrustedRoot[] = [];
+    const refresher = startTrustedRootRefresh(
+      { mirrorURL: tuf.url, rootPath: tuf.rootPath, intervalMs: 50 },
+      (root) => applied.push(root),
+      { info: () => {}, warn: () => {} },
+    );
+    try {
+      expect(refresher.refresh()).toBe(refresher.refresh());
+      await refresher.refresh();
+      tuf.publish([target(after)]);
+      const fresh = TrustedRoot.fromJSON(after.trustedRoot);
+      await vi.waitFor(() => expect(applied.at(-1)).toEqual(fresh), { timeout: 30_000, interval: 20 });
+    } finally {
+      refresher.stop();
       await tuf.close();
     }
   });
