@@ -4,7 +4,7 @@
  * badly signed metadata) leaves the last good root in use and logs one line saying why; see
  * docs/security.md and https://docs.sigstore.dev/about/security/.
  */
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TrustedRoot } from "@sigstore/protobuf-specs";
@@ -73,5 +73,11 @@ export function startTrustedRootRefresh(
     },
     () => {},
   );
-  return { refresh, stop: () => schedule.stop() };
+  return {
+    refresh,
+    stop() {
+      schedule.stop();
+      void (inFlight ?? Promise.resolve()).finally(() => rmSync(cachePath, { recursive: true, force: true }));
+    },
+  };
 }
