@@ -29,6 +29,10 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<{ run: Com
   },
   reconcile: { summary: "run the in-cluster reconciler", load: () => import("./cli/reconcile.js") },
   serve: { summary: "run the GitHub App server (same as npm start)", load: () => import("./cli/serve.js") },
+  "trust-root": {
+    summary: "refresh the Sigstore trusted root through TUF into a file",
+    load: () => import("./cli/trust-root.js"),
+  },
   sandbox: { summary: "run the whole story on embedded parts", load: () => import("./cli/sandbox.js") },
 };
 

@@ -17,11 +17,13 @@ export function cliRegistryClient(
   env: Record<string, string | undefined>,
   overrides: Partial<RegistryClientOptions> = {},
 ): RegistryClient {
+  // Read once, when the first signature is checked (a run that verifies nothing never reads it).
+  let trustedRoot: ReturnType<typeof trustedRootFromEnv> | undefined;
   return createRegistryClient({
     ...(config.registries ? { registries: config.registries } : {}),
     env,
     ...(env.FERRY_DOCKER_CONFIG ? { dockerConfigPath: env.FERRY_DOCKER_CONFIG } : {}),
-    trustedRoot: () => trustedRootFromEnv(env),
+    trustedRoot: () => (trustedRoot ??= trustedRootFromEnv(env)),
     ...overrides,
   });
 }

@@ -82,6 +82,10 @@ export interface Ferry {
   readonly contentCache: GitContentCache;
   /** Environments × images of every configured repository, for `GET /status`. */
   status(probot: Probot): Promise<Record<string, unknown>>;
+  /** The Sigstore trusted root keyless signatures are checked against now. */
+  trustedRoot(): TrustedRoot;
+  /** A refreshed root (TUF) replaces it for every registry client, from the next check on. */
+  setTrustedRoot(root: TrustedRoot): void;
 }
 
 export function createFerry(options: FerryAppOptions): Ferry {
@@ -187,6 +191,8 @@ export function createFerry(options: FerryAppOptions): Ferry {
       );
     },
     status,
+    trustedRoot: () => registries.trustedRoot(),
+    setTrustedRoot: (root) => registries.setTrustedRoot(root),
   };
 }
 

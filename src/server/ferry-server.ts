@@ -8,6 +8,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { Probot, ProbotOctokit } from "probot";
 import type { Registry } from "prom-client";
+import { displayUrl, PUBLIC_GOOD_TUF_MIRROR } from "../adapters/registry/index.js";
 import { githubContainerRegistry } from "../core/config/config-context.js";
 import { createFerry, type Ferry, type FerryAppOptions } from "../probot-app/create-ferry.js";
 import { parseDuration } from "../core/duration.js";
@@ -16,6 +17,7 @@ import { FerryOctokit } from "./ferry-octokit.js";
 import { createGitHubWebhookRoute } from "./github-webhook-route.js";
 import { createHealthRoutes } from "./health-routes.js";
 import { schedulePeriodicScan } from "./periodic-scan.js";
+import { startTrustedRootRefresh, type TrustedRootRefreshSettings } from "./trusted-root-refresh.js";
 import { createRegistryReceiver, type RegistryReceiverOptions } from "./registry-webhook-route.js";
 import { IntakeBudget, type IntakeLimits } from "./request-body.js";
 import { sendText, type Route } from "./route.js";
@@ -55,6 +57,10 @@ export interface FerryServerOptions {
    * With neither, `/status` does not exist.
    */
   status?: { token?: string; listen?: { host: string; port: number } };
+  /** Refresh the Sigstore trusted root through TUF at start and periodically (FERRY_SIGSTORE_TUF_MIRROR). */
+  trustedRootRefresh?: TrustedRootRefreshSettings;
+  /** Where the trusted root comes from, for the start log line (a file path or the shipped root). */
+  trustedRootSource?: string;
 }
 
 export interface FerryServer {
@@ -71,6 +77,8 @@ export interface FerryServer {
   statusUrl?: string;
   /** The webhook routes' shared budget of request bodies in flight. */
   intake: IntakeBudget;
+  /** Refreshes the Sigstore trusted root through TUF now, when a mirror is set (false: the last good root stays). */
+  refreshTrustedRoot(): Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -187,6 +195,21 @@ export async function startFerryServer(options: FerryServerOptions): Promise<Fer
     probot.log.warn({ error: (error as Error).message }, "scan failed"),
   );
 
+  probot.log.info(
+    {},
+    `sigstore trusted root: ${options.trustedRootSource ?? "shipped with @sigstore/tuf (public-good instance)"}` +
+      (options.trustedRootRefresh
+        ? `, refreshed through TUF from ${displayUrl(options.trustedRootRefresh.mirrorURL ?? PUBLIC_GOOD_TUF_MIRROR)}`
+        : ""),
+  );
+  const trustedRootRefresh = options.trustedRootRefresh
+    ? startTrustedRootRefresh(options.trustedRootRefresh, (root) => ferry.setTrustedRoot(root), {
+        info: (fields, message) => probot.log.info(fields, message),
+        warn: (fields, message) => probot.log.warn(fields, message),
+      })
+    : undefined;
+  await trustedRootRefresh?.refresh();
+
   return {
     url: `http://${options.host ?? "127.0.0.1"}:${port}`,
     port,
@@ -200,8 +223,10 @@ export async function startFerryServer(options: FerryServerOptions): Promise<Fer
     metrics: metrics.registry,
     intake: budget,
     ...(statusListener ? { statusUrl: statusListener.url } : {}),
+    refreshTrustedRoot: async () => (trustedRootRefresh ? trustedRootRefresh.refresh() : false),
     async close() {
       periodicScan.stop();
+      trustedRootRefresh?.stop();
       receiver.close();
       await statusListener?.close();
       await new Promise<void>((resolve) => {

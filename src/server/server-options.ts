@@ -7,13 +7,14 @@ import {
  * `ferry serve`'s settings from the environment it is handed (the CLI is the only place that
  * reads `process.env`).
  */
-import { readFileSync } from "node:fs";
-import { readTrustedRootFile } from "../adapters/registry/index.js";
+import { accessSync, constants, readFileSync } from "node:fs";
+import { PUBLIC_GOOD_TUF_MIRROR, readTrustedRootFile } from "../adapters/registry/index.js";
 import { AZURE_IDENTITY_VARIABLES } from "../core/cloud-registries.js";
 import { parseDuration } from "../core/duration.js";
 import { UserError } from "../core/errors.js";
 import { parseListenAddress } from "../reconciler/status-server.js";
 import type { FerryServerOptions } from "./ferry-server.js";
+import type { TrustedRootRefreshSettings } from "./trusted-root-refresh.js";
 
 /** Server options from the environment (APP_ID, PRIVATE_KEY[_PATH], WEBHOOK_SECRET, GHE_HOST/GITHUB_API_URL…). */
 export function serverOptionsFromEnv(env: NodeJS.ProcessEnv): FerryServerOptions {
@@ -51,6 +52,9 @@ export function serverOptionsFromEnv(env: NodeJS.ProcessEnv): FerryServerOptions
         : {}),
     },
   };
+  if (env.FERRY_SIGSTORE_TRUSTED_ROOT) options.trustedRootSource = env.FERRY_SIGSTORE_TRUSTED_ROOT;
+  const tufRefresh = trustedRootRefreshSettings(env);
+  if (tufRefresh) options.trustedRootRefresh = tufRefresh;
   if (baseUrl) options.baseUrl = baseUrl;
   if (env.FERRY_SCAN_INTERVAL)
     options.scanIntervalMs =
@@ -91,6 +95,67 @@ function trustedRootSetting(path: string) {
 /** Who Ferry is at the clouds, for registry errors: names only, never a secret. */
 export function cloudIdentityEnv(env: NodeJS.ProcessEnv): Record<string, string | undefined> {
   return Object.fromEntries(AZURE_IDENTITY_VARIABLES.map((name) => [name, env[name]]));
+}
+
+/**
+ * FERRY_SIGSTORE_TUF_MIRROR (the public-good `https://tuf-repo-cdn.sigstore.dev` or a private
+ * Sigstore's TUF repository), FERRY_SIGSTORE_TUF_ROOT (the TUF root.json to start from; the one
+ * @sigstore/tuf ships for the public-good mirror), FERRY_SIGSTORE_TUF_REFRESH_INTERVAL (default
+ * 24h; `off`: only at start).
+ */
+function trustedRootRefreshSettings(env: NodeJS.ProcessEnv): TrustedRootRefreshSettings | undefined {
+  const mirror = env.FERRY_SIGSTORE_TUF_MIRROR;
+  if (!mirror) {
+    if (env.FERRY_SIGSTORE_TUF_ROOT || env.FERRY_SIGSTORE_TUF_REFRESH_INTERVAL)
+      throw new UserError(
+        "invalid-setting",
+        "FERRY_SIGSTORE_TUF_ROOT and FERRY_SIGSTORE_TUF_REFRESH_INTERVAL need FERRY_SIGSTORE_TUF_MIRROR",
+      );
+    return undefined;
+  }
+  let url: URL;
+  try {
+    url = new URL(mirror);
+  } catch {
+    throw new UserError("invalid-setting", "FERRY_SIGSTORE_TUF_MIRROR is not a URL");
+  }
+  if (url.protocol !== "https:" && url.protocol !== "http:")
+    throw new UserError("invalid-setting", "FERRY_SIGSTORE_TUF_MIRROR must be an http(s) URL");
+  const publicGood = mirror.replace(/\/+$/, "") === PUBLIC_GOOD_TUF_MIRROR;
+  if (!publicGood && !env.FERRY_SIGSTORE_TUF_ROOT)
+    throw new UserError(
+      "invalid-setting",
+      "FERRY_SIGSTORE_TUF_ROOT (the TUF root.json to start from) is required for a mirror other than the public-good one",
+    );
+  const interval = env.FERRY_SIGSTORE_TUF_REFRESH_INTERVAL;
+  return {
+    mirrorURL: mirror,
+    ...(env.FERRY_SIGSTORE_TUF_ROOT ? { rootPath: readableFile(env.FERRY_SIGSTORE_TUF_ROOT) } : {}),
+    ...(interval ? { intervalMs: interval === "off" ? false : refreshInterval(interval) } : {}),
+  };
+}
+
+/** Between a minute (a mirror is not polled in a loop) and a week (within Node's timer range). */
+function refreshInterval(text: string): number {
+  const ms = parseDuration(text);
+  if (ms < 60_000 || ms > 7 * 24 * 60 * 60 * 1000)
+    throw new UserError(
+      "invalid-setting",
+      "FERRY_SIGSTORE_TUF_REFRESH_INTERVAL must be between 1m and 7d, or off",
+    );
+  return ms;
+}
+
+function readableFile(path: string): string {
+  try {
+    accessSync(path, constants.R_OK);
+    return path;
+  } catch (error) {
+    throw new UserError(
+      "invalid-setting",
+      `cannot read FERRY_SIGSTORE_TUF_ROOT ${path}: ${(error as NodeJS.ErrnoException).code ?? "unreadable"}`,
+    );
+  }
 }
 
 function listenAddress(text: string): { host: string; port: number } {

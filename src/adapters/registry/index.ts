@@ -12,9 +12,12 @@ export {
   RegistryUnavailableError,
 } from "./errors.js";
 export {
+  displayUrl,
+  PUBLIC_GOOD_TUF_MIRROR,
   readTrustedRootFile,
   refreshTrustedRoot,
   shippedTrustedRoot,
   trustedRootFromEnv,
   TrustedRootError,
+  type TrustedRootRefreshOptions,
 } from "./trusted-root.js";

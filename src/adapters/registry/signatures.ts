@@ -116,6 +116,7 @@ export function createSignatureChecker(
   const unsignedTtlMs = options.unsignedTtlMs ?? SIGNATURE_LIMITS.unsignedTtlMs;
   const results = new Map<string, { check: SignatureCheck; until: number; repository: string }>();
   let verifier: { root: TrustedRoot; verifier: SigstoreVerifier } | undefined;
+  let resultsRoot: TrustedRoot | undefined;
   /** The verifier for the current trusted root (a refresh swaps the root; the next check uses it). */
   function sigstore(): SigstoreVerifier {
     const root = options.trustedRoot();
@@ -331,6 +332,13 @@ export function createSignatureChecker(
 
   return {
     async check(repository, digest, verify) {
+      // Answers hold for the root they were given under: a refreshed root (a CA added or dropped)
+      // is checked against afresh, whether the digest was verified or refused before.
+      const root = options.trustedRoot();
+      if (resultsRoot !== root) {
+        results.clear();
+        resultsRoot = root;
+      }
       const cacheKey = `${repository}@${digest}\n${createHash("sha256").update(JSON.stringify(verify)).digest("hex")}`;
       const cached = results.get(cacheKey);
       if (cached !== undefined && cached.until > now()) return cached.check;

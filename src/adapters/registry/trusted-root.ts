@@ -61,25 +61,69 @@ export function readTrustedRootFile(path: string): TrustedRoot {
   return parseTrustedRoot(text, path);
 }
 
-/**
- * The current root through TUF (`@sigstore/tuf`), cached under `cachePath`. `mirrorURL` and
- * `rootPath` (the TUF root.json to start from) default to the public-good instance.
- */
-export async function refreshTrustedRoot(options: {
+/** The TUF mirror of the public-good Sigstore instance (`@sigstore/tuf` ships its TUF root). */
+export const PUBLIC_GOOD_TUF_MIRROR = "https://tuf-repo-cdn.sigstore.dev";
+
+export interface TrustedRootRefreshOptions {
+  /** Where the TUF client keeps the metadata it has verified (the root it trusts next time). */
   cachePath: string;
+  /** Default the public-good instance. */
   mirrorURL?: string;
+  /** The TUF root.json to start from; required for any mirror but the public-good one. */
   rootPath?: string;
+  /** Per request; default 30 s. */
   timeoutMs?: number;
-}): Promise<TrustedRoot> {
+}
+
+/**
+ * The current root through TUF (`@sigstore/tuf`, https://theupdateframework.io/): root, timestamp,
+ * snapshot and targets metadata are verified (signatures, versions, expiry) from the starting TUF
+ * root, and the `trusted_root.json` target must match the length and hashes the signed targets
+ * metadata give. Sizes are bounded by tuf-js (metadata: 512 kB root, 16 kB timestamp, 2 MB
+ * snapshot, 5 MB targets) and by {@link MAX_TRUSTED_ROOT_BYTES} here. Returns the root and the
+ * verified JSON text as served.
+ */
+export async function refreshTrustedRoot(
+  options: TrustedRootRefreshOptions,
+): Promise<{ root: TrustedRoot; json: string }> {
+  const mirror = options.mirrorURL ?? PUBLIC_GOOD_TUF_MIRROR;
+  const from = `TUF mirror ${displayUrl(mirror)}`;
+  if (options.rootPath === undefined && mirror.replace(/\/+$/, "") !== PUBLIC_GOOD_TUF_MIRROR)
+    throw new TrustedRootError(`${from}: a TUF root.json to start from is required for this mirror`);
   // Loaded only when asked: the TUF client and its HTTP stack are not needed to verify.
-  const { getTrustedRoot } = await import("@sigstore/tuf");
-  return getTrustedRoot({
-    cachePath: options.cachePath,
-    ...(options.mirrorURL !== undefined ? { mirrorURL: options.mirrorURL } : {}),
-    ...(options.rootPath !== undefined ? { rootPath: options.rootPath } : {}),
-    timeout: options.timeoutMs ?? 30_000,
-    retry: false,
-  });
+  const { initTUF } = await import("@sigstore/tuf");
+  let json: string;
+  try {
+    const client = await initTUF({
+      cachePath: options.cachePath,
+      mirrorURL: mirror,
+      ...(options.rootPath !== undefined ? { rootPath: options.rootPath } : {}),
+      timeout: options.timeoutMs ?? 30_000,
+      retry: false,
+    });
+    json = await client.getTarget("trusted_root.json");
+  } catch (error) {
+    throw new TrustedRootError(`${from}: ${reason(error)}`);
+  }
+  return { root: parseTrustedRoot(json, `${from} trusted_root.json`), json };
+}
+
+/** The error and its causes on one line (TUFError wraps the tuf-js error that says why). */
+function reason(error: unknown): string {
+  const parts: string[] = [];
+  for (let e: unknown = error; e instanceof Error && parts.length < 4; e = e.cause)
+    parts.push(e.message.replace(/\s+/g, " "));
+  return parts.length > 0 ? parts.join(": ") : String(error);
+}
+
+/** A URL without credentials, query or fragment, for messages and logs. */
+export function displayUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.protocol}//${parsed.host}${parsed.pathname}`.replace(/\/+$/, "");
+  } catch {
+    return "(invalid URL)";
+  }
 }
 
 /** Where the operator's settings point: a file, else the shipped root. */
