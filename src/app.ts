@@ -9,10 +9,18 @@ import { GitContentCache } from "./adapters/github/git-content-cache.js";
 import { GitHubRepoAdapter, type OctokitLike } from "./adapters/github/github-repo.js";
 import type { AppDeps, AppLogger } from "./app/app-deps.js";
 import { KeyedMutex } from "./app/keyed-mutex.js";
+import type { ScanRound } from "./app/scan-state.js";
 import { currentImages, planEnvironment } from "./app/plan-environment.js";
 import type { RegistryReader } from "./app/ports.js";
 import { WorkQueue } from "./app/work-queue.js";
 import type { FerryConfig } from "./core/config/schema.js";
+import {
+  installationKey,
+  isLargeInstallation,
+  ownerOf,
+  shareOf,
+  type ScanShareOptions,
+} from "./core/shard/rendezvous.js";
 import { hintsFromGitHubPackageEvent, type RegistryHint } from "./handlers/registry/index.js";
 import {
   onChecksCompleted,
@@ -47,11 +55,26 @@ export interface FerryAppOptions {
 const STATUS_TTL_MS = 10_000;
 const STATUS_MAX_REPOSITORIES = 200;
 
+/** The periodic scan's view of the fleet (see src/adapters/kubernetes/lease-membership.ts). */
+export interface ScanSharding extends ScanShareOptions {
+  readonly self: string;
+  /** Live members now; empty when this replica cannot prove it is one (it then scans nothing). */
+  members(): string[];
+  largeInstallations(): Set<number>;
+  announceLarge(ids: Iterable<number>): void;
+}
+
+
+export type { ScanRound };
+
 export interface Ferry {
   /** The Probot application function. */
   app: (probot: Probot) => void;
-  /** Periodic scan: every repository of every installation. */
-  scan(probot: Probot): Promise<void>;
+  /**
+   * Periodic scan: every repository of every installation, or with `sharding` this replica's
+   * rendezvous share of them (webhook work is never sharded).
+   */
+  scan(probot: Probot, sharding?: ScanSharding): Promise<ScanRound>;
   /** Registry receiver hints → syncs of the config repos that use those repositories. */
   hint(probot: Probot, hints: RegistryHint[]): Promise<void>;
   /** Resolves when queued background work is done (tests, shutdown). */
@@ -227,10 +250,48 @@ export function createFerry(options: FerryAppOptions = {}): Ferry {
     queue,
     contentCache,
     idle: () => queue.idle(),
-    async scan(probot) {
-      await eachInstallation(probot, async (octokit, installationId) => {
-        syncInstallation({ octokit, installationId }, services, { reason: "scan" });
+    async scan(probot, sharding) {
+      // Not a live member (its own Lease lapsed): no share, and not even the installation list.
+      if (sharding && !sharding.members().includes(sharding.self))
+        return { installations: 0, scanned: [], members: [], cutOff: true };
+      const appOctokit = await probot.auth();
+      const installations = await appOctokit.paginate(appOctokit.rest.apps.listInstallations, {
+        per_page: 100,
       });
+      const members = sharding ? sharding.members() : [];
+      const round: ScanRound = { installations: installations.length, scanned: [], members, cutOff: false };
+      const large = sharding?.largeInstallations() ?? new Set<number>();
+      for (const installation of installations) {
+        const id = installation.id;
+        if (sharding) {
+          // A replica that lost its Lease mid-round stops here: the others are taking its share.
+          if (!sharding.members().includes(sharding.self)) {
+            round.cutOff = true;
+            break;
+          }
+          const owner = ownerOf(installationKey(id), members);
+          if (!large.has(id) && owner !== sharding.self) continue;
+        }
+        const octokit = (await probot.auth(id)) as unknown as OctokitLike;
+        round.scanned.push(id);
+        const select = sharding
+          ? <R extends { owner: string; repo: string }>(repositories: R[]): R[] => {
+              const names = repositories.map((r) => `${r.owner}/${r.repo}`);
+              if (!isLargeInstallation({ id, repositories: names }, sharding)) return repositories;
+              // The owner that finds it large scans it whole this round and tells the others, who
+              // split it by repository from their next round on.
+              if (!large.has(id)) {
+                sharding.announceLarge([id]);
+                return repositories;
+              }
+              const share = shareOf({ id, repositories: names }, members, sharding.self, sharding);
+              const mine = new Set(share.scope === "repositories" ? share.repositories : []);
+              return repositories.filter((r) => mine.has(`${r.owner}/${r.repo}`));
+            }
+          : undefined;
+        syncInstallation({ octokit, installationId: id }, services, { reason: "scan" }, select);
+      }
+      return round;
     },
     async hint(probot, hints) {
       if (hints.length === 0) return;

@@ -9,8 +9,10 @@ import { readFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createNodeMiddleware, Probot, ProbotOctokit } from "probot";
-import { Counter, collectDefaultMetrics, Registry } from "prom-client";
-import { createFerry, type Ferry, type FerryAppOptions } from "./app.js";
+import { Counter, collectDefaultMetrics, Gauge, Registry } from "prom-client";
+import { singleMembership, type Membership } from "./adapters/kubernetes/lease-membership.js";
+import { createFerry, type Ferry, type FerryAppOptions, type ScanRound } from "./app.js";
+import { ScanState } from "./app/scan-state.js";
 import { parseDuration } from "./core/duration.js";
 import { UserError } from "./core/errors.js";
 import { createRegistryReceiver, type RegistryReceiverOptions } from "./handlers/registry/index.js";
@@ -54,6 +56,13 @@ export interface FerryServerOptions {
   registryCoalesceMs?: number;
   /** Periodic scan; default 5 minutes, ±20 % jitter; false to disable. */
   scanIntervalMs?: number | false;
+  /**
+   * Who shares the periodic scan (Kubernetes Leases, see `ferry serve --kubeconfig`); default this
+   * process alone. Started and stopped with the server.
+   */
+  membership?: Membership;
+  /** An installation with more repositories than this is split by repository among members (default 500). */
+  largeInstallationRepositories?: number;
   /** Refuse weak webhook secrets (NODE_ENV=production). */
   production?: boolean;
   logLevel?: "trace" | "debug" | "info" | "warn" | "error" | "fatal";
@@ -68,7 +77,8 @@ export interface FerryServer {
   probot: Probot;
   ferry: Ferry;
   /** Runs the periodic scan now and waits for it (and the work it queued). */
-  scanNow(): Promise<void>;
+  scanNow(): Promise<ScanRound>;
+  membership: Membership;
   /** Waits for queued background work (webhook handlers, hints). */
   idle(): Promise<void>;
   metrics: Registry;
@@ -101,6 +111,9 @@ export async function startFerryServer(options: FerryServerOptions): Promise<Fer
     registers: [metrics],
   });
   const scans = new Counter({ name: "ferry_scans_total", help: "Periodic scans run", registers: [metrics] });
+  const membership = options.membership ?? singleMembership();
+  const scanState = new ScanState(membership);
+  registerScanMetrics(metrics, scanState, membership);
 
   const probot = new Probot({
     appId: options.appId,
@@ -139,7 +152,13 @@ export async function startFerryServer(options: FerryServerOptions): Promise<Fer
     if (req.method === "GET" && path === "/metrics")
       return send(res, 200, metrics.contentType, await metrics.metrics());
     if (req.method === "GET" && path === "/status")
-      return send(res, 200, "application/json", JSON.stringify(await ferry.status(probot)));
+      return send(
+        res,
+        200,
+        "application/json",
+        // "ferry:scan" cannot be a repository's full name (no colon in GitHub names).
+        JSON.stringify({ ...(await ferry.status(probot)), "ferry:scan": scanState.status(Date.now()) }),
+      );
     if (path?.startsWith("/registry/") && (await receiver(req, res))) return;
     if (req.method === "POST" && path === "/api/github/webhooks") {
       // Octokit's middleware buffers any body whole; read it here with a cap and hand it over as a string.
@@ -181,11 +200,27 @@ export async function startFerryServer(options: FerryServerOptions): Promise<Fer
   );
   const { port } = server.address() as AddressInfo;
 
-  const scanNow = async (): Promise<void> => {
+  const scanNow = async (): Promise<ScanRound> => {
     scans.inc();
-    await ferry.scan(probot);
+    const round = await ferry.scan(probot, {
+      self: membership.self,
+      members: () => membership.members(),
+      largeInstallations: () => membership.largeInstallations(),
+      announceLarge: (ids) => membership.announceLarge(ids),
+      ...(options.largeInstallationRepositories !== undefined
+        ? { largeInstallationRepositories: options.largeInstallationRepositories }
+        : {}),
+    });
     await ferry.idle();
+    scanState.record(round, Date.now());
+    return round;
   };
+  await membership.start();
+  if (membership.snapshot().mode === "single")
+    probot.log.info(
+      { member: membership.self },
+      "membership: no in-cluster config and no --kubeconfig; scanning every installation as the only member",
+    );
   let timer: NodeJS.Timeout | undefined;
   const interval = options.scanIntervalMs ?? parseDuration("5m");
   const schedule = (): void => {
@@ -207,11 +242,13 @@ export async function startFerryServer(options: FerryServerOptions): Promise<Fer
     probot,
     ferry,
     scanNow,
+    membership,
     idle: () => ferry.idle(),
     metrics,
     async close() {
       if (timer) clearTimeout(timer);
       receiver.close();
+      await membership.stop();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();
@@ -219,6 +256,34 @@ export async function startFerryServer(options: FerryServerOptions): Promise<Fer
       await ferry.idle();
     },
   };
+}
+
+/** Members, shard size and scan lag as Prometheus gauges, read at scrape time. */
+function registerScanMetrics(metrics: Registry, scanState: ScanState, membership: Membership): void {
+  new Gauge({
+    name: "ferry_scan_members",
+    help: "Live members sharing the periodic scan (0: this replica lost its Lease)",
+    registers: [metrics],
+    collect() {
+      this.set(membership.members().length);
+    },
+  });
+  new Gauge({
+    name: "ferry_scan_shard_installations",
+    help: "Installations this replica covered in its last scan round",
+    registers: [metrics],
+    collect() {
+      this.set(scanState.shardSize());
+    },
+  });
+  new Gauge({
+    name: "ferry_scan_lag_seconds",
+    help: "Oldest time since an installation of this replica's shard was last scanned",
+    registers: [metrics],
+    collect() {
+      this.set(scanState.lagSeconds(Date.now()));
+    },
+  });
 }
 
 /** The body, or undefined once it passes `max` bytes (reading stops there; a declared length over it is not read at all). */
@@ -300,6 +365,8 @@ export function serverOptionsFromEnv(env: NodeJS.ProcessEnv): FerryServerOptions
   if (env.FERRY_SCAN_INTERVAL)
     options.scanIntervalMs =
       env.FERRY_SCAN_INTERVAL === "off" ? false : parseDuration(env.FERRY_SCAN_INTERVAL);
+  if (env.FERRY_LARGE_INSTALLATION_REPOSITORIES)
+    options.largeInstallationRepositories = Number(env.FERRY_LARGE_INSTALLATION_REPOSITORIES);
   if (env.LOG_LEVEL) options.logLevel = env.LOG_LEVEL as FerryServerOptions["logLevel"];
   return options;
 }

@@ -258,6 +258,8 @@ export function syncInstallation(
   event: { octokit: HandlerEvent<unknown>["octokit"]; installationId?: number | undefined },
   services: HandlerServices,
   trigger: SyncTrigger,
+  /** Narrows the installation's repositories (the scan's share of a very large installation). */
+  selectRepositories?: <R extends { owner: string; repo: string }>(repositories: R[]) => R[],
 ): void {
   // Keyed by installation and by what is synced, not why: one build reports as workflow_run and
   // check_suite, and the two coalesce into one sync. The scan keeps its own key (it also refreshes
@@ -272,7 +274,8 @@ export function syncInstallation(
           baseBranch: trigger.baseBranch,
         });
   services.queue.enqueue(`installation-sync:${event.installationId ?? "?"}:${what}`, async () => {
-    for (const { owner, repo, defaultBranch } of await services.installationRepos(event.octokit)) {
+    const listed = await services.installationRepos(event.octokit);
+    for (const { owner, repo, defaultBranch } of selectRepositories ? selectRepositories(listed) : listed) {
       const repoTrigger: SyncTrigger = {
         ...trigger,
         ...(defaultBranch && !trigger.baseBranch ? { baseBranch: defaultBranch } : {}),
