@@ -64,7 +64,6 @@ export interface ScanSharding extends ScanShareOptions {
   announceLarge(ids: Iterable<number>): void;
 }
 
-
 export type { ScanRound };
 
 export interface Ferry {

@@ -20,6 +20,7 @@ export interface HttpRecordingProxy {
 export async function startHttpRecordingProxy(target: string): Promise<HttpRecordingProxy> {
   const upstream = new URL(target);
   const recorded: RecordedExchange[] = [];
+  let origin = "";
   const server = createServer((req, res) => {
     const headers: IncomingHttpHeaders = { ...req.headers, host: upstream.host };
     const auth = req.headers.authorization;
@@ -32,6 +33,9 @@ export async function startHttpRecordingProxy(target: string): Promise<HttpRecor
     const forward = request(
       { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers },
       (answer) => {
+        // Pagination links name the upstream: point them back through the relay.
+        const link = answer.headers.link;
+        if (typeof link === "string") answer.headers.link = link.split(upstream.origin).join(origin);
         res.writeHead(answer.statusCode ?? 502, answer.headers);
         answer.pipe(res);
       },
@@ -44,6 +48,7 @@ export async function startHttpRecordingProxy(target: string): Promise<HttpRecor
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as { port: number };
+  origin = `http://127.0.0.1:${port}`;
   return {
     url: `http://127.0.0.1:${port}${upstream.pathname.replace(/\/$/, "")}`,
     recorded,

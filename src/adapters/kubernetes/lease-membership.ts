@@ -13,7 +13,13 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { hostname } from "node:os";
-import { ApiException, CoordinationV1Api, KubeConfig, V1MicroTime, type V1Lease } from "@kubernetes/client-node";
+import {
+  ApiException,
+  CoordinationV1Api,
+  KubeConfig,
+  V1MicroTime,
+  type V1Lease,
+} from "@kubernetes/client-node";
 
 /** Labels on every Ferry membership Lease; members are listed by this selector. */
 export const MEMBERSHIP_LABELS = {
@@ -77,7 +83,7 @@ export interface LeaseMembershipOptions {
   leaseDurationMs?: number;
   /** Default a third of the lease duration. */
   renewIntervalMs?: number;
-  /** One API request longer than this counts as failed (default the renew interval). */
+  /** One API request longer than this counts as failed (default the renew interval, at least 1 s). */
   requestTimeoutMs?: number;
   now?: () => number;
   log?: { info(fields: object, message: string): void; warn(fields: object, message: string): void };
@@ -105,7 +111,7 @@ export function leaseMembership(options: LeaseMembershipOptions): Membership {
   const now = options.now ?? Date.now;
   const durationMs = Math.max(1, Math.ceil((options.leaseDurationMs ?? 15_000) / 1000)) * 1000;
   const renewIntervalMs = options.renewIntervalMs ?? Math.max(200, Math.floor(durationMs / 3));
-  const timeoutMs = options.requestTimeoutMs ?? renewIntervalMs;
+  const timeoutMs = options.requestTimeoutMs ?? Math.max(1000, renewIntervalMs);
   const { namespace, identity } = options;
   const name = leaseNameFor(identity);
   const observed = new Map<string, Observed>();
@@ -149,7 +155,10 @@ export function leaseMembership(options: LeaseMembershipOptions): Membership {
   const renew = async (): Promise<void> => {
     if (own) {
       try {
-        own = await bounded(api.replaceNamespacedLease({ name, namespace, body: leaseBody() }), "renew Lease");
+        own = await bounded(
+          api.replaceNamespacedLease({ name, namespace, body: leaseBody() }),
+          "renew Lease",
+        );
         return;
       } catch (error) {
         // Conflict (someone else wrote it) or gone (deleted): start again from a create.
@@ -157,7 +166,10 @@ export function leaseMembership(options: LeaseMembershipOptions): Membership {
         own = undefined;
         if (error.code === 409) {
           own = await bounded(api.readNamespacedLease({ name, namespace }), "read Lease");
-          own = await bounded(api.replaceNamespacedLease({ name, namespace, body: leaseBody() }), "renew Lease");
+          own = await bounded(
+            api.replaceNamespacedLease({ name, namespace, body: leaseBody() }),
+            "renew Lease",
+          );
           return;
         }
       }

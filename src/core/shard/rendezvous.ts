@@ -84,7 +84,11 @@ export function shareOf(
 }
 
 /** The installation ids `self` owns whole among `members` (the scan's shard, before splitting). */
-export function installationShard(ids: readonly number[], members: readonly string[], self: string): number[] {
+export function installationShard(
+  ids: readonly number[],
+  members: readonly string[],
+  self: string,
+): number[] {
   if (!members.includes(self)) return [];
   return ids.filter((id) => ownerOf(installationKey(id), members) === self);
 }
