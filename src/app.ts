@@ -4,7 +4,7 @@
  * With `src/main.ts` and `src/cli/serve.ts`, the only module that imports `probot`.
  */
 import type { Probot } from "probot";
-import { createRegistryClient } from "./adapters/registry/index.js";
+import { createRegistryClient, type RegistryClient } from "./adapters/registry/index.js";
 import { GitContentCache } from "./adapters/github/git-content-cache.js";
 import { GitHubRepoAdapter, type OctokitLike } from "./adapters/github/github-repo.js";
 import type { AppDeps, AppLogger } from "./app/app-deps.js";
@@ -43,6 +43,8 @@ export interface FerryAppOptions {
   webUrl?: string;
   /** Registry readers for a config (tests and the sandbox pass their own); default: the OCI client. */
   registryFor?: (config: FerryConfig, githubToken: () => Promise<string>) => RegistryReader;
+  /** How many replicas share each registry budget (the live scan members); default 1. */
+  budgetShare?: () => number;
   /** Observers (metrics, bench). */
   onPullRequest?: AppDeps["onPullRequest"];
   log?: AppLogger;
@@ -83,6 +85,8 @@ export interface Ferry {
   readonly contentCache: GitContentCache;
   /** Environments × images of every configured repository, for `GET /status`. */
   status(probot: Probot): Promise<Record<string, unknown>>;
+  /** Per registry host: requests in the last minute and this replica's budget, over every owner's client. */
+  registryBudgetUse(): Record<string, { used: number; limit: number }>;
 }
 
 export function createFerry(options: FerryAppOptions = {}): Ferry {
@@ -115,6 +119,7 @@ export function createFerry(options: FerryAppOptions = {}): Ferry {
         env: options.env ?? {},
         githubToken: token,
         refusePrivateRegistries: options.refusePrivateRegistries ?? false,
+        ...(options.budgetShare ? { budgetShare: options.budgetShare } : {}),
       });
       registries.set(key, client);
     }
@@ -248,6 +253,18 @@ export function createFerry(options: FerryAppOptions = {}): Ferry {
     app,
     queue,
     contentCache,
+    registryBudgetUse() {
+      const total: Record<string, { used: number; limit: number }> = {};
+      for (const client of registries.values()) {
+        const use = (client as Partial<RegistryClient>).budgetUse?.() ?? {};
+        for (const [registry, { used, limit }] of Object.entries(use)) {
+          const entry = (total[registry] ??= { used: 0, limit: 0 });
+          entry.used += used;
+          entry.limit += limit;
+        }
+      }
+      return total;
+    },
     idle: () => queue.idle(),
     async scan(probot, sharding) {
       // Not a live member (its own Lease lapsed): no share, and not even the installation list.

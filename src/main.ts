@@ -124,7 +124,15 @@ export async function startFerryServer(options: FerryServerOptions): Promise<Fer
     logLevel: options.logLevel ?? "info",
     ...(options.log ? { log: options.log } : {}),
   });
+  // A cut-off replica (no members) keeps the last fleet size it knew for its webhook work.
+  let fleetSize = 1;
+  const budgetShare = (): number => {
+    const live = membership.members().length;
+    if (live > 0) fleetSize = live;
+    return fleetSize;
+  };
   const ferry = createFerry({
+    budgetShare,
     ...options.ferry,
     webUrl: options.webUrl ?? options.ferry?.webUrl ?? webUrlFor(options.baseUrl),
     onPullRequest: (event) => {
@@ -132,6 +140,7 @@ export async function startFerryServer(options: FerryServerOptions): Promise<Fer
       options.ferry?.onPullRequest?.(event);
     },
   });
+  registerBudgetMetrics(metrics, () => ferry.registryBudgetUse());
   const webhooks = await createNodeMiddleware(ferry.app, { probot, webhooksPath: "/api/github/webhooks" });
   const receiver = createRegistryReceiver({
     secrets: options.registrySecrets ?? {},
@@ -157,7 +166,10 @@ export async function startFerryServer(options: FerryServerOptions): Promise<Fer
         200,
         "application/json",
         // "ferry:scan" cannot be a repository's full name (no colon in GitHub names).
-        JSON.stringify({ ...(await ferry.status(probot)), "ferry:scan": scanState.status(Date.now()) }),
+        JSON.stringify({
+          ...(await ferry.status(probot)),
+          "ferry:scan": { ...scanState.status(Date.now()), registryBudgets: ferry.registryBudgetUse() },
+        }),
       );
     if (path?.startsWith("/registry/") && (await receiver(req, res))) return;
     if (req.method === "POST" && path === "/api/github/webhooks") {
@@ -282,6 +294,33 @@ function registerScanMetrics(metrics: Registry, scanState: ScanState, membership
     registers: [metrics],
     collect() {
       this.set(scanState.lagSeconds(Date.now()));
+    },
+  });
+}
+
+/** Each registry's budget use on this replica (its share of the fleet's), read at scrape time. */
+function registerBudgetMetrics(
+  metrics: Registry,
+  use: () => Record<string, { used: number; limit: number }>,
+): void {
+  new Gauge({
+    name: "ferry_registry_budget_used",
+    help: "Registry requests this replica started in the last minute",
+    labelNames: ["registry"],
+    registers: [metrics],
+    collect() {
+      this.reset();
+      for (const [registry, entry] of Object.entries(use())) this.set({ registry }, entry.used);
+    },
+  });
+  new Gauge({
+    name: "ferry_registry_budget_limit",
+    help: "This replica's share of the registry request budget per minute",
+    labelNames: ["registry"],
+    registers: [metrics],
+    collect() {
+      this.reset();
+      for (const [registry, entry] of Object.entries(use())) this.set({ registry }, entry.limit);
     },
   });
 }

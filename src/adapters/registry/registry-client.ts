@@ -98,6 +98,11 @@ export interface RegistryClientOptions {
    * Link-local addresses (cloud metadata) are refused always.
    */
   refusePrivateRegistries?: boolean;
+  /**
+   * How many replicas share each registry's budget and concurrency (the live scan members): each
+   * takes its part, so the fleet as a whole stays under `requestsPerMinute` and `concurrency`.
+   */
+  budgetShare?: () => number;
   fetch?: typeof fetch;
   now?: () => number;
   sleep?: (ms: number) => Promise<void>;
@@ -110,6 +115,8 @@ export interface RegistryClient extends RegistryReader {
   invalidate(repository: string): void;
   /** HTTP requests sent so far, by registry name (token fetches and redirects included). */
   requestCounts(): Record<string, number>;
+  /** Per registry: requests started in the last minute and this replica's share of the budget. */
+  budgetUse(): Record<string, { used: number; limit: number }>;
 }
 
 /** docs/reliability.md row 16: the registry host itself, before any request is sent. */
@@ -178,6 +185,7 @@ export function createRegistryClient(options: RegistryClientOptions = {}): Regis
   const random = options.random ?? Math.random;
   const env = options.env ?? {};
   const states = new Map<string, RegistryState>();
+  const share = (): number => Math.max(1, options.budgetShare?.() ?? 1);
   const tagCache = new Map<string, { expiresAt: number; tags: Promise<string[]> }>();
   // Manifests by digest and config blobs are immutable: cache them for the life of the client.
   const manifestCache = new Map<string, FetchedManifest>();
@@ -203,8 +211,8 @@ export function createRegistryClient(options: RegistryClientOptions = {}): Regis
         origin: `${plain ? "http" : "https"}://${registryApiHost(registry)}`,
         config,
         circuit: new Circuit(),
-        budget: new RequestBudget(config?.requestsPerMinute ?? limits.requestsPerMinute),
-        semaphore: new Semaphore(config?.concurrency ?? limits.concurrency),
+        budget: new RequestBudget(() => (config?.requestsPerMinute ?? limits.requestsPerMinute) / share()),
+        semaphore: new Semaphore(() => (config?.concurrency ?? limits.concurrency) / share()),
         requests: 0,
         tokens: new Map(),
       };
@@ -263,7 +271,7 @@ export function createRegistryClient(options: RegistryClientOptions = {}): Regis
         throw new RegistryUnavailableError(
           "registry-budget-exhausted",
           state.registry,
-          `${state.registry}: request budget of ${state.config?.requestsPerMinute ?? limits.requestsPerMinute}/min used up`,
+          `${state.registry}: request budget of ${state.budget.use(now()).limit}/min used up`,
           { retryAfterMs: wait },
         );
       }
@@ -958,6 +966,11 @@ export function createRegistryClient(options: RegistryClientOptions = {}): Regis
 
     requestCounts(): Record<string, number> {
       return Object.fromEntries([...states.values()].map((state) => [state.registry, state.requests]));
+    },
+    budgetUse() {
+      return Object.fromEntries(
+        [...states.values()].map((state) => [state.registry, state.budget.use(now())]),
+      );
     },
   };
 }
