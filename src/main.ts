@@ -10,6 +10,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { createNodeMiddleware, Probot, ProbotOctokit } from "probot";
 import { Counter, collectDefaultMetrics, Gauge, Registry } from "prom-client";
+import { createWriteBudget } from "./adapters/github/write-budget.js";
 import { singleMembership, type Membership } from "./adapters/kubernetes/lease-membership.js";
 import { createFerry, type Ferry, type FerryAppOptions, type ScanRound } from "./app.js";
 import { ScanState } from "./app/scan-state.js";
@@ -114,16 +115,6 @@ export async function startFerryServer(options: FerryServerOptions): Promise<Fer
   const membership = options.membership ?? singleMembership();
   const scanState = new ScanState(membership);
   registerScanMetrics(metrics, scanState, membership);
-
-  const probot = new Probot({
-    appId: options.appId,
-    privateKey: options.privateKey,
-    secret: options.webhookSecret,
-    ...(options.baseUrl ? { baseUrl: options.baseUrl } : {}),
-    Octokit: options.Octokit ?? (FerryOctokit as unknown as typeof ProbotOctokit),
-    logLevel: options.logLevel ?? "info",
-    ...(options.log ? { log: options.log } : {}),
-  });
   // A cut-off replica (no members) keeps the last fleet size it knew for its webhook work.
   let fleetSize = 1;
   const budgetShare = (): number => {
@@ -131,6 +122,20 @@ export async function startFerryServer(options: FerryServerOptions): Promise<Fer
     if (live > 0) fleetSize = live;
     return fleetSize;
   };
+  // Each installation's content-creating requests, this replica's part of GitHub's 80 a minute.
+  const writeBudget = createWriteBudget({ share: budgetShare });
+
+  const probot = new Probot({
+    appId: options.appId,
+    privateKey: options.privateKey,
+    secret: options.webhookSecret,
+    ...(options.baseUrl ? { baseUrl: options.baseUrl } : {}),
+    Octokit: (options.Octokit ?? (FerryOctokit as unknown as typeof ProbotOctokit)).plugin(
+      writeBudget.plugin as unknown as Parameters<typeof ProbotOctokit.plugin>[0],
+    ) as unknown as typeof ProbotOctokit,
+    logLevel: options.logLevel ?? "info",
+    ...(options.log ? { log: options.log } : {}),
+  });
   const ferry = createFerry({
     budgetShare,
     ...options.ferry,
@@ -168,7 +173,11 @@ export async function startFerryServer(options: FerryServerOptions): Promise<Fer
         // "ferry:scan" cannot be a repository's full name (no colon in GitHub names).
         JSON.stringify({
           ...(await ferry.status(probot)),
-          "ferry:scan": { ...scanState.status(Date.now()), registryBudgets: ferry.registryBudgetUse() },
+          "ferry:scan": {
+            ...scanState.status(Date.now()),
+            registryBudgets: ferry.registryBudgetUse(),
+            githubWriteBudgets: writeBudget.use(),
+          },
         }),
       );
     if (path?.startsWith("/registry/") && (await receiver(req, res))) return;
