@@ -305,7 +305,24 @@ export function createFerry(options: FerryAppOptions = {}): Ferry {
               return repositories.filter((r) => mine.has(`${r.owner}/${r.repo}`));
             }
           : undefined;
-        syncInstallation({ octokit, installationId: id }, services, { reason: "scan" }, select);
+        // A replica that lost its Lease, or this installation, by the time the queued work runs
+        // leaves it to the member that holds it now.
+        const stillOurs = sharding
+          ? (): boolean => {
+              const current = sharding.members();
+              if (!current.includes(sharding.self)) return false;
+              return large.has(id) || ownerOf(installationKey(id), current) === sharding.self;
+            }
+          : undefined;
+        syncInstallation(
+          { octokit, installationId: id },
+          services,
+          { reason: "scan" },
+          {
+            ...(select ? { selectRepositories: select } : {}),
+            ...(stillOurs ? { stillOurs } : {}),
+          },
+        );
       }
       return round;
     },

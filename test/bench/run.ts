@@ -16,6 +16,7 @@ const AREAS: Record<string, () => Promise<{ bench: Bench }>> = {
   reconcile: () => import("./reconcile.js"),
   "reconcile-real": () => import("./reconcile-real.js"),
   reliability: () => import("./reliability.js"),
+  scale: () => import("./scale.js"),
 };
 
 async function main(): Promise<void> {
