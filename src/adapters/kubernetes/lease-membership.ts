@@ -217,8 +217,11 @@ export function leaseMembership(options: LeaseMembershipOptions): Membership {
 
   const tick = async (): Promise<void> => {
     try {
+      // The renewal counts from when it was sent: the others may see it change before its answer
+      // comes back, and this replica must count itself out no later than they do.
+      const sentAt = now();
       await renew();
-      lastRenewedAt = now();
+      lastRenewedAt = sentAt;
       await observe();
       lastError = undefined;
     } catch (error) {
