@@ -83,7 +83,7 @@ export interface LeaseMembershipOptions {
   leaseDurationMs?: number;
   /** Default a third of the lease duration. */
   renewIntervalMs?: number;
-  /** One API request longer than this counts as failed (default the renew interval, at least 1 s). */
+  /** One API request longer than this counts as failed (default half the lease duration). */
   requestTimeoutMs?: number;
   now?: () => number;
   log?: { info(fields: object, message: string): void; warn(fields: object, message: string): void };
@@ -111,7 +111,7 @@ export function leaseMembership(options: LeaseMembershipOptions): Membership {
   const now = options.now ?? Date.now;
   const durationMs = Math.max(1, Math.ceil((options.leaseDurationMs ?? 15_000) / 1000)) * 1000;
   const renewIntervalMs = options.renewIntervalMs ?? Math.max(200, Math.floor(durationMs / 3));
-  const timeoutMs = options.requestTimeoutMs ?? Math.max(1000, renewIntervalMs);
+  const timeoutMs = options.requestTimeoutMs ?? Math.max(1000, durationMs / 2);
   const { namespace, identity } = options;
   const name = leaseNameFor(identity);
   const observed = new Map<string, Observed>();

@@ -24,7 +24,7 @@ export function describeScanFleet(
   options: { leaseMs?: number; installations?: number } = {},
 ): void {
   const INSTALLATIONS = options.installations ?? 300;
-  const LEASE_MS = options.leaseMs ?? 2_000;
+  const LEASE_MS = options.leaseMs ?? 3_000;
   const INTERVAL_MS = 2_000;
   /** The scan's ±20 % jitter: the longest one interval can be. */
   const LONGEST_INTERVAL_MS = INTERVAL_MS * 1.2;
@@ -49,12 +49,12 @@ export function describeScanFleet(
 
   /** Waits for `count` complete rounds per replica after all of them see `names.length` members. */
   async function steadyRounds(names: string[], count: number): Promise<Map<string, ObservedRound[]>> {
-    await waitUntil(() => allReport(names, names.length), 60_000, `${names.join(", ")} to see each other`);
+    await waitUntil(() => allReport(names, names.length), 150_000, `${names.join(", ")} to see each other`);
     const after = Date.now();
     const result = new Map<string, ObservedRound[]>();
     await waitUntil(
       () => names.every((name) => completeRounds(name, after, count) !== undefined),
-      60_000,
+      150_000,
       `${count} complete scan rounds of ${names.join(", ")}`,
     );
     for (const name of names) {
