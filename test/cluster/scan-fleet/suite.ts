@@ -72,7 +72,8 @@ export function describeScanFleet(
     let gaps = 0;
     const shards = new Map<string, Set<number>>();
     for (const [name, rounds] of roundsByReplica) {
-      const shard = new Set(rounds[0]!.installations);
+      // The replica's shard: everything it read in these rounds; each round must read all of it.
+      const shard = new Set(rounds.flatMap((round) => round.installations));
       shards.set(name, shard);
       for (const round of rounds) {
         const seen = new Set<number>();
