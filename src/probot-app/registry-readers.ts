@@ -1,4 +1,4 @@
-import { createRegistryClient } from "../adapters/registry/index.js";
+import { createRegistryClient, type RegistryClient } from "../adapters/registry/index.js";
 import type { OctokitLike } from "../adapters/github/github-repo.js";
 import type { RegistryReader } from "../app/ports.js";
 import type { FerryConfig } from "../core/config/schema.js";
@@ -16,6 +16,8 @@ export interface RegistryReadersOptions {
   secrets: SecretRedactor;
   /** Registry readers for a config (tests and the sandbox pass their own); default: the OCI client. */
   registryFor?: (config: FerryConfig, githubToken: () => Promise<string>) => RegistryReader;
+  /** How many replicas share each registry's budget and concurrency (the live scan members). */
+  budgetShare?: () => number;
 }
 
 /**
@@ -48,10 +50,25 @@ export class RegistryReaders {
         secrets: this.options.secrets,
         refusePrivateRegistries: this.options.refusePrivateRegistries,
         ...(this.options.dockerConfigPath ? { dockerConfigPath: this.options.dockerConfigPath } : {}),
+        ...(this.options.budgetShare ? { budgetShare: this.options.budgetShare } : {}),
       });
       this.#clients.set(key, client);
     }
     return client;
+  }
+
+  /** Per registry host: requests in the last minute and this replica's budget, over every owner's client. */
+  budgetUse(): Record<string, { used: number; limit: number }> {
+    const total: Record<string, { used: number; limit: number }> = {};
+    for (const client of this.#clients.values()) {
+      const use = (client as Partial<RegistryClient>).budgetUse?.() ?? {};
+      for (const [registry, { used, limit }] of Object.entries(use)) {
+        const entry = (total[registry] ??= { used: 0, limit: 0 });
+        entry.used += used;
+        entry.limit += limit;
+      }
+    }
+    return total;
   }
 
   /** A registry hint says `repository` changed: every client forgets the tags it cached for it. */

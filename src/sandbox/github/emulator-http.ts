@@ -13,6 +13,8 @@ export interface RecordedRequest {
   path: string;
   status: number;
   actor: string;
+  /** The installation whose token made the request (the bot login is the same for every one). */
+  installation?: number;
 }
 
 /** What the HTTP front remembers across requests: the request log and rate-limit usage per actor. */
@@ -88,7 +90,13 @@ export async function handleRequest(
       console.error("github emulator:", error);
     }
   }
-  log.recorded.push({ method, path: pathname + url.search, status, actor: actorName(actor) });
+  log.recorded.push({
+    method,
+    path: pathname + url.search,
+    status,
+    actor: actorName(actor),
+    ...(actor.kind === "installation" ? { installation: actor.installationId } : {}),
+  });
   if (status === 204 || status === 304 || payload === undefined) {
     delete headers["content-type"];
     res.writeHead(status, headers).end();
@@ -98,7 +106,9 @@ export async function handleRequest(
 }
 
 function rateLimitHeaders(log: RequestLog, actor: Actor, resource: string): Record<string, string> {
-  const key = `${actorName(actor)}:${resource}`;
+  // GitHub counts an installation's requests per installation, not per app bot.
+  const who = actor.kind === "installation" ? `installation:${actor.installationId}` : actorName(actor);
+  const key = `${who}:${resource}`;
   const used = (log.rateUsage.get(key) ?? 0) + 1;
   log.rateUsage.set(key, used);
   const limit = actor.kind === "anonymous" ? 60 : 5000;

@@ -1,0 +1,68 @@
+/**
+ * GitHub's secondary rate limit on content-creating requests (at most 80 a minute, 500 an hour;
+ * https://docs.github.com/rest/using-the-rest-api/rate-limits-for-the-rest-api#about-secondary-rate-limits)
+ * applies per installation however many Ferry replicas write for it. This Octokit plugin holds each
+ * installation's writes (POST, PUT, PATCH, DELETE, GraphQL included) to this replica's part of the
+ * budget: the per-minute figure divided by the live members. A write over budget waits for its
+ * slot (at most a minute: the window slides) rather than drawing a 403 from GitHub.
+ */
+import { RequestBudget } from "../registry/limits.js";
+
+export const GITHUB_WRITES_PER_MINUTE = 80;
+const WRITE_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
+
+export interface WriteBudgetOptions {
+  /** How many replicas share each installation's budget (the live scan members). */
+  share: () => number;
+  perMinute?: number;
+  now?: () => number;
+  sleep?: (ms: number) => Promise<void>;
+}
+
+interface HookedOctokit {
+  hook: { before(name: "request", hook: (options: { method: string; url: string }) => Promise<void>): void };
+}
+
+export interface WriteBudget {
+  /** The Octokit plugin (`Octokit.plugin(budget.plugin)`). */
+  plugin: (octokit: HookedOctokit, options: { auth?: unknown }) => void;
+  /** Per installation: writes in the last minute and this replica's part of the budget. */
+  use(): Record<string, { used: number; limit: number }>;
+}
+
+export function createWriteBudget(options: WriteBudgetOptions): WriteBudget {
+  const perMinute = options.perMinute ?? GITHUB_WRITES_PER_MINUTE;
+  const now = options.now ?? Date.now;
+  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+  const budgets = new Map<string, RequestBudget>();
+  const budgetFor = (installation: string): RequestBudget => {
+    let budget = budgets.get(installation);
+    if (!budget) {
+      budget = new RequestBudget(() => perMinute / Math.max(1, options.share()));
+      budgets.set(installation, budget);
+    }
+    return budget;
+  };
+  return {
+    plugin(octokit, octokitOptions) {
+      const installationId = (octokitOptions.auth as { installationId?: number | string } | undefined)
+        ?.installationId;
+      if (installationId === undefined) return;
+      const budget = budgetFor(String(installationId));
+      octokit.hook.before("request", async (request) => {
+        if (!WRITE_METHODS.has(request.method.toUpperCase())) return;
+        // Minting the installation's own token is the app's request, not the installation's write.
+        if (/\/app\/installations\/(\d+|\{installation_id\})\/access_tokens$/.test(request.url)) return;
+        for (;;) {
+          const wait = budget.take(now());
+          if (wait === 0) return;
+          await sleep(wait);
+        }
+      });
+    },
+    use() {
+      const at = now();
+      return Object.fromEntries([...budgets].map(([installation, budget]) => [installation, budget.use(at)]));
+    },
+  };
+}
