@@ -13,6 +13,8 @@ export interface ScanRound {
   members: string[];
   /** The round stopped early: this replica lost its membership on the way. */
   cutOff: boolean;
+  /** Installations of the round left alone when their turn came: the member list had changed. */
+  skipped: number;
 }
 
 export interface ScanMembers {
@@ -28,11 +30,22 @@ export class ScanState {
   #shardSince = new Map<number, number>();
   #rounds = 0;
   #lastRound: { at: number; installations: number; cutOff: boolean } | undefined;
+  #lastMembers: string | undefined;
+  #viewChanges = 0;
 
   constructor(private readonly membership: ScanMembers) {}
 
   record(round: ScanRound, at: number): void {
     this.#rounds++;
+    // The fleet as this replica saw it moved: at the round's start, during it, or by cutting it off.
+    const members = round.members.join(",");
+    if (
+      (this.#lastMembers !== undefined && members !== this.#lastMembers) ||
+      round.skipped > 0 ||
+      round.cutOff
+    )
+      this.#viewChanges++;
+    this.#lastMembers = members;
     this.#lastRound = { at, installations: round.installations, cutOff: round.cutOff };
     const shard = new Set(round.scanned);
     for (const id of shard) {
@@ -42,6 +55,11 @@ export class ScanState {
     for (const id of [...this.#shardSince.keys()]) if (!shard.has(id)) this.#shardSince.delete(id);
     for (const id of [...this.#lastScanned.keys()]) if (!shard.has(id)) this.#lastScanned.delete(id);
     this.#shard = [...shard];
+  }
+
+  /** Rounds that saw the member list change (the scan's shares moved); 0 while the fleet is steady. */
+  viewChanges(): number {
+    return this.#viewChanges;
   }
 
   shardSize(): number {
@@ -63,6 +81,7 @@ export class ScanState {
       members: this.membership.members(),
       shardSize: this.shardSize(),
       rounds: this.#rounds,
+      viewChanges: this.#viewChanges,
       lagSeconds: this.#rounds === 0 ? null : Math.round(this.lagSeconds(now) * 10) / 10,
       ...(this.#lastRound
         ? {

@@ -5,6 +5,7 @@
  */
 import type { Probot } from "probot";
 import type { OctokitLike } from "../adapters/github/github-repo.js";
+import { Semaphore } from "../adapters/registry/limits.js";
 import type { ScanRound } from "../app/scan-state.js";
 import {
   installationKey,
@@ -25,6 +26,13 @@ export interface ScanSharding extends ScanShareOptions {
   announceLarge(ids: Iterable<number>): void;
 }
 
+/**
+ * Installations listed at once by one replica's scan. Bounded so that a round neither starves the
+ * replica's own Lease renewals (each listing first mints an installation token) nor acts on
+ * ownership checks made long before the reads they allow.
+ */
+export const SCAN_CONCURRENCY = 8;
+
 export async function scanInstallations(
   probot: Probot,
   services: HandlerServices,
@@ -32,13 +40,21 @@ export async function scanInstallations(
 ): Promise<ScanRound> {
   // Not a live member (its own Lease lapsed): no share, and not even the installation list.
   if (sharding && !sharding.members().includes(sharding.self))
-    return { installations: 0, scanned: [], members: [], cutOff: true };
+    return { installations: 0, scanned: [], members: [], cutOff: true, skipped: 0 };
   const appOctokit = await probot.auth();
   const installations = await appOctokit.paginate(appOctokit.rest.apps.listInstallations, {
     per_page: 100,
   });
   const members = sharding ? sharding.members() : [];
-  const round: ScanRound = { installations: installations.length, scanned: [], members, cutOff: false };
+  const round: ScanRound = {
+    installations: installations.length,
+    scanned: [],
+    members,
+    cutOff: false,
+    skipped: 0,
+  };
+  const slots = new Semaphore(SCAN_CONCURRENCY);
+  const gate = (work: () => Promise<void>): Promise<void> => slots.run(work);
   const large = sharding?.largeInstallations() ?? new Set<number>();
   for (const installation of installations) {
     const id = installation.id;
@@ -56,7 +72,7 @@ export async function scanInstallations(
       { octokit, installationId: id },
       services,
       { reason: "scan" },
-      sharding ? scopeFor(id, sharding, members, large) : {},
+      sharding ? { ...scopeFor(id, sharding, members, large, round), gate } : { gate },
     );
   }
   return round;
@@ -67,6 +83,7 @@ function scopeFor(
   sharding: ScanSharding,
   members: string[],
   large: Set<number>,
+  round: ScanRound,
 ): Parameters<typeof syncInstallation>[3] {
   return {
     selectRepositories: (repositories) => {
@@ -86,8 +103,11 @@ function scopeFor(
     // leaves it to the member that holds it now.
     stillOurs: () => {
       const current = sharding.members();
-      if (!current.includes(sharding.self)) return false;
-      return large.has(id) || ownerOf(installationKey(id), current) === sharding.self;
+      const ours =
+        current.includes(sharding.self) &&
+        (large.has(id) || ownerOf(installationKey(id), current) === sharding.self);
+      if (!ours) round.skipped++;
+      return ours;
     },
   };
 }

@@ -54,7 +54,7 @@ export function createServerMetrics(): ServerMetrics {
 /** Members, shard size and scan lag as Prometheus gauges, read at scrape time. */
 export function registerScanGauges(
   registry: Registry,
-  scanState: { shardSize(): number; lagSeconds(now: number): number },
+  scanState: { shardSize(): number; lagSeconds(now: number): number; viewChanges(): number },
   membership: { members(): string[] },
 ): void {
   new Gauge({
@@ -71,6 +71,14 @@ export function registerScanGauges(
     registers: [registry],
     collect() {
       this.set(scanState.shardSize());
+    },
+  });
+  new Gauge({
+    name: "ferry_scan_view_changes",
+    help: "Scan rounds of this replica that saw the member list change (at their start, during them, or cut off)",
+    registers: [registry],
+    collect() {
+      this.set(scanState.viewChanges());
     },
   });
   new Gauge({

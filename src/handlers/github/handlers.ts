@@ -309,6 +309,8 @@ export function syncInstallation(
     selectRepositories?: <R extends { owner: string; repo: string }>(repositories: R[]) => R[];
     /** Checked when the queued work runs, not only when it was queued: the scan's share may have moved. */
     stillOurs?: () => boolean;
+    /** Runs the installation's listing when a slot is free (the scan bounds how many run at once). */
+    gate?: (work: () => Promise<void>) => Promise<void>;
   } = {},
 ): void {
   // Keyed by installation and by what is synced, not why: one build reports as workflow_run and
@@ -323,8 +325,9 @@ export function syncInstallation(
           sources: trigger.sources,
           baseBranch: trigger.baseBranch,
         });
-  services.queue.enqueue(`installation-sync:${event.installationId ?? "?"}:${what}`, async () => {
-    const { selectRepositories, stillOurs } = scope;
+  const { selectRepositories, stillOurs, gate } = scope;
+  const listAndQueue = async (): Promise<void> => {
+    // Checked once a slot is free, right before the listing: the share may have moved meanwhile.
     if (stillOurs && !stillOurs()) return;
     const listed = await services.installationRepos(event.octokit);
     for (const { owner, repo, defaultBranch } of selectRepositories ? selectRepositories(listed) : listed) {
@@ -337,5 +340,8 @@ export function syncInstallation(
         await syncRepository(services.depsFor(event.octokit, owner, repo), repoTrigger);
       });
     }
-  });
+  };
+  services.queue.enqueue(`installation-sync:${event.installationId ?? "?"}:${what}`, () =>
+    gate ? gate(listAndQueue) : listAndQueue(),
+  );
 }

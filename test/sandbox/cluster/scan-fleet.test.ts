@@ -28,8 +28,5 @@ describeScanFleet(
         await sim.close();
       },
     };
-    // The simulator answers from this test's own event loop, which also serves the GitHub emulator
-    // to three replicas: a 3 s Lease (the top of the 2–3 s range) leaves room for its slower answers.
   },
-  { leaseMs: 3_000 },
 );
