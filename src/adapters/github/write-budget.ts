@@ -2,19 +2,22 @@
  * GitHub's secondary rate limit on content-creating requests (at most 80 a minute, 500 an hour;
  * https://docs.github.com/rest/using-the-rest-api/rate-limits-for-the-rest-api#about-secondary-rate-limits)
  * applies per installation however many Ferry replicas write for it. This Octokit plugin holds each
- * installation's writes (POST, PUT, PATCH, DELETE, GraphQL included) to this replica's part of the
- * budget: the per-minute figure divided by the live members. A write over budget waits for its
- * slot (at most a minute: the window slides) rather than drawing a 403 from GitHub.
+ * installation's writes (POST, PUT, PATCH, DELETE, GraphQL included) to this replica's part of both
+ * budgets: each figure divided by the live members. A write over budget waits for its slot (the
+ * windows slide) rather than drawing a 403 from GitHub: work is delayed, never dropped. This is
+ * the one place Ferry paces its GitHub writes (docs/capacity.md).
  */
 import { RequestBudget } from "../registry/limits.js";
 
 export const GITHUB_WRITES_PER_MINUTE = 80;
+export const GITHUB_WRITES_PER_HOUR = 500;
 const WRITE_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
 export interface WriteBudgetOptions {
   /** How many replicas share each installation's budget (the live scan members). */
   share: () => number;
   perMinute?: number;
+  perHour?: number;
   now?: () => number;
   sleep?: (ms: number) => Promise<void>;
 }
@@ -26,19 +29,26 @@ interface HookedOctokit {
 export interface WriteBudget {
   /** The Octokit plugin (`Octokit.plugin(budget.plugin)`). */
   plugin: (octokit: HookedOctokit, options: { auth?: unknown }) => void;
-  /** Per installation: writes in the last minute and this replica's part of the budget. */
+  /** Per installation: writes in the last minute and this replica's part of the per-minute budget. */
   use(): Record<string, { used: number; limit: number }>;
+  /** Writes that had to wait for a slot so far (each a request GitHub would have refused). */
+  readonly delayed: number;
 }
 
 export function createWriteBudget(options: WriteBudgetOptions): WriteBudget {
   const perMinute = options.perMinute ?? GITHUB_WRITES_PER_MINUTE;
+  const perHour = options.perHour ?? GITHUB_WRITES_PER_HOUR;
+  let delayed = 0;
   const now = options.now ?? Date.now;
   const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
-  const budgets = new Map<string, RequestBudget>();
-  const budgetFor = (installation: string): RequestBudget => {
+  const budgets = new Map<string, { minute: RequestBudget; hour: RequestBudget }>();
+  const budgetFor = (installation: string): { minute: RequestBudget; hour: RequestBudget } => {
     let budget = budgets.get(installation);
     if (!budget) {
-      budget = new RequestBudget(() => perMinute / Math.max(1, options.share()));
+      budget = {
+        minute: new RequestBudget(() => perMinute / Math.max(1, options.share())),
+        hour: new RequestBudget(() => perHour / Math.max(1, options.share()), 3_600_000),
+      };
       budgets.set(installation, budget);
     }
     return budget;
@@ -53,16 +63,27 @@ export function createWriteBudget(options: WriteBudgetOptions): WriteBudget {
         if (!WRITE_METHODS.has(request.method.toUpperCase())) return;
         // Minting the installation's own token is the app's request, not the installation's write.
         if (/\/app\/installations\/(\d+|\{installation_id\})\/access_tokens$/.test(request.url)) return;
-        for (;;) {
-          const wait = budget.take(now());
-          if (wait === 0) return;
-          await sleep(wait);
+        // The hour's slot first, then the minute's: a write waiting for the hour holds no minute slot.
+        let waited = false;
+        for (const window of [budget.hour, budget.minute]) {
+          for (;;) {
+            const wait = window.take(now());
+            if (wait === 0) break;
+            waited = true;
+            await sleep(wait);
+          }
         }
+        if (waited) delayed++;
       });
     },
     use() {
       const at = now();
-      return Object.fromEntries([...budgets].map(([installation, budget]) => [installation, budget.use(at)]));
+      return Object.fromEntries(
+        [...budgets].map(([installation, budget]) => [installation, budget.minute.use(at)]),
+      );
+    },
+    get delayed() {
+      return delayed;
     },
   };
 }

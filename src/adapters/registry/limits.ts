@@ -30,30 +30,33 @@ export class Semaphore {
   }
 }
 
-/** Sliding one-minute window of request start times. */
+/** Sliding window (one minute unless told) of request start times. */
 export class RequestBudget {
   private readonly starts: number[] = [];
-  constructor(private readonly perMinute: Limit) {}
+  constructor(
+    private readonly perWindow: Limit,
+    private readonly windowMs = 60_000,
+  ) {}
 
   /** 0 when a request may start now (and records it), else how long until one may. */
   take(nowMs: number): number {
     this.expire(nowMs);
-    const limit = valueOf(this.perMinute);
+    const limit = valueOf(this.perWindow);
     if (this.starts.length < limit) {
       this.starts.push(nowMs);
       return 0;
     }
-    return this.starts[this.starts.length - limit]! + 60_000 - nowMs;
+    return this.starts[this.starts.length - limit]! + this.windowMs - nowMs;
   }
 
-  /** Requests started in the last minute, and the limit now. */
+  /** Requests started in the window, and the limit now. */
   use(nowMs: number): { used: number; limit: number } {
     this.expire(nowMs);
-    return { used: this.starts.length, limit: valueOf(this.perMinute) };
+    return { used: this.starts.length, limit: valueOf(this.perWindow) };
   }
 
   private expire(nowMs: number): void {
-    while (this.starts.length > 0 && this.starts[0]! <= nowMs - 60_000) this.starts.shift();
+    while (this.starts.length > 0 && this.starts[0]! <= nowMs - this.windowMs) this.starts.shift();
   }
 }
 

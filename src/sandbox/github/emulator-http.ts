@@ -4,6 +4,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { GitHubEmulator } from "./emulator.js";
 import { authenticate } from "./emulator-accounts.js";
 import { handleGitHttp } from "./git-http.js";
+import { isContentCreating } from "./content-limits.js";
 import { handleGraphql } from "./graphql.js";
 import { actorName, type Actor } from "./model.js";
 import { ApiError, type RequestContext } from "./router.js";
@@ -54,6 +55,8 @@ export async function handleRequest(
     Object.assign(headers, rateLimitHeaders(log, actor, pathname === "/graphql" ? "graphql" : "core"));
     emu.faults.beforeRequest(method, pathname, Date.now());
     const body = await readJsonBody(req);
+    if (actor.kind === "installation" && isContentCreating(method, pathname, body))
+      emu.faults.contentLimits.take(actor.installationId, Date.now());
     const ctx: RequestContext = { method, params: {}, query: url.searchParams, body, actor, url };
     if (pathname === "/graphql" && method === "POST") {
       const reply = await handleGraphql(emu, ctx);
