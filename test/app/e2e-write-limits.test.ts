@@ -40,12 +40,12 @@ images:
 `;
 }
 
-describe("GitHub's secondary limits on content-creating requests", { timeout: 240_000 }, () => {
+describe("GitHub's secondary limits on content-creating requests", { timeout: 600_000 }, () => {
   let world: World | undefined;
   afterEach(async () => {
     await world?.close();
     world = undefined;
-  });
+  }, 120_000);
 
   it("the emulator refuses an installation's 81st content-creating request in a minute as github.com does: 403, the documented message, retry-after", async () => {
     const emu = await startGitHubEmulator();
