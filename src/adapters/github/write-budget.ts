@@ -22,8 +22,18 @@ export interface WriteBudgetOptions {
   sleep?: (ms: number) => Promise<void>;
 }
 
+type RequestOptions = { method: string; url: string };
+
 interface HookedOctokit {
-  hook: { before(name: "request", hook: (options: { method: string; url: string }) => Promise<void>): void };
+  hook: {
+    wrap(
+      name: "request",
+      hook: (
+        request: (options: RequestOptions) => Promise<unknown>,
+        options: RequestOptions,
+      ) => Promise<unknown>,
+    ): void;
+  };
 }
 
 export interface WriteBudget {
@@ -59,21 +69,36 @@ export function createWriteBudget(options: WriteBudgetOptions): WriteBudget {
         ?.installationId;
       if (installationId === undefined) return;
       const budget = budgetFor(String(installationId));
-      octokit.hook.before("request", async (request) => {
-        if (!WRITE_METHODS.has(request.method.toUpperCase())) return;
-        // Minting the installation's own token is the app's request, not the installation's write.
-        if (/\/app\/installations\/(\d+|\{installation_id\})\/access_tokens$/.test(request.url)) return;
+      octokit.hook.wrap("request", async (request, options) => {
+        const write =
+          WRITE_METHODS.has(options.method.toUpperCase()) &&
+          // Minting the installation's own token is the app's request, not the installation's write.
+          !/\/app\/installations\/(\d+|\{installation_id\})\/access_tokens$/.test(options.url);
+        if (!write) return request(options);
         // The hour's slot first, then the minute's: a write waiting for the hour holds no minute slot.
+        const slots: { window: RequestBudget; at: number }[] = [];
         let waited = false;
         for (const window of [budget.hour, budget.minute]) {
           for (;;) {
-            const wait = window.take(now());
-            if (wait === 0) break;
+            const at = now();
+            const wait = window.take(at);
+            if (wait === 0) {
+              slots.push({ window, at });
+              break;
+            }
             waited = true;
             await sleep(wait);
           }
         }
         if (waited) delayed++;
+        try {
+          return await request(options);
+        } finally {
+          // GitHub counts the write when it arrives, which is after we sent it: the slot is held
+          // from when the answer came back, so our window never frees a slot before GitHub's does.
+          const done = now();
+          for (const slot of slots) slot.window.retime(slot.at, done);
+        }
       });
     },
     use() {

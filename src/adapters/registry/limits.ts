@@ -49,6 +49,16 @@ export class RequestBudget {
     return this.starts[this.starts.length - limit]! + this.windowMs - nowMs;
   }
 
+  /** Moves one request's recorded time from `fromMs` to `toMs` (e.g. to when its answer came back). */
+  retime(fromMs: number, toMs: number): void {
+    const index = this.starts.indexOf(fromMs);
+    if (index < 0) return;
+    this.starts.splice(index, 1);
+    let at = this.starts.length;
+    while (at > 0 && this.starts[at - 1]! > toMs) at--;
+    this.starts.splice(at, 0, toMs);
+  }
+
   /** Requests started in the window, and the limit now. */
   use(nowMs: number): { used: number; limit: number } {
     this.expire(nowMs);

@@ -59,4 +59,40 @@ describe("GitHub's write budget per installation, shared by the live replicas", 
     const posted = emu.requests().filter((r) => r.method === "POST" && /\/comments$/.test(r.path));
     expect(posted).toHaveLength(4);
   });
+
+  it("also holds them to their part of 500 an hour (here 3 for one replica): the 4th write waits for the hour's window, then goes", async () => {
+    emu = await startGitHubEmulator();
+    emu.createOrg("acme");
+    await emu.createRepo("acme", "config", { files: { "README.md": "x\n" } });
+    const app = emu.createApp({ slug: "ferry", permissions: { issues: "write", metadata: "read" } });
+    const installation = emu.installApp(app.id, "acme");
+    let now = 1_000_000;
+    const waits: number[] = [];
+    const budget = createWriteBudget({
+      share: () => 1,
+      perMinute: 80,
+      perHour: 3,
+      now: () => now,
+      sleep: async (ms) => {
+        waits.push(ms);
+        now += ms;
+      },
+    });
+    const probot = new Probot({
+      appId: app.id,
+      privateKey: app.privateKey,
+      baseUrl: emu.apiUrl,
+      Octokit: ProbotOctokit.plugin(budget.plugin as never).defaults({
+        throttle: { enabled: false },
+        retry: { enabled: false },
+      }) as typeof ProbotOctokit,
+      logLevel: "fatal",
+    });
+    const octokit = await probot.auth(installation.id);
+    for (let i = 0; i < 4; i++)
+      await octokit.rest.issues.create({ owner: "acme", repo: "config", title: `${i}` });
+    expect(waits).toEqual([3_600_000]);
+    expect(budget.delayed).toBe(1);
+    expect(emu.requests().filter((r) => r.method === "POST" && /\/issues$/.test(r.path))).toHaveLength(4);
+  });
 });
