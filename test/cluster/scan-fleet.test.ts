@@ -8,7 +8,7 @@ import { Kubectl } from "./contract/backend.js";
 import { kubeconfigFor, serviceAccountToken } from "./control-plane.js";
 import { describeScanFleet } from "./scan-fleet/suite.js";
 
-vi.setConfig({ testTimeout: 180_000, hookTimeout: 180_000 });
+vi.setConfig({ testTimeout: 900_000, hookTimeout: 300_000 });
 
 const info = inject("controlPlane");
 const admin = new Kubectl(kubeconfigFor(info));

@@ -67,14 +67,14 @@ export function describeScanFleet(
    */
   async function steadyRounds(names: string[], count: number): Promise<Map<string, ObservedRound[]>> {
     for (let window = 0; ; window++) {
-      await waitUntil(() => allReport(names, names.length), 150_000, `${names.join(", ")} to see each other`);
+      await waitUntil(() => allReport(names, names.length), 300_000, `${names.join(", ")} to see each other`);
       const changesBefore = await viewChanges(names);
       const after = Date.now();
       // One warm-up round each first: a round that began before the member list settled may still
       // be running on the old list.
       await waitUntil(
         () => names.every((name) => completeRounds(name, after, count + 1) !== undefined),
-        150_000,
+        300_000,
         `${count + 1} complete scan rounds of ${names.join(", ")}`,
       );
       const changesAfter = await viewChanges(names);
@@ -175,7 +175,7 @@ export function describeScanFleet(
       // that long (on their own clocks, at their next renewal).
       const dropped = await waitUntil(
         () => allReport(["ferry-a", "ferry-b"], 2),
-        150_000,
+        300_000,
         "ferry-a and ferry-b to drop ferry-c",
       );
       const droppedAt = Date.now();
@@ -183,7 +183,7 @@ export function describeScanFleet(
       // dropped ferry-c covers ferry-c's share between them.
       await waitUntil(
         () => ["ferry-a", "ferry-b"].every((name) => completeRounds(name, droppedAt, 1) !== undefined),
-        150_000,
+        300_000,
         "one complete round of each survivor after the drop",
       );
       const read = new Set(
@@ -233,11 +233,11 @@ export function describeScanFleet(
       b.apiServer.block();
       await waitUntil(
         async () => (await fleet.metric("ferry-b", "ferry_scan_members")) === 0,
-        150_000,
+        300_000,
         "ferry-b to count itself out",
       );
       // The survivors see ferry-b's Lease stop changing and take its share.
-      await waitUntil(() => allReport(["ferry-a", "ferry-c"], 2), 150_000, "the others to drop ferry-b");
+      await waitUntil(() => allReport(["ferry-a", "ferry-c"], 2), 300_000, "the others to drop ferry-b");
       const takeover = Date.now();
       const rounds = await steadyRounds(["ferry-a", "ferry-c"], 2);
       const { duplicates, gaps } = coverage(rounds);

@@ -6,7 +6,7 @@ import { vi } from "vitest";
 import { startClusterSimulator, type ClusterSimulator } from "../../../src/sandbox/cluster/index.js";
 import { describeScanFleet } from "../../cluster/scan-fleet/suite.js";
 
-vi.setConfig({ testTimeout: 180_000, hookTimeout: 180_000 });
+vi.setConfig({ testTimeout: 900_000, hookTimeout: 300_000 });
 
 let sim: ClusterSimulator;
 
