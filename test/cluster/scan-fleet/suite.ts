@@ -34,6 +34,7 @@ export function describeScanFleet(
   const LONGEST_INTERVAL_MS = INTERVAL_MS * 1.2;
   const RENEW_MS = Math.floor(LEASE_MS / 3);
 
+  const STATUS_TOKEN = randomBytes(16).toString("hex");
   const namespace = `ferry-fleet-${randomBytes(3).toString("hex")}`;
   let backend: FleetBackend;
   let fleet: ScanFleet;
@@ -140,6 +141,7 @@ export function describeScanFleet(
       namespace,
       scanInterval: `${INTERVAL_MS}ms`,
       leaseDuration: `${LEASE_MS}ms`,
+      env: { FERRY_STATUS_TOKEN: STATUS_TOKEN },
     });
     await Promise.all(["ferry-a", "ferry-b", "ferry-c"].map((replica) => fleet.start(replica)));
   });
@@ -267,7 +269,10 @@ export function describeScanFleet(
       const lag = await fleet.metric("ferry-a", "ferry_scan_lag_seconds");
       expect(lag).toBeGreaterThanOrEqual(0);
       const url = fleet.replicas.get("ferry-a")!.url;
-      const status = (await (await fetch(`${url}/status`)).json()) as Record<string, any>;
+      // /status is served only to the bearer token (FERRY_STATUS_TOKEN) on the public listener.
+      const status = (await (
+        await fetch(`${url}/status`, { headers: { authorization: `Bearer ${STATUS_TOKEN}` } })
+      ).json()) as Record<string, any>;
       expect(status["ferry:scan"]).toMatchObject({
         mode: "kubernetes",
         self: "ferry-a",
