@@ -5,12 +5,23 @@ import type { CliIo } from "./io.js";
 export async function run(args: string[], io: CliIo): Promise<number> {
   const { values } = parseArgs({
     args,
-    options: { port: { type: "string" }, host: { type: "string" } },
+    options: { port: { type: "string" }, host: { type: "string" }, kubeconfig: { type: "string" } },
     allowPositionals: false,
   });
   const { startFerryServer } = await import("../server/ferry-server.js");
   const { serverOptionsFromEnv } = await import("../server/server-options.js");
+  const { membershipFromEnv } = await import("../adapters/kubernetes/lease-membership.js");
+  const { parseDuration } = await import("../core/duration.js");
   const options = serverOptionsFromEnv(io.env);
+  // In a pod or with --kubeconfig: one Lease per replica, and the periodic scan is shared.
+  const line = (fields: object, message: string): void =>
+    io.stderr(`${JSON.stringify({ msg: message, ...fields })}\n`);
+  options.membership = membershipFromEnv({
+    env: io.env,
+    ...(values.kubeconfig !== undefined ? { kubeconfigFile: values.kubeconfig } : {}),
+    parseDuration,
+    log: { info: line, warn: line },
+  });
   if (values.port !== undefined) options.port = Number(values.port);
   if (values.host !== undefined) options.host = values.host;
   const server = await startFerryServer(options);

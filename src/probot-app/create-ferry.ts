@@ -13,6 +13,7 @@ import { GitHubRepoAdapter, type OctokitLike } from "../adapters/github/github-r
 import type { AppDeps, AppLogger } from "../app/app-deps.js";
 import { KeyedMutex } from "../app/keyed-mutex.js";
 import type { RegistryReader } from "../app/ports.js";
+import type { ScanRound } from "../app/scan-state.js";
 import { WorkQueue } from "../app/work-queue.js";
 import { DEFAULT_CONFIG_CONTEXT, type ConfigContext } from "../core/config/config-context.js";
 import type { FerryConfig } from "../core/config/schema.js";
@@ -24,6 +25,7 @@ import type { HandlerServices } from "../handlers/github/services.js";
 import { eachInstallation, installationRepos } from "./installations.js";
 import { hintRepository, registerEvents, type AppIdentity } from "./register-events.js";
 import { RegistryReaders } from "./registry-readers.js";
+import { scanInstallations, type ScanSharding } from "./sharded-scan.js";
 import { createStatusReader } from "./status-reader.js";
 
 export interface FerryAppOptions {
@@ -56,6 +58,8 @@ export interface FerryAppOptions {
   registryFor?: (config: FerryConfig, githubToken: () => Promise<string>) => RegistryReader;
   /** Pauses before each retry while GitHub computes a PR's mergeability (default 1, 2, 4, 8 s). */
   mergeabilityRetryDelaysMs?: readonly number[];
+  /** How many replicas share each registry budget (the live scan members); default 1. */
+  budgetShare?: () => number;
   /** Observers (metrics, bench). */
   onPullRequest?: AppDeps["onPullRequest"];
   log?: AppLogger;
@@ -68,11 +72,16 @@ export interface FerryAppOptions {
 const STATUS_TTL_MS = 10_000;
 const STATUS_MAX_REPOSITORIES = 200;
 
+export type { ScanRound, ScanSharding };
+
 export interface Ferry {
   /** The Probot application function. */
   app: (probot: Probot) => void;
-  /** Periodic scan: every repository of every installation. */
-  scan(probot: Probot): Promise<void>;
+  /**
+   * Periodic scan: every repository of every installation, or with `sharding` this replica's
+   * rendezvous share of them (webhook work is never sharded).
+   */
+  scan(probot: Probot, sharding?: ScanSharding): Promise<ScanRound>;
   /** Registry receiver hints → syncs of the config repos that use those repositories. */
   hint(probot: Probot, hints: RegistryHint[]): Promise<void>;
   /** Resolves when queued background work is done (tests, shutdown). */
@@ -86,6 +95,8 @@ export interface Ferry {
   trustedRoot(): TrustedRoot;
   /** A refreshed root (TUF) replaces it for every registry client, from the next check on. */
   setTrustedRoot(root: TrustedRoot): void;
+  /** Per registry host: requests in the last minute and this replica's budget, over every owner's client. */
+  registryBudgetUse(): Record<string, { used: number; limit: number }>;
 }
 
 export function createFerry(options: FerryAppOptions): Ferry {
@@ -116,6 +127,7 @@ export function createFerry(options: FerryAppOptions): Ferry {
     githubTokenHost: configContext.githubContainerRegistry,
     secrets,
     ...(options.registryFor ? { registryFor: options.registryFor } : {}),
+    ...(options.budgetShare ? { budgetShare: options.budgetShare } : {}),
   });
   const contentCache = new GitContentCache();
   const identity: AppIdentity = {};
@@ -154,8 +166,8 @@ export function createFerry(options: FerryAppOptions): Ferry {
 
   // A scan or a hint lists the installations (GitHub calls) before it queues any work, so idle()
   // waits for those walks as well as for the queue: "idle" means no GitHub call is still coming.
-  const walks = new Set<Promise<void>>();
-  const walk = (work: Promise<void>): Promise<void> => {
+  const walks = new Set<Promise<unknown>>();
+  const walk = <T>(work: Promise<T>): Promise<T> => {
     walks.add(work);
     const done = () => void walks.delete(work);
     work.then(done, done);
@@ -173,12 +185,8 @@ export function createFerry(options: FerryAppOptions): Ferry {
       while (walks.size > 0) await Promise.allSettled([...walks]);
       await queue.idle();
     },
-    scan(probot) {
-      return walk(
-        eachInstallation(probot, async (octokit, installationId) => {
-          syncInstallation({ octokit, installationId }, services, { reason: "scan" });
-        }),
-      );
+    scan(probot, sharding) {
+      return walk(scanInstallations(probot, services, sharding));
     },
     async hint(probot, hints) {
       if (hints.length === 0) return;
@@ -193,6 +201,7 @@ export function createFerry(options: FerryAppOptions): Ferry {
     status,
     trustedRoot: () => registries.trustedRoot(),
     setTrustedRoot: (root) => registries.setTrustedRoot(root),
+    registryBudgetUse: () => registries.budgetUse(),
   };
 }
 

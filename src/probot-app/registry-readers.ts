@@ -1,5 +1,5 @@
 import type { TrustedRoot } from "@sigstore/protobuf-specs";
-import { createRegistryClient, shippedTrustedRoot } from "../adapters/registry/index.js";
+import { createRegistryClient, shippedTrustedRoot, type RegistryClient } from "../adapters/registry/index.js";
 import type { OctokitLike } from "../adapters/github/github-repo.js";
 import type { RegistryReader } from "../app/ports.js";
 import type { FerryConfig } from "../core/config/schema.js";
@@ -21,6 +21,8 @@ export interface RegistryReadersOptions {
   trustedRoot?: TrustedRoot;
   /** Registry readers for a config (tests and the sandbox pass their own); default: the OCI client. */
   registryFor?: (config: FerryConfig, githubToken: () => Promise<string>) => RegistryReader;
+  /** How many replicas share each registry's budget and concurrency (the live scan members). */
+  budgetShare?: () => number;
 }
 
 /**
@@ -56,6 +58,7 @@ export class RegistryReaders {
         refusePrivateRegistries: this.options.refusePrivateRegistries,
         ...(this.options.dockerConfigPath ? { dockerConfigPath: this.options.dockerConfigPath } : {}),
         trustedRoot: () => this.trustedRoot(),
+        ...(this.options.budgetShare ? { budgetShare: this.options.budgetShare } : {}),
       });
       this.#clients.set(key, client);
     }
@@ -70,6 +73,20 @@ export class RegistryReaders {
   /** A refreshed root (TUF) replaces the one every client checks with, from the next check on. */
   setTrustedRoot(root: TrustedRoot): void {
     this.#trustedRoot = root;
+  }
+
+  /** Per registry host: requests in the last minute and this replica's budget, over every owner's client. */
+  budgetUse(): Record<string, { used: number; limit: number }> {
+    const total: Record<string, { used: number; limit: number }> = {};
+    for (const client of this.#clients.values()) {
+      const use = (client as Partial<RegistryClient>).budgetUse?.() ?? {};
+      for (const [registry, { used, limit }] of Object.entries(use)) {
+        const entry = (total[registry] ??= { used: 0, limit: 0 });
+        entry.used += used;
+        entry.limit += limit;
+      }
+    }
+    return total;
   }
 
   /** A registry hint says `repository` changed: every client forgets the tags it cached for it. */

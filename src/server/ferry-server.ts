@@ -9,8 +9,11 @@ import type { AddressInfo } from "node:net";
 import { Probot, ProbotOctokit } from "probot";
 import type { Registry } from "prom-client";
 import { displayUrl, PUBLIC_GOOD_TUF_MIRROR } from "../adapters/registry/index.js";
+import { createWriteBudget } from "../adapters/github/write-budget.js";
+import { singleMembership, type Membership } from "../adapters/kubernetes/lease-membership.js";
+import { ScanState } from "../app/scan-state.js";
 import { githubContainerRegistry } from "../core/config/config-context.js";
-import { createFerry, type Ferry, type FerryAppOptions } from "../probot-app/create-ferry.js";
+import { createFerry, type Ferry, type FerryAppOptions, type ScanRound } from "../probot-app/create-ferry.js";
 import { parseDuration } from "../core/duration.js";
 import { UserError } from "../core/errors.js";
 import { FerryOctokit } from "./ferry-octokit.js";
@@ -21,7 +24,12 @@ import { startTrustedRootRefresh, type TrustedRootRefreshSettings } from "./trus
 import { createRegistryReceiver, type RegistryReceiverOptions } from "./registry-webhook-route.js";
 import { IntakeBudget, type IntakeLimits } from "./request-body.js";
 import { sendText, type Route } from "./route.js";
-import { createServerMetrics, registerIntakeGauges } from "./server-metrics.js";
+import {
+  createServerMetrics,
+  registerBudgetGauges,
+  registerIntakeGauges,
+  registerScanGauges,
+} from "./server-metrics.js";
 import { createStatusPageRoute } from "./status-page.js";
 import { createStatusRoute, startStatusListener } from "./status-route.js";
 
@@ -41,6 +49,13 @@ export interface FerryServerOptions {
   registryCoalesceMs?: number;
   /** Periodic scan; default 5 minutes, ±20 % jitter; false to disable. */
   scanIntervalMs?: number | false;
+  /**
+   * Who shares the periodic scan (Kubernetes Leases, see `ferry serve --kubeconfig`); default this
+   * process alone. Started and stopped with the server.
+   */
+  membership?: Membership;
+  /** An installation with more repositories than this is split by repository among members (default 500). */
+  largeInstallationRepositories?: number;
   /** Refuse weak webhook secrets (NODE_ENV=production). */
   production?: boolean;
   logLevel?: "trace" | "debug" | "info" | "warn" | "error" | "fatal";
@@ -68,8 +83,9 @@ export interface FerryServer {
   port: number;
   probot: Probot;
   ferry: Ferry;
-  /** Runs the periodic scan now and waits for it (and the work it queued). */
-  scanNow(): Promise<void>;
+  /** Runs the periodic scan now (this replica's share of it) and waits for it and the work it queued. */
+  scanNow(): Promise<ScanRound>;
+  membership: Membership;
   /** Waits for registry hints already past their coalescing window and for queued background work (webhook handlers). */
   idle(): Promise<void>;
   metrics: Registry;
@@ -95,16 +111,31 @@ export async function startFerryServer(options: FerryServerOptions): Promise<Fer
     throw new WeakWebhookSecretError("WEBHOOK_SECRET must be set to a strong secret in production");
   }
   const metrics = createServerMetrics();
+  const membership = options.membership ?? singleMembership();
+  const scanState = new ScanState(membership);
+  registerScanGauges(metrics.registry, scanState, membership);
+  // A cut-off replica (no members) keeps the last fleet size it knew for its webhook work.
+  let fleetSize = 1;
+  const budgetShare = (): number => {
+    const live = membership.members().length;
+    if (live > 0) fleetSize = live;
+    return fleetSize;
+  };
+  // Each installation's content-creating requests, this replica's part of GitHub's secondary limits.
+  const writeBudget = createWriteBudget({ share: budgetShare });
   const probot = new Probot({
     appId: options.appId,
     privateKey: options.privateKey,
     secret: options.webhookSecret,
     ...(options.baseUrl ? { baseUrl: options.baseUrl } : {}),
-    Octokit: options.Octokit ?? (FerryOctokit as unknown as typeof ProbotOctokit),
+    Octokit: (options.Octokit ?? (FerryOctokit as unknown as typeof ProbotOctokit)).plugin(
+      writeBudget.plugin as unknown as Parameters<typeof ProbotOctokit.plugin>[0],
+    ) as unknown as typeof ProbotOctokit,
     logLevel: options.logLevel ?? "info",
     ...(options.log ? { log: options.log } : {}),
   });
   const ferry = createFerry({
+    budgetShare,
     ...options.ferry,
     // Plan seals are keyed by the webhook secret: every replica holds it, nobody else does.
     sealKey: options.ferry?.sealKey ?? options.webhookSecret,
@@ -127,6 +158,16 @@ export async function startFerryServer(options: FerryServerOptions): Promise<Fer
     },
   });
   await probot.load(ferry.app);
+  registerBudgetGauges(metrics.registry, () => ferry.registryBudgetUse());
+  // "ferry:scan" cannot be a repository's full name (GitHub names have no colon).
+  const statusWithScan = async (): Promise<Record<string, unknown>> => ({
+    ...(await ferry.status(probot)),
+    "ferry:scan": {
+      ...scanState.status(Date.now()),
+      registryBudgets: ferry.registryBudgetUse(),
+      githubWriteBudgets: writeBudget.use(),
+    },
+  });
   const budget = new IntakeBudget(options.intake);
   registerIntakeGauges(metrics.registry, () => budget.inFlight);
   const receiver = createRegistryReceiver({
@@ -145,7 +186,7 @@ export async function startFerryServer(options: FerryServerOptions): Promise<Fer
 
   const routes: Route[] = [
     createHealthRoutes(metrics.registry),
-    createStatusRoute(() => ferry.status(probot), { token: options.status?.token }),
+    createStatusRoute(statusWithScan, { token: options.status?.token }),
     createStatusPageRoute(() => ferry.status(probot), { token: options.status?.token }),
     (req, res) => receiver(req, res),
     createGitHubWebhookRoute({
@@ -179,18 +220,34 @@ export async function startFerryServer(options: FerryServerOptions): Promise<Fer
   const statusListener = options.status?.listen
     ? await startStatusListener(
         async (req, res, path) =>
-          (await createStatusRoute(() => ferry.status(probot), { open: true })(req, res, path)) ||
+          (await createStatusRoute(statusWithScan, { open: true })(req, res, path)) ||
           createStatusPageRoute(() => ferry.status(probot), { open: true })(req, res, path),
         options.status.listen,
         (error) => probot.log.error({ err: error }, "status request failed"),
       )
     : undefined;
 
-  const scanNow = async (): Promise<void> => {
+  const scanNow = async (): Promise<ScanRound> => {
     metrics.scans.inc();
-    await ferry.scan(probot);
+    const round = await ferry.scan(probot, {
+      self: membership.self,
+      members: () => membership.members(),
+      largeInstallations: () => membership.largeInstallations(),
+      announceLarge: (ids) => membership.announceLarge(ids),
+      ...(options.largeInstallationRepositories !== undefined
+        ? { largeInstallationRepositories: options.largeInstallationRepositories }
+        : {}),
+    });
     await ferry.idle();
+    scanState.record(round, Date.now());
+    return round;
   };
+  await membership.start();
+  if (membership.snapshot().mode === "single")
+    probot.log.info(
+      { member: membership.self },
+      "membership: no in-cluster config and no --kubeconfig; scanning every installation as the only member",
+    );
   const periodicScan = schedulePeriodicScan(options.scanIntervalMs ?? parseDuration("5m"), scanNow, (error) =>
     probot.log.warn({ error: (error as Error).message }, "scan failed"),
   );
@@ -216,6 +273,7 @@ export async function startFerryServer(options: FerryServerOptions): Promise<Fer
     probot,
     ferry,
     scanNow,
+    membership,
     async idle() {
       await receiver.delivered();
       await ferry.idle();
@@ -228,6 +286,7 @@ export async function startFerryServer(options: FerryServerOptions): Promise<Fer
       periodicScan.stop();
       trustedRootRefresh?.stop();
       receiver.close();
+      await membership.stop();
       await statusListener?.close();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());

@@ -1,7 +1,7 @@
 /** Runs `scan` every `intervalMs` with ±20 % jitter, which spreads the scans of several replicas and installations. */
 export function schedulePeriodicScan(
   intervalMs: number | false,
-  scan: () => Promise<void>,
+  scan: () => Promise<unknown>,
   onError: (error: unknown) => void,
 ): { stop(): void } {
   let timer: NodeJS.Timeout | undefined;

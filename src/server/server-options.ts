@@ -59,6 +59,15 @@ export function serverOptionsFromEnv(env: NodeJS.ProcessEnv): FerryServerOptions
   if (env.FERRY_SCAN_INTERVAL)
     options.scanIntervalMs =
       env.FERRY_SCAN_INTERVAL === "off" ? false : parseDuration(env.FERRY_SCAN_INTERVAL);
+  if (env.FERRY_LARGE_INSTALLATION_REPOSITORIES) {
+    const limit = Number(env.FERRY_LARGE_INSTALLATION_REPOSITORIES);
+    if (!Number.isSafeInteger(limit) || limit < 1)
+      throw new UserError(
+        "invalid-setting",
+        `FERRY_LARGE_INSTALLATION_REPOSITORIES must be a whole number of repositories, not ${JSON.stringify(env.FERRY_LARGE_INSTALLATION_REPOSITORIES)}`,
+      );
+    options.largeInstallationRepositories = limit;
+  }
   const statusListen = env.FERRY_STATUS_LISTEN ? listenAddress(env.FERRY_STATUS_LISTEN) : undefined;
   if (env.FERRY_STATUS_TOKEN || statusListen)
     options.status = {

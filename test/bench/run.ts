@@ -20,6 +20,7 @@ const AREAS: Record<string, () => Promise<{ bench: Bench }>> = {
   reliability: () => import("./reliability.js"),
   intake: () => import("./intake.js"),
   signatures: () => import("./signatures.js"),
+  scale: () => import("./scale.js"),
 };
 
 async function main(): Promise<void> {

@@ -32,19 +32,35 @@ describe("deploy/ install manifests", () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it("renders the app with no cluster credentials: its ServiceAccount is bound to nothing and mounts no token", async () => {
+  it("renders the app whose only cluster access is its membership Leases in its own namespace, and a PodDisruptionBudget", async () => {
     const objects = await kustomize("deploy");
     const kinds = objects.map((o) => `${o.kind}/${o.metadata.name}`).sort();
     expect(kinds).toEqual([
       "Deployment/ferry",
       "Namespace/ferry-system",
+      "PodDisruptionBudget/ferry",
+      "Role/ferry-scan-membership",
+      "RoleBinding/ferry-scan-membership",
       "Service/ferry",
       "ServiceAccount/ferry",
     ]);
-    expect(objects.some((o) => /Role/.test(o.kind))).toBe(false);
+    expect(objects.some((o) => /^Cluster/.test(o.kind))).toBe(false);
+    const role = objects.find((o) => o.kind === "Role")!;
+    expect(role.metadata.namespace).toBe("ferry-system");
+    expect(role.rules).toEqual([
+      {
+        apiGroups: ["coordination.k8s.io"],
+        resources: ["leases"],
+        verbs: ["get", "list", "create", "update", "delete"],
+      },
+    ]);
+    const pdb = objects.find((o) => o.kind === "PodDisruptionBudget")!;
     const deployment = objects.find((o) => o.kind === "Deployment")!;
+    expect(pdb.spec.selector.matchLabels).toEqual(deployment.spec.template.metadata.labels);
+    expect(pdb.spec.minAvailable).toBeLessThan(deployment.spec.replicas);
     const pod = deployment.spec.template.spec;
-    expect(pod.automountServiceAccountToken).toBe(false);
+    // The token is mounted for the Leases (the Role above is all it grants).
+    expect(pod.automountServiceAccountToken).toBe(true);
     expect(pod.securityContext.runAsNonRoot).toBe(true);
     const env = Object.fromEntries(
       pod.containers[0].env.map((e: any) => [e.name, e.valueFrom?.secretKeyRef?.name]),

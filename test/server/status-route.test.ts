@@ -16,10 +16,27 @@ describe("GET /status", { timeout: 30_000 }, () => {
     await world.close();
   });
 
-  const status = async () =>
+  const statusWithScan = async () =>
     (await (
       await fetch(`${world.server.url}/status`, { headers: { authorization: `Bearer ${TOKEN}` } })
-    ).json()) as Record<string, { running: Record<string, Record<string, { tag?: string }>> }>;
+    ).json()) as Record<string, unknown>;
+  /** Repositories only: "ferry:scan" is the replica's own scan and membership report. */
+  const status = async () => {
+    const { "ferry:scan": _scan, ...repositories } = await statusWithScan();
+    return repositories as Record<string, { running: Record<string, Record<string, { tag?: string }>> }>;
+  };
+
+  it("reports the scan's members, this replica's shard, scan lag and budget use under \"ferry:scan\"", async () => {
+    world = await startWorld({ ci: false, server: { status: { token: TOKEN } } });
+    const before = (await statusWithScan())["ferry:scan"] as Record<string, unknown>;
+    expect(before).toMatchObject({ mode: "single", rounds: 0, lagSeconds: null, shardSize: 0 });
+    expect(before.members).toEqual([before.self]);
+    await world.server.scanNow();
+    const after = (await statusWithScan())["ferry:scan"] as Record<string, unknown>;
+    expect(after).toMatchObject({ mode: "single", rounds: 1, shardSize: 1 });
+    expect(after.registryBudgets).toBeTypeOf("object");
+    expect(after.githubWriteBudgets).toBeTypeOf("object");
+  });
 
   it("answers repeated and concurrent requests within 10 s from one walk of GitHub, and walks again after", async () => {
     let now = new Date("2026-01-01T00:00:00Z");
@@ -85,7 +102,7 @@ describe("GET /status", { timeout: 30_000 }, () => {
     expect((await fetch(`${world.server.url}/status`)).status).toBe(404);
     const response = await fetch(world.server.statusUrl!);
     expect(response.status).toBe(200);
-    expect(Object.keys((await response.json()) as object)).toEqual(["acme/config"]);
+    expect(Object.keys((await response.json()) as object)).toEqual(["acme/config", "ferry:scan"]);
   });
 
   it("keeps /healthz and /metrics public, and /metrics names no repository", async () => {

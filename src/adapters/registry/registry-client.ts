@@ -115,6 +115,11 @@ export interface RegistryClientOptions {
   loopbackOrigins?: Record<string, string>;
   /** Where every credential this client handles is registered, so that no form of it reaches a text. */
   secrets?: SecretRedactor;
+  /**
+   * How many replicas share each registry's budget and concurrency (the live scan members): each
+   * takes its part, so the fleet as a whole stays under `requestsPerMinute` and `concurrency`.
+   */
+  budgetShare?: () => number;
   /** Default: undici's fetch through the address guard. Tests pass a scripted one. */
   fetch?: typeof fetch;
   /** DNS for the guarded fetch (tests map names to addresses); default `dns.lookup`. */
@@ -157,6 +162,8 @@ export interface RegistryClient extends RegistryReader {
   invalidate(repository: string): void;
   /** HTTP requests sent so far, by registry name (token fetches and redirects included). */
   requestCounts(): Record<string, number>;
+  /** Per registry: requests started in the last minute and this replica's share of the budget. */
+  budgetUse(): Record<string, { used: number; limit: number }>;
 }
 
 export function createRegistryClient(options: RegistryClientOptions = {}): RegistryClient {
@@ -179,6 +186,7 @@ export function createRegistryClient(options: RegistryClientOptions = {}): Regis
   const tags = createTagLister({ auth, limits, now, secrets });
   const manifests = createManifestReader({ auth, limits, secrets });
   const states = new Map<string, RegistryState>();
+  const share = (): number => Math.max(1, options.budgetShare?.() ?? 1);
 
   function stateFor(registry: string): RegistryState {
     let state = states.get(registry);
@@ -193,8 +201,8 @@ export function createRegistryClient(options: RegistryClientOptions = {}): Regis
           `${plain ? "http" : "https"}://${registryApiHost(registry)}`,
         config,
         circuit: new Circuit(),
-        budget: new RequestBudget(config?.requestsPerMinute ?? limits.requestsPerMinute),
-        semaphore: new Semaphore(config?.concurrency ?? limits.concurrency),
+        budget: new RequestBudget(() => (config?.requestsPerMinute ?? limits.requestsPerMinute) / share()),
+        semaphore: new Semaphore(() => (config?.concurrency ?? limits.concurrency) / share()),
         requests: 0,
         tokens: new Map(),
       };
@@ -267,6 +275,11 @@ export function createRegistryClient(options: RegistryClientOptions = {}): Regis
 
     requestCounts(): Record<string, number> {
       return Object.fromEntries([...states.values()].map((state) => [state.registry, state.requests]));
+    },
+    budgetUse() {
+      return Object.fromEntries(
+        [...states.values()].map((state) => [state.registry, state.budget.use(now())]),
+      );
     },
   };
   // Discovery uses only the public methods above, and caches verified digests for the client's life.

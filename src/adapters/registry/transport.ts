@@ -91,7 +91,7 @@ export function createTransport(deps: {
         throw new RegistryUnavailableError(
           "registry-budget-exhausted",
           state.registry,
-          `${state.registry}: request budget of ${state.config?.requestsPerMinute ?? limits.requestsPerMinute}/min used up`,
+          `${state.registry}: request budget of ${state.budget.use(now()).limit}/min used up`,
           { retryAfterMs: wait },
         );
       }

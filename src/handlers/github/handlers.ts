@@ -304,6 +304,14 @@ export function syncInstallation(
   event: { octokit: HandlerEvent<unknown>["octokit"]; installationId?: number | undefined },
   services: HandlerServices,
   trigger: SyncTrigger,
+  scope: {
+    /** Narrows the installation's repositories (the scan's share of a very large installation). */
+    selectRepositories?: <R extends { owner: string; repo: string }>(repositories: R[]) => R[];
+    /** Checked when the queued work runs, not only when it was queued: the scan's share may have moved. */
+    stillOurs?: () => boolean;
+    /** Runs the installation's listing when a slot is free (the scan bounds how many run at once). */
+    gate?: (work: () => Promise<void>) => Promise<void>;
+  } = {},
 ): void {
   // Keyed by installation and by what is synced, not why: one build reports as workflow_run and
   // check_suite, and the two coalesce into one sync. The scan keeps its own key (it also refreshes
@@ -317,15 +325,23 @@ export function syncInstallation(
           sources: trigger.sources,
           baseBranch: trigger.baseBranch,
         });
-  services.queue.enqueue(`installation-sync:${event.installationId ?? "?"}:${what}`, async () => {
-    for (const { owner, repo, defaultBranch } of await services.installationRepos(event.octokit)) {
+  const { selectRepositories, stillOurs, gate } = scope;
+  const listAndQueue = async (): Promise<void> => {
+    // Checked once a slot is free, right before the listing: the share may have moved meanwhile.
+    if (stillOurs && !stillOurs()) return;
+    const listed = await services.installationRepos(event.octokit);
+    for (const { owner, repo, defaultBranch } of selectRepositories ? selectRepositories(listed) : listed) {
       const repoTrigger: SyncTrigger = {
         ...trigger,
         ...(defaultBranch && !trigger.baseBranch ? { baseBranch: defaultBranch } : {}),
       };
-      services.queue.enqueue(`sync:${owner}/${repo}:${what}`, () =>
-        syncRepository(services.depsFor(event.octokit, owner, repo), repoTrigger),
-      );
+      services.queue.enqueue(`sync:${owner}/${repo}:${what}`, async () => {
+        if (stillOurs && !stillOurs()) return;
+        await syncRepository(services.depsFor(event.octokit, owner, repo), repoTrigger);
+      });
     }
-  });
+  };
+  services.queue.enqueue(`installation-sync:${event.installationId ?? "?"}:${what}`, () =>
+    gate ? gate(listAndQueue) : listAndQueue(),
+  );
 }

@@ -125,6 +125,11 @@ export const BUILTIN_RESOURCE_TYPES: readonly ResourceType[] = [
     namespaced: false,
   }),
   builtin("coordination.k8s.io", "v1", { kind: "Lease", plural: "leases" }),
+  builtin("policy", "v1", {
+    kind: "PodDisruptionBudget",
+    plural: "poddisruptionbudgets",
+    shortNames: ["pdb"],
+  }),
   builtin("apiextensions.k8s.io", "v1", {
     kind: "CustomResourceDefinition",
     plural: "customresourcedefinitions",

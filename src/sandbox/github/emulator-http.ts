@@ -4,6 +4,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { GitHubEmulator } from "./emulator.js";
 import { authenticate } from "./emulator-accounts.js";
 import { handleGitHttp } from "./git-http.js";
+import { isContentCreating } from "./content-limits.js";
 import { handleGraphql } from "./graphql.js";
 import { actorName, type Actor } from "./model.js";
 import { ApiError, type RequestContext } from "./router.js";
@@ -13,6 +14,8 @@ export interface RecordedRequest {
   path: string;
   status: number;
   actor: string;
+  /** The installation whose token made the request (the bot login is the same for every one). */
+  installation?: number;
 }
 
 /** What the HTTP front remembers across requests: the request log and rate-limit usage per actor. */
@@ -52,6 +55,8 @@ export async function handleRequest(
     Object.assign(headers, rateLimitHeaders(log, actor, pathname === "/graphql" ? "graphql" : "core"));
     emu.faults.beforeRequest(method, pathname, Date.now());
     const body = await readJsonBody(req);
+    if (actor.kind === "installation" && isContentCreating(method, pathname, body))
+      emu.faults.contentLimits.take(actor.installationId, Date.now());
     const ctx: RequestContext = { method, params: {}, query: url.searchParams, body, actor, url };
     if (pathname === "/graphql" && method === "POST") {
       const reply = await handleGraphql(emu, ctx);
@@ -88,7 +93,13 @@ export async function handleRequest(
       console.error("github emulator:", error);
     }
   }
-  log.recorded.push({ method, path: pathname + url.search, status, actor: actorName(actor) });
+  log.recorded.push({
+    method,
+    path: pathname + url.search,
+    status,
+    actor: actorName(actor),
+    ...(actor.kind === "installation" ? { installation: actor.installationId } : {}),
+  });
   if (status === 204 || status === 304 || payload === undefined) {
     delete headers["content-type"];
     res.writeHead(status, headers).end();
@@ -98,7 +109,9 @@ export async function handleRequest(
 }
 
 function rateLimitHeaders(log: RequestLog, actor: Actor, resource: string): Record<string, string> {
-  const key = `${actorName(actor)}:${resource}`;
+  // GitHub counts an installation's requests per installation, not per app bot.
+  const who = actor.kind === "installation" ? `installation:${actor.installationId}` : actorName(actor);
+  const key = `${who}:${resource}`;
   const used = (log.rateUsage.get(key) ?? 0) + 1;
   log.rateUsage.set(key, used);
   const limit = actor.kind === "anonymous" ? 60 : 5000;

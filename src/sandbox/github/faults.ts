@@ -3,6 +3,7 @@
  * secondary rate limits with real headers, 5xx bursts, latency, read-after-write 404s and a
  * rival writer that moves a ref just before the client's compare-and-swap.
  */
+import { ContentCreationLimits } from "./content-limits.js";
 import { ApiError } from "./router.js";
 
 export interface RateLimitFault {
@@ -36,6 +37,8 @@ export class Faults {
   private readonly freshKeys = new Map<string, number>();
   private refRaces: Armed<{ ref?: string }>[] = [];
   private unknownMergeability = 0;
+  /** GitHub's secondary limits on content-creating requests, once `contentLimits.enforce()` is called. */
+  readonly contentLimits = new ContentCreationLimits();
 
   rateLimit(fault: RateLimitFault): void {
     this.rateLimits.push({ fault, remaining: fault.count ?? 1 });
@@ -73,6 +76,7 @@ export class Faults {
   }
 
   clear(): void {
+    this.contentLimits.clear();
     this.unknownMergeability = 0;
     this.rateLimits = [];
     this.serverErrors = [];

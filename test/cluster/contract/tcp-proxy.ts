@@ -13,13 +13,21 @@ export interface TcpProxy {
   accepted(): number;
   /** Destroys every open connection. */
   cutAll(): void;
+  /** Refuses every connection (and cuts the open ones) until `unblock`: a network partition. */
+  block(): void;
+  unblock(): void;
   close(): Promise<void>;
 }
 
 export async function startTcpProxy(target: URL): Promise<TcpProxy> {
   const sockets = new Set<Socket>();
   let accepted = 0;
+  let blocked = false;
   const server = createServer((client) => {
+    if (blocked) {
+      client.destroy();
+      return;
+    }
     accepted++;
     const upstream = createConnection({ host: target.hostname, port: Number(target.port) });
     sockets.add(client);
@@ -49,6 +57,14 @@ export async function startTcpProxy(target: URL): Promise<TcpProxy> {
       accepted = 0;
       for (const socket of sockets) socket.destroy();
       sockets.clear();
+    },
+    block() {
+      blocked = true;
+      for (const socket of sockets) socket.destroy();
+      sockets.clear();
+    },
+    unblock() {
+      blocked = false;
     },
     close: () =>
       new Promise<void>((resolve) => {

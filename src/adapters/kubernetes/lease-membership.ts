@@ -1,0 +1,351 @@
+/**
+ * Who is scanning: one `coordination.k8s.io/v1` Lease per `ferry serve` replica, labelled for
+ * Ferry, renewed on a short interval; the live members are the Leases whose record changed within
+ * their `leaseDurationSeconds`. This is the same engine Kubernetes' own components use for
+ * liveness (kube-node-lease, client-go leaderelection), with one Lease per member instead of one
+ * per group, so membership needs no election.
+ *
+ * Liveness of another member is judged on this replica's own clock, from when its Lease record
+ * was last seen to change (as client-go's leaderelection does with `observedTime`), so clock skew
+ * between nodes does not matter. A replica whose own renewal has failed for a whole lease duration
+ * counts itself out (an empty member list, so it scans nothing) until it renews again: by then the
+ * others have seen its Lease stop changing and taken its share.
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { hostname } from "node:os";
+import {
+  ApiException,
+  CoordinationV1Api,
+  KubeConfig,
+  V1MicroTime,
+  type V1Lease,
+} from "@kubernetes/client-node";
+
+/** Labels on every Ferry membership Lease; members are listed by this selector. */
+export const MEMBERSHIP_LABELS = {
+  "app.kubernetes.io/name": "ferry",
+  "app.kubernetes.io/component": "scan-membership",
+} as const;
+const LABEL_SELECTOR = Object.entries(MEMBERSHIP_LABELS)
+  .map(([key, value]) => `${key}=${value}`)
+  .join(",");
+/** Installations this member found to be very large (split by repository among all members). */
+export const LARGE_INSTALLATIONS_ANNOTATION = "ferry.dev/large-installations";
+
+export interface MembershipSnapshot {
+  mode: "kubernetes" | "single";
+  self: string;
+  /** Live members, sorted; empty when this replica could not renew its own Lease. */
+  members: string[];
+  namespace?: string;
+  leaseDurationMs?: number;
+  /** Epoch ms of this replica's last successful renewal. */
+  lastRenewedAt?: number;
+  /** The last renewal or listing error, if the last attempt failed. */
+  lastError?: string;
+}
+
+/** The scan's view of the fleet. */
+export interface Membership {
+  readonly self: string;
+  /** Live members (this replica included while its own Lease is fresh), sorted. */
+  members(): string[];
+  /** Installations any live member announced as very large. */
+  largeInstallations(): Set<number>;
+  /** Announces installations this member found very large (published on its next renewal). */
+  announceLarge(ids: Iterable<number>): void;
+  snapshot(): MembershipSnapshot;
+  start(): Promise<void>;
+  /** Stops renewing and deletes this replica's Lease, so the others take its share at once. */
+  stop(): Promise<void>;
+}
+
+/** Outside Kubernetes: this process is the whole fleet, as before sharding existed. */
+export function singleMembership(self = hostname()): Membership {
+  const large = new Set<number>();
+  return {
+    self,
+    members: () => [self],
+    largeInstallations: () => large,
+    announceLarge: () => undefined,
+    snapshot: () => ({ mode: "single", self, members: [self] }),
+    start: async () => undefined,
+    stop: async () => undefined,
+  };
+}
+
+export interface LeaseMembershipOptions {
+  kubeConfig: KubeConfig;
+  namespace: string;
+  /** This replica's name (the pod name in a Deployment). */
+  identity: string;
+  /** Default 15 s (rounded up to whole seconds: the Lease field is in seconds). */
+  leaseDurationMs?: number;
+  /** Default a third of the lease duration. */
+  renewIntervalMs?: number;
+  /** One API request longer than this counts as failed (default half the lease duration). */
+  requestTimeoutMs?: number;
+  now?: () => number;
+  log?: { info(fields: object, message: string): void; warn(fields: object, message: string): void };
+}
+
+interface Observed {
+  holder: string;
+  record: string;
+  observedAt: number;
+  durationMs: number;
+  large: number[];
+}
+
+/** A Lease name for an identity: DNS-1123 subdomain, at most 253 characters. */
+export function leaseNameFor(identity: string): string {
+  const cleaned = identity
+    .toLowerCase()
+    .replace(/[^a-z0-9.-]+/g, "-")
+    .replace(/^[^a-z0-9]+|[^a-z0-9]+$/g, "");
+  return `ferry-scan-${cleaned || "member"}`.slice(0, 253);
+}
+
+export function leaseMembership(options: LeaseMembershipOptions): Membership {
+  const api = options.kubeConfig.makeApiClient(CoordinationV1Api);
+  const now = options.now ?? Date.now;
+  const durationMs = Math.max(1, Math.ceil((options.leaseDurationMs ?? 15_000) / 1000)) * 1000;
+  const renewIntervalMs = options.renewIntervalMs ?? Math.max(200, Math.floor(durationMs / 3));
+  const timeoutMs = options.requestTimeoutMs ?? Math.max(1000, durationMs / 2);
+  const { namespace, identity } = options;
+  const name = leaseNameFor(identity);
+  const observed = new Map<string, Observed>();
+  const announced = new Set<number>();
+  let own: V1Lease | undefined;
+  let lastRenewedAt: number | undefined;
+  let lastError: string | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
+  let ticking: Promise<void> = Promise.resolve();
+
+  const bounded = <T>(work: Promise<T>, what: string): Promise<T> => {
+    let t: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      t = setTimeout(() => reject(new Error(`${what}: no answer within ${timeoutMs} ms`)), timeoutMs);
+    });
+    return Promise.race([work, timeout]).finally(() => clearTimeout(t));
+  };
+
+  const leaseBody = (): V1Lease => {
+    const at = new V1MicroTime(now());
+    return {
+      apiVersion: "coordination.k8s.io/v1",
+      kind: "Lease",
+      metadata: {
+        name,
+        namespace,
+        labels: { ...MEMBERSHIP_LABELS },
+        annotations: { [LARGE_INSTALLATIONS_ANNOTATION]: [...announced].sort((a, b) => a - b).join(",") },
+        ...(own?.metadata?.resourceVersion ? { resourceVersion: own.metadata.resourceVersion } : {}),
+      },
+      spec: {
+        holderIdentity: identity,
+        leaseDurationSeconds: durationMs / 1000,
+        acquireTime: own?.spec?.acquireTime ?? at,
+        renewTime: at,
+      },
+    };
+  };
+
+  const renew = async (): Promise<void> => {
+    if (own) {
+      try {
+        own = await bounded(
+          api.replaceNamespacedLease({ name, namespace, body: leaseBody() }),
+          "renew Lease",
+        );
+        return;
+      } catch (error) {
+        // Conflict (someone else wrote it) or gone (deleted): start again from a create.
+        if (!(error instanceof ApiException) || (error.code !== 409 && error.code !== 404)) throw error;
+        own = undefined;
+        if (error.code === 409) {
+          own = await bounded(api.readNamespacedLease({ name, namespace }), "read Lease");
+          own = await bounded(
+            api.replaceNamespacedLease({ name, namespace, body: leaseBody() }),
+            "renew Lease",
+          );
+          return;
+        }
+      }
+    }
+    try {
+      own = await bounded(api.createNamespacedLease({ namespace, body: leaseBody() }), "create Lease");
+    } catch (error) {
+      if (!(error instanceof ApiException) || error.code !== 409) throw error;
+      own = await bounded(api.readNamespacedLease({ name, namespace }), "read Lease");
+      own = await bounded(api.replaceNamespacedLease({ name, namespace, body: leaseBody() }), "renew Lease");
+    }
+  };
+
+  const observe = async (): Promise<void> => {
+    const list = await bounded(
+      api.listNamespacedLease({ namespace, labelSelector: LABEL_SELECTOR }),
+      "list Leases",
+    );
+    const at = now();
+    const seen = new Set<string>();
+    for (const lease of list.items) {
+      const key = lease.metadata?.name;
+      const holder = lease.spec?.holderIdentity;
+      if (!key || !holder) continue;
+      seen.add(key);
+      const renewTime = lease.spec?.renewTime ? new Date(lease.spec.renewTime).getTime() : 0;
+      const leaseMs = (lease.spec?.leaseDurationSeconds ?? durationMs / 1000) * 1000;
+      const record = `${holder}|${renewTime}|${lease.metadata?.resourceVersion ?? ""}`;
+      const previous = observed.get(key);
+      const large = (lease.metadata?.annotations?.[LARGE_INSTALLATIONS_ANNOTATION] ?? "")
+        .split(",")
+        .map(Number)
+        .filter((id) => Number.isSafeInteger(id) && id > 0);
+      if (previous && previous.record === record) {
+        previous.large = large;
+        continue;
+      }
+      // First sight of a Lease: a record already older than its duration (by the writer's clock)
+      // is a leftover of a dead replica, not a member; otherwise it is live from now on.
+      const observedAt = !previous && renewTime + leaseMs < at ? renewTime : at;
+      observed.set(key, { holder, record, observedAt, durationMs: leaseMs, large });
+    }
+    for (const key of observed.keys()) if (!seen.has(key)) observed.delete(key);
+  };
+
+  const tick = async (): Promise<void> => {
+    try {
+      // The renewal counts from when it was sent: the others may see it change before its answer
+      // comes back, and this replica must count itself out no later than they do.
+      const sentAt = now();
+      await renew();
+      lastRenewedAt = sentAt;
+      await observe();
+      lastError = undefined;
+    } catch (error) {
+      const message = (error as Error).message;
+      if (lastError === undefined)
+        options.log?.warn({ lease: `${namespace}/${name}`, error: message }, "membership: renewal failed");
+      lastError = message;
+    }
+  };
+
+  const schedule = (): void => {
+    if (stopped) return;
+    timer = setTimeout(() => {
+      ticking = tick().finally(schedule);
+    }, renewIntervalMs);
+    timer.unref();
+  };
+
+  const selfLive = (): boolean => lastRenewedAt !== undefined && now() - lastRenewedAt < durationMs;
+
+  const liveObserved = (): Observed[] => {
+    const at = now();
+    return [...observed.values()].filter((entry) => at - entry.observedAt < entry.durationMs);
+  };
+
+  const members = (): string[] => {
+    if (!selfLive()) return [];
+    const live = new Set(liveObserved().map((entry) => entry.holder));
+    live.add(identity);
+    return [...live].sort();
+  };
+
+  return {
+    self: identity,
+    members,
+    largeInstallations: () => {
+      const result = new Set<number>(announced);
+      if (selfLive()) for (const entry of liveObserved()) for (const id of entry.large) result.add(id);
+      return result;
+    },
+    announceLarge(ids) {
+      for (const id of ids) announced.add(id);
+    },
+    snapshot: () => ({
+      mode: "kubernetes",
+      self: identity,
+      members: members(),
+      namespace,
+      leaseDurationMs: durationMs,
+      ...(lastRenewedAt !== undefined ? { lastRenewedAt } : {}),
+      ...(lastError !== undefined ? { lastError } : {}),
+    }),
+    async start() {
+      await tick();
+      options.log?.info(
+        { lease: `${namespace}/${name}`, leaseDurationMs: durationMs, members: members() },
+        lastError === undefined
+          ? "membership: holding a Lease; the periodic scan is shared among the live members"
+          : "membership: could not create the Lease yet; not scanning until it is renewed",
+      );
+      schedule();
+    },
+    async stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      await ticking;
+      lastRenewedAt = undefined;
+      try {
+        await bounded(
+          api.deleteNamespacedLease({
+            name,
+            namespace,
+            ...(own?.metadata?.resourceVersion
+              ? { body: { preconditions: { resourceVersion: own.metadata.resourceVersion } } }
+              : {}),
+          }),
+          "delete Lease",
+        );
+      } catch {
+        // Gone already, or unreachable: it expires by itself.
+      }
+    },
+  };
+}
+
+const SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount";
+
+export interface MembershipFromEnvOptions {
+  env: Record<string, string | undefined>;
+  /** `ferry serve --kubeconfig FILE`. */
+  kubeconfigFile?: string;
+  /** Parses FERRY_LEASE_DURATION ("15s"). */
+  parseDuration: (text: string) => number;
+  log?: LeaseMembershipOptions["log"];
+  /** Where the in-cluster service account is mounted (tests point it elsewhere). */
+  serviceAccountDir?: string;
+}
+
+/**
+ * Lease membership when Ferry runs in a pod (in-cluster config) or was given `--kubeconfig`;
+ * otherwise the single-member fleet. FERRY_LEASE_NAMESPACE (default: the pod's namespace, then
+ * the kubeconfig context's, then `default`), FERRY_MEMBER_NAME (default POD_NAME, then the host
+ * name) and FERRY_LEASE_DURATION (default 15s) tune it.
+ */
+export function membershipFromEnv(options: MembershipFromEnvOptions): Membership {
+  const { env } = options;
+  const identity = env.FERRY_MEMBER_NAME || env.POD_NAME || hostname();
+  const saDir = options.serviceAccountDir ?? SERVICE_ACCOUNT_DIR;
+  const inCluster = Boolean(env.KUBERNETES_SERVICE_HOST) && existsSync(`${saDir}/token`);
+  if (options.kubeconfigFile === undefined && !inCluster) return singleMembership(identity);
+  const kubeConfig = new KubeConfig();
+  if (options.kubeconfigFile !== undefined) kubeConfig.loadFromFile(options.kubeconfigFile);
+  else kubeConfig.loadFromCluster();
+  const podNamespace = existsSync(`${saDir}/namespace`)
+    ? readFileSync(`${saDir}/namespace`, "utf8").trim()
+    : undefined;
+  const contextNamespace = kubeConfig.getContextObject(kubeConfig.getCurrentContext())?.namespace;
+  const namespace =
+    env.FERRY_LEASE_NAMESPACE || env.POD_NAMESPACE || podNamespace || contextNamespace || "default";
+  return leaseMembership({
+    kubeConfig,
+    namespace,
+    identity,
+    ...(env.FERRY_LEASE_DURATION ? { leaseDurationMs: options.parseDuration(env.FERRY_LEASE_DURATION) } : {}),
+    ...(options.log ? { log: options.log } : {}),
+  });
+}

@@ -1,0 +1,109 @@
+import { Probot, ProbotOctokit } from "probot";
+import { afterEach, describe, expect, it } from "vitest";
+import { createWriteBudget } from "../../../src/adapters/github/write-budget.js";
+import {
+  startGitHubEmulator,
+  type GitHubEmulator,
+  accounts,
+  repos,
+} from "../../../src/sandbox/github/index.js";
+
+let emu: GitHubEmulator | undefined;
+afterEach(async () => {
+  await emu?.close();
+  emu = undefined;
+});
+
+describe("GitHub's write budget per installation, shared by the live replicas", () => {
+  it("holds an installation's writes to its part of 80 a minute (here 4 among 2 replicas: 2), waiting instead of failing; reads are free", async () => {
+    emu = await startGitHubEmulator();
+    accounts.createUser(emu, "mona");
+    accounts.createOrg(emu, "acme");
+    await repos.createRepo(emu, "acme", "config", {
+      files: { "README.md": "x\n" },
+      collaborators: { mona: "admin" },
+    });
+    const app = accounts.createApp(emu, {
+      slug: "ferry",
+      permissions: { issues: "write", metadata: "read" },
+    });
+    const installation = accounts.installApp(emu, app.id, "acme");
+    let now = 1_000_000;
+    const waits: number[] = [];
+    const budget = createWriteBudget({
+      share: () => 2,
+      perMinute: 4,
+      now: () => now,
+      // The clock moves only when a write waits: no real time passes in this test.
+      sleep: async (ms) => {
+        waits.push(ms);
+        now += ms;
+      },
+    });
+    const probot = new Probot({
+      appId: app.id,
+      privateKey: app.privateKey,
+      baseUrl: emu.apiUrl,
+      Octokit: ProbotOctokit.plugin(budget.plugin as never).defaults({
+        throttle: { enabled: false },
+        retry: { enabled: false },
+      }) as typeof ProbotOctokit,
+      logLevel: "fatal",
+    });
+    const octokit = await probot.auth(installation.id);
+    const { data: issue } = await octokit.rest.issues.create({ owner: "acme", repo: "config", title: "t" });
+    for (let i = 0; i < 4; i++) {
+      await octokit.rest.issues.createComment({
+        owner: "acme",
+        repo: "config",
+        issue_number: issue.number,
+        body: `${i}`,
+      });
+      await octokit.rest.issues.get({ owner: "acme", repo: "config", issue_number: issue.number });
+    }
+    // 5 writes at 2 a minute: the 3rd and the 5th waited for the window to slide (a minute each).
+    expect(waits).toEqual([60_000, 60_000]);
+    expect(budget.use()).toEqual({ [String(installation.id)]: { used: 1, limit: 2 } });
+    const posted = emu.requests().filter((r) => r.method === "POST" && /\/comments$/.test(r.path));
+    expect(posted).toHaveLength(4);
+  });
+
+  it("also holds them to their part of 500 an hour (here 3 for one replica): the 4th write waits for the hour's window, then goes", async () => {
+    emu = await startGitHubEmulator();
+    accounts.createOrg(emu, "acme");
+    await repos.createRepo(emu, "acme", "config", { files: { "README.md": "x\n" } });
+    const app = accounts.createApp(emu, {
+      slug: "ferry",
+      permissions: { issues: "write", metadata: "read" },
+    });
+    const installation = accounts.installApp(emu, app.id, "acme");
+    let now = 1_000_000;
+    const waits: number[] = [];
+    const budget = createWriteBudget({
+      share: () => 1,
+      perMinute: 80,
+      perHour: 3,
+      now: () => now,
+      sleep: async (ms) => {
+        waits.push(ms);
+        now += ms;
+      },
+    });
+    const probot = new Probot({
+      appId: app.id,
+      privateKey: app.privateKey,
+      baseUrl: emu.apiUrl,
+      Octokit: ProbotOctokit.plugin(budget.plugin as never).defaults({
+        throttle: { enabled: false },
+        retry: { enabled: false },
+      }) as typeof ProbotOctokit,
+      logLevel: "fatal",
+    });
+    const octokit = await probot.auth(installation.id);
+    for (let i = 0; i < 4; i++)
+      await octokit.rest.issues.create({ owner: "acme", repo: "config", title: `${i}` });
+    expect(waits).toEqual([3_600_000]);
+    expect(budget.delayed).toBe(1);
+    expect(emu.requests().filter((r) => r.method === "POST" && /\/issues$/.test(r.path))).toHaveLength(4);
+  });
+});
