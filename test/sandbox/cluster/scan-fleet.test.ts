@@ -10,23 +10,20 @@ vi.setConfig({ testTimeout: 900_000, hookTimeout: 300_000 });
 
 let sim: ClusterSimulator;
 
-describeScanFleet(
-  "cluster simulator",
-  async () => {
-    sim = await startClusterSimulator();
-    return {
-      apiServerUrl: sim.url,
-      async prepare(namespace) {
-        await fetch(`${sim.url}/api/v1/namespaces`, {
-          method: "POST",
-          headers: { "content-type": "application/json" },
-          body: JSON.stringify({ apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } }),
-        });
-        return { kubeconfigFor: (url: string) => sim.kubeconfig(namespace).split(sim.url).join(url) };
-      },
-      async cleanup() {
-        await sim.close();
-      },
-    };
-  },
-);
+describeScanFleet("cluster simulator", async () => {
+  sim = await startClusterSimulator();
+  return {
+    apiServerUrl: sim.url,
+    async prepare(namespace) {
+      await fetch(`${sim.url}/api/v1/namespaces`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } }),
+      });
+      return { kubeconfigFor: (url: string) => sim.kubeconfig(namespace).split(sim.url).join(url) };
+    },
+    async cleanup() {
+      await sim.close();
+    },
+  };
+});
