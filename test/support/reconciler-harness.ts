@@ -126,10 +126,14 @@ export interface Setup {
   close(): Promise<void>;
 }
 
-export async function setup(temp: TempDirs, simulatorOptions: ClusterSimulatorOptions = {}): Promise<Setup> {
+export async function setup(
+  temp: TempDirs,
+  simulatorOptions: ClusterSimulatorOptions = {},
+  clusterOptions: { listPageSize?: number } = {},
+): Promise<Setup> {
   const sim = await startClusterSimulator(simulatorOptions);
   const repo = new ConfigRepo(temp.make("ferry-config-"));
-  const cluster = KubeCluster.fromOptions({ kubeconfig: sim.kubeconfig() });
+  const cluster = KubeCluster.fromOptions({ kubeconfig: sim.kubeconfig(), ...clusterOptions });
   const fetcher = new ConfigRepoFetcher({
     repo: repo.dir,
     ref: "main",

@@ -66,6 +66,8 @@ export interface KubeClusterOptions {
   /** Kubeconfig YAML (e.g. the simulator's); otherwise `kubeconfigFile`, otherwise in-cluster/default loading. */
   kubeconfig?: string;
   kubeconfigFile?: string;
+  /** Objects per list page (`limit`, then `continue`); default 500. */
+  listPageSize?: number;
 }
 
 export function loadKubeConfig(options: KubeClusterOptions): KubeConfig {
@@ -136,13 +138,16 @@ export class KubeCluster implements ClusterPort {
   private readonly api: RawObjectApi;
   private readonly watcher: Watch;
 
-  constructor(readonly config: KubeConfig) {
+  constructor(
+    readonly config: KubeConfig,
+    private readonly listPageSize = 500,
+  ) {
     this.api = config.makeApiClient(RawObjectApi);
     this.watcher = new Watch(config);
   }
 
   static fromOptions(options: KubeClusterOptions): KubeCluster {
-    return new KubeCluster(loadKubeConfig(options));
+    return new KubeCluster(loadKubeConfig(options), options.listPageSize);
   }
 
   async isNamespaced(apiVersion: string, kind: string): Promise<boolean | undefined> {
@@ -175,7 +180,7 @@ export class KubeCluster implements ClusterPort {
           undefined,
           undefined,
           labelSelector,
-          500,
+          this.listPageSize,
           continueToken,
         );
         for (const item of page.items) items.push({ ...plain(item), apiVersion, kind });

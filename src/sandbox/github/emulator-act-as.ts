@@ -3,11 +3,17 @@
  * writer): they change the same state the REST routes do and fire the same webhooks.
  */
 import { emit } from "./emulator-events.js";
-import { checkSuiteFor, emitCheckRun, onRefChanged, pullsForSha } from "./emulator-pull-effects.js";
+import {
+  addActionsCheckRun,
+  checkSuiteFor,
+  emitCheckRun,
+  onRefChanged,
+  pullsForSha,
+} from "./emulator-pull-effects.js";
 import { authorize } from "./emulator-repos.js";
 import type { GitHubEmulator } from "./emulator.js";
 import { ZERO_SHA } from "./git-store.js";
-import type { CheckRun, Repo } from "./model.js";
+import type { Repo } from "./model.js";
 import { createStatus } from "./routes-checks.js";
 import { createComment, editComment as editCommentOp } from "./routes-issues.js";
 import { openPull, submitReview } from "./routes-pulls.js";
@@ -207,24 +213,9 @@ export async function completeWorkflowRun(
     options.branch ??
     (await r.git.listRefs("refs/heads/")).find((x) => x.sha === sha)?.ref.slice(11) ??
     r.defaultBranch;
+  const run = addActionsCheckRun(emu, r, { sha, branch, name, conclusion });
+  const { id } = run;
   const suite = checkSuiteFor(emu, r, emu.actionsAppId, sha, branch);
-  const id = emu.id();
-  const run: CheckRun = {
-    id,
-    nodeId: shape.nodeIdFor("CR", id),
-    suiteId: suite.id,
-    appId: emu.actionsAppId,
-    name,
-    headSha: sha,
-    status: "completed",
-    conclusion,
-    startedAt: emu.now(),
-    completedAt: emu.now(),
-    externalId: "",
-    detailsUrl: `${emu.webUrl}/${r.owner}/${r.name}/actions/runs/${id}`,
-    output: { title: null, summary: null, text: null, annotations: [] },
-  };
-  r.checkRuns.set(id, run);
   const bot = emu.appById(emu.actionsAppId).botLogin;
   await emitCheckRun(emu, r, run, "completed", bot);
   const commit = await r.git.readCommit(sha);

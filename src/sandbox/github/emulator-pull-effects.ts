@@ -183,28 +183,24 @@ export async function suiteShape(emu: GitHubEmulator, repo: Repo, suite: CheckSu
 export function startCi(emu: GitHubEmulator, repo: Repo, issue: Issue): void {
   const p = issue.pull;
   if (!p) return;
+  runSimulatedCi(emu, repo, p.headSha, p.headRef, { announce: true });
+}
+
+/**
+ * The repository's simulated CI on `sha` (a PR head, or a merge queue's group): one check run per
+ * configured context, completed after its delay; `announce` also sends the `created` event.
+ */
+export function runSimulatedCi(
+  emu: GitHubEmulator,
+  repo: Repo,
+  sha: string,
+  branch: string,
+  options: { announce?: boolean } = {},
+): void {
+  const bot = emu.appById(emu.actionsAppId).botLogin;
   for (const ci of repo.ci) {
-    const sha = p.headSha;
-    const suite = checkSuiteFor(emu, repo, emu.actionsAppId, sha, p.headRef);
-    const id = emu.id();
-    const run: CheckRun = {
-      id,
-      nodeId: shape.nodeIdFor("CR", id),
-      suiteId: suite.id,
-      appId: emu.actionsAppId,
-      name: ci.context,
-      headSha: sha,
-      status: "in_progress",
-      conclusion: null,
-      startedAt: emu.now(),
-      completedAt: null,
-      externalId: "",
-      detailsUrl: `${emu.webUrl}/${repo.owner}/${repo.name}/actions/runs/${id}`,
-      output: { title: null, summary: null, text: null, annotations: [] },
-    };
-    repo.checkRuns.set(id, run);
-    const bot = emu.appById(emu.actionsAppId).botLogin;
-    emu.later(() => emitCheckRun(emu, repo, run, "created", bot));
+    const run = addActionsCheckRun(emu, repo, { sha, branch, name: ci.context });
+    if (options.announce) emu.later(() => emitCheckRun(emu, repo, run, "created", bot));
     emu.later(async () => {
       run.status = "completed";
       run.conclusion = ci.conclusion;
@@ -212,4 +208,32 @@ export function startCi(emu: GitHubEmulator, repo: Repo, issue: Issue): void {
       await emitCheckRun(emu, repo, run, "completed", bot);
     }, ci.delayMs);
   }
+}
+
+/** A GitHub Actions check run on `sha`, in its suite: in progress, or completed with `conclusion`. */
+export function addActionsCheckRun(
+  emu: GitHubEmulator,
+  repo: Repo,
+  input: { sha: string; branch: string; name: string; conclusion?: string },
+): CheckRun {
+  const suite = checkSuiteFor(emu, repo, emu.actionsAppId, input.sha, input.branch);
+  const id = emu.id();
+  const completed = input.conclusion !== undefined;
+  const run: CheckRun = {
+    id,
+    nodeId: shape.nodeIdFor("CR", id),
+    suiteId: suite.id,
+    appId: emu.actionsAppId,
+    name: input.name,
+    headSha: input.sha,
+    status: completed ? "completed" : "in_progress",
+    conclusion: input.conclusion ?? null,
+    startedAt: emu.now(),
+    completedAt: completed ? emu.now() : null,
+    externalId: "",
+    detailsUrl: `${emu.webUrl}/${repo.owner}/${repo.name}/actions/runs/${id}`,
+    output: { title: null, summary: null, text: null, annotations: [] },
+  };
+  repo.checkRuns.set(id, run);
+  return run;
 }

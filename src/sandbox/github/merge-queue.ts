@@ -8,13 +8,12 @@
  * pass on the group, moves the base to it and closes the PR as merged. A failing check or a base
  * that moved meanwhile drops the PR from the queue; it stays open.
  */
-import { emitCheckRun, checkSuiteFor } from "./emulator-pull-effects.js";
+import { runSimulatedCi } from "./emulator-pull-effects.js";
 import { requiredChecksFor, rulesetsFor } from "./emulator-repos.js";
 import type { GitHubEmulator } from "./emulator.js";
 import { ZERO_SHA } from "./git-store.js";
-import type { CheckRun, Issue, Repo } from "./model.js";
+import type { Issue, Repo } from "./model.js";
 import { computePull, contextState, markMerged } from "./pull-logic.js";
-import * as shape from "./shapes.js";
 
 /** Adds an open, mergeable PR to its base's queue. Returns GitHub's refusal, or undefined when queued. */
 export async function enqueue(
@@ -47,41 +46,11 @@ export async function enqueue(
   });
   const ref = `refs/heads/gh-readonly-queue/${p.baseRef}/pr-${issue.number}-${p.headSha}`;
   await git.compareAndSwapRef(ref, group, ZERO_SHA);
-  runGroupChecks(emu, repo, group, ref);
+  // The simulated CI on the merge group's commit (the `merge_group` run).
+  runSimulatedCi(emu, repo, group, ref.slice("refs/heads/".length));
   const delay = Math.max(0, ...repo.ci.map((ci) => ci.delayMs));
   emu.later(() => land(emu, repo, issue, login, { ref, group, baseSha }), delay + 1);
   return undefined;
-}
-
-/** The simulated CI on the merge group's commit (the `merge_group` run). */
-function runGroupChecks(emu: GitHubEmulator, repo: Repo, sha: string, ref: string): void {
-  const bot = emu.appById(emu.actionsAppId).botLogin;
-  for (const ci of repo.ci) {
-    const suite = checkSuiteFor(emu, repo, emu.actionsAppId, sha, ref.slice("refs/heads/".length));
-    const id = emu.id();
-    const run: CheckRun = {
-      id,
-      nodeId: shape.nodeIdFor("CR", id),
-      suiteId: suite.id,
-      appId: emu.actionsAppId,
-      name: ci.context,
-      headSha: sha,
-      status: "in_progress",
-      conclusion: null,
-      startedAt: emu.now(),
-      completedAt: null,
-      externalId: "",
-      detailsUrl: `${emu.webUrl}/${repo.owner}/${repo.name}/actions/runs/${id}`,
-      output: { title: null, summary: null, text: null, annotations: [] },
-    };
-    repo.checkRuns.set(id, run);
-    emu.later(async () => {
-      run.status = "completed";
-      run.conclusion = ci.conclusion;
-      run.completedAt = emu.now();
-      await emitCheckRun(emu, repo, run, "completed", bot);
-    }, ci.delayMs);
-  }
 }
 
 /** Lands the group when the base's required checks passed on it; otherwise drops the PR from the queue. */
