@@ -2,12 +2,18 @@
 # Builds the real cosign CLI (github.com/sigstore/cosign/v2) that the signing tests sign images
 # with, from its Go module through the Go module proxy, into a cache outside the repo. Reuses the
 # binary when present. Go is a build tool for this test tier only; Ferry itself never needs it.
-# Usage: build-cosign.sh  (prints the binary path on its last line)
+# Usage: build-cosign.sh  (prints the binary path on its last line); build-cosign.sh --check
 set -euo pipefail
 
 COSIGN_VERSION="${FERRY_COSIGN_VERSION:-v2.6.5}"
 CACHE_ROOT="${FERRY_COSIGN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ferry/cosign}"
 OUT="$CACHE_ROOT/$COSIGN_VERSION"
+
+# --check: print the binary's path when it is built, nothing otherwise; never builds.
+if [ "${1:-}" = "--check" ]; then
+  [ -x "$OUT/cosign" ] && echo "$OUT/cosign"
+  exit 0
+fi
 
 if [ -x "$OUT/cosign" ]; then
   echo "cosign: reusing $OUT/cosign ($COSIGN_VERSION)" >&2

@@ -26,7 +26,11 @@ export function cosignBinary(): string | undefined {
       COSIGN_VERSION,
       "cosign",
     );
-  return existsSync(path) ? path : undefined;
+  if (existsSync(path)) return path;
+  // CI's second signing run: the real CLI or a failure, never the node:crypto fallback.
+  if (process.env.FERRY_REQUIRE_COSIGN === "1")
+    throw new Error(`FERRY_REQUIRE_COSIGN=1 but cosign is not at ${path}: run test/signing/build-cosign.sh`);
+  return undefined;
 }
 
 export interface Signer {
