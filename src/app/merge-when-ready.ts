@@ -9,6 +9,7 @@ import type {
   PullRequestInfo,
   RepoIdentity,
 } from "./github-port.js";
+import { ferryPull } from "./pull-trust.js";
 
 /** The GitHub roles for writing Ferry's PR branch, opening the PR and merging it. */
 export type PullWork = RepoIdentity &
@@ -17,7 +18,6 @@ export type PullWork = RepoIdentity &
   GitHubMerges &
   GitHubPulls &
   GitHubComments;
-import { ferryPull } from "./pull-trust.js";
 
 export type MergeOutcome = "merged" | "waiting" | "not-ferry" | "review" | "stopped";
 
