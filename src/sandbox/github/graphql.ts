@@ -86,6 +86,36 @@ function pullRequestNode(issue: Issue) {
   };
 }
 
+/**
+ * The PR a mutation names by node id, once the actor holds write on pull requests and contents;
+ * otherwise the GraphQL failure GitHub answers (`NOT_FOUND`, or `FORBIDDEN` with `forbidden`).
+ */
+function pullForMutation(
+  emu: GitHubEmulator,
+  ctx: RequestContext,
+  name: string,
+  pullRequestId: unknown,
+  forbidden: string,
+): { repo: Repo; issue: Issue } | { reply: Reply } {
+  const found = findByNodeId(emu, pullRequestId);
+  if (!found)
+    return {
+      reply: failure(
+        name,
+        "NOT_FOUND",
+        `Could not resolve to a node with the global id of '${String(pullRequestId)}'`,
+      ),
+    };
+  try {
+    authorize(emu, ctx.actor, found.repo, "pull_requests", "write", "write");
+    authorize(emu, ctx.actor, found.repo, "contents", "write", "write");
+  } catch (error) {
+    if (error instanceof ApiError) return { reply: failure(name, "FORBIDDEN", forbidden) };
+    throw error;
+  }
+  return found;
+}
+
 export async function handleGraphql(emu: GitHubEmulator, ctx: RequestContext): Promise<Reply> {
   const query = typeof ctx.body.query === "string" ? ctx.body.query : "";
   const variables = (ctx.body.variables as Record<string, unknown>) ?? {};
@@ -95,26 +125,15 @@ export async function handleGraphql(emu: GitHubEmulator, ctx: RequestContext): P
   for (const name of ["enablePullRequestAutoMerge", "disablePullRequestAutoMerge"]) {
     const input = mutationInput(query, name, variables);
     if (!input) continue;
-    const found = findByNodeId(emu, input.pullRequestId);
-    if (!found)
-      return failure(
-        name,
-        "NOT_FOUND",
-        `Could not resolve to a node with the global id of '${String(input.pullRequestId)}'`,
-      );
+    const found = pullForMutation(
+      emu,
+      ctx,
+      name,
+      input.pullRequestId,
+      `${ctx.actor.kind === "installation" ? ctx.actor.login : "Viewer"} does not have permission to enable auto-merge on this pull request.`,
+    );
+    if ("reply" in found) return found.reply;
     const { repo, issue } = found;
-    try {
-      authorize(emu, ctx.actor, repo, "pull_requests", "write", "write");
-      authorize(emu, ctx.actor, repo, "contents", "write", "write");
-    } catch (error) {
-      if (error instanceof ApiError)
-        return failure(
-          name,
-          "FORBIDDEN",
-          `${ctx.actor.kind === "installation" ? ctx.actor.login : "Viewer"} does not have permission to enable auto-merge on this pull request.`,
-        );
-      throw error;
-    }
     const login = emu.actingLogin(ctx.actor);
     if (name === "enablePullRequestAutoMerge") {
       const method = String(input.mergeMethod ?? "MERGE").toUpperCase();
@@ -150,22 +169,15 @@ export async function handleGraphql(emu: GitHubEmulator, ctx: RequestContext): P
     const name = "enqueuePullRequest";
     const input = mutationInput(query, name, variables);
     if (input) {
-      const found = findByNodeId(emu, input.pullRequestId);
-      if (!found)
-        return failure(
-          name,
-          "NOT_FOUND",
-          `Could not resolve to a node with the global id of '${String(input.pullRequestId)}'`,
-        );
+      const found = pullForMutation(
+        emu,
+        ctx,
+        name,
+        input.pullRequestId,
+        "Resource not accessible by integration",
+      );
+      if ("reply" in found) return found.reply;
       const { repo, issue } = found;
-      try {
-        authorize(emu, ctx.actor, repo, "pull_requests", "write", "write");
-        authorize(emu, ctx.actor, repo, "contents", "write", "write");
-      } catch (error) {
-        if (error instanceof ApiError)
-          return failure(name, "FORBIDDEN", "Resource not accessible by integration");
-        throw error;
-      }
       const problem = await enqueue(
         emu,
         repo,
