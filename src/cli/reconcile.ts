@@ -6,7 +6,7 @@
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
-import { parseDuration } from "../core/duration.js";
+import { parseDurationWithin } from "../core/duration.js";
 import { DEFAULT_PRUNE_OPTIONS, formatSyncPlan } from "../reconciler/plan.js";
 import { describeObjects } from "../reconciler/reconciler.js";
 import { buildReconciler, startReconciler, type ReconcilerSetup } from "../reconciler/start.js";
@@ -149,7 +149,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
       maxPrune: count(values["max-prune"], "--max-prune", DEFAULT_PRUNE_OPTIONS.maxPrune),
       maxPrunePercent,
     },
-    intervalMs: parseDuration(values.interval),
+    intervalMs: parseDurationWithin("--interval", values.interval, 1000, 7 * 24 * 60 * 60 * 1000),
     watch: !values.once && !values["dry-run"],
     ...(values["github-repo"] && githubToken
       ? {

@@ -11,7 +11,6 @@ export async function run(args: string[], io: CliIo): Promise<number> {
   const { startFerryServer } = await import("../server/ferry-server.js");
   const { serverOptionsFromEnv } = await import("../server/server-options.js");
   const { membershipFromEnv } = await import("../adapters/kubernetes/lease-membership.js");
-  const { parseDuration } = await import("../core/duration.js");
   const options = serverOptionsFromEnv(io.env);
   // In a pod or with --kubeconfig: one Lease per replica, and the periodic scan is shared.
   const line = (fields: object, message: string): void =>
@@ -19,7 +18,6 @@ export async function run(args: string[], io: CliIo): Promise<number> {
   options.membership = membershipFromEnv({
     env: io.env,
     ...(values.kubeconfig !== undefined ? { kubeconfigFile: values.kubeconfig } : {}),
-    parseDuration,
     log: { info: line, warn: line },
   });
   if (values.port !== undefined) options.port = Number(values.port);

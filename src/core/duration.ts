@@ -31,6 +31,21 @@ export function parseDuration(text: string): number {
   return total;
 }
 
+/**
+ * A duration that drives a timer, bounded before any timer starts: at least `minMs` (a setting of
+ * `0s` or `1ms` would poll in a loop) and at most `maxMs` (within Node's timer range of ~24.8 days;
+ * a longer timer fires at once). `name` is the setting the error names.
+ */
+export function parseDurationWithin(name: string, text: string, minMs: number, maxMs: number): number {
+  const ms = parseDuration(text);
+  if (ms < minMs || ms > maxMs)
+    throw new UserError(
+      "invalid-duration",
+      `${name} must be between ${formatDuration(minMs)} and ${formatDuration(maxMs)}, got ${JSON.stringify(text)}`,
+    );
+  return ms;
+}
+
 /** Formats milliseconds compactly for humans: `1h30m`, `45s`, `250ms`. */
 export function formatDuration(ms: number): string {
   if (ms < 1000) return `${Math.round(ms)}ms`;

@@ -10,7 +10,7 @@ import {
 import { accessSync, constants, readFileSync } from "node:fs";
 import { PUBLIC_GOOD_TUF_MIRROR, readTrustedRootFile } from "../adapters/registry/index.js";
 import { AZURE_IDENTITY_VARIABLES } from "../core/cloud-registries.js";
-import { parseDuration } from "../core/duration.js";
+import { parseDurationWithin } from "../core/duration.js";
 import { UserError } from "../core/errors.js";
 import { parseListenAddress } from "../reconciler/status-server.js";
 import type { FerryServerOptions } from "./ferry-server.js";
@@ -58,7 +58,9 @@ export function serverOptionsFromEnv(env: NodeJS.ProcessEnv): FerryServerOptions
   if (baseUrl) options.baseUrl = baseUrl;
   if (env.FERRY_SCAN_INTERVAL)
     options.scanIntervalMs =
-      env.FERRY_SCAN_INTERVAL === "off" ? false : parseDuration(env.FERRY_SCAN_INTERVAL);
+      env.FERRY_SCAN_INTERVAL === "off"
+        ? false
+        : parseDurationWithin("FERRY_SCAN_INTERVAL", env.FERRY_SCAN_INTERVAL, SECOND_MS, WEEK_MS);
   if (env.FERRY_LARGE_INSTALLATION_REPOSITORIES) {
     const limit = Number(env.FERRY_LARGE_INSTALLATION_REPOSITORIES);
     if (!Number.isSafeInteger(limit) || limit < 1)
@@ -144,15 +146,12 @@ function trustedRootRefreshSettings(env: NodeJS.ProcessEnv): TrustedRootRefreshS
   };
 }
 
-/** Between a minute (a mirror is not polled in a loop) and a week (within Node's timer range). */
+const SECOND_MS = 1000;
+const WEEK_MS = 7 * 24 * 60 * 60 * 1000;
+
+/** Between a minute (a mirror is not polled in a loop) and a week. */
 function refreshInterval(text: string): number {
-  const ms = parseDuration(text);
-  if (ms < 60_000 || ms > 7 * 24 * 60 * 60 * 1000)
-    throw new UserError(
-      "invalid-setting",
-      "FERRY_SIGSTORE_TUF_REFRESH_INTERVAL must be between 1m and 7d, or off",
-    );
-  return ms;
+  return parseDurationWithin("FERRY_SIGSTORE_TUF_REFRESH_INTERVAL", text, 60 * SECOND_MS, WEEK_MS);
 }
 
 function readableFile(path: string): string {

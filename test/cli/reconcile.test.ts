@@ -206,6 +206,15 @@ describe("ferry reconcile", () => {
     expect(await main(["reconcile", "--repo", "x", "--path", "y", "--max-prune", "many"], io)).toBe(2);
     expect(io.err).toMatch(/--repo is required/);
   });
+
+  it("exits 1 on an --interval that would cycle in a loop or overflow Node's timer, naming the flag", async () => {
+    for (const interval of ["0s", "999ms", "30d"]) {
+      const io = captureIo(temp.make());
+      expect(await main(["reconcile", "--repo", "x", "--path", "y", "--interval", interval], io)).toBe(1);
+      expect(io.err.trim().split("\n")).toHaveLength(1);
+      expect(io.err).toContain(`--interval must be between 1s and 7d, got "${interval}"`);
+    }
+  });
 });
 
 describe("the status server", () => {

@@ -116,6 +116,17 @@ describe("ferry serve: webhook intake", () => {
     expect(() => serverOptionsFromEnv({ APP_ID: "7" })).toThrow(/PRIVATE_KEY/);
   });
 
+  it("refuses a FERRY_SCAN_INTERVAL that would scan in a loop or overflow Node's timer, and takes off", () => {
+    const base = { APP_ID: "7", PRIVATE_KEY: "k", WEBHOOK_SECRET: "s" };
+    for (const text of ["0s", "500ms", "8d", "30d"]) {
+      const read = (): unknown => serverOptionsFromEnv({ ...base, FERRY_SCAN_INTERVAL: text });
+      expect(read).toThrow(UserError);
+      expect(read).toThrow(`FERRY_SCAN_INTERVAL must be between 1s and 7d, got "${text}"`);
+    }
+    expect(serverOptionsFromEnv({ ...base, FERRY_SCAN_INTERVAL: "7d" }).scanIntervalMs).toBe(604_800_000);
+    expect(serverOptionsFromEnv({ ...base, FERRY_SCAN_INTERVAL: "off" }).scanIntervalMs).toBe(false);
+  });
+
   it("reads FERRY_STATUS_TOKEN and FERRY_STATUS_LISTEN, and refuses a listen address it cannot parse", () => {
     const base = { APP_ID: "7", PRIVATE_KEY: "k", WEBHOOK_SECRET: "s" };
     expect(serverOptionsFromEnv(base).status).toBeUndefined();

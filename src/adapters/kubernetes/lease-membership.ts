@@ -20,6 +20,7 @@ import {
   V1MicroTime,
   type V1Lease,
 } from "@kubernetes/client-node";
+import { parseDurationWithin } from "../../core/duration.js";
 
 /** Labels on every Ferry membership Lease; members are listed by this selector. */
 export const MEMBERSHIP_LABELS = {
@@ -307,14 +308,20 @@ export function leaseMembership(options: LeaseMembershipOptions): Membership {
   };
 }
 
+/**
+ * FERRY_LEASE_DURATION, renewed every third of it: at least a second, at most an hour (a dead
+ * replica's share waits that long for another member).
+ */
+function leaseDuration(text: string): number {
+  return parseDurationWithin("FERRY_LEASE_DURATION", text, 1000, 60 * 60 * 1000);
+}
+
 const SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount";
 
 export interface MembershipFromEnvOptions {
   env: Record<string, string | undefined>;
   /** `ferry serve --kubeconfig FILE`. */
   kubeconfigFile?: string;
-  /** Parses FERRY_LEASE_DURATION ("15s"). */
-  parseDuration: (text: string) => number;
   log?: LeaseMembershipOptions["log"];
   /** Where the in-cluster service account is mounted (tests point it elsewhere). */
   serviceAccountDir?: string;
@@ -345,7 +352,7 @@ export function membershipFromEnv(options: MembershipFromEnvOptions): Membership
     kubeConfig,
     namespace,
     identity,
-    ...(env.FERRY_LEASE_DURATION ? { leaseDurationMs: options.parseDuration(env.FERRY_LEASE_DURATION) } : {}),
+    ...(env.FERRY_LEASE_DURATION ? { leaseDurationMs: leaseDuration(env.FERRY_LEASE_DURATION) } : {}),
     ...(options.log ? { log: options.log } : {}),
   });
 }
