@@ -2,8 +2,7 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { main } from "../../src/cli.js";
-import type { CliIo } from "../../src/cli/io.js";
+import { runFerry } from "../support/cli-io.js";
 
 const CONFIG = `images:
   shop:
@@ -27,17 +26,7 @@ async function put(path: string, text: string): Promise<void> {
 }
 
 async function check(): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = "";
-  let stderr = "";
-  const io: CliIo = {
-    stdout: (t) => void (stdout += t),
-    stderr: (t) => void (stderr += t),
-    readStdin: async () => "",
-    cwd: dir,
-    env: {},
-    now: () => new Date(0),
-  };
-  return { code: await main(["check", "--dir", "."], io), stdout, stderr };
+  return runFerry(["check", "--dir", "."], dir, { now: () => new Date(0) });
 }
 
 describe("ferry check and remote bases", () => {

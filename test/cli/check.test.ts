@@ -3,9 +3,8 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { readEnvironmentFiles } from "../../src/adapters/fs/read-environment-files.js";
-import { main } from "../../src/cli.js";
-import type { CliIo } from "../../src/cli/io.js";
 import { UserError } from "../../src/core/errors.js";
+import { runFerry } from "../support/cli-io.js";
 
 const CONFIG = `images:
   shop:
@@ -34,17 +33,7 @@ async function put(path: string, text: string): Promise<void> {
 }
 
 async function ferry(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = "";
-  let stderr = "";
-  const io: CliIo = {
-    stdout: (t) => void (stdout += t),
-    stderr: (t) => void (stderr += t),
-    readStdin: async () => "",
-    cwd: dir,
-    env: {},
-    now: () => new Date(0),
-  };
-  return { code: await main(args, io), stdout, stderr };
+  return runFerry(args, dir, { now: () => new Date(0) });
 }
 
 describe("ferry check", () => {

@@ -3,7 +3,6 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { main } from "../../src/cli.js";
-import type { CliIo } from "../../src/cli/io.js";
 import { formatPlanReport, type PlanReport } from "../../src/cli/plan.js";
 import { startFerryServer, type FerryServer } from "../../src/server/ferry-server.js";
 import {
@@ -20,21 +19,7 @@ import {
 import { pushImage } from "../../src/sandbox/registry/push-image.js";
 import { startDistribution, type RunningDistribution } from "../support/registry-distribution.js";
 import { ferryAppManifest, UnthrottledOctokit } from "../../src/sandbox/ferry-app.js";
-
-function fakeIo(cwd: string): CliIo & { out: string[]; err: string[] } {
-  const out: string[] = [];
-  const err: string[] = [];
-  return {
-    out,
-    err,
-    stdout: (t) => out.push(t),
-    stderr: (t) => err.push(t),
-    readStdin: async () => "",
-    cwd,
-    env: {},
-    now: () => new Date(),
-  };
-}
+import { captureIo } from "../support/cli-io.js";
 
 function writeRepo(files: Record<string, string>): string {
   const dir = mkdtempSync(join(tmpdir(), "ferry-plan-"));
@@ -65,11 +50,11 @@ describe("ferry plan against the embedded registry", () => {
 
   it("prints staging's next tag within its range and prod's promotion to exactly what staging runs", async () => {
     const dir = writeRepo(configRepo(registry.host, "1.7.3", "1.6.0"));
-    const io = fakeIo(dir);
+    const io = captureIo(dir);
     const code = await main(["plan", "--json"], io);
-    expect(io.err.join("")).toBe("");
+    expect(io.err).toBe("");
     expect(code).toBe(0);
-    const output = JSON.parse(io.out.join("")) as PlanReport;
+    const output = JSON.parse(io.out) as PlanReport;
     expect(output.changes).toEqual([
       expect.objectContaining({
         environment: "staging",
@@ -109,9 +94,9 @@ describe("ferry plan against the embedded registry", () => {
       "acme/shop\n    source: acme/shop\n    policy",
     );
     const dir = writeRepo(files);
-    const io = fakeIo(dir);
+    const io = captureIo(dir);
     expect(await main(["plan", "--env", "staging"], io)).toBe(0);
-    expect(io.out.join("")).toContain(
+    expect(io.out).toContain(
       "staging  shop  notice: CI gating: the app proposes 1.8.0 only once the commit of tag 1.8.0 in acme/shop (the image has no org.opencontainers.image.revision label) passed CI in acme/shop",
     );
     rmSync(dir, { recursive: true });
@@ -119,9 +104,9 @@ describe("ferry plan against the embedded registry", () => {
 
   it("exits 3 and says why when nothing would change", async () => {
     const dir = writeRepo(configRepo(registry.host, "1.8.0", "1.8.0"));
-    const io = fakeIo(dir);
+    const io = captureIo(dir);
     expect(await main(["plan", "--dir", dir, "--env", "staging"], io)).toBe(3);
-    expect(io.out.join("")).toMatch(/staging {2}shop {2}unchanged: .*1\.8\.0/);
+    expect(io.out).toMatch(/staging {2}shop {2}unchanged: .*1\.8\.0/);
     rmSync(dir, { recursive: true });
   });
 
@@ -134,9 +119,9 @@ describe("ferry plan against the embedded registry", () => {
     files["overlays/staging/kustomization.yaml"] +=
       `  - name: ${registry.host}/acme/gone\n    newTag: "1.0.0"\n`;
     const dir = writeRepo(files);
-    const io = fakeIo(dir);
+    const io = captureIo(dir);
     expect(await main(["plan", "--env", "staging", "--json"], io)).toBe(1);
-    const output = JSON.parse(io.out.join("")) as PlanReport;
+    const output = JSON.parse(io.out) as PlanReport;
     expect(output.changes).toEqual([expect.objectContaining({ image: "shop", to: "1.8.0" })]);
     expect(output.unchanged).toEqual([
       expect.objectContaining({
@@ -150,13 +135,13 @@ describe("ferry plan against the embedded registry", () => {
 
   it("refuses an unknown environment and a broken config with exit 1", async () => {
     const dir = writeRepo(configRepo(registry.host, "1.8.0", "1.8.0"));
-    const io = fakeIo(dir);
+    const io = captureIo(dir);
     expect(await main(["plan", "--env", "qa"], io)).toBe(1);
-    expect(io.err.join("")).toMatch(/unknown environment "qa"/);
+    expect(io.err).toMatch(/unknown environment "qa"/);
     writeFileSync(join(dir, ".github/ferry.yml"), "images: {}\nenvironments: { x: { paths: [../etc] } }\n");
-    const broken = fakeIo(dir);
+    const broken = captureIo(dir);
     expect(await main(["plan"], broken)).toBe(1);
-    expect(broken.err.join("")).toMatch(/\.github\/ferry\.yml:2:\d+ .*must not leave the repository/);
+    expect(broken.err).toMatch(/\.github\/ferry\.yml:2:\d+ .*must not leave the repository/);
     rmSync(dir, { recursive: true });
   });
 });
@@ -200,9 +185,9 @@ describe("ferry plan for an environment with from", () => {
       "overlays/staging/kustomization.yaml": "resources: []\n",
       "overlays/prod/web.yaml": `spec:\n  containers:\n  - image: ${registry.host}/acme/web:1.0.0\n`,
     });
-    const io = fakeIo(dir);
+    const io = captureIo(dir);
     expect(await main(["plan", "--env", "prod", "--json"], io)).toBe(3);
-    expect(JSON.parse(io.out.join(""))).toEqual({
+    expect(JSON.parse(io.out)).toEqual({
       changes: [],
       unchanged: [
         { environment: "prod", image: "web", reason: expect.stringMatching(/staging does not run web/) },
@@ -217,12 +202,12 @@ describe("ferry plan when a registry cannot be reached", () => {
   it("says which registry in one line, without calling it an internal error, and exits 1", async () => {
     const host = "127.0.0.1:1";
     const dir = writeRepo(configRepo(host, "1.7.3", "1.7.3"));
-    const io = fakeIo(dir);
+    const io = captureIo(dir);
     expect(await main(["plan", "--env", "staging"], io)).toBe(1);
-    expect(io.out.join("")).toMatch(
+    expect(io.out).toMatch(
       /^staging {2}shop {2}unchanged: registry error: 127\.0\.0\.1:1: unreachable .*\n$/,
     );
-    expect(io.err.join("")).toBe("ferry plan: staging/shop could not be planned (registry errors above)\n");
+    expect(io.err).toBe("ferry plan: staging/shop could not be planned (registry errors above)\n");
     rmSync(dir, { recursive: true });
   }, 30_000);
 });
@@ -292,9 +277,9 @@ describe("a push to a real CNCF distribution registry, notified to ferry serve's
     );
 
     const dir = writeRepo(configRepo(distribution.host, "1.7.3", "1.7.3"));
-    const io = fakeIo(dir);
+    const io = captureIo(dir);
     expect(await main(["plan", "--env", "staging", "--json"], io)).toBe(0);
-    const output = JSON.parse(io.out.join("")) as PlanReport;
+    const output = JSON.parse(io.out) as PlanReport;
     expect(output.changes).toEqual([
       expect.objectContaining({ environment: "staging", from: "1.7.3", to: "1.8.0", digest: pushed.digest }),
     ]);

@@ -2,8 +2,7 @@ import { mkdtemp, readdir, readFile, rm, symlink, writeFile } from "node:fs/prom
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { main } from "../../src/cli.js";
-import type { CliIo } from "../../src/cli/io.js";
+import { runFerry } from "../support/cli-io.js";
 
 const DIGEST = `sha256:${"d".repeat(64)}`;
 const KUSTOMIZATION = "images:\n  - name: ghcr.io/acme/shop # app\n    newTag: 1.7.0\n";
@@ -17,18 +16,7 @@ afterEach(async () => {
 });
 
 async function ferry(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = "";
-  let stderr = "";
-  const io: CliIo = {
-    stdout: (text) => void (stdout += text),
-    stderr: (text) => void (stderr += text),
-    readStdin: async () => "",
-    cwd: dir,
-    env: {},
-    now: () => new Date(0),
-  };
-  const code = await main(args, io);
-  return { code, stdout, stderr };
+  return runFerry(args, dir, { now: () => new Date(0) });
 }
 
 describe("ferry set-image", () => {

@@ -4,7 +4,6 @@ import { dirname, join } from "node:path";
 import { Octokit } from "@octokit/rest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { main } from "../../src/cli.js";
-import type { CliIo } from "../../src/cli/io.js";
 import type { PlanReport } from "../../src/cli/plan.js";
 import { parseNotices } from "../../src/core/pr/dashboard.js";
 import { startFerryServer, type FerryServer } from "../../src/server/ferry-server.js";
@@ -25,6 +24,7 @@ import {
   pushReferrer,
   type TestSigstore,
 } from "./sigstore-fixtures.js";
+import { captureIo } from "../support/cli-io.js";
 
 /**
  * The GitHub Actions keyless setup of the README, end to end on the routes users take: images
@@ -42,21 +42,6 @@ function configRepo(host: string, staging: string): Record<string, string> {
   return {
     ".github/ferry.yml": `images:\n  shop:\n    repository: ${host}/acme/shop\n    policy:\n      range: "^1.0.0"\n      verify:\n        issuer: ${ISSUER}\n        subject: "https://github.com/acme/shop/.github/workflows/release.yml@refs/tags/v*"\nenvironments:\n  staging:\n    paths: [overlays/staging]\n    merge: review\n`,
     "overlays/staging/kustomization.yaml": `resources: []\nimages:\n  - name: ${host}/acme/shop\n    newTag: "${staging}"\n`,
-  };
-}
-
-function fakeIo(cwd: string, env: Record<string, string>): CliIo & { out: string[]; err: string[] } {
-  const out: string[] = [];
-  const err: string[] = [];
-  return {
-    out,
-    err,
-    stdout: (t) => out.push(t),
-    stderr: (t) => err.push(t),
-    readStdin: async () => "",
-    cwd,
-    env,
-    now: () => new Date(),
   };
 }
 
@@ -180,10 +165,10 @@ describe("keyless signatures from a GitHub Actions release workflow, through fer
       mkdirSync(dirname(join(dir, path)), { recursive: true });
       writeFileSync(join(dir, path), text);
     }
-    const io = fakeIo(dir, env);
+    const io = captureIo(dir, { env });
     await main(["plan", "--env", "staging", "--json"], io);
-    expect(io.err.join("")).toBe("");
-    const report = JSON.parse(io.out.join("")) as PlanReport;
+    expect(io.err).toBe("");
+    const report = JSON.parse(io.out) as PlanReport;
     expect(report.changes).toEqual([]);
     expect(report.unchanged).toEqual([
       expect.objectContaining({

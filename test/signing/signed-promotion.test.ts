@@ -4,7 +4,6 @@ import { dirname, join } from "node:path";
 import { Octokit } from "@octokit/rest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { main } from "../../src/cli.js";
-import type { CliIo } from "../../src/cli/io.js";
 import type { PlanReport } from "../../src/cli/plan.js";
 import { parseNotices } from "../../src/core/pr/dashboard.js";
 import { startFerryServer, type FerryServer } from "../../src/server/ferry-server.js";
@@ -20,27 +19,13 @@ import { ferryAppManifest, UnthrottledOctokit } from "../../src/sandbox/ferry-ap
 import { startDistribution, type RunningDistribution } from "../support/registry-distribution.js";
 import { generateKeyPair, pushSignature, signWithKey } from "./cosign-artifacts.js";
 import { COSIGN_VERSION, cosignBinary, createSigner, type Signer } from "./cosign-cli.js";
+import { captureIo } from "../support/cli-io.js";
 
 /**
  * The route a user and an attacker take: images pushed to a real CNCF distribution 2.8 (no
  * referrers API), notified to `ferry serve`, signed with cosign (the CLI when build-cosign.sh has
  * built it, else the same artifacts from node:crypto), config merged in the GitHub emulator.
  */
-
-function fakeIo(cwd: string): CliIo & { out: string[]; err: string[] } {
-  const out: string[] = [];
-  const err: string[] = [];
-  return {
-    out,
-    err,
-    stdout: (t) => out.push(t),
-    stderr: (t) => err.push(t),
-    readStdin: async () => "",
-    cwd,
-    env: {},
-    now: () => new Date(),
-  };
-}
 
 function configRepo(host: string, publicPem: string, staging: string, prod: string): Record<string, string> {
   const key = publicPem
@@ -65,10 +50,10 @@ function writeRepo(files: Record<string, string>): string {
 }
 
 async function plan(dir: string, env: string): Promise<PlanReport> {
-  const io = fakeIo(dir);
+  const io = captureIo(dir);
   await main(["plan", "--env", env, "--json"], io);
-  expect(io.err.join("")).toBe("");
-  return JSON.parse(io.out.join("")) as PlanReport;
+  expect(io.err).toBe("");
+  return JSON.parse(io.out) as PlanReport;
 }
 
 const SIGNED_WITH =
