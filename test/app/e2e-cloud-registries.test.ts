@@ -16,7 +16,7 @@ import { createRegistryClient, type RegistryClientOptions } from "../../src/adap
 import { pushImage } from "../../src/sandbox/registry/push-image.js";
 import { startWorld, type World } from "../support/app-e2e-world.js";
 import { CanaryWatch } from "../support/canary.js";
-import { ACR_NULL_USER, startFakeAcr, type FakeAcr } from "../support/cloud/fake-acr.js";
+import { ACR_NULL_USER, acrRefreshToken, startFakeAcr, type FakeAcr } from "../support/cloud/fake-acr.js";
 import { startFakeGceMetadata, type FakeGceMetadata } from "../support/cloud/fake-gce-metadata.js";
 import { startDistribution, type RunningDistribution } from "../support/registry-distribution.js";
 
@@ -90,21 +90,7 @@ const azure: Provider = {
     vi.stubEnv("AZURE_AUTHORITY_HOST", acr.authorityHost);
     vi.stubEnv("AZURE_TOKEN_CREDENTIALS", "EnvironmentCredential");
     const pushWith = async (tag: string) => {
-      const { DefaultAzureCredential } = await import("@azure/identity");
-      const entra = await new DefaultAzureCredential({
-        disableInstanceDiscovery: true,
-        tlsOptions: { ca: acr.authorityCa },
-      }).getToken("https://containerregistry.azure.net/.default");
-      const answer = await fetch(`${acr.origin}/oauth2/exchange`, {
-        method: "POST",
-        headers: { "content-type": "application/x-www-form-urlencoded" },
-        body: new URLSearchParams({
-          grant_type: "access_token",
-          service: acr.tokenService.service,
-          access_token: entra.token,
-        }),
-      });
-      const refresh = ((await answer.json()) as { refresh_token: string }).refresh_token;
+      const refresh = await acrRefreshToken(acr, acr.tokenService.service);
       await pushImage(acr.origin, "acme/shop", tag, {
         content: tag,
         auth: { username: ACR_NULL_USER, password: refresh },

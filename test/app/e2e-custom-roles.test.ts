@@ -5,7 +5,7 @@
  * Ferry decides on the role's base, read from `user.permissions` (its highest grant).
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { startWorld, type World } from "../support/app-e2e-world.js";
+import { commandReactions, startWorld, type World } from "../support/app-e2e-world.js";
 import { repos } from "../../src/sandbox/github/index.js";
 
 describe("Ferry and custom repository roles", { timeout: 30_000 }, () => {
@@ -20,21 +20,7 @@ describe("Ferry and custom repository roles", { timeout: 30_000 }, () => {
     repos.setCustomRole(world.emu, "acme", "config", "hubot", "deployer", "write");
     await world.push("1.8.0");
     const issue = await world.openIssue();
-    const reactionsTo = async (login: "mona" | "hubot"): Promise<string[]> => {
-      const { data: comment } = await world.as[login].rest.issues.createComment({
-        owner: "acme",
-        repo: "config",
-        issue_number: issue,
-        body: "/promote prod",
-      });
-      await world.settle();
-      const { data } = await world.as.mona.rest.reactions.listForIssueComment({
-        owner: "acme",
-        repo: "config",
-        comment_id: comment.id,
-      });
-      return data.map((reaction) => reaction.content).sort();
-    };
+    const reactionsTo = (login: "mona" | "hubot") => commandReactions(world, issue, "/promote prod", login);
     expect(await reactionsTo("hubot")).toEqual(["-1", "eyes"]);
     expect(await reactionsTo("mona")).toEqual(["eyes", "rocket"]);
     expect((await world.pulls("open")).map((pull) => pull.head.ref)).toEqual(["ferry/prod"]);

@@ -8,33 +8,7 @@ import { inspect } from "../../src/sandbox/github/index.js";
  * checked on read; the search that remains reads every page, whatever their order.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { startWorld, type World } from "../support/app-e2e-world.js";
-
-async function command(world: World, issue: number, body: string): Promise<string[]> {
-  const { data: comment } = await world.as.mona.rest.issues.createComment({
-    owner: "acme",
-    repo: "config",
-    issue_number: issue,
-    body,
-  });
-  await world.settle();
-  const { data: reactions } = await world.as.mona.rest.reactions.listForIssueComment({
-    owner: "acme",
-    repo: "config",
-    comment_id: comment.id,
-  });
-  return reactions.map((reaction) => reaction.content).sort();
-}
-
-async function dashboards(world: World) {
-  const all = await world.as.mona.paginate(world.as.mona.rest.issues.listForRepo, {
-    owner: "acme",
-    repo: "config",
-    state: "all",
-    per_page: 100,
-  });
-  return all.filter((issue) => !issue.pull_request && issue.title === "Ferry dashboard");
-}
+import { commandReactions, dashboards, startWorld, type World } from "../support/app-e2e-world.js";
 
 /** 105 newer `ferry`-labelled items: the dashboard is no longer on the first page of 100. */
 async function bury(world: World): Promise<void> {
@@ -61,12 +35,12 @@ describe("the dashboard after more than 100 ferry-labelled issues and PRs", { ti
   it("keeps one dashboard: its number is in the state ref and the next /unhold updates it", async () => {
     world = await startWorld({ ci: false });
     const issue = await world.openIssue();
-    expect(await command(world, issue, "/hold prod")).toEqual(["eyes", "rocket"]);
+    expect(await commandReactions(world, issue, "/hold prod")).toEqual(["eyes", "rocket"]);
     const [dashboard] = await dashboards(world);
     expect(dashboard).toBeDefined();
     expect((await stateFile(world)).dashboard).toBe(dashboard!.number);
     await bury(world);
-    expect(await command(world, issue, "/unhold prod")).toEqual(["eyes", "rocket"]);
+    expect(await commandReactions(world, issue, "/unhold prod")).toEqual(["eyes", "rocket"]);
     const after = await dashboards(world);
     expect(after.map((found) => found.number)).toEqual([dashboard!.number]);
     expect(after[0]!.body).not.toContain("on hold");
@@ -75,7 +49,7 @@ describe("the dashboard after more than 100 ferry-labelled issues and PRs", { ti
   it("finds the dashboard by searching every page when the state ref does not name it (an older installation)", async () => {
     world = await startWorld({ ci: false });
     const issue = await world.openIssue();
-    expect(await command(world, issue, "/hold prod")).toEqual(["eyes", "rocket"]);
+    expect(await commandReactions(world, issue, "/hold prod")).toEqual(["eyes", "rocket"]);
     const [dashboard] = await dashboards(world);
     // The state as an installation from before the number was kept would have written it.
     const state = await stateFile(world);
@@ -106,7 +80,7 @@ describe("the dashboard after more than 100 ferry-labelled issues and PRs", { ti
       sha: commit.sha,
     });
     await bury(world);
-    expect(await command(world, issue, "/unhold prod")).toEqual(["eyes", "rocket"]);
+    expect(await commandReactions(world, issue, "/unhold prod")).toEqual(["eyes", "rocket"]);
     const after = await dashboards(world);
     expect(after.map((found) => found.number)).toEqual([dashboard!.number]);
     expect(after[0]!.body).not.toContain("on hold");

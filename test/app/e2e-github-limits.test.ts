@@ -13,7 +13,7 @@ import { actAs, inspect, repos } from "../../src/sandbox/github/index.js";
  *   entries with a maximum size of 7 MB").
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { startWorld, type World } from "../support/app-e2e-world.js";
+import { commandReactions, dashboards, startWorld, type World } from "../support/app-e2e-world.js";
 
 const LIMIT = 65_536;
 
@@ -38,32 +38,6 @@ function bigConfig(registryHost: string, environments: number, images: number): 
   return lines.join("\n") + "\n";
 }
 
-async function command(world: World, issue: number, body: string): Promise<string[]> {
-  const { data: comment } = await world.as.mona.rest.issues.createComment({
-    owner: "acme",
-    repo: "config",
-    issue_number: issue,
-    body,
-  });
-  await world.settle();
-  const { data: reactions } = await world.as.mona.rest.reactions.listForIssueComment({
-    owner: "acme",
-    repo: "config",
-    comment_id: comment.id,
-  });
-  return reactions.map((reaction) => reaction.content).sort();
-}
-
-async function dashboards(world: World) {
-  const { data } = await world.as.mona.rest.issues.listForRepo({
-    owner: "acme",
-    repo: "config",
-    state: "all",
-    per_page: 100,
-  });
-  return data.filter((issue) => !issue.pull_request && issue.title === "Ferry dashboard");
-}
-
 describe("GitHub's size limits", { timeout: 60_000 }, () => {
   let world: World;
   afterEach(async () => {
@@ -83,7 +57,7 @@ describe("GitHub's size limits", { timeout: 60_000 }, () => {
     );
     await world.settle();
     const issue = await world.openIssue();
-    expect(await command(world, issue, "/hold environment-007")).toEqual(["eyes", "rocket"]);
+    expect(await commandReactions(world, issue, "/hold environment-007")).toEqual(["eyes", "rocket"]);
     const state = await inspect.readFile(world.emu, "acme", "config", "refs/ferry/state", "state.json");
     expect(Object.keys((JSON.parse(state ?? "{}") as { holds: object }).holds)).toEqual(["environment-007"]);
     const found = await dashboards(world);
@@ -123,7 +97,7 @@ describe("team reviewers without access to the config repository", { timeout: 30
     );
     await world.push("1.8.0");
     const issue = await world.openIssue();
-    expect(await command(world, issue, "/promote prod")).toEqual(["eyes", "rocket"]);
+    expect(await commandReactions(world, issue, "/promote prod")).toEqual(["eyes", "rocket"]);
     const prod = (await world.pulls("open")).filter((pull) => pull.head.ref === "ferry/prod");
     expect(prod).toHaveLength(1);
     const { data: labelled } = await world.as.mona.rest.issues.get({
@@ -170,7 +144,7 @@ describe(
       world = await startWorld({ ci: false });
       repos.setRepoSettings(world.emu, "acme", "config", { treeEntryLimit: 1 });
       const issue = await world.openIssue();
-      expect(await command(world, issue, "/promote staging")).toEqual(["-1", "eyes"]);
+      expect(await commandReactions(world, issue, "/promote staging")).toEqual(["-1", "eyes"]);
       const reply = inspect.listComments(world.emu, "acme", "config", issue).at(-1)?.body ?? "";
       expect(reply).toContain(
         "overlays/staging has more entries than GitHub lists in one request (100,000 entries or 7 MB)",

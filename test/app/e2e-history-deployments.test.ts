@@ -7,7 +7,7 @@ import { accounts, repos } from "../../src/sandbox/github/index.js";
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { GitHubDeploymentReporter } from "../../src/reconciler/github-deployment-reporter.js";
-import { startWorld, type World } from "../support/app-e2e-world.js";
+import { commandReply, startWorld, type World } from "../support/app-e2e-world.js";
 
 const HOUR_MS = 3600_000;
 
@@ -24,21 +24,7 @@ describe("/ferry history with the reconciler's Deployment statuses (end to end)"
     (await world.as.mona.rest.repos.getBranch({ owner: "acme", repo: "config", branch: "main" })).data.commit
       .sha;
 
-  const comment = async (issue: number, body: string): Promise<string> => {
-    await world.as.mona.rest.issues.createComment({
-      owner: "acme",
-      repo: "config",
-      issue_number: issue,
-      body,
-    });
-    await world.settle();
-    const { data } = await world.as.mona.rest.issues.listComments({
-      owner: "acme",
-      repo: "config",
-      issue_number: issue,
-    });
-    return data.at(-1)!.body ?? "";
-  };
+  const comment = (issue: number, body: string): Promise<string> => commandReply(world, issue, body);
 
   it("--at between a merge and the reconciler's report of it names the version still running, from the Deployment statuses, and says why", async () => {
     const bot = accounts.createUser(world.emu, "staging-reconciler", { type: "Bot" });

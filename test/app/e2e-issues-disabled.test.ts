@@ -6,24 +6,8 @@
  * work. The dashboard issue is optional: the state ref is the truth.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { startWorld, type World } from "../support/app-e2e-world.js";
+import { commandReactions, startWorld, type World } from "../support/app-e2e-world.js";
 import { actAs, inspect, repos } from "../../src/sandbox/github/index.js";
-
-async function command(world: World, pull: number, body: string): Promise<string[]> {
-  const { data: comment } = await world.as.mona.rest.issues.createComment({
-    owner: "acme",
-    repo: "config",
-    issue_number: pull,
-    body,
-  });
-  await world.settle();
-  const { data: reactions } = await world.as.mona.rest.reactions.listForIssueComment({
-    owner: "acme",
-    repo: "config",
-    comment_id: comment.id,
-  });
-  return reactions.map((reaction) => reaction.content).sort();
-}
 
 async function heldEnvironments(world: World): Promise<string[]> {
   const text = await inspect.readFile(world.emu, "acme", "config", "refs/ferry/state", "state.json");
@@ -44,9 +28,9 @@ describe("Ferry on a config repository with issues turned off", { timeout: 30_00
     expect(pulls.map((pull) => pull.head.ref)).toEqual(["ferry/staging"]);
     const pull = pulls[0]!.number;
 
-    expect(await command(world, pull, "/hold staging")).toEqual(["eyes", "rocket"]);
+    expect(await commandReactions(world, pull, "/hold staging")).toEqual(["eyes", "rocket"]);
     expect(await heldEnvironments(world)).toEqual(["staging"]);
-    expect(await command(world, pull, "/unhold staging")).toEqual(["eyes", "rocket"]);
+    expect(await commandReactions(world, pull, "/unhold staging")).toEqual(["eyes", "rocket"]);
     expect(await heldEnvironments(world)).toEqual([]);
 
     // The promotion merges; /rollback, given on a person's open PR (there is no issue to use),
@@ -59,7 +43,7 @@ describe("Ferry on a config repository with issues turned off", { timeout: 30_00
       as: "mona",
     });
     const docs = await actAs.openPullRequest(world.emu, "acme", "config", { head: "docs", as: "mona" });
-    expect(await command(world, docs, "/rollback staging")).toEqual(["eyes", "rocket"]);
+    expect(await commandReactions(world, docs, "/rollback staging")).toEqual(["eyes", "rocket"]);
     const rollback = (await world.pulls("open")).filter((p) => p.head.ref === "ferry/staging");
     expect(rollback).toHaveLength(1);
     expect(rollback[0]!.title).toMatch(/1\.7\.0/);

@@ -8,23 +8,8 @@
  * (https://github.com/tokuhirom/mutsu/pull/5583).
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { startWorld, type World } from "../support/app-e2e-world.js";
+import { commentsOn, stagingPull, startWorld, type World } from "../support/app-e2e-world.js";
 import { actAs, repos } from "../../src/sandbox/github/index.js";
-
-async function stagingPull(world: World) {
-  const pulls = (await world.pulls("all")).filter((pull) => pull.head.ref === "ferry/staging");
-  expect(pulls).toHaveLength(1);
-  return pulls[0]!;
-}
-
-async function commentsOn(world: World, number: number): Promise<string[]> {
-  const { data } = await world.as.mona.rest.issues.listComments({
-    owner: "acme",
-    repo: "config",
-    issue_number: number,
-  });
-  return data.map((comment) => comment.body ?? "");
-}
 
 /** The parents of the commit that merged the PR: two for a merge commit, one for squash or rebase. */
 async function mergeParents(world: World, number: number): Promise<number> {

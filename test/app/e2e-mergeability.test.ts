@@ -10,26 +10,11 @@
  * repository setting `mergeabilityLag`.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { startWorld, type World } from "../support/app-e2e-world.js";
+import { commentsOn, stagingPull, startWorld, type World } from "../support/app-e2e-world.js";
 import { actAs, repos } from "../../src/sandbox/github/index.js";
 
 // Short pauses: the retries are what is tested, not their length.
 const ferry = { mergeabilityRetryDelaysMs: [5, 10, 20, 40] };
-
-async function stagingPull(world: World) {
-  const pulls = (await world.pulls("all")).filter((pull) => pull.head.ref === "ferry/staging");
-  expect(pulls).toHaveLength(1);
-  return pulls[0]!;
-}
-
-async function commentsOn(world: World, number: number): Promise<string[]> {
-  const { data } = await world.as.mona.rest.issues.listComments({
-    owner: "acme",
-    repo: "config",
-    issue_number: number,
-  });
-  return data.map((comment) => comment.body ?? "");
-}
 
 describe("Ferry while GitHub computes mergeability", { timeout: 30_000 }, () => {
   let world: World;

@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { formatBody } from "../../src/core/pr/body.js";
-import { startWorld, type World } from "../support/app-e2e-world.js";
+import { commentsOn, startWorld, type World } from "../support/app-e2e-world.js";
 import { inspect } from "../../src/sandbox/github/index.js";
 
 const STAGING = "overlays/staging/kustomization.yaml";
@@ -40,15 +40,6 @@ async function pushTag(world: World, who: "hubot" | "mona", branch: string, tag:
 async function comment(world: World, who: "mona" | "hubot" | "eve", issue: number, body: string) {
   await world.as[who].rest.issues.createComment({ owner: "acme", repo: "config", issue_number: issue, body });
   await world.settle();
-}
-
-async function replies(world: World, issue: number): Promise<string[]> {
-  const { data } = await world.as.mona.rest.issues.listComments({
-    owner: "acme",
-    repo: "config",
-    issue_number: issue,
-  });
-  return data.map((entry) => entry.body ?? "");
 }
 
 describe("Ferry trusts only its own PRs and commits (end to end)", { timeout: 30_000 }, () => {
@@ -120,7 +111,7 @@ describe("Ferry trusts only its own PRs and commits (end to end)", { timeout: 30
     expect(await inspect.readFile(world.emu, "acme", "config", rebuilt.head.sha, STAGING)).toContain(
       'newTag: "1.8.0"',
     );
-    expect((await replies(world, ferry!.number)).join("\n")).toContain(foreign.slice(0, 7));
+    expect((await commentsOn(world, ferry!.number)).join("\n")).toContain(foreign.slice(0, 7));
     // The required check passes on whatever the branch holds now: only Ferry's content merges.
     for (const sha of [foreign, rebuilt.head.sha])
       await world.as.mona.rest.repos.createCommitStatus({
@@ -143,13 +134,13 @@ describe("Ferry trusts only its own PRs and commits (end to end)", { timeout: 30
     await comment(world, "hubot", issue, "/unfloor staging");
     await comment(world, "eve", issue, "/unfloor staging shop");
     expect((await state(world)).floors.staging?.shop).toBe("1.8.0");
-    const refused = (await replies(world, issue)).filter((body) => body.startsWith("@"));
+    const refused = (await commentsOn(world, issue)).filter((body) => body.startsWith("@"));
     expect(refused).toEqual([
       expect.stringMatching(/^@hubot you need maintain permission to change staging/),
       expect.stringMatching(/^@eve you need maintain permission to change staging/),
     ]);
     await comment(world, "mona", issue, "/unfloor staging shop");
     expect((await state(world)).floors.staging).toBeUndefined();
-    expect((await replies(world, issue)).at(-1)).toMatch(/floor of shop in staging/);
+    expect((await commentsOn(world, issue)).at(-1)).toMatch(/floor of shop in staging/);
   });
 });

@@ -5,7 +5,7 @@
 import { Octokit } from "@octokit/rest";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { parseBody } from "../../src/core/pr/body.js";
-import { startWorld, type World } from "../support/app-e2e-world.js";
+import { commandReply, startWorld, type World } from "../support/app-e2e-world.js";
 import { accounts, actAs, inspect, repos } from "../../src/sandbox/github/index.js";
 
 describe("Ferry end to end (Probot + GitHub emulator + embedded registry)", { timeout: 30_000 }, () => {
@@ -46,21 +46,7 @@ describe("Ferry end to end (Probot + GitHub emulator + embedded registry)", { ti
       const [pull] = await world.pulls();
       expect(pull?.merged_at).not.toBeNull();
       const issue = await world.openIssue();
-      const comment = async (body: string): Promise<string> => {
-        await world.as.mona.rest.issues.createComment({
-          owner: "acme",
-          repo: "config",
-          issue_number: issue,
-          body,
-        });
-        await world.settle();
-        const { data } = await world.as.mona.rest.issues.listComments({
-          owner: "acme",
-          repo: "config",
-          issue_number: issue,
-        });
-        return data.at(-1)!.body ?? "";
-      };
+      const comment = (body: string): Promise<string> => commandReply(world, issue, body);
       const history = await comment("/ferry history staging");
       expect(history).toMatch(/^History of staging, newest first:/);
       expect(history).toMatch(

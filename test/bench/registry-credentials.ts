@@ -15,7 +15,7 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { RegistryClientOptions } from "../../src/adapters/registry/index.js";
-import { ACR_NULL_USER, startFakeAcr } from "../support/cloud/fake-acr.js";
+import { ACR_NULL_USER, acrRefreshToken, startFakeAcr } from "../support/cloud/fake-acr.js";
 import { startFakeEcr } from "../support/cloud/fake-ecr.js";
 import { startFakeGceMetadata } from "../support/cloud/fake-gce-metadata.js";
 import { distributionMissingMessage, startDistribution } from "../support/registry-distribution.js";
@@ -171,17 +171,7 @@ async function otherProviders(): Promise<Record<string, number>> {
       AZURE_AUTHORITY_HOST: acr.authorityHost,
       AZURE_TOKEN_CREDENTIALS: "EnvironmentCredential",
     });
-    const { DefaultAzureCredential } = await import("@azure/identity");
-    const entra = await new DefaultAzureCredential({
-      disableInstanceDiscovery: true,
-      tlsOptions: { ca: acr.authorityCa },
-    }).getToken("https://containerregistry.azure.net/.default");
-    const exchanged = await fetch(`${acr.origin}/oauth2/exchange`, {
-      method: "POST",
-      headers: { "content-type": "application/x-www-form-urlencoded" },
-      body: new URLSearchParams({ grant_type: "access_token", service: acrHost, access_token: entra.token }),
-    });
-    const refresh = ((await exchanged.json()) as { refresh_token: string }).refresh_token;
+    const refresh = await acrRefreshToken(acr, acrHost);
     await pushImage(acr.origin, "acme/shop", "1.0.0", {
       auth: { username: ACR_NULL_USER, password: refresh },
     });

@@ -4,13 +4,13 @@ import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import type { RegistryClientOptions } from "../../src/adapters/registry/index.js";
 import { runCheck } from "../../src/cli/check.js";
-import type { CliIo } from "../../src/cli/io.js";
 import { runPlan } from "../../src/cli/plan.js";
 import { pushImage } from "../../src/sandbox/registry/push-image.js";
-import { ACR_NULL_USER, startFakeAcr, type FakeAcr } from "../support/cloud/fake-acr.js";
+import { ACR_NULL_USER, acrRefreshToken, startFakeAcr, type FakeAcr } from "../support/cloud/fake-acr.js";
 import { startFakeEcr, type FakeEcr } from "../support/cloud/fake-ecr.js";
 import { startFakeGceMetadata, type FakeGceMetadata } from "../support/cloud/fake-gce-metadata.js";
 import { startDistribution, type RunningDistribution } from "../support/registry-distribution.js";
+import { captureIo } from "../support/cli-io.js";
 
 /**
  * `ferry check` reads each registry of `registries:` once with the credentials this environment
@@ -57,7 +57,7 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "ferry-check-credentials-"));
   stubProviderEnv();
   await pushImage(acr.origin, "acme/shop", "1.0.0", {
-    auth: { username: ACR_NULL_USER, password: await acrRefreshToken() },
+    auth: { username: ACR_NULL_USER, password: await acrRefreshToken(acr, ACR) },
   });
   vi.unstubAllEnvs();
 });
@@ -112,17 +112,8 @@ async function ferry(
   overrides: Partial<RegistryClientOptions>,
   env: Record<string, string | undefined> = {},
 ): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = "";
-  let stderr = "";
-  const io: CliIo = {
-    stdout: (text) => void (stdout += text),
-    stderr: (text) => void (stderr += text),
-    readStdin: async () => "",
-    cwd: root,
-    env: { ...process.env, ...env },
-    now: () => new Date(),
-  };
-  return { code: await command(args, io, overrides), stdout, stderr };
+  const io = captureIo(root, { env: { ...process.env, ...env } });
+  return { code: await command(args, io, overrides), stdout: io.out, stderr: io.err };
 }
 
 interface Case {
@@ -314,17 +305,3 @@ describe("ferry plan uses the same credentials", { timeout: 60_000 }, () => {
     expect(refused.stdout + refused.stderr).not.toContain("plan-azure-wrong-secret-canary");
   });
 });
-
-async function acrRefreshToken(): Promise<string> {
-  const { DefaultAzureCredential } = await import("@azure/identity");
-  const entra = await new DefaultAzureCredential({
-    disableInstanceDiscovery: true,
-    tlsOptions: { ca: acr.authorityCa },
-  }).getToken("https://containerregistry.azure.net/.default");
-  const answer = await fetch(`${acr.origin}/oauth2/exchange`, {
-    method: "POST",
-    headers: { "content-type": "application/x-www-form-urlencoded" },
-    body: new URLSearchParams({ grant_type: "access_token", service: ACR, access_token: entra.token }),
-  });
-  return ((await answer.json()) as { refresh_token: string }).refresh_token;
-}

@@ -1,9 +1,6 @@
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { main } from "../../src/cli.js";
-import type { CliIo } from "../../src/cli/io.js";
+import { describe, expect, it } from "vitest";
+import { runFerry } from "../support/cli-io.js";
+import { tempDirPerTest } from "../support/temp-tree.js";
 
 const CONFIG = `images:
   shop:
@@ -13,31 +10,11 @@ environments:
     paths: [overlays/staging]
 `;
 
-let dir: string;
-beforeEach(async () => {
-  dir = await mkdtemp(join(tmpdir(), "ferry-check-"));
-});
-afterEach(async () => {
-  await rm(dir, { recursive: true, force: true });
-});
-
-async function put(path: string, text: string): Promise<void> {
-  await mkdir(dirname(join(dir, path)), { recursive: true });
-  await writeFile(join(dir, path), text);
-}
+const temp = tempDirPerTest("ferry-check-");
+const { put } = temp;
 
 async function check(): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = "";
-  let stderr = "";
-  const io: CliIo = {
-    stdout: (t) => void (stdout += t),
-    stderr: (t) => void (stderr += t),
-    readStdin: async () => "",
-    cwd: dir,
-    env: {},
-    now: () => new Date(0),
-  };
-  return { code: await main(["check", "--dir", "."], io), stdout, stderr };
+  return runFerry(["check", "--dir", "."], temp.dir, { now: () => new Date(0) });
 }
 
 describe("ferry check and remote bases", () => {

@@ -1,11 +1,10 @@
-import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { symlink } from "node:fs/promises";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
 import { readEnvironmentFiles } from "../../src/adapters/fs/read-environment-files.js";
-import { main } from "../../src/cli.js";
-import type { CliIo } from "../../src/cli/io.js";
 import { UserError } from "../../src/core/errors.js";
+import { runFerry } from "../support/cli-io.js";
+import { tempDirPerTest } from "../support/temp-tree.js";
 
 const CONFIG = `images:
   shop:
@@ -20,31 +19,11 @@ environments:
 `;
 const OVERLAY = "images:\n- name: ghcr.io/acme/shop\n  newTag: 1.8.0\n";
 
-let dir: string;
-beforeEach(async () => {
-  dir = await mkdtemp(join(tmpdir(), "ferry-check-"));
-});
-afterEach(async () => {
-  await rm(dir, { recursive: true, force: true });
-});
-
-async function put(path: string, text: string): Promise<void> {
-  await mkdir(dirname(join(dir, path)), { recursive: true });
-  await writeFile(join(dir, path), text);
-}
+const temp = tempDirPerTest("ferry-check-");
+const { put } = temp;
 
 async function ferry(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = "";
-  let stderr = "";
-  const io: CliIo = {
-    stdout: (t) => void (stdout += t),
-    stderr: (t) => void (stderr += t),
-    readStdin: async () => "",
-    cwd: dir,
-    env: {},
-    now: () => new Date(0),
-  };
-  return { code: await main(args, io), stdout, stderr };
+  return runFerry(args, temp.dir, { now: () => new Date(0) });
 }
 
 describe("ferry check", () => {
@@ -149,7 +128,7 @@ describe("ferry check", () => {
   it("reports an environment path that is a symlink instead of following it", async () => {
     await put(".github/ferry.yml", CONFIG);
     await put("overlays/staging/kustomization.yaml", OVERLAY);
-    await symlink(join(dir, "overlays/staging"), join(dir, "overlays/prod"));
+    await symlink(join(temp.dir, "overlays/staging"), join(temp.dir, "overlays/prod"));
     const result = await ferry("check");
     expect(result.code).toBe(1);
     expect(result.stdout).toBe(
@@ -168,7 +147,7 @@ describe("readEnvironmentFiles", () => {
     await put("apps/shop/deploy/deployment.yml", "kind: Deployment\n");
     await put("apps/shop/README.md", "# no\n");
     await put("values/prod.yaml", "image: {}\n");
-    const files = await readEnvironmentFiles(dir, ["apps/shop", "values/prod.yaml"]);
+    const files = await readEnvironmentFiles(temp.dir, ["apps/shop", "values/prod.yaml"]);
     expect([...files.keys()]).toEqual([
       "apps/shop/deploy/deployment.yml",
       "apps/shop/kustomization.yaml",
@@ -185,25 +164,27 @@ describe("readEnvironmentFiles", () => {
     [".git/config"],
     ["apps\0/x.yaml"],
   ])("refuses the configured path %j", async (path) => {
-    await expect(readEnvironmentFiles(dir, [path])).rejects.toThrow(UserError);
+    await expect(readEnvironmentFiles(temp.dir, [path])).rejects.toThrow(UserError);
   });
 
   it("refuses a symlinked file inside a folder, naming it", async () => {
     await put("apps/shop/kustomization.yaml", OVERLAY);
-    await symlink("/etc/passwd", join(dir, "apps/shop/passwd.yaml"));
-    await expect(readEnvironmentFiles(dir, ["apps/shop"])).rejects.toThrow(
+    await symlink("/etc/passwd", join(temp.dir, "apps/shop/passwd.yaml"));
+    await expect(readEnvironmentFiles(temp.dir, ["apps/shop"])).rejects.toThrow(
       /apps\/shop\/passwd\.yaml.*symlink/,
     );
   });
 
   it("refuses a symlinked folder on the way to a path", async () => {
     await put("real/values.yaml", "a: 1\n");
-    await symlink(join(dir, "real"), join(dir, "linked"));
-    await expect(readEnvironmentFiles(dir, ["linked/values.yaml"])).rejects.toThrow(/"linked" is a symlink/);
+    await symlink(join(temp.dir, "real"), join(temp.dir, "linked"));
+    await expect(readEnvironmentFiles(temp.dir, ["linked/values.yaml"])).rejects.toThrow(
+      /"linked" is a symlink/,
+    );
   });
 
   it("names a path that does not exist", async () => {
-    await expect(readEnvironmentFiles(dir, ["overlays/none"])).rejects.toThrow(
+    await expect(readEnvironmentFiles(temp.dir, ["overlays/none"])).rejects.toThrow(
       /overlays\/none.*does not exist/,
     );
   });

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { main } from "../../src/cli.js";
-import type { CliIo } from "../../src/cli/io.js";
+import { captureIo } from "../support/cli-io.js";
 
 const CONFIG = `images:\n  shop:\n    repository: ghcr.io/acme/shop\nenvironments:\n  staging:\n    paths: [overlays/staging]\n  prod:\n    paths: [overlays/prod]\n    from: staging\n`;
 const overlay = (tag: string) => `images:\n  - name: ghcr.io/acme/shop\n    newTag: "${tag}"\n`;
@@ -29,17 +29,8 @@ function commit(files: Record<string, string>, message: string, date: string, au
 }
 
 async function ferry(...args: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = "";
-  let err = "";
-  const io: CliIo = {
-    stdout: (t) => void (out += t),
-    stderr: (t) => void (err += t),
-    readStdin: async () => "",
-    cwd: dir,
-    env: {},
-    now: () => new Date(0),
-  };
-  return { code: await main(args, io), out, err };
+  const io = captureIo(dir, { now: () => new Date(0) });
+  return { code: await main(args, io), out: io.out, err: io.err };
 }
 
 beforeEach(() => {

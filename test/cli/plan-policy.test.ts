@@ -3,33 +3,18 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { main } from "../../src/cli.js";
-import type { CliIo } from "../../src/cli/io.js";
 import type { PlanReport } from "../../src/cli/plan.js";
 import {
   startEmbeddedRegistry,
   type EmbeddedRegistry,
 } from "../../src/sandbox/registry/embedded-registry.js";
 import { pushImage } from "../../src/sandbox/registry/push-image.js";
+import { captureIo } from "../support/cli-io.js";
 
 /**
  * Tag policies through the route a user takes: a `.github/ferry.yml` in the config repo, tags
  * pushed to a registry, `ferry plan`.
  */
-function fakeIo(cwd: string): CliIo & { out: string[]; err: string[] } {
-  const out: string[] = [];
-  const err: string[] = [];
-  return {
-    out,
-    err,
-    stdout: (t) => out.push(t),
-    stderr: (t) => err.push(t),
-    readStdin: async () => "",
-    cwd,
-    env: {},
-    now: () => new Date(),
-  };
-}
-
 function writeRepo(host: string, images: Record<string, { policy: string; running: string }>): string {
   const dir = mkdtempSync(join(tmpdir(), "ferry-plan-policy-"));
   const config = [
@@ -65,12 +50,12 @@ function writeRepo(host: string, images: Record<string, { policy: string; runnin
 }
 
 async function plan(dir: string): Promise<{ code: number; output: PlanReport; text: string }> {
-  const json = fakeIo(dir);
+  const json = captureIo(dir);
   const code = await main(["plan", "--json"], json);
-  expect(json.err.join("")).toBe("");
-  const text = fakeIo(dir);
+  expect(json.err).toBe("");
+  const text = captureIo(dir);
   await main(["plan"], text);
-  return { code, output: JSON.parse(json.out.join("")) as PlanReport, text: text.out.join("") };
+  return { code, output: JSON.parse(json.out) as PlanReport, text: text.out };
 }
 
 // 42-character tags: each one stalled V8's backtracking engine for seconds to minutes under the

@@ -1,49 +1,22 @@
-import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { main } from "../../src/cli.js";
-import type { CliIo } from "../../src/cli/io.js";
 import { formatPlanReport, type PlanReport } from "../../src/cli/plan.js";
-import { startFerryServer, type FerryServer } from "../../src/server/ferry-server.js";
-import {
-  startGitHubEmulator,
-  type GitHubEmulator,
-  accounts,
-  inspect,
-  repos,
-} from "../../src/sandbox/github/index.js";
+import type { FerryServer } from "../../src/server/ferry-server.js";
+import { type GitHubEmulator, accounts, inspect, repos } from "../../src/sandbox/github/index.js";
 import {
   startEmbeddedRegistry,
   type EmbeddedRegistry,
 } from "../../src/sandbox/registry/embedded-registry.js";
 import { pushImage } from "../../src/sandbox/registry/push-image.js";
-import { startDistribution, type RunningDistribution } from "../support/registry-distribution.js";
-import { ferryAppManifest, UnthrottledOctokit } from "../../src/sandbox/ferry-app.js";
-
-function fakeIo(cwd: string): CliIo & { out: string[]; err: string[] } {
-  const out: string[] = [];
-  const err: string[] = [];
-  return {
-    out,
-    err,
-    stdout: (t) => out.push(t),
-    stderr: (t) => err.push(t),
-    readStdin: async () => "",
-    cwd,
-    env: {},
-    now: () => new Date(),
-  };
-}
-
-function writeRepo(files: Record<string, string>): string {
-  const dir = mkdtempSync(join(tmpdir(), "ferry-plan-"));
-  for (const [path, text] of Object.entries(files)) {
-    mkdirSync(dirname(join(dir, path)), { recursive: true });
-    writeFileSync(join(dir, path), text);
-  }
-  return dir;
-}
+import type { RunningDistribution } from "../support/registry-distribution.js";
+import { captureIo } from "../support/cli-io.js";
+import {
+  startNotifiedDistribution,
+  type NotifiedDistributionWorld,
+} from "../support/notified-distribution-world.js";
+import { writeTempTree } from "../support/temp-tree.js";
 
 function configRepo(registryHost: string, staging: string, prod: string): Record<string, string> {
   return {
@@ -64,12 +37,12 @@ describe("ferry plan against the embedded registry", () => {
   afterAll(async () => registry.close());
 
   it("prints staging's next tag within its range and prod's promotion to exactly what staging runs", async () => {
-    const dir = writeRepo(configRepo(registry.host, "1.7.3", "1.6.0"));
-    const io = fakeIo(dir);
+    const dir = writeTempTree("ferry-plan-", configRepo(registry.host, "1.7.3", "1.6.0"));
+    const io = captureIo(dir);
     const code = await main(["plan", "--json"], io);
-    expect(io.err.join("")).toBe("");
+    expect(io.err).toBe("");
     expect(code).toBe(0);
-    const output = JSON.parse(io.out.join("")) as PlanReport;
+    const output = JSON.parse(io.out) as PlanReport;
     expect(output.changes).toEqual([
       expect.objectContaining({
         environment: "staging",
@@ -108,20 +81,20 @@ describe("ferry plan against the embedded registry", () => {
       "acme/shop\n    policy",
       "acme/shop\n    source: acme/shop\n    policy",
     );
-    const dir = writeRepo(files);
-    const io = fakeIo(dir);
+    const dir = writeTempTree("ferry-plan-", files);
+    const io = captureIo(dir);
     expect(await main(["plan", "--env", "staging"], io)).toBe(0);
-    expect(io.out.join("")).toContain(
+    expect(io.out).toContain(
       "staging  shop  notice: CI gating: the app proposes 1.8.0 only once the commit of tag 1.8.0 in acme/shop (the image has no org.opencontainers.image.revision label) passed CI in acme/shop",
     );
     rmSync(dir, { recursive: true });
   });
 
   it("exits 3 and says why when nothing would change", async () => {
-    const dir = writeRepo(configRepo(registry.host, "1.8.0", "1.8.0"));
-    const io = fakeIo(dir);
+    const dir = writeTempTree("ferry-plan-", configRepo(registry.host, "1.8.0", "1.8.0"));
+    const io = captureIo(dir);
     expect(await main(["plan", "--dir", dir, "--env", "staging"], io)).toBe(3);
-    expect(io.out.join("")).toMatch(/staging {2}shop {2}unchanged: .*1\.8\.0/);
+    expect(io.out).toMatch(/staging {2}shop {2}unchanged: .*1\.8\.0/);
     rmSync(dir, { recursive: true });
   });
 
@@ -133,10 +106,10 @@ describe("ferry plan against the embedded registry", () => {
     );
     files["overlays/staging/kustomization.yaml"] +=
       `  - name: ${registry.host}/acme/gone\n    newTag: "1.0.0"\n`;
-    const dir = writeRepo(files);
-    const io = fakeIo(dir);
+    const dir = writeTempTree("ferry-plan-", files);
+    const io = captureIo(dir);
     expect(await main(["plan", "--env", "staging", "--json"], io)).toBe(1);
-    const output = JSON.parse(io.out.join("")) as PlanReport;
+    const output = JSON.parse(io.out) as PlanReport;
     expect(output.changes).toEqual([expect.objectContaining({ image: "shop", to: "1.8.0" })]);
     expect(output.unchanged).toEqual([
       expect.objectContaining({
@@ -149,14 +122,14 @@ describe("ferry plan against the embedded registry", () => {
   });
 
   it("refuses an unknown environment and a broken config with exit 1", async () => {
-    const dir = writeRepo(configRepo(registry.host, "1.8.0", "1.8.0"));
-    const io = fakeIo(dir);
+    const dir = writeTempTree("ferry-plan-", configRepo(registry.host, "1.8.0", "1.8.0"));
+    const io = captureIo(dir);
     expect(await main(["plan", "--env", "qa"], io)).toBe(1);
-    expect(io.err.join("")).toMatch(/unknown environment "qa"/);
+    expect(io.err).toMatch(/unknown environment "qa"/);
     writeFileSync(join(dir, ".github/ferry.yml"), "images: {}\nenvironments: { x: { paths: [../etc] } }\n");
-    const broken = fakeIo(dir);
+    const broken = captureIo(dir);
     expect(await main(["plan"], broken)).toBe(1);
-    expect(broken.err.join("")).toMatch(/\.github\/ferry\.yml:2:\d+ .*must not leave the repository/);
+    expect(broken.err).toMatch(/\.github\/ferry\.yml:2:\d+ .*must not leave the repository/);
     rmSync(dir, { recursive: true });
   });
 });
@@ -195,14 +168,14 @@ describe("ferry plan for an environment with from", () => {
   afterAll(async () => registry.close());
 
   it("proposes nothing from the registry for an image its upstream does not run", async () => {
-    const dir = writeRepo({
+    const dir = writeTempTree("ferry-plan-", {
       ".github/ferry.yml": `images:\n  web:\n    repository: ${registry.host}/acme/web\nenvironments:\n  staging:\n    paths: [overlays/staging]\n  prod:\n    paths: [overlays/prod]\n    from: staging\n`,
       "overlays/staging/kustomization.yaml": "resources: []\n",
       "overlays/prod/web.yaml": `spec:\n  containers:\n  - image: ${registry.host}/acme/web:1.0.0\n`,
     });
-    const io = fakeIo(dir);
+    const io = captureIo(dir);
     expect(await main(["plan", "--env", "prod", "--json"], io)).toBe(3);
-    expect(JSON.parse(io.out.join(""))).toEqual({
+    expect(JSON.parse(io.out)).toEqual({
       changes: [],
       unchanged: [
         { environment: "prod", image: "web", reason: expect.stringMatching(/staging does not run web/) },
@@ -216,13 +189,13 @@ describe("ferry plan for an environment with from", () => {
 describe("ferry plan when a registry cannot be reached", () => {
   it("says which registry in one line, without calling it an internal error, and exits 1", async () => {
     const host = "127.0.0.1:1";
-    const dir = writeRepo(configRepo(host, "1.7.3", "1.7.3"));
-    const io = fakeIo(dir);
+    const dir = writeTempTree("ferry-plan-", configRepo(host, "1.7.3", "1.7.3"));
+    const io = captureIo(dir);
     expect(await main(["plan", "--env", "staging"], io)).toBe(1);
-    expect(io.out.join("")).toMatch(
+    expect(io.out).toMatch(
       /^staging {2}shop {2}unchanged: registry error: 127\.0\.0\.1:1: unreachable .*\n$/,
     );
-    expect(io.err.join("")).toBe("ferry plan: staging/shop could not be planned (registry errors above)\n");
+    expect(io.err).toBe("ferry plan: staging/shop could not be planned (registry errors above)\n");
     rmSync(dir, { recursive: true });
   }, 30_000);
 });
@@ -231,41 +204,21 @@ describe("a push to a real CNCF distribution registry, notified to ferry serve's
   let distribution: RunningDistribution;
   let emu: GitHubEmulator;
   let server: FerryServer;
+  let world: NotifiedDistributionWorld;
   const WEBHOOK_SECRET = "plan-e2e-webhook-secret";
   const NOTIFY_SECRET = "Bearer notify-secret-7f3a";
   beforeAll(async () => {
-    emu = await startGitHubEmulator();
-    accounts.createOrg(emu, "acme");
-    const app = accounts.createApp(emu, {
-      slug: "ferry",
-      permissions: ferryAppManifest().permissions,
+    world = await startNotifiedDistribution({
       webhookSecret: WEBHOOK_SECRET,
+      notifySecret: NOTIFY_SECRET,
     });
-    server = await startFerryServer({
-      appId: app.id,
-      privateKey: app.privateKey,
-      webhookSecret: WEBHOOK_SECRET,
-      baseUrl: emu.apiUrl,
-      Octokit: UnthrottledOctokit,
-      scanIntervalMs: false,
-      registrySecrets: { distribution: NOTIFY_SECRET },
-      registryCoalesceMs: 20,
-      logLevel: "fatal",
-    });
-    accounts.setWebhook(emu, app.id, `${server.url}/api/github/webhooks`, WEBHOOK_SECRET);
-    distribution = await startDistribution("none", {
-      notifications: [
-        { url: `${server.url}/registry/distribution`, headers: { Authorization: NOTIFY_SECRET } },
-      ],
-    });
+    ({ emu, server, distribution } = world);
     await pushImage(distribution.url, "acme/shop", "1.7.3", { content: "old" });
     await repos.createRepo(emu, "acme", "config", { files: configRepo(distribution.host, "1.7.3", "1.7.3") });
-    accounts.installApp(emu, app.id, "acme");
+    accounts.installApp(emu, world.appId, "acme");
   }, 60_000);
   afterAll(async () => {
-    await server?.close();
-    await distribution?.close();
-    await emu?.close();
+    await world?.close();
   });
 
   it("opens the staging PR Ferry verified against the registry, and ferry plan on a checkout proposes the same tag and digest", async () => {
@@ -291,10 +244,10 @@ describe("a push to a real CNCF distribution registry, notified to ferry serve's
       /ferry_registry_hints_total [1-9]/,
     );
 
-    const dir = writeRepo(configRepo(distribution.host, "1.7.3", "1.7.3"));
-    const io = fakeIo(dir);
+    const dir = writeTempTree("ferry-plan-", configRepo(distribution.host, "1.7.3", "1.7.3"));
+    const io = captureIo(dir);
     expect(await main(["plan", "--env", "staging", "--json"], io)).toBe(0);
-    const output = JSON.parse(io.out.join("")) as PlanReport;
+    const output = JSON.parse(io.out) as PlanReport;
     expect(output.changes).toEqual([
       expect.objectContaining({ environment: "staging", from: "1.7.3", to: "1.8.0", digest: pushed.digest }),
     ]);

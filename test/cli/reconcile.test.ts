@@ -1,7 +1,6 @@
 import path from "node:path";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { main } from "../../src/cli.js";
-import type { CliIo } from "../../src/cli/io.js";
 import { createReconciler } from "../../src/reconciler/reconciler.js";
 import { startReconciler } from "../../src/reconciler/start.js";
 import { startStatusServer, parseListenAddress } from "../../src/reconciler/status-server.js";
@@ -9,37 +8,17 @@ import {
   configMapYaml,
   deploymentYaml,
   GIT_ENV,
-  setup,
-  TempDirs,
-  writesOf,
+  reconcileIo,
   type Setup,
+  setupPerTest,
+  writesOf,
 } from "../support/reconciler-harness.js";
 
 // Real git, HTTP servers and child processes on a shared, busy machine: allow for slow runs.
 vi.setConfig({ testTimeout: 30_000 });
 
-const temp = new TempDirs();
+const { temp, setup } = setupPerTest();
 let env: Setup | undefined;
-
-afterEach(async () => {
-  await env?.close();
-  env = undefined;
-  temp.cleanup();
-});
-
-function captureIo(cwd: string): CliIo & { out: string; err: string } {
-  const io = {
-    out: "",
-    err: "",
-    stdout: (text: string) => void (io.out += text),
-    stderr: (text: string) => void (io.err += text),
-    readStdin: async () => "",
-    cwd,
-    env: { ...GIT_ENV },
-    now: () => new Date("2026-01-01T00:00:00Z"),
-  };
-  return io;
-}
 
 async function kubeconfigFile(current: Setup): Promise<string> {
   const file = path.join(temp.make(), "kubeconfig");
@@ -49,9 +28,9 @@ async function kubeconfigFile(current: Setup): Promise<string> {
 
 describe("ferry reconcile", () => {
   it("--once applies the config and exits 0 once synced", async () => {
-    env = await setup(temp);
+    env = await setup();
     env.repo.commit({ "env/staging/config.yaml": configMapYaml("web-config") });
-    const io = captureIo(env.repo.dir);
+    const io = reconcileIo(env.repo.dir);
     const code = await main(
       [
         "reconcile",
@@ -78,9 +57,9 @@ describe("ferry reconcile", () => {
   });
 
   it("--dry-run prints the plan and writes nothing", async () => {
-    env = await setup(temp);
+    env = await setup();
     env.repo.commit({ "env/staging/web.yaml": deploymentYaml("web") });
-    const io = captureIo(env.repo.dir);
+    const io = reconcileIo(env.repo.dir);
     const code = await main(
       [
         "reconcile",
@@ -104,7 +83,7 @@ describe("ferry reconcile", () => {
   });
 
   it("refuses a plaintext Secret from Git and says why, and applies it with --allow-plaintext-secrets", async () => {
-    env = await setup(temp);
+    env = await setup();
     env.repo.commit({
       "env/staging/config.yaml": configMapYaml("web-config"),
       "env/staging/secret.yaml":
@@ -127,7 +106,7 @@ describe("ferry reconcile", () => {
       temp.make(),
       ...extra,
     ];
-    const io = captureIo(env.repo.dir);
+    const io = reconcileIo(env.repo.dir);
     expect(await main(await args(), io)).toBe(1);
     expect(io.err).toContain(
       "refused: Secret shop/db: a plaintext Secret (stringData) from Git is not applied: use a SealedSecret (Bitnami Sealed Secrets), a SOPS-encrypted file, or an ExternalSecret (External Secrets Operator) (or allow it with --allow-plaintext-secrets)",
@@ -135,21 +114,21 @@ describe("ferry reconcile", () => {
     expect(env.sim.get("v1", "Secret", "shop", "db")).toBeUndefined();
     expect(env.sim.get("v1", "ConfigMap", "shop", "web-config")).toBeDefined();
 
-    const allowed = captureIo(env.repo.dir);
+    const allowed = reconcileIo(env.repo.dir);
     await main(await args("--allow-plaintext-secrets"), allowed);
     expect(allowed.err).not.toContain("plaintext");
     expect(env.sim.get("v1", "Secret", "shop", "db")).toBeDefined();
   });
 
   it("refuses the plaintext Secret a kustomize secretGenerator makes from a file in the repo", async () => {
-    env = await setup(temp);
+    env = await setup();
     env.repo.commit({
       "env/staging/kustomization.yaml":
         "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - config.yaml\ngeneratorOptions:\n  disableNameSuffixHash: true\nsecretGenerator:\n  - name: db\n    envs:\n      - db.env\n",
       "env/staging/config.yaml": configMapYaml("web-config"),
       "env/staging/db.env": "PASSWORD=hunter2\n",
     });
-    const io = captureIo(env.repo.dir);
+    const io = reconcileIo(env.repo.dir);
     const code = await main(
       [
         "reconcile",
@@ -175,9 +154,9 @@ describe("ferry reconcile", () => {
   });
 
   it("--once exits 1 when the config does not render", async () => {
-    env = await setup(temp);
+    env = await setup();
     env.repo.commit({ "env/staging/bad.yaml": "apiVersion: v1\nkind: ConfigMap\n" });
-    const io = captureIo(env.repo.dir);
+    const io = reconcileIo(env.repo.dir);
     const code = await main(
       [
         "reconcile",
@@ -200,7 +179,7 @@ describe("ferry reconcile", () => {
   });
 
   it("exits 2 without --repo or --path, and on a bad --max-prune", async () => {
-    const io = captureIo(temp.make());
+    const io = reconcileIo(temp.make());
     expect(await main(["reconcile", "--path", "x"], io)).toBe(2);
     expect(await main(["reconcile", "--repo", "x"], io)).toBe(2);
     expect(await main(["reconcile", "--repo", "x", "--path", "y", "--max-prune", "many"], io)).toBe(2);
@@ -209,7 +188,7 @@ describe("ferry reconcile", () => {
 
   it("exits 1 on an --interval that would cycle in a loop or overflow Node's timer, naming the flag", async () => {
     for (const interval of ["0s", "999ms", "30d"]) {
-      const io = captureIo(temp.make());
+      const io = reconcileIo(temp.make());
       expect(await main(["reconcile", "--repo", "x", "--path", "y", "--interval", interval], io)).toBe(1);
       expect(io.err.trim().split("\n")).toHaveLength(1);
       expect(io.err).toContain(`--interval must be between 1s and 7d, got "${interval}"`);
@@ -219,7 +198,7 @@ describe("ferry reconcile", () => {
 
 describe("the status server", () => {
   it("serves /status, /metrics and /healthz", async () => {
-    env = await setup(temp);
+    env = await setup();
     env.repo.commit({ "env/staging/config.yaml": configMapYaml("web-config") });
     const reconciler = createReconciler({
       cluster: env.cluster,
@@ -264,7 +243,7 @@ describe("the status server", () => {
 
 describe("startReconciler (the sandbox's entry)", () => {
   it("wires the adapters from plain settings, runs its loop and serves its status", async () => {
-    env = await setup(temp);
+    env = await setup();
     const sha = env.repo.commit({ "env/staging/config.yaml": configMapYaml("web-config") });
     const running = await startReconciler({
       repo: env.repo.dir,

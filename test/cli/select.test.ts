@@ -3,8 +3,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { main } from "../../src/cli.js";
-import type { CliIo } from "../../src/cli/io.js";
+import { runFerry } from "../support/cli-io.js";
 
 const NOW = new Date("2024-06-01T12:00:00Z");
 
@@ -21,22 +20,7 @@ afterAll(async () => {
 });
 
 async function ferry(args: string[], stdin = "") {
-  let stdout = "";
-  let stderr = "";
-  const io: CliIo = {
-    stdout: (text) => {
-      stdout += text;
-    },
-    stderr: (text) => {
-      stderr += text;
-    },
-    readStdin: async () => stdin,
-    cwd: dir,
-    env: {},
-    now: () => NOW,
-  };
-  const code = await main(["select", ...args], io);
-  return { code, stdout, stderr };
+  return runFerry(["select", ...args], dir, { stdin, now: () => NOW });
 }
 
 describe("ferry select", () => {

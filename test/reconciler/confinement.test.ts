@@ -4,31 +4,23 @@
  * object unless a flag allows them, and are neither applied nor pruned.
  */
 import path from "node:path";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { main } from "../../src/cli.js";
-import type { CliIo } from "../../src/cli/io.js";
 import type { DeploymentReport } from "../../src/reconciler/ports.js";
 import { startReconciler } from "../../src/reconciler/start.js";
 import {
   configMapYaml,
-  GIT_ENV,
-  setup,
-  TempDirs,
-  writesOf,
+  reconcileIo,
   type Setup,
+  setupPerTest,
+  writesOf,
 } from "../support/reconciler-harness.js";
 
 // Real git and the simulator on a shared, busy machine: allow for slow runs.
 vi.setConfig({ testTimeout: 60_000 });
 
-const temp = new TempDirs();
+const { temp, setup } = setupPerTest();
 let env: Setup | undefined;
-
-afterEach(async () => {
-  await env?.close();
-  env = undefined;
-  temp.cleanup();
-});
 
 const OUTSIDE = {
   "env/staging/other.yaml": configMapYaml("elsewhere", { key: "value" }, "  namespace: other\n"),
@@ -56,16 +48,7 @@ async function reconcile(
   current: Setup,
   ...flags: string[]
 ): Promise<{ code: number; out: string; err: string }> {
-  let out = "";
-  let err = "";
-  const io: CliIo = {
-    stdout: (text) => void (out += text),
-    stderr: (text) => void (err += text),
-    readStdin: async () => "",
-    cwd: current.repo.dir,
-    env: { ...GIT_ENV },
-    now: () => new Date("2026-01-01T00:00:00Z"),
-  };
+  const io = reconcileIo(current.repo.dir);
   const kubeconfig = path.join(temp.make(), "kubeconfig");
   await current.sim.writeKubeconfig(kubeconfig);
   const code = await main(
@@ -87,7 +70,7 @@ async function reconcile(
     ],
     io,
   );
-  return { code, out, err };
+  return { code, out: io.out, err: io.err };
 }
 
 function outsideExists(current: Setup) {
@@ -101,7 +84,7 @@ function outsideExists(current: Setup) {
 }
 
 async function withOtherNamespace(): Promise<Setup> {
-  const current = await setup(temp);
+  const current = await setup();
   current.sim.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: "other" } });
   return current;
 }
@@ -211,7 +194,7 @@ describe("ferry reconcile stays in its namespace", () => {
   });
 
   it("creates its own namespace with --create-namespace without --allow-cluster-kind Namespace", async () => {
-    env = await setup(temp);
+    env = await setup();
     env.repo.commit({ "env/staging/web.yaml": configMapYaml("web") });
     const result = await reconcile(env, "--once", "--create-namespace", "--namespace", "fresh");
     expect(result.err).not.toMatch(/refused/);

@@ -1,32 +1,25 @@
 import { deploymentReportOf } from "../../src/reconciler/deployment-report.js";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { TransientError } from "../../src/core/errors.js";
 import type { ClusterPort } from "../../src/reconciler/ports.js";
 import { createReconciler } from "../../src/reconciler/reconciler.js";
 import {
   configMapYaml,
   deploymentYaml,
-  setup,
-  TempDirs,
-  writesOf,
   type Setup,
+  setupPerTest,
+  writesOf,
 } from "../support/reconciler-harness.js";
 
 // Real git, HTTP servers and child processes on a shared, busy machine: allow for slow runs.
 vi.setConfig({ testTimeout: 30_000 });
 
-const temp = new TempDirs();
+const { temp, setup } = setupPerTest();
 let env: Setup | undefined;
-
-afterEach(async () => {
-  await env?.close();
-  env = undefined;
-  temp.cleanup();
-});
 
 describe("reconciling against the cluster simulator", () => {
   it("applies a fresh config with Ferry's labels and records the inventory", async () => {
-    env = await setup(temp);
+    env = await setup();
     const sha = env.repo.commit({
       "env/staging/web.yaml": deploymentYaml("web"),
       "env/staging/config.yaml": configMapYaml("web-config"),
@@ -57,7 +50,7 @@ describe("reconciling against the cluster simulator", () => {
   });
 
   it("makes zero writes in a cycle where nothing changed", async () => {
-    env = await setup(temp);
+    env = await setup();
     env.repo.commit({
       "env/staging/web.yaml": deploymentYaml("web"),
       "env/staging/config.yaml": configMapYaml("web-config"),
@@ -77,7 +70,7 @@ type Deployment = { spec: { replicas: number }; metadata: { labels?: Record<stri
 
 describe("self-heal", () => {
   it("undoes a human scaling a Deployment on the next cycle", async () => {
-    env = await setup(temp);
+    env = await setup();
     env.repo.commit({ "env/staging/web.yaml": deploymentYaml("web", { replicas: 2 }) });
     const reconciler = env.reconciler();
     await reconciler.cycle();
@@ -91,7 +84,7 @@ describe("self-heal", () => {
   });
 
   it("records what it undid: object, field, live and Git value, the field manager; on /status, as a metric and in the Deployment status", async () => {
-    env = await setup(temp);
+    env = await setup();
     env.repo.commit({ "env/staging/web.yaml": deploymentYaml("web", { replicas: 2 }) });
     const reconciler = env.reconciler();
     const first = await reconciler.cycle();
@@ -120,7 +113,7 @@ describe("self-heal", () => {
   });
 
   it("--no-self-heal reports OutOfSync with the drift and leaves it in place", async () => {
-    env = await setup(temp);
+    env = await setup();
     env.repo.commit({ "env/staging/web.yaml": deploymentYaml("web", { replicas: 2 }) });
     const reconciler = env.reconciler({ selfHeal: false });
     await reconciler.cycle();
@@ -139,7 +132,7 @@ describe("self-heal", () => {
   });
 
   it("self-heals from the timed loop without being asked", async () => {
-    env = await setup(temp, { rolloutStepMs: 10 });
+    env = await setup({ rolloutStepMs: 10 });
     env.repo.commit({ "env/staging/web.yaml": deploymentYaml("web", { replicas: 2 }) });
     const reconciler = env.reconciler({}, { intervalMs: 50, progressingIntervalMs: 50 });
     await reconciler.cycle();
@@ -158,7 +151,7 @@ describe("self-heal", () => {
 
 describe("pruning", () => {
   it("prunes an object removed from Git", async () => {
-    env = await setup(temp);
+    env = await setup();
     env.repo.commit({
       "env/staging/web.yaml": deploymentYaml("web"),
       "env/staging/old.yaml": configMapYaml("old"),
@@ -173,7 +166,7 @@ describe("pruning", () => {
   });
 
   it("deletes nothing without --prune, and reports the orphan OutOfSync", async () => {
-    env = await setup(temp);
+    env = await setup();
     env.repo.commit({
       "env/staging/web.yaml": deploymentYaml("web"),
       "env/staging/old.yaml": configMapYaml("old"),
@@ -189,7 +182,7 @@ describe("pruning", () => {
   });
 
   it("never prunes an object annotated ferry.dev/prune: disabled", async () => {
-    env = await setup(temp);
+    env = await setup();
     env.repo.commit({
       "env/staging/web.yaml": deploymentYaml("web"),
       "env/staging/keep.yaml": configMapYaml("keep"),
@@ -215,7 +208,7 @@ describe("pruning", () => {
   });
 
   it("never touches objects outside its inventory, even when they carry its labels", async () => {
-    env = await setup(temp);
+    env = await setup();
     env.repo.commit({ "env/staging/web.yaml": deploymentYaml("web") });
     env.sim.create({
       apiVersion: "v1",
@@ -228,7 +221,7 @@ describe("pruning", () => {
   });
 
   it("trips the circuit breaker on a mass deletion and deletes nothing", async () => {
-    env = await setup(temp);
+    env = await setup();
     const many: Record<string, string> = {};
     for (let index = 0; index < 12; index++)
       many[`env/staging/cm-${index}.yaml`] = configMapYaml(`cm-${index}`);
@@ -248,7 +241,7 @@ describe("pruning", () => {
 
 describe("nothing is deleted when a cycle fails", () => {
   async function appliedThenBroken(breakIt: (current: Setup) => void | Promise<void>) {
-    const current = (env = await setup(temp));
+    const current = (env = await setup());
     current.repo.commit({
       "env/staging/web.yaml": deploymentYaml("web"),
       "env/staging/old.yaml": configMapYaml("old"),
@@ -346,7 +339,7 @@ describe("nothing is deleted when a cycle fails", () => {
   });
 
   it("when a real apply fails after a clean dry-run, keeping what was applied in the inventory", async () => {
-    env = await setup(temp);
+    env = await setup();
     env.repo.commit({
       "env/staging/web.yaml": deploymentYaml("web"),
       "env/staging/old.yaml": configMapYaml("old"),
@@ -390,7 +383,7 @@ describe("nothing is deleted when a cycle fails", () => {
 
 describe("health", () => {
   it("goes from Progressing to Healthy as the rollout completes", async () => {
-    env = await setup(temp, { rolloutStepMs: 20 });
+    env = await setup({ rolloutStepMs: 20 });
     env.repo.commit({ "env/staging/web.yaml": deploymentYaml("web", { replicas: 3 }) });
     const reconciler = env.reconciler();
     const first = await reconciler.cycle();
@@ -408,7 +401,7 @@ describe("health", () => {
   });
 
   it("reports Degraded when the image does not exist", async () => {
-    env = await setup(temp, {
+    env = await setup({
       rolloutStepMs: 20,
       progressDeadlineMs: 200,
       imageExists: async (image) => !image.endsWith(":missing"),
@@ -431,7 +424,7 @@ describe("health", () => {
 
 describe("--dry-run", () => {
   it("computes the plan and writes nothing", async () => {
-    env = await setup(temp);
+    env = await setup();
     env.repo.commit({ "env/staging/web.yaml": deploymentYaml("web") });
     const result = await env.reconciler({ dryRun: true }).cycle();
     expect(result.plan?.apply.map((item) => [item.action, item.ref.name])).toEqual([["create", "web"]]);
@@ -442,7 +435,7 @@ describe("--dry-run", () => {
 
 describe("watching applied objects", () => {
   it("self-heals from a watch event long before the next interval", async () => {
-    env = await setup(temp);
+    env = await setup();
     env.repo.commit({ "env/staging/web.yaml": deploymentYaml("web", { replicas: 2 }) });
     const reconciler = env.reconciler(
       {},
@@ -466,7 +459,7 @@ describe("watching applied objects", () => {
 
 describe("ordering and namespaces", () => {
   it("creates a CRD before the custom resources that use it, in one cycle", async () => {
-    env = await setup(temp);
+    env = await setup();
     const crd = `apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata:
@@ -499,7 +492,7 @@ spec:
   });
 
   it("creates the target namespace with --create-namespace", async () => {
-    env = await setup(temp);
+    env = await setup();
     env.repo.commit({ "env/staging/config.yaml": configMapYaml("c") });
     const result = await env.reconciler({ namespace: "fresh", createNamespace: true }).cycle();
     expect(result.errors).toEqual([]);
@@ -511,7 +504,7 @@ spec:
   });
 
   it("reports an object the API server rejects as a user error, before writing anything", async () => {
-    env = await setup(temp);
+    env = await setup();
     env.repo.commit({
       "env/staging/ok.yaml": configMapYaml("ok"),
       "env/staging/bad.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: Not_A_Valid_Name}\n",
@@ -526,7 +519,7 @@ spec:
 
 describe("a crash-looping apply", () => {
   it("backs off exponentially instead of hammering the API server", async () => {
-    env = await setup(temp);
+    env = await setup();
     env.repo.commit({ "env/staging/web.yaml": deploymentYaml("web") });
     env.sim.faults.failApply({ count: Infinity, status: 500 });
     const delays: number[] = [];
@@ -552,7 +545,7 @@ describe("a crash-looping apply", () => {
 
 describe("fidelity to Git", () => {
   it("applies fields the Kubernetes client's models do not know, byte for byte, and stays in sync", async () => {
-    env = await setup(temp);
+    env = await setup();
     const manifest = deploymentYaml("web").replace(
       "          image:",
       "          futureKnob: enabled\n          image:",
@@ -573,7 +566,7 @@ describe("fidelity to Git", () => {
   it("reads every page of a long list", async () => {
     // Pages of 20 (the product's default is 500): three pages, the last one short, without the
     // cost of applying 500+ objects on a busy machine.
-    env = await setup(temp, {}, { listPageSize: 20 });
+    env = await setup({}, { listPageSize: 20 });
     const files: Record<string, string> = {};
     for (let index = 0; index < 45; index++)
       files[`env/staging/cm-${index}.yaml`] = configMapYaml(`cm-${index}`);
@@ -587,7 +580,7 @@ describe("fidelity to Git", () => {
 
 describe("objects that already exist", () => {
   it("adopts an unlabelled object as an update, not a create", async () => {
-    env = await setup(temp);
+    env = await setup();
     env.sim.create({
       apiVersion: "v1",
       kind: "ConfigMap",
@@ -606,7 +599,7 @@ describe("objects that already exist", () => {
   });
 
   it("refuses to take over an object another Ferry instance manages, and writes nothing", async () => {
-    env = await setup(temp);
+    env = await setup();
     env.repo.commit({
       "env/staging/shared.yaml": configMapYaml("shared"),
       "env/prod/shared.yaml": configMapYaml("shared"),

@@ -9,31 +9,26 @@ import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { main } from "../../src/cli.js";
-import type { CliIo } from "../../src/cli/io.js";
 import type { DeploymentReport } from "../../src/reconciler/ports.js";
 import { findRenderer } from "../../src/reconciler/renderer.js";
 import {
   configMapYaml,
-  GIT_ENV,
-  setup,
-  TempDirs,
-  writesOf,
+  reconcileIo,
   type Setup,
+  setupPerTest,
+  writesOf,
 } from "../support/reconciler-harness.js";
 
 // Real git, child processes and the simulator on a shared, busy machine: allow for slow runs.
 vi.setConfig({ testTimeout: 60_000 });
 
-const temp = new TempDirs();
+const { temp, setup } = setupPerTest();
 let env: Setup | undefined;
 let server: Server | undefined;
 
 afterEach(async () => {
-  await env?.close();
-  env = undefined;
   await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
   server = undefined;
-  temp.cleanup();
 });
 
 /**
@@ -99,7 +94,7 @@ function deletesOf(current: Setup) {
 
 describe("the reconciler's render safeguards", () => {
   it("refuses a kustomization with a YAML alias bomb before running kustomize, and prunes nothing", async () => {
-    env = await setup(temp);
+    env = await setup();
     await appliedBaseline(env);
     env.repo.commit({
       "env/staging/kustomization.yaml": kustomization("keep.yaml", "bomb.yaml"),
@@ -126,7 +121,7 @@ describe("the reconciler's render safeguards", () => {
   });
 
   it("refuses an alias bomb in a base outside the rendered folder, reached through resources", async () => {
-    env = await setup(temp);
+    env = await setup();
     env.repo.commit({
       "env/base/kustomization.yaml": kustomization("bomb.yaml"),
       "env/base/bomb.yaml": aliasBomb(),
@@ -140,7 +135,7 @@ describe("the reconciler's render safeguards", () => {
   });
 
   it("refuses a kustomization file that is itself an alias bomb", async () => {
-    env = await setup(temp);
+    env = await setup();
     env.repo.commit({
       "env/staging/kustomization.yaml": `${kustomization("keep.yaml")}${aliasBomb().replace(/^[\s\S]*?data:\n/, "x-bomb:\n")}`,
       "env/staging/keep.yaml": configMapYaml("keep"),
@@ -153,7 +148,7 @@ describe("the reconciler's render safeguards", () => {
   });
 
   it("refuses a file over the per-file size limit before rendering", async () => {
-    env = await setup(temp);
+    env = await setup();
     await appliedBaseline(env);
     env.repo.commit({
       "env/staging/kustomization.yaml": kustomization("keep.yaml", "big.yaml"),
@@ -170,7 +165,7 @@ describe("the reconciler's render safeguards", () => {
   });
 
   it("kills a renderer that runs past its memory limit, reports it, and prunes nothing", async () => {
-    env = await setup(temp);
+    env = await setup();
     await appliedBaseline(env);
     env.repo.commit({
       "env/staging/kustomization.yaml": kustomization("keep.yaml"),
@@ -200,7 +195,7 @@ describe("the reconciler's render safeguards", () => {
   });
 
   it("kills a renderer that runs past its time limit", async () => {
-    env = await setup(temp);
+    env = await setup();
     env.repo.commit({
       "env/staging/kustomization.yaml": kustomization("keep.yaml"),
       "env/staging/keep.yaml": configMapYaml("keep"),
@@ -213,7 +208,7 @@ describe("the reconciler's render safeguards", () => {
   });
 
   it("refuses a remote resource by default: kustomize never fetches it and nothing is applied", async () => {
-    env = await setup(temp);
+    env = await setup();
     const remote = await serveConfigMap("fetched");
     await appliedBaseline(env);
     env.repo.commit({
@@ -232,7 +227,7 @@ describe("the reconciler's render safeguards", () => {
   });
 
   it("refuses remote bases in the forms kustomize fetches (git URLs, ?ref=, host paths, file://)", async () => {
-    env = await setup(temp);
+    env = await setup();
     const spy = spiedKubectl();
     for (const reference of [
       "https://github.com/acme/bases//shop?ref=v1",
@@ -249,13 +244,13 @@ describe("the reconciler's render safeguards", () => {
   });
 
   it("fetches a remote resource allowed with ferry reconcile --allow-remote-base", async () => {
-    env = await setup(temp);
+    env = await setup();
     const remote = await serveConfigMap("fetched");
     env.repo.commit({
       "env/staging/kustomization.yaml": kustomization("keep.yaml", `${remote.url}/remote.yaml`),
       "env/staging/keep.yaml": configMapYaml("keep"),
     });
-    const io = captureIo(env.repo.dir);
+    const io = reconcileIo(env.repo.dir);
     const kubeconfig = path.join(temp.make(), "kubeconfig");
     await env.sim.writeKubeconfig(kubeconfig);
     const args = ["reconcile", "--repo", env.repo.dir, "--path", "env/staging", "--namespace", "shop"];
@@ -269,7 +264,7 @@ describe("the reconciler's render safeguards", () => {
   });
 
   it("refuses a base outside the config repo", async () => {
-    env = await setup(temp);
+    env = await setup();
     const outside = temp.make("ferry-outside-");
     writeFileSync(path.join(outside, "kustomization.yaml"), kustomization("secret.yaml"));
     writeFileSync(path.join(outside, "secret.yaml"), configMapYaml("outside"));
@@ -293,18 +288,4 @@ async function serveConfigMap(name: string): Promise<{ url: string; hits: () => 
   await new Promise<void>((resolve) => server!.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
   return { url: `http://127.0.0.1:${port}`, hits: () => hits };
-}
-
-function captureIo(cwd: string): CliIo & { out: string; err: string } {
-  const io = {
-    out: "",
-    err: "",
-    stdout: (text: string) => void (io.out += text),
-    stderr: (text: string) => void (io.err += text),
-    readStdin: async () => "",
-    cwd,
-    env: { ...GIT_ENV },
-    now: () => new Date("2026-01-01T00:00:00Z"),
-  };
-  return io;
 }

@@ -7,27 +7,21 @@
  */
 import { renameSync } from "node:fs";
 import fc from "fast-check";
-import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import {
   configMapYaml,
   deploymentYaml,
-  setup,
-  TempDirs,
-  writesOf,
   type Setup,
+  setupPerTest,
+  writesOf,
 } from "../support/reconciler-harness.js";
 import { finishFile, ledgerFile, record } from "../support/reliability-ledger.js";
 
 ledgerFile("reconciler-faults");
 vi.setConfig({ testTimeout: 120_000 });
 
-const temp = new TempDirs();
+const { temp, setup } = setupPerTest();
 let env: Setup | undefined;
-afterEach(async () => {
-  await env?.close();
-  env = undefined;
-  temp.cleanup();
-});
 afterAll(() => finishFile("reconciler-faults"));
 
 const FAULTS = [
@@ -83,7 +77,7 @@ describe("rows 26–28: faults in any order delete nothing; legitimate prunes de
         async (steps) => {
           await env?.close();
           temp.cleanup();
-          const current = (env = await setup(temp));
+          const current = (env = await setup());
           // Ferry's files: web + cm-0..cm-3; plus a prune-disabled one, and strangers it must never touch.
           let files: Record<string, string> = { "env/staging/web.yaml": deploymentYaml("web") };
           let next = 0;

@@ -1,4 +1,5 @@
 import { createHash, generateKeyPairSync, sign, type KeyObject } from "node:crypto";
+import { pushBlob, putManifest } from "../support/registry-upload.js";
 
 /**
  * Cosign signature artifacts written with node:crypto in cosign's documented format
@@ -117,35 +118,6 @@ export async function pushSignature(
     }),
   );
   await putManifest(registryUrl, repository, tag, OCI_INDEX, index);
-}
-
-async function pushBlob(registryUrl: string, repository: string, bytes: Buffer): Promise<void> {
-  const start = await fetch(`${registryUrl}/v2/${repository}/blobs/uploads/`, { method: "POST" });
-  if (start.status !== 202) throw new Error(`blob upload start answered ${start.status}`);
-  const location = new URL(start.headers.get("location")!, registryUrl);
-  location.searchParams.set("digest", sha256(bytes));
-  const put = await fetch(location, {
-    method: "PUT",
-    headers: { "content-type": "application/octet-stream" },
-    body: bytes,
-  });
-  if (put.status !== 201) throw new Error(`blob upload answered ${put.status}`);
-}
-
-async function putManifest(
-  registryUrl: string,
-  repository: string,
-  reference: string,
-  mediaType: string,
-  body: Buffer,
-): Promise<void> {
-  const response = await fetch(`${registryUrl}/v2/${repository}/manifests/${reference}`, {
-    method: "PUT",
-    headers: { "content-type": mediaType },
-    body,
-  });
-  if (response.status !== 201)
-    throw new Error(`manifest ${reference} answered ${response.status}: ${await response.text()}`);
 }
 
 /**

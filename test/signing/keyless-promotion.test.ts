@@ -1,30 +1,28 @@
-import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { Octokit } from "@octokit/rest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { main } from "../../src/cli.js";
-import type { CliIo } from "../../src/cli/io.js";
 import type { PlanReport } from "../../src/cli/plan.js";
 import { parseNotices } from "../../src/core/pr/dashboard.js";
-import { startFerryServer, type FerryServer } from "../../src/server/ferry-server.js";
+import type { FerryServer } from "../../src/server/ferry-server.js";
 import { serverOptionsFromEnv } from "../../src/server/server-options.js";
-import {
-  startGitHubEmulator,
-  type GitHubEmulator,
-  accounts,
-  inspect,
-  repos,
-} from "../../src/sandbox/github/index.js";
+import { type GitHubEmulator, accounts, inspect, repos } from "../../src/sandbox/github/index.js";
 import { pushImage } from "../../src/sandbox/registry/push-image.js";
-import { ferryAppManifest, UnthrottledOctokit } from "../../src/sandbox/ferry-app.js";
-import { startDistribution, type RunningDistribution } from "../support/registry-distribution.js";
+import type { RunningDistribution } from "../support/registry-distribution.js";
 import {
   BUNDLE_MEDIA_TYPE,
   createTestSigstore,
   pushReferrer,
   type TestSigstore,
 } from "./sigstore-fixtures.js";
+import { captureIo } from "../support/cli-io.js";
+import { writeTempTree } from "../support/temp-tree.js";
+import {
+  startNotifiedDistribution,
+  type NotifiedDistributionWorld,
+} from "../support/notified-distribution-world.js";
 
 /**
  * The GitHub Actions keyless setup of the README, end to end on the routes users take: images
@@ -45,25 +43,11 @@ function configRepo(host: string, staging: string): Record<string, string> {
   };
 }
 
-function fakeIo(cwd: string, env: Record<string, string>): CliIo & { out: string[]; err: string[] } {
-  const out: string[] = [];
-  const err: string[] = [];
-  return {
-    out,
-    err,
-    stdout: (t) => out.push(t),
-    stderr: (t) => err.push(t),
-    readStdin: async () => "",
-    cwd,
-    env,
-    now: () => new Date(),
-  };
-}
-
 describe("keyless signatures from a GitHub Actions release workflow, through ferry serve and ferry plan", () => {
   let distribution: RunningDistribution;
   let emu: GitHubEmulator;
   let server: FerryServer;
+  let world: NotifiedDistributionWorld;
   let sigstore: TestSigstore;
   let octokit: Octokit;
   let rootDir: string;
@@ -71,24 +55,12 @@ describe("keyless signatures from a GitHub Actions release workflow, through fer
   const WEBHOOK_SECRET = "keyless-e2e-webhook-secret";
   const NOTIFY_SECRET = "Bearer notify-secret-k3y1";
 
-  async function hints(): Promise<number> {
-    const metric = await server.metrics.getSingleMetric("ferry_registry_hints_total")?.get();
-    return (metric?.values ?? []).reduce((sum, value) => sum + value.value, 0);
-  }
-
-  async function settleAfter(before: number): Promise<void> {
-    for (let i = 0; i < 400 && (await hints()) < before + 1; i++)
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    expect(await hints()).toBeGreaterThanOrEqual(before + 1);
-    await server.idle();
-  }
-
   /** Pushes `tag`, lets Ferry see it unsigned, then signs it; the signature's push is a hint too. */
   async function pushSigned(tag: string, subject: string): Promise<void> {
-    let before = await hints();
+    let before = await world.hints();
     const { digest } = await pushImage(distribution.url, "acme/shop", tag, { content: tag });
-    await settleAfter(before);
-    before = await hints();
+    await world.settleAfter(before);
+    before = await world.hints();
     const bundle = await sigstore.bundle({ digest, identity: { issuer: ISSUER, subject } });
     await pushReferrer(
       distribution.url,
@@ -97,7 +69,7 @@ describe("keyless signatures from a GitHub Actions release workflow, through fer
       BUNDLE_MEDIA_TYPE,
       Buffer.from(JSON.stringify(bundle)),
     );
-    await settleAfter(before);
+    await world.settleAfter(before);
   }
 
   beforeAll(async () => {
@@ -105,45 +77,26 @@ describe("keyless signatures from a GitHub Actions release workflow, through fer
     rootDir = mkdtempSync(join(tmpdir(), "ferry-keyless-"));
     writeFileSync(join(rootDir, "trusted_root.json"), JSON.stringify(sigstore.trustedRoot));
     env = { FERRY_SIGSTORE_TRUSTED_ROOT: join(rootDir, "trusted_root.json") };
-    emu = await startGitHubEmulator();
-    accounts.createOrg(emu, "acme");
-    const app = accounts.createApp(emu, {
-      slug: "ferry",
-      permissions: ferryAppManifest().permissions,
+    world = await startNotifiedDistribution({
       webhookSecret: WEBHOOK_SECRET,
+      notifySecret: NOTIFY_SECRET,
+      server: {
+        // What serverOptionsFromEnv makes of FERRY_SIGSTORE_TRUSTED_ROOT.
+        ferry: serverOptionsFromEnv({ ...env, APP_ID: "1", PRIVATE_KEY: "x" }).ferry,
+      },
     });
-    server = await startFerryServer({
-      appId: app.id,
-      privateKey: app.privateKey,
-      webhookSecret: WEBHOOK_SECRET,
-      baseUrl: emu.apiUrl,
-      Octokit: UnthrottledOctokit,
-      scanIntervalMs: false,
-      registrySecrets: { distribution: NOTIFY_SECRET },
-      registryCoalesceMs: 20,
-      logLevel: "fatal",
-      // What serverOptionsFromEnv makes of FERRY_SIGSTORE_TRUSTED_ROOT.
-      ferry: serverOptionsFromEnv({ ...env, APP_ID: "1", PRIVATE_KEY: "x" }).ferry,
-    });
-    accounts.setWebhook(emu, app.id, `${server.url}/api/github/webhooks`, WEBHOOK_SECRET);
-    distribution = await startDistribution("none", {
-      notifications: [
-        { url: `${server.url}/registry/distribution`, headers: { Authorization: NOTIFY_SECRET } },
-      ],
-    });
+    ({ emu, server, distribution } = world);
     await pushImage(distribution.url, "acme/shop", "1.8.0", { content: "1.8.0" });
     const mona = accounts.createUser(emu, "mona");
     await repos.createRepo(emu, "acme", "config", {
       files: configRepo(distribution.host, "1.8.0"),
       collaborators: { mona: "maintain" },
     });
-    accounts.installApp(emu, app.id, "acme");
+    accounts.installApp(emu, world.appId, "acme");
     octokit = new Octokit({ baseUrl: emu.apiUrl, auth: mona.token, request: { retries: 0 } });
   }, 120_000);
   afterAll(async () => {
-    await server?.close();
-    await distribution?.close();
-    await emu?.close();
+    await world?.close();
     if (rootDir) rmSync(rootDir, { recursive: true, force: true });
   });
 
@@ -175,15 +128,11 @@ describe("keyless signatures from a GitHub Actions release workflow, through fer
     ]);
 
     // `ferry plan` on a checkout of the PR's branch says the same.
-    const dir = mkdtempSync(join(tmpdir(), "ferry-keyless-plan-"));
-    for (const [path, text] of Object.entries(configRepo(distribution.host, "1.9.0"))) {
-      mkdirSync(dirname(join(dir, path)), { recursive: true });
-      writeFileSync(join(dir, path), text);
-    }
-    const io = fakeIo(dir, env);
+    const dir = writeTempTree("ferry-keyless-plan-", configRepo(distribution.host, "1.9.0"));
+    const io = captureIo(dir, { env });
     await main(["plan", "--env", "staging", "--json"], io);
-    expect(io.err.join("")).toBe("");
-    const report = JSON.parse(io.out.join("")) as PlanReport;
+    expect(io.err).toBe("");
+    const report = JSON.parse(io.out) as PlanReport;
     expect(report.changes).toEqual([]);
     expect(report.unchanged).toEqual([
       expect.objectContaining({

@@ -1,46 +1,27 @@
-import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { rmSync } from "node:fs";
 import { Octokit } from "@octokit/rest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { main } from "../../src/cli.js";
-import type { CliIo } from "../../src/cli/io.js";
 import type { PlanReport } from "../../src/cli/plan.js";
 import { parseNotices } from "../../src/core/pr/dashboard.js";
-import { startFerryServer, type FerryServer } from "../../src/server/ferry-server.js";
-import {
-  startGitHubEmulator,
-  type GitHubEmulator,
-  accounts,
-  inspect,
-  repos,
-} from "../../src/sandbox/github/index.js";
+import type { FerryServer } from "../../src/server/ferry-server.js";
+import { type GitHubEmulator, accounts, inspect, repos } from "../../src/sandbox/github/index.js";
 import { pushImage } from "../../src/sandbox/registry/push-image.js";
-import { ferryAppManifest, UnthrottledOctokit } from "../../src/sandbox/ferry-app.js";
-import { startDistribution, type RunningDistribution } from "../support/registry-distribution.js";
+import type { RunningDistribution } from "../support/registry-distribution.js";
 import { generateKeyPair, pushSignature, signWithKey } from "./cosign-artifacts.js";
 import { COSIGN_VERSION, cosignBinary, createSigner, type Signer } from "./cosign-cli.js";
+import { captureIo } from "../support/cli-io.js";
+import {
+  startNotifiedDistribution,
+  type NotifiedDistributionWorld,
+} from "../support/notified-distribution-world.js";
+import { writeTempTree } from "../support/temp-tree.js";
 
 /**
  * The route a user and an attacker take: images pushed to a real CNCF distribution 2.8 (no
  * referrers API), notified to `ferry serve`, signed with cosign (the CLI when build-cosign.sh has
  * built it, else the same artifacts from node:crypto), config merged in the GitHub emulator.
  */
-
-function fakeIo(cwd: string): CliIo & { out: string[]; err: string[] } {
-  const out: string[] = [];
-  const err: string[] = [];
-  return {
-    out,
-    err,
-    stdout: (t) => out.push(t),
-    stderr: (t) => err.push(t),
-    readStdin: async () => "",
-    cwd,
-    env: {},
-    now: () => new Date(),
-  };
-}
 
 function configRepo(host: string, publicPem: string, staging: string, prod: string): Record<string, string> {
   const key = publicPem
@@ -55,20 +36,11 @@ function configRepo(host: string, publicPem: string, staging: string, prod: stri
   };
 }
 
-function writeRepo(files: Record<string, string>): string {
-  const dir = mkdtempSync(join(tmpdir(), "ferry-signed-"));
-  for (const [path, text] of Object.entries(files)) {
-    mkdirSync(dirname(join(dir, path)), { recursive: true });
-    writeFileSync(join(dir, path), text);
-  }
-  return dir;
-}
-
 async function plan(dir: string, env: string): Promise<PlanReport> {
-  const io = fakeIo(dir);
+  const io = captureIo(dir);
   await main(["plan", "--env", env, "--json"], io);
-  expect(io.err.join("")).toBe("");
-  return JSON.parse(io.out.join("")) as PlanReport;
+  expect(io.err).toBe("");
+  return JSON.parse(io.out) as PlanReport;
 }
 
 const SIGNED_WITH =
@@ -78,25 +50,13 @@ describe(`signed images through ferry serve and a real distribution registry, si
   let distribution: RunningDistribution;
   let emu: GitHubEmulator;
   let server: FerryServer;
+  let world: NotifiedDistributionWorld;
   let signer: Signer;
   let name: string;
   let octokit: Octokit;
   const WEBHOOK_SECRET = "signed-e2e-webhook-secret";
   const NOTIFY_SECRET = "Bearer notify-secret-5e1b";
   const STATUS_TOKEN = "status-token-5e1b";
-
-  async function hints(): Promise<number> {
-    const metric = await server.metrics.getSingleMetric("ferry_registry_hints_total")?.get();
-    return (metric?.values ?? []).reduce((sum, value) => sum + value.value, 0);
-  }
-
-  /** Until Ferry has received at least `count` more registry hints and finished the work they queued. */
-  async function settleAfter(before: number, count = 1): Promise<void> {
-    for (let i = 0; i < 400 && (await hints()) < before + count; i++)
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    expect(await hints()).toBeGreaterThanOrEqual(before + count);
-    await server.idle();
-  }
 
   async function stagingPull(): Promise<{ title: string; head: { sha: string } } | undefined> {
     return (await inspect.listPulls(emu, "acme", "config")).find(
@@ -106,31 +66,14 @@ describe(`signed images through ferry serve and a real distribution registry, si
 
   beforeAll(async () => {
     signer = createSigner();
-    emu = await startGitHubEmulator();
-    accounts.createOrg(emu, "acme");
-    const app = accounts.createApp(emu, {
-      slug: "ferry",
-      permissions: ferryAppManifest().permissions,
+    world = await startNotifiedDistribution({
       webhookSecret: WEBHOOK_SECRET,
+      notifySecret: NOTIFY_SECRET,
+      server: {
+        status: { token: STATUS_TOKEN },
+      },
     });
-    server = await startFerryServer({
-      appId: app.id,
-      privateKey: app.privateKey,
-      webhookSecret: WEBHOOK_SECRET,
-      baseUrl: emu.apiUrl,
-      Octokit: UnthrottledOctokit,
-      scanIntervalMs: false,
-      registrySecrets: { distribution: NOTIFY_SECRET },
-      registryCoalesceMs: 20,
-      logLevel: "fatal",
-      status: { token: STATUS_TOKEN },
-    });
-    accounts.setWebhook(emu, app.id, `${server.url}/api/github/webhooks`, WEBHOOK_SECRET);
-    distribution = await startDistribution("none", {
-      notifications: [
-        { url: `${server.url}/registry/distribution`, headers: { Authorization: NOTIFY_SECRET } },
-      ],
-    });
+    ({ emu, server, distribution } = world);
     name = `${distribution.host}/acme/shop`;
     await pushImage(distribution.url, "acme/shop", "1.8.0", { content: "1.8.0" });
     const mona = accounts.createUser(emu, "mona");
@@ -138,31 +81,29 @@ describe(`signed images through ferry serve and a real distribution registry, si
       files: configRepo(distribution.host, signer.publicPem, "1.8.0", "1.8.0"),
       collaborators: { mona: "maintain" },
     });
-    accounts.installApp(emu, app.id, "acme");
+    accounts.installApp(emu, world.appId, "acme");
     octokit = new Octokit({ baseUrl: emu.apiUrl, auth: mona.token, request: { retries: 0 } });
   }, 120_000);
   afterAll(async () => {
-    await server?.close();
-    await distribution?.close();
-    await emu?.close();
+    await world?.close();
   });
 
   it("opens a staging PR for a signed 1.9.0, not for an unsigned 1.9.1 pushed after it, and says why", async () => {
-    let before = await hints();
+    let before = await world.hints();
     const signed = await pushImage(distribution.url, "acme/shop", "1.9.0", { content: "1.9.0" });
-    await settleAfter(before);
+    await world.settleAfter(before);
     // Pushed but not yet signed: not eligible.
     expect(await stagingPull()).toBeUndefined();
 
-    before = await hints();
+    before = await world.hints();
     await signer.sign(distribution.url, "acme/shop", name, signed.digest);
     // The signature's own push notifies Ferry, which looks again and now finds 1.9.0 signed.
-    await settleAfter(before);
+    await world.settleAfter(before);
     expect((await stagingPull())?.title).toBe("Promote shop 1.9.0 to staging");
 
-    before = await hints();
+    before = await world.hints();
     await pushImage(distribution.url, "acme/shop", "1.9.1", { content: "1.9.1" });
-    await settleAfter(before);
+    await world.settleAfter(before);
     const pull = await stagingPull();
     expect(pull?.title).toBe("Promote shop 1.9.0 to staging");
     const overlay = await inspect.readFile(
@@ -226,7 +167,10 @@ describe(`signed images through ferry serve and a real distribution registry, si
     expect(reply).toMatch(/staging\*\* \/ shop: 1\\\.9\\\.1 not signed by acme\/shop release key/);
 
     // What `ferry plan` shows on a checkout of the PR's branch: the reason 1.9.1 is not taken.
-    const dir = writeRepo(configRepo(distribution.host, signer.publicPem, "1.9.0", "1.8.0"));
+    const dir = writeTempTree(
+      "ferry-signed-",
+      configRepo(distribution.host, signer.publicPem, "1.9.0", "1.8.0"),
+    );
     const report = await plan(dir, "staging");
     expect(report.changes).toEqual([]);
     expect(report.unchanged).toEqual([
@@ -264,7 +208,10 @@ describe(`signed images through ferry serve and a real distribution registry, si
         ...(tag === "1.9.3" ? { payloadDigest: sibling.digest } : {}),
         ...(tag === "1.9.4" ? { tamper: true } : {}),
       });
-      const dir = writeRepo(configRepo(distribution.host, signer.publicPem, "1.9.1", "1.8.0"));
+      const dir = writeTempTree(
+        "ferry-signed-",
+        configRepo(distribution.host, signer.publicPem, "1.9.1", "1.8.0"),
+      );
       const report = await plan(dir, "staging");
       expect(report.changes).toEqual([]);
       expect(report.unchanged).toEqual([
@@ -280,7 +227,10 @@ describe(`signed images through ferry serve and a real distribution registry, si
 
   it("refuses to promote to prod a digest staging runs but nobody signed", async () => {
     // Someone edited staging to run the unsigned 1.9.1: `from: staging` carries its exact digest.
-    const dir = writeRepo(configRepo(distribution.host, signer.publicPem, "1.9.1", "1.8.0"));
+    const dir = writeTempTree(
+      "ferry-signed-",
+      configRepo(distribution.host, signer.publicPem, "1.9.1", "1.8.0"),
+    );
     const report = await plan(dir, "prod");
     expect(report.changes).toEqual([]);
     expect(report.unchanged).toEqual([
@@ -295,7 +245,10 @@ describe(`signed images through ferry serve and a real distribution registry, si
   });
 
   it("promotes to prod the signed digest staging runs", async () => {
-    const dir = writeRepo(configRepo(distribution.host, signer.publicPem, "1.9.0", "1.8.0"));
+    const dir = writeTempTree(
+      "ferry-signed-",
+      configRepo(distribution.host, signer.publicPem, "1.9.0", "1.8.0"),
+    );
     const report = await plan(dir, "prod");
     expect(report.changes).toEqual(
       expect.arrayContaining([expect.objectContaining({ environment: "prod", from: "1.8.0", to: "1.9.0" })]),

@@ -3,6 +3,7 @@ import { initializeCA, type CA } from "@sigstore/mock/dist/fulcio/ca.js";
 import { initializeCTLog, type CTLog } from "@sigstore/mock/dist/fulcio/ctlog.js";
 import { initializeTLog, type TLog } from "@sigstore/mock/dist/rekor/tlog.js";
 import { sha256, simpleSigningPayload } from "./cosign-artifacts.js";
+import { pushBlob, putManifest } from "../support/registry-upload.js";
 
 /**
  * A Sigstore instance built in the test, offline: a Fulcio-like CA (`@sigstore/mock`: a
@@ -325,29 +326,4 @@ export async function pushReferrer(
     }),
   );
   await putManifest(registryUrl, repository, tag, "application/vnd.oci.image.index.v1+json", index);
-}
-
-async function pushBlob(registryUrl: string, repository: string, bytes: Buffer): Promise<void> {
-  const start = await fetch(`${registryUrl}/v2/${repository}/blobs/uploads/`, { method: "POST" });
-  if (start.status !== 202) throw new Error(`blob upload start answered ${start.status}`);
-  const location = new URL(start.headers.get("location")!, registryUrl);
-  location.searchParams.set("digest", sha256(bytes));
-  const put = await fetch(location, { method: "PUT", body: bytes });
-  if (put.status !== 201) throw new Error(`blob upload answered ${put.status}`);
-}
-
-async function putManifest(
-  registryUrl: string,
-  repository: string,
-  reference: string,
-  mediaType: string,
-  body: Buffer,
-): Promise<void> {
-  const response = await fetch(`${registryUrl}/v2/${repository}/manifests/${reference}`, {
-    method: "PUT",
-    headers: { "content-type": mediaType },
-    body,
-  });
-  if (response.status !== 201)
-    throw new Error(`manifest ${reference} answered ${response.status}: ${await response.text()}`);
 }

@@ -9,8 +9,6 @@ import pino from "pino";
 import { TrustedRoot } from "@sigstore/protobuf-specs";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createRegistryClient, readTrustedRootFile } from "../../src/adapters/registry/index.js";
-import { main } from "../../src/cli.js";
-import type { CliIo } from "../../src/cli/io.js";
 import type { VerifyPolicy } from "../../src/core/policy/verify.js";
 import { pushImage } from "../../src/sandbox/registry/push-image.js";
 import { UnthrottledOctokit } from "../../src/sandbox/ferry-app.js";
@@ -25,6 +23,7 @@ import {
   pushReferrer,
   type TestSigstore,
 } from "./sigstore-fixtures.js";
+import { runFerry } from "../support/cli-io.js";
 
 /**
  * The Sigstore trusted root refreshed through TUF, on the operator's two routes: `ferry serve` with
@@ -188,20 +187,7 @@ describe("ferry serve with FERRY_SIGSTORE_TUF_MIRROR", () => {
 describe("ferry trust-root refresh --out", () => {
   let tuf: TufRepository;
   const dir = mkdtempSync(join(tmpdir(), "ferry-trust-root-cli-"));
-  const run = async (args: string[]) => {
-    const out: string[] = [];
-    const err: string[] = [];
-    const io: CliIo = {
-      stdout: (text) => out.push(text),
-      stderr: (text) => err.push(text),
-      readStdin: async () => "",
-      cwd: dir,
-      env: {},
-      now: () => new Date(),
-    };
-    const code = await main(["trust-root", ...args], io);
-    return { code, stdout: out.join(""), stderr: err.join("") };
-  };
+  const run = (args: string[]) => runFerry(["trust-root", ...args], dir);
 
   beforeAll(async () => {
     tuf = await startTufRepository([target(after)]);

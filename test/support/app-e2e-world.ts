@@ -3,6 +3,7 @@
  * embedded registry with shop:1.7.0, and the real Ferry server wired to both.
  */
 import { Octokit } from "@octokit/rest";
+import { expect } from "vitest";
 import {
   startFerryServer,
   type FerryServer,
@@ -217,4 +218,61 @@ export async function startWorld(options: {
       return data;
     },
   };
+}
+
+/** Comments `body` on issue or PR `issue` as `who`, waits for Ferry, and returns the comment's reactions, sorted. */
+export async function commandReactions(
+  world: World,
+  issue: number,
+  body: string,
+  who: "mona" | "hubot" | "eve" = "mona",
+): Promise<string[]> {
+  const { data: comment } = await world.as[who].rest.issues.createComment({
+    owner: "acme",
+    repo: "config",
+    issue_number: issue,
+    body,
+  });
+  await world.settle();
+  const { data: reactions } = await world.as.mona.rest.reactions.listForIssueComment({
+    owner: "acme",
+    repo: "config",
+    comment_id: comment.id,
+  });
+  return reactions.map((reaction) => reaction.content).sort();
+}
+
+/** The dashboard issues of acme/config, every page read. */
+export async function dashboards(world: World) {
+  const all = await world.as.mona.paginate(world.as.mona.rest.issues.listForRepo, {
+    owner: "acme",
+    repo: "config",
+    state: "all",
+    per_page: 100,
+  });
+  return all.filter((issue) => !issue.pull_request && issue.title === "Ferry dashboard");
+}
+
+/** The one ferry/staging PR, whatever its state. */
+export async function stagingPull(world: World) {
+  const pulls = (await world.pulls("all")).filter((pull) => pull.head.ref === "ferry/staging");
+  expect(pulls).toHaveLength(1);
+  return pulls[0]!;
+}
+
+/** The bodies of the comments on issue or PR `number`. */
+export async function commentsOn(world: World, number: number): Promise<string[]> {
+  const { data } = await world.as.mona.rest.issues.listComments({
+    owner: "acme",
+    repo: "config",
+    issue_number: number,
+  });
+  return data.map((comment) => comment.body ?? "");
+}
+
+/** Comments `body` on issue `issue` as mona, waits for Ferry, and returns the last comment on it: Ferry's reply. */
+export async function commandReply(world: World, issue: number, body: string): Promise<string> {
+  await world.as.mona.rest.issues.createComment({ owner: "acme", repo: "config", issue_number: issue, body });
+  await world.settle();
+  return (await commentsOn(world, issue)).at(-1)!;
 }

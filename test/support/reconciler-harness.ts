@@ -6,6 +6,7 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { afterEach } from "vitest";
 import { ConfigRepoFetcher } from "../../src/adapters/git/config-repo-fetcher.js";
 import { KubeCluster } from "../../src/adapters/kubernetes/kube-cluster.js";
 import { DEFAULT_PRUNE_OPTIONS, type PruneOptions } from "../../src/reconciler/plan.js";
@@ -15,6 +16,7 @@ import {
   startClusterSimulator,
   type ClusterSimulatorOptions,
 } from "../../src/sandbox/cluster/cluster-simulator.js";
+import { captureIo, type CapturedIo } from "./cli-io.js";
 
 export const GIT_ENV = {
   PATH: process.env.PATH,
@@ -152,6 +154,7 @@ export async function setup(
     prune: { ...DEFAULT_PRUNE_OPTIONS, prune: true, ...overrides.prune },
   });
   const reconcilers: ReturnType<typeof createReconciler>[] = [];
+  let closed = false;
   return {
     sim,
     repo,
@@ -170,6 +173,8 @@ export async function setup(
       return reconciler;
     },
     async close() {
+      if (closed) return;
+      closed = true;
       for (const reconciler of reconcilers) await reconciler.stop();
       await sim.close();
     },
@@ -182,4 +187,37 @@ export function writesOf<T extends { verb: string; dryRun: boolean }>(requests: 
     (request) =>
       ["create", "update", "patch", "delete", "deletecollection"].includes(request.verb) && !request.dryRun,
   );
+}
+
+/**
+ * The set-up of a test file whose tests each start their own world: `setup` starts one (as the
+ * `setup` above, in `temp`), and after each test every world it started is closed and `temp`'s
+ * directories removed.
+ */
+export function setupPerTest(): {
+  temp: TempDirs;
+  setup(
+    simulatorOptions?: ClusterSimulatorOptions,
+    clusterOptions?: { listPageSize?: number },
+  ): Promise<Setup>;
+} {
+  const temp = new TempDirs();
+  const started: Setup[] = [];
+  afterEach(async () => {
+    for (const world of started.splice(0)) await world.close();
+    temp.cleanup();
+  });
+  return {
+    temp,
+    async setup(simulatorOptions, clusterOptions) {
+      const world = await setup(temp, simulatorOptions, clusterOptions);
+      started.push(world);
+      return world;
+    },
+  };
+}
+
+/** The `CliIo` of `ferry reconcile` in these tests: git's environment and a fixed clock. */
+export function reconcileIo(cwd: string): CapturedIo {
+  return captureIo(cwd, { env: { ...GIT_ENV }, now: () => new Date("2026-01-01T00:00:00Z") });
 }

@@ -1,6 +1,6 @@
 import { Probot, ProbotOctokit } from "probot";
 import { afterEach, describe, expect, it } from "vitest";
-import { createWriteBudget } from "../../../src/adapters/github/write-budget.js";
+import { createWriteBudget, type WriteBudgetOptions } from "../../../src/adapters/github/write-budget.js";
 import {
   startGitHubEmulator,
   type GitHubEmulator,
@@ -14,43 +14,53 @@ afterEach(async () => {
   emu = undefined;
 });
 
+/**
+ * acme/config with an app installed, and a Probot installation client whose writes go through a
+ * write budget with these limits. Its clock moves only when a write waits (each wait is kept in
+ * `waits`): no real time passes.
+ */
+async function budgetedClient(limits: Omit<WriteBudgetOptions, "now" | "sleep">) {
+  emu = await startGitHubEmulator();
+  accounts.createUser(emu, "mona");
+  accounts.createOrg(emu, "acme");
+  await repos.createRepo(emu, "acme", "config", {
+    files: { "README.md": "x\n" },
+    collaborators: { mona: "admin" },
+  });
+  const app = accounts.createApp(emu, {
+    slug: "ferry",
+    permissions: { issues: "write", metadata: "read" },
+  });
+  const installation = accounts.installApp(emu, app.id, "acme");
+  let now = 1_000_000;
+  const waits: number[] = [];
+  const budget = createWriteBudget({
+    ...limits,
+    now: () => now,
+    sleep: async (ms) => {
+      waits.push(ms);
+      now += ms;
+    },
+  });
+  const probot = new Probot({
+    appId: app.id,
+    privateKey: app.privateKey,
+    baseUrl: emu.apiUrl,
+    Octokit: ProbotOctokit.plugin(budget.plugin as never).defaults({
+      throttle: { enabled: false },
+      retry: { enabled: false },
+    }) as typeof ProbotOctokit,
+    logLevel: "fatal",
+  });
+  return { emu, installation, budget, waits, octokit: await probot.auth(installation.id) };
+}
+
 describe("GitHub's write budget per installation, shared by the live replicas", () => {
   it("holds an installation's writes to its part of 80 a minute (here 4 among 2 replicas: 2), waiting instead of failing; reads are free", async () => {
-    emu = await startGitHubEmulator();
-    accounts.createUser(emu, "mona");
-    accounts.createOrg(emu, "acme");
-    await repos.createRepo(emu, "acme", "config", {
-      files: { "README.md": "x\n" },
-      collaborators: { mona: "admin" },
-    });
-    const app = accounts.createApp(emu, {
-      slug: "ferry",
-      permissions: { issues: "write", metadata: "read" },
-    });
-    const installation = accounts.installApp(emu, app.id, "acme");
-    let now = 1_000_000;
-    const waits: number[] = [];
-    const budget = createWriteBudget({
+    const { emu, installation, budget, waits, octokit } = await budgetedClient({
       share: () => 2,
       perMinute: 4,
-      now: () => now,
-      // The clock moves only when a write waits: no real time passes in this test.
-      sleep: async (ms) => {
-        waits.push(ms);
-        now += ms;
-      },
     });
-    const probot = new Probot({
-      appId: app.id,
-      privateKey: app.privateKey,
-      baseUrl: emu.apiUrl,
-      Octokit: ProbotOctokit.plugin(budget.plugin as never).defaults({
-        throttle: { enabled: false },
-        retry: { enabled: false },
-      }) as typeof ProbotOctokit,
-      logLevel: "fatal",
-    });
-    const octokit = await probot.auth(installation.id);
     const { data: issue } = await octokit.rest.issues.create({ owner: "acme", repo: "config", title: "t" });
     for (let i = 0; i < 4; i++) {
       await octokit.rest.issues.createComment({
@@ -69,37 +79,11 @@ describe("GitHub's write budget per installation, shared by the live replicas", 
   });
 
   it("also holds them to their part of 500 an hour (here 3 for one replica): the 4th write waits for the hour's window, then goes", async () => {
-    emu = await startGitHubEmulator();
-    accounts.createOrg(emu, "acme");
-    await repos.createRepo(emu, "acme", "config", { files: { "README.md": "x\n" } });
-    const app = accounts.createApp(emu, {
-      slug: "ferry",
-      permissions: { issues: "write", metadata: "read" },
-    });
-    const installation = accounts.installApp(emu, app.id, "acme");
-    let now = 1_000_000;
-    const waits: number[] = [];
-    const budget = createWriteBudget({
+    const { emu, budget, waits, octokit } = await budgetedClient({
       share: () => 1,
       perMinute: 80,
       perHour: 3,
-      now: () => now,
-      sleep: async (ms) => {
-        waits.push(ms);
-        now += ms;
-      },
     });
-    const probot = new Probot({
-      appId: app.id,
-      privateKey: app.privateKey,
-      baseUrl: emu.apiUrl,
-      Octokit: ProbotOctokit.plugin(budget.plugin as never).defaults({
-        throttle: { enabled: false },
-        retry: { enabled: false },
-      }) as typeof ProbotOctokit,
-      logLevel: "fatal",
-    });
-    const octokit = await probot.auth(installation.id);
     for (let i = 0; i < 4; i++)
       await octokit.rest.issues.create({ owner: "acme", repo: "config", title: `${i}` });
     expect(waits).toEqual([3_600_000]);

@@ -6,7 +6,7 @@ import { DEFAULT_CONFIG_CONTEXT } from "../../../src/core/config/config-context.
 import { registryRuleProblems } from "../../../src/core/config/registry-rules.js";
 import { REDACTED, SecretRedactor } from "../../../src/core/redact.js";
 import { pushImage } from "../../../src/sandbox/registry/push-image.js";
-import { startFakeAcr, type FakeAcr } from "../../support/cloud/fake-acr.js";
+import { acrRefreshToken, startFakeAcr, type FakeAcr } from "../../support/cloud/fake-acr.js";
 import { startDistribution, type RunningDistribution } from "../../support/registry-distribution.js";
 
 /**
@@ -69,25 +69,10 @@ function client(clock: { now: number } = { now: Date.now() }, secrets = new Secr
 
 async function pushed(repository: string, tag: string): Promise<void> {
   // Pushed through ACR's front door, with a refresh token from the same exchange.
-  const refresh = await exchangeForRefreshToken();
+  const refresh = await acrRefreshToken(acr, HOST);
   await pushImage(acr.origin, repository, tag, {
     auth: { username: "00000000-0000-0000-0000-000000000000", password: refresh },
   });
-}
-
-/** Entra client credentials, then ACR's exchange, by hand: what `az acr login --expose-token` does. */
-async function exchangeForRefreshToken(): Promise<string> {
-  const { DefaultAzureCredential } = await import("@azure/identity");
-  const entra = await new DefaultAzureCredential({
-    disableInstanceDiscovery: true,
-    tlsOptions: { ca: acr.authorityCa },
-  }).getToken("https://containerregistry.azure.net/.default");
-  const answer = await fetch(`${acr.origin}/oauth2/exchange`, {
-    method: "POST",
-    headers: { "content-type": "application/x-www-form-urlencoded" },
-    body: new URLSearchParams({ grant_type: "access_token", service: HOST, access_token: entra.token }),
-  });
-  return ((await answer.json()) as { refresh_token: string }).refresh_token;
 }
 
 describe("auth: azure (Azure Container Registry)", () => {

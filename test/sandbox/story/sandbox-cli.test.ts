@@ -9,22 +9,11 @@ import type {
   SandboxStoryOptions,
   StepResult,
 } from "../../../src/sandbox/story/index.js";
+import { captureIo } from "../../support/cli-io.js";
 
 function capture(): { io: CliIo; out: () => string; err: () => string } {
-  let out = "";
-  let err = "";
-  return {
-    io: {
-      stdout: (text) => void (out += text),
-      stderr: (text) => void (err += text),
-      readStdin: async () => "",
-      cwd: process.cwd(),
-      env: {},
-      now: () => new Date(),
-    },
-    out: () => out,
-    err: () => err,
-  };
+  const io = captureIo(process.cwd());
+  return { io, out: () => io.out, err: () => io.err };
 }
 
 const ENDPOINTS = {

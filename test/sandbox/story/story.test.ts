@@ -3,9 +3,8 @@
  * `main(["sandbox", "--json"])`, so one run checks the steps, the final state and the JSON shape.
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import { main } from "../../../src/cli.js";
-import type { CliIo } from "../../../src/cli/io.js";
 import type { SandboxJson } from "../../../src/sandbox/story/index.js";
+import { runFerry } from "../../support/cli-io.js";
 
 const STEPS = [
   "setup",
@@ -30,15 +29,7 @@ function listeningServers(): number {
 
 beforeAll(async () => {
   listeningBefore = listeningServers();
-  const io: CliIo = {
-    stdout: (text) => void (stdout += text),
-    stderr: (text) => void (stderr += text),
-    readStdin: async () => "",
-    cwd: process.cwd(),
-    env: {},
-    now: () => new Date(),
-  };
-  exitCode = await main(["sandbox", "--json"], io);
+  ({ code: exitCode, stdout, stderr } = await runFerry(["sandbox", "--json"], process.cwd()));
 }, 120_000);
 
 describe("ferry sandbox --json (the release of shop 1.8.0, end to end)", () => {

@@ -254,3 +254,22 @@ function json(res: ServerResponse, status: number, body: unknown): void {
 function unauthorized(res: ServerResponse): void {
   json(res, 401, { errors: [{ code: "UNAUTHORIZED", message: "authentication required", detail: null }] });
 }
+
+/**
+ * A refresh token for the Entra client of the environment (the AZURE_* variables the test stubs),
+ * got by hand as `az acr login --expose-token` gets it: an Entra token for
+ * containerregistry.azure.net, exchanged at `/oauth2/exchange` for `service`.
+ */
+export async function acrRefreshToken(acr: FakeAcr, service: string): Promise<string> {
+  const { DefaultAzureCredential } = await import("@azure/identity");
+  const entra = await new DefaultAzureCredential({
+    disableInstanceDiscovery: true,
+    tlsOptions: { ca: acr.authorityCa },
+  }).getToken("https://containerregistry.azure.net/.default");
+  const answer = await fetch(`${acr.origin}/oauth2/exchange`, {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({ grant_type: "access_token", service, access_token: entra.token }),
+  });
+  return ((await answer.json()) as { refresh_token: string }).refresh_token;
+}
