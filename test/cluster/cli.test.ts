@@ -6,6 +6,7 @@
  */
 import { afterEach, describe, expect, inject, it, vi } from "vitest";
 import { main } from "../../src/cli.js";
+import { captureIo as captureCliIo, type CapturedIo } from "../support/cli-io.js";
 import { configMapYaml, deploymentYaml, GIT_ENV } from "../support/reconciler-harness.js";
 import { readObject } from "./contract/backend.js";
 import { realBackend } from "./contract/real-backend.js";
@@ -21,18 +22,9 @@ afterEach(async () => {
   world = undefined;
 });
 
-function captureIo(cwd: string) {
-  const io = {
-    out: "",
-    err: "",
-    stdout: (text: string) => void (io.out += text),
-    stderr: (text: string) => void (io.err += text),
-    readStdin: async () => "",
-    cwd,
-    env: { ...GIT_ENV },
-    now: () => new Date(),
-  };
-  return io;
+/** A command's io with the git environment the world's repository needs. */
+function captureIo(cwd: string): CapturedIo {
+  return captureCliIo(cwd, { env: { ...GIT_ENV } });
 }
 
 function reconcileArgs(w: World, ...extra: string[]): string[] {
