@@ -9,7 +9,7 @@ import type { TrustedRoot } from "@sigstore/protobuf-specs";
 import type { Probot } from "probot";
 import { AccessCache } from "../adapters/github/access-cache.js";
 import { GitContentCache } from "../adapters/github/git-content-cache.js";
-import { GitHubRepoAdapter, type OctokitLike } from "../adapters/github/github-repo.js";
+import { createGitHubRepo, type OctokitLike } from "../adapters/github/github-repo.js";
 import type { AppDeps, AppLogger } from "../app/app-deps.js";
 import { KeyedMutex } from "../app/keyed-mutex.js";
 import type { RegistryReader } from "../app/ports.js";
@@ -133,7 +133,7 @@ export function createFerry(options: FerryAppOptions): Ferry {
   const identity: AppIdentity = {};
 
   const depsFor = (octokit: OctokitLike, owner: string, repo: string): AppDeps => ({
-    github: new GitHubRepoAdapter(octokit, owner, repo, contentCache, accessCache),
+    github: createGitHubRepo(octokit, owner, repo, contentCache, accessCache),
     registryFor: (config) => registries.for(config, octokit, owner),
     now: options.now ?? (() => new Date()),
     log,

@@ -3,7 +3,7 @@
  * adapter against the emulator: one branch, one PR, no force (docs/reliability.md rows 22–23, goal G7).
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { GitHubRepoAdapter } from "../../src/adapters/github/github-repo.js";
+import { createGitHubRepo, type GitHubRepoAdapter } from "../../src/adapters/github/github-repo.js";
 import type { GitHubRepoPort } from "../../src/app/github-port.js";
 import { syncRepository } from "../../src/app/sync-repository.js";
 import { installApp, startWorld, type World } from "../support/github-emulator-world.js";
@@ -20,7 +20,7 @@ describe("concurrent writers on one environment", { timeout: 60_000 }, () => {
   beforeEach(async () => {
     world = await startWorld({ files: configRepo() });
     const app = await installApp(world);
-    github = () => new GitHubRepoAdapter(app.installation, "acme", "config");
+    github = () => createGitHubRepo(app.installation, "acme", "config");
     repos.protectBranch(world.emu, "acme", "config", "main", { requiredChecks: ["ci"] });
   });
   afterEach(async () => {

@@ -6,7 +6,7 @@
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { GitHubRepoAdapter } from "../../src/adapters/github/github-repo.js";
+import { createGitHubRepo } from "../../src/adapters/github/github-repo.js";
 import { STATE_FILE, STATE_REF } from "../../src/app/github-port.js";
 import { loadRepoConfig } from "../../src/app/load-repo-config.js";
 import { updateState } from "../../src/app/state.js";
@@ -28,7 +28,7 @@ describe("the state ref through the adapter", { timeout: 60_000 }, () => {
     const world = await startEmulatorWorld({ files: configRepo() });
     close = () => world.emu.close();
     const app = await installApp(world);
-    return { world, github: () => new GitHubRepoAdapter(app.installation, "acme", "config") };
+    return { world, github: () => createGitHubRepo(app.installation, "acme", "config") };
   }
 
   it("creates the ref, moves it only from the commit it was read at, and reads any of its commits", async () => {

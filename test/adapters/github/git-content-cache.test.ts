@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { GitContentCache, gitBlobSha, WeightedLru } from "../../../src/adapters/github/git-content-cache.js";
-import { GitHubRepoAdapter } from "../../../src/adapters/github/github-repo.js";
+import { createGitHubRepo, type GitHubRepoAdapter } from "../../../src/adapters/github/github-repo.js";
 import { installApp, startWorld, type World } from "../../support/github-emulator-world.js";
 
 describe("WeightedLru", () => {
@@ -85,7 +85,7 @@ describe("GitHubRepoAdapter with a content cache, against the emulator", () => {
     world = await startWorld();
     const app = await installApp(world);
     cache = new GitContentCache();
-    github = new GitHubRepoAdapter(app.installation, "acme", "config", cache);
+    github = createGitHubRepo(app.installation, "acme", "config", cache);
   });
   afterEach(async () => {
     await world.emu.close();

@@ -3,7 +3,7 @@
  * refs, sha-pinned merges, reaction dedupe, live permissions.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { GitHubRepoAdapter } from "../../../src/adapters/github/github-repo.js";
+import { createGitHubRepo, type GitHubRepoAdapter } from "../../../src/adapters/github/github-repo.js";
 import { installApp, startWorld, type World } from "../../support/github-emulator-world.js";
 import { actAs, repos } from "../../../src/sandbox/github/index.js";
 
@@ -13,7 +13,7 @@ describe("GitHubRepoAdapter against the emulator", () => {
   beforeEach(async () => {
     world = await startWorld();
     const app = await installApp(world);
-    github = new GitHubRepoAdapter(app.installation, "acme", "config");
+    github = createGitHubRepo(app.installation, "acme", "config");
   });
   afterEach(async () => {
     await world.emu.close();
@@ -50,6 +50,25 @@ describe("GitHubRepoAdapter against the emulator", () => {
     expect(await github.readFile(commit.sha, "big.yaml")).toBe(big);
     const entry = (await github.listTree(commit.treeSha)).find((e) => e.path === "big.yaml");
     expect(entry?.size).toBe(big.length);
+  });
+
+  it("keeps working when its methods are passed around unbound (no `this`)", async () => {
+    const { defaultBranch, getBranch, createCommit, readFile, writeStateCommit, stateHead } = github;
+    const base = (await getBranch(await defaultBranch()))!;
+    const big = `# ${"z".repeat(2 * 1024 * 1024)}\n`;
+    const commit = await createCommit({
+      baseTreeSha: base.treeSha,
+      parents: [base.sha],
+      files: { "big.yaml": big },
+      message: "test",
+    });
+    // Past 1 MB the contents API answers without content: readFile goes on to the blob API.
+    expect(await readFile(commit.sha, "big.yaml")).toBe(big);
+    expect(await writeStateCommit(undefined, "{}", "state")).toBe("written");
+    const head = await stateHead();
+    // A second writer from the same parent loses the compare-and-swap (and checks the head again).
+    expect(await writeStateCommit(undefined, '{"holds":[]}', "state")).toBe("conflict");
+    expect(await stateHead()).toBe(head);
   });
 
   it("reports an existing ref instead of failing, and a non-fast-forward update as a conflict", async () => {

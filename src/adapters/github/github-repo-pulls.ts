@@ -1,0 +1,243 @@
+import type { AllowedMergeMethods, MergeMethod } from "../../core/pr/merge-method.js";
+import type { GitHubMerges, GitHubPulls, PullRequestInfo } from "../../app/github-port.js";
+import { type GitHubRepoContext, message, orUndefinedOn404, status } from "./github-repo-context.js";
+
+/** Pull request data from the REST shape. */
+function toPull(data: {
+  number: number;
+  node_id: string;
+  state: string;
+  merged?: boolean | null;
+  merged_at?: string | null;
+  head: { ref: string; sha: string; repo?: { full_name: string } | null };
+  base: { ref: string };
+  title: string;
+  body?: string | null;
+  labels?: ({ name?: string } | string)[];
+  auto_merge?: unknown;
+  user?: { login: string } | null;
+  mergeable?: boolean | null;
+  mergeable_state?: string;
+}): PullRequestInfo {
+  return {
+    author: data.user?.login ?? "",
+    ...(data.head.repo ? { headRepo: data.head.repo.full_name } : {}),
+    number: data.number,
+    nodeId: data.node_id,
+    state: data.state === "open" ? "open" : "closed",
+    merged: data.merged === true || Boolean(data.merged_at),
+    headRef: data.head.ref,
+    headSha: data.head.sha,
+    baseRef: data.base.ref,
+    title: data.title,
+    body: data.body ?? "",
+    labels: (data.labels ?? []).map((label) => (typeof label === "string" ? label : (label.name ?? ""))),
+    autoMerge: data.auto_merge !== undefined && data.auto_merge !== null,
+    ...(data.mergeable !== undefined ? { mergeable: data.mergeable } : {}),
+    ...(data.mergeable_state !== undefined ? { mergeableState: data.mergeable_state } : {}),
+  };
+}
+
+/**
+ * Pull requests and merges: Ferry's PR for an environment, native auto-merge, merge queues and
+ * Ferry's own sha-pinned merge (`GitHubPulls`, `GitHubMerges`).
+ */
+export function pullsOf(ctx: GitHubRepoContext): Required<GitHubPulls & GitHubMerges> {
+  async function findOpenPull(head: string): Promise<PullRequestInfo | undefined> {
+    const { data } = await ctx.octokit.rest.pulls.list({
+      ...ctx.r,
+      head: `${ctx.owner}:${head}`,
+      state: "open",
+      per_page: 5,
+    });
+    const pull = data.find((candidate) => candidate.head.ref === head);
+    return pull ? toPull(pull) : undefined;
+  }
+
+  async function getPull(number: number): Promise<PullRequestInfo | undefined> {
+    const response = await orUndefinedOn404(ctx.octokit.rest.pulls.get({ ...ctx.r, pull_number: number }));
+    return response ? toPull(response.data) : undefined;
+  }
+
+  async function createPull(input: {
+    head: string;
+    base: string;
+    title: string;
+    body: string;
+  }): Promise<PullRequestInfo> {
+    const { data } = await ctx.octokit.rest.pulls.create({
+      ...ctx.r,
+      ...input,
+      maintainer_can_modify: false,
+    });
+    return toPull(data);
+  }
+
+  async function updatePull(
+    number: number,
+    input: { title?: string; body?: string; state?: "open" | "closed" },
+  ): Promise<void> {
+    await ctx.octokit.rest.pulls.update({ ...ctx.r, pull_number: number, ...input });
+  }
+
+  async function addLabels(number: number, labels: string[]): Promise<void> {
+    await ctx.octokit.rest.issues.addLabels({ ...ctx.r, issue_number: number, labels });
+  }
+
+  async function requestReviewers(
+    number: number,
+    users: string[],
+    teams: string[],
+  ): Promise<void | "refused"> {
+    try {
+      await ctx.octokit.rest.pulls.requestReviewers({
+        ...ctx.r,
+        pull_number: number,
+        reviewers: users,
+        team_reviewers: teams.map((team) => team.split("/").pop()!),
+      });
+    } catch (error) {
+      // "Reviews may only be requested from collaborators. One or more of the users or teams you
+      // specified is not a collaborator of the … repository." (422, after the PR was created:
+      // https://github.com/projectcontour/contour/pull/5998).
+      if (status(error) === 422 && /only be requested from collaborators/i.test(message(error)))
+        return "refused";
+      throw error;
+    }
+  }
+
+  async function enableAutoMerge(
+    pull: PullRequestInfo,
+    expectedHead: string,
+    method: MergeMethod,
+  ): Promise<"enabled" | "clean" | "not-yet" | "unavailable"> {
+    try {
+      // expectedHeadOid: GitHub refuses when the head is no longer the commit Ferry wrote.
+      await ctx.octokit.graphql(
+        `mutation($id: ID!, $head: GitObjectID, $mergeMethod: PullRequestMergeMethod) { enablePullRequestAutoMerge(input: { pullRequestId: $id, mergeMethod: $mergeMethod, expectedHeadOid: $head }) { clientMutationId } }`,
+        { id: pull.nodeId, head: expectedHead, mergeMethod: method.toUpperCase() },
+      );
+      return "enabled";
+    } catch (error) {
+      // GitHub refuses auto-merge for a PR that may merge now ("Pull request is in clean status")
+      // and in `unstable` status, which it also reports while mergeability is still computed
+      // (https://github.com/peter-evans/enable-pull-request-automerge/issues/355).
+      const text = message(error);
+      if (/is in clean status/i.test(text)) return "clean";
+      if (/is in unstable status/i.test(text)) return "not-yet";
+      // Auto-merge not allowed on the repo, or its head moved: Ferry merges itself (only the
+      // commit it wrote).
+      return "unavailable";
+    }
+  }
+
+  async function enqueuePull(
+    pull: PullRequestInfo,
+    expectedHead: string,
+  ): Promise<"queued" | { refused: string }> {
+    try {
+      // https://docs.github.com/en/graphql/reference/mutations#enqueuepullrequest
+      await ctx.octokit.graphql(
+        `mutation($id: ID!, $head: GitObjectID) { enqueuePullRequest(input: { pullRequestId: $id, expectedHeadOid: $head }) { clientMutationId } }`,
+        { id: pull.nodeId, head: expectedHead },
+      );
+      return "queued";
+    } catch (error) {
+      return { refused: message(error) };
+    }
+  }
+
+  async function disableAutoMerge(pull: PullRequestInfo): Promise<void> {
+    await ctx.octokit.graphql(
+      `mutation($id: ID!) { disablePullRequestAutoMerge(input: { pullRequestId: $id }) { clientMutationId } }`,
+      { id: pull.nodeId },
+    );
+  }
+
+  async function merge(
+    number: number,
+    sha: string,
+    method: MergeMethod,
+  ): Promise<"merged" | "head-moved" | "base-moved" | "method-refused" | "not-mergeable" | "queue-required"> {
+    try {
+      await ctx.octokit.rest.pulls.merge({
+        ...ctx.r,
+        pull_number: number,
+        sha,
+        merge_method: method,
+      });
+      return "merged";
+    } catch (error) {
+      const code = status(error);
+      if (code === 409) return "head-moved";
+      if (code === 405 && /base branch was modified/i.test(message(error))) return "base-moved";
+      // "Squash merges are not allowed on this repository." (a repository setting, never transient)
+      if (code === 405 && /not allowed on this repository/i.test(message(error))) return "method-refused";
+      // "Changes must be made through the merge queue": the base has a merge queue.
+      if (code === 405 && /merge queue/i.test(message(error))) return "queue-required";
+      if (code === 405 || code === 422) return "not-mergeable";
+      throw error;
+    }
+  }
+
+  async function allowedMergeMethods(): Promise<AllowedMergeMethods | undefined> {
+    const data = await ctx.readRepository();
+    const { allow_squash_merge: squash, allow_merge_commit: merge, allow_rebase_merge: rebase } = data;
+    // GitHub includes these settings only for tokens that may see them.
+    if (squash === undefined || merge === undefined || rebase === undefined) return undefined;
+    return { squash, merge, rebase };
+  }
+
+  async function requiredChecks(branch: string): Promise<string[] | undefined> {
+    // Classic branch protection: the branch endpoint shows the required contexts without needing
+    // the administration permission. Repository rulesets require checks too
+    // (`required_status_checks` rules, https://docs.github.com/en/rest/repos/rules#get-rules-for-a-branch,
+    // readable with metadata access); GitHub enforces both.
+    const [response, rules] = await Promise.all([
+      orUndefinedOn404(ctx.octokit.rest.repos.getBranch({ ...ctx.r, branch })),
+      branchRules(branch),
+    ]);
+    const checks = response?.data.protected ? response.data.protection?.required_status_checks : undefined;
+    const fromRules = rules.flatMap((rule) =>
+      rule.type === "required_status_checks"
+        ? (rule.parameters?.required_status_checks ?? []).map((check) => check.context)
+        : [],
+    );
+    if (!response?.data.protected && !rules.some((rule) => rule.type === "required_status_checks"))
+      return undefined;
+    return [
+      ...new Set([
+        ...(checks?.contexts ?? []),
+        ...(checks?.checks ?? []).map((check) => check.context),
+        ...fromRules,
+      ]),
+    ];
+  }
+
+  /** The ruleset rules that apply to a branch (none when the endpoint is unknown, e.g. an older GHES). */
+  async function branchRules(
+    branch: string,
+  ): Promise<{ type: string; parameters?: { required_status_checks?: { context: string }[] } }[]> {
+    const response = await orUndefinedOn404(
+      ctx.octokit.rest.repos.getBranchRules({ ...ctx.r, branch, per_page: 100 }),
+    );
+    return (response?.data ?? []) as {
+      type: string;
+      parameters?: { required_status_checks?: { context: string }[] };
+    }[];
+  }
+  return {
+    findOpenPull,
+    getPull,
+    createPull,
+    updatePull,
+    addLabels,
+    requestReviewers,
+    enableAutoMerge,
+    enqueuePull,
+    disableAutoMerge,
+    merge,
+    allowedMergeMethods,
+    requiredChecks,
+  };
+}
