@@ -13,8 +13,9 @@ export type { OctokitLike } from "./github-repo-context.js";
 export type GitHubRepoAdapter = Required<GitHubRepoPort>;
 
 /**
- * Every role of the GitHub port (`GitHubRepoPort`) over Octokit REST (and one GraphQL mutation for native auto-merge). Every write
- * is an upsert or a compare-and-swap; nothing is forced (docs/reliability.md rows 22–24).
+ * Every role of the GitHub port (`GitHubRepoPort`) over Octokit REST, and GraphQL mutations for
+ * native auto-merge, the merge queue and pinning the dashboard. Every write is an upsert or a
+ * compare-and-swap; nothing is forced (docs/reliability.md rows 22–24).
  *
  * Each group of roles is its own module (`github-repo-git-data.ts`, `github-repo-pulls.ts`,
  * `github-repo-issues.ts`, `github-repo-checks.ts`) over one shared context
