@@ -2,9 +2,10 @@
  * A loopback Kubernetes API server for the sandbox and the tests: in memory, on
  * 127.0.0.1 and a free port, spoken to by `@kubernetes/client-node` and `kubectl` unchanged.
  *
- * Module map: `cluster-state.ts` (verbs, storage, watch), `managed-fields.ts` (server-side
- * apply), `patches.ts`, `selectors.ts`, `controllers.ts` (simulated rollouts), `http-api.ts`
- * (routing, discovery, tables), `faults.ts` (fault injection and the request log).
+ * Module map: `cluster-state.ts` (verbs, storage, watch), `admission.ts` (body and name checks,
+ * defaults, validation before a write is stored), `managed-fields.ts` (server-side apply),
+ * `patches.ts`, `selectors.ts`, `controllers.ts` (simulated rollouts), `http-api.ts` (routing,
+ * discovery, tables), `faults.ts` (fault injection and the request log).
  *
  * The cluster contract suite (`test/cluster/contract/`) runs the same cases here and against a
  * real kube-apiserver; where they differed, this simulator was changed to match.

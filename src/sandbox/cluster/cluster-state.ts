@@ -1,14 +1,15 @@
 /**
  * The in-memory API server behind the HTTP layer: storage, resource versions, the verbs
  * (get/list/create/update/patch/apply/delete), subresources, garbage collection and watch
- * fan-out. Everything throws `ApiError` so the HTTP layer can answer with a `Status`.
+ * fan-out. Everything throws `ApiError` so the HTTP layer can answer with a `Status`. What a
+ * write must pass before it is stored (body, name, defaults, validation) is in `admission.ts`.
  *
- * Simplifications (documented, not accidental): no admission, RBAC or finalizers (deletes are
- * immediate; a namespace deletes its contents at once); one stored version per resource, so a
- * CRD with several versions serves the same object under each without conversion; continue
- * tokens page over the current state, not a snapshot.
+ * Simplifications (documented, not accidental): no admission plugins or webhooks, RBAC or
+ * finalizers (deletes are immediate; a namespace deletes its contents at once); one stored
+ * version per resource, so a CRD with several versions serves the same object under each without
+ * conversion; continue tokens page over the current state, not a snapshot.
  */
-import { randomUUID, randomBytes, createHash } from "node:crypto";
+import { randomUUID, randomBytes } from "node:crypto";
 import { parse as parseYaml } from "yaml";
 import {
   ApiError,
@@ -29,11 +30,13 @@ import {
   deepClone,
   deepEqual,
   isPlainObject,
+  metadataOf,
   type JsonObject,
 } from "./patches.js";
 import { recordUpdate, serverSideApply, type FieldScope } from "./managed-fields.js";
 import { checkImmutableFields } from "./immutable-fields.js";
-import { applySchemaDefaults, crdSchema, undeclaredField } from "./crd-schema.js";
+import { crdSchema, undeclaredField } from "./crd-schema.js";
+import { applyDefaults, checkBody, checkName, keepAllocatedValues, validate } from "./admission.js";
 import { matchesFields, matchesLabels, parseFieldSelector, parseLabelSelector } from "./selectors.js";
 
 export type WatchEventType = "ADDED" | "MODIFIED" | "DELETED";
@@ -79,19 +82,12 @@ export const PATCH_CONTENT_TYPES: Record<string, PatchType> = {
 /** How many events watches can resume from by default; older resource versions get 410 Expired. */
 export const DEFAULT_WATCH_HISTORY = 5000;
 
-const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-
 export function typeKeyOf(type: Pick<ResourceType, "group" | "plural">): string {
   return `${type.plural}.${type.group}`;
 }
 
 function objectKey(namespace: string | undefined, name: string): string {
   return `${namespace ?? ""}/${name}`;
-}
-
-export function metadataOf(object: JsonObject): JsonObject {
-  if (!isPlainObject(object.metadata)) object.metadata = {};
-  return object.metadata as JsonObject;
 }
 
 export interface Watcher {
@@ -218,12 +214,12 @@ export class ClusterState {
     body: unknown,
     options: WriteOptions = {},
   ): JsonObject {
-    const object = this.checkBody(type, namespace, body);
+    const object = checkBody(type, namespace, body);
     const metadata = metadataOf(object);
     if (!metadata.name && typeof metadata.generateName === "string") {
       metadata.name = `${metadata.generateName}${randomBytes(3).toString("hex").slice(0, 5)}`;
     }
-    const name = this.checkName(type, metadata.name);
+    const name = checkName(type, metadata.name);
     this.requireNamespace(type, metadata.namespace as string | undefined);
     if (this.bucket(type).has(objectKey(metadata.namespace as string | undefined, name))) {
       throw alreadyExists(type.plural, type.group, name);
@@ -252,7 +248,7 @@ export class ClusterState {
     options: WriteOptions = {},
   ): JsonObject {
     const previous = this.find(type, namespace, name);
-    const object = this.checkBody(type, namespace, body);
+    const object = checkBody(type, namespace, body);
     const metadata = metadataOf(object);
     if (metadata.name !== name) {
       throw badRequest(
@@ -315,7 +311,7 @@ export class ClusterState {
     } catch (error) {
       throw badRequest(`error decoding YAML: ${(error as Error).message}`);
     }
-    const applied = this.checkBody(type, namespace, parsed);
+    const applied = checkBody(type, namespace, parsed);
     const metadata = metadataOf(applied);
     const schema = type.custom ? this.customSchema(type) : undefined;
     const unknownField = schema && undeclaredField(schema, applied);
@@ -351,7 +347,7 @@ export class ClusterState {
     if (!existing) {
       if (options.subresource) throw notFound(type.plural, type.group, name);
       this.requireNamespace(type, metadata.namespace as string | undefined);
-      this.checkName(type, name);
+      checkName(type, name);
     }
     const scope = this.scope(type, options.subresource);
     let restricted: JsonObject = applied;
@@ -451,131 +447,12 @@ export class ClusterState {
     };
   }
 
-  /** Validates shape, kind and namespace of a request body; returns a private copy. */
-  private checkBody(type: ResourceType, namespace: string | undefined, body: unknown): JsonObject {
-    if (!isPlainObject(body)) throw badRequest("the request body must be a JSON or YAML object");
-    const object = deepClone(body);
-    if (object.kind !== undefined && object.kind !== type.kind) {
-      throw badRequest(
-        `the kind of the object (${String(object.kind)}) does not match the resource (${type.kind})`,
-      );
-    }
-    if (object.apiVersion !== undefined && object.apiVersion !== apiVersionOf(type)) {
-      throw badRequest(
-        `the API version in the data (${String(object.apiVersion)}) does not match the expected API version (${apiVersionOf(type)})`,
-      );
-    }
-    object.apiVersion = apiVersionOf(type);
-    object.kind = type.kind;
-    const metadata = metadataOf(object);
-    if (type.namespaced) {
-      if (metadata.namespace === undefined || metadata.namespace === "") metadata.namespace = namespace;
-      else if (namespace !== undefined && metadata.namespace !== namespace) {
-        throw badRequest(
-          "the namespace of the provided object does not match the namespace sent on the request",
-        );
-      }
-    } else {
-      delete metadata.namespace;
-    }
-    return object;
-  }
-
-  private checkName(type: ResourceType, name: unknown): string {
-    if (typeof name !== "string" || name === "") {
-      throw invalid(type.kind, type.group, "", [
-        {
-          field: "metadata.name",
-          type: "FieldValueRequired",
-          message: "Required value: name or generateName is required",
-        },
-      ]);
-    }
-    if (name.length > 253 || !DNS_SUBDOMAIN.test(name)) {
-      throw invalid(type.kind, type.group, name, [
-        {
-          field: "metadata.name",
-          message: `Invalid value: "${name}": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character`,
-        },
-      ]);
-    }
-    return name;
-  }
-
-  /** Validation that the workloads Ferry cares about get from the real server. */
-  private validate(type: ResourceType, object: JsonObject): void {
-    if (
-      type.group === "apps" &&
-      ["Deployment", "StatefulSet", "DaemonSet", "ReplicaSet"].includes(type.kind)
-    ) {
-      const spec = isPlainObject(object.spec) ? object.spec : {};
-      const name = String(metadataOf(object).name);
-      const selector = isPlainObject(spec.selector)
-        ? (spec.selector.matchLabels as Record<string, string> | undefined)
-        : undefined;
-      const template = isPlainObject(spec.template) ? spec.template : {};
-      const templateLabels = (isPlainObject(template.metadata) ? template.metadata.labels : undefined) as
-        Record<string, string> | undefined;
-      if (!isPlainObject(spec.selector)) {
-        throw invalid(type.kind, type.group, name, [
-          { field: "spec.selector", type: "FieldValueRequired", message: "Required value" },
-        ]);
-      }
-      if (selector && !Object.entries(selector).every(([k, v]) => templateLabels?.[k] === v)) {
-        throw invalid(type.kind, type.group, name, [
-          {
-            field: "spec.template.metadata.labels",
-            message: "Invalid value: `selector` does not match template `labels`",
-          },
-        ]);
-      }
-      const containers = isPlainObject(template.spec) ? template.spec.containers : undefined;
-      if (!Array.isArray(containers) || containers.length === 0) {
-        throw invalid(type.kind, type.group, name, [
-          { field: "spec.template.spec.containers", type: "FieldValueRequired", message: "Required value" },
-        ]);
-      }
-    }
-  }
-
   /** The stored CRD's schema for a custom resource type's version. */
   private customSchema(type: ResourceType) {
     const crd = this.bucket(this.type("apiextensions.k8s.io/v1", "CustomResourceDefinition")).get(
       objectKey(undefined, typeKeyOf(type)),
     );
     return crd && crdSchema(crd, type.version);
-  }
-
-  /** Defaults the real server fills in, applied before storing. */
-  private applyDefaults(type: ResourceType, object: JsonObject): void {
-    const spec = isPlainObject(object.spec) ? object.spec : undefined;
-    if (type.group === "apps" && spec) {
-      if (type.kind !== "DaemonSet" && spec.replicas === undefined) spec.replicas = 1;
-      if (type.kind === "Deployment") {
-        spec.progressDeadlineSeconds ??= 600;
-        spec.revisionHistoryLimit ??= 10;
-        spec.strategy ??= {
-          type: "RollingUpdate",
-          rollingUpdate: { maxSurge: "25%", maxUnavailable: "25%" },
-        };
-      }
-    }
-    if (type.group === "" && type.kind === "Service") {
-      const serviceSpec = (object.spec ??= {}) as JsonObject;
-      serviceSpec.type ??= "ClusterIP";
-      if (serviceSpec.clusterIP === undefined && serviceSpec.type !== "ExternalName") {
-        const n = this.serviceIpCounter++;
-        serviceSpec.clusterIP = `10.96.${Math.floor(n / 250)}.${(n % 250) + 1}`;
-        serviceSpec.clusterIPs = [serviceSpec.clusterIP];
-      }
-    }
-    const schema = type.custom ? this.customSchema(type) : undefined;
-    if (schema) applySchemaDefaults(schema, object);
-    if (type.group === "" && type.kind === "Namespace") {
-      object.status = { phase: "Active" };
-      const metadata = metadataOf(object);
-      metadata.labels = { ...(metadata.labels as object), "kubernetes.io/metadata.name": metadata.name };
-    }
   }
 
   /** Stamps server metadata, bumps generation and resourceVersion, stores and notifies (unless dry run). */
@@ -586,8 +463,11 @@ export class ClusterState {
     options: WriteOptions,
   ): JsonObject {
     if (previous) keepAllocatedValues(type, previous, next);
-    this.applyDefaults(type, next);
-    this.validate(type, next);
+    applyDefaults(type, next, type.custom ? this.customSchema(type) : undefined, () => {
+      const n = this.serviceIpCounter++;
+      return `10.96.${Math.floor(n / 250)}.${(n % 250) + 1}`;
+    });
+    validate(type, next);
     if (previous) checkImmutableFields(type, previous, next);
     const metadata = metadataOf(next);
     const now = this.now()
@@ -886,21 +766,6 @@ export class ClusterState {
   }
 }
 
-/**
- * An update that leaves out a Service's allocated clusterIP keeps it, as the real server's
- * Service strategy does (`patchAllocatedValues`), instead of allocating a new one.
- */
-function keepAllocatedValues(type: ResourceType, previous: JsonObject, next: JsonObject): void {
-  if (type.group !== "" || type.kind !== "Service") return;
-  const before = isPlainObject(previous.spec) ? previous.spec : {};
-  const after = (isPlainObject(next.spec) ? next.spec : (next.spec = {})) as JsonObject;
-  if (after.type === "ExternalName" || before.clusterIP === undefined) return;
-  if (after.clusterIP === undefined || after.clusterIP === "") {
-    after.clusterIP = before.clusterIP;
-    if (after.clusterIPs === undefined) after.clusterIPs = before.clusterIPs;
-  }
-}
-
 function withoutMetadataAndStatus(object: JsonObject): JsonObject {
   const { metadata: _m, status: _s, ...rest } = object;
   return rest;
@@ -963,13 +828,4 @@ function decodeContinue(token: string): string {
     // fall through to the error below
   }
   throw badRequest("continue key is not valid");
-}
-
-/** The `pod-template-hash` the Deployment controller labels ReplicaSets and Pods with. */
-export function podTemplateHash(template: unknown): string {
-  return createHash("sha256")
-    .update(JSON.stringify(template ?? {}))
-    .digest("hex")
-    .slice(0, 10)
-    .replace(/[a-f]/g, (c) => "bcdfg"[c.charCodeAt(0) - 97] ?? c);
 }

@@ -7,8 +7,8 @@
  * PVCs get plausible status too.
  */
 import { createHash } from "node:crypto";
-import { ClusterState, metadataOf, podTemplateHash } from "./cluster-state.js";
-import { deepClone, isPlainObject, type JsonObject } from "./patches.js";
+import { ClusterState } from "./cluster-state.js";
+import { deepClone, isPlainObject, metadataOf, type JsonObject } from "./patches.js";
 import type { ResourceType } from "./resource-types.js";
 
 export interface ControllerOptions {
@@ -536,4 +536,13 @@ function podStatus(
     ],
     containerStatuses,
   };
+}
+
+/** The `pod-template-hash` the Deployment controller labels ReplicaSets and Pods with. */
+export function podTemplateHash(template: unknown): string {
+  return createHash("sha256")
+    .update(JSON.stringify(template ?? {}))
+    .digest("hex")
+    .slice(0, 10)
+    .replace(/[a-f]/g, (c) => "bcdfg"[c.charCodeAt(0) - 97] ?? c);
 }

@@ -11,17 +11,11 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { ApiError, badRequest, methodNotAllowed, unsupportedMediaType, type KubeStatus } from "./status.js";
-import {
-  ClusterState,
-  PATCH_CONTENT_TYPES,
-  metadataOf,
-  parseJson,
-  type StoredEvent,
-} from "./cluster-state.js";
+import { ClusterState, PATCH_CONTENT_TYPES, parseJson, type StoredEvent } from "./cluster-state.js";
 import { ALL_VERBS, apiVersionOf, type ResourceType } from "./resource-types.js";
 import { ClusterFaults, reasonForStatus, type RequestRecord, type RequestVerb } from "./faults.js";
 import { parse as parseYaml } from "yaml";
-import { applyMergePatch, isPlainObject, type JsonObject } from "./patches.js";
+import { applyMergePatch, isPlainObject, metadataOf, type JsonObject } from "./patches.js";
 
 /** Bodies above this are refused with 413, like the real server's 3 MiB limit. */
 const MAX_BODY_BYTES = 3 * 1024 * 1024;

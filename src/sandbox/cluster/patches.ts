@@ -11,6 +11,12 @@ export function isPlainObject(value: unknown): value is JsonObject {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
+/** The object's `metadata`, created empty when it is missing or not an object. */
+export function metadataOf(object: JsonObject): JsonObject {
+  if (!isPlainObject(object.metadata)) object.metadata = {};
+  return object.metadata as JsonObject;
+}
+
 export function deepClone<T>(value: T): T {
   return value === undefined ? value : (JSON.parse(JSON.stringify(value)) as T);
 }
