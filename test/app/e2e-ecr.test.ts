@@ -8,6 +8,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest
 import { createRegistryClient } from "../../src/adapters/registry/index.js";
 import { pushImage } from "../../src/sandbox/registry/push-image.js";
 import { startWorld, type World } from "../support/app-e2e-world.js";
+import { shopOverlay } from "../support/app-fakes.js";
 import { startFakeEcr, type FakeEcr } from "../support/cloud/fake-ecr.js";
 import { startDistribution, type RunningDistribution } from "../support/registry-distribution.js";
 import { actAs } from "../../src/sandbox/github/index.js";
@@ -59,8 +60,7 @@ describe("auth: aws end to end", { timeout: 60_000 }, () => {
         },
       },
     });
-    const overlay = (tag: string) =>
-      `apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - deployment.yaml\nimages:\n  - name: ${ECR}/acme/shop\n    newTag: "${tag}"\n`;
+    const overlay = (tag: string) => shopOverlay(ECR, tag);
     await actAs.commit(
       world.emu,
       "acme",

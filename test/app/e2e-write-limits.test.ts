@@ -16,6 +16,7 @@ import { UnthrottledOctokit } from "../../src/sandbox/ferry-app.js";
 import { startGitHubEmulator, accounts, inspect, repos } from "../../src/sandbox/github/index.js";
 import { GITHUB_CONTENT_LIMITS, SECONDARY_LIMIT_MESSAGE } from "../../src/sandbox/github/content-limits.js";
 import { startWorld, type World } from "../support/app-e2e-world.js";
+import { shopOverlay } from "../support/app-fakes.js";
 
 const REPOSITORIES = 5;
 const ENVIRONMENTS = ["dev", "qa", "staging"];
@@ -27,17 +28,6 @@ function repoConfig(registryHost: string): string {
     policy: { range: "^1.0.0" }
 environments:
 ${ENVIRONMENTS.map((env) => `  ${env}:\n    paths: [overlays/${env}]\n    update: auto\n    merge: review\n`).join("")}`;
-}
-
-function overlay(registryHost: string, tag: string): string {
-  return `apiVersion: kustomize.config.k8s.io/v1beta1
-kind: Kustomization
-resources:
-  - deployment.yaml
-images:
-  - name: ${registryHost}/acme/shop
-    newTag: "${tag}"
-`;
 }
 
 describe("GitHub's secondary limits on content-creating requests", { timeout: 600_000 }, () => {
@@ -104,7 +94,7 @@ describe("GitHub's secondary limits on content-creating requests", { timeout: 60
     for (let i = 0; i < REPOSITORIES; i++) {
       const files: Record<string, string> = { ".github/ferry.yml": repoConfig(registryHost) };
       for (const env of ENVIRONMENTS) {
-        files[`overlays/${env}/kustomization.yaml`] = overlay(registryHost, "1.7.0");
+        files[`overlays/${env}/kustomization.yaml`] = shopOverlay(registryHost, "1.7.0");
         files[`overlays/${env}/deployment.yaml`] = "kind: Deployment\n";
       }
       await repos.createRepo(w.emu, "acme", `service-${i}`, { files, collaborators: { mona: "maintain" } });

@@ -23,7 +23,7 @@ import {
 } from "../../src/sandbox/registry/embedded-registry.js";
 import { pushImage } from "../../src/sandbox/registry/push-image.js";
 import { ferryAppManifest, UnthrottledOctokit } from "../../src/sandbox/ferry-app.js";
-import { shopConfig } from "./app-fakes.js";
+import { shopConfig, shopOverlay } from "./app-fakes.js";
 
 export const SECRET = "e2e-webhook-secret";
 export const REGISTRY_SECRET = "e2e-registry-secret";
@@ -68,17 +68,6 @@ function config(registryHost: string, source: boolean, registries?: string): str
   );
 }
 
-function overlay(registryHost: string, tag: string): string {
-  return `apiVersion: kustomize.config.k8s.io/v1beta1
-kind: Kustomization
-resources:
-  - deployment.yaml
-images:
-  - name: ${registryHost}/acme/shop
-    newTag: "${tag}"
-`;
-}
-
 export async function startWorld(options: {
   ci: boolean;
   /** The image names its source repo acme/shop (created here): CI gating applies. */
@@ -109,9 +98,9 @@ export async function startWorld(options: {
         options.source ?? false,
         options.registries?.(registry.host),
       ),
-      "overlays/staging/kustomization.yaml": overlay(registry.host, "1.7.0"),
+      "overlays/staging/kustomization.yaml": shopOverlay(registry.host, "1.7.0"),
       "overlays/staging/deployment.yaml": "kind: Deployment\n",
-      "overlays/prod/kustomization.yaml": overlay(registry.host, "1.7.0"),
+      "overlays/prod/kustomization.yaml": shopOverlay(registry.host, "1.7.0"),
       "overlays/prod/deployment.yaml": "kind: Deployment\n",
     },
     collaborators: { mona: "maintain", hubot: "write" },

@@ -380,6 +380,18 @@ images:
 `;
 }
 
+/** A Kustomize overlay over `deployment.yaml` in the same folder, pinning `<registryHost>/acme/shop` to `tag`. */
+export function shopOverlay(registryHost: string, tag: string): string {
+  return `apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources:
+  - deployment.yaml
+images:
+  - name: ${registryHost}/acme/shop
+    newTag: "${tag}"
+`;
+}
+
 export function configRepo(staging = "1.7.0", prod = "1.7.0"): Record<string, string> {
   return {
     ".github/ferry.yml": CONFIG,

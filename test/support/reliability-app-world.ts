@@ -26,6 +26,7 @@ import {
   type EmbeddedRegistry,
 } from "../../src/sandbox/registry/embedded-registry.js";
 import { pushImage } from "../../src/sandbox/registry/push-image.js";
+import { shopOverlay } from "./app-fakes.js";
 import type { CanaryWatch } from "./canary.js";
 import { ferryAppManifest, UnthrottledOctokit } from "../../src/sandbox/ferry-app.js";
 
@@ -77,15 +78,6 @@ registries:
   ${host}: { username: ferry, passwordEnv: FERRY_REGISTRY_PASSWORD }
 `;
 
-const overlay = (host: string, tag: string) => `apiVersion: kustomize.config.k8s.io/v1beta1
-kind: Kustomization
-resources:
-  - deployment.yaml
-images:
-  - name: ${host}/acme/shop
-    newTag: "${tag}"
-`;
-
 export async function startAppWorld(
   canary: CanaryWatch,
   options: { server?: Partial<FerryServerOptions> } = {},
@@ -107,9 +99,9 @@ export async function startAppWorld(
   await repos.createRepo(emu, "acme", "config", {
     files: {
       ".github/ferry.yml": ferryConfig(registry.host),
-      "overlays/staging/kustomization.yaml": overlay(registry.host, "1.7.0"),
+      "overlays/staging/kustomization.yaml": shopOverlay(registry.host, "1.7.0"),
       "overlays/staging/deployment.yaml": "kind: Deployment\n",
-      "overlays/prod/kustomization.yaml": overlay(registry.host, "1.7.0"),
+      "overlays/prod/kustomization.yaml": shopOverlay(registry.host, "1.7.0"),
       "overlays/prod/deployment.yaml": "kind: Deployment\n",
     },
     collaborators: { mona: "maintain" },
