@@ -1,9 +1,9 @@
-import { execFileSync } from "node:child_process";
 import { createSign, X509Certificate } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
+import { selfSignedCertificate } from "./self-signed.js";
 
 /**
  * A Docker token server for distribution's `auth: token` (docs: "Token Authentication
@@ -36,27 +36,9 @@ export interface RegistryTokenSigner {
 }
 
 export function registryTokenSigner(dir: string, service = "ferry-test-registry"): RegistryTokenSigner {
-  const keyPath = join(dir, "token.key");
-  const certPath = join(dir, "token.crt");
-  execFileSync(
-    "openssl",
-    [
-      "req",
-      "-x509",
-      "-newkey",
-      "rsa:2048",
-      "-nodes",
-      "-keyout",
-      keyPath,
-      "-out",
-      certPath,
-      "-days",
-      "2",
-      "-subj",
-      "/CN=ferry-test-token-issuer",
-    ],
-    { stdio: "ignore" },
-  );
+  const { keyPath, certPath } = selfSignedCertificate(dir, "token", {
+    subject: "/CN=ferry-test-token-issuer",
+  });
   const privateKey = readFileSync(keyPath, "utf8");
   const certificate = new X509Certificate(readFileSync(certPath));
   const x5c = certificate.raw.toString("base64");

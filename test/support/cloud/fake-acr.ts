@@ -1,4 +1,3 @@
-import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
@@ -6,6 +5,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { registryTokenSigner, type RegistryTokenSigner } from "../registry-token-issuer.js";
+import { selfSignedCertificate } from "../self-signed.js";
 
 /**
  * Loopback stand-ins for Azure Container Registry's token endpoints and for Entra ID, in front of
@@ -64,27 +64,10 @@ export async function startFakeAcr(options: {
   clientSecret: string;
 }): Promise<FakeAcr> {
   const dir = mkdtempSync(join(tmpdir(), "ferry-fake-acr-"));
-  execFileSync(
-    "openssl",
-    [
-      "req",
-      "-x509",
-      "-newkey",
-      "rsa:2048",
-      "-nodes",
-      "-keyout",
-      join(dir, "entra.key"),
-      "-out",
-      join(dir, "entra.crt"),
-      "-days",
-      "2",
-      "-subj",
-      "/CN=127.0.0.1",
-      "-addext",
-      "subjectAltName=IP:127.0.0.1",
-    ],
-    { stdio: "ignore" },
-  );
+  const entraCert = selfSignedCertificate(dir, "entra", {
+    subject: "/CN=127.0.0.1",
+    altName: "IP:127.0.0.1",
+  });
   const signer: RegistryTokenSigner = registryTokenSigner(dir, options.host);
   let clientSecret = options.clientSecret;
   let refreshLifetimeSeconds = 3 * 3600;
@@ -95,7 +78,7 @@ export async function startFakeAcr(options: {
   let upstream = "";
 
   const entra = createHttpsServer(
-    { key: readFileSync(join(dir, "entra.key")), cert: readFileSync(join(dir, "entra.crt")) },
+    { key: readFileSync(entraCert.keyPath), cert: readFileSync(entraCert.certPath) },
     (req, res) => {
       void readBody(req).then((body) => {
         const path = (req.url ?? "").split("?")[0]!;
@@ -208,7 +191,7 @@ export async function startFakeAcr(options: {
       rootCertBundlePath: signer.rootCertBundlePath,
     },
     authorityHost: `https://127.0.0.1:${(entra.address() as AddressInfo).port}`,
-    authorityCa: readFileSync(join(dir, "entra.crt"), "utf8"),
+    authorityCa: readFileSync(entraCert.certPath, "utf8"),
     tenant: options.tenant,
     clientId: options.clientId,
     setUpstream: (url) => (upstream = url),
