@@ -338,8 +338,19 @@ export function createAuthenticator(deps: {
           `${state.registry}: unauthorized for ${repository}${reauthenticated ? ` after re-authenticating with ${credentialSource(state)}` : ""}${challenge ? "" : " (no usable WWW-Authenticate challenge)"}${registryErrorCode(response.body)}`,
         );
       }
-      state.tokens.delete(scope);
       state.challenge = challenge;
+      // Requests sent together before any token existed are all refused: the first to come back
+      // fetches the token, and the others use it rather than drop it and fetch another.
+      const current = state.tokens.get(scope);
+      const sent = (authorization.headers as { authorization?: string }).authorization;
+      if (
+        challenge.scheme === "bearer" &&
+        current &&
+        current.expiresAt > now() &&
+        sent !== `Bearer ${current.token}`
+      )
+        continue;
+      state.tokens.delete(scope);
       if (challenge.scheme === "bearer") await fetchTokenOnce(state, challenge, scope);
       else if (!(await credentialsFor(state)))
         throw new RegistryAuthError(
