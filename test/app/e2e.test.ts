@@ -42,6 +42,9 @@ describe("Ferry end to end (Probot + GitHub emulator + embedded registry)", { ti
     });
 
     it("/ferry history staging answers what ran over time and at a moment, with the merged PR, its commit and who merged it", async () => {
+      // GitHub's times are whole seconds: a minute on the emulator's clock keeps the repository's
+      // creation and the merge apart however fast the machine is.
+      world.emu.advanceClock(60_000);
       await world.push("1.8.0");
       const [pull] = await world.pulls();
       expect(pull?.merged_at).not.toBeNull();

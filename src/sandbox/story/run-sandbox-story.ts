@@ -333,6 +333,9 @@ async function selfHeal(world: SandboxWorld): Promise<string> {
 /** 7. /rollback prod: the revert PR is approved and merged, prod runs 1.7.3 again and is held. */
 async function rollbackProd(world: SandboxWorld, state: StoryState): Promise<string> {
   const issue = state.issue!;
+  // A minute passes on the emulator's clock, whose times are whole seconds like GitHub's: step 8
+  // asks what ran at step 5's rollout, which must not share a second with this merge.
+  world.emu.advanceClock(60_000);
   const { data: command } = await world.as.mona.rest.issues.createComment({
     ...repo,
     issue_number: issue,
