@@ -25,11 +25,35 @@ export async function enqueue(
 ): Promise<string | undefined> {
   const p = issue.pull!;
   const queue = rulesetsFor(repo, p.baseRef).find((ruleset) => ruleset.mergeQueue)?.mergeQueue;
-  // The refusals' wording is the emulator's: GitHub's answers to these cases are not documented.
+  // The refusals' wording is the emulator's where GitHub's answers are not documented.
   if (!queue) return "Pull request is not in a mergeable state: the base branch has no merge queue";
   if (issue.state !== "open") return "Pull request is closed";
+  // GitHub's UNPROCESSABLE answer to a second enqueue, as tools that enqueue meet it (e.g.
+  // https://github.com/ClickHouse/ClickHouse/pull/109183).
+  if (p.queuedGroup !== undefined) return "Pull request is already in the queue";
   if (expectedHeadOid !== undefined && expectedHeadOid !== p.headSha)
     return "Head branch was modified. Review and try the merge again.";
+  // Taken before the first await, so an enqueue arriving while this one builds the group is refused.
+  p.queuedGroup = BUILDING;
+  try {
+    return await addGroup(emu, repo, issue, login, queue.method);
+  } finally {
+    if (p.queuedGroup === BUILDING) delete p.queuedGroup;
+  }
+}
+
+/** The PR's place in the queue while its merge group is being built. */
+const BUILDING = "";
+
+/** Builds the merge group, runs the simulated CI on it and schedules its landing. */
+async function addGroup(
+  emu: GitHubEmulator,
+  repo: Repo,
+  issue: Issue,
+  login: string,
+  method: "MERGE" | "SQUASH" | "REBASE",
+): Promise<string | undefined> {
+  const p = issue.pull!;
   const view = await computePull(emu, repo, issue);
   if (view.blockers.length > 0) return `Pull request is not mergeable: ${view.blockers[0]}`;
   const git = repo.git;
@@ -39,13 +63,14 @@ export async function enqueue(
   const merger = emu.identityOf(login);
   const group = await git.commitTree({
     tree: merged.tree,
-    parents: queue.method === "MERGE" ? [baseSha, p.headSha] : [baseSha],
+    parents: method === "MERGE" ? [baseSha, p.headSha] : [baseSha],
     message: `${issue.title} (#${issue.number})\n`,
     author: merger,
     committer: { name: "GitHub", email: "noreply@github.com", date: merger.date },
   });
   const ref = `refs/heads/gh-readonly-queue/${p.baseRef}/pr-${issue.number}-${p.headSha}`;
   await git.compareAndSwapRef(ref, group, ZERO_SHA);
+  p.queuedGroup = group;
   // The simulated CI on the merge group's commit (the `merge_group` run).
   runSimulatedCi(emu, repo, group, ref.slice("refs/heads/".length));
   const delay = Math.max(0, ...repo.ci.map((ci) => ci.delayMs));
@@ -71,5 +96,6 @@ async function land(
     issue.state === "open" &&
     (await git.compareAndSwapRef(`refs/heads/${p.baseRef}`, entry.group, entry.baseSha));
   await git.deleteRef(entry.ref, entry.group);
+  if (p.queuedGroup === entry.group) delete p.queuedGroup;
   if (landed) await markMerged(emu, repo, issue, login, entry.baseSha, entry.group);
 }

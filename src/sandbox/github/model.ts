@@ -102,6 +102,8 @@ export interface PullState {
     commitTitle: string | null;
     commitMessage: string | null;
   } | null;
+  /** The merge group's commit while the PR waits in its base's merge queue. */
+  queuedGroup?: string;
   /** How many more mergeability-dependent requests see it still being computed (`Repo.mergeabilityLag`). */
   mergeabilityUnknownFor?: number;
 }

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { startWorld, type World } from "../../support/github-emulator-world.js";
 import { actAs, inspect, repos } from "../../../src/sandbox/github/index.js";
 
@@ -83,5 +83,61 @@ describe("the GraphQL operations Ferry uses", () => {
           `mutation { enablePullRequestAutoMerge(input: {pullRequestId: "PR_nope", mergeMethod: MERGE}) { clientMutationId } }`,
         ),
     ).rejects.toThrow(/Could not resolve to a node/);
+  });
+});
+
+/**
+ * `enqueuePullRequest` on a base whose ruleset has a merge queue. The queue here holds its entries:
+ * it requires `queue-ci`, which the merge group only gets from a CI run an hour away.
+ */
+describe("enqueuePullRequest", () => {
+  let world: World;
+  beforeEach(async () => {
+    world = await startWorld();
+    await actAs.createBranch(world.emu, owner, repo, "release", "main");
+    repos.addRuleset(world.emu, owner, repo, {
+      branches: ["release"],
+      requiredChecks: ["queue-ci"],
+      mergeQueue: {},
+    });
+    actAs.setCi(world.emu, owner, repo, { context: "slow", delayMs: 3_600_000 });
+  });
+  afterEach(async () => {
+    await world.emu.close();
+  });
+
+  const enqueue = `mutation($id: ID!) { enqueuePullRequest(input: { pullRequestId: $id }) { clientMutationId } }`;
+
+  async function readyPull(head: string): Promise<string> {
+    const sha = await actAs.commit(world.emu, owner, repo, head, { [`${head}.txt`]: "x\n" }, head, {
+      as: "hubot",
+    });
+    const number = await actAs.openPullRequest(world.emu, owner, repo, {
+      head,
+      base: "release",
+      as: "hubot",
+    });
+    actAs.setStatus(world.emu, owner, repo, sha, { context: "queue-ci", state: "success" });
+    return (await inspect.getPull(world.emu, owner, repo, number)).node_id;
+  }
+
+  it("refuses a PR already in the queue, as GitHub does", async () => {
+    const id = await readyPull("queued");
+    await world.as("mona").graphql(enqueue, { id });
+    await expect(world.as("mona").graphql(enqueue, { id })).rejects.toThrow(
+      "Pull request is already in the queue",
+    );
+  });
+
+  it("queues a PR once when two enqueues for it arrive together", async () => {
+    const id = await readyPull("twice");
+    const results = await Promise.allSettled([
+      world.as("mona").graphql(enqueue, { id }),
+      world.as("hubot").graphql(enqueue, { id }),
+    ]);
+    expect(results.map((result) => result.status).sort()).toEqual(["fulfilled", "rejected"]);
+    expect(
+      String((results.find((result) => result.status === "rejected") as PromiseRejectedResult).reason),
+    ).toContain("Pull request is already in the queue");
   });
 });
