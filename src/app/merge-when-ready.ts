@@ -75,6 +75,10 @@ export async function mergeWhenReady(
         deps.log.info({ environment, pull: pull.number }, "pull request added to the merge queue");
         return "waiting";
       }
+      // The queue may have merged it meanwhile, for another event about the same head.
+      const now = await deps.github.getPull(pull.number);
+      if (now?.merged) return "merged";
+      if (now && now.state !== "open") return "stopped";
       await deps.github.comment(
         pull.number,
         `Ferry could not add this pull request to the merge queue${queued ? `: ${queued.refused}` : ""}. Add it by hand.`,

@@ -17,7 +17,7 @@ function setup() {
   return { github, registry, deps: fakeDeps(github, registry) };
 }
 
-describe("mergeWhenReady merges only the commit Ferry wrote", () => {
+describe("mergeWhenReady merges only the commit Ferry wrote, and says so when it cannot", () => {
   it("does not merge a Ferry PR whose head is a commit someone else pushed, even with its checks green", async () => {
     const { github, deps } = setup();
     await syncRepository(deps, { reason: "registry" });
@@ -56,5 +56,37 @@ describe("mergeWhenReady merges only the commit Ferry wrote", () => {
     if (!loaded.ok) throw new Error("config");
     expect(await mergeWhenReady(deps, loaded, { ...pull })).toBe("merged");
     expect(github.file("main", "overlays/staging/kustomization.yaml")).toContain('newTag: "1.8.0"');
+  });
+
+  it("says nothing when the queue merged the PR between refusing a direct merge and Ferry's enqueue (another event's)", async () => {
+    const { github, deps } = setup();
+    await syncRepository(deps, { reason: "registry" });
+    const pull = github.pulls[0]!;
+    github.checks.set(pull.headSha, "success");
+    github.mergeQueue = (queued) => {
+      github.mergeNow(queued.number);
+      return { refused: "Pull request is closed" };
+    };
+    const loaded = await loadRepoConfig(deps);
+    if (!loaded.ok) throw new Error("config");
+    expect(await mergeWhenReady(deps, loaded, { ...pull })).toBe("merged");
+    expect(github.comments).toEqual([]);
+  });
+
+  it("asks for a hand, in GitHub's words, when GitHub will not queue the open PR", async () => {
+    const { github, deps } = setup();
+    await syncRepository(deps, { reason: "registry" });
+    const pull = github.pulls[0]!;
+    github.checks.set(pull.headSha, "success");
+    github.mergeQueue = () => ({ refused: "Pull request is not mergeable: conflict" });
+    const loaded = await loadRepoConfig(deps);
+    if (!loaded.ok) throw new Error("config");
+    expect(await mergeWhenReady(deps, loaded, { ...pull })).toBe("stopped");
+    expect(github.comments).toEqual([
+      {
+        issue: pull.number,
+        body: "Ferry could not add this pull request to the merge queue: Pull request is not mergeable: conflict. Add it by hand.",
+      },
+    ]);
   });
 });

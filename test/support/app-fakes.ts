@@ -227,8 +227,15 @@ export class FakeGitHub implements GitHubRepoPort {
     this.autoMerged.delete(pull.number);
     this.pulls.find((p) => p.number === pull.number)!.autoMerge = false;
   }
-  async merge(number: number, head: string) {
+  /** A merge queue on the base: a direct merge is refused, and `enqueuePull` gets this answer. */
+  mergeQueue: ((pull: PullRequestInfo) => "queued" | { refused: string }) | undefined;
+  async enqueuePull(pull: PullRequestInfo) {
+    this.calls.push("enqueuePull");
+    return this.mergeQueue?.(pull) ?? { refused: "the base branch has no merge queue" };
+  }
+  async merge(number: number, head: string): ReturnType<GitHubRepoPort["merge"]> {
     this.calls.push("merge");
+    if (this.mergeQueue) return "queue-required";
     const pull = this.pulls.find((p) => p.number === number)!;
     if (pull.headSha !== head) return "head-moved" as const;
     this.mergeNow(number);

@@ -68,13 +68,18 @@ export function status(error: unknown): number | undefined {
   return typeof value === "number" ? value : undefined;
 }
 
+/** GitHub's own words for a refusal: REST's `message`, or GraphQL's `errors[].message` without Octokit's wrapping. */
 export function message(error: unknown): string {
   const data = (error as { response?: { data?: { message?: unknown } } }).response?.data;
-  return typeof data?.message === "string"
-    ? data.message
-    : error instanceof Error
-      ? error.message
-      : String(error);
+  if (typeof data?.message === "string") return data.message;
+  const graphql = (error as { errors?: unknown }).errors;
+  const messages = Array.isArray(graphql)
+    ? graphql
+        .map((entry) => (entry as { message?: unknown }).message)
+        .filter((text) => typeof text === "string")
+    : [];
+  if (messages.length > 0) return messages.join("; ");
+  return error instanceof Error ? error.message : String(error);
 }
 
 export async function orUndefinedOn404<T>(request: Promise<T>): Promise<T | undefined> {

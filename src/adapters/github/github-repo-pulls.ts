@@ -143,7 +143,10 @@ export function pullsOf(ctx: GitHubRepoContext): Required<GitHubPulls & GitHubMe
       );
       return "queued";
     } catch (error) {
-      return { refused: message(error) };
+      const reason = message(error);
+      // A second enqueue (another event for the same head) finds it queued: the state wanted.
+      if (/already in the (merge )?queue/i.test(reason)) return "queued";
+      return { refused: reason };
     }
   }
 

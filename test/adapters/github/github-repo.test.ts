@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createGitHubRepo, type GitHubRepoAdapter } from "../../../src/adapters/github/github-repo.js";
 import { installApp, startWorld, type World } from "../../support/github-emulator-world.js";
 import { actAs, repos } from "../../../src/sandbox/github/index.js";
+import type { PullRequestInfo } from "../../../src/app/github-port.js";
 
 describe("GitHubRepoAdapter against the emulator", () => {
   let world: World;
@@ -106,6 +107,32 @@ describe("GitHubRepoAdapter against the emulator", () => {
     expect(await github.updateRef("ferry/staging", moved.sha)).toBe("updated");
     expect(await github.merge(pull.number, commit.sha, "squash")).toBe("head-moved");
     expect(await github.merge(pull.number, moved.sha, "squash")).toBe("merged");
+  });
+
+  it("enqueues where the base has a merge queue, takes 'already in the queue' as queued, and gives a refusal in GitHub's own words", async () => {
+    await actAs.createBranch(world.emu, "acme", "config", "release", "main");
+    // The queue holds its entries: it requires `queue-ci`, which a merge group gets only from an
+    // hour-long CI run.
+    repos.addRuleset(world.emu, "acme", "config", {
+      branches: ["release"],
+      requiredChecks: ["queue-ci"],
+      mergeQueue: {},
+    });
+    actAs.setCi(world.emu, "acme", "config", { context: "slow", delayMs: 3_600_000 });
+    const pulls = [];
+    for (const name of ["ferry/staging", "ferry/prod"]) {
+      const commit = await commitOnMain({ [`${name}.txt`]: name });
+      await github.createRef(name, commit.sha);
+      pulls.push(await github.createPull({ head: name, base: "release", title: name, body: "" }));
+      actAs.setStatus(world.emu, "acme", "config", commit.sha, { context: "queue-ci", state: "success" });
+    }
+    const [staging, prod] = pulls as [PullRequestInfo, PullRequestInfo];
+    expect(await github.merge(staging.number, staging.headSha, "squash")).toBe("queue-required");
+    expect(await github.enqueuePull(staging, staging.headSha)).toBe("queued");
+    expect(await github.enqueuePull(staging, staging.headSha)).toBe("queued");
+    expect(await github.enqueuePull(prod, staging.headSha)).toEqual({
+      refused: "Head branch was modified. Review and try the merge again.",
+    });
   });
 
   it("dedupes by reaction: the second identical reaction says it existed", async () => {
