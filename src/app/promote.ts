@@ -1,5 +1,6 @@
 import { environmentPolicy } from "../core/config/schema.js";
 import { UserError } from "../core/errors.js";
+import { shortDigest } from "../core/image-ref.js";
 import { versionBefore, type FerryState } from "../core/state/ferry-state.js";
 import { isNewer } from "../core/policy/select-tag.js";
 import type { AppDeps, LoadedConfig } from "./app-deps.js";
@@ -116,7 +117,7 @@ export async function rollback(
     if (Object.keys(pins).length === 0) {
       const names = Object.keys(running).filter((name) => name in config.images);
       const oldest = names
-        .map((name) => `${name} older than ${running[name]!.tag ?? running[name]!.digest?.slice(0, 19)}`)
+        .map((name) => `${name} older than ${running[name]!.tag ?? shortDigest(running[name]!.digest)}`)
         .join(", ");
       throw new UserError(
         "no-previous",
