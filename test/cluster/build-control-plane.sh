@@ -78,4 +78,7 @@ mv "$OUT/etcd.tmp" "$OUT/etcd"
 
 echo "control plane: built $OUT in $(( $(date +%s) - start )) s"
 "$OUT/kube-apiserver" --version
-"$OUT/etcd" --version | head -1
+# The first line only, without a pipe: under pipefail `etcd --version | head -1` fails with 141
+# whenever head exits before etcd has written its other lines.
+etcd_version="$("$OUT/etcd" --version)"
+echo "${etcd_version%%$'\n'*}"
