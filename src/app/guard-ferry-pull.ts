@@ -6,6 +6,7 @@ import { ferryPull } from "./pull-trust.js";
 import { repoFileSource } from "./repo-files.js";
 import { bodyRows } from "./sync-repository.js";
 import { upsertPromotionPr } from "./upsert-promotion-pr.js";
+import { shortSha } from "../core/commit-sha.js";
 
 export type GuardOutcome = "not-ferry" | "intact" | "rebuilt" | "closed";
 
@@ -42,14 +43,14 @@ export async function guardFerryPull(
     if (!block || !loaded.ok) {
       await deps.github.comment(
         number,
-        `${who} ${pull.headSha.slice(0, 7)} to \`${pull.headRef}\`. Ferry merges only commits it wrote and cannot verify this pull request's plan any more, so it closes it; the next sync opens a new one.`,
+        `${who} ${shortSha(pull.headSha)} to \`${pull.headRef}\`. Ferry merges only commits it wrote and cannot verify this pull request's plan any more, so it closes it; the next sync opens a new one.`,
       );
       await deps.github.updatePull(number, { state: "closed" });
       return "closed";
     }
     await deps.github.comment(
       number,
-      `${who} ${pull.headSha.slice(0, 7)} to \`${pull.headRef}\`, a commit Ferry did not write. Ferry never merges such a commit: it turned auto-merge off and rebuilt the branch from its plan. Change what Ferry proposes with a command, not a push.`,
+      `${who} ${shortSha(pull.headSha)} to \`${pull.headRef}\`, a commit Ferry did not write. Ferry never merges such a commit: it turned auto-merge off and rebuilt the branch from its plan. Change what Ferry proposes with a command, not a push.`,
     );
     deps.log.warn({ pull: number, sha: pull.headSha, pusher }, "foreign commit on a Ferry PR; rebuilding");
     const { config } = loaded;
@@ -75,7 +76,7 @@ export async function guardFerryPull(
       kind: block.kind,
       ...(block.requestedBy ? { requestedBy: block.requestedBy } : {}),
       rows: await bodyRows(deps, config, environment, plan),
-      note: `Rebuilt by Ferry after ${pull.headSha.slice(0, 7)}, a commit it did not write, was pushed to this branch.`,
+      note: `Rebuilt by Ferry after ${shortSha(pull.headSha)}, a commit it did not write, was pushed to this branch.`,
       // The pushed commit may name a newer tag: it is replaced all the same.
       replaceNewerTip: true,
     });

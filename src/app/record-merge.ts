@@ -4,6 +4,7 @@ import type { GitHubComments, PullRequestInfo } from "./github-port.js";
 import { loadRepoConfig, type ConfigReading } from "./load-repo-config.js";
 import { ferryPull } from "./pull-trust.js";
 import { updateState, type StateWork } from "./state.js";
+import { shortSha } from "../core/commit-sha.js";
 
 /**
  * A Ferry PR was merged: the tags it brought in become the environment's floors, so that a human
@@ -23,7 +24,7 @@ export async function recordMerge(
   if (!block || !ferry.headIsFerrys) {
     await deps.github.comment(
       pull.number,
-      `This pull request was merged at ${pull.headSha.slice(0, 7)}, a commit Ferry did not write (or with a plan Ferry cannot verify): Ferry records no floor from it.`,
+      `This pull request was merged at ${shortSha(pull.headSha)}, a commit Ferry did not write (or with a plan Ferry cannot verify): Ferry records no floor from it.`,
     );
     deps.log.warn({ pull: pull.number, sha: pull.headSha }, "merged at a head Ferry did not write");
     return false;

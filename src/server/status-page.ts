@@ -8,6 +8,7 @@
 import { sendText } from "./route.js";
 import type { Route } from "./route.js";
 import { checkStatusAccess, type StatusAccess } from "./status-route.js";
+import { shortSha } from "../core/commit-sha.js";
 
 const ESCAPES: Record<string, string> = {
   "&": "&amp;",
@@ -35,7 +36,7 @@ function text(value: unknown): string {
 
 /** `1.8.0 ← 1.7.3, promotion #4 by mona, 2026-12-01T01:37:29Z`: one entry of `changes` (the repo's history). */
 export function describeChange(change: Json): string {
-  const pull = change.pull !== undefined ? ` #${text(change.pull)}` : ` ${text(change.sha).slice(0, 7)}`;
+  const pull = change.pull !== undefined ? ` #${text(change.pull)}` : ` ${shortSha(text(change.sha))}`;
   const by = change.by !== undefined ? ` by ${text(change.by)}` : "";
   const from = change.from !== undefined ? ` ← ${text(change.from)}` : "";
   return `${text(change.to)}${from}, ${text(change.kind)}${pull}${by}, ${text(change.at)}`;

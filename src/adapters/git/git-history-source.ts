@@ -4,6 +4,7 @@ import type { HistorySource } from "../../app/environment-history.js";
 import type { FileSource } from "../../app/plan-environment.js";
 import { UserError } from "../../core/errors.js";
 import type { HistoryCommit } from "../../core/history/history.js";
+import { shortSha } from "../../core/commit-sha.js";
 
 const run = promisify(execFile);
 /** Bounds on one git call: a history answer never waits or buffers without limit. */
@@ -68,8 +69,7 @@ export function gitHistorySource(dir: string): HistorySource {
         },
         async readFile(path) {
           const blob = (await entries()).get(path);
-          if (blob === undefined)
-            throw new UserError("file-not-found", `${path} is not in ${sha.slice(0, 7)}`);
+          if (blob === undefined) throw new UserError("file-not-found", `${path} is not in ${shortSha(sha)}`);
           return git(["cat-file", "blob", blob]);
         },
       };

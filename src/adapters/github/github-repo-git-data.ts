@@ -9,6 +9,7 @@ import type {
 } from "../../app/github-port.js";
 import { STATE_FILE, STATE_REF } from "../../app/github-port.js";
 import { type GitHubRepoContext, message, orUndefinedOn404, status } from "./github-repo-context.js";
+import { shortSha } from "../../core/commit-sha.js";
 
 /** The largest file read through the contents API fallback (the state and config files are small). */
 const MAX_READ_BYTES = 4 * 1024 * 1024;
@@ -116,7 +117,7 @@ export function gitDataOf(
   async function fetchBlob(sha: string): Promise<string> {
     const { data } = await ctx.octokit.rest.git.getBlob({ ...ctx.r, file_sha: sha });
     if (typeof data.content !== "string")
-      throw new UserError("file-too-large", `blob ${sha.slice(0, 7)} came back without content`);
+      throw new UserError("file-too-large", `blob ${shortSha(sha)} came back without content`);
     return Buffer.from(data.content, data.encoding === "base64" ? "base64" : "utf8").toString("utf8");
   }
 

@@ -6,6 +6,7 @@ import {
   type AppliedCommit,
   type DeploymentRecords,
 } from "./deployments.js";
+import { shortSha } from "../commit-sha.js";
 
 /**
  * What ran in an environment over time, from the config repository's own history: each commit
@@ -174,7 +175,7 @@ export function formatHistory(
   const { markdown, links, deployments } = options;
   const code = (text: string) => (markdown ? `\`${text.replace(/`/g, "")}\`` : text);
   const commitText = (entry: HistoryEntry) => {
-    const short = entry.sha.slice(0, 7);
+    const short = shortSha(entry.sha);
     const commit = markdown && links ? `[${short}](${links.commit(entry.sha)})` : short;
     const pull =
       entry.pull !== undefined
@@ -200,7 +201,7 @@ export function formatHistory(
           : `${code(describeVersion(entry.to))} since ${entry.date.toISOString()}, ${entry.kind} ${commitText(entry)}${by(entry)}`;
       const ran = reported?.versions[image];
       if (reported !== undefined && ran !== undefined) {
-        const short = reported.sha.slice(0, 7);
+        const short = shortSha(reported.sha);
         const commit = markdown && links ? `[${short}](${links.commit(reported.sha)})` : short;
         const applied = `reported applied by the reconciler at ${reported.appliedAt.toISOString()} (commit ${commit}, ${healthAt(reported, query.at)}); source: Deployment statuses`;
         // The change that set what ran: the last one to that version before it was applied.
@@ -256,7 +257,7 @@ export function formatHistory(
   if (history.stoppedAt !== undefined)
     lines.push(
       "",
-      `Stopped after ${history.stoppedAt.commits} commits, at ${history.stoppedAt.sha.slice(0, 7)} (${history.stoppedAt.date.toISOString()}); earlier history was not read.`,
+      `Stopped after ${history.stoppedAt.commits} commits, at ${shortSha(history.stoppedAt.sha)} (${history.stoppedAt.date.toISOString()}); earlier history was not read.`,
     );
   return lines.join("\n");
 }

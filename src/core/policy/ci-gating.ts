@@ -5,6 +5,7 @@
  * same name. Pure: the caller looks both up; this module only says what the answer means, so the
  * app, `ferry plan`, `/status` and the dashboard say the same sentence.
  */
+import { shortSha } from "../commit-sha.js";
 
 /** The outcome of one gate: eligible, or the one-line reason why not. */
 export type GateOutcome = { eligible: true } | { eligible: false; why: string };
@@ -26,7 +27,7 @@ export function gateOutcome(input: {
   if (revision === undefined)
     return { eligible: false, why: `no revision label and no tag ${tag} in ${source}` };
   if (ci === "success") return { eligible: true };
-  const commit = `${revision.from === "label" ? "revision" : `tag ${tag} →`} ${revision.sha.slice(0, 7)} in ${source}`;
+  const commit = `${revision.from === "label" ? "revision" : `tag ${tag} →`} ${shortSha(revision.sha)} in ${source}`;
   const state =
     ci === "failure" ? "failed CI" : ci === "pending" ? "has CI still running" : "has no CI result yet";
   return { eligible: false, why: `${commit} ${state}` };
@@ -45,7 +46,7 @@ export function gateNoticeForPlan(input: { tag: string; source: string; revision
   const { tag, source, revision } = input;
   const commit =
     revision !== undefined
-      ? `its revision ${revision.slice(0, 7)}`
+      ? `its revision ${shortSha(revision)}`
       : `the commit of tag ${tag} in ${source} (the image has no ${REVISION_LABEL} label)`;
   return `CI gating: the app proposes ${tag} only once ${commit} passed CI in ${source}; an image with neither the label nor a matching git tag is never proposed`;
 }

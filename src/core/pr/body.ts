@@ -3,6 +3,7 @@ import { escapeMarkdown, inlineCode } from "./markdown.js";
 import { UserError } from "../errors.js";
 import { fitBody } from "./body-limit.js";
 import { formatPlanBlock, parsePlanBlock, type PlanBlock } from "./plan-block.js";
+import { shortSha } from "../commit-sha.js";
 
 /**
  * The PR body: a table of image, from → to, digest, policy and source compare link, a short
@@ -89,7 +90,7 @@ function sourceCell(webUrl: string, source: BodyRow["source"]): string {
   const from = source.from !== undefined && REVISION.test(source.from) ? source.from : undefined;
   const to = source.to !== undefined && REVISION.test(source.to) ? source.to : undefined;
   if (from && to && from !== to)
-    return `[${from.slice(0, 7)}...${to.slice(0, 7)}](${base}/compare/${from}...${to})`;
-  if (to) return `[${to.slice(0, 7)}](${base}/commit/${to})`;
+    return `[${shortSha(from)}...${shortSha(to)}](${base}/compare/${from}...${to})`;
+  if (to) return `[${shortSha(to)}](${base}/commit/${to})`;
   return `[${escapeMarkdown(source.repo)}](${base})`;
 }

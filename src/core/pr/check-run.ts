@@ -1,5 +1,6 @@
 import type { ReferenceProblem } from "../check/check-references.js";
 import type { ConfigProblem } from "../config/load-config.js";
+import { shortSha } from "../commit-sha.js";
 
 /** The `ferry/config` check run (docs/architecture.md "GitHub conventions"): annotations on the offending lines. */
 export const CONFIG_CHECK_NAME = "ferry/config";
@@ -132,7 +133,7 @@ export const BROKEN_CONFIG_TITLE = "Ferry: .github/ferry.yml is invalid";
 
 export function formatBrokenConfigIssue(file: string, problems: ConfigProblem[], sha: string): string {
   return [
-    `Ferry makes no changes in this repository until \`${file}\` is fixed (commit ${sha.slice(0, 7)}).`,
+    `Ferry makes no changes in this repository until \`${file}\` is fixed (commit ${shortSha(sha)}).`,
     "",
     ...problems.map(
       (problem) =>

@@ -12,6 +12,7 @@ import { CONFIG_REPO, ENVIRONMENTS, OWNER, REQUIRED_CHECK, type EnvironmentName 
 import type { SandboxWorld } from "./sandbox-world.js";
 import { done, notYet, type Probe } from "./wait-until.js";
 import { inspect } from "../github/index.js";
+import { shortSha } from "../../core/commit-sha.js";
 
 const repo = { owner: OWNER, repo: CONFIG_REPO };
 
@@ -194,7 +195,7 @@ export function reconciledProbe(
     if (status.lastApplied === revision && status.sync === "Synced" && status.health === "Healthy")
       return done(revision);
     return notYet(
-      `reconciler at ${status.lastApplied?.slice(0, 7) ?? "nothing"}, ${status.sync}/${status.health}${status.errors[0] ? `: ${status.errors[0]}` : ""}`,
+      `reconciler at ${status.lastApplied ? shortSha(status.lastApplied) : "nothing"}, ${status.sync}/${status.health}${status.errors[0] ? `: ${status.errors[0]}` : ""}`,
     );
   };
 }
@@ -214,7 +215,7 @@ export function deploymentSuccessProbe(
       environment,
     });
     const deployment = deployments[0];
-    if (!deployment) return notYet(`no ${environment} Deployment on ${sha.slice(0, 7)}`);
+    if (!deployment) return notYet(`no ${environment} Deployment on ${shortSha(sha)}`);
     const { data: statuses } = await world.as.mona.rest.repos.listDeploymentStatuses({
       ...repo,
       deployment_id: deployment.id,

@@ -4,6 +4,7 @@
  * (docs/architecture.md "The sandbox"). Pure: data in, text out.
  */
 import { shortDigest } from "../../core/image-ref.js";
+import { shortSha } from "../../core/commit-sha.js";
 
 export interface StepResult {
   /** Short, stable name (`push`, `staging-pr`, …): what a failure names. */
@@ -42,8 +43,9 @@ export interface SandboxJson {
   endpoints?: SandboxEndpoints;
 }
 
-export function shortSha(sha: string | undefined): string {
-  return sha ? sha.slice(0, 7) : "-";
+/** A commit in the story's lines: its short SHA, or "-" when there is none yet. */
+export function shaOrDash(sha: string | undefined): string {
+  return sha ? shortSha(sha) : "-";
 }
 
 export function formatMs(ms: number): string {
