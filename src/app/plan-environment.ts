@@ -2,7 +2,7 @@ import type { FerryConfig } from "../core/config/schema.js";
 import { environmentPolicy } from "../core/config/schema.js";
 import { FerryError, UserError } from "../core/errors.js";
 import type { SecretRedactor } from "../core/redact.js";
-import { isValidDigest, shortDigest } from "../core/image-ref.js";
+import { describeVersion, isValidDigest, shortDigest } from "../core/image-ref.js";
 import type { Policy } from "../core/policy/schema.js";
 import { notSignedReason, type SignatureCheck, type VerifyPolicy } from "../core/policy/verify.js";
 import {
@@ -468,12 +468,6 @@ function withDescription(description: ImageDescription, tag: string, reason: str
   const target: Target = { tag, digest: description.digest, reason };
   if (description.revision !== undefined) target.revision = description.revision;
   return target;
-}
-
-function describeVersion(target: { tag?: string; digest: string }): string {
-  return target.tag !== undefined
-    ? `${target.tag} (${shortDigest(target.digest)})`
-    : shortDigest(target.digest);
 }
 
 function findOptions(config: FerryConfig, name: string): FindOptions {

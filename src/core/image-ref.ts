@@ -49,6 +49,17 @@ export function shortDigest(digest: string | undefined): string {
   return colon < 0 ? digest.slice(0, 19) : digest.slice(0, colon + 13);
 }
 
+/**
+ * An image version as people read it: `tag (sha256:0123456789ab)`, the tag or the short digest
+ * alone when only one is known, "(none)" when neither is. Every message naming a version uses this.
+ */
+export function describeVersion(version: { tag?: string; digest?: string } | undefined): string {
+  const tag = version?.tag ?? "";
+  const digest = shortDigest(version?.digest);
+  if (tag && digest) return `${tag} (${digest})`;
+  return tag || digest || "(none)";
+}
+
 export class InvalidImageRefError extends UserError {
   constructor(input: string, why: string) {
     super("invalid-image-ref", `invalid image reference ${JSON.stringify(truncate(input))}: ${why}`);

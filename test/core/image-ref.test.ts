@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { isValidTag, sameImage, shortDigest, TAG_PATTERN, TAG_SOURCE } from "../../src/core/image-ref.js";
+import {
+  describeVersion,
+  isValidTag,
+  sameImage,
+  shortDigest,
+  TAG_PATTERN,
+  TAG_SOURCE,
+} from "../../src/core/image-ref.js";
 import { parseCommands } from "../../src/core/pr/commands.js";
 
 describe("sameImage", () => {
@@ -28,6 +35,17 @@ describe("shortDigest", () => {
   it("keeps the algorithm and 12 hex digits, the one form every message and table uses", () => {
     expect(shortDigest(`sha256:${"ab12".repeat(16)}`)).toBe("sha256:ab12ab12ab12");
     expect(shortDigest(undefined)).toBe("");
+  });
+});
+
+describe("describeVersion", () => {
+  const digest = `sha256:${"cd34".repeat(16)}`;
+  it("names a version by tag and short digest, or whichever is known", () => {
+    expect(describeVersion({ tag: "1.4.2", digest })).toBe("1.4.2 (sha256:cd34cd34cd34)");
+    expect(describeVersion({ digest })).toBe("sha256:cd34cd34cd34");
+    expect(describeVersion({ tag: "1.4.2" })).toBe("1.4.2");
+    expect(describeVersion({})).toBe("(none)");
+    expect(describeVersion(undefined)).toBe("(none)");
   });
 });
 

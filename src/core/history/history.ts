@@ -1,4 +1,4 @@
-import { shortDigest } from "../image-ref.js";
+import { describeVersion } from "../image-ref.js";
 import {
   appliedAt,
   entryApplied,
@@ -147,13 +147,6 @@ export interface HistoryQuery {
 export interface HistoryLinks {
   commit(sha: string): string;
   pull(number: number): string;
-}
-
-function describeVersion(version: ImageVersion | undefined): string {
-  if (version === undefined) return "(none)";
-  const tag = version.tag ?? "";
-  const digest = version.digest !== undefined ? shortDigest(version.digest) : undefined;
-  return digest !== undefined ? (tag ? `${tag} (${digest})` : digest) : tag || "(none)";
 }
 
 /** What the environment's reconciler reported (the comment command reads it; the CLI has no GitHub access). */
