@@ -14,7 +14,7 @@ import type { AppDeps, AppLogger } from "../app/app-deps.js";
 import { KeyedMutex } from "../app/keyed-mutex.js";
 import type { RegistryReader } from "../app/ports.js";
 import type { ScanRound } from "../app/scan-state.js";
-import { WorkQueue } from "../app/work-queue.js";
+import { type RetryPolicy, WorkQueue } from "../app/work-queue.js";
 import { DEFAULT_CONFIG_CONTEXT, type ConfigContext } from "../core/config/config-context.js";
 import type { FerryConfig } from "../core/config/schema.js";
 import { SecretRedactor } from "../core/redact.js";
@@ -58,6 +58,8 @@ export interface FerryAppOptions {
   registryFor?: (config: FerryConfig, githubToken: () => Promise<string>) => RegistryReader;
   /** Pauses before each retry while GitHub computes a PR's mergeability (default 1, 2, 4, 8 s). */
   mergeabilityRetryDelaysMs?: readonly number[];
+  /** Retries of background work that failed for a reason that may pass; default DEFAULT_RETRY. */
+  workRetry?: RetryPolicy;
   /** How many replicas share each registry budget (the live scan members); default 1. */
   budgetShare?: () => number;
   /** Observers (metrics, bench). */
@@ -82,7 +84,7 @@ export interface Ferry {
    * rendezvous share of them (webhook work is never sharded).
    */
   scan(probot: Probot, sharding?: ScanSharding): Promise<ScanRound>;
-  /** Registry receiver hints → syncs of the config repos that use those repositories. */
+  /** Registry receiver hints → syncs of the config repos that use those repositories (queued: idle() waits for them). */
   hint(probot: Probot, hints: RegistryHint[]): Promise<void>;
   /** Resolves when queued background work is done (tests, shutdown). */
   idle(): Promise<void>;
@@ -113,11 +115,14 @@ export function createFerry(options: FerryAppOptions): Ferry {
   const configContext = options.configContext ?? DEFAULT_CONFIG_CONTEXT;
   const clockMs = (): number => (options.now ? options.now().getTime() : Date.now());
   const accessCache = new AccessCache({ now: clockMs });
-  const queue = new WorkQueue({
-    info: (f, m) => log.info(f, m),
-    warn: (f, m) => log.warn(f, m),
-    error: (f, m) => log.error(f, m),
-  });
+  const queue = new WorkQueue(
+    {
+      info: (f, m) => log.info(f, m),
+      warn: (f, m) => log.warn(f, m),
+      error: (f, m) => log.error(f, m),
+    },
+    options.workRetry ? { retry: options.workRetry } : {},
+  );
   const registries = new RegistryReaders({
     env: options.env ?? {},
     ...(options.identityEnv ? { identityEnv: options.identityEnv } : {}),
@@ -191,8 +196,9 @@ export function createFerry(options: FerryAppOptions): Ferry {
     async hint(probot, hints) {
       if (hints.length === 0) return;
       for (const hint of hints) registries.invalidate(hintRepository(hint));
-      const repositories = [...new Set(hints.map(hintRepository))];
-      await walk(
+      const repositories = [...new Set(hints.map(hintRepository))].sort();
+      // Queued, so that a GitHub failure listing the installations is retried like any other work.
+      queue.enqueue(`hint:${JSON.stringify(repositories)}`, () =>
         eachInstallation(probot, async (octokit, installationId) => {
           syncInstallation({ octokit, installationId }, services, { reason: "registry", repositories });
         }),

@@ -292,6 +292,8 @@ export async function startFerryServer(options: FerryServerOptions): Promise<Fer
         server.close(() => resolve());
         server.closeAllConnections();
       });
+      // Retries waiting for their delay are dropped: the next process's periodic scan redoes them.
+      ferry.queue.close();
       await ferry.idle();
     },
   };

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { KeyedMutex } from "../../src/app/keyed-mutex.js";
+import { TransientError, UserError } from "../../src/core/errors.js";
 import { WorkQueue } from "../../src/app/work-queue.js";
 
 const quiet = { info: () => {}, warn: () => {}, error: () => {} };
@@ -62,5 +63,142 @@ describe("WorkQueue", () => {
     await queue.idle();
     expect(errors).toEqual(["background task failed"]);
     expect(queue.completed).toBe(2);
+  });
+
+  describe("retries of failures that may pass", () => {
+    /** A scheduler the test fires by hand: retries wait for the test, never for a clock. */
+    function manualTimers() {
+      const pending: { ms: number; run: () => void; cancelled: boolean }[] = [];
+      return {
+        pending,
+        schedule: (ms: number, run: () => void) => {
+          const entry = { ms, run, cancelled: false };
+          pending.push(entry);
+          return () => void (entry.cancelled = true);
+        },
+        fireAll() {
+          for (const entry of pending.splice(0)) if (!entry.cancelled) entry.run();
+        },
+      };
+    }
+    const retry = { attempts: 3, firstDelayMs: 1_000, maxDelayMs: 8_000 };
+    const recording = () => {
+      const lines: string[] = [];
+      const log = {
+        info: () => {},
+        warn: (fields: Record<string, unknown>, message: string) =>
+          lines.push(`warn ${message} ${fields.retryInMs ?? ""}`.trim()),
+        error: (_fields: Record<string, unknown>, message: string) => lines.push(`error ${message}`),
+      };
+      return { log, lines };
+    };
+
+    it("runs a task that failed transiently again after a doubling delay until it succeeds", async () => {
+      const timers = manualTimers();
+      const { log, lines } = recording();
+      const queue = new WorkQueue(log, { retry, schedule: timers.schedule, random: () => 1 });
+      let runs = 0;
+      queue.enqueue("sync:acme/config", async () => {
+        runs++;
+        if (runs < 3) throw new TransientError("registry-unavailable", "registry answered 503");
+      });
+      await queue.idle();
+      expect(runs).toBe(1);
+      expect(timers.pending.map((t) => t.ms)).toEqual([1_000]);
+      timers.fireAll();
+      await queue.idle();
+      expect(timers.pending.map((t) => t.ms)).toEqual([2_000]);
+      timers.fireAll();
+      await queue.idle();
+      expect(runs).toBe(3);
+      expect(queue.pendingRetries).toBe(0);
+      expect(lines).toEqual([
+        "warn background task failed for now; retrying 1000",
+        "warn background task failed for now; retrying 2000",
+      ]);
+    });
+
+    it("treats GitHub's 5xx and 429 (an Octokit error's status) as passing, a UserError or a bug as final", async () => {
+      const timers = manualTimers();
+      const { log, lines } = recording();
+      const queue = new WorkQueue(log, { retry, schedule: timers.schedule, random: () => 0 });
+      queue.enqueue("a", async () =>
+        Promise.reject(Object.assign(new Error("Bad Gateway"), { status: 502 })),
+      );
+      queue.enqueue("b", async () => Promise.reject(Object.assign(new Error("limited"), { status: 429 })));
+      queue.enqueue("c", async () => Promise.reject(Object.assign(new Error("Not Found"), { status: 404 })));
+      queue.enqueue("d", async () => Promise.reject(new UserError("invalid-config", "bad config")));
+      queue.enqueue("e", async () => Promise.reject(new Error("bug")));
+      await queue.idle();
+      // random 0 takes the lower end of the jitter: half the backoff.
+      expect(timers.pending.map((t) => t.ms)).toEqual([500, 500]);
+      expect(lines.filter((line) => line.startsWith("error"))).toHaveLength(3);
+    });
+
+    it("gives up after the last attempt and leaves the work to the periodic scan", async () => {
+      const timers = manualTimers();
+      const { log, lines } = recording();
+      const queue = new WorkQueue(log, { retry, schedule: timers.schedule, random: () => 1 });
+      let runs = 0;
+      queue.enqueue("k", async () => {
+        runs++;
+        throw new TransientError("branch-contended", "ferry/staging kept moving");
+      });
+      for (let i = 0; i < 10; i++) {
+        await queue.idle();
+        timers.fireAll();
+      }
+      await queue.idle();
+      expect(runs).toBe(1 + retry.attempts);
+      expect(lines.at(-1)).toBe("warn background task failed for now; the periodic scan will redo it");
+      expect(timers.pending).toEqual([]);
+    });
+
+    it("waits as long as Retry-After asks within the cap, and leaves a longer wait to the scan", async () => {
+      const timers = manualTimers();
+      const queue = new WorkQueue(quiet, { retry, schedule: timers.schedule, random: () => 1 });
+      queue.enqueue("soon", async () =>
+        Promise.reject(new TransientError("limited", "429", { retryAfterMs: 5_000 })),
+      );
+      queue.enqueue("late", async () =>
+        Promise.reject(new TransientError("limited", "429", { retryAfterMs: 3_600_000 })),
+      );
+      await queue.idle();
+      expect(timers.pending.map((t) => t.ms)).toEqual([5_000]);
+    });
+
+    it("lets newer work for the key stand in for a pending retry", async () => {
+      const timers = manualTimers();
+      const queue = new WorkQueue(quiet, { retry, schedule: timers.schedule });
+      const ran: string[] = [];
+      queue.enqueue("k", async () => {
+        ran.push("first");
+        throw new TransientError("registry-unavailable", "503");
+      });
+      await queue.idle();
+      expect(queue.pendingRetries).toBe(1);
+      queue.enqueue("k", async () => void ran.push("newer"));
+      expect(queue.pendingRetries).toBe(0);
+      timers.fireAll();
+      await queue.idle();
+      expect(ran).toEqual(["first", "newer"]);
+    });
+
+    it("drops waiting retries on close and takes no new work", async () => {
+      const timers = manualTimers();
+      const queue = new WorkQueue(quiet, { retry, schedule: timers.schedule });
+      let runs = 0;
+      queue.enqueue("k", async () => {
+        runs++;
+        throw new TransientError("registry-unavailable", "503");
+      });
+      await queue.idle();
+      queue.close();
+      timers.fireAll();
+      queue.enqueue("other", async () => void runs++);
+      await queue.idle();
+      expect(runs).toBe(1);
+      expect(queue.pendingRetries).toBe(0);
+    });
   });
 });

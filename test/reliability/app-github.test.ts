@@ -183,6 +183,28 @@ describe("rows 21–23 (G6, G7): GitHub faults", () => {
     record("app: GitHub 5xx", { tried: 1, eventsLost: lost });
   });
 
+  it("row 21: a sync that GitHub's 5xx outlasts is retried by the work queue after a growing delay, with no scan", async () => {
+    let lost = 0;
+    await withWorld(
+      async (world) => {
+        world.emu.faults.serverError({ status: 502, count: 4 });
+        await world.pushOnly("1.8.0");
+        await vi
+          .waitFor(async () => expect(await stagingPulls(world)).toHaveLength(1), {
+            timeout: 60_000,
+            interval: 50,
+          })
+          .catch(() => lost++);
+        expect(await stagingPulls(world)).toHaveLength(1);
+        expect(world.logs.some((line) => line.includes("background task failed for now; retrying"))).toBe(
+          true,
+        );
+      },
+      { server: { ferry: { workRetry: { attempts: 8, firstDelayMs: 20, maxDelayMs: 200 } } } },
+    );
+    record("app: GitHub 5xx outlasting Octokit", { tried: 1, eventsLost: lost });
+  });
+
   it("row 22 (G7): 50 concurrent promotions to one repository from 5 replicas lose no update and force nothing", async () => {
     let lost = 0;
     await withWorld(async (world) => {
