@@ -53,6 +53,13 @@ export async function onRefChanged(
       const previous = p.headSha;
       p.headSha = after;
       p.mergeabilityUnknownFor = repo.mergeabilityLag;
+      // GitHub removes a PR from the merge queue when its head changes; its group never lands.
+      if (p.queuedGroup)
+        await repo.git.deleteRef(
+          `refs/heads/gh-readonly-queue/${p.baseRef}/pr-${issue.number}-${previous}`,
+          p.queuedGroup,
+        );
+      delete p.queuedGroup;
       issue.updatedAt = emu.now();
       // GitHub turns auto-merge off when someone without write access pushes; Ferry's bot has it, so keep it.
       await emitPull(emu, repo, issue, "synchronize", pusher, { before: previous, after });

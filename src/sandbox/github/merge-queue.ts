@@ -5,8 +5,8 @@
  * changes on the current base, on a `gh-readonly-queue/<base>/pr-<n>-<head>` branch, runs the
  * simulated CI there ("A merge queue may use GitHub Actions or your own CI provider to run
  * required checks", GitHub's merge queue documentation) and, once the base's required checks
- * pass on the group, moves the base to it and closes the PR as merged. A failing check or a base
- * that moved meanwhile drops the PR from the queue; it stays open.
+ * pass on the group, moves the base to it and closes the PR as merged. A failing check, a base
+ * that moved meanwhile, or a push to the PR's head drops the PR from the queue; it stays open.
  */
 import { runSimulatedCi } from "./emulator-pull-effects.js";
 import { requiredChecksFor, rulesetsFor } from "./emulator-repos.js";
@@ -54,6 +54,7 @@ async function addGroup(
   method: "MERGE" | "SQUASH" | "REBASE",
 ): Promise<string | undefined> {
   const p = issue.pull!;
+  const head = p.headSha;
   const view = await computePull(emu, repo, issue);
   if (view.blockers.length > 0) return `Pull request is not mergeable: ${view.blockers[0]}`;
   const git = repo.git;
@@ -68,7 +69,10 @@ async function addGroup(
     author: merger,
     committer: { name: "GitHub", email: "noreply@github.com", date: merger.date },
   });
-  const ref = `refs/heads/gh-readonly-queue/${p.baseRef}/pr-${issue.number}-${p.headSha}`;
+  // A push while the group was built took the PR out of the queue (see the head update).
+  if (p.headSha !== head || p.queuedGroup !== BUILDING)
+    return "Head branch was modified. Review and try the merge again.";
+  const ref = `refs/heads/gh-readonly-queue/${p.baseRef}/pr-${issue.number}-${head}`;
   await git.compareAndSwapRef(ref, group, ZERO_SHA);
   p.queuedGroup = group;
   // The simulated CI on the merge group's commit (the `merge_group` run).
@@ -94,6 +98,7 @@ async function land(
   const landed =
     passed &&
     issue.state === "open" &&
+    p.queuedGroup === entry.group &&
     (await git.compareAndSwapRef(`refs/heads/${p.baseRef}`, entry.group, entry.baseSha));
   await git.deleteRef(entry.ref, entry.group);
   if (p.queuedGroup === entry.group) delete p.queuedGroup;

@@ -129,6 +129,19 @@ describe("enqueuePullRequest", () => {
     );
   });
 
+  it("takes a PR out of the queue when its head is pushed to, so it can be queued again", async () => {
+    const id = await readyPull("moved");
+    await world.as("mona").graphql(enqueue, { id });
+    const sha = await actAs.commit(world.emu, owner, repo, "moved", { "moved.txt": "y\n" }, "moved again", {
+      as: "hubot",
+    });
+    actAs.setStatus(world.emu, owner, repo, sha, { context: "queue-ci", state: "success" });
+    await world.as("mona").graphql(enqueue, { id });
+    const groups = await world.emu.repo(owner, repo).git.listRefs("refs/heads/gh-readonly-queue/");
+    // Only the group of the new head: the first one left the queue with the push.
+    expect(groups.map((group) => group.ref)).toEqual([`refs/heads/gh-readonly-queue/release/pr-1-${sha}`]);
+  });
+
   it("queues a PR once when two enqueues for it arrive together", async () => {
     const id = await readyPull("twice");
     const results = await Promise.allSettled([
