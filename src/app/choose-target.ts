@@ -60,18 +60,23 @@ export async function pinnedTarget(
   return target;
 }
 
+/** One image of one environment: its config name, repository, effective policy and what runs now. */
+export interface ImageToChoose {
+  name: string;
+  repository: string;
+  policy: Policy;
+  current: CurrentImage;
+}
+
 export async function chooseTarget(
   deps: PlanDependencies,
-  name: string,
-  repository: string,
-  policy: Policy,
-  current: CurrentImage,
+  image: ImageToChoose,
   options: PlanOptions,
 ): Promise<Target> {
-  const target = await chooseByPolicy(deps, name, repository, policy, current, options);
+  const target = await chooseByPolicy(deps, image, options);
   // Whichever route chose, a running tag outside the policy is worth a notice when it stays.
   if (target.notice === undefined && "unchanged" in target) {
-    const notice = outsidePolicyNotice(policy, current.tag);
+    const notice = outsidePolicyNotice(image.policy, image.current.tag);
     if (notice !== undefined) target.notice = notice;
   }
   return target;
@@ -79,10 +84,7 @@ export async function chooseTarget(
 
 async function chooseByPolicy(
   deps: PlanDependencies,
-  name: string,
-  repository: string,
-  policy: Policy,
-  current: CurrentImage,
+  { name, repository, policy, current }: ImageToChoose,
   options: PlanOptions,
 ): Promise<Target> {
   if (policy.strategy === "digest") {

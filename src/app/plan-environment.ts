@@ -126,9 +126,10 @@ export async function planEnvironment(
   const choose = (name: string, current: CurrentImage): Promise<Target> => {
     const pin = options.pins?.[name];
     const repository = config.images[name]!.repository;
+    const policy = environmentPolicy(config, environment, name);
     return pin
-      ? pinnedTarget(deps.registry, repository, pin, environmentPolicy(config, environment, name))
-      : chooseTarget(deps, name, repository, environmentPolicy(config, environment, name), current, options);
+      ? pinnedTarget(deps.registry, repository, pin, policy)
+      : chooseTarget(deps, { name, repository, policy, current }, options);
   };
   // Registry reads for all images start together (the registry client bounds them per registry);
   // the edits below stay in order. A CI gate asks GitHub per tag, so with one the reads stay in
