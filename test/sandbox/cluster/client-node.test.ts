@@ -1,4 +1,3 @@
-/* eslint-disable @typescript-eslint/no-explicit-any -- these tests read Kubernetes JSON objects of many shapes */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import * as k8s from "@kubernetes/client-node";
 import { startClusterSimulator, type ClusterSimulator } from "../../../src/sandbox/cluster/index.js";

@@ -1,4 +1,3 @@
-/* eslint-disable @typescript-eslint/no-explicit-any -- these tests read Kubernetes JSON objects of many shapes */
 /** kubectl (preinstalled, v1.32) against the simulator, with kubectl's default behaviour throughout. */
 import { execFile } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
