@@ -1,3 +1,9 @@
+/**
+ * The version one image should move to in one environment: the pinned value of a promotion or
+ * rollback (its digest checked, its signature re-verified), or the tag its policy admits above the
+ * floor, eligible under CI gating and signed under `verify`. Registry reads only; planEnvironment
+ * (plan-environment.ts) turns the choice into edits.
+ */
 import { UserError } from "../core/errors.js";
 import { isValidDigest, shortDigest } from "../core/image-ref.js";
 import type { Policy } from "../core/policy/schema.js";
@@ -16,12 +22,6 @@ import { gateWaitMessage } from "../core/policy/ci-gating.js";
 import type { CurrentImage, PlanDependencies, PlanOptions } from "./plan-environment.js";
 import type { ImageDescription, RegistryReader } from "./ports.js";
 
-/**
- * The version one image should move to in one environment: the pinned value of a promotion or
- * rollback (its digest checked, its signature re-verified), or the tag its policy admits above the
- * floor, eligible under CI gating and signed under `verify`. Registry reads only; planEnvironment
- * (plan-environment.ts) turns the choice into edits.
- */
 /** How many candidate tags are described (manifest + config GET) before giving up on metadata policies. */
 const MAX_DESCRIBED_CANDIDATES = 50;
 
