@@ -1,4 +1,4 @@
-import { isTransientError } from "../core/errors.js";
+import { isTransientError, mayPassOnRetry } from "../core/errors.js";
 import type { AppLogger } from "./app-deps.js";
 
 /** Retries of a task that failed for a reason that may pass (docs/reliability.md row 21). */
@@ -81,13 +81,14 @@ export class WorkQueue {
 
   #failed(key: string, task: () => Promise<unknown>, attempt: number, error: unknown): void {
     const message = (error as Error).message;
-    if (!mayPass(error)) {
+    if (!mayPassOnRetry(error)) {
       this.log.error({ key, error: message }, "background task failed");
       return;
     }
     const delayMs = this.#delayMs(attempt, error);
-    if (this.#closed || this.#waiting.has(key) || attempt >= this.#retry.attempts || delayMs === undefined) {
-      const why = this.#waiting.has(key) ? "newer work for it is queued" : "the periodic scan will redo it";
+    const superseded = this.#waiting.has(key);
+    if (this.#closed || superseded || attempt >= this.#retry.attempts || delayMs === undefined) {
+      const why = superseded ? "newer work for it is queued" : "the periodic scan will redo it";
       this.log.warn({ key, error: message, attempt: attempt + 1 }, `background task failed for now; ${why}`);
       return;
     }
@@ -132,13 +133,6 @@ export class WorkQueue {
   get completed(): number {
     return this.#completed;
   }
-}
-
-/** A TransientError, or GitHub's rate limit or server error (an Octokit RequestError's status) that outlived Octokit's retries. */
-function mayPass(error: unknown): boolean {
-  if (isTransientError(error)) return true;
-  const status = (error as { status?: unknown } | null)?.status;
-  return typeof status === "number" && (status === 429 || status >= 500);
 }
 
 function unrefTimeout(ms: number, run: () => void): () => void {

@@ -34,3 +34,13 @@ export function isUserError(error: unknown): error is UserError {
 export function isTransientError(error: unknown): error is TransientError {
   return error instanceof TransientError;
 }
+
+/**
+ * May the same work pass if tried again? A TransientError, or an HTTP error that carries a
+ * rate-limit or server status (an Octokit RequestError after Octokit's own retries: 429, 5xx).
+ */
+export function mayPassOnRetry(error: unknown): boolean {
+  if (isTransientError(error)) return true;
+  const status = (error as { status?: unknown } | null)?.status;
+  return typeof status === "number" && (status === 429 || status >= 500);
+}

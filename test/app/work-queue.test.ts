@@ -82,7 +82,9 @@ describe("WorkQueue", () => {
       };
     }
     const retry = { attempts: 3, firstDelayMs: 1_000, maxDelayMs: 8_000 };
-    const recording = () => {
+    /** A queue on hand-fired timers whose log lines the test reads; `random` places the jitter. */
+    function retryingQueue(random?: () => number) {
+      const timers = manualTimers();
       const lines: string[] = [];
       const log = {
         info: () => {},
@@ -90,13 +92,12 @@ describe("WorkQueue", () => {
           lines.push(`warn ${message} ${fields.retryInMs ?? ""}`.trim()),
         error: (_fields: Record<string, unknown>, message: string) => lines.push(`error ${message}`),
       };
-      return { log, lines };
-    };
+      const queue = new WorkQueue(log, { retry, schedule: timers.schedule, ...(random ? { random } : {}) });
+      return { timers, lines, queue };
+    }
 
     it("runs a task that failed transiently again after a doubling delay until it succeeds", async () => {
-      const timers = manualTimers();
-      const { log, lines } = recording();
-      const queue = new WorkQueue(log, { retry, schedule: timers.schedule, random: () => 1 });
+      const { timers, lines, queue } = retryingQueue(() => 1);
       let runs = 0;
       queue.enqueue("sync:acme/config", async () => {
         runs++;
@@ -119,9 +120,7 @@ describe("WorkQueue", () => {
     });
 
     it("treats GitHub's 5xx and 429 (an Octokit error's status) as passing, a UserError or a bug as final", async () => {
-      const timers = manualTimers();
-      const { log, lines } = recording();
-      const queue = new WorkQueue(log, { retry, schedule: timers.schedule, random: () => 0 });
+      const { timers, lines, queue } = retryingQueue(() => 0);
       queue.enqueue("a", async () =>
         Promise.reject(Object.assign(new Error("Bad Gateway"), { status: 502 })),
       );
@@ -136,9 +135,7 @@ describe("WorkQueue", () => {
     });
 
     it("gives up after the last attempt and leaves the work to the periodic scan", async () => {
-      const timers = manualTimers();
-      const { log, lines } = recording();
-      const queue = new WorkQueue(log, { retry, schedule: timers.schedule, random: () => 1 });
+      const { timers, lines, queue } = retryingQueue(() => 1);
       let runs = 0;
       queue.enqueue("k", async () => {
         runs++;
@@ -155,8 +152,7 @@ describe("WorkQueue", () => {
     });
 
     it("waits as long as Retry-After asks within the cap, and leaves a longer wait to the scan", async () => {
-      const timers = manualTimers();
-      const queue = new WorkQueue(quiet, { retry, schedule: timers.schedule, random: () => 1 });
+      const { timers, queue } = retryingQueue(() => 1);
       queue.enqueue("soon", async () =>
         Promise.reject(new TransientError("limited", "429", { retryAfterMs: 5_000 })),
       );
@@ -168,8 +164,7 @@ describe("WorkQueue", () => {
     });
 
     it("lets newer work for the key stand in for a pending retry", async () => {
-      const timers = manualTimers();
-      const queue = new WorkQueue(quiet, { retry, schedule: timers.schedule });
+      const { timers, queue } = retryingQueue();
       const ran: string[] = [];
       queue.enqueue("k", async () => {
         ran.push("first");
@@ -185,8 +180,7 @@ describe("WorkQueue", () => {
     });
 
     it("drops waiting retries on close and takes no new work", async () => {
-      const timers = manualTimers();
-      const queue = new WorkQueue(quiet, { retry, schedule: timers.schedule });
+      const { timers, queue } = retryingQueue();
       let runs = 0;
       queue.enqueue("k", async () => {
         runs++;

@@ -6,6 +6,7 @@ import { emit, emitPull, hasSubscribers } from "./emulator-events.js";
 import type { GitHubEmulator } from "./emulator.js";
 import { emitPush } from "./emulator-events.js";
 import { ZERO_SHA } from "./git-store.js";
+import { leaveQueueOnPush } from "./merge-queue.js";
 import type { CheckRun, CheckSuite, Issue, Repo } from "./model.js";
 import { evaluateAutoMerge } from "./pull-logic.js";
 import * as shape from "./shapes.js";
@@ -53,13 +54,7 @@ export async function onRefChanged(
       const previous = p.headSha;
       p.headSha = after;
       p.mergeabilityUnknownFor = repo.mergeabilityLag;
-      // GitHub removes a PR from the merge queue when its head changes; its group never lands.
-      if (p.queuedGroup)
-        await repo.git.deleteRef(
-          `refs/heads/gh-readonly-queue/${p.baseRef}/pr-${issue.number}-${previous}`,
-          p.queuedGroup,
-        );
-      delete p.queuedGroup;
+      await leaveQueueOnPush(repo, issue, previous);
       issue.updatedAt = emu.now();
       // GitHub turns auto-merge off when someone without write access pushes; Ferry's bot has it, so keep it.
       await emitPull(emu, repo, issue, "synchronize", pusher, { before: previous, after });

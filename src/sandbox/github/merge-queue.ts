@@ -45,6 +45,21 @@ export async function enqueue(
 /** The PR's place in the queue while its merge group is being built. */
 const BUILDING = "";
 
+/** The branch a merge group lives on while it waits. */
+function groupRef(baseRef: string, number: number, head: string): string {
+  return `refs/heads/gh-readonly-queue/${baseRef}/pr-${number}-${head}`;
+}
+
+/**
+ * GitHub removes a PR from the merge queue when its head changes: the group built from the old
+ * head is deleted and never lands, and the PR may be queued again.
+ */
+export async function leaveQueueOnPush(repo: Repo, issue: Issue, oldHead: string): Promise<void> {
+  const p = issue.pull!;
+  if (p.queuedGroup) await repo.git.deleteRef(groupRef(p.baseRef, issue.number, oldHead), p.queuedGroup);
+  delete p.queuedGroup;
+}
+
 /** Builds the merge group, runs the simulated CI on it and schedules its landing. */
 async function addGroup(
   emu: GitHubEmulator,
@@ -69,10 +84,10 @@ async function addGroup(
     author: merger,
     committer: { name: "GitHub", email: "noreply@github.com", date: merger.date },
   });
-  // A push while the group was built took the PR out of the queue (see the head update).
+  // A push while the group was built took the PR out of the queue (leaveQueueOnPush).
   if (p.headSha !== head || p.queuedGroup !== BUILDING)
     return "Head branch was modified. Review and try the merge again.";
-  const ref = `refs/heads/gh-readonly-queue/${p.baseRef}/pr-${issue.number}-${head}`;
+  const ref = groupRef(p.baseRef, issue.number, head);
   await git.compareAndSwapRef(ref, group, ZERO_SHA);
   p.queuedGroup = group;
   // The simulated CI on the merge group's commit (the `merge_group` run).
