@@ -33,7 +33,7 @@ import { startSandboxWorld, type SandboxWorld } from "./sandbox-world.js";
 import { describeDrift } from "../../core/deployment-status.js";
 import { shortDigest } from "../../core/image-ref.js";
 import { shortSha } from "../../core/commit-sha.js";
-import { shaOrDash, type EnvironmentSummary, type SandboxEndpoints, type StepResult } from "./timeline.js";
+import { type EnvironmentSummary, type SandboxEndpoints, type StepResult } from "./timeline.js";
 import { done, notYet, waitUntil, type Probe } from "./wait-until.js";
 import { inspect } from "../github/index.js";
 
@@ -205,7 +205,7 @@ async function stagingPullRequest(world: SandboxWorld, state: StoryState): Promi
     throw new Error(
       `#${merged.number} carries ${shortDigest(digest)}, not the pushed ${shortDigest(state.digest)}`,
     );
-  return `#${merged.number} "${title}" (${files.length} files, ${shortDigest(digest)}), check passed, ${how} ${shaOrDash(merged.mergeCommitSha ?? undefined)}${why}`;
+  return `#${merged.number} "${title}" (${files.length} files, ${shortDigest(digest)}), check passed, ${how} ${merged.mergeCommitSha ? shortSha(merged.mergeCommitSha) : "-"}${why}`;
 }
 
 /**

@@ -4,7 +4,6 @@
  * (docs/architecture.md "The sandbox"). Pure: data in, text out.
  */
 import { shortDigest } from "../../core/image-ref.js";
-import { shortSha } from "../../core/commit-sha.js";
 
 export interface StepResult {
   /** Short, stable name (`push`, `staging-pr`, …): what a failure names. */
@@ -41,11 +40,6 @@ export interface SandboxJson {
   steps: StepResult[];
   environments: EnvironmentSummary[];
   endpoints?: SandboxEndpoints;
-}
-
-/** A commit in the story's lines: its short SHA, or "-" when there is none yet. */
-export function shaOrDash(sha: string | undefined): string {
-  return sha ? shortSha(sha) : "-";
 }
 
 export function formatMs(ms: number): string {
