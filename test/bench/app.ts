@@ -5,6 +5,10 @@
  */
 import { performance } from "node:perf_hooks";
 import { REGISTRY_SECRET, startWorld, type World } from "../support/app-e2e-world.js";
+import { sized } from "./size.js";
+
+const PUSHES = sized(50, 3);
+const BURST = sized(1000, 50);
 
 function percentile(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -110,7 +114,7 @@ async function pushToPr(): Promise<Record<string, number>> {
     },
   });
   try {
-    for (let i = 0; i < 50; i++) {
+    for (let i = 0; i < PUSHES; i++) {
       const seen = new Promise<void>((resolve) => (waiting = resolve));
       pushedAt = performance.now();
       await (
@@ -167,7 +171,7 @@ async function burst(): Promise<Record<string, number>> {
       });
     const started = performance.now();
     const sends: Promise<Response>[] = [];
-    for (let i = 0; i < 1000; i++) {
+    for (let i = 0; i < BURST; i++) {
       sends.push(
         fetch(`${world.server.url}/registry/distribution`, {
           method: "POST",
@@ -185,9 +189,9 @@ async function burst(): Promise<Record<string, number>> {
     await world.settle();
     clearInterval(sampler);
     return {
-      "app.burst_1000_notifications_ms": performance.now() - started,
-      "app.burst_1000_notifications_sync_tasks": world.server.ferry.queue.completed - before,
-      "app.burst_1000_notifications_pr_writes": prWrites,
+      [`app.burst_${BURST}_notifications_ms`]: performance.now() - started,
+      [`app.burst_${BURST}_notifications_sync_tasks`]: world.server.ferry.queue.completed - before,
+      [`app.burst_${BURST}_notifications_pr_writes`]: prWrites,
       "app.burst_peak_rss_mb": Math.round(peak / 1024 / 1024),
       "app.burst_rss_growth_mb": Math.round((peak - baseline) / 1024 / 1024),
     };

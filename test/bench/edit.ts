@@ -1,5 +1,6 @@
 import { performance } from "node:perf_hooks";
 import { updateImage } from "../../src/core/yaml-edit/update-image.js";
+import { sized } from "./size.js";
 
 /**
  * Editing a generated 10,000-line Helm values file: how long one `updateImage` takes and how many
@@ -10,7 +11,7 @@ export async function bench(): Promise<Record<string, number>> {
   const text = generateValues(10_000);
   const update = { image: "ghcr.io/acme/shop", tag: "1.8.0", pin: "tag" as const };
   updateImage(text, update); // warm-up: JIT and module initialisation are not the edit
-  const runs = 5;
+  const runs = sized(5, 1);
   const started = performance.now();
   let result = updateImage(text, update);
   for (let run = 1; run < runs; run++) result = updateImage(text, update);

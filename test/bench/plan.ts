@@ -14,9 +14,10 @@ import { main } from "../../src/cli.js";
 import type { CliIo } from "../../src/cli/io.js";
 import { startEmbeddedRegistry } from "../../src/sandbox/registry/embedded-registry.js";
 import { pushImage } from "../../src/sandbox/registry/push-image.js";
+import { sized } from "./size.js";
 
-const IMAGES = 20;
-const TAGS = 200;
+const IMAGES = sized(20, 3);
+const TAGS = sized(200, 40);
 /** Tags per image pushed as distinct images (the rest re-tag one of them). */
 const DISTINCT = 20;
 const LATENCY_MS = 50;

@@ -9,9 +9,10 @@ import { parsePolicy } from "../../src/core/policy/parse-policy.js";
 import { rankTags, selectTag, type TagCandidate } from "../../src/core/policy/select-tag.js";
 import type { PolicyInput } from "../../src/core/policy/schema.js";
 import { compileAllow } from "../../src/core/policy/tag-pattern.js";
+import { sized } from "./size.js";
 
 const COUNT = 100_000;
-const RUNS = 7;
+const RUNS = sized(7, 1);
 const NOW = new Date("2024-06-01T12:00:00Z");
 const DIGEST = `sha256:${"c".repeat(64)}`;
 

@@ -13,9 +13,10 @@ import { KubeCluster } from "../../src/adapters/kubernetes/kube-cluster.js";
 import { DEFAULT_PRUNE_OPTIONS } from "../../src/reconciler/plan.js";
 import { createReconciler } from "../../src/reconciler/reconciler.js";
 import { startClusterSimulator } from "../../src/sandbox/cluster/cluster-simulator.js";
+import { sized } from "./size.js";
 
-const OBJECTS = 1000;
-const DEPLOYMENTS = 50;
+const OBJECTS = sized(1000, 100);
+const DEPLOYMENTS = sized(50, 5);
 
 function manifests(): string {
   const documents: string[] = [];
@@ -101,9 +102,9 @@ export async function measureReconcile(
     await reconciler.stop();
     peakRss = Math.max(peakRss, process.memoryUsage().rss);
     return {
-      [`${prefix}.converge_1000_objects_ms`]: convergeMs,
-      [`${prefix}.converge_1000_objects_api_requests`]: converge.requests,
-      [`${prefix}.noop_cycle_1000_objects_ms`]: noopMs,
+      [`${prefix}.converge_${OBJECTS}_objects_ms`]: convergeMs,
+      [`${prefix}.converge_${OBJECTS}_objects_api_requests`]: converge.requests,
+      [`${prefix}.noop_cycle_${OBJECTS}_objects_ms`]: noopMs,
       [`${prefix}.noop_cycle_api_requests`]: noopCount.requests,
       [`${prefix}.noop_cycle_writes`]: noopCount.writes,
       [`${prefix}.peak_rss_mb`]: peakRss / (1024 * 1024),

@@ -20,10 +20,11 @@ import { startFakeEcr } from "../support/cloud/fake-ecr.js";
 import { startFakeGceMetadata } from "../support/cloud/fake-gce-metadata.js";
 import { distributionMissingMessage, startDistribution } from "../support/registry-distribution.js";
 import { BenchSkipped } from "./skipped.js";
+import { sized } from "./size.js";
 
 const HOST = "123456789012.dkr.ecr.us-east-1.amazonaws.com";
 const PASSWORD = "bench-ecr-password-0123456789";
-const REQUESTS = 1000;
+const REQUESTS = sized(1000, 100);
 const PARALLEL = 10;
 const DAY_MS = 24 * 3600_000;
 const T0 = Date.parse("2026-01-01T00:00:00Z");
@@ -82,8 +83,8 @@ export async function bench(): Promise<Record<string, number>> {
         limits: { tagCacheTtlMs: 0 },
       });
     return {
-      "registry.ecr_token_requests_per_1000_registry_requests.cached": await run(true),
-      "registry.ecr_token_requests_per_1000_registry_requests.uncached": await run(false),
+      [`registry.ecr_token_requests_per_${REQUESTS}_registry_requests.cached`]: await run(true),
+      [`registry.ecr_token_requests_per_${REQUESTS}_registry_requests.uncached`]: await run(false),
       ...(await otherProviders()),
     };
   } finally {
@@ -145,7 +146,7 @@ async function otherProviders(): Promise<Record<string, number>> {
       { registries: { [gcpHost]: { auth: "gcp" } }, loopbackOrigins: { [gcpHost]: gcpRegistry.url } },
       `${gcpHost}/acme/shop`,
     );
-    figures["registry.gcp_token_requests_per_1000_registry_requests.cached"] =
+    figures[`registry.gcp_token_requests_per_${REQUESTS}_registry_requests.cached`] =
       metadata.tokenRequests() - before;
   } finally {
     await metadata.close();
@@ -186,11 +187,11 @@ async function otherProviders(): Promise<Record<string, number>> {
       `${acrHost}/acme/shop`,
     );
     const after = acr.counts();
-    figures["registry.azure_entra_token_requests_per_1000_registry_requests.cached"] =
+    figures[`registry.azure_entra_token_requests_per_${REQUESTS}_registry_requests.cached`] =
       after.entraTokens - before.entraTokens;
-    figures["registry.azure_acr_exchange_requests_per_1000_registry_requests.cached"] =
+    figures[`registry.azure_acr_exchange_requests_per_${REQUESTS}_registry_requests.cached`] =
       after.exchanges - before.exchanges;
-    figures["registry.azure_acr_access_token_requests_per_1000_registry_requests.cached"] =
+    figures[`registry.azure_acr_access_token_requests_per_${REQUESTS}_registry_requests.cached`] =
       after.accessTokens - before.accessTokens;
   } finally {
     await acrRegistry.close();
@@ -223,7 +224,7 @@ async function otherProviders(): Promise<Record<string, number>> {
       },
       `${host}/acme/shop`,
     );
-    figures["registry.dockerconfig_helper_runs_per_1000_registry_requests.cached"] = readFileSync(
+    figures[`registry.dockerconfig_helper_runs_per_${REQUESTS}_registry_requests.cached`] = readFileSync(
       join(dir, "runs"),
       "utf8",
     )

@@ -11,11 +11,12 @@ import type { RegistryHint } from "../../src/handlers/registry/index.js";
 import { createRegistryReceiver } from "../../src/server/registry-webhook-route.js";
 import { startEmbeddedRegistry } from "../../src/sandbox/registry/embedded-registry.js";
 import { pushImage } from "../../src/sandbox/registry/push-image.js";
+import { sized } from "./size.js";
 
 const IMAGES = 5;
 const ENVIRONMENTS = 3;
 const TAGS_PER_IMAGE = 8;
-const NOTIFICATION_SAMPLES = 20;
+const NOTIFICATION_SAMPLES = sized(20, 5);
 const COALESCE_MS = 10;
 
 export async function bench(): Promise<Record<string, number>> {

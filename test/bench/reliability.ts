@@ -11,9 +11,10 @@ import { startStubbedFerry } from "../support/ferry-stub-server.js";
 import { keepAliveAgent, send } from "../support/raw-http.js";
 import { githubAttacks, registryAttacks } from "../support/webhook-attacks.js";
 import { formatSummary, type Figures } from "../support/reliability-ledger.js";
+import { sized } from "./size.js";
 
-const FUZZ_REQUESTS = 30_000;
-const OVERSIZED_CONCURRENT = 100;
+const FUZZ_REQUESTS = sized(30_000, 1_000);
+const OVERSIZED_CONCURRENT = sized(100, 10);
 
 export async function bench(): Promise<Record<string, number>> {
   const canary = new CanaryWatch();

@@ -20,6 +20,7 @@ import {
 } from "../cluster/control-plane.js";
 import { startWorld } from "../support/app-e2e-world.js";
 import { startScanFleet, waitUntil } from "../support/scan-fleet.js";
+import { sized } from "./size.js";
 
 const run = promisify(execFile);
 const WRITES = new Set(["POST", "PUT", "PATCH", "DELETE"]);
@@ -70,7 +71,7 @@ async function perInstallation(): Promise<Record<string, number>> {
  * budget held back.
  */
 export async function secondaryLimits(): Promise<Record<string, number>> {
-  const repositories = 5;
+  const repositories = sized(5, 2);
   const environments = ["dev", "qa", "staging"];
   let registryHost = "";
   const world = await startWorld({
@@ -103,13 +104,13 @@ export async function secondaryLimits(): Promise<Record<string, number>> {
     const writes = requests.filter((r) => WRITES.has(r.method) && !r.path.startsWith("/app/")).length;
     const promotions = repositories * environments.length;
     return {
-      "scan of 5 repos × 3 envs behind, secondary limits on: GitHub requests per promotion":
+      [`scan of ${repositories} repos × 3 envs behind, secondary limits on: GitHub requests per promotion`]:
         requests.length / promotions,
-      "scan of 5 repos × 3 envs behind, secondary limits on: GitHub writes per promotion":
+      [`scan of ${repositories} repos × 3 envs behind, secondary limits on: GitHub writes per promotion`]:
         writes / promotions,
-      "scan of 5 repos × 3 envs behind, secondary limits on: requests refused":
+      [`scan of ${repositories} repos × 3 envs behind, secondary limits on: requests refused`]:
         world.emu.faults.contentLimits.refused,
-      "scan of 5 repos × 3 envs behind, secondary limits on: scan until idle, ms": elapsed,
+      [`scan of ${repositories} repos × 3 envs behind, secondary limits on: scan until idle, ms`]: elapsed,
     };
   } finally {
     await world.close();
@@ -124,7 +125,7 @@ async function fleet(): Promise<Record<string, number>> {
   writeFileSync(adminConfig, kubeconfigFor(controlPlane), { mode: 0o600 });
   const kubectl = (...args: string[]) => run("kubectl", ["--kubeconfig", adminConfig, ...args]);
   const namespace = `ferry-bench-${randomBytes(3).toString("hex")}`;
-  const installations = 300;
+  const installations = sized(300, 30);
   const names = ["ferry-a", "ferry-b", "ferry-c"];
   let scanFleet: Awaited<ReturnType<typeof startScanFleet>> | undefined;
   try {
@@ -174,11 +175,13 @@ async function fleet(): Promise<Record<string, number>> {
       "takeover",
     );
     return {
-      "fleet 3 × 300: installation reads per installation per interval": reads / (installations * 3),
-      "fleet 3 × 300: GitHub requests per installation per interval (all, in the window)":
+      [`fleet 3 × ${installations}: installation reads per installation per interval`]:
+        reads / (installations * 3),
+      [`fleet 3 × ${installations}: GitHub requests per installation per interval (all, in the window)`]:
         requests / (installations * 3),
-      "fleet 3 × 300: scan round, mean ms": roundMs.reduce((a, b) => a + b, 0) / roundMs.length,
-      "fleet 3 × 300: SIGKILL → share rescanned, ms (lease 10 s, interval 4 s)": takeover,
+      [`fleet 3 × ${installations}: scan round, mean ms`]:
+        roundMs.reduce((a, b) => a + b, 0) / roundMs.length,
+      [`fleet 3 × ${installations}: SIGKILL → share rescanned, ms (lease 10 s, interval 4 s)`]: takeover,
     };
   } finally {
     await scanFleet?.close();

@@ -21,8 +21,9 @@ import {
 import { TrustedRoot } from "@sigstore/protobuf-specs";
 import type { VerifyPolicy } from "../../src/core/policy/verify.js";
 import { BenchSkipped } from "./skipped.js";
+import { sized } from "./size.js";
 
-const TAGS = 20;
+const TAGS = sized(20, 3);
 
 export async function bench(): Promise<Record<string, number>> {
   const missing = distributionMissingMessage();
