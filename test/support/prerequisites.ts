@@ -1,16 +1,21 @@
 /**
  * Vitest global setup for `npm test`: before any test file starts, check that the tools the suite
  * runs for real are on this machine, and stop at once naming each missing one and how to get it
- * (`.ci/run` installs them all). Without this a machine lacking, say, kubectl ran for minutes and
+ * (`npm test` provisions them first through `test/support/provision.sh`; this catches a plain
+ * `npx vitest`, which finds what that script built in the cache). Without this a machine lacking, say, kubectl ran for minutes and
  * failed in the render tests with a spawn error. The tool list and why each is needed:
  * docs/testing.md.
  */
 import { accessSync, constants } from "node:fs";
+import { homedir } from "node:os";
+import { delimiter, join } from "node:path";
 import {
   findExecutable,
   findRenderer,
   MISSING_HELM_HELP,
   MISSING_RENDERER_HELP,
+  PINNED_HELM,
+  PINNED_KUSTOMIZE,
 } from "../../src/reconciler/renderer.js";
 import { DISTRIBUTION_BINARY } from "./registry-distribution.js";
 
@@ -47,12 +52,27 @@ export function missingPrerequisites(searchPath: string | undefined): string[] {
   return missing;
 }
 
+/** `searchPath` with the cache folders `provision.sh` builds kustomize and helm into, where they exist. */
+export function withProvisionedTools(searchPath: string | undefined): string {
+  const cache = join(process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "ferry");
+  const built = [
+    ["helm", PINNED_HELM],
+    ["kustomize", PINNED_KUSTOMIZE],
+  ]
+    .map(([tool, version]) => ({ tool: tool!, dir: join(cache, `${tool}-${version}`, "bin") }))
+    .filter(({ tool, dir }) => findExecutable(tool, dir))
+    .map(({ dir }) => dir);
+  return [...built, ...(searchPath ? [searchPath] : [])].join(delimiter);
+}
+
 export default function setup(): void {
+  // The test workers are forked after this, with this environment.
+  process.env.PATH = withProvisionedTools(process.env.PATH);
   const missing = missingPrerequisites(process.env.PATH);
   if (missing.length === 0) return;
   // A plain message and exit, not a thrown error: vitest would print its own stack around it.
   process.stderr.write(
-    `npm test needs tools this machine lacks (bash .ci/run installs them all):\n  - ${missing.join("\n  - ")}\n`,
+    `npm test needs tools this machine lacks (npm test provisions them: bash test/support/provision.sh):\n  - ${missing.join("\n  - ")}\n`,
   );
   process.exit(1);
 }
