@@ -1,5 +1,7 @@
 import { isMap, isScalar, type Document, type Node, type YAMLMap } from "yaml";
+import { UserError } from "../errors.js";
 import { parseImageName, sameImage } from "../image-ref.js";
+import { renderedRegistry } from "./chart-registry.js";
 import { namesImage } from "./manifest.js";
 import type { FindOptions, ImageTarget, Site } from "./target.js";
 import {
@@ -42,7 +44,7 @@ export function findHelmValuesTargets(
       if (!startsWith(visit.path, root)) return;
       const { node, path } = visit;
       if (isMap(node)) {
-        const target = blockTarget(parsed, document, node, path, image);
+        const target = blockTarget(parsed, document, root, node, path, image);
         if (target && !(target.tag && claimed.has(target.tag.scalar))) targets.push(target);
       } else if (
         isScalar(node) &&
@@ -110,10 +112,14 @@ function siteIn(
  *
  * Null or empty parts are absent, as the chart renders them. A name part that carries its own tag
  * or digest would render doubled up (`org/name:v1:v2`), so such a block is not an image block.
+ * An empty `registry` renders as the chart's default registry where the values set one
+ * (`chart-registry.ts`); a block that may render this image or another, depending on templates the
+ * values cannot show, is refused with the reason instead of being edited for a guess.
  */
 function blockTarget(
   parsed: ParsedYaml,
   document: Document.Parsed,
+  root: PathKey[],
   map: YAMLMap,
   path: PathKey[],
   image: string,
@@ -142,11 +148,23 @@ function blockTarget(
   // defaults the tag, usually to appVersion); elsewhere `repository` may mean something else.
   if (!tag && !digest && !imageKey) return undefined;
   const repositoryText = text(repository);
-  const registryText = withRegistry ? text(registry) : "";
   if (!repositoryText) return undefined;
-  let name = registryText ? `${registryText}/${repositoryText}` : repositoryText;
-  if (digestKey === "digestChroot") name = `${name}-chroot`;
-  if (!isImageName(name) || !sameImage(name, image)) return undefined;
+  const rendered = withRegistry
+    ? renderedRegistry(parsed, document, root, { map, path }, text(registry))
+    : { registry: "" };
+  const names = ("registry" in rendered ? [rendered.registry] : rendered.readings).map((registryText) => {
+    const name = registryText ? `${registryText}/${repositoryText}` : repositoryText;
+    return digestKey === "digestChroot" ? `${name}-chroot` : name;
+  });
+  if (!names.every(isImageName) || !names.some((name) => sameImage(name, image))) return undefined;
+  if ("why" in rendered) {
+    const { line } = parsed.lineCounter.linePos(map.range?.[0] ?? 0);
+    throw new UserError(
+      "ambiguous-registry",
+      `the image block ${path.join(".")} on line ${line} renders ${names.join(" or ")} depending on the chart's templates: ${rendered.why}; ` +
+        "set its registry to the one the chart renders, or name its keys with `helm:` in .github/ferry.yml",
+    );
+  }
   const target: ImageTarget = {
     kind: "helm-values",
     document,

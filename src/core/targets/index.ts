@@ -53,6 +53,10 @@ const STRUCTURAL_KEYS = [
   "chroot",
   "newName",
   "newTag",
+  // A chart's default registry renders in front of a block with an empty `registry` (chart-registry.ts).
+  "global",
+  "defaultRegistry",
+  "imageRegistry",
 ];
 
 /**

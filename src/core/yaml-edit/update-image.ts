@@ -63,9 +63,13 @@ function applyPlan(
   const edits: FileEdit[] = [];
   for (const set of plan.sets) {
     const [start, end] = set.scalar.range!;
-    // An empty value (`tag:` with nothing after it) has an empty range right after the colon.
-    const gap = start === end && text[start - 1] === ":" ? " " : "";
-    splices.push({ start, end, text: gap + renderLike(set.scalar, set.to) });
+    // An empty value (`tag:` with nothing after it) has an empty range right after the colon, or,
+    // followed by a comment (`tag:  # @schema type:[string, null]`), right before the `#`: a
+    // value put there needs a space before the comment, or YAML reads `1.8.0#…` as the value.
+    const empty = start === end;
+    const gap = empty && text[start - 1] === ":" ? " " : "";
+    const beforeComment = empty && text[end] === "#" ? " " : "";
+    splices.push({ start, end, text: gap + renderLike(set.scalar, set.to) + beforeComment });
     edits.push({
       line: parsed.lineCounter.linePos(start).line,
       field: set.sites[0]!.field,
