@@ -3,13 +3,21 @@
  * health of every desired object (what `/status`, the metrics and the Deployment report show).
  */
 import type { DriftRecord } from "./drift.js";
+import type { ClusterPort } from "./ports.js";
 import { isTransientError } from "../core/errors.js";
 import type { CycleSettings } from "./cycle-settings.js";
-import { aggregateHealth, assessHealth } from "./health.js";
+import { aggregateHealth, assessHealth, groupKind } from "./health.js";
 import { inventoryKey } from "./object-ref.js";
 import type { Observation } from "./observe.js";
 import type { SyncPlan } from "./plan.js";
-import type { HealthStatus, KubeObject, ObjectRef, ObjectStatus, SyncStatus } from "./types.js";
+import type {
+  HealthStatus,
+  KubeObject,
+  ObjectRef,
+  ObjectStatus,
+  StatusReporting,
+  SyncStatus,
+} from "./types.js";
 
 export type CyclePhase = "fetch" | "render" | "observe" | "plan" | "apply" | "prune" | "done";
 
@@ -65,6 +73,8 @@ export function summarize(input: {
   writes: number;
   phase: CyclePhase;
   dryRun: boolean;
+  /** Per `group/kind`, whether its objects carry a status (`ClusterPort.statusReporting`). */
+  statusKinds?: Map<string, StatusReporting | undefined>;
 }): CycleResult {
   const { revision, plan, observation, liveAfter, applied, pruned, errors, writes, phase, dryRun } = input;
   const appliedKeys = new Set(applied.map(inventoryKey));
@@ -73,7 +83,7 @@ export function summarize(input: {
     const key = inventoryKey(ref);
     const synced = !pendingKeys.has(key) || appliedKeys.has(key);
     const live = liveAfter.get(key) ?? observation.observed.get(key)?.live;
-    const health = assessHealth(live);
+    const health = assessHealth(live, (kind) => input.statusKinds?.get(kind));
     return { ref, sync: synced ? "Synced" : "OutOfSync", health: health.status, message: health.message };
   });
   for (const { ref, reason } of plan.refused) {
@@ -104,4 +114,21 @@ export function summarize(input: {
     transient: false,
     writes,
   };
+}
+
+/** Whether each kind in the desired state carries a status, asked once per kind (docs/architecture.md "Health"). */
+export async function statusKindsOf(
+  cluster: ClusterPort,
+  desired: { ref: ObjectRef }[],
+): Promise<Map<string, StatusReporting | undefined>> {
+  const kinds = new Map<string, { apiVersion: string; kind: string }>();
+  for (const { ref } of desired) {
+    const apiVersion = ref.group === "" ? ref.version : `${ref.group}/${ref.version}`;
+    kinds.set(groupKind(apiVersion, ref.kind), { apiVersion, kind: ref.kind });
+  }
+  const answers = new Map<string, StatusReporting | undefined>();
+  if (!cluster.statusReporting) return answers;
+  for (const [key, { apiVersion, kind }] of kinds)
+    answers.set(key, await cluster.statusReporting(apiVersion, kind).catch(() => undefined));
+  return answers;
 }

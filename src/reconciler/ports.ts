@@ -3,7 +3,7 @@
  * cluster over @kubernetes/client-node; tests fake nothing here — they run the real adapter
  * against the cluster simulator (docs/testing.md "Fakes and emulators").
  */
-import type { KubeObject, ObjectRef } from "./types.js";
+import type { KubeObject, ObjectRef, StatusReporting } from "./types.js";
 
 export interface ClusterPort {
   /** Whether the kind is namespaced; undefined when the API server does not serve it (yet). */
@@ -21,6 +21,11 @@ export interface ClusterPort {
   apply(object: KubeObject, options: { dryRun: boolean }): Promise<KubeObject>;
   /** Deletes the object; an object already gone is not an error. */
   delete(ref: ObjectRef): Promise<void>;
+  /**
+   * Whether objects of the kind carry a status (a status subresource, or `status` in a CRD's
+   * schema): "silent" kinds are Healthy once they exist; undefined when it cannot be told.
+   */
+  statusReporting?(apiVersion: string, kind: string): Promise<StatusReporting | undefined>;
   /** Calls `onChange` when objects matching the selector change; returns a function that stops watching. */
   watch?(
     apiVersion: string,

@@ -5,7 +5,7 @@
  */
 import { applyPlan } from "./apply.js";
 import { describeRefusal } from "./confinement.js";
-import { failure, summarize, type CyclePhase, type CycleResult } from "./cycle-result.js";
+import { failure, statusKindsOf, summarize, type CyclePhase, type CycleResult } from "./cycle-result.js";
 import type { CycleSettings } from "./cycle-settings.js";
 import { rememberInSync, type DiffMemory } from "./diff-memory.js";
 import { detectDrift } from "./drift.js";
@@ -78,6 +78,7 @@ export async function runCycle(
       writes: 0,
       phase: "done",
       dryRun: true,
+      statusKinds: await statusKindsOf(cluster, observation.desired),
     });
 
   const applied = await applyPlan(cluster, plan, settings.concurrency ?? 8, settings.crdServedTimeoutMs);
@@ -106,6 +107,7 @@ export async function runCycle(
     writes: applied.writes + pruned.writes,
     phase,
     dryRun: false,
+    statusKinds: await statusKindsOf(cluster, observation.desired),
   });
   result.transient = applied.transient || pruned.transient;
   if (drift.records.length > 0) {

@@ -44,3 +44,6 @@ export interface ObjectStatus {
   health: HealthStatus;
   message: string;
 }
+
+/** Whether a kind's objects carry a status ("reports": a status subresource or `status` in its schema). */
+export type StatusReporting = "reports" | "silent";

@@ -1,4 +1,5 @@
 import { inject, vi } from "vitest";
+import { describeHealthContract } from "./contract/health-suite.js";
 import { describeClusterContract } from "./contract/suite.js";
 import { realBackend } from "./contract/real-backend.js";
 
@@ -8,3 +9,5 @@ vi.setConfig({ testTimeout: 120_000, hookTimeout: 120_000 });
 describeClusterContract("kube-apiserver", async () => realBackend(inject("controlPlane")), {
   authorization: true,
 });
+
+describeHealthContract("kube-apiserver", async () => realBackend(inject("controlPlane")));

@@ -17,7 +17,7 @@ import { TransientError, UserError } from "../../core/errors.js";
 import { FIELD_MANAGER } from "../../reconciler/desired-state.js";
 import { apiVersionOf, describeRef } from "../../reconciler/object-ref.js";
 import type { ClusterPort } from "../../reconciler/ports.js";
-import type { KubeObject, ObjectRef } from "../../reconciler/types.js";
+import type { KubeObject, ObjectRef, StatusReporting } from "../../reconciler/types.js";
 
 /**
  * client-node's object API, with two changes that matter for GitOps: bodies go out as the
@@ -28,6 +28,11 @@ import type { KubeObject, ObjectRef } from "../../reconciler/types.js";
 class RawObjectApi extends KubernetesObjectApi {
   discover(apiVersion: string, kind: string) {
     return this.resource(apiVersion, kind);
+  }
+
+  /** The names discovery lists for a group version (subresources too: `certificates/status`), once discovered. */
+  discoveredNames(apiVersion: string): string[] {
+    return (this.apiVersionResourceCache[apiVersion]?.resources ?? []).map((resource) => resource.name);
   }
 
   async serverSideApply(object: KubeObject, dryRun: boolean): Promise<KubeObject> {
@@ -159,6 +164,45 @@ export class KubeCluster implements ClusterPort {
       if (statusOf(error) === 404) return undefined;
       throw toFerryError(error, `discover ${apiVersion} ${kind}`);
     }
+  }
+
+  /** Per `apiVersion/kind`, as long as the process lives: discovery and CRD schemas rarely change. */
+  private readonly statusKinds = new Map<string, Promise<StatusReporting | undefined>>();
+
+  statusReporting(apiVersion: string, kind: string): Promise<StatusReporting | undefined> {
+    const key = `${apiVersion}/${kind}`;
+    let known = this.statusKinds.get(key);
+    if (!known) {
+      known = this.readStatusReporting(apiVersion, kind).catch(() => undefined);
+      this.statusKinds.set(key, known);
+    }
+    return known;
+  }
+
+  /** A status subresource in discovery; else, for a custom resource, `status` in its CRD's schema. */
+  private async readStatusReporting(apiVersion: string, kind: string): Promise<StatusReporting | undefined> {
+    const resource = await this.api.discover(apiVersion, kind);
+    if (!resource) return undefined;
+    if (this.api.discoveredNames(apiVersion).includes(`${resource.name}/status`)) return "reports";
+    const slash = apiVersion.indexOf("/");
+    const group = slash === -1 ? "" : apiVersion.slice(0, slash);
+    // Built-in kinds without a status subresource (ConfigMap, Role, ...) never carry one.
+    if (!group.includes(".") || group.endsWith(".k8s.io")) return "silent";
+    const crd = await this.get({
+      group: "apiextensions.k8s.io",
+      version: "v1",
+      kind: "CustomResourceDefinition",
+      namespace: "",
+      name: `${resource.name}.${group}`,
+    });
+    const spec = crd?.spec as { versions?: unknown } | undefined;
+    const versions = Array.isArray(spec?.versions) ? (spec.versions as Record<string, unknown>[]) : [];
+    const version = versions.find((entry) => entry.name === apiVersion.slice(slash + 1));
+    const schema = (version?.schema as { openAPIV3Schema?: Record<string, unknown> } | undefined)
+      ?.openAPIV3Schema;
+    if (!schema || schema["x-kubernetes-preserve-unknown-fields"] === true) return undefined;
+    const properties = schema.properties as Record<string, unknown> | undefined;
+    return properties?.status !== undefined ? "reports" : "silent";
   }
 
   async list(

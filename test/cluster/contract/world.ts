@@ -46,6 +46,9 @@ export class CountingCluster implements ClusterPort {
     else this.writes.push(`apply ${object.kind} ${object.metadata.namespace ?? ""}/${object.metadata.name}`);
     return this.inner.apply(object, options);
   }
+  statusReporting(apiVersion: string, kind: string) {
+    return this.inner.statusReporting?.(apiVersion, kind) ?? Promise.resolve(undefined);
+  }
   delete(ref: ObjectRef) {
     this.writes.push(`delete ${ref.kind} ${ref.namespace}/${ref.name}`);
     this.deletes.push(ref);

@@ -1,4 +1,5 @@
 import { vi } from "vitest";
+import { describeHealthContract } from "../../cluster/contract/health-suite.js";
 import { describeClusterContract } from "../../cluster/contract/suite.js";
 import { simulatorBackend } from "../../cluster/contract/simulator-backend.js";
 
@@ -6,3 +7,5 @@ import { simulatorBackend } from "../../cluster/contract/simulator-backend.js";
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
 
 describeClusterContract("the cluster simulator", simulatorBackend, { authorization: false });
+
+describeHealthContract("the cluster simulator", simulatorBackend);
