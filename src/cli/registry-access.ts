@@ -10,8 +10,10 @@ import { parseImageName } from "../core/image-ref.js";
 /**
  * The registry client of `ferry plan` and `ferry check`: the config's `registries:` with the same
  * providers as the App (FERRY_REGISTRY_* variables, the cloud SDKs' chains of this environment,
- * FERRY_DOCKER_CONFIG, the Sigstore trusted root of FERRY_SIGSTORE_TRUSTED_ROOT). `overrides` are
- * for tests (loopback endpoints of the fakes).
+ * FERRY_DOCKER_CONFIG, the Sigstore trusted root of FERRY_SIGSTORE_TRUSTED_ROOT). Each variable
+ * goes only to the hosts of its `<NAME>_HOSTS` in this environment (the client's default; the CLI
+ * has no installation, so `_OWNERS` does not apply). `overrides` are for tests (loopback
+ * endpoints of the fakes).
  */
 export function cliRegistryClient(
   config: FerryConfig,

@@ -66,7 +66,7 @@ describe("registry client addressing", () => {
     });
     const hub = client(fetch, {
       registries: { "docker.io": { username: "me", passwordEnv: "HUB" } },
-      env: { HUB: "hub-password" },
+      env: { HUB: "hub-password", HUB_HOSTS: "docker.io" },
     });
     expect(await hub.listTags("nginx")).toEqual(["1.27"]);
     const tokenRequest = sent.find((request) => request.url.startsWith("https://auth.docker.io/"))!;
@@ -176,7 +176,7 @@ describe("registry client credentials", () => {
     });
     const reader = client(fetch, {
       registries: { "registry.example.com": { username: "u", passwordEnv: "P" } },
-      env: { P: "password-canary" },
+      env: { P: "password-canary", P_HOSTS: "registry.example.com" },
     });
     await reader.listTags("registry.example.com/a");
     expect(sent.find((request) => request.url.startsWith("https://evil.example"))!.authorization).toBeNull();
@@ -190,7 +190,7 @@ describe("registry client credentials", () => {
     });
     const reader = client(fetch, {
       registries: { "registry.example.com": { username: "u", passwordEnv: "P" } },
-      env: { P: "pw" },
+      env: { P: "pw", P_HOSTS: "registry.example.com,auth.example.com" },
       trustedRealmHosts: { "registry.example.com": ["auth.example.com"] },
     });
     await reader.listTags("registry.example.com/a");
@@ -226,7 +226,7 @@ describe("registry client credentials", () => {
     });
     const error = await client(fetch, {
       registries: { "registry.example.com": { username: "u", passwordEnv: "REGISTRY_PASSWORD" } },
-      env: {},
+      env: { REGISTRY_PASSWORD_HOSTS: "registry.example.com" },
     })
       .listTags("registry.example.com/a")
       .catch((caught: unknown) => caught);
@@ -243,7 +243,7 @@ describe("registry client credentials", () => {
     });
     const error = await client(fetch, {
       registries: { "registry.example.com": { username: "u", passwordEnv: "P" } },
-      env: { P: "hunter2-canary" },
+      env: { P: "hunter2-canary", P_HOSTS: "registry.example.com" },
     })
       .listTags("registry.example.com/a")
       .catch((caught: unknown) => caught as Error);
@@ -297,7 +297,7 @@ describe("registry client redirects and links", () => {
     });
     const reader = client(fetch, {
       registries: { "registry.example.com": { auth: "bearer", tokenEnv: "TOKEN" } },
-      env: { TOKEN: "static-token" },
+      env: { TOKEN: "static-token", TOKEN_HOSTS: "registry.example.com" },
     });
     expect((await reader.describe("registry.example.com/a", "1")).platforms).toEqual(["linux/arm64"]);
     expect(
