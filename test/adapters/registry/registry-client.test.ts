@@ -199,6 +199,57 @@ describe("registry client credentials", () => {
     );
   });
 
+  it("withholds a secret from a realm the operator trusts when the secret's binding does not name it", async () => {
+    const { fetch, sent } = scriptedFetch({
+      "https://registry.example.com/v2/": (_url, init) =>
+        authorized(init, "Bearer t") ? json({ tags: [] }) : challenge("https://auth.example.com/token"),
+      "https://auth.example.com/token": () => json({ token: "t" }),
+    });
+    const reader = client(fetch, {
+      registries: { "registry.example.com": { username: "u", passwordEnv: "P" } },
+      env: { P: "pw", P_HOSTS: "registry.example.com" },
+      trustedRealmHosts: { "registry.example.com": ["auth.example.com"] },
+    });
+    await reader.listTags("registry.example.com/a");
+    expect(
+      sent.find((request) => request.url.startsWith("https://auth.example.com"))!.authorization,
+    ).toBeNull();
+  });
+
+  it("never reads a secret for a registry or an installation outside its binding, whatever the config says", async () => {
+    const basicChallenge = () =>
+      new Response("", { status: 401, headers: { "www-authenticate": 'Basic realm="r"' } });
+    const { fetch, sent } = scriptedFetch({
+      "https://evil.example/v2/": basicChallenge,
+      "https://registry.example.com/v2/": basicChallenge,
+    });
+    const env = { P: "bound-password-canary", P_HOSTS: "registry.example.com", P_OWNERS: "acme" };
+    const foreignHost = await client(fetch, {
+      registries: { "evil.example": { username: "u", passwordEnv: "P" } },
+      env,
+    })
+      .listTags("evil.example/a")
+      .catch((caught: unknown) => caught as Error);
+    expect(foreignHost).toBeInstanceOf(RegistryAuthError);
+    expect(foreignHost.message).toContain("P is bound to registry.example.com, not evil.example");
+    const bearer = await client(fetch, {
+      registries: { "evil.example": { auth: "bearer", tokenEnv: "P" } },
+      env,
+    })
+      .listTags("evil.example/a")
+      .catch((caught: unknown) => caught as Error);
+    expect(bearer.message).toContain("P is bound to registry.example.com, not evil.example");
+    const otherOwner = await client(fetch, {
+      registries: { "registry.example.com": { username: "u", passwordEnv: "P" } },
+      env,
+      secretOwner: "globex",
+    })
+      .listTags("registry.example.com/a")
+      .catch((caught: unknown) => caught as Error);
+    expect(otherOwner.message).toContain("P is not available to installation globex");
+    expect(sent.filter((request) => request.authorization !== null)).toEqual([]);
+  });
+
   it("refuses a realm that downgrades HTTPS to plain HTTP without contacting it", async () => {
     const { fetch, sent } = scriptedFetch({
       "https://registry.example.com/v2/": () => challenge("http://registry.example.com/token"),
