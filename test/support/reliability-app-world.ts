@@ -26,8 +26,7 @@ import {
   type EmbeddedRegistry,
 } from "../../src/sandbox/registry/embedded-registry.js";
 import { pushImage } from "../../src/sandbox/registry/push-image.js";
-import { githubContainerRegistry } from "../../src/core/config/config-context.js";
-import { secretBindingsFromEnv } from "../../src/core/config/secret-bindings.js";
+import { configContextFromEnv, githubContainerRegistry } from "../../src/core/config/config-context.js";
 import { shopOverlay } from "./app-fakes.js";
 import type { CanaryWatch } from "./canary.js";
 import { ferryAppManifest, UnthrottledOctokit } from "../../src/sandbox/ferry-app.js";
@@ -142,10 +141,10 @@ export async function startAppWorld(
           githubContainerRegistry: options.githubContainerRegistry ?? githubContainerRegistry(emu.apiUrl),
           allowedEnv: [],
           refusePrivateRegistries: false,
-          secretBindings: secretBindingsFromEnv({
+          secretBindings: configContextFromEnv({
             FERRY_REGISTRY_PASSWORD_HOSTS: registry.host,
             FERRY_REGISTRY_PASSWORD_OWNERS: "acme",
-          }),
+          }).secretBindings,
         },
         ...options.server?.ferry,
         ...overrides.ferry,

@@ -213,7 +213,11 @@ export function createAuthenticator(deps: {
       ...(DEFAULT_TRUSTED_REALMS[state.registry] ?? []),
     ];
     if (own.some((candidate) => candidate.toLowerCase() === host)) return true;
-    if (!(options.trustedRealmHosts?.[state.registry] ?? []).some((candidate) => candidate.toLowerCase() === host))
+    if (
+      !(options.trustedRealmHosts?.[state.registry] ?? []).some(
+        (candidate) => candidate.toLowerCase() === host,
+      )
+    )
       return false;
     // A realm on another host gets a named secret only when the secret's binding names that host too.
     const secret = state.config?.passwordEnv;

@@ -79,8 +79,8 @@ export interface RegistryClientOptions {
   env?: Record<string, string | undefined>;
   /**
    * The hosts (and installations) each variable of `env` may be sent to (secret-bindings.ts);
-   * default: the `<NAME>_HOSTS`/`<NAME>_OWNERS` of `env`. A secret outside its binding is never
-   * read, whatever the config says.
+   * default: the `<NAME>_HOSTS`/`<NAME>_OWNERS` in `env` of the variables `env` holds. A secret
+   * outside its binding is never read, whatever the config says.
    */
   secretBindings?: SecretBindings;
   /** The installation whose config this client reads (`ferry serve`); undefined in the CLI. */
@@ -195,7 +195,9 @@ export function createRegistryClient(options: RegistryClientOptions = {}): Regis
     transport,
     options,
     env: options.env ?? {},
-    secretBindings: options.secretBindings ?? secretBindingsFromEnv(options.env ?? {}),
+    secretBindings:
+      options.secretBindings ??
+      secretBindingsFromEnv(options.env ?? {}, (name) => options.env?.[name] !== undefined),
     secrets,
     now,
   });

@@ -88,13 +88,14 @@ export function githubApiBaseUrl(env: Record<string, string | undefined>): strin
 
 /** The context of a server started with `env`; `ferry check` applies the same. */
 export function configContextFromEnv(env: Record<string, string | undefined>): ConfigContext {
+  const allowedEnv = (env.FERRY_REGISTRY_ENV_ALLOW ?? "")
+    .split(",")
+    .map((name) => name.trim())
+    .filter(Boolean);
   return {
     githubContainerRegistry: githubContainerRegistry(githubApiBaseUrl(env)),
-    allowedEnv: (env.FERRY_REGISTRY_ENV_ALLOW ?? "")
-      .split(",")
-      .map((name) => name.trim())
-      .filter(Boolean),
+    allowedEnv,
     refusePrivateRegistries: env.NODE_ENV === "production" && env.FERRY_ALLOW_PRIVATE_REGISTRIES !== "true",
-    secretBindings: secretBindingsFromEnv(env),
+    secretBindings: secretBindingsFromEnv(env, (name) => isRegistryEnvAllowed(name, { allowedEnv })),
   };
 }

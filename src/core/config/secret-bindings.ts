@@ -74,20 +74,24 @@ export function secretUseProblem(bindings: SecretBindings, use: SecretUse): stri
 }
 
 /**
- * The bindings of every secret `<NAME>` with a `<NAME>_HOSTS` or `<NAME>_OWNERS` in `env`.
- * A malformed binding stops the start with a one-line error (an operator's setting).
+ * The bindings in `env` of every secret `<NAME>` a config may name (`nameable`): its
+ * `<NAME>_HOSTS` and `<NAME>_OWNERS`. Other variables that happen to end so (`ALLOWED_HOSTS`) are
+ * not Ferry's and are left alone. A malformed binding stops the start with a one-line error.
  */
-export function secretBindingsFromEnv(env: Record<string, string | undefined>): SecretBindings {
+export function secretBindingsFromEnv(
+  env: Record<string, string | undefined>,
+  nameable: (name: string) => boolean,
+): SecretBindings {
   const byName = new Map<string, SecretBinding>();
   for (const [variable, value] of Object.entries(env)) {
     if (value === undefined) continue;
     if (variable.endsWith(SECRET_HOSTS_SUFFIX)) {
       const name = variable.slice(0, -SECRET_HOSTS_SUFFIX.length);
-      if (!name) continue;
+      if (!name || !nameable(name)) continue;
       byName.set(name, { ...byName.get(name), hosts: parseHosts(variable, value) });
     } else if (variable.endsWith(SECRET_OWNERS_SUFFIX)) {
       const name = variable.slice(0, -SECRET_OWNERS_SUFFIX.length);
-      if (!name) continue;
+      if (!name || !nameable(name)) continue;
       byName.set(name, { hosts: byName.get(name)?.hosts ?? [], owners: parseOwners(variable, value) });
     }
   }
@@ -95,7 +99,8 @@ export function secretBindingsFromEnv(env: Record<string, string | undefined>): 
 }
 
 /** host, host:port, [v6]:port; no scheme, path or wildcard. */
-const HOST = /^(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*|\[[0-9a-f:.]+\])(?::\d{1,5})?$/;
+const HOST =
+  /^(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*|\[[0-9a-f:.]+\])(?::\d{1,5})?$/;
 /** A GitHub login. */
 const LOGIN = /^[a-z0-9](?:[a-z0-9-]{0,38})$/;
 

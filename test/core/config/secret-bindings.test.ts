@@ -1,11 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { configContextFromEnv, type ConfigContext } from "../../../src/core/config/config-context.js";
 import { loadConfig } from "../../../src/core/config/load-config.js";
-import {
-  secretBindingsFromEnv,
-  secretUseProblem,
-  SECRETS_NEVER_SENT,
-} from "../../../src/core/config/secret-bindings.js";
+import { secretUseProblem, SECRETS_NEVER_SENT } from "../../../src/core/config/secret-bindings.js";
 
 /**
  * A secret a config names is used only for the hosts, and in `ferry serve` only by the
@@ -102,13 +98,27 @@ describe("secret bindings in the config rules", () => {
 describe("parsing the bindings", () => {
   it("refuses a binding that is not an exact host, or names nothing", () => {
     for (const value of ["https://ghcr.io", "*.acme.example", "ghcr.io/acme", "*", " , "])
-      expect(() => secretBindingsFromEnv({ FERRY_REGISTRY_X_HOSTS: value })).toThrow(
-        /FERRY_REGISTRY_X_HOSTS/,
-      );
-    expect(() => secretBindingsFromEnv({ FERRY_REGISTRY_X_OWNERS: "acme,*" })).toThrow(
+      expect(() => configContextFromEnv({ FERRY_REGISTRY_X_HOSTS: value })).toThrow(/FERRY_REGISTRY_X_HOSTS/);
+    expect(() => configContextFromEnv({ FERRY_REGISTRY_X_OWNERS: "acme,*" })).toThrow(
       /FERRY_REGISTRY_X_OWNERS/,
     );
-    expect(() => secretBindingsFromEnv({ FERRY_REGISTRY_X_OWNERS: "" })).toThrow(/names no installation/);
+    expect(() => configContextFromEnv({ FERRY_REGISTRY_X_OWNERS: "" })).toThrow(/names no installation/);
+  });
+
+  it("leaves alone variables that end so but bind nothing a config may name", () => {
+    const context = configContextFromEnv({
+      ALLOWED_HOSTS: "*",
+      NODE_OWNERS: "",
+      HARBOR_TOKEN_HOSTS: "harbor.example",
+    });
+    expect(context.secretBindings).toEqual({ kind: "bound", byName: new Map() });
+    const allowed = configContextFromEnv({
+      FERRY_REGISTRY_ENV_ALLOW: "HARBOR_TOKEN",
+      HARBOR_TOKEN_HOSTS: "harbor.example",
+    });
+    expect(
+      secretUseProblem(allowed.secretBindings, { secret: "HARBOR_TOKEN", host: "harbor.example" }),
+    ).toBeUndefined();
   });
 
   it("binds nothing for a reader that sends no secret", () => {
