@@ -66,7 +66,7 @@ export function secretUseProblem(bindings: SecretBindings, use: SecretUse): stri
       return `${secret} is not available to installation ${use.owner}: the operator binds each secret to the installations that may use it (${secret}${SECRET_OWNERS_SUFFIX})`;
   }
   if (!binding || binding.hosts.length === 0)
-    return `${secret} is not bound to a registry host: the operator binds it with ${secret}${SECRET_HOSTS_SUFFIX}=<host>[,<host>]`;
+    return `${secret} is not bound to any host: the operator binds it with ${secret}${SECRET_HOSTS_SUFFIX}=<host>[,<host>]`;
   const host = canonicalRegistry(use.host);
   if (!binding.hosts.includes(host))
     return `${secret} is bound to ${binding.hosts.join(", ")}, not ${host}: Ferry never sends it to another host`;

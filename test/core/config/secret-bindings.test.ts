@@ -28,7 +28,7 @@ describe("secret bindings in the config rules", () => {
     expect(
       problems(config("registry.acme.example", basic), configContextFromEnv({ FERRY_REGISTRY_ACME: "x" })),
     ).toEqual([
-      "8:41 passwordEnv FERRY_REGISTRY_ACME is not bound to a registry host: the operator binds it with FERRY_REGISTRY_ACME_HOSTS=<host>[,<host>]",
+      "8:41 passwordEnv FERRY_REGISTRY_ACME is not bound to any host: the operator binds it with FERRY_REGISTRY_ACME_HOSTS=<host>[,<host>]",
     ]);
   });
 
