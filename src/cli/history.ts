@@ -3,7 +3,9 @@ import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { gitHistorySource } from "../adapters/git/git-history-source.js";
 import { environmentHistory } from "../app/environment-history.js";
+import { DEFAULT_CONFIG_CONTEXT } from "../core/config/config-context.js";
 import { CONFIG_PATH, formatProblems, loadConfig } from "../core/config/load-config.js";
+import { SECRETS_NEVER_SENT } from "../core/config/secret-bindings.js";
 import { UserError } from "../core/errors.js";
 import {
   formatHistory,
@@ -70,7 +72,8 @@ export async function run(args: string[], io: CliIo): Promise<number> {
   } catch {
     throw new UserError("config-missing", `no ${CONFIG_PATH} in ${values.dir ?? "."}`);
   }
-  const loaded = loadConfig(text);
+  // History reads Git only and sends no secret: the bindings of the config's secrets do not apply.
+  const loaded = loadConfig(text, { ...DEFAULT_CONFIG_CONTEXT, secretBindings: SECRETS_NEVER_SENT });
   if (!loaded.ok)
     throw new UserError(
       "invalid-config",

@@ -4,14 +4,17 @@ import {
   type RegistryClient,
   type RegistryClientOptions,
 } from "../adapters/registry/index.js";
+import { configContextFromEnv } from "../core/config/config-context.js";
 import type { FerryConfig } from "../core/config/schema.js";
 import { parseImageName } from "../core/image-ref.js";
 
 /**
  * The registry client of `ferry plan` and `ferry check`: the config's `registries:` with the same
  * providers as the App (FERRY_REGISTRY_* variables, the cloud SDKs' chains of this environment,
- * FERRY_DOCKER_CONFIG, the Sigstore trusted root of FERRY_SIGSTORE_TRUSTED_ROOT). `overrides` are
- * for tests (loopback endpoints of the fakes).
+ * FERRY_DOCKER_CONFIG, the Sigstore trusted root of FERRY_SIGSTORE_TRUSTED_ROOT). Each variable
+ * goes only to the hosts of its `<NAME>_HOSTS` in this environment, as the config rules judged
+ * (the CLI has no installation, so `_OWNERS` does not apply). `overrides` are for tests (loopback
+ * endpoints of the fakes).
  */
 export function cliRegistryClient(
   config: FerryConfig,
@@ -23,6 +26,7 @@ export function cliRegistryClient(
   return createRegistryClient({
     ...(config.registries ? { registries: config.registries } : {}),
     env,
+    secretBindings: configContextFromEnv(env).secretBindings,
     ...(env.FERRY_DOCKER_CONFIG ? { dockerConfigPath: env.FERRY_DOCKER_CONFIG } : {}),
     trustedRoot: () => (trustedRoot ??= trustedRootFromEnv(env)),
     ...overrides,

@@ -136,7 +136,7 @@ function splitName(name: string, input: string): { registry: string; repository:
 }
 
 /** `index.docker.io` and `registry-1.docker.io` are Docker Hub too. */
-function canonicalRegistry(registry: string): string {
+export function canonicalRegistry(registry: string): string {
   const lower = registry.toLowerCase();
   if (lower === "index.docker.io" || lower === DOCKER_HUB_API_HOST) return DOCKER_HUB;
   return lower;

@@ -130,6 +130,7 @@ export function createFerry(options: FerryAppOptions): Ferry {
     ...(options.dockerConfigPath ? { dockerConfigPath: options.dockerConfigPath } : {}),
     ...(options.sigstoreTrustedRoot ? { trustedRoot: options.sigstoreTrustedRoot } : {}),
     githubTokenHost: configContext.githubContainerRegistry,
+    secretBindings: configContext.secretBindings,
     secrets,
     ...(options.registryFor ? { registryFor: options.registryFor } : {}),
     ...(options.budgetShare ? { budgetShare: options.budgetShare } : {}),
@@ -145,7 +146,8 @@ export function createFerry(options: FerryAppOptions): Ferry {
     webUrl: options.webUrl ?? "https://github.com",
     locks,
     sealKey: options.sealKey,
-    configContext,
+    // The rules of this installation: secrets bound to other installations are refused.
+    configContext: { ...configContext, installationOwner: owner },
     secrets,
     ...(identity.login ? { appLogin: identity.login } : {}),
     ...(options.onPullRequest ? { onPullRequest: options.onPullRequest } : {}),

@@ -3,6 +3,7 @@ import { createRegistryClient, shippedTrustedRoot, type RegistryClient } from ".
 import type { OctokitLike } from "../adapters/github/github-repo.js";
 import type { RegistryReader } from "../app/ports.js";
 import type { FerryConfig } from "../core/config/schema.js";
+import type { SecretBindings } from "../core/config/secret-bindings.js";
 import type { SecretRedactor } from "../core/redact.js";
 
 export interface RegistryReadersOptions {
@@ -15,6 +16,8 @@ export interface RegistryReadersOptions {
   dockerConfigPath?: string;
   /** The GitHub's own container registry: the only host the installation token may go to. */
   githubTokenHost: string;
+  /** Where each secret of `env` may be sent, and for which installations (secret-bindings.ts). */
+  secretBindings: SecretBindings;
   /** Every secret this process holds; installation tokens join it as they are minted. */
   secrets: SecretRedactor;
   /** The Sigstore trusted root (an operator setting); default the one @sigstore/tuf ships. */
@@ -51,6 +54,8 @@ export class RegistryReaders {
       client = createRegistryClient({
         registries: config.registries ?? {},
         env: this.options.env,
+        secretBindings: this.options.secretBindings,
+        secretOwner: owner,
         ...(this.options.identityEnv ? { identityEnv: this.options.identityEnv } : {}),
         githubToken: token,
         githubTokenHost: this.options.githubTokenHost,

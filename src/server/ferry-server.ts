@@ -13,6 +13,7 @@ import { createWriteBudget } from "../adapters/github/write-budget.js";
 import { singleMembership, type Membership } from "../adapters/kubernetes/lease-membership.js";
 import { ScanState } from "../app/scan-state.js";
 import { githubContainerRegistry } from "../core/config/config-context.js";
+import { NO_SECRET_BINDINGS } from "../core/config/secret-bindings.js";
 import { createFerry, type Ferry, type FerryAppOptions, type ScanRound } from "../probot-app/create-ferry.js";
 import { parseDuration } from "../core/duration.js";
 import { UserError } from "../core/errors.js";
@@ -151,6 +152,8 @@ export async function startFerryServer(options: FerryServerOptions): Promise<Fer
       githubContainerRegistry: githubContainerRegistry(options.baseUrl),
       allowedEnv: [],
       refusePrivateRegistries: options.ferry?.refusePrivateRegistries ?? false,
+      // Nothing bound: a config naming a secret is refused (serverOptionsFromEnv reads the bindings).
+      secretBindings: NO_SECRET_BINDINGS,
     },
     onPullRequest: (event) => {
       metrics.pullRequests.inc({ action: event.action });

@@ -24,6 +24,8 @@ export function serverOptionsFromEnv(env: NodeJS.ProcessEnv): FerryServerOptions
   if (!appId || !privateKey)
     throw new UserError("missing-credentials", "APP_ID and PRIVATE_KEY (or PRIVATE_KEY_PATH) are required");
   const baseUrl = githubApiBaseUrl(env);
+  // Which GHCR, which variables, and where each secret may go (secret-bindings.ts).
+  const context = configContextFromEnv(env);
   const options: FerryServerOptions = {
     appId,
     privateKey: privateKey.replace(/\\n/g, "\n"),
@@ -41,9 +43,9 @@ export function serverOptionsFromEnv(env: NodeJS.ProcessEnv): FerryServerOptions
     ferry: {
       env: registryCredentialEnv(env),
       identityEnv: cloudIdentityEnv(env),
-      configContext: configContextFromEnv(env),
+      configContext: context,
       // A config repo picks its registry hosts: in production, not internal addresses unless allowed.
-      refusePrivateRegistries: configContextFromEnv(env).refusePrivateRegistries,
+      refusePrivateRegistries: context.refusePrivateRegistries,
       // An operator setting, never the config repo's: whose Docker credentials Ferry may use.
       ...(env.FERRY_DOCKER_CONFIG ? { dockerConfigPath: env.FERRY_DOCKER_CONFIG } : {}),
       // An operator setting: the Sigstore trusted root keyless signatures chain to; read at start.
@@ -88,6 +90,8 @@ export function serverOptionsFromEnv(env: NodeJS.ProcessEnv): FerryServerOptions
  * app's private key to a host of its choosing.
  */
 export function registryCredentialEnv(env: NodeJS.ProcessEnv): Record<string, string | undefined> {
+  // isRegistryEnvAllowed leaves out the bindings (`<NAME>_HOSTS`, `<NAME>_OWNERS`): settings, not
+  // secrets, they are never redacted from texts nor readable by a config.
   const context = configContextFromEnv(env);
   const result: Record<string, string | undefined> = {};
   for (const [name, value] of Object.entries(env))

@@ -8,7 +8,9 @@
  * read:packages pulls them.
  */
 import { afterEach, describe, expect, it } from "vitest";
+import { NO_SECRET_BINDINGS } from "../../src/core/config/secret-bindings.js";
 import type { GitHubEmulator } from "../../src/sandbox/github/index.js";
+import { serverOptionsFromEnv } from "../../src/server/server-options.js";
 import { startWorld, type World } from "../support/app-e2e-world.js";
 
 const PAT = { username: "mona", password: "ghp_monaClassicTokenWithReadPackages0001" };
@@ -40,7 +42,12 @@ describe("private GHCR images (end to end)", { timeout: 30_000 }, () => {
       // Ferry's GitHub container registry is the embedded one (loopback, plain HTTP).
       server: (host) => ({
         ferry: {
-          configContext: { githubContainerRegistry: host, allowedEnv: [], refusePrivateRegistries: false },
+          configContext: {
+            githubContainerRegistry: host,
+            allowedEnv: [],
+            refusePrivateRegistries: false,
+            secretBindings: NO_SECRET_BINDINGS,
+          },
         },
       }),
     });
@@ -73,7 +80,16 @@ describe("private GHCR images (end to end)", { timeout: 30_000 }, () => {
       pushAuth: PAT,
       registries: (registryHost) =>
         `  "${registryHost}": { username: mona, passwordEnv: FERRY_REGISTRY_GHCR_TOKEN }\n`,
-      server: { ferry: { env: { FERRY_REGISTRY_GHCR_TOKEN: PAT.password } } },
+      // As an operator sets it: the PAT, and the registry and installation it is for.
+      server: (host) => ({
+        ferry: serverOptionsFromEnv({
+          APP_ID: "1",
+          PRIVATE_KEY: "unused",
+          FERRY_REGISTRY_GHCR_TOKEN: PAT.password,
+          FERRY_REGISTRY_GHCR_TOKEN_HOSTS: host,
+          FERRY_REGISTRY_GHCR_TOKEN_OWNERS: "acme",
+        }).ferry!,
+      }),
     });
     await world.push("1.8.0");
     expect((await world.pulls()).map((pull) => pull.title)).toEqual(["Promote shop 1.8.0 to staging"]);

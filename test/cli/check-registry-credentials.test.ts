@@ -235,7 +235,10 @@ const cases: Case[] = [
     host: BASIC,
     settings: "{ username: robot, passwordEnv: FERRY_REGISTRY_HARBOR }",
     overrides: () => ({ loopbackOrigins: { [BASIC]: basic.url } }),
-    env: () => ({ FERRY_REGISTRY_HARBOR: process.env.FERRY_TEST_HARBOR ?? BASIC_PASSWORD }),
+    env: () => ({
+      FERRY_REGISTRY_HARBOR: process.env.FERRY_TEST_HARBOR ?? BASIC_PASSWORD,
+      FERRY_REGISTRY_HARBOR_HOSTS: BASIC,
+    }),
     breakIt: () => {
       vi.stubEnv("FERRY_TEST_HARBOR", "check-basic-wrong-canary");
       return {

@@ -71,6 +71,19 @@ describe("ferry history", () => {
     ]);
   });
 
+  it("reads a config that names registry secrets without their bindings: history sends no secret", async () => {
+    commit(
+      {
+        ".github/ferry.yml": `${CONFIG}registries:\n  ghcr.io: { username: u, passwordEnv: FERRY_REGISTRY_GHCR_TOKEN }\n`,
+      },
+      "Private GHCR",
+      "2026-03-10T09:00:00Z",
+    );
+    const result = await ferry("history", "--dir", ".", "prod");
+    expect(result.err).toBe("");
+    expect(result.code).toBe(0);
+  });
+
   it("answers what ran at a moment, and says where it stopped when the commit bound cuts the history", async () => {
     const at = await ferry("history", "--dir", ".", "prod", "shop", "--at", "2026-03-08T12:00Z");
     expect(at.out).toMatch(

@@ -219,7 +219,7 @@ describe("rows 16–20: registry faults in any order", () => {
           }) as typeof globalThis.fetch;
           const client = createRegistryClient({
             registries: { [HOST]: { username: "ferry", passwordEnv: "REGISTRY_PASSWORD" } },
-            env: { REGISTRY_PASSWORD: password },
+            env: { REGISTRY_PASSWORD: password, REGISTRY_PASSWORD_HOSTS: HOST },
             fetch,
             now: () => clock,
             sleep: async (ms) => {

@@ -71,13 +71,7 @@ describe("registry errors that echo credentials (row 25)", { timeout: 60_000 }, 
     echo = await startEchoRegistry();
     // The echo registry stands for this GitHub's container registry, the one host auth: github may name.
     const ghcr = echo.host;
-    world = await startAppWorld(canary, {
-      server: {
-        ferry: {
-          configContext: { githubContainerRegistry: ghcr, allowedEnv: [], refusePrivateRegistries: false },
-        },
-      },
-    });
+    world = await startAppWorld(canary, { githubContainerRegistry: ghcr });
     await commit(
       world,
       "overlays/staging/kustomization.yaml",

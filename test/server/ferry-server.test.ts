@@ -159,6 +159,29 @@ describe("ferry serve: webhook intake", () => {
     expect(allowList.configContext?.allowedEnv).toEqual(["HARBOR_TOKEN", "PRIVATE_KEY"]);
   });
 
+  it("reads each secret's binding from <NAME>_HOSTS and <NAME>_OWNERS, which are settings: never a config's secret, never redacted", () => {
+    const ferry = serverOptionsFromEnv({
+      APP_ID: "7",
+      PRIVATE_KEY: "k",
+      FERRY_REGISTRY_PASSWORD: "p",
+      FERRY_REGISTRY_PASSWORD_HOSTS: "registry.example.com",
+      FERRY_REGISTRY_PASSWORD_OWNERS: "acme",
+    }).ferry!;
+    expect(Object.keys(ferry.env!)).toEqual(["FERRY_REGISTRY_PASSWORD"]);
+    const bindings = ferry.configContext!.secretBindings;
+    expect(bindings.kind === "bound" && bindings.byName.get("FERRY_REGISTRY_PASSWORD")).toEqual({
+      hosts: ["registry.example.com"],
+      owners: ["acme"],
+    });
+    expect(() =>
+      serverOptionsFromEnv({
+        APP_ID: "7",
+        PRIVATE_KEY: "k",
+        FERRY_REGISTRY_PASSWORD_HOSTS: "https://ghcr.io",
+      }),
+    ).toThrow(/FERRY_REGISTRY_PASSWORD_HOSTS: "https:\/\/ghcr.io" is not a host\[:port\]/);
+  });
+
   it("reports missing or unreadable credentials and a weak secret as the operator's to fix, not as internal errors", async () => {
     expect(() => serverOptionsFromEnv({ APP_ID: "7" })).toThrow(UserError);
     expect(() => serverOptionsFromEnv({ APP_ID: "7", PRIVATE_KEY_PATH: "/nonexistent/ferry.pem" })).toThrow(

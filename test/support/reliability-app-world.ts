@@ -26,6 +26,7 @@ import {
   type EmbeddedRegistry,
 } from "../../src/sandbox/registry/embedded-registry.js";
 import { pushImage } from "../../src/sandbox/registry/push-image.js";
+import { configContextFromEnv, githubContainerRegistry } from "../../src/core/config/config-context.js";
 import { shopOverlay } from "./app-fakes.js";
 import type { CanaryWatch } from "./canary.js";
 import { ferryAppManifest, UnthrottledOctokit } from "../../src/sandbox/ferry-app.js";
@@ -80,7 +81,11 @@ registries:
 
 export async function startAppWorld(
   canary: CanaryWatch,
-  options: { server?: Partial<FerryServerOptions> } = {},
+  options: {
+    server?: Partial<FerryServerOptions>;
+    /** The host that stands for this GitHub's container registry (the one auth: github may name). */
+    githubContainerRegistry?: string;
+  } = {},
 ): Promise<AppWorld> {
   const secrets = {
     webhook: canary.secret("gh-webhook"),
@@ -131,6 +136,16 @@ export async function startAppWorld(
       ...overrides,
       ferry: {
         env: { FERRY_REGISTRY_PASSWORD: secrets.registryPassword },
+        // As an operator binds it: the registry password goes to the world's registry, for acme.
+        configContext: {
+          githubContainerRegistry: options.githubContainerRegistry ?? githubContainerRegistry(emu.apiUrl),
+          allowedEnv: [],
+          refusePrivateRegistries: false,
+          secretBindings: configContextFromEnv({
+            FERRY_REGISTRY_PASSWORD_HOSTS: registry.host,
+            FERRY_REGISTRY_PASSWORD_OWNERS: "acme",
+          }).secretBindings,
+        },
         ...options.server?.ferry,
         ...overrides.ferry,
       },

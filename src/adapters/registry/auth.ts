@@ -1,5 +1,6 @@
 import { DOCKER_HUB, isLoopbackRegistry, registryApiHost } from "../../core/image-ref.js";
 import type { SecretRedactor } from "../../core/redact.js";
+import { secretUseProblem, type SecretBindings } from "../../core/config/secret-bindings.js";
 import { classifyHost } from "../../core/net-address.js";
 import { azureIdentity, fetchAzureCredentials } from "./azure-credentials.js";
 import { CredentialCache, type ExpiringCredentials } from "./credential-cache.js";
@@ -59,8 +60,10 @@ export function createAuthenticator(deps: {
     | "azureAuthorityCa"
     | "identityEnv"
     | "dockerConfigPath"
+    | "secretOwner"
   >;
   env: Record<string, string | undefined>;
+  secretBindings: SecretBindings;
   secrets: SecretRedactor;
   now: () => number;
 }): Authenticator {
@@ -139,6 +142,7 @@ export function createAuthenticator(deps: {
       return { username: "x-access-token", password };
     }
     if (config.username !== undefined && config.passwordEnv !== undefined) {
+      refuseUnboundSecret(state, config.passwordEnv);
       const password = env[config.passwordEnv];
       if (password === undefined || password === "") {
         throw new RegistryAuthError(
@@ -174,9 +178,23 @@ export function createAuthenticator(deps: {
       );
   }
 
+  /**
+   * Defence in depth behind the config rules: a variable is read only for a registry (and an
+   * installation) its operator binding names (secret-bindings.ts), so it reaches no other host.
+   */
+  function refuseUnboundSecret(state: RegistryState, name: string): void {
+    const problem = secretUseProblem(deps.secretBindings, {
+      secret: name,
+      host: state.registry,
+      ...(options.secretOwner !== undefined ? { owner: options.secretOwner } : {}),
+    });
+    if (problem) throw new RegistryAuthError(`${state.registry}: ${problem}`);
+  }
+
   function staticBearer(state: RegistryState): string | undefined {
     const name = state.config?.tokenEnv;
     if (name === undefined) return undefined;
+    refuseUnboundSecret(state, name);
     const token = env[name];
     if (token === undefined || token === "")
       throw new RegistryAuthError(
@@ -187,14 +205,23 @@ export function createAuthenticator(deps: {
   }
 
   function realmTrusted(state: RegistryState, realm: URL): boolean {
-    const trusted = [
+    const host = realm.host.toLowerCase();
+    const own = [
       registryApiHost(state.registry),
       // The host Ferry actually contacts for this registry (the same one outside tests).
       new URL(state.origin).host,
       ...(DEFAULT_TRUSTED_REALMS[state.registry] ?? []),
-      ...(options.trustedRealmHosts?.[state.registry] ?? []),
     ];
-    return trusted.map((host) => host.toLowerCase()).includes(realm.host.toLowerCase());
+    if (own.some((candidate) => candidate.toLowerCase() === host)) return true;
+    if (
+      !(options.trustedRealmHosts?.[state.registry] ?? []).some(
+        (candidate) => candidate.toLowerCase() === host,
+      )
+    )
+      return false;
+    // A realm on another host gets a named secret only when the secret's binding names that host too.
+    const secret = state.config?.passwordEnv;
+    return secret === undefined || secretUseProblem(deps.secretBindings, { secret, host }) === undefined;
   }
 
   /** Fetches a Bearer token from the challenge's realm (distribution token spec). */

@@ -3,6 +3,7 @@ import type { FerryConfig } from "../../core/config/schema.js";
 import { imageName, isLoopbackRegistry, parseImageName, registryApiHost } from "../../core/image-ref.js";
 import { SecretRedactor } from "../../core/redact.js";
 import { guardedFetch, type LookupFunction } from "./address-guard.js";
+import { secretBindingsFromEnv, type SecretBindings } from "../../core/config/secret-bindings.js";
 import { createAuthenticator } from "./auth.js";
 import { Circuit, RequestBudget, Semaphore } from "./limits.js";
 import type { SignatureCheck, VerifyPolicy } from "../../core/policy/verify.js";
@@ -76,6 +77,14 @@ export interface RegistryClientOptions {
   registries?: FerryConfig["registries"];
   /** Where `passwordEnv` / `tokenEnv` are looked up. */
   env?: Record<string, string | undefined>;
+  /**
+   * The hosts (and installations) each variable of `env` may be sent to (secret-bindings.ts);
+   * default: the `<NAME>_HOSTS`/`<NAME>_OWNERS` in `env` of the variables `env` holds. A secret
+   * outside its binding is never read, whatever the config says.
+   */
+  secretBindings?: SecretBindings;
+  /** The installation whose config this client reads (`ferry serve`); undefined in the CLI. */
+  secretOwner?: string;
   /**
    * The non-secret variables that name Ferry's cloud identity in errors (AZURE_CLIENT_ID,
    * AZURE_TENANT_ID); default `env`. The SDKs read their credentials from the process environment.
@@ -182,7 +191,16 @@ export function createRegistryClient(options: RegistryClientOptions = {}): Regis
     sleep: options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))),
     random: options.random ?? Math.random,
   });
-  const auth = createAuthenticator({ transport, options, env: options.env ?? {}, secrets, now });
+  const auth = createAuthenticator({
+    transport,
+    options,
+    env: options.env ?? {},
+    secretBindings:
+      options.secretBindings ??
+      secretBindingsFromEnv(options.env ?? {}, (name) => options.env?.[name] !== undefined),
+    secrets,
+    now,
+  });
   const tags = createTagLister({ auth, limits, now, secrets });
   const manifests = createManifestReader({ auth, limits, secrets });
   const states = new Map<string, RegistryState>();

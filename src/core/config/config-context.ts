@@ -4,6 +4,13 @@
  * allows, whether private addresses are refused), so `loadConfig` takes them as a context. The
  * registry client enforces the same rules again at run time (docs/security.md).
  */
+import {
+  isSecretBindingName,
+  NO_SECRET_BINDINGS,
+  secretBindingsFromEnv,
+  type SecretBindings,
+} from "./secret-bindings.js";
+
 export interface ConfigContext {
   /** The container registry of the GitHub Ferry talks to: the one host `auth: github` may name. */
   githubContainerRegistry: string;
@@ -11,12 +18,20 @@ export interface ConfigContext {
   allowedEnv: readonly string[];
   /** Registries at loopback or private addresses are refused (production); link-local always are. */
   refusePrivateRegistries: boolean;
+  /** Where each secret a config may name may be sent, and for which installations (secret-bindings.ts). */
+  secretBindings: SecretBindings;
+  /**
+   * The installation (account login) whose config this is, in `ferry serve`; undefined in the CLI,
+   * which has none: then only the hosts of a secret's binding apply.
+   */
+  installationOwner?: string;
 }
 
 export const DEFAULT_CONFIG_CONTEXT: ConfigContext = {
   githubContainerRegistry: "ghcr.io",
   allowedEnv: [],
   refusePrivateRegistries: false,
+  secretBindings: NO_SECRET_BINDINGS,
 };
 
 /** The prefix of the variables a config may name as registry credentials without the operator listing them. */
@@ -38,7 +53,7 @@ export function isServerSecretName(name: string): boolean {
  * `DATABASE_URL` or another tenant's password is out of reach unless the operator names it.
  */
 export function isRegistryEnvAllowed(name: string, context: Pick<ConfigContext, "allowedEnv">): boolean {
-  if (isServerSecretName(name)) return false;
+  if (isServerSecretName(name) || isSecretBindingName(name)) return false;
   return name.startsWith(REGISTRY_ENV_PREFIX) || context.allowedEnv.includes(name);
 }
 
@@ -73,12 +88,14 @@ export function githubApiBaseUrl(env: Record<string, string | undefined>): strin
 
 /** The context of a server started with `env`; `ferry check` applies the same. */
 export function configContextFromEnv(env: Record<string, string | undefined>): ConfigContext {
+  const allowedEnv = (env.FERRY_REGISTRY_ENV_ALLOW ?? "")
+    .split(",")
+    .map((name) => name.trim())
+    .filter(Boolean);
   return {
     githubContainerRegistry: githubContainerRegistry(githubApiBaseUrl(env)),
-    allowedEnv: (env.FERRY_REGISTRY_ENV_ALLOW ?? "")
-      .split(",")
-      .map((name) => name.trim())
-      .filter(Boolean),
+    allowedEnv,
     refusePrivateRegistries: env.NODE_ENV === "production" && env.FERRY_ALLOW_PRIVATE_REGISTRIES !== "true",
+    secretBindings: secretBindingsFromEnv(env, (name) => isRegistryEnvAllowed(name, { allowedEnv })),
   };
 }

@@ -7,6 +7,7 @@ import {
   REGISTRY_ENV_PREFIX,
   type ConfigContext,
 } from "./config-context.js";
+import { isSecretBindingName, secretUseProblem } from "./secret-bindings.js";
 
 export interface RuleProblem {
   path: string[];
@@ -59,13 +60,9 @@ export function registryRuleProblems(
     const registry = value as LooseRegistry;
     for (const field of ENV_FIELDS) {
       const name = registry[field];
-      if (typeof name !== "string" || isRegistryEnvAllowed(name, context)) continue;
-      errors.push({
-        path: ["registries", key, field],
-        message: isServerSecretName(name)
-          ? `${field} ${name} names one of Ferry's or the platform's own secrets, which configs can never read`
-          : `${field} ${name} is not readable by configs: use a ${REGISTRY_ENV_PREFIX}* name, or ask the operator to list it in FERRY_REGISTRY_ENV_ALLOW`,
-      });
+      if (typeof name !== "string") continue;
+      const problem = secretFieldProblem(name, registryKeyHost(key), registry, context);
+      if (problem) errors.push({ path: ["registries", key, field], message: `${field} ${problem}` });
     }
     errors.push(...providerRuleProblems(key, registry));
     if (registry.auth !== "github") continue;
@@ -90,6 +87,34 @@ export function registryRuleProblems(
     }
   }
   return { errors, warnings };
+}
+
+/** Providers that take no variable: their own rules refuse `passwordEnv`/`tokenEnv` beside them. */
+const PROVIDERS = new Set(["aws", "gcp", "azure", "dockerconfig", "github"]);
+
+/**
+ * Why a config may not name variable `name` as the secret for `host`: not a registry variable,
+ * one of Ferry's own, or not bound by the operator to this host (and, in `ferry serve`, to this
+ * installation; secret-bindings.ts).
+ */
+function secretFieldProblem(
+  name: string,
+  host: string,
+  registry: LooseRegistry,
+  context: ConfigContext,
+): string | undefined {
+  if (isServerSecretName(name))
+    return `${name} names one of Ferry's or the platform's own secrets, which configs can never read`;
+  if (isSecretBindingName(name))
+    return `${name} is the binding of a secret, not a secret: name the secret itself`;
+  if (!isRegistryEnvAllowed(name, context))
+    return `${name} is not readable by configs: use a ${REGISTRY_ENV_PREFIX}* name, or ask the operator to list it in FERRY_REGISTRY_ENV_ALLOW`;
+  if (typeof registry.auth === "string" && PROVIDERS.has(registry.auth)) return undefined;
+  return secretUseProblem(context.secretBindings, {
+    secret: name,
+    host,
+    ...(context.installationOwner !== undefined ? { owner: context.installationOwner } : {}),
+  });
 }
 
 /**

@@ -93,7 +93,7 @@ describe.each(targets)("registry client against $name", (target) => {
               ]),
             )
           : {},
-      env: { [PASSWORD_ENV]: overrides.password ?? registry.credentials?.password },
+      env: { [PASSWORD_ENV]: overrides.password ?? registry.credentials?.password, ...passwordBinding() },
       now: () => clock,
       sleep: async (ms) => {
         sleeps.push(ms);
@@ -109,6 +109,10 @@ describe.each(targets)("registry client against $name", (target) => {
       };
     return createRegistryClient(options);
   }
+  /** The operator's binding of the password: the registry, the proxy in front of it and its token realm. */
+  const passwordBinding = () => ({
+    [`${PASSWORD_ENV}_HOSTS`]: [proxy.host, registry.host, registry.realmHost].filter(Boolean).join(","),
+  });
   const shop = () => `${proxy.host}/${SHOP}`;
   const tagListRequests = () =>
     proxy.requests.filter(
@@ -241,7 +245,7 @@ describe.each(targets)("registry client against $name", (target) => {
               },
             }
           : {}),
-        env: { [PASSWORD_ENV]: registry.credentials?.password },
+        env: { [PASSWORD_ENV]: registry.credentials?.password, ...passwordBinding() },
         ...(registry.realmHost ? { trustedRealmHosts: { [proxy.host]: [registry.realmHost] } } : {}),
         fetch: async (input, init) => {
           const accept = new Headers(init?.headers).get("accept");

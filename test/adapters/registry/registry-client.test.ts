@@ -66,7 +66,7 @@ describe("registry client addressing", () => {
     });
     const hub = client(fetch, {
       registries: { "docker.io": { username: "me", passwordEnv: "HUB" } },
-      env: { HUB: "hub-password" },
+      env: { HUB: "hub-password", HUB_HOSTS: "docker.io" },
     });
     expect(await hub.listTags("nginx")).toEqual(["1.27"]);
     const tokenRequest = sent.find((request) => request.url.startsWith("https://auth.docker.io/"))!;
@@ -176,7 +176,7 @@ describe("registry client credentials", () => {
     });
     const reader = client(fetch, {
       registries: { "registry.example.com": { username: "u", passwordEnv: "P" } },
-      env: { P: "password-canary" },
+      env: { P: "password-canary", P_HOSTS: "registry.example.com" },
     });
     await reader.listTags("registry.example.com/a");
     expect(sent.find((request) => request.url.startsWith("https://evil.example"))!.authorization).toBeNull();
@@ -190,13 +190,67 @@ describe("registry client credentials", () => {
     });
     const reader = client(fetch, {
       registries: { "registry.example.com": { username: "u", passwordEnv: "P" } },
-      env: { P: "pw" },
+      env: { P: "pw", P_HOSTS: "registry.example.com,auth.example.com" },
       trustedRealmHosts: { "registry.example.com": ["auth.example.com"] },
     });
     await reader.listTags("registry.example.com/a");
     expect(sent.find((request) => request.url.startsWith("https://auth.example.com"))!.authorization).toMatch(
       /^Basic /,
     );
+  });
+
+  it("withholds a secret from a realm the operator trusts when the secret's binding does not name it", async () => {
+    const { fetch, sent } = scriptedFetch({
+      "https://registry.example.com/v2/": (_url, init) =>
+        authorized(init, "Bearer t") ? json({ tags: [] }) : challenge("https://auth.example.com/token"),
+      "https://auth.example.com/token": () => json({ token: "t" }),
+    });
+    const reader = client(fetch, {
+      registries: { "registry.example.com": { username: "u", passwordEnv: "P" } },
+      env: { P: "pw", P_HOSTS: "registry.example.com" },
+      trustedRealmHosts: { "registry.example.com": ["auth.example.com"] },
+    });
+    await reader.listTags("registry.example.com/a");
+    expect(
+      sent.find((request) => request.url.startsWith("https://auth.example.com"))!.authorization,
+    ).toBeNull();
+  });
+
+  it("never reads a secret for a registry or an installation outside its binding, whatever the config says", async () => {
+    const basicChallenge = () =>
+      new Response("", { status: 401, headers: { "www-authenticate": 'Basic realm="r"' } });
+    const { fetch, sent } = scriptedFetch({
+      "https://evil.example/v2/": basicChallenge,
+      "https://registry.example.com/v2/": basicChallenge,
+    });
+    const env = { P: "bound-password-canary", P_HOSTS: "registry.example.com", P_OWNERS: "acme" };
+    const refusal = (options: Partial<RegistryClientOptions>, repository: string): Promise<unknown> =>
+      client(fetch, { env, ...options })
+        .listTags(repository)
+        .then(
+          () => undefined,
+          (caught: unknown) => caught,
+        );
+    const bound = "P is bound to registry.example.com, not evil.example";
+    const foreignHost = await refusal(
+      { registries: { "evil.example": { username: "u", passwordEnv: "P" } } },
+      "evil.example/a",
+    );
+    expect(foreignHost).toBeInstanceOf(RegistryAuthError);
+    expect(foreignHost).toMatchObject({ message: expect.stringContaining(bound) });
+    expect(
+      await refusal({ registries: { "evil.example": { auth: "bearer", tokenEnv: "P" } } }, "evil.example/a"),
+    ).toMatchObject({ message: expect.stringContaining(bound) });
+    expect(
+      await refusal(
+        {
+          registries: { "registry.example.com": { username: "u", passwordEnv: "P" } },
+          secretOwner: "globex",
+        },
+        "registry.example.com/a",
+      ),
+    ).toMatchObject({ message: expect.stringContaining("P is not available to installation globex") });
+    expect(sent.filter((request) => request.authorization !== null)).toEqual([]);
   });
 
   it("refuses a realm that downgrades HTTPS to plain HTTP without contacting it", async () => {
@@ -226,7 +280,7 @@ describe("registry client credentials", () => {
     });
     const error = await client(fetch, {
       registries: { "registry.example.com": { username: "u", passwordEnv: "REGISTRY_PASSWORD" } },
-      env: {},
+      env: { REGISTRY_PASSWORD_HOSTS: "registry.example.com" },
     })
       .listTags("registry.example.com/a")
       .catch((caught: unknown) => caught);
@@ -243,7 +297,7 @@ describe("registry client credentials", () => {
     });
     const error = await client(fetch, {
       registries: { "registry.example.com": { username: "u", passwordEnv: "P" } },
-      env: { P: "hunter2-canary" },
+      env: { P: "hunter2-canary", P_HOSTS: "registry.example.com" },
     })
       .listTags("registry.example.com/a")
       .catch((caught: unknown) => caught as Error);
@@ -297,7 +351,7 @@ describe("registry client redirects and links", () => {
     });
     const reader = client(fetch, {
       registries: { "registry.example.com": { auth: "bearer", tokenEnv: "TOKEN" } },
-      env: { TOKEN: "static-token" },
+      env: { TOKEN: "static-token", TOKEN_HOSTS: "registry.example.com" },
     });
     expect((await reader.describe("registry.example.com/a", "1")).platforms).toEqual(["linux/arm64"]);
     expect(

@@ -1,7 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { loadConfig, formatProblems } from "../../../src/core/config/load-config.js";
 import { environmentOrder, environmentPolicy } from "../../../src/core/config/schema.js";
-import { DEFAULT_CONFIG_CONTEXT, githubContainerRegistry } from "../../../src/core/config/config-context.js";
+import {
+  configContextFromEnv,
+  DEFAULT_CONFIG_CONTEXT,
+  githubContainerRegistry,
+} from "../../../src/core/config/config-context.js";
 
 const DOCS_EXAMPLE = `images:
   shop:
@@ -29,7 +33,11 @@ registries:
 
 describe("loadConfig", () => {
   it("accepts the example from docs/config.md and fills defaults", () => {
-    const result = loadConfig(DOCS_EXAMPLE);
+    // The example names FERRY_REGISTRY_PASSWORD: its operator binds it to the registry it is for.
+    const result = loadConfig(
+      DOCS_EXAMPLE,
+      configContextFromEnv({ FERRY_REGISTRY_PASSWORD_HOSTS: "registry.example.com" }),
+    );
     if (!result.ok) throw new Error(formatProblems("ferry.yml", result.problems));
     expect(result.config.environments.prod!.promoters).toEqual({
       permission: "maintain",
