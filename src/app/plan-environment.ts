@@ -4,7 +4,7 @@ import { FerryError, UserError } from "../core/errors.js";
 import type { SecretRedactor } from "../core/redact.js";
 import { describeVersion } from "../core/image-ref.js";
 import { currentImageIn, type FindOptions } from "../core/targets/index.js";
-import { parseYaml, type ParsedYaml } from "../core/targets/yaml-tree.js";
+import { parseYaml, type ParsedYaml } from "../core/yaml/yaml-tree.js";
 import { updateImage } from "../core/yaml-edit/update-image.js";
 import { chooseTarget, pinnedTarget, type Target } from "./choose-target.js";
 import { errorText } from "./error-text.js";

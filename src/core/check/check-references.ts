@@ -3,7 +3,7 @@ import { CONFIG_PATH } from "../config/load-config.js";
 import type { FerryConfig } from "../config/schema.js";
 import { isUserError } from "../errors.js";
 import { currentImage, findReferences, type FindOptions } from "../targets/index.js";
-import { YamlSyntaxError } from "../targets/yaml-tree.js";
+import { YamlSyntaxError } from "../yaml/yaml-tree.js";
 
 export interface ReferenceProblem {
   file: string;

@@ -1,5 +1,5 @@
 import { isScalar, type Document, type YAMLMap } from "yaml";
-import { nodeAt, scalarText, type ParsedYaml, type PathKey } from "./yaml-tree.js";
+import { nodeAt, scalarText, type ParsedYaml, type PathKey } from "../yaml/yaml-tree.js";
 
 /**
  * Chart-level default registries: values a chart's templates put in front of an image block's

@@ -12,7 +12,7 @@ import {
   walkDocument,
   type ParsedYaml,
   type PathKey,
-} from "./yaml-tree.js";
+} from "../yaml/yaml-tree.js";
 
 type HelmKeys = NonNullable<FindOptions["helm"]>[number];
 

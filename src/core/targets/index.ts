@@ -12,8 +12,8 @@ import {
   type ImageTarget,
   type Site,
 } from "./target.js";
-import { parseKept } from "./top-level-entries.js";
-import { parseYaml, scalarText, type ParsedYaml } from "./yaml-tree.js";
+import { parseKept } from "../yaml/top-level-entries.js";
+import { parseYaml, scalarText, type ParsedYaml } from "../yaml/yaml-tree.js";
 
 export type { FindOptions, ImageReference, ImageTarget, ReferenceField, Site, TargetKind } from "./target.js";
 

@@ -1,7 +1,14 @@
 import { isMap, isScalar, isSeq, type Document } from "yaml";
 import { sameImage } from "../image-ref.js";
 import type { FindOptions, ImageTarget, Site } from "./target.js";
-import { documentKind, mapValue, nodeAt, scalarText, type ParsedYaml, type PathKey } from "./yaml-tree.js";
+import {
+  documentKind,
+  mapValue,
+  nodeAt,
+  scalarText,
+  type ParsedYaml,
+  type PathKey,
+} from "../yaml/yaml-tree.js";
 
 const KUSTOMIZATION_FILE = /(?:^|[\\/])(?:kustomization\.ya?ml|Kustomization)$/;
 

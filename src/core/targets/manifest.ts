@@ -1,7 +1,7 @@
 import { isScalar } from "yaml";
 import { parseImageRef, sameImage } from "../image-ref.js";
 import type { ImageTarget, Site } from "./target.js";
-import { documentKind, scalarText, walkDocument, type ParsedYaml } from "./yaml-tree.js";
+import { documentKind, scalarText, walkDocument, type ParsedYaml } from "../yaml/yaml-tree.js";
 
 const CONTAINER_LISTS = new Set(["containers", "initContainers", "ephemeralContainers"]);
 

@@ -1,6 +1,6 @@
 import { isScalar } from "yaml";
 import type { FindOptions, ImageTarget, ReferenceField, Site } from "./target.js";
-import { scalarText, walkDocument, type ParsedYaml } from "./yaml-tree.js";
+import { scalarText, walkDocument, type ParsedYaml } from "../yaml/yaml-tree.js";
 
 /** What a marker says its scalar holds. */
 export type MarkerPart = "image" | "name" | "tag" | "digest";

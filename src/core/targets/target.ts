@@ -1,5 +1,5 @@
 import type { Alias, Document, Scalar, YAMLMap } from "yaml";
-import { scalarText, type ParsedYaml, type PathKey } from "./yaml-tree.js";
+import { scalarText, type ParsedYaml, type PathKey } from "../yaml/yaml-tree.js";
 
 export type TargetKind = "kustomization" | "helm-values" | "manifest" | "marker";
 export type ReferenceField = "image" | "name" | "tag" | "digest" | "repository" | "registry";

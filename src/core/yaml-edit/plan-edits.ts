@@ -2,7 +2,7 @@ import type { Scalar, YAMLMap } from "yaml";
 import { UserError } from "../errors.js";
 import { parseImageRef, sameImage } from "../image-ref.js";
 import { splitTagDigest, type ImageTarget, type Site } from "../targets/index.js";
-import { scalarText, type ParsedYaml } from "../targets/yaml-tree.js";
+import { scalarText, type ParsedYaml } from "../yaml/yaml-tree.js";
 
 export interface ImageUpdate {
   image: string;

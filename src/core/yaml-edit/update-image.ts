@@ -2,8 +2,8 @@ import { isAlias, isMap, isScalar, isSeq, type Document, type Node, type Scalar,
 import { UserError } from "../errors.js";
 import { isValidDigest, isValidTag, parseImageName, parseImageRef } from "../image-ref.js";
 import { findTargets, parseForImage, type FindOptions, type ImageReference } from "../targets/index.js";
-import { reparseKept } from "../targets/top-level-entries.js";
-import { parseYaml, pathKey, walkDocument, type ParsedYaml } from "../targets/yaml-tree.js";
+import { reparseKept } from "../yaml/top-level-entries.js";
+import { parseYaml, pathKey, walkDocument, type ParsedYaml } from "../yaml/yaml-tree.js";
 import { planEdits, type EditPlan, type ImageUpdate, type KeyInsert } from "./plan-edits.js";
 import { renderLike, renderPlain } from "./scalar-text.js";
 

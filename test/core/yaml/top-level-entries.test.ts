@@ -10,7 +10,7 @@ import {
   type FindOptions,
 } from "../../../src/core/targets/index.js";
 import { toReferences } from "../../../src/core/targets/target.js";
-import { parseKept, reparseKept, topLevelLayout } from "../../../src/core/targets/top-level-entries.js";
+import { parseKept, reparseKept, topLevelLayout } from "../../../src/core/yaml/top-level-entries.js";
 import { updateImage, type ImageUpdate } from "../../../src/core/yaml-edit/update-image.js";
 import { generateValues } from "../../bench/edit.js";
 import { CORPUS_CASES } from "../../support/corpus-cases.js";

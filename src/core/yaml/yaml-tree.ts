@@ -12,29 +12,15 @@ import {
   type YAMLMap,
 } from "yaml";
 import { UserError } from "../errors.js";
-import type { PartialParse } from "./top-level-entries.js";
+import {
+  MAX_EXPANDED_NODES,
+  MAX_YAML_CHARS,
+  YAML_PARSE_OPTIONS,
+  type ParsedYaml,
+  type PathKey,
+} from "./parsed-yaml.js";
 
-/**
- * The parsed form every target finder works on: all documents of a file with exact source
- * ranges (offsets are JavaScript string indices into `text`, a BOM included), never re-serialized.
- */
-export interface ParsedYaml {
-  text: string;
-  documents: Document.Parsed[];
-  lineCounter: LineCounter;
-  /** Set when only some top-level entries were parsed (see top-level-entries.ts). */
-  partial?: PartialParse;
-}
-
-/** Files bigger than this are refused, not parsed (docs/reliability.md row 29). */
-export const MAX_YAML_CHARS = 8 * 1024 * 1024;
-/**
- * How many nodes a walk may visit with aliases expanded. A "billion laughs" file expands
- * exponentially; it is refused once the walk passes this budget.
- */
-export const MAX_EXPANDED_NODES = 200_000;
-
-export type PathKey = string | number;
+export type { ParsedYaml, PathKey } from "./parsed-yaml.js";
 
 /** A file that is not valid YAML, with the 1-based position of the first error. */
 export class YamlSyntaxError extends UserError {
@@ -46,9 +32,6 @@ export class YamlSyntaxError extends UserError {
     this.column = column;
   }
 }
-
-/** uniqueKeys: a duplicated key is ambiguous (which one does Kubernetes take?) so it is refused. */
-export const YAML_PARSE_OPTIONS = { prettyErrors: false, uniqueKeys: true, keepSourceTokens: false } as const;
 
 export function parseYaml(text: string): ParsedYaml {
   if (text.length > MAX_YAML_CHARS)

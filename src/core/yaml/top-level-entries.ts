@@ -1,5 +1,14 @@
 import { LineCounter, parseAllDocuments, visit, type Document, type Range } from "yaml";
-import { MAX_YAML_CHARS, YAML_PARSE_OPTIONS, type ParsedYaml } from "./yaml-tree.js";
+import {
+  MAX_YAML_CHARS,
+  YAML_PARSE_OPTIONS,
+  type DocumentSpan,
+  type Keep,
+  type KeepRule,
+  type ParsedYaml,
+  type PartialParse,
+  type TopLevelEntry,
+} from "./parsed-yaml.js";
 
 /**
  * Parsing only the part of a large file that can matter. A YAML document whose root is a block
@@ -13,40 +22,6 @@ import { MAX_YAML_CHARS, YAML_PARSE_OPTIONS, type ParsedYaml } from "./yaml-tree
  * Anything unusual (directives, `...`, a root that is not such a mapping, a parse error in the
  * kept text) falls back to parsing the whole file, so the answer is always the full parse's.
  */
-
-/** One top-level `key: …` entry: from its key line to the next entry's (comments included). */
-export interface TopLevelEntry {
-  start: number;
-  end: number;
-  key: string;
-  /** Column of the key: 0 at the top level. */
-  indent: number;
-  /** The entries of the block mapping it holds, once narrowed (see `Keep`). */
-  children?: TopLevelEntry[];
-}
-
-/** One YAML document of a file: its span, and its entries when it can be sliced. */
-export interface DocumentSpan {
-  start: number;
-  end: number;
-  /** Undefined when the document is not a block mapping at column 0 (parsed whole). */
-  entries?: TopLevelEntry[];
-}
-
-/** What to keep: entries with one of these keys, or whose text contains one of these strings. */
-export interface KeepRule {
-  keys: ReadonlySet<string>;
-  needles: readonly string[];
-  /** Whether kept entries holding block mappings are narrowed to their kept entries, level by level. */
-  narrow?: boolean;
-}
-
-/** The parse of the kept text and how to redo it on an edited text. */
-export interface PartialParse {
-  documents: DocumentSpan[];
-  /** Per document, per entry: what of it was parsed. */
-  kept: Keep[][];
-}
 
 const DOCUMENT_MARKER = /^(?:---|\.\.\.)(?:[ \t\r]|$)/;
 const PLAIN_KEY = /^([^\s#:,[\]{}&*!|>'"%@`?-][^\r\n]*?)[ \t]*:(?:[ \t\r]|$)/;
@@ -122,12 +97,6 @@ export function topLevelLayout(text: string): DocumentSpan[] | undefined {
   close(text.length);
   return documents;
 }
-
-/**
- * What is parsed of one entry: all of it (`true`), none (`false`), or its key line and, per child
- * entry of the block mapping it holds, the same again.
- */
-export type Keep = boolean | Keep[];
 
 /** How deep block mappings are narrowed; deeper ones are parsed whole. */
 const MAX_NARROWING_DEPTH = 16;
