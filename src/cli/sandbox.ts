@@ -6,14 +6,14 @@
  */
 import { parseArgs } from "node:util";
 // The story itself (emulators, Probot, the cluster simulator) loads only once the tools are known present.
-import type { SandboxStory, SandboxStoryOptions } from "../sandbox/story/index.js";
+import type { SandboxStory, SandboxStoryOptions } from "../../packages/sandbox/src/story/index.js";
 import {
   failedStep,
   formatEndpoints,
   formatStepLine,
   formatSummary,
   toJson,
-} from "../sandbox/story/timeline.js";
+} from "../../packages/sandbox/src/story/timeline.js";
 import { findExecutable, findRenderer, MISSING_RENDERER_HELP } from "../reconciler/renderer.js";
 import { EXIT, type CliIo } from "./io.js";
 
@@ -51,7 +51,7 @@ export async function run(args: string[], io: CliIo, hooks: SandboxCliHooks = {}
     for (const line of missing) io.stderr(`ferry sandbox: ${line}\n`);
     if (missing.length > 0) return EXIT.invalid;
   }
-  const runStory = hooks.runStory ?? (await import("../sandbox/story/index.js")).runSandboxStory;
+  const runStory = hooks.runStory ?? (await import("../../packages/sandbox/src/story/index.js")).runSandboxStory;
   if (!json) io.stdout(`ferry sandbox: the release of shop 1.8.0 on embedded parts\n`);
   // Ctrl-C during the story ends it early and still shuts everything down (no temp files left).
   const interrupt = new AbortController();

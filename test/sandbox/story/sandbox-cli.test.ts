@@ -8,7 +8,7 @@ import type {
   SandboxStory,
   SandboxStoryOptions,
   StepResult,
-} from "../../../src/sandbox/story/index.js";
+} from "../../../packages/sandbox/src/story/index.js";
 import { captureIo } from "../../support/cli-io.js";
 
 function capture(): { io: CliIo; out: () => string; err: () => string } {
