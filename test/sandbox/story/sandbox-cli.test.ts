@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { main } from "../../../src/cli.js";
 import type { CliIo } from "../../../src/cli/io.js";
-import { run } from "../../../src/cli/sandbox.js";
+import { run } from "../../../packages/sandbox/src/command.js";
 import type {
   SandboxJson,
   SandboxStory,
