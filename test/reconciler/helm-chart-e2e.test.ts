@@ -10,7 +10,10 @@ import { ConfigRepoFetcher } from "../../src/adapters/git/config-repo-fetcher.js
 import { KubeCluster } from "../../src/adapters/kubernetes/kube-cluster.js";
 import { DEFAULT_PRUNE_OPTIONS } from "../../src/reconciler/plan.js";
 import { createReconciler } from "../../src/reconciler/reconciler.js";
-import { startClusterSimulator, type ClusterSimulator } from "../../packages/sandbox/src/cluster/cluster-simulator.js";
+import {
+  startClusterSimulator,
+  type ClusterSimulator,
+} from "../../packages/sandbox/src/cluster/cluster-simulator.js";
 import { ferryAppManifest, UnthrottledOctokit } from "../../packages/sandbox/src/ferry-app.js";
 import {
   startGitHubEmulator,
