@@ -7,7 +7,8 @@ FROM node:${NODE_VERSION}-bookworm-slim AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
-# dist/ is built from src/ alone (tsconfig.build.json): the image carries no tests.
+# dist/ is built from src/ alone (tsconfig.build.json): the image carries no tests and no sandbox
+# (packages/sandbox is never copied; npm ci skips the absent workspace).
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 RUN npx tsc -p tsconfig.build.json && npm prune --omit=dev

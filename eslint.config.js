@@ -1,4 +1,4 @@
-// Lint rules for src/ and test/ (`npm run lint`, run by .ci/run): ESLint's and typescript-eslint's
+// Lint rules for src/, test/ and packages/sandbox/ (`npm run lint`, run by .ci/run): ESLint's and typescript-eslint's
 // recommended sets; unused names are errors unless they start with `_`.
 import js from "@eslint/js";
 import { defineConfig } from "eslint/config";

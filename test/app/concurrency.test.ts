@@ -8,7 +8,7 @@ import type { GitHubRepoPort } from "../../src/app/github-port.js";
 import { syncRepository } from "../../src/app/sync-repository.js";
 import { installApp, startWorld, type World } from "../support/github-emulator-world.js";
 import { configRepo, FakeRegistry, fakeDeps } from "../support/app-fakes.js";
-import { inspect, repos } from "../../src/sandbox/github/index.js";
+import { inspect, repos } from "../../packages/sandbox/src/github/index.js";
 
 describe("concurrent writers on one environment", { timeout: 60_000 }, () => {
   let world: World;

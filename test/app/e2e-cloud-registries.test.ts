@@ -1,4 +1,4 @@
-import { actAs } from "../../src/sandbox/github/index.js";
+import { actAs } from "../../packages/sandbox/src/github/index.js";
 /**
  * End to end with `auth: gcp`, `auth: azure` and `auth: dockerconfig` (an `auths` entry and a
  * credential helper): the config merged to the default branch names the cloud host and only the
@@ -13,7 +13,7 @@ import { join } from "node:path";
 import pino from "pino";
 import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
 import { createRegistryClient, type RegistryClientOptions } from "../../src/adapters/registry/index.js";
-import { pushImage } from "../../src/sandbox/registry/push-image.js";
+import { pushImage } from "../../packages/sandbox/src/registry/push-image.js";
 import { startWorld, type World } from "../support/app-e2e-world.js";
 import { CanaryWatch } from "../support/canary.js";
 import { ACR_NULL_USER, acrRefreshToken, startFakeAcr, type FakeAcr } from "../support/cloud/fake-acr.js";

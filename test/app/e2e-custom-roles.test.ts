@@ -6,7 +6,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { commandReactions, startWorld, type World } from "../support/app-e2e-world.js";
-import { repos } from "../../src/sandbox/github/index.js";
+import { repos } from "../../packages/sandbox/src/github/index.js";
 
 describe("Ferry and custom repository roles", { timeout: 30_000 }, () => {
   let world: World;

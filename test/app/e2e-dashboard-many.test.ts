@@ -1,4 +1,4 @@
-import { inspect } from "../../src/sandbox/github/index.js";
+import { inspect } from "../../packages/sandbox/src/github/index.js";
 /**
  * More than 100 `ferry`-labelled issues and PRs. `GET /repos/{o}/{r}/issues` lists pull requests
  * too ("GitHub's REST API considers every pull request an issue",

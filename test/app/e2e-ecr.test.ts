@@ -6,12 +6,12 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { createRegistryClient } from "../../src/adapters/registry/index.js";
-import { pushImage } from "../../src/sandbox/registry/push-image.js";
+import { pushImage } from "../../packages/sandbox/src/registry/push-image.js";
 import { startWorld, type World } from "../support/app-e2e-world.js";
 import { shopOverlay } from "../support/app-fakes.js";
 import { startFakeEcr, type FakeEcr } from "../support/cloud/fake-ecr.js";
 import { startDistribution, type RunningDistribution } from "../support/registry-distribution.js";
-import { actAs } from "../../src/sandbox/github/index.js";
+import { actAs } from "../../packages/sandbox/src/github/index.js";
 
 const ECR = "123456789012.dkr.ecr.eu-west-1.amazonaws.com";
 const PASSWORD = "e2e-ecr-password-canary-5d1e";

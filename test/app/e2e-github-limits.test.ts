@@ -1,4 +1,4 @@
-import { actAs, inspect, repos } from "../../src/sandbox/github/index.js";
+import { actAs, inspect, repos } from "../../packages/sandbox/src/github/index.js";
 /**
  * GitHub's size limits, as github.com answers them:
  * - an issue, pull request or comment body over 65,536 characters is refused with 422

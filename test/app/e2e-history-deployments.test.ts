@@ -1,4 +1,4 @@
-import { accounts, repos } from "../../src/sandbox/github/index.js";
+import { accounts, repos } from "../../packages/sandbox/src/github/index.js";
 /**
  * End to end: `/ferry history` sets the config repo's history beside what the environment's
  * reconciler reported through GitHub Deployment statuses (the real reporter, the real comment

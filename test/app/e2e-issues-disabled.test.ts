@@ -7,7 +7,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { commandReactions, startWorld, type World } from "../support/app-e2e-world.js";
-import { actAs, inspect, repos } from "../../src/sandbox/github/index.js";
+import { actAs, inspect, repos } from "../../packages/sandbox/src/github/index.js";
 
 async function heldEnvironments(world: World): Promise<string[]> {
   const text = await inspect.readFile(world.emu, "acme", "config", "refs/ferry/state", "state.json");

@@ -4,7 +4,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { startWorld, type World } from "../support/app-e2e-world.js";
-import { actAs } from "../../src/sandbox/github/index.js";
+import { actAs } from "../../packages/sandbox/src/github/index.js";
 
 /** A valid 6 MB YAML file: far over the 4 MiB limit, and over GitHub's 1 MB contents API limit. */
 function bigYaml(): string {

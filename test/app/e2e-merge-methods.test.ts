@@ -9,7 +9,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { commentsOn, stagingPull, startWorld, type World } from "../support/app-e2e-world.js";
-import { actAs, repos } from "../../src/sandbox/github/index.js";
+import { actAs, repos } from "../../packages/sandbox/src/github/index.js";
 
 /** The parents of the commit that merged the PR: two for a merge commit, one for squash or rebase. */
 async function mergeParents(world: World, number: number): Promise<number> {

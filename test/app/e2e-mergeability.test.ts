@@ -11,7 +11,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { commentsOn, stagingPull, startWorld, type World } from "../support/app-e2e-world.js";
-import { actAs, repos } from "../../src/sandbox/github/index.js";
+import { actAs, repos } from "../../packages/sandbox/src/github/index.js";
 
 // Short pauses: the retries are what is tested, not their length.
 const ferry = { mergeabilityRetryDelaysMs: [5, 10, 20, 40] };

@@ -4,7 +4,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { startWorld, type World } from "../support/app-e2e-world.js";
-import { inspect } from "../../src/sandbox/github/index.js";
+import { inspect } from "../../packages/sandbox/src/github/index.js";
 
 const STAGING = "overlays/staging/kustomization.yaml";
 

@@ -1,4 +1,4 @@
-import { actAs, inspect, repos } from "../../src/sandbox/github/index.js";
+import { actAs, inspect, repos } from "../../packages/sandbox/src/github/index.js";
 /**
  * Required checks from repository rulesets. A base can require checks through a ruleset
  * (`required_status_checks` in `GET /repos/{o}/{r}/rules/branches/{branch}`,

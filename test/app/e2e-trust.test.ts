@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { formatBody } from "../../src/core/pr/body.js";
 import { commentsOn, startWorld, type World } from "../support/app-e2e-world.js";
-import { inspect } from "../../src/sandbox/github/index.js";
+import { inspect } from "../../packages/sandbox/src/github/index.js";
 
 const STAGING = "overlays/staging/kustomization.yaml";
 

@@ -1,4 +1,4 @@
-import { actAs, inspect } from "../../src/sandbox/github/index.js";
+import { actAs, inspect } from "../../packages/sandbox/src/github/index.js";
 /**
  * A GitHub App without the `workflows` permission may not create or update `.github/workflows/*`,
  * and GitHub judges that by what a ref update changes, not by who wrote the commits: moving a PR

@@ -12,9 +12,12 @@
  */
 import { Probot } from "probot";
 import { afterEach, describe, expect, it } from "vitest";
-import { UnthrottledOctokit } from "../../src/sandbox/ferry-app.js";
-import { startGitHubEmulator, accounts, inspect, repos } from "../../src/sandbox/github/index.js";
-import { GITHUB_CONTENT_LIMITS, SECONDARY_LIMIT_MESSAGE } from "../../src/sandbox/github/content-limits.js";
+import { UnthrottledOctokit } from "../../packages/sandbox/src/ferry-app.js";
+import { startGitHubEmulator, accounts, inspect, repos } from "../../packages/sandbox/src/github/index.js";
+import {
+  GITHUB_CONTENT_LIMITS,
+  SECONDARY_LIMIT_MESSAGE,
+} from "../../packages/sandbox/src/github/content-limits.js";
 import { startWorld, type World } from "../support/app-e2e-world.js";
 import { shopOverlay } from "../support/app-fakes.js";
 

@@ -6,7 +6,7 @@ import { Octokit } from "@octokit/rest";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { parseBody } from "../../src/core/pr/body.js";
 import { commandReply, startWorld, type World } from "../support/app-e2e-world.js";
-import { accounts, actAs, inspect, repos } from "../../src/sandbox/github/index.js";
+import { accounts, actAs, inspect, repos } from "../../packages/sandbox/src/github/index.js";
 
 describe("Ferry end to end (Probot + GitHub emulator + embedded registry)", { timeout: 30_000 }, () => {
   let world: World;

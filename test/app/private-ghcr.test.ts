@@ -1,6 +1,6 @@
 /**
  * Private images on GitHub's container registry, end to end. The embedded registry answers as
- * GHCR does (src/sandbox/registry/registry-auth.ts, GhcrModel): an installation token logs in but
+ * GHCR does (packages/sandbox/src/registry/registry-auth.ts, GhcrModel): an installation token logs in but
  * is denied private packages with 403 `{"errors":[{"code":"DENIED","message":"permission_denied:
  * read_package"}]}` (RightNow-AI/openfang#12 shows that body on tags/list after a token exchange;
  * jikig-ai/soleur#6073 and akuity/kargo#2391 report that a GitHub App installation token can log
@@ -9,7 +9,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { NO_SECRET_BINDINGS } from "../../src/core/config/secret-bindings.js";
-import type { GitHubEmulator } from "../../src/sandbox/github/index.js";
+import type { GitHubEmulator } from "../../packages/sandbox/src/github/index.js";
 import { serverOptionsFromEnv } from "../../src/server/server-options.js";
 import { startWorld, type World } from "../support/app-e2e-world.js";
 

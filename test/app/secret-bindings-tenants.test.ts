@@ -8,7 +8,7 @@
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { accounts, repos } from "../../src/sandbox/github/index.js";
+import { accounts, repos } from "../../packages/sandbox/src/github/index.js";
 import { serverOptionsFromEnv } from "../../src/server/server-options.js";
 import { shopOverlay } from "../support/app-fakes.js";
 import { startWorld, type World } from "../support/app-e2e-world.js";

@@ -15,7 +15,7 @@ import { parseStateFile } from "../../src/core/state/ferry-state.js";
 import { installApp, startWorld as startEmulatorWorld } from "../support/github-emulator-world.js";
 import { startWorld, type World } from "../support/app-e2e-world.js";
 import { configRepo, FakeRegistry, fakeDeps } from "../support/app-fakes.js";
-import { accounts, inspect } from "../../src/sandbox/github/index.js";
+import { accounts, inspect } from "../../packages/sandbox/src/github/index.js";
 
 describe("the state ref through the adapter", { timeout: 60_000 }, () => {
   let close: (() => Promise<void>) | undefined;

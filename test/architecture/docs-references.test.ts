@@ -16,13 +16,21 @@ function tsFiles(dir: string): string[] {
   });
 }
 
-const code = [...tsFiles(join(ROOT, "src")), ...tsFiles(join(ROOT, "test"))].map((path) => ({
+const code = [
+  ...tsFiles(join(ROOT, "src")),
+  ...tsFiles(join(ROOT, "test")),
+  ...tsFiles(join(ROOT, "packages", "sandbox", "src")),
+].map((path) => ({
   path: relative(ROOT, path),
   text: readFileSync(path, "utf8"),
 }));
-const docs = readdirSync(join(ROOT, "docs"))
-  .filter((name) => name.endsWith(".md"))
-  .map((name) => ({ path: `docs/${name}`, text: readFileSync(join(ROOT, "docs", name), "utf8") }));
+const docs = [
+  ...readdirSync(join(ROOT, "docs"))
+    .filter((name) => name.endsWith(".md"))
+    .map((name) => `docs/${name}`),
+  "README.md",
+  "packages/sandbox/README.md",
+].map((path) => ({ path, text: readFileSync(join(ROOT, path), "utf8") }));
 const catalogue = readFileSync(join(ROOT, "docs", "reliability.md"), "utf8");
 
 /** `| 15 | input | behaviour | covered by |` → row 15 and its last cell. */
@@ -68,9 +76,9 @@ describe("docs references", () => {
     expect(problems).toEqual([]);
   });
 
-  it("names only src/ and test/ paths that exist", () => {
+  it("names only src/, test/ and packages/ paths that exist", () => {
     const missing = docs.flatMap(({ path, text }) =>
-      [...text.matchAll(/`((?:src|test)\/[\w./-]+)`/g)]
+      [...text.matchAll(/`((?:src|test|packages)\/[\w./-]+)`/g)]
         .filter((m) => !existsSync(join(ROOT, m[1]!.replace(/\/$/, ""))))
         .map((m) => `${path}: ${m[1]}`),
     );

@@ -1,13 +1,15 @@
 /**
- * Keeps the layering of docs/architecture.md "Layers" true: a pure core, dependencies pointing inward, and only
- * entry points importing Probot.
+ * Keeps the layering of docs/architecture.md "Layers" true: a pure core, dependencies pointing inward, only
+ * entry points importing Probot, and the sandbox package (packages/sandbox) outside the product, using Ferry
+ * only through src/embedding.ts.
  */
 import { readdirSync, readFileSync, statSync } from "node:fs";
-import { join, relative } from "node:path";
+import { dirname, join, relative, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 const SRC = join(ROOT, "src");
+const SANDBOX = join(ROOT, "packages", "sandbox");
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
@@ -28,6 +30,14 @@ const files = sourceFiles(SRC).map((path) => ({
   path: relative(SRC, path),
   text: readFileSync(path, "utf8"),
 }));
+
+/** The sandbox package's modules, with paths relative to the repository root. */
+const sandboxFiles = sourceFiles(join(SANDBOX, "src")).map((path) => ({
+  path: relative(ROOT, path),
+  text: readFileSync(path, "utf8"),
+}));
+
+const withoutComments = (text: string) => text.replace(/\/\*[\s\S]*?\*\/|\/\/.*$/gm, "");
 
 describe("architecture", () => {
   it("finds the source tree", () => {
@@ -95,11 +105,10 @@ describe("architecture", () => {
     expect(offences).toEqual([]);
   });
 
-  it("lets only entry points, the Probot app wiring and the sandbox import probot", () => {
+  it("lets only entry points and the Probot app wiring import probot", () => {
     const allowed = (path: string) =>
       ["server/ferry-server.ts", "server/ferry-octokit.ts", "cli/serve.ts"].includes(path) ||
-      path.startsWith("probot-app/") ||
-      path.startsWith("sandbox/");
+      path.startsWith("probot-app/");
     const offences = files
       .filter((file) => !allowed(file.path))
       .flatMap((file) =>
@@ -111,30 +120,61 @@ describe("architecture", () => {
   });
 
   it("places every top-level folder of src/ in a known layer", () => {
-    const layers = [
-      "adapters",
-      "app",
-      "cli",
-      "core",
-      "handlers",
-      "probot-app",
-      "reconciler",
-      "sandbox",
-      "server",
-    ];
+    const layers = ["adapters", "app", "cli", "core", "handlers", "probot-app", "reconciler", "server"];
     const folders = readdirSync(SRC).filter((name) => statSync(join(SRC, name)).isDirectory());
     // A new folder needs its place in docs/architecture.md "Layers" and its rules in this file.
     expect(folders.filter((name) => !layers.includes(name))).toEqual([]);
   });
 
-  it("keeps the sandbox out of the product: only the sandbox command loads it", () => {
-    const offences = files
-      .filter((file) => !file.path.startsWith("sandbox/") && file.path !== "cli/sandbox.ts")
-      .flatMap((file) =>
-        importsOf(file.text)
-          .filter((spec) => /(^|\/)sandbox\//.test(spec))
-          .map((spec) => `${file.path} imports ${spec}`),
-      );
+  it("keeps the sandbox out of the product: only the sandbox command names its package, and never imports it", () => {
+    const offences = files.flatMap((file) => [
+      ...importsOf(file.text)
+        .filter((spec) => /(^|\/)(packages|sandbox)\/|^@ferry\/sandbox(\/|$)|(^|\/)embedding\.js$/.test(spec))
+        .map((spec) => `${file.path} imports ${spec}`),
+      ...(file.path !== "cli/sandbox.ts" && /@ferry\/sandbox/.test(withoutComments(file.text))
+        ? [`${file.path} names @ferry/sandbox`]
+        : []),
+    ]);
+    expect(offences).toEqual([]);
+    // The command loads the package by name, at run time, so that dist/ builds from src/ alone.
+    const command = files.find((file) => file.path === "cli/sandbox.ts");
+    expect(command?.text).toMatch(/"@ferry\/sandbox\/command"/);
+    expect(command?.text).toMatch(/await import\(SANDBOX_COMMAND\)/);
+  });
+
+  it("finds the sandbox package", () => {
+    expect(sandboxFiles.some((file) => file.path.startsWith("packages/sandbox/src/github/"))).toBe(true);
+  });
+
+  it("lets the sandbox import Ferry only through src/embedding.ts", () => {
+    const entry = join(SRC, "embedding.js");
+    const offences = sandboxFiles.flatMap((file) =>
+      importsOf(file.text)
+        .filter((spec) => {
+          if (/^ferry(\/|$)/.test(spec)) return true;
+          if (!spec.startsWith(".")) return false;
+          const target = resolve(ROOT, dirname(file.path), spec);
+          return !target.startsWith(SANDBOX + "/") && target !== entry;
+        })
+        .map((spec) => `${file.path} imports ${spec}`),
+    );
+    expect(offences).toEqual([]);
+  });
+
+  it("declares every package the sandbox imports in its own package.json", () => {
+    const manifest = JSON.parse(readFileSync(join(SANDBOX, "package.json"), "utf8")) as {
+      dependencies?: Record<string, string>;
+    };
+    const declared = Object.keys(manifest.dependencies ?? {});
+    const offences = sandboxFiles.flatMap((file) =>
+      importsOf(file.text)
+        .filter((spec) => !spec.startsWith(".") && !spec.startsWith("node:"))
+        .map((spec) =>
+          (spec.startsWith("@") ? spec.split("/").slice(0, 2) : spec.split("/").slice(0, 1)).join("/"),
+        )
+        .filter((name) => !declared.includes(name))
+        .map((name) => `${file.path} imports ${name}`),
+    );
     expect(offences).toEqual([]);
   });
 
@@ -150,8 +190,7 @@ describe("architecture", () => {
   });
 
   it("reads process.env only in entry points", () => {
-    const entry = (path: string) =>
-      path === "cli.ts" || path.startsWith("cli/") || path.startsWith("sandbox/");
+    const entry = (path: string) => path === "cli.ts" || path.startsWith("cli/");
     const offences = files
       .filter(
         (file) =>

@@ -118,7 +118,7 @@ async function pushToPr(): Promise<Record<string, number>> {
       const seen = new Promise<void>((resolve) => (waiting = resolve));
       pushedAt = performance.now();
       await (
-        await import("../../src/sandbox/registry/push-image.js")
+        await import("../../packages/sandbox/src/registry/push-image.js")
       ).pushImage(world.registry.url, "acme/shop", `1.8.${i}`, { content: `1.8.${i}` });
       await Promise.race([seen, new Promise((resolve) => setTimeout(resolve, 10_000))]);
       await world.server.idle();
@@ -142,7 +142,7 @@ async function burst(): Promise<Record<string, number>> {
     server: { registryCoalesceMs: 200, ferry: { onPullRequest: () => void prWrites++ } },
   });
   try {
-    const { pushImage } = await import("../../src/sandbox/registry/push-image.js");
+    const { pushImage } = await import("../../packages/sandbox/src/registry/push-image.js");
     await pushImage(world.registry.url, "acme/shop", "1.9.0", { content: "1.9.0" });
     await world.settle();
     prWrites = 0;

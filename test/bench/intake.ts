@@ -6,7 +6,7 @@
  */
 import { createHmac, generateKeyPairSync } from "node:crypto";
 import { performance } from "node:perf_hooks";
-import { UnthrottledOctokit } from "../../src/sandbox/ferry-app.js";
+import { UnthrottledOctokit } from "../../packages/sandbox/src/ferry-app.js";
 import { startFerryServer } from "../../src/server/ferry-server.js";
 import { postBody } from "../server/webhook-attack.js";
 

@@ -12,8 +12,8 @@ import { dirname, join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { main } from "../../src/cli.js";
 import type { CliIo } from "../../src/cli/io.js";
-import { startEmbeddedRegistry } from "../../src/sandbox/registry/embedded-registry.js";
-import { pushImage } from "../../src/sandbox/registry/push-image.js";
+import { startEmbeddedRegistry } from "../../packages/sandbox/src/registry/embedded-registry.js";
+import { pushImage } from "../../packages/sandbox/src/registry/push-image.js";
 import { sized } from "./size.js";
 
 const IMAGES = sized(20, 3);

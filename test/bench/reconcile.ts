@@ -12,7 +12,7 @@ import { ConfigRepoFetcher } from "../../src/adapters/git/config-repo-fetcher.js
 import { KubeCluster } from "../../src/adapters/kubernetes/kube-cluster.js";
 import { DEFAULT_PRUNE_OPTIONS } from "../../src/reconciler/plan.js";
 import { createReconciler } from "../../src/reconciler/reconciler.js";
-import { startClusterSimulator } from "../../src/sandbox/cluster/cluster-simulator.js";
+import { startClusterSimulator } from "../../packages/sandbox/src/cluster/cluster-simulator.js";
 import { sized } from "./size.js";
 
 const OBJECTS = sized(1000, 100);

@@ -10,7 +10,7 @@
  * The fakes are the loopback ones of test/support/cloud/.
  */
 import { createRegistryClient } from "../../src/adapters/registry/index.js";
-import { pushImage } from "../../src/sandbox/registry/push-image.js";
+import { pushImage } from "../../packages/sandbox/src/registry/push-image.js";
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

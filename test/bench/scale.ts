@@ -1,4 +1,4 @@
-import { repos } from "../../src/sandbox/github/index.js";
+import { repos } from "../../packages/sandbox/src/github/index.js";
 /**
  * The figures behind docs/capacity.md: GitHub requests and writes per promotion and per scan of a
  * configured installation, registry requests per image per scan (the real server against the

@@ -9,7 +9,7 @@
  */
 import { performance } from "node:perf_hooks";
 import { createRegistryClient, type RegistryClient } from "../../src/adapters/registry/index.js";
-import { pushImage } from "../../src/sandbox/registry/push-image.js";
+import { pushImage } from "../../packages/sandbox/src/registry/push-image.js";
 import { distributionMissingMessage, startDistribution } from "../support/registry-distribution.js";
 import { generateKeyPair, pushSignature, signWithKey } from "../signing/cosign-artifacts.js";
 import {

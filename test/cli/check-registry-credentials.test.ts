@@ -5,7 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest
 import type { RegistryClientOptions } from "../../src/adapters/registry/index.js";
 import { runCheck } from "../../src/cli/check.js";
 import { runPlan } from "../../src/cli/plan.js";
-import { pushImage } from "../../src/sandbox/registry/push-image.js";
+import { pushImage } from "../../packages/sandbox/src/registry/push-image.js";
 import { ACR_NULL_USER, acrRefreshToken, startFakeAcr, type FakeAcr } from "../support/cloud/fake-acr.js";
 import { startFakeEcr, type FakeEcr } from "../support/cloud/fake-ecr.js";
 import { startFakeGceMetadata, type FakeGceMetadata } from "../support/cloud/fake-gce-metadata.js";

@@ -7,8 +7,8 @@ import type { PlanReport } from "../../src/cli/plan.js";
 import {
   startEmbeddedRegistry,
   type EmbeddedRegistry,
-} from "../../src/sandbox/registry/embedded-registry.js";
-import { pushImage } from "../../src/sandbox/registry/push-image.js";
+} from "../../packages/sandbox/src/registry/embedded-registry.js";
+import { pushImage } from "../../packages/sandbox/src/registry/push-image.js";
 import { captureIo } from "../support/cli-io.js";
 
 /**

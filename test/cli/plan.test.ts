@@ -4,12 +4,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { main } from "../../src/cli.js";
 import { formatPlanReport, type PlanReport } from "../../src/cli/plan.js";
 import type { FerryServer } from "../../src/server/ferry-server.js";
-import { type GitHubEmulator, accounts, inspect, repos } from "../../src/sandbox/github/index.js";
+import { type GitHubEmulator, accounts, inspect, repos } from "../../packages/sandbox/src/github/index.js";
 import {
   startEmbeddedRegistry,
   type EmbeddedRegistry,
-} from "../../src/sandbox/registry/embedded-registry.js";
-import { pushImage } from "../../src/sandbox/registry/push-image.js";
+} from "../../packages/sandbox/src/registry/embedded-registry.js";
+import { pushImage } from "../../packages/sandbox/src/registry/push-image.js";
 import type { RunningDistribution } from "../support/registry-distribution.js";
 import { captureIo } from "../support/cli-io.js";
 import {

@@ -10,7 +10,7 @@ import { createRegistryClient } from "../../src/adapters/registry/index.js";
 import {
   startEmbeddedRegistry,
   type EmbeddedRegistry,
-} from "../../src/sandbox/registry/embedded-registry.js";
+} from "../../packages/sandbox/src/registry/embedded-registry.js";
 import { Kubectl } from "./contract/backend.js";
 import { kubeconfigFor, serviceAccountToken } from "./control-plane.js";
 import { waitUntil } from "../support/scan-fleet.js";

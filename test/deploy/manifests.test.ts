@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseAllDocuments } from "yaml";
-import { startClusterSimulator, type ClusterSimulator } from "../../src/sandbox/cluster/index.js";
+import { startClusterSimulator, type ClusterSimulator } from "../../packages/sandbox/src/cluster/index.js";
 
 const run = promisify(execFile);
 const ROOT = join(import.meta.dirname, "..", "..");

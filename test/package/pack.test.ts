@@ -1,8 +1,10 @@
 /**
  * The package is the product (docs/architecture.md "The sandbox"): `npm pack` ships the compiled
- * sources, the App manifest and the published JSON Schema, and nothing of the test suite.
+ * sources, the App manifest and the published JSON Schema, and nothing of the test suite or of the
+ * sandbox package (packages/sandbox: the emulators); nor does the image the Dockerfile builds.
  */
 import { execFile } from "node:child_process";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
@@ -14,9 +16,17 @@ const ROOT = join(import.meta.dirname, "..", "..");
 const TEST_ONLY =
   /(^|\/)(test|tests|fixtures|__fixtures__|harness|support)\/|\.(test|spec|property|fuzz)\.[cm]?[jt]s$|(^|\/)fakes?\.[cm]?[jt]s$/;
 
-/** The files `npm pack` would put in the tarball. Scripts are skipped: the build is not this test's job. */
-async function packedFiles(): Promise<string[]> {
-  const { stdout } = await run("npm", ["pack", "--dry-run", "--json", "--ignore-scripts"], {
+/** What no product file may be named like: the sandbox package and its emulators and simulator. */
+const SANDBOX_ONLY =
+  /(^|\/)(packages|sandbox|github-emulator|story)\/|emulator|simulator|embedded-registry|push-image|ferry-app\.|@ferry\/sandbox/;
+
+/**
+ * The files `npm pack` would put in the tarball. Scripts are skipped unless asked for: with them,
+ * prepack builds dist/ afresh first, as publishing does.
+ */
+async function packedFiles(options: { build?: boolean } = {}): Promise<string[]> {
+  const args = ["pack", "--dry-run", "--json", ...(options.build ? [] : ["--ignore-scripts"])];
+  const { stdout } = await run("npm", args, {
     cwd: ROOT,
     maxBuffer: 16 * 1024 * 1024,
   });
@@ -36,6 +46,35 @@ describe("the npm package", { timeout: 60_000 }, () => {
     );
     expect(outside).toEqual([]);
     expect(files.filter((file) => TEST_ONLY.test(file))).toEqual([]);
+  });
+
+  it(
+    "holds no emulator: nothing of the sandbox package, whose only trace is the command that names it",
+    {
+      timeout: 600_000,
+    },
+    async () => {
+      const files = await packedFiles({ build: true });
+      expect(files).toContain("dist/cli.js");
+      expect(files.filter((file) => SANDBOX_ONLY.test(file))).toEqual([]);
+      // dist/cli/sandbox.js loads the package by name where a checkout has it; the tarball holds no other.
+      expect(files.filter((file) => /sandbox/.test(file) && file !== "dist/cli/sandbox.js")).toEqual([]);
+    },
+  );
+
+  it("depends at run time on neither tsx nor the sandbox package (the bin and the image run dist/)", () => {
+    const manifest = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as Record<
+      string,
+      Record<string, string> | undefined
+    >;
+    for (const field of ["dependencies", "optionalDependencies", "peerDependencies", "bundleDependencies"]) {
+      const names = Object.keys(manifest[field] ?? {});
+      expect(
+        names.filter((name) => name === "tsx" || name.startsWith("@ferry/")),
+        field,
+      ).toEqual([]);
+    }
+    expect(manifest.workspaces).toEqual(["packages/sandbox"]);
   });
 
   it("builds dist/ from src/ alone, so no test file or test-only fake can be compiled into it", async () => {
@@ -62,5 +101,46 @@ describe("the npm package", { timeout: 60_000 }, () => {
       expect(target).toMatch(/^dist\/[a-z0-9/-]+\.js$/);
       expect(existsSync(join(ROOT, built(target))), `${target} is built from ${built(target)}`).toBe(true);
     }
+  });
+});
+
+describe("the image", () => {
+  const dockerfile = readFileSync(join(ROOT, "Dockerfile"), "utf8");
+  /** The sources of every COPY or ADD from the build context (not from another stage). */
+  const copied = dockerfile
+    .replace(/\\\n/g, " ")
+    .split("\n")
+    .map((line) => line.trim())
+    .filter((line) => /^(COPY|ADD)\s/i.test(line) && !/\s--from=/i.test(line))
+    .flatMap((line) => {
+      const words = line
+        .split(/\s+/)
+        .slice(1)
+        .filter((word) => !word.startsWith("--"));
+      return words.slice(0, -1);
+    });
+
+  it("finds what the Dockerfile copies from the build context", () => {
+    expect(copied).toContain("src");
+    expect(copied).toContain("package.json");
+  });
+
+  it("copies no sandbox: neither packages/ nor the whole context, and the context leaves packages/ out", () => {
+    expect(copied.filter((source) => /^(\.\/?|\*|packages(\/.*)?|.*sandbox.*)$/.test(source))).toEqual([]);
+    const ignored = readFileSync(join(ROOT, ".dockerignore"), "utf8")
+      .split("\n")
+      .map((line) => line.trim());
+    expect(ignored).toContain("packages");
+  });
+
+  it("copies no emulator inside what it does copy (src/ holds only the command that names the package)", () => {
+    const walk = (path: string): string[] =>
+      statSync(path).isDirectory() ? readdirSync(path).flatMap((name) => walk(join(path, name))) : [path];
+    const files = copied
+      .filter((source) => existsSync(join(ROOT, source)))
+      .flatMap((source) => walk(join(ROOT, source)))
+      .map((path) => path.slice(ROOT.length + 1));
+    expect(files).toContain("src/cli.ts");
+    expect(files.filter((file) => SANDBOX_ONLY.test(file))).toEqual([]);
   });
 });

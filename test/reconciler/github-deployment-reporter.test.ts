@@ -4,8 +4,11 @@ import { KubeCluster } from "../../src/adapters/kubernetes/kube-cluster.js";
 import { GitHubDeploymentReporter } from "../../src/reconciler/github-deployment-reporter.js";
 import { DEFAULT_PRUNE_OPTIONS } from "../../src/reconciler/plan.js";
 import { createReconciler } from "../../src/reconciler/reconciler.js";
-import { startClusterSimulator, type ClusterSimulator } from "../../src/sandbox/cluster/cluster-simulator.js";
-import { startGitHubEmulator, accounts, repos } from "../../src/sandbox/github/index.js";
+import {
+  startClusterSimulator,
+  type ClusterSimulator,
+} from "../../packages/sandbox/src/cluster/cluster-simulator.js";
+import { startGitHubEmulator, accounts, repos } from "../../packages/sandbox/src/github/index.js";
 import { deploymentYaml, GIT_ENV, TempDirs } from "../support/reconciler-harness.js";
 
 // Real git, HTTP servers and child processes on a shared, busy machine: allow for slow runs.

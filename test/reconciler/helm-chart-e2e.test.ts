@@ -10,8 +10,11 @@ import { ConfigRepoFetcher } from "../../src/adapters/git/config-repo-fetcher.js
 import { KubeCluster } from "../../src/adapters/kubernetes/kube-cluster.js";
 import { DEFAULT_PRUNE_OPTIONS } from "../../src/reconciler/plan.js";
 import { createReconciler } from "../../src/reconciler/reconciler.js";
-import { startClusterSimulator, type ClusterSimulator } from "../../src/sandbox/cluster/cluster-simulator.js";
-import { ferryAppManifest, UnthrottledOctokit } from "../../src/sandbox/ferry-app.js";
+import {
+  startClusterSimulator,
+  type ClusterSimulator,
+} from "../../packages/sandbox/src/cluster/cluster-simulator.js";
+import { ferryAppManifest, UnthrottledOctokit } from "../../packages/sandbox/src/ferry-app.js";
 import {
   startGitHubEmulator,
   type GitHubEmulator,
@@ -19,12 +22,12 @@ import {
   actAs,
   inspect,
   repos,
-} from "../../src/sandbox/github/index.js";
+} from "../../packages/sandbox/src/github/index.js";
 import {
   startEmbeddedRegistry,
   type EmbeddedRegistry,
-} from "../../src/sandbox/registry/embedded-registry.js";
-import { pushImage } from "../../src/sandbox/registry/push-image.js";
+} from "../../packages/sandbox/src/registry/embedded-registry.js";
+import { pushImage } from "../../packages/sandbox/src/registry/push-image.js";
 import { startFerryServer, type FerryServer } from "../../src/server/ferry-server.js";
 import { GIT_ENV, TempDirs } from "../support/reconciler-harness.js";
 

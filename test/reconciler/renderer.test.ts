@@ -6,7 +6,7 @@
 import { chmodSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { missingTools } from "../../src/cli/sandbox.js";
+import { missingTools } from "../../packages/sandbox/src/command.js";
 import { renderPath } from "../../src/reconciler/render.js";
 import { findExecutable, findRenderer } from "../../src/reconciler/renderer.js";
 import { configMapYaml, TempDirs } from "../support/reconciler-harness.js";

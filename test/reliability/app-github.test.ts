@@ -13,7 +13,7 @@ import { CanaryWatch } from "../support/canary.js";
 import { startAppWorld, type AppWorld } from "../support/reliability-app-world.js";
 import { send } from "../support/raw-http.js";
 import { finishFile, ledgerFile, record } from "../support/reliability-ledger.js";
-import { inspect } from "../../src/sandbox/github/index.js";
+import { inspect } from "../../packages/sandbox/src/github/index.js";
 
 ledgerFile("app-github");
 vi.setConfig({ testTimeout: 120_000 });

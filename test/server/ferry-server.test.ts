@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { UserError } from "../../src/core/errors.js";
 import { startFerryServer, WeakWebhookSecretError, type FerryServer } from "../../src/server/ferry-server.js";
 import { serverOptionsFromEnv } from "../../src/server/server-options.js";
-import { UnthrottledOctokit } from "../../src/sandbox/ferry-app.js";
+import { UnthrottledOctokit } from "../../packages/sandbox/src/ferry-app.js";
 
 const { privateKey } = generateKeyPairSync("rsa", {
   modulusLength: 2048,

@@ -7,7 +7,7 @@ import { createHmac, generateKeyPairSync } from "node:crypto";
 import { Writable } from "node:stream";
 import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
-import { UnthrottledOctokit } from "../../src/sandbox/ferry-app.js";
+import { UnthrottledOctokit } from "../../packages/sandbox/src/ferry-app.js";
 import { startFerryServer, type FerryServer } from "../../src/server/ferry-server.js";
 import { postBody } from "./webhook-attack.js";
 

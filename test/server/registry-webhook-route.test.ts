@@ -9,7 +9,7 @@ import {
   type RegistryReceiver,
   type RegistryReceiverOptions,
 } from "../../src/server/registry-webhook-route.js";
-import { MEDIA_TYPES, startEmbeddedRegistry } from "../../src/sandbox/registry/embedded-registry.js";
+import { MEDIA_TYPES, startEmbeddedRegistry } from "../../packages/sandbox/src/registry/embedded-registry.js";
 
 const SECRETS = {
   distribution: "dist-secret",

@@ -6,14 +6,14 @@
  */
 import { chromium, type Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { startSandboxWorld, type SandboxWorld } from "../../src/sandbox/story/sandbox-world.js";
+import { startSandboxWorld, type SandboxWorld } from "../../packages/sandbox/src/story/sandbox-world.js";
 import { renderStatusPage } from "../../src/server/status-page.js";
 import { startStatusListener } from "../../src/server/status-route.js";
 import { createStatusPageRoute } from "../../src/server/status-page.js";
 import { CHROMIUM_BINARY } from "../support/prerequisites.js";
-import { pushImage } from "../../src/sandbox/registry/push-image.js";
-import { CONFIG_REPO, IMAGE_PATH, OWNER } from "../../src/sandbox/story/story-repos.js";
-import { done, notYet, waitUntil } from "../../src/sandbox/story/wait-until.js";
+import { pushImage } from "../../packages/sandbox/src/registry/push-image.js";
+import { CONFIG_REPO, IMAGE_PATH, OWNER } from "../../packages/sandbox/src/story/story-repos.js";
+import { done, notYet, waitUntil } from "../../packages/sandbox/src/story/wait-until.js";
 
 vi.setConfig({ testTimeout: 180_000, hookTimeout: 120_000 });
 

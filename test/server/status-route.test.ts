@@ -6,7 +6,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { startWorld, type World } from "../support/app-e2e-world.js";
-import { inspect, repos } from "../../src/sandbox/github/index.js";
+import { inspect, repos } from "../../packages/sandbox/src/github/index.js";
 
 const TOKEN = "status-token-for-tests";
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRegistryClient } from "../../src/adapters/registry/index.js";
 import type { VerifyPolicy } from "../../src/core/policy/verify.js";
-import { pushImage } from "../../src/sandbox/registry/push-image.js";
+import { pushImage } from "../../packages/sandbox/src/registry/push-image.js";
 import { startDistribution, type RunningDistribution } from "../support/registry-distribution.js";
 import { generateKeyPair, pushAttestation } from "./cosign-artifacts.js";
 import { COSIGN_VERSION, cosignBinary, createSigner, type Signer } from "./cosign-cli.js";

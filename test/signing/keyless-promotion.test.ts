@@ -8,8 +8,8 @@ import type { PlanReport } from "../../src/cli/plan.js";
 import { parseNotices } from "../../src/core/pr/dashboard.js";
 import type { FerryServer } from "../../src/server/ferry-server.js";
 import { serverOptionsFromEnv } from "../../src/server/server-options.js";
-import { type GitHubEmulator, accounts, inspect, repos } from "../../src/sandbox/github/index.js";
-import { pushImage } from "../../src/sandbox/registry/push-image.js";
+import { type GitHubEmulator, accounts, inspect, repos } from "../../packages/sandbox/src/github/index.js";
+import { pushImage } from "../../packages/sandbox/src/registry/push-image.js";
 import type { RunningDistribution } from "../support/registry-distribution.js";
 import {
   BUNDLE_MEDIA_TYPE,

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRegistryClient } from "../../src/adapters/registry/index.js";
-import { pushImage } from "../../src/sandbox/registry/push-image.js";
+import { pushImage } from "../../packages/sandbox/src/registry/push-image.js";
 import { startDistribution, type RunningDistribution } from "../support/registry-distribution.js";
 import { generateKeyPair, pushSignature, signWithKey } from "./cosign-artifacts.js";
 import { COSIGN_VERSION, cosignBinary, createSigner } from "./cosign-cli.js";

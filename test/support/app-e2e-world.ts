@@ -14,14 +14,14 @@ import {
   accounts,
   actAs,
   repos,
-} from "../../src/sandbox/github/index.js";
+} from "../../packages/sandbox/src/github/index.js";
 import {
   startEmbeddedRegistry,
   type EmbeddedRegistry,
   type EmbeddedRegistryOptions,
-} from "../../src/sandbox/registry/embedded-registry.js";
-import { pushImage } from "../../src/sandbox/registry/push-image.js";
-import { ferryAppManifest, UnthrottledOctokit } from "../../src/sandbox/ferry-app.js";
+} from "../../packages/sandbox/src/registry/embedded-registry.js";
+import { pushImage } from "../../packages/sandbox/src/registry/push-image.js";
+import { ferryAppManifest, UnthrottledOctokit } from "../../packages/sandbox/src/ferry-app.js";
 import { shopConfig, shopOverlay } from "./app-fakes.js";
 
 export const SECRET = "e2e-webhook-secret";

@@ -1,7 +1,12 @@
 /** Shared set-up for the emulator tests: an org with a config repo, users of every role, and Octokit clients. */
 import { sign } from "node:crypto";
 import { Octokit } from "@octokit/rest";
-import { startGitHubEmulator, type GitHubEmulator, accounts, repos } from "../../src/sandbox/github/index.js";
+import {
+  startGitHubEmulator,
+  type GitHubEmulator,
+  accounts,
+  repos,
+} from "../../packages/sandbox/src/github/index.js";
 
 export interface World {
   emu: GitHubEmulator;

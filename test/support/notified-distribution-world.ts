@@ -10,8 +10,12 @@ import {
   type FerryServer,
   type FerryServerOptions,
 } from "../../src/server/ferry-server.js";
-import { startGitHubEmulator, type GitHubEmulator, accounts } from "../../src/sandbox/github/index.js";
-import { ferryAppManifest, UnthrottledOctokit } from "../../src/sandbox/ferry-app.js";
+import {
+  startGitHubEmulator,
+  type GitHubEmulator,
+  accounts,
+} from "../../packages/sandbox/src/github/index.js";
+import { ferryAppManifest, UnthrottledOctokit } from "../../packages/sandbox/src/ferry-app.js";
 import { startDistribution, type RunningDistribution } from "./registry-distribution.js";
 
 export interface NotifiedDistributionWorld {

@@ -15,7 +15,7 @@ import { createReconciler, type ReconcilerOptions } from "../../src/reconciler/r
 import {
   startClusterSimulator,
   type ClusterSimulatorOptions,
-} from "../../src/sandbox/cluster/cluster-simulator.js";
+} from "../../packages/sandbox/src/cluster/cluster-simulator.js";
 import { captureIo, type CapturedIo } from "./cli-io.js";
 
 export const GIT_ENV = {

@@ -24,7 +24,7 @@ export interface RegistryTarget {
 }
 
 const EMBEDDED_MODULE = fileURLToPath(
-  new URL("../../src/sandbox/registry/embedded-registry.ts", import.meta.url),
+  new URL("../../packages/sandbox/src/registry/embedded-registry.ts", import.meta.url),
 );
 const EMBEDDED_USERS = { ferry: "s3cret-canary-Pa55" };
 

@@ -20,16 +20,16 @@ import {
   accounts,
   inspect,
   repos,
-} from "../../src/sandbox/github/index.js";
+} from "../../packages/sandbox/src/github/index.js";
 import {
   startEmbeddedRegistry,
   type EmbeddedRegistry,
-} from "../../src/sandbox/registry/embedded-registry.js";
-import { pushImage } from "../../src/sandbox/registry/push-image.js";
+} from "../../packages/sandbox/src/registry/embedded-registry.js";
+import { pushImage } from "../../packages/sandbox/src/registry/push-image.js";
 import { configContextFromEnv, githubContainerRegistry } from "../../src/core/config/config-context.js";
 import { shopOverlay } from "./app-fakes.js";
 import type { CanaryWatch } from "./canary.js";
-import { ferryAppManifest, UnthrottledOctokit } from "../../src/sandbox/ferry-app.js";
+import { ferryAppManifest, UnthrottledOctokit } from "../../packages/sandbox/src/ferry-app.js";
 
 export interface AppWorld {
   emu: GitHubEmulator;

@@ -9,7 +9,11 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startGitHubEmulator, type GitHubEmulator, accounts } from "../../src/sandbox/github/index.js";
+import {
+  startGitHubEmulator,
+  type GitHubEmulator,
+  accounts,
+} from "../../packages/sandbox/src/github/index.js";
 import { startTcpProxy, type TcpProxy } from "../cluster/contract/tcp-proxy.js";
 import { startHttpRecordingProxy, type HttpRecordingProxy } from "./http-recording-proxy.js";
 

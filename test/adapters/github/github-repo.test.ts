@@ -5,7 +5,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createGitHubRepo, type GitHubRepoAdapter } from "../../../src/adapters/github/github-repo.js";
 import { installApp, startWorld, type World } from "../../support/github-emulator-world.js";
-import { actAs, repos } from "../../../src/sandbox/github/index.js";
+import { actAs, repos } from "../../../packages/sandbox/src/github/index.js";
 import type { PullRequestInfo } from "../../../src/app/github-port.js";
 
 describe("GitHubRepoAdapter against the emulator", () => {

@@ -6,7 +6,7 @@ import {
   type GitHubEmulator,
   accounts,
   repos,
-} from "../../../src/sandbox/github/index.js";
+} from "../../../packages/sandbox/src/github/index.js";
 
 let emu: GitHubEmulator | undefined;
 afterEach(async () => {

@@ -5,7 +5,7 @@ import { createRegistryClient, RegistryAuthError } from "../../../src/adapters/r
 import { DEFAULT_CONFIG_CONTEXT } from "../../../src/core/config/config-context.js";
 import { registryRuleProblems } from "../../../src/core/config/registry-rules.js";
 import { REDACTED, SecretRedactor } from "../../../src/core/redact.js";
-import { pushImage } from "../../../src/sandbox/registry/push-image.js";
+import { pushImage } from "../../../packages/sandbox/src/registry/push-image.js";
 import { acrRefreshToken, startFakeAcr, type FakeAcr } from "../../support/cloud/fake-acr.js";
 import { startDistribution, type RunningDistribution } from "../../support/registry-distribution.js";
 

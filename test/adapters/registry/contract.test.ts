@@ -8,7 +8,7 @@ import {
   type RegistryClientOptions,
   type RegistryLimits,
 } from "../../../src/adapters/registry/index.js";
-import { pushImage } from "../../../src/sandbox/registry/push-image.js";
+import { pushImage } from "../../../packages/sandbox/src/registry/push-image.js";
 import { distributionMissingMessage } from "../../support/registry-distribution.js";
 import { startFaultProxy, type FaultProxy } from "../../support/registry-fault-proxy.js";
 import { registryTargets, type StartedRegistry } from "../../support/registry-targets.js";

@@ -7,7 +7,7 @@ import { DEFAULT_CONFIG_CONTEXT } from "../../../src/core/config/config-context.
 import { registryRuleProblems } from "../../../src/core/config/registry-rules.js";
 import { REDACTED, SecretRedactor } from "../../../src/core/redact.js";
 import { serverOptionsFromEnv } from "../../../src/server/server-options.js";
-import { pushImage } from "../../../src/sandbox/registry/push-image.js";
+import { pushImage } from "../../../packages/sandbox/src/registry/push-image.js";
 import { startDistribution, type RunningDistribution } from "../../support/registry-distribution.js";
 
 /**

@@ -3,7 +3,7 @@ import { createRegistryClient, RegistryAuthError } from "../../../src/adapters/r
 import { registryRuleProblems } from "../../../src/core/config/registry-rules.js";
 import { DEFAULT_CONFIG_CONTEXT } from "../../../src/core/config/config-context.js";
 import { REDACTED, SecretRedactor } from "../../../src/core/redact.js";
-import { pushImage } from "../../../src/sandbox/registry/push-image.js";
+import { pushImage } from "../../../packages/sandbox/src/registry/push-image.js";
 import { ASSUMED_ACCESS_KEY_ID, startFakeEcr, type FakeEcr } from "../../support/cloud/fake-ecr.js";
 import { startDistribution, type RunningDistribution } from "../../support/registry-distribution.js";
 

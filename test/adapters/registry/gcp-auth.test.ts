@@ -3,7 +3,7 @@ import { createRegistryClient } from "../../../src/adapters/registry/index.js";
 import { DEFAULT_CONFIG_CONTEXT } from "../../../src/core/config/config-context.js";
 import { registryRuleProblems } from "../../../src/core/config/registry-rules.js";
 import { REDACTED, SecretRedactor } from "../../../src/core/redact.js";
-import { pushImage } from "../../../src/sandbox/registry/push-image.js";
+import { pushImage } from "../../../packages/sandbox/src/registry/push-image.js";
 import { startFakeGceMetadata, type FakeGceMetadata } from "../../support/cloud/fake-gce-metadata.js";
 import { startDistribution, type RunningDistribution } from "../../support/registry-distribution.js";
 

@@ -3,7 +3,7 @@
  * authorization: admission refusals are injected faults (a 422 on the object's applies, dry-runs
  * included, as a ValidatingAdmissionPolicy answers), and the RBAC cases are skipped.
  */
-import { startClusterSimulator } from "../../../src/sandbox/cluster/cluster-simulator.js";
+import { startClusterSimulator } from "../../../packages/sandbox/src/cluster/cluster-simulator.js";
 import type { AdmissionRejection, ClusterBackend } from "./backend.js";
 
 export async function simulatorBackend(): Promise<ClusterBackend> {

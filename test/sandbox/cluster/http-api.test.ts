@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { startClusterSimulator, type ClusterSimulator } from "../../../src/sandbox/cluster/index.js";
+import { startClusterSimulator, type ClusterSimulator } from "../../../packages/sandbox/src/cluster/index.js";
 
 let sim: ClusterSimulator;
 

@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startClusterSimulator, type ClusterSimulator } from "../../../src/sandbox/cluster/index.js";
+import { startClusterSimulator, type ClusterSimulator } from "../../../packages/sandbox/src/cluster/index.js";
 
 const run = promisify(execFile);
 const KUBECTL = "/usr/bin/kubectl";

@@ -6,8 +6,8 @@ import {
   recordUpdate,
   serverSideApply,
   toFieldsV1,
-} from "../../../src/sandbox/cluster/managed-fields.js";
-import { ApiError } from "../../../src/sandbox/cluster/status.js";
+} from "../../../packages/sandbox/src/cluster/managed-fields.js";
+import { ApiError } from "../../../packages/sandbox/src/cluster/status.js";
 
 const now = new Date("2025-01-02T03:04:05Z");
 const who = (manager: string, force = false) => ({

@@ -3,9 +3,9 @@ import {
   applyJsonPatch,
   applyMergePatch,
   applyStrategicMergePatch,
-} from "../../../src/sandbox/cluster/patches.js";
-import { matchesLabels, parseLabelSelector } from "../../../src/sandbox/cluster/selectors.js";
-import { ApiError } from "../../../src/sandbox/cluster/status.js";
+} from "../../../packages/sandbox/src/cluster/patches.js";
+import { matchesLabels, parseLabelSelector } from "../../../packages/sandbox/src/cluster/selectors.js";
+import { ApiError } from "../../../packages/sandbox/src/cluster/status.js";
 
 const podSpec = {
   containers: [

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import {
   startClusterSimulator,
   type ClusterSimulator,
-} from "../../../src/sandbox/cluster/cluster-simulator.js";
+} from "../../../packages/sandbox/src/cluster/cluster-simulator.js";
 
 let sim: ClusterSimulator | undefined;
 afterEach(async () => {

@@ -3,7 +3,7 @@
  * models Leases (no authorization: the Role is checked on kube-apiserver only).
  */
 import { vi } from "vitest";
-import { startClusterSimulator, type ClusterSimulator } from "../../../src/sandbox/cluster/index.js";
+import { startClusterSimulator, type ClusterSimulator } from "../../../packages/sandbox/src/cluster/index.js";
 import { describeScanFleet } from "../../cluster/scan-fleet/suite.js";
 
 vi.setConfig({ testTimeout: 900_000, hookTimeout: 300_000 });

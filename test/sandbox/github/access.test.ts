@@ -7,7 +7,7 @@ import {
   startWorld,
   type World,
 } from "../../support/github-emulator-world.js";
-import { accounts, repos } from "../../../src/sandbox/github/index.js";
+import { accounts, repos } from "../../../packages/sandbox/src/github/index.js";
 
 const owner = "acme";
 const repo = "config";

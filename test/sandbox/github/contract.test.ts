@@ -12,7 +12,7 @@ import {
   type ContractFailure,
 } from "../../support/github-contract-kit.js";
 import { expectStatus, installApp, startWorld, type World } from "../../support/github-emulator-world.js";
-import { actAs, repos } from "../../../src/sandbox/github/index.js";
+import { actAs, repos } from "../../../packages/sandbox/src/github/index.js";
 
 describe("the emulator's REST responses and webhook payloads match GitHub's published schemas", () => {
   let world: World;

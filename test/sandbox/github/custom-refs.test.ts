@@ -5,7 +5,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { expectStatus, startWorld, type World } from "../../support/github-emulator-world.js";
-import { inspect } from "../../../src/sandbox/github/index.js";
+import { inspect } from "../../../packages/sandbox/src/github/index.js";
 
 const STATE_REF = "refs/ferry/state";
 

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { expectStatus, startWorld, type World } from "../../support/github-emulator-world.js";
-import { actAs, inspect } from "../../../src/sandbox/github/index.js";
+import { actAs, inspect } from "../../../packages/sandbox/src/github/index.js";
 
 describe("Git Data API through the real @octokit/rest", () => {
   let world: World;

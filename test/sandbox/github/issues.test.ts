@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { expectStatus, installApp, startWorld, type World } from "../../support/github-emulator-world.js";
-import { actAs, inspect } from "../../../src/sandbox/github/index.js";
+import { actAs, inspect } from "../../../packages/sandbox/src/github/index.js";
 
 const owner = "acme";
 const repo = "config";

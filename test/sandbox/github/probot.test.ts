@@ -7,8 +7,8 @@ import type { AddressInfo } from "node:net";
 import { Probot, createNodeMiddleware, type ApplicationFunction } from "probot";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startWorld, type World } from "../../support/github-emulator-world.js";
-import { UnthrottledOctokit } from "../../../src/sandbox/ferry-app.js";
-import { accounts, actAs, inspect } from "../../../src/sandbox/github/index.js";
+import { UnthrottledOctokit } from "../../../packages/sandbox/src/ferry-app.js";
+import { accounts, actAs, inspect } from "../../../packages/sandbox/src/github/index.js";
 
 const owner = "acme";
 const repo = "config";

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { expectStatus, installApp, startWorld, type World } from "../../support/github-emulator-world.js";
-import { actAs, inspect, repos } from "../../../src/sandbox/github/index.js";
+import { actAs, inspect, repos } from "../../../packages/sandbox/src/github/index.js";
 
 const owner = "acme";
 const repo = "config";

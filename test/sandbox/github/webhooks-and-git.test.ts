@@ -6,7 +6,7 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startReceiver } from "../../support/github-contract-kit.js";
 import { installApp, startWorld, type World } from "../../support/github-emulator-world.js";
-import { accounts, actAs, inspect, repos } from "../../../src/sandbox/github/index.js";
+import { accounts, actAs, inspect, repos } from "../../../packages/sandbox/src/github/index.js";
 
 const run = promisify(execFile);
 const owner = "acme";

@@ -7,7 +7,7 @@ import {
   MEDIA_TYPES,
   startEmbeddedRegistry,
   type EmbeddedRegistry,
-} from "../../../src/sandbox/registry/embedded-registry.js";
+} from "../../../packages/sandbox/src/registry/embedded-registry.js";
 
 const digestOf = (bytes: Buffer | string) => `sha256:${createHash("sha256").update(bytes).digest("hex")}`;
 const ALL_MANIFEST_TYPES = Object.values(MEDIA_TYPES).join(", ");

@@ -4,7 +4,7 @@ import {
   MEDIA_TYPES,
   startEmbeddedRegistry,
   type EmbeddedRegistry,
-} from "../../../src/sandbox/registry/embedded-registry.js";
+} from "../../../packages/sandbox/src/registry/embedded-registry.js";
 import {
   distributionMissingMessage,
   startDistribution,

@@ -2,13 +2,13 @@
 import { describe, expect, it } from "vitest";
 import { main } from "../../../src/cli.js";
 import type { CliIo } from "../../../src/cli/io.js";
-import { run } from "../../../src/cli/sandbox.js";
+import { run } from "../../../packages/sandbox/src/command.js";
 import type {
   SandboxJson,
   SandboxStory,
   SandboxStoryOptions,
   StepResult,
-} from "../../../src/sandbox/story/index.js";
+} from "../../../packages/sandbox/src/story/index.js";
 import { captureIo } from "../../support/cli-io.js";
 
 function capture(): { io: CliIo; out: () => string; err: () => string } {

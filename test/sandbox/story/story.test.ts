@@ -3,7 +3,7 @@
  * `main(["sandbox", "--json"])`, so one run checks the steps, the final state and the JSON shape.
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import type { SandboxJson } from "../../../src/sandbox/story/index.js";
+import type { SandboxJson } from "../../../packages/sandbox/src/story/index.js";
 import { runFerry } from "../../support/cli-io.js";
 
 const STEPS = [

@@ -7,7 +7,7 @@ import {
   toJson,
   type EnvironmentSummary,
   type StepResult,
-} from "../../../src/sandbox/story/timeline.js";
+} from "../../../packages/sandbox/src/story/timeline.js";
 
 const DIGEST = `sha256:${"ab12".repeat(16)}`;
 const environments: EnvironmentSummary[] = [

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { done, notYet, StoryTimeout, waitUntil } from "../../../src/sandbox/story/wait-until.js";
+import { done, notYet, StoryTimeout, waitUntil } from "../../../packages/sandbox/src/story/wait-until.js";
 
 describe("waitUntil", () => {
   it("returns the probe's value once the effect is there", async () => {

@@ -30,9 +30,7 @@ import {
   type PullSeen,
 } from "./observe.js";
 import { startSandboxWorld, type SandboxWorld } from "./sandbox-world.js";
-import { describeDrift } from "../../core/deployment-status.js";
-import { shortDigest } from "../../core/image-ref.js";
-import { shortSha } from "../../core/commit-sha.js";
+import { describeDrift, shortDigest, shortSha } from "../../../../src/embedding.js";
 import { type EnvironmentSummary, type SandboxEndpoints, type StepResult } from "./timeline.js";
 import { done, notYet, waitUntil, type Probe } from "./wait-until.js";
 import { inspect } from "../github/index.js";

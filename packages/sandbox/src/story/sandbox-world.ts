@@ -10,9 +10,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Octokit } from "@octokit/rest";
 import pino from "pino";
-import { parseImageRef } from "../../core/image-ref.js";
-import { startFerryServer, type FerryServer } from "../../server/ferry-server.js";
-import { startReconciler, type RunningReconciler } from "../../reconciler/start.js";
+import {
+  parseImageRef,
+  startFerryServer,
+  type FerryServer,
+  startReconciler,
+  type RunningReconciler,
+} from "../../../../src/embedding.js";
 import { startClusterSimulator, type ClusterSimulator } from "../cluster/cluster-simulator.js";
 import { startGitHubEmulator, type GitHubEmulator, accounts, actAs, repos } from "../github/index.js";
 import { startEmbeddedRegistry, type EmbeddedRegistry } from "../registry/embedded-registry.js";

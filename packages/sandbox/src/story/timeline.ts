@@ -3,7 +3,7 @@
  * environments, the endpoints to explore with `--keep`, and the `--json` document
  * (docs/architecture.md "The sandbox"). Pure: data in, text out.
  */
-import { shortDigest } from "../../core/image-ref.js";
+import { shortDigest } from "../../../../src/embedding.js";
 
 export interface StepResult {
   /** Short, stable name (`push`, `staging-pr`, …): what a failure names. */

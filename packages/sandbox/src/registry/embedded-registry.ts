@@ -1,4 +1,4 @@
-import { TAG_PATTERN } from "../../core/image-ref.js";
+import { TAG_PATTERN } from "../../../../src/embedding.js";
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";

@@ -3,16 +3,19 @@
  * check runs and Deployment statuses through the emulator's API and git; Deployments from the
  * cluster simulator; holds from Ferry's dashboard issue.
  */
-import { parseBody } from "../../core/pr/body.js";
-import { DASHBOARD_TITLE, parseState } from "../../core/pr/dashboard.js";
-import type { Hold } from "../../core/state/ferry-state.js";
-import type { PlanBlock } from "../../core/pr/plan-block.js";
-import { parseImageRef } from "../../core/image-ref.js";
+import {
+  parseBody,
+  DASHBOARD_TITLE,
+  parseState,
+  type Hold,
+  type PlanBlock,
+  parseImageRef,
+  shortSha,
+} from "../../../../src/embedding.js";
 import { CONFIG_REPO, ENVIRONMENTS, OWNER, REQUIRED_CHECK, type EnvironmentName } from "./story-repos.js";
 import type { SandboxWorld } from "./sandbox-world.js";
 import { done, notYet, type Probe } from "./wait-until.js";
 import { inspect } from "../github/index.js";
-import { shortSha } from "../../core/commit-sha.js";
 
 const repo = { owner: OWNER, repo: CONFIG_REPO };
 
