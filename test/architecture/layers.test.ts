@@ -127,6 +127,31 @@ describe("architecture", () => {
     expect(folders.filter((name) => !layers.includes(name))).toEqual([]);
   });
 
+  it("matches patterns on one engine: only src/core/patterns imports re2js, nothing imports minimatch, and RegExp( is built only from the constants of a known few files", () => {
+    // A RegExp built at run time must never come from a config, a request or a registry: each of
+    // these builds one from its own module's constants (docs/security.md "Patterns").
+    const constantRegExps = [
+      "core/image-ref.ts",
+      "core/config/names.ts",
+      "core/pr/title.ts",
+      "core/pr/commands.ts",
+      "sandbox/github/graphql.ts",
+    ];
+    const offences: string[] = [];
+    for (const file of files) {
+      for (const spec of importsOf(file.text)) {
+        if (spec === "minimatch" || spec === "picomatch" || spec === "micromatch")
+          offences.push(`${file.path} imports ${spec}`);
+        if (spec === "re2js" && !file.path.startsWith("core/patterns/"))
+          offences.push(`${file.path} imports re2js (use src/core/patterns)`);
+      }
+      const code = file.text.replace(/\/\*[\s\S]*?\*\/|\/\/.*$/gm, "");
+      if (/\bRegExp\s*\(/.test(code) && !constantRegExps.includes(file.path))
+        offences.push(`${file.path} builds a RegExp at run time (use src/core/patterns)`);
+    }
+    expect(offences).toEqual([]);
+  });
+
   it("keeps the sandbox out of the product: only the sandbox command loads it", () => {
     const offences = files
       .filter((file) => !file.path.startsWith("sandbox/") && file.path !== "cli/sandbox.ts")

@@ -79,6 +79,37 @@ environments:
     });
   });
 
+  it("reports an ignore glob the pattern engine cannot match in linear time, or one over the bound, at its line and column", () => {
+    const text = `images:
+  shop:
+    repository: ghcr.io/acme/shop
+    policy:
+      ignore:
+        - "*-debug"
+        - "!(1.*)"
+environments:
+  staging:
+    paths: [overlays/staging]
+    policy: { shop: { ignore: ["${"a".repeat(1025)}"] } }
+`;
+    const result = loadConfig(text);
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    const byPath = Object.fromEntries(result.problems.map((p) => [p.path, p]));
+    expect(byPath["images.shop.policy.ignore.0"]).toBeUndefined();
+    expect(byPath["images.shop.policy.ignore.1"]).toMatchObject({
+      line: 7,
+      column: 11,
+      message: expect.stringContaining(
+        'invalid glob "!(1.*)": a negated extglob !(…) cannot be matched by RE2',
+      ),
+    });
+    expect(byPath["environments.staging.policy.shop.ignore.0"]).toMatchObject({
+      line: 11,
+      message: expect.stringContaining("pattern is 1025 characters long, over the 1024 limit"),
+    });
+  });
+
   it("reports every problem at once with its line and column", () => {
     const text = `images:
   shop:
