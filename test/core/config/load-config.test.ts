@@ -304,4 +304,27 @@ describe("registry rules of the Ferry that reads the config", () => {
     expect(loadConfig(image("10.0.0.5:5000/acme/shop"), production).ok).toBe(false);
     expect(loadConfig(withRegistries("  127.0.0.1:5000: { insecure: true }\n"), production).ok).toBe(false);
   });
+
+  it("refuses metadata addresses outside 169.254/16 and IPv6 forms carrying them like link-local, also with private registries allowed", () => {
+    const image = (repository: string) =>
+      `images:\n  shop:\n    repository: "${repository}"\nenvironments:\n  prod:\n    paths: [overlays/prod]\n`;
+    for (const host of [
+      "168.63.129.16",
+      "100.100.100.200",
+      "[::ffff:0:a9fe:a9fe]",
+      "[64:ff9b:1::a9fe:a9fe]",
+    ]) {
+      const result = loadConfig(image(`${host}/latest/x`));
+      expect([host, result.ok || result.problems]).toEqual([
+        host,
+        [
+          expect.objectContaining({
+            path: "images.shop.repository",
+            message: expect.stringMatching(/link-local/),
+          }),
+        ],
+      ]);
+    }
+    expect(loadConfig(withRegistries("  168.63.129.16: { insecure: true }\n")).ok).toBe(false);
+  });
 });
