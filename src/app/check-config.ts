@@ -10,7 +10,7 @@ import {
   plaintextSecretProblems,
   secretGeneratorSources,
 } from "../core/check/plaintext-secrets.js";
-import { CONFIG_PATH, loadConfig, type ConfigProblem } from "../core/config/load-config.js";
+import { CONFIG_PATH, loadConfig, MAX_CONFIG_BYTES, type ConfigProblem } from "../core/config/load-config.js";
 import type { FerryConfig } from "../core/config/schema.js";
 import { isUserError } from "../core/errors.js";
 import { CONFIG_CHECK_NAME, formatConfigCheck } from "../core/pr/check-run.js";
@@ -113,8 +113,9 @@ const TREE_TOO_LARGE =
 /**
  * The config text at the PR head, from the head's tree (then the environment files cost no
  * further tree request), or undefined when the PR deletes it. A tree too large to list falls back
- * to the contents API, and only the schema is checked. A link in place of the config is reported
- * by the check rather than followed (docs/reliability.md row 15).
+ * to the contents API, and only the schema is checked. A link in place of the config, or a config
+ * too large to read, is reported by the check (failure, with the reason) rather than followed or
+ * dropped (docs/reliability.md row 15).
  */
 async function readHeadConfig(
   deps: AppDeps<GitHubContents>,
@@ -122,16 +123,29 @@ async function readHeadConfig(
   headSha: string,
 ): Promise<{ text: string; treeListed: boolean } | { problem: ConfigProblem } | undefined> {
   try {
-    return { text: await files.readFile(CONFIG_PATH), treeListed: true };
+    try {
+      return { text: await files.readFile(CONFIG_PATH), treeListed: true };
+    } catch (error) {
+      if (!isUserError(error) || error.code !== "tree-too-large") throw error;
+    }
+    const text = await deps.github.readFile(headSha, CONFIG_PATH);
+    return text === undefined ? undefined : { text, treeListed: false };
   } catch (error) {
     if (!isUserError(error)) throw error;
     if (error.code === "file-not-found") return undefined;
     if (error.code === "unsafe-path")
       return { problem: { path: "", message: errorText(error, deps.secrets), line: 1, column: 1 } };
-    if (error.code !== "tree-too-large") throw error;
+    if (error.code === "file-too-large")
+      return {
+        problem: {
+          path: "",
+          message: `config is larger than ${MAX_CONFIG_BYTES} bytes, too large to read`,
+          line: 1,
+          column: 1,
+        },
+      };
+    throw error;
   }
-  const text = await deps.github.readFile(headSha, CONFIG_PATH);
-  return text === undefined ? undefined : { text, treeListed: false };
 }
 
 /**

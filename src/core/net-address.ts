@@ -2,11 +2,16 @@
  * Which kind of network an address belongs to, for the registry client's address guard
  * (docs/security.md): every spelling of an IPv4 address that `inet_aton` and URL parsers accept
  * (`127.1`, `0x7f.0.0.1`, `0177.0.0.1`, `2130706433`), IPv6 in any form, and IPv4 carried inside
- * IPv6 (mapped `::ffff:a.b.c.d`, compatible `::a.b.c.d`, NAT64 `64:ff9b::/96`, 6to4 `2002::/16`).
+ * IPv6 (mapped `::ffff:a.b.c.d`, translated `::ffff:0:a.b.c.d`, compatible `::a.b.c.d`, NAT64
+ * `64:ff9b::/96` and the local-use `64:ff9b:1::/48`, 6to4 `2002::/16`, Teredo `2001::/32`): an
+ * IPv6 address is as refused as the IPv4 address it carries.
  * Ranges: IANA special-purpose registries, RFC 6890 (https://www.rfc-editor.org/rfc/rfc6890).
  */
 
-/** link-local includes cloud metadata endpoints; `loopback` includes the unspecified address. */
+/**
+ * link-local includes cloud metadata endpoints, also those outside 169.254/16; `loopback`
+ * includes the unspecified address.
+ */
 export type AddressClass = "link-local" | "loopback" | "private" | "public";
 
 /** Hostnames of cloud metadata services that are not addresses. */
@@ -87,10 +92,28 @@ export function parseIPv6(text: string): number[] | undefined {
   return words.flatMap((word) => [word >> 8, word & 0xff]);
 }
 
+/**
+ * Cloud metadata services at addresses outside 169.254/16, refused like link-local: Azure's
+ * WireServer 168.63.129.16 (a public address, reachable from every Azure VM) and Alibaba Cloud's
+ * 100.100.100.200 (in the shared 100.64/10, so it would pass with private registries allowed).
+ */
+const METADATA_ADDRESSES = new Set([ipv4(168, 63, 129, 16), ipv4(100, 100, 100, 200)]);
+
+function ipv4(a: number, b: number, c: number, d: number): number {
+  return a * 2 ** 24 + b * 2 ** 16 + c * 2 ** 8 + d;
+}
+
+/** From the least to the most refused: the stricter of two classes is the later one. */
+const STRICTNESS: AddressClass[] = ["public", "private", "loopback", "link-local"];
+
+function strictest(...classes: AddressClass[]): AddressClass {
+  return classes.reduce((a, b) => (STRICTNESS.indexOf(b) > STRICTNESS.indexOf(a) ? b : a));
+}
+
 function classifyIPv4(address: number): AddressClass {
   const a = Math.floor(address / 2 ** 24);
   const b = Math.floor(address / 2 ** 16) & 0xff;
-  if (a === 169 && b === 254) return "link-local";
+  if ((a === 169 && b === 254) || METADATA_ADDRESSES.has(address)) return "link-local";
   if (a === 127 || a === 0) return "loopback";
   if (
     a === 10 ||
@@ -107,20 +130,39 @@ function classifyIPv4(address: number): AddressClass {
 
 function classifyIPv6(bytes: number[]): AddressClass {
   const word = (index: number) => (bytes[index * 2]! << 8) | bytes[index * 2 + 1]!;
-  const v4At = (offset: number) =>
-    ((bytes[offset]! << 24) >>> 0) +
-    (bytes[offset + 1]! << 16) +
-    (bytes[offset + 2]! << 8) +
-    bytes[offset + 3]!;
+  const v4At = (offset: number, indexes = [offset, offset + 1, offset + 2, offset + 3]) =>
+    ((bytes[indexes[0]!]! << 24) >>> 0) +
+    (bytes[indexes[1]!]! << 16) +
+    (bytes[indexes[2]!]! << 8) +
+    bytes[indexes[3]!]!;
   const zeros = (from: number, to: number) => bytes.slice(from, to).every((byte) => byte === 0);
-  // ::ffff:a.b.c.d (mapped), ::a.b.c.d (compatible), 64:ff9b::a.b.c.d (NAT64), 2002:AABB:CCDD:: (6to4)
+  /** The IPv4 address in the given four bytes (RFC 6052 skips byte 8 of a NAT64 address). */
+  const v4Of = (indexes: number[]) => classifyIPv4(v4At(0, indexes));
+  // ::ffff:a.b.c.d (mapped), ::ffff:0:a.b.c.d (translated, RFC 2765), ::a.b.c.d (compatible),
+  // 64:ff9b::a.b.c.d (NAT64), 2002:AABB:CCDD:: (6to4)
   if (zeros(0, 10) && word(5) === 0xffff) return classifyIPv4(v4At(12));
+  if (zeros(0, 8) && word(4) === 0xffff && word(5) === 0) return classifyIPv4(v4At(12));
   if (zeros(0, 12)) {
     if (bytes[15] === 1 && zeros(12, 15)) return "loopback";
     return classifyIPv4(v4At(12));
   }
   if (word(0) === 0x64 && word(1) === 0xff9b && zeros(4, 12)) return classifyIPv4(v4At(12));
   if (word(0) === 0x2002) return classifyIPv4(v4At(2));
+  // 64:ff9b:1::/48, NAT64 for local use (RFC 8215): its operator picks a prefix of /48 to /96,
+  // so the IPv4 address may sit at any of RFC 6052's places for those. Metadata at any of them
+  // is refused; the prefix is not global in any case.
+  if (word(0) === 0x64 && word(1) === 0xff9b && word(2) === 0x0001) {
+    const places = [
+      [6, 7, 9, 10],
+      [7, 9, 10, 11],
+      [9, 10, 11, 12],
+      [12, 13, 14, 15],
+    ];
+    return places.some((place) => v4Of(place) === "link-local") ? "link-local" : "private";
+  }
+  // Teredo (RFC 4380): the server's IPv4 address, and the client's with every bit inverted.
+  if (word(0) === 0x2001 && word(1) === 0)
+    return strictest("public", v4Of([4, 5, 6, 7]), classifyIPv4(~v4At(0, [12, 13, 14, 15]) >>> 0));
   // AWS's instance metadata over IPv6 sits in the unique-local range: still metadata.
   if (word(0) === 0xfd00 && word(1) === 0x0ec2) return "link-local";
   if ((word(0) & 0xffc0) === 0xfe80) return "link-local";

@@ -45,6 +45,27 @@ describe("ferry/config check", () => {
     ]);
   });
 
+  it("fails the check of a PR whose ferry.yml is too large to read, saying why, instead of posting nothing", async () => {
+    const github = new FakeGitHub(configRepo());
+    const huge = `${CONFIG}# ${"x".repeat(5 * 1024 * 1024)}\n`;
+    const { conclusion, run } = await checkPull(github, { ".github/ferry.yml": huge });
+    expect(conclusion).toBe("failure");
+    expect(run).toMatchObject({ name: "ferry/config", conclusion: "failure" });
+    expect(run.annotations).toEqual([
+      expect.objectContaining({
+        path: ".github/ferry.yml",
+        start_line: 1,
+        annotation_level: "failure",
+        message: "config is larger than 262144 bytes, too large to read",
+      }),
+    ]);
+    // Just over the config's own limit, the schema check says the same.
+    const over = `${CONFIG}# ${"x".repeat(256 * 1024)}\n`;
+    const second = await checkPull(github, { ".github/ferry.yml": over });
+    expect(second.conclusion).toBe("failure");
+    expect(second.run.annotations[0]?.message).toMatch(/^config is larger than 262144 bytes/);
+  });
+
   it("warns on the staging paths line when the config names an image the staging overlay does not reference", async () => {
     const github = new FakeGitHub(configRepo());
     const { conclusion, run } = await checkPull(github, {

@@ -178,6 +178,30 @@ describe("architecture", () => {
     expect(offences).toEqual([]);
   });
 
+  it("matches patterns on one engine: only src/core/patterns imports re2js, nothing imports minimatch, and RegExp( is built only from the constants of a known few files", () => {
+    // A RegExp built at run time must never come from a config, a request or a registry: each of
+    // these builds one from its own module's constants (docs/security.md "Patterns").
+    const constantRegExps = [
+      "core/image-ref.ts",
+      "core/config/names.ts",
+      "core/pr/title.ts",
+      "core/pr/commands.ts",
+    ];
+    const offences: string[] = [];
+    for (const file of files) {
+      for (const spec of importsOf(file.text)) {
+        if (spec === "minimatch" || spec === "picomatch" || spec === "micromatch")
+          offences.push(`${file.path} imports ${spec}`);
+        if (spec === "re2js" && !file.path.startsWith("core/patterns/"))
+          offences.push(`${file.path} imports re2js (use src/core/patterns)`);
+      }
+      const code = file.text.replace(/\/\*[\s\S]*?\*\/|\/\/.*$/gm, "");
+      if (/\bRegExp\s*\(/.test(code) && !constantRegExps.includes(file.path))
+        offences.push(`${file.path} builds a RegExp at run time (use src/core/patterns)`);
+    }
+    expect(offences).toEqual([]);
+  });
+
   it("never imports the test tree from src/", () => {
     const offences = files.flatMap((file) =>
       importsOf(file.text)

@@ -8,6 +8,7 @@ import { parseTagList } from "../../src/cli/select.js";
 import { parsePolicy } from "../../src/core/policy/parse-policy.js";
 import { rankTags, selectTag, type TagCandidate } from "../../src/core/policy/select-tag.js";
 import type { PolicyInput } from "../../src/core/policy/schema.js";
+import { compileGlob } from "../../src/core/patterns/glob.js";
 import { compileAllow } from "../../src/core/policy/tag-pattern.js";
 import { sized } from "./size.js";
 
@@ -87,6 +88,22 @@ const redosTags: TagCandidate[] = [
   { tag: "main-feature-x-1a2b3c4" },
 ];
 
+/**
+ * The security report's `ignore` glob: on minimatch's backtracking RegExp, O(n^8) on a run of
+ * `a`s (27 s at 56 characters, hours at 128). Selection over 1,000 tags of 128 `a`s each, and the
+ * raw match of one 4,096-character text (longer than any tag: the engine's cost per character).
+ */
+const IGNORE_ATTACK = "*a*a*a*a*a*a*a*a*b";
+const attackTags: TagCandidate[] = [
+  ...Array.from({ length: 1_000 }, (_, index) => ({
+    tag: `${"a".repeat(124)}${String(index).padStart(4, "0")}`,
+  })),
+  { tag: "1.0.0" },
+];
+let attackRun = 0;
+/** The glob under a new source text each run (`*` after `*` matches the same), so no run reuses a compiled engine. */
+const coldAttackGlob = () => `${"*".repeat(++attackRun)}${IGNORE_ATTACK}`;
+
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length / 2)]!;
@@ -160,6 +177,20 @@ export async function bench(): Promise<Record<string, number>> {
       const matched = redosNearMisses.filter((tag) => pattern.test(tag)).length;
       if (matched !== 0) throw new Error(`near misses matched: ${matched}`);
       return matched;
+    }),
+    "select.ignore_attack_glob.1k_tags_128_chars.ms": time(() => {
+      const policy = parsePolicy({ range: "*", ignore: [coldAttackGlob()] });
+      const selection = selectTag(attackTags, { policy, now: NOW });
+      if (selection.kind !== "selected") throw new Error(`ignore bench chose nothing: ${selection.reason}`);
+      return selection;
+    }),
+    "match.ignore_attack_glob.one_128_char_tag.ms": time(() => {
+      const glob = compileGlob(coldAttackGlob());
+      return glob.test("a".repeat(128)) ? undefined : false;
+    }),
+    "match.ignore_attack_glob.one_4096_char_text.ms": time(() => {
+      const glob = compileGlob(coldAttackGlob());
+      return glob.test("a".repeat(4096)) ? undefined : false;
     }),
     "rank.semver.100k_tags.ms": time(() => rankTags(semverNames, parsePolicy({ range: "*" }))),
     "cli.parse_tag_list.100k_lines.ms": time(() => parseTagList(tagListText, "bench")),

@@ -36,6 +36,23 @@ describe("ferry check", () => {
     expect(result.stdout).toContain("ok");
   });
 
+  it("refuses an ignore glob RE2 cannot express, at its line and column", async () => {
+    await put(
+      ".github/ferry.yml",
+      CONFIG.replace(
+        "repository: ghcr.io/acme/shop\n",
+        'repository: ghcr.io/acme/shop\n    policy: { ignore: ["!(1.*)"] }\n',
+      ),
+    );
+    await put("overlays/staging/kustomization.yaml", OVERLAY);
+    await put("overlays/prod/kustomization.yaml", OVERLAY);
+    const result = await ferry("check", "--dir", ".");
+    expect(result.code).toBe(1);
+    expect(result.stdout).toMatch(
+      /ferry\.yml:4:\d+ .*invalid glob "!\(1\.\*\)": a negated extglob !\(…\) cannot be matched by RE2/,
+    );
+  });
+
   it("warns that auth: github reads only public GHCR packages, and still exits 0", async () => {
     await put(".github/ferry.yml", `${CONFIG}registries:\n  ghcr.io: { auth: github }\n`);
     await put("overlays/staging/kustomization.yaml", OVERLAY);

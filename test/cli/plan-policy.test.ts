@@ -72,6 +72,8 @@ describe("ferry plan with policies written as the peers write them", () => {
     await push("acme/builds", [...NEAR_MISSES, "main-feature-x-1a2b3c4", "main-fix-2-abcdef0"]);
     await push("acme/shop", ["1.0.0", "1.1.0-rc.1", "1.2.0-rc.2", "1.2.0", "2.0.0-rc.1"]);
     await push("acme/api", ["1.8.0", "1.9.0", "2.0.0"]);
+    // A valid 128-character tag: under the report's ignore glob, hours on a backtracking matcher.
+    await push("acme/cart", ["1.0.0", "a".repeat(128), "1.1.0"]);
   }, 60_000);
   afterAll(async () => registry.close());
 
@@ -87,6 +89,16 @@ describe("ferry plan with policies written as the peers write them", () => {
     expect(output.changes).toEqual([
       expect.objectContaining({ image: "builds", from: "main-a-0000000", to: "main-fix-2-abcdef0" }),
     ]);
+    rmSync(dir, { recursive: true });
+  });
+
+  it("plans past a 128-character tag under the security report's ignore glob *a*a*a*a*a*a*a*a*b", async () => {
+    const dir = writeRepo(registry.host, {
+      cart: { policy: '{ range: "^1.0.0", ignore: ["*a*a*a*a*a*a*a*a*b", "*-debug"] }', running: "1.0.0" },
+    });
+    const { code, output } = await plan(dir);
+    expect(code).toBe(0);
+    expect(output.changes).toEqual([expect.objectContaining({ image: "cart", from: "1.0.0", to: "1.1.0" })]);
     rmSync(dir, { recursive: true });
   });
 

@@ -21,6 +21,32 @@ describe("classifyHost", () => {
       expect([host, classifyHost(host)]).toEqual([host, "link-local"]);
   });
 
+  it("refuses cloud metadata outside 169.254/16 like link-local, and IPv6 forms that carry it", () => {
+    for (const host of [
+      "168.63.129.16",
+      "0xa83f8110",
+      "[::ffff:168.63.129.16]",
+      "100.100.100.200",
+      "0144.0144.0144.0310",
+      "::ffff:0:a9fe:a9fe",
+      "[::ffff:0:169.254.169.254]",
+      "::ffff:0:6464:64c8",
+      "64:ff9b::a83f:8110",
+      "64:ff9b:1::a9fe:a9fe",
+      "64:ff9b:1:a9fe:a9:fe00::",
+      "64:ff9b:1:a9:fe:a9fe::",
+      "64:ff9b:1::a9:fea9:fe00:0",
+      "2002:a83f:8110::1",
+      "2002:6464:64c8::",
+      "2001:0:4136:e378:8000:63bf:5601:5601",
+    ])
+      expect([host, classifyHost(host)]).toEqual([host, "link-local"]);
+    // The local-use NAT64 prefix is not global even when what it carries is.
+    expect(classifyHost("64:ff9b:1::8c52:7021")).toBe("private");
+    expect(classifyHost("::ffff:0:8c52:7021")).toBe("public");
+    expect(classifyHost("2001:0:4136:e378:8000:63bf:73ad:8fde")).toBe("public");
+  });
+
   it("sees loopback, the unspecified address and private ranges in every spelling", () => {
     for (const host of [
       "127.1",

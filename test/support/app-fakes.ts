@@ -101,10 +101,12 @@ export class FakeGitHub implements GitHubRepoPort {
   async listTree(treeSha: string): Promise<TreeEntry[]> {
     this.calls.push("listTree");
     const commit = this.commits.get(treeSha.replace(/^tree-/, ""))!;
-    return Object.keys(commit.files).map((path) => ({
+    // GitHub's tree lists each blob's size, which the file source checks before reading.
+    return Object.entries(commit.files).map(([path, text]) => ({
       path,
       type: path.endsWith(".link") ? "symlink" : "blob",
       sha: `blob:${treeSha}:${path}`,
+      size: Buffer.byteLength(text),
     }));
   }
   async readBlob(blob: string) {

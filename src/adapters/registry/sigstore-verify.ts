@@ -9,7 +9,8 @@ import {
   Verifier,
   type TrustMaterial,
 } from "@sigstore/verify";
-import { globPattern, type Signer } from "../../core/policy/verify.js";
+import { compileGlob } from "../../core/patterns/glob.js";
+import type { Signer } from "../../core/policy/verify.js";
 
 /**
  * The one place a signature is checked: every signature and attestation Ferry finds, whatever
@@ -85,30 +86,39 @@ export function createSigstoreVerifier(trustedRoot: TrustedRoot): SigstoreVerifi
       } catch (error) {
         return { ok: false, problem: "malformed", detail: `unusable bundle: ${(error as Error).message}` };
       }
-      // A string here is a regular expression (anchored by globPattern), tested against the SAN.
-      const policy = keyless
-        ? {
-            subjectAlternativeName: globPattern(signer.subject).source,
-            extensions: { issuer: signer.issuer },
-          }
-        : undefined;
+      // @sigstore/verify would test the subject as a JavaScript RegExp, which backtracks: it checks
+      // the issuer only, and the subject is matched here on the one pattern engine (RE2).
+      const policy = keyless ? { extensions: { issuer: signer.issuer } } : undefined;
       try {
-        verifier.verify(entity, policy);
+        const identity = verifier.verify(entity, policy).identity;
+        if (keyless && !subjectMatches(signer.subject, identity?.subjectAlternativeName))
+          return signedBySomeoneElse(identity);
         return { ok: true };
       } catch (error) {
         if (error instanceof PolicyError && keyless) {
           // Verified, but by someone else: name who, so the reason says what was found.
-          const found = verifier.verify(entity).identity;
-          return {
-            ok: false,
-            problem: "identity",
-            detail: `signed by ${found?.subjectAlternativeName ?? "an unnamed identity"} (issuer ${found?.extensions?.issuer ?? "unknown"})`,
-          };
+          return signedBySomeoneElse(verifier.verify(entity).identity);
         }
         if (error instanceof VerificationError) return describeError(error, keyless);
         return { ok: false, problem: "malformed", detail: (error as Error).message };
       }
     },
+  };
+}
+
+/** The certificate's identity against the configured subject (`*` any run of characters). */
+function subjectMatches(subject: string, identity: string | undefined): boolean {
+  return identity !== undefined && compileGlob(subject, "wildcard").test(identity);
+}
+
+type Identity = ReturnType<Verifier["verify"]>["identity"];
+
+/** A verified signature by another identity than the configured one: name who. */
+function signedBySomeoneElse(identity: Identity): BundleOutcome {
+  return {
+    ok: false,
+    problem: "identity",
+    detail: `signed by ${identity?.subjectAlternativeName ?? "an unnamed identity"} (issuer ${identity?.extensions?.issuer ?? "unknown"})`,
   };
 }
 

@@ -1,6 +1,9 @@
+import { lookup as dnsLookup } from "node:dns";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { TrustedRoot } from "@sigstore/protobuf-specs";
+import { classifyHost } from "../../core/net-address.js";
+import { AddressRefusedError, addressProblem, guardedLookup, type LookupFunction } from "./address-guard.js";
 
 /**
  * The Sigstore trusted root keyless signatures are verified against (the Fulcio CAs, Rekor and CT
@@ -73,6 +76,29 @@ export interface TrustedRootRefreshOptions {
   rootPath?: string;
   /** Per request; default 30 s. */
   timeoutMs?: number;
+  /** DNS for the mirror's address check (default node:dns). */
+  lookup?: LookupFunction;
+}
+
+/**
+ * Why the mirror must not be contacted: a link-local or cloud metadata address, written as a
+ * literal or what its name resolves to (the registry client's rule, address-guard.ts). The TUF
+ * client makes its own connections, so the name is checked just before it starts.
+ */
+async function mirrorAddressProblem(mirror: string, lookup: LookupFunction): Promise<string | undefined> {
+  let host: string;
+  try {
+    host = new URL(mirror).hostname;
+  } catch {
+    return undefined; // the TUF client says the URL is invalid
+  }
+  const literal = addressProblem(host, false);
+  if (literal !== undefined || classifyHost(host) !== undefined) return literal;
+  return new Promise((resolve) =>
+    guardedLookup(lookup, false)(host, { all: true }, (error) =>
+      resolve(error instanceof AddressRefusedError ? error.message.replace(/; refused$/, "") : undefined),
+    ),
+  );
 }
 
 /**
@@ -90,6 +116,8 @@ export async function refreshTrustedRoot(
   const from = `TUF mirror ${displayUrl(mirror)}`;
   if (options.rootPath === undefined && mirror.replace(/\/+$/, "") !== PUBLIC_GOOD_TUF_MIRROR)
     throw new TrustedRootError(`${from}: a TUF root.json to start from is required for this mirror`);
+  const refused = await mirrorAddressProblem(mirror, options.lookup ?? dnsLookup);
+  if (refused !== undefined) throw new TrustedRootError(`${from}: ${refused}; refused`);
   // Loaded only when asked: the TUF client and its HTTP stack are not needed to verify.
   const { initTUF } = await import("@sigstore/tuf");
   let json: string;

@@ -1,4 +1,5 @@
-import { ATTESTATION_PREDICATE_TYPES, globPattern, type AttestationType } from "./verify.js";
+import { compileGlob } from "../patterns/glob.js";
+import { ATTESTATION_PREDICATE_TYPES, type AttestationType } from "./verify.js";
 
 /**
  * What a SLSA provenance predicate says about who built an image and from what, and whether that
@@ -59,7 +60,7 @@ export function provenanceMismatch(
   expected: { builder: string; source?: string },
 ): string | undefined {
   if (facts.builder === undefined) return "its provenance names no builder";
-  if (!globPattern(expected.builder).test(facts.builder))
+  if (!compileGlob(expected.builder, "wildcard").test(facts.builder))
     return `its provenance was built by ${facts.builder}, not ${expected.builder}`;
   if (expected.source === undefined)
     return "the image has no source repository to check the provenance against";

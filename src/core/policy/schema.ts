@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { isDuration } from "../duration.js";
 import { isValidTag } from "../image-ref.js";
+import { globProblem } from "../patterns/glob.js";
 import { compileRange } from "./tag-order.js";
 import {
   compileAllow,
@@ -45,7 +46,18 @@ export const policySchema = z
       .describe(
         "What the strategy compares instead of the whole tag, e.g. $version, ${ts} or $1 (groups of allow).",
       ),
-    ignore: z.array(z.string()).optional().describe("Glob patterns (minimatch) of tags never chosen."),
+    ignore: z
+      .array(
+        z.string().superRefine((glob, ctx) => {
+          const problem = globProblem(glob, "glob");
+          if (problem !== undefined)
+            ctx.addIssue({ code: "custom", message: `invalid glob ${JSON.stringify(glob)}: ${problem}` });
+        }),
+      )
+      .optional()
+      .describe(
+        "Globs of tags never chosen: * ? [a-z] [!a-z] {a,b} @(a|b) ?(…) +(…) *(…), matched in linear time (RE2); at most 1024 characters each.",
+      ),
     order: z
       .enum(["asc", "desc"])
       .optional()

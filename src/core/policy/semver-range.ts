@@ -1,4 +1,4 @@
-import { RE2JS } from "re2js";
+import { compileRE2 } from "../patterns/engine.js";
 import type { SemVer } from "semver";
 
 /**
@@ -35,10 +35,10 @@ export interface SemverRange {
 // and these nested, alternating quantifiers must not backtrack on it.
 const CV = String.raw`v?([0-9|x|X|\*]+)(\.[0-9|x|X|\*]+)?(\.[0-9|x|X|\*]+)?(-([0-9A-Za-z\-]+(\.[0-9A-Za-z\-]+)*))?(\+([0-9A-Za-z\-]+(\.[0-9A-Za-z\-]+)*))?`;
 const OPS = String.raw`=||!=|>|<|>=|=>|<=|=<|~|~>|\^`;
-const CONSTRAINT = RE2JS.compile(String.raw`^\s*(${OPS})\s*(${CV})\s*$`);
-const CONSTRAINT_RANGE = RE2JS.compile(String.raw`\s*(${CV})\s+-\s+(${CV})\s*`);
-const FIND_CONSTRAINT = RE2JS.compile(String.raw`(${OPS})\s*(${CV})`);
-const VALID_CONSTRAINT = RE2JS.compile(
+const CONSTRAINT = compileRE2(String.raw`^\s*(${OPS})\s*(${CV})\s*$`);
+const CONSTRAINT_RANGE = compileRE2(String.raw`\s*(${CV})\s+-\s+(${CV})\s*`);
+const FIND_CONSTRAINT = compileRE2(String.raw`(${OPS})\s*(${CV})`);
+const VALID_CONSTRAINT = compileRE2(
   String.raw`^(\s*(${OPS})\s*(${CV})\s*)((?:\s+|,\s*)(${OPS})\s*(${CV})\s*)*$`,
 );
 

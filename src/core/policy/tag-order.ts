@@ -1,6 +1,6 @@
 import semver, { type SemVer } from "semver";
-import { Minimatch } from "minimatch";
 import { isValidTag } from "../image-ref.js";
+import { compileGlob } from "../patterns/glob.js";
 import type { Policy } from "./schema.js";
 import { parseRange, type SemverRange } from "./semver-range.js";
 import { compileAllow, compileExtract } from "./tag-pattern.js";
@@ -37,7 +37,7 @@ const MAX_REMEMBERED_VALUES = 200_000;
 export function compileTagOrder(policy: Policy): TagOrder {
   const allow = policy.allow !== undefined ? compileAllow(policy.allow) : undefined;
   const extract = policy.extract !== undefined ? compileExtract(policy.extract) : undefined;
-  const ignore = policy.ignore.map(compileGlob);
+  const ignore = policy.ignore.map(compileIgnore);
 
   /**
    * The value the strategy compares, or undefined when `allow` does not match. RE2 costs
@@ -215,23 +215,15 @@ export function compareBytes(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-/** Globs made only of tag characters, `*` and `?`: the patterns tag policies use. */
-const SIMPLE_GLOB = /^[A-Za-z0-9._*?-]*$/;
+/** A glob without any special character: it names one tag. */
+const LITERAL_TAG = /^[A-Za-z0-9._-]*$/;
 
 /**
- * A minimatch glob compiled once. Tags have no `/`, so `*` is any run of characters and `?` any
- * one; such simple globs become one regex (minimatch's own matcher costs microseconds per tag,
- * too much for 100,000 tags). Anything richer (classes, braces, extglobs) goes to minimatch.
+ * An `ignore` glob compiled once, on the one pattern engine (src/core/patterns: RE2, linear in
+ * the tag's length whatever the glob). A glob that names one tag is compared as a string.
  */
-export function compileGlob(pattern: string): (tag: string) => boolean {
-  if (SIMPLE_GLOB.test(pattern)) {
-    if (!/[*?]/.test(pattern)) return (tag) => tag === pattern;
-    const source = pattern.replace(/[.*?-]/g, (char) =>
-      char === "*" ? ".*" : char === "?" ? "." : `\\${char}`,
-    );
-    const regex = new RegExp(`^${source}$`, "s");
-    return (tag) => regex.test(tag);
-  }
-  const glob = new Minimatch(pattern, { dot: true, nocomment: true, nonegate: true });
-  return (tag) => glob.match(tag);
+export function compileIgnore(pattern: string): (tag: string) => boolean {
+  if (LITERAL_TAG.test(pattern)) return (tag) => tag === pattern;
+  const glob = compileGlob(pattern, "glob");
+  return (tag) => glob.test(tag);
 }

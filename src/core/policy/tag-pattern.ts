@@ -13,10 +13,7 @@
  * `^…$`, as their documented examples do (`^main-[a-f0-9]+-(?P<ts>[0-9]+)`, `^[0-9a-f]{7}$`).
  */
 
-import { RE2JS } from "re2js";
-
-/** Longest `allow` pattern accepted: bounds compile time and memory before any work starts. */
-export const MAX_PATTERN_LENGTH = 1024;
+import { compileRE2 } from "../patterns/engine.js";
 
 /** What a match gives `extract`: the groups by number (0 = the whole match) and by name. */
 export interface PatternMatch {
@@ -35,31 +32,15 @@ export interface TagPattern {
   groupNames: Set<string>;
 }
 
-// Compiling is pure, so a config's patterns are compiled once and shared by every policy object
-// resolved from it (each environment × image resolves its own). Bounded: oldest entry dropped.
-const MAX_CACHED = 512;
-const cache = new Map<string, TagPattern>();
-
 /**
- * Compiles `allow` with Go's RE2 syntax (cached by source); throws SyntaxError with RE2's message
- * for an invalid pattern, a backreference or a lookaround.
+ * Compiles `allow` with Go's RE2 syntax on the one pattern engine (src/core/patterns, cached by
+ * source); throws a PatternError (a SyntaxError) with RE2's message for an invalid pattern, a
+ * backreference, a lookaround, or one over the length bound.
  */
 export function compileAllow(pattern: string): TagPattern {
-  const cached = cache.get(pattern);
-  if (cached !== undefined) return cached;
-  if (pattern.length > MAX_PATTERN_LENGTH)
-    throw new SyntaxError(
-      `pattern is ${pattern.length} characters long, over the ${MAX_PATTERN_LENGTH} limit`,
-    );
-  let re: RE2JS;
-  try {
-    re = RE2JS.compile(pattern);
-  } catch (error) {
-    // re2js reports Go's messages: "error parsing regexp: invalid escape sequence: `\1`".
-    throw new SyntaxError((error as Error).message.replace(/^error parsing regexp: /, ""));
-  }
+  const re = compileRE2(pattern);
   const names = re.namedGroups();
-  const compiled: TagPattern = {
+  return {
     source: pattern,
     groupCount: re.groupCount(),
     groupNames: new Set(Object.keys(names)),
@@ -72,9 +53,6 @@ export function compileAllow(pattern: string): TagPattern {
       return { groups: [...result] as (string | undefined)[], named };
     },
   };
-  if (cache.size >= MAX_CACHED) cache.delete(cache.keys().next().value!);
-  cache.set(pattern, compiled);
-  return compiled;
 }
 
 /** `$$`, `${name}` or `$name`: a name is the longest run of letters, digits and `_` (Go's Regexp.Expand). */

@@ -147,15 +147,6 @@ export function resolveVerify(input: VerifyInput | undefined, source?: string): 
 /** What the adapter found for one digest under one `VerifyPolicy`. */
 export type SignatureCheck = { verified: true; via: string } | { verified: false; reason: string };
 
-/**
- * A glob where `*` matches any run of characters, anchored at both ends; everything else is
- * literal (the form cosign's `--certificate-identity` takes, with `*` for the changing part).
- */
-export function globPattern(glob: string): RegExp {
-  const escaped = glob.split("*").map((part) => part.replace(/[.+?^${}()|[\]\\/]/g, "\\$&"));
-  return new RegExp(`^${escaped.join(".*")}$`);
-}
-
 const GITHUB_WORKFLOW_IDENTITY =
   /^https:\/\/github\.com\/([^/]+\/[^/]+)\/\.github\/workflows\/([^/@*]+?)\.ya?ml@/;
 

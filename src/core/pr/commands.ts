@@ -42,8 +42,9 @@ const markdown = new MarkdownIt("commonmark", { html: true, linkify: false, typo
  * Every command in a comment, in order. The comment is parsed as CommonMark and commands are taken
  * only from the visible text of top-level paragraphs: never from code (fenced with any number of
  * backticks or tildes, or indented), HTML blocks and comments, block quotes (quoted text is someone
- * else's words, including lazy continuation lines), lists, tables or headings, and never from a line
- * that also holds inline code, links, images or HTML.
+ * else's words, including lazy continuation lines), lists, tables or headings, paragraphs inside a
+ * `<details>` element (folded away, or an aside; docs/config.md "Comment commands"), and never from
+ * a line that also holds inline code, links, images or HTML.
  */
 export function parseCommands(body: string): Command[] {
   const commands: Command[] = [];
@@ -62,16 +63,35 @@ const NOT_TEXT = "\u0000";
 
 const EMPHASIS = new Set(["em_open", "em_close", "strong_open", "strong_close"]);
 
-/** The visible text lines of the paragraphs at the top level of the document. */
+/** `<details …>` and `</details>` tags, in raw HTML. */
+const DETAILS_TAG = /<(\/?)details(?=[\s>/])/gi;
+
+/** How far raw HTML moves the `<details>` nesting: +1 per opening tag, -1 per closing one. */
+function detailsDelta(html: string): number {
+  let delta = 0;
+  const tags = html.replace(/<!--[\s\S]*?(?:-->|$)/g, "");
+  for (const match of tags.matchAll(DETAILS_TAG)) delta += match[1] === "/" ? -1 : 1;
+  return delta;
+}
+
+/** The visible text lines of the paragraphs at the top level of the document, outside `<details>`. */
 function paragraphLines(body: string): string[] {
   const tokens = markdown.parse(body, {});
   const lines: string[] = [];
   let depth = 0;
+  // Paragraphs between `<details>` and `</details>` (HTML blocks around Markdown, separated by
+  // blank lines, as GitHub renders a collapsed section) are not commands.
+  let details = 0;
   for (const [index, token] of tokens.entries()) {
     if (token.nesting === 1) depth++;
     if (token.nesting === -1) depth--;
+    if (token.type === "html_block") details = Math.max(0, details + detailsDelta(token.content));
+    if (token.type === "inline" && depth === 1)
+      for (const child of token.children ?? [])
+        if (child.type === "html_inline") details = Math.max(0, details + detailsDelta(child.content));
     // depth 1 inside a paragraph_open at the top level: the paragraph's inline content.
     if (token.type !== "inline" || depth !== 1 || tokens[index - 1]?.type !== "paragraph_open") continue;
+    if (details > 0) continue;
     let line = "";
     for (const child of token.children ?? []) {
       if (child.type === "softbreak" || child.type === "hardbreak") {

@@ -558,6 +558,53 @@ describe("registry client address guard on every connection (after DNS, redirect
     }
   });
 
+  it("refuses metadata outside 169.254/16 (Azure, Alibaba) and IPv6 forms carrying it, as a name's address, with private registries allowed", async () => {
+    const table = {
+      "azure.test": "168.63.129.16",
+      "alibaba.test": "100.100.100.200",
+      "translated.test": "::ffff:0:a9fe:a9fe",
+      "local-nat64.test": "64:ff9b:1::a9fe:a9fe",
+      "teredo.test": "2001:0:4136:e378:8000:63bf:5601:5601",
+    };
+    const asked: string[] = [];
+    const reader = createRegistryClient({
+      lookup: mappedLookup(table, asked),
+      refusePrivateRegistries: false,
+      registries: Object.fromEntries(Object.keys(table).map((name) => [name, { insecure: true }])),
+      sleep: async () => {},
+    });
+    for (const name of Object.keys(table))
+      await expect(reader.listTags(`${name}/latest/meta`)).rejects.toMatchObject({
+        code: "registry-address-refused",
+        message: expect.stringContaining(`${name} resolves to`),
+      });
+    expect(asked).toEqual(expect.arrayContaining(Object.keys(table)));
+  });
+
+  it("refuses metadata outside 169.254/16 and its IPv6 forms as a registry, a redirect or a realm without sending anything", async () => {
+    const { fetch, sent } = scriptedFetch({
+      "https://registry.example.com/v2/moved/": () =>
+        new Response("", { status: 302, headers: { location: "http://168.63.129.16/machine" } }),
+      "https://registry.example.com/v2/moved-v6/": () =>
+        new Response("", { status: 302, headers: { location: "http://[64:ff9b:1::a9fe:a9fe]/latest" } }),
+      "https://registry.example.com/v2/realm/": () => challenge("https://100.100.100.200/latest/meta-data"),
+      "https://registry.example.com/v2/realm-v6/": () => challenge("https://[::ffff:0:a9fe:a9fe]/token"),
+    });
+    for (const host of ["168.63.129.16", "100.100.100.200", "[::ffff:0:a9fe:a9fe]", "[64:ff9b:1::a9fe:a9fe]"])
+      await expect(client(fetch).listTags(`${host}/latest/meta`)).rejects.toThrow(/link-local/);
+    for (const repository of ["moved", "moved-v6"])
+      await expect(client(fetch).listTags(`registry.example.com/${repository}`)).rejects.toMatchObject({
+        code: "registry-redirect-refused",
+      });
+    for (const repository of ["realm", "realm-v6"])
+      await expect(client(fetch).listTags(`registry.example.com/${repository}`)).rejects.toMatchObject({
+        code: "registry-realm-refused",
+      });
+    expect(sent.map((request) => new URL(request.url).hostname)).toEqual(
+      Array(4).fill("registry.example.com"),
+    );
+  });
+
   it("refuses every spelling of the metadata address as a registry, a redirect or a realm without sending anything", async () => {
     const { fetch, sent } = scriptedFetch({
       "https://registry.example.com/v2/moved/": () =>

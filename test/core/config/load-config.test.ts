@@ -87,6 +87,37 @@ environments:
     });
   });
 
+  it("reports an ignore glob the pattern engine cannot match in linear time, or one over the bound, at its line and column", () => {
+    const text = `images:
+  shop:
+    repository: ghcr.io/acme/shop
+    policy:
+      ignore:
+        - "*-debug"
+        - "!(1.*)"
+environments:
+  staging:
+    paths: [overlays/staging]
+    policy: { shop: { ignore: ["${"a".repeat(1025)}"] } }
+`;
+    const result = loadConfig(text);
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    const byPath = Object.fromEntries(result.problems.map((p) => [p.path, p]));
+    expect(byPath["images.shop.policy.ignore.0"]).toBeUndefined();
+    expect(byPath["images.shop.policy.ignore.1"]).toMatchObject({
+      line: 7,
+      column: 11,
+      message: expect.stringContaining(
+        'invalid glob "!(1.*)": a negated extglob !(…) cannot be matched by RE2',
+      ),
+    });
+    expect(byPath["environments.staging.policy.shop.ignore.0"]).toMatchObject({
+      line: 11,
+      message: expect.stringContaining("pattern is 1025 characters long, over the 1024 limit"),
+    });
+  });
+
   it("reports every problem at once with its line and column", () => {
     const text = `images:
   shop:
@@ -280,5 +311,28 @@ describe("registry rules of the Ferry that reads the config", () => {
     const production = { ...DEFAULT_CONFIG_CONTEXT, refusePrivateRegistries: true };
     expect(loadConfig(image("10.0.0.5:5000/acme/shop"), production).ok).toBe(false);
     expect(loadConfig(withRegistries("  127.0.0.1:5000: { insecure: true }\n"), production).ok).toBe(false);
+  });
+
+  it("refuses metadata addresses outside 169.254/16 and IPv6 forms carrying them like link-local, also with private registries allowed", () => {
+    const image = (repository: string) =>
+      `images:\n  shop:\n    repository: "${repository}"\nenvironments:\n  prod:\n    paths: [overlays/prod]\n`;
+    for (const host of [
+      "168.63.129.16",
+      "100.100.100.200",
+      "[::ffff:0:a9fe:a9fe]",
+      "[64:ff9b:1::a9fe:a9fe]",
+    ]) {
+      const result = loadConfig(image(`${host}/latest/x`));
+      expect([host, result.ok || result.problems]).toEqual([
+        host,
+        [
+          expect.objectContaining({
+            path: "images.shop.repository",
+            message: expect.stringMatching(/link-local/),
+          }),
+        ],
+      ]);
+    }
+    expect(loadConfig(withRegistries("  168.63.129.16: { insecure: true }\n")).ok).toBe(false);
   });
 });

@@ -1,11 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import {
-  compileAllow,
-  compileExtract,
-  MAX_PATTERN_LENGTH,
-  templateReferences,
-} from "../../../src/core/policy/tag-pattern.js";
+import { MAX_PATTERN_LENGTH } from "../../../src/core/patterns/engine.js";
+import { compileAllow, compileExtract, templateReferences } from "../../../src/core/policy/tag-pattern.js";
 
 function expand(pattern: string, template: string, tag: string): string | undefined {
   const match = compileAllow(pattern).match(tag);

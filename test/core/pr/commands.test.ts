@@ -62,6 +62,13 @@ describe("comment commands", () => {
       "a link": "[/promote prod](https://example.com)",
       "emphasis on the line": "/promote *prod*",
       "a table cell": "| a |\n|---|\n| /promote prod |",
+      "a paragraph inside a collapsed <details>":
+        "<details>\n<summary>Plan</summary>\n\n/promote prod\n\n</details>",
+      "a paragraph inside an open <details>": "<details open>\n\n/promote prod\n\n</details>",
+      "a paragraph inside nested <details>":
+        "<details>\n\n<details>\n\ninner\n\n</details>\n\n/promote prod\n\n</details>",
+      "a paragraph inside a <details> never closed": "<details><summary>x</summary>\n\n/promote prod",
+      "a paragraph after an inline <details>": "see <details>\n\n/promote prod",
     };
     for (const [form, body] of Object.entries(hidden))
       it(`ignores a command in ${form}`, () => {
@@ -78,6 +85,8 @@ describe("comment commands", () => {
       "Windows line endings": "thanks\r\n/promote prod\r\n",
       "a hard line break": "/promote prod  \nthanks",
       "a paragraph after an HTML comment": "<!-- a note -->\n\n/promote prod",
+      "a paragraph after a closed <details>": "<details>\n\nlogs\n\n</details>\n\n/promote prod",
+      "a paragraph after a comment that names <details>": "<!-- <details> -->\n\n/promote prod",
     };
     for (const [form, body] of Object.entries(shown))
       it(`reads a command in ${form}`, () => {
