@@ -1,6 +1,7 @@
 /**
  * A loopback TCP relay in front of an API server, so a test can cut every open connection (what a
- * load balancer or an API server restart does to a watch) without touching TLS or the server.
+ * load balancer or an API server restart does to a watch) without touching TLS or the server, or
+ * freeze it: connections stay open and are accepted, but no byte moves (a hung API server or etcd).
  */
 import { createConnection, createServer, type Socket } from "node:net";
 
@@ -16,6 +17,10 @@ export interface TcpProxy {
   /** Refuses every connection (and cuts the open ones) until `unblock`: a network partition. */
   block(): void;
   unblock(): void;
+  /** Stops forwarding in both directions, holding what arrives, until `thaw`. */
+  freeze(): void;
+  /** Delivers what was held, in order, and forwards again. */
+  thaw(): void;
   close(): Promise<void>;
 }
 
@@ -23,6 +28,13 @@ export async function startTcpProxy(target: URL): Promise<TcpProxy> {
   const sockets = new Set<Socket>();
   let accepted = 0;
   let blocked = false;
+  let frozen = false;
+  let held: (() => void)[] = [];
+  const relay = (from: Socket, to: Socket) =>
+    from.on("data", (chunk: Buffer) => {
+      if (frozen) held.push(() => to.write(chunk));
+      else to.write(chunk);
+    });
   const server = createServer((client) => {
     if (blocked) {
       client.destroy();
@@ -40,7 +52,8 @@ export async function startTcpProxy(target: URL): Promise<TcpProxy> {
     };
     client.on("error", end).on("close", end);
     upstream.on("error", end).on("close", end);
-    client.pipe(upstream).pipe(client);
+    relay(client, upstream);
+    relay(upstream, client);
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -65,6 +78,15 @@ export async function startTcpProxy(target: URL): Promise<TcpProxy> {
     },
     unblock() {
       blocked = false;
+    },
+    freeze() {
+      frozen = true;
+    },
+    thaw() {
+      frozen = false;
+      const pending = held;
+      held = [];
+      for (const deliver of pending) deliver();
     },
     close: () =>
       new Promise<void>((resolve) => {

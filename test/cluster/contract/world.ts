@@ -46,6 +46,12 @@ export class CountingCluster implements ClusterPort {
     else this.writes.push(`apply ${object.kind} ${object.metadata.namespace ?? ""}/${object.metadata.name}`);
     return this.inner.apply(object, options);
   }
+  namespaceContents(namespace: string) {
+    return this.inner.namespaceContents(namespace);
+  }
+  probe() {
+    return this.inner.probe ? this.inner.probe() : Promise.resolve();
+  }
   delete(ref: ObjectRef) {
     this.writes.push(`delete ${ref.kind} ${ref.namespace}/${ref.name}`);
     this.deletes.push(ref);
@@ -57,8 +63,9 @@ export class CountingCluster implements ClusterPort {
     namespace: string | undefined,
     labelSelector: string,
     onChange: () => void,
+    onReconnect?: () => void,
   ) {
-    return this.inner.watch!(apiVersion, kind, namespace, labelSelector, onChange);
+    return this.inner.watch!(apiVersion, kind, namespace, labelSelector, onChange, onReconnect);
   }
 }
 
@@ -76,7 +83,7 @@ export interface World {
   settings(overrides?: SettingsOverrides): CycleSettings;
   reconciler(
     overrides?: SettingsOverrides,
-    options?: Partial<ReconcilerOptions> & { kubeconfig?: string },
+    options?: Partial<ReconcilerOptions> & { kubeconfig?: string; requestTimeoutMs?: number },
   ): Reconciler;
   /** Creates a namespace as the admin (the server-side apply kubectl would send). */
   createNamespace(name: string): Promise<void>;
@@ -119,8 +126,15 @@ export async function createWorld(backend: ClusterBackend): Promise<World> {
     counting: new CountingCluster(admin),
     settings,
     reconciler(overrides = {}, options = {}) {
-      const { kubeconfig, ...rest } = options;
-      const port = new CountingCluster(kubeconfig ? KubeCluster.fromOptions({ kubeconfig }) : admin);
+      const { kubeconfig, requestTimeoutMs, ...rest } = options;
+      const port = new CountingCluster(
+        kubeconfig
+          ? KubeCluster.fromOptions({
+              kubeconfig,
+              ...(requestTimeoutMs !== undefined ? { requestTimeoutMs } : {}),
+            })
+          : admin,
+      );
       world.counting = port;
       const reconciler = createReconciler({
         cluster: port,
