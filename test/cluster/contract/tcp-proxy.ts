@@ -30,11 +30,6 @@ export async function startTcpProxy(target: URL): Promise<TcpProxy> {
   let blocked = false;
   let frozen = false;
   let held: (() => void)[] = [];
-  const relay = (from: Socket, to: Socket) =>
-    from.on("data", (chunk: Buffer) => {
-      if (frozen) held.push(() => to.write(chunk));
-      else to.write(chunk);
-    });
   const server = createServer((client) => {
     if (blocked) {
       client.destroy();
@@ -51,9 +46,20 @@ export async function startTcpProxy(target: URL): Promise<TcpProxy> {
       sockets.delete(upstream);
     };
     client.on("error", end).on("close", end);
-    upstream.on("error", end).on("close", end);
-    relay(client, upstream);
-    relay(upstream, client);
+    // A server closing after its (held) answer must look, to the client, as if it were still thinking.
+    const upstreamEnd = () => (frozen ? held.push(end) : end());
+    upstream.on("error", upstreamEnd).on("close", upstreamEnd);
+    // Frozen, the server still gets every request but its answers are held: over TLS only once
+    // the handshake is done, so the client has sent a request and waits (a hung server, not a dead one).
+    const requests = new ClientRecords();
+    client.on("data", (chunk: Buffer) => {
+      requests.add(chunk);
+      upstream.write(chunk);
+    });
+    upstream.on("data", (chunk: Buffer) => {
+      if (frozen && requests.handshakeDone()) held.push(() => client.write(chunk));
+      else client.write(chunk);
+    });
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -94,4 +100,41 @@ export async function startTcpProxy(target: URL): Promise<TcpProxy> {
         server.close(() => resolve());
       }),
   };
+}
+
+/**
+ * Follows the client's side of a connection: plain HTTP, or TLS records (5-byte headers: type,
+ * version, length). The client's second application-data record (TLS 1.3 sends its Finished as
+ * one, then the request) means the handshake is over.
+ */
+class ClientRecords {
+  private tls: boolean | undefined;
+  private header = Buffer.alloc(0);
+  private skip = 0;
+  private applicationRecords = 0;
+
+  add(chunk: Buffer): void {
+    this.tls ??= chunk[0] === 0x16;
+    if (!this.tls) return;
+    let offset = 0;
+    while (offset < chunk.length) {
+      if (this.skip > 0) {
+        const step = Math.min(this.skip, chunk.length - offset);
+        this.skip -= step;
+        offset += step;
+        continue;
+      }
+      const need = 5 - this.header.length;
+      this.header = Buffer.concat([this.header, chunk.subarray(offset, offset + need)]);
+      offset += Math.min(need, chunk.length - offset);
+      if (this.header.length < 5) return;
+      if (this.header[0] === 0x17) this.applicationRecords++;
+      this.skip = this.header.readUInt16BE(3);
+      this.header = Buffer.alloc(0);
+    }
+  }
+
+  handshakeDone(): boolean {
+    return this.tls === false || this.applicationRecords >= 2;
+  }
 }

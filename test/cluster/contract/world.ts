@@ -23,6 +23,8 @@ export class CountingCluster implements ClusterPort {
   writes: string[] = [];
   deletes: ObjectRef[] = [];
   dryRuns = 0;
+  /** Probes answered, and failed, since construction. */
+  probes = { ok: 0, failed: 0 };
 
   constructor(private readonly inner: ClusterPort) {}
 
@@ -49,8 +51,14 @@ export class CountingCluster implements ClusterPort {
   namespaceContents(namespace: string) {
     return this.inner.namespaceContents(namespace);
   }
-  probe() {
-    return this.inner.probe ? this.inner.probe() : Promise.resolve();
+  async probe() {
+    try {
+      await this.inner.probe?.();
+      this.probes.ok++;
+    } catch (error) {
+      this.probes.failed++;
+      throw error;
+    }
   }
   delete(ref: ObjectRef) {
     this.writes.push(`delete ${ref.kind} ${ref.namespace}/${ref.name}`);
