@@ -120,7 +120,7 @@ export function summarizeErrors(errors: string[], shown = 5): string[] {
   const kinds = new Map<string, number>();
   for (const error of rest) {
     // `apply: apply ConfigMap ns/name: connect ECONNREFUSED …` → `apply: connect ECONNREFUSED …`
-    const kind = error.replace(/^(\w+): [^:]*: /, "$1: ");
+    const kind = error.replace(/^(\w+): [^:]*: /, "$1: ").replace(/https?:\/\/\S+/g, "…");
     kinds.set(kind.slice(0, 200), (kinds.get(kind.slice(0, 200)) ?? 0) + 1);
   }
   const common = [...kinds].sort((a, b) => b[1] - a[1]).slice(0, 3);

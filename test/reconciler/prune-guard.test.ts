@@ -169,3 +169,28 @@ describe("the circuit breaker after a mass rename", () => {
     expect(reverted.keep).toEqual([]);
   });
 });
+
+describe("refusing what cannot be seen", () => {
+  it("keeps a Namespace when a kind in it cannot be listed", () => {
+    const namespace = object("v1", "Namespace", "team", undefined, { labels: ours });
+    const desired = prepareDesiredState([{ object: configMap("web"), source: "x" }], () => true, {
+      instance: "staging",
+      defaultNamespace: "shop",
+    });
+    const result = planSync({
+      instance: "staging",
+      desired,
+      observed: new Map(),
+      inventory: [refOf(namespace)],
+      orphansLive: new Map([[inventoryKey(refOf(namespace)), namespace]]),
+      orphanContents: new Map([
+        [inventoryKey(refOf(namespace)), { objects: [], unreadable: ["Secret (v1)"] }],
+      ]),
+      options: { ...DEFAULT_PRUNE_OPTIONS, prune: true },
+    });
+    expect(result.prune).toEqual([]);
+    expect(result.keep[0]?.detail).toMatch(
+      /cannot tell what Namespace team holds: no permission to list Secret \(v1\)/,
+    );
+  });
+});
