@@ -1,5 +1,5 @@
 /**
- * What a prune really deletes (docs/reliability.md "Pruning a Namespace or a CRD"): deleting a Namespace
+ * What a prune really deletes (docs/reliability.md row 46): deleting a Namespace
  * makes the namespace controller delete everything in it, and deleting a CRD deletes all its custom
  * resources. Pure: the contents come in from `prune-contents.ts`; this decides which of them count
  * against the circuit breaker and which forbid the delete.

@@ -32,7 +32,7 @@ class RequestTimeoutError extends Error {
  * a typo — so the cluster would quietly differ from Git. Discovery, auth and TLS stay client-node's.
  */
 export class RawObjectApi extends KubernetesObjectApi {
-  /** Every request's deadline (docs/reliability.md "A frozen API server"); set by KubeCluster. */
+  /** Every request's deadline (docs/reliability.md row 48); set by KubeCluster. */
   timeoutMs = DEFAULT_REQUEST_TIMEOUT_MS;
 
   discover(apiVersion: string, kind: string) {
