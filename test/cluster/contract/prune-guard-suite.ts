@@ -8,7 +8,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { formatSyncPlan } from "../../../src/reconciler/plan.js";
 import { configMapYaml, deploymentYaml } from "../../support/reconciler-harness.js";
 import { readObject, type ClusterBackend } from "./backend.js";
-import { namespaceYaml } from "./manifests.js";
+import { crdYaml, namespaceYaml, widgetYaml } from "./manifests.js";
 import { createWorld, type World } from "./world.js";
 
 export function describePruneGuardContract(name: string, startBackend: () => Promise<ClusterBackend>): void {
@@ -76,6 +76,33 @@ export function describePruneGuardContract(name: string, startBackend: () => Pro
       // The simulator deletes at once; kube-apiserver leaves it Terminating for the namespace controller.
       const gone = await readObject(w.admin, "v1", "Namespace", "", team);
       expect(gone === undefined || gone.metadata.deletionTimestamp !== undefined).toBe(true);
+    });
+
+    it("counts a CustomResourceDefinition's custom resources against the circuit breaker", async () => {
+      const w = await open();
+      const group = `${w.id}.prune.ferry.test`;
+      w.repo.commit({ "env/web.yaml": deploymentYaml("web"), "env/crd.yaml": crdYaml(group) });
+      // Within the percentage: only the CRD's contents can trip the breaker.
+      const reconciler = w.reconciler({ prune: { maxPrunePercent: 100 } });
+      expect((await reconciler.cycle()).errors).toEqual([]);
+      // Custom resources someone else made: deleting the CRD would delete them all.
+      const widgets = Array.from({ length: 11 }, (_, index) => widgetYaml(group, `w-${index}`, "red"));
+      await w.kubectl.ok(["apply", "-n", w.ns, "-f", "-"], { stdin: widgets.join("---\n") });
+
+      w.repo.commit({ "env/crd.yaml": null });
+      w.counting.reset();
+      const result = await reconciler.cycle();
+      expect(result.errors.join("\n")).toMatch(/refusing to prune 12 objects/);
+      expect(w.counting.deletes).toEqual([]);
+      expect(
+        await readObject(
+          w.admin,
+          "apiextensions.k8s.io/v1",
+          "CustomResourceDefinition",
+          "",
+          `widgets.${group}`,
+        ),
+      ).toBeDefined();
     });
 
     it("clears the circuit breaker by itself once a mass rename that tripped it is reverted", async () => {
