@@ -18,8 +18,10 @@ const USAGE =
   "         [--prune] [--allow-empty] [--max-prune N] [--max-prune-percent P] [--create-namespace] [--environment NAME]\n" +
   "         [--instance NAME] [--kubeconfig FILE] [--listen ADDR] [--github-repo O/R] [--github-api-url URL] [--work-dir DIR]\n" +
   "         [--allow-namespace NS]... [--allow-cluster-kind KIND]... [--allow-remote-base PREFIX]... [--helm-values FILE]...\n" +
-  "         [--allow-plaintext-secrets] [--render-memory-limit 384Mi]\n" +
-  "tokens come from the environment: FERRY_GITHUB_TOKEN (Deployment statuses; also git), FERRY_GIT_TOKEN (git only)\n";
+  "         [--allow-plaintext-secrets] [--render-memory-limit 384Mi] [--status-listen ADDR] [--request-timeout 30s]\n" +
+  "         [--cycle-deadline 10m]\n" +
+  "tokens come from the environment: FERRY_GITHUB_TOKEN (Deployment statuses; also git), FERRY_GIT_TOKEN (git only),\n" +
+  "FERRY_STATUS_TOKEN (bearer token for /status and /metrics on a --listen address off loopback)\n";
 
 function count(text: string | undefined, flag: string, fallback: number): number {
   if (text === undefined) return fallback;
@@ -65,6 +67,9 @@ export async function run(args: string[], io: CliIo): Promise<number> {
       instance: { type: "string" },
       kubeconfig: { type: "string" },
       listen: { type: "string" },
+      "status-listen": { type: "string" },
+      "request-timeout": { type: "string", default: "30s" },
+      "cycle-deadline": { type: "string", default: "10m" },
       "github-repo": { type: "string" },
       "github-api-url": { type: "string" },
       "work-dir": { type: "string" },
@@ -91,8 +96,10 @@ export async function run(args: string[], io: CliIo): Promise<number> {
   );
   if (maxPrunePercent > 100) throw new UsageError(`--max-prune-percent must be at most 100\n${USAGE}`);
   let listen;
+  let statusListen;
   try {
     listen = values.listen ? parseListenAddress(values.listen) : undefined;
+    statusListen = values["status-listen"] ? parseListenAddress(values["status-listen"]) : undefined;
   } catch (error) {
     throw new UsageError(`${(error as Error).message}\n${USAGE}`);
   }
@@ -150,6 +157,19 @@ export async function run(args: string[], io: CliIo): Promise<number> {
       maxPrunePercent,
     },
     intervalMs: parseDurationWithin("--interval", values.interval, 1000, 7 * 24 * 60 * 60 * 1000),
+    requestTimeoutMs: parseDurationWithin(
+      "--request-timeout",
+      values["request-timeout"],
+      1000,
+      10 * 60 * 1000,
+    ),
+    cycleDeadlineMs: parseDurationWithin(
+      "--cycle-deadline",
+      values["cycle-deadline"],
+      10_000,
+      24 * 60 * 60 * 1000,
+    ),
+    ...(io.env.FERRY_STATUS_TOKEN ? { statusToken: io.env.FERRY_STATUS_TOKEN } : {}),
     watch: !values.once && !values["dry-run"],
     ...(values["github-repo"] && githubToken
       ? {
@@ -181,8 +201,14 @@ export async function run(args: string[], io: CliIo): Promise<number> {
     return result.ok ? EXIT.ok : EXIT.invalid;
   }
 
-  const running = await startReconciler({ ...setup, ...(listen ? { listen } : {}) });
+  const running = await startReconciler({
+    ...setup,
+    ...(listen ? { listen } : {}),
+    ...(statusListen ? { statusListen } : {}),
+  });
   if (running.statusUrl) setup.log?.("status server listening", { url: running.statusUrl });
+  if (running.internalStatusUrl)
+    setup.log?.("internal status server listening", { url: running.internalStatusUrl });
   await new Promise<void>((resolve) => {
     process.once("SIGTERM", resolve);
     process.once("SIGINT", resolve);

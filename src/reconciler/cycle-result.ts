@@ -79,8 +79,11 @@ export function summarize(input: {
   const { revision, plan, observation, liveAfter, applied, pruned, errors, writes, phase, dryRun } = input;
   const appliedKeys = new Set(applied.map(inventoryKey));
   const pendingKeys = new Set(plan.apply.map((item) => inventoryKey(item.ref)));
+  const heldKeys = new Set(plan.held.map(inventoryKey));
   const objects: ObjectStatus[] = observation.desired.map(({ ref }) => {
     const key = inventoryKey(ref);
+    if (heldKeys.has(key))
+      return { ref, sync: "OutOfSync", health: "Missing", message: "held by the circuit breaker" };
     const synced = !pendingKeys.has(key) || appliedKeys.has(key);
     const live = liveAfter.get(key) ?? observation.observed.get(key)?.live;
     const health = assessHealth(live, (kind) => input.statusKinds?.get(kind));
@@ -89,9 +92,10 @@ export function summarize(input: {
   for (const { ref, reason } of plan.refused) {
     objects.push({ ref, sync: "OutOfSync", health: "Unknown", message: `refused: ${reason}` });
   }
-  for (const { ref, reason } of plan.keep) {
-    if (reason === "prune-off" || reason === "circuit-breaker") {
-      objects.push({ ref, sync: "OutOfSync", health: "Healthy", message: `requires pruning (${reason})` });
+  for (const { ref, reason, detail } of plan.keep) {
+    if (reason === "prune-off" || reason === "circuit-breaker" || reason === "not-empty") {
+      const message = `requires pruning (${reason}${detail ? `: ${detail}` : ""})`;
+      objects.push({ ref, sync: "OutOfSync", health: "Healthy", message });
     }
   }
   const allErrors = [...errors];
@@ -131,4 +135,24 @@ export async function statusKindsOf(
   for (const [key, { apiVersion, kind }] of kinds)
     answers.set(key, await cluster.statusReporting(apiVersion, kind).catch(() => undefined));
   return answers;
+}
+
+/**
+ * A cycle's errors for one log line: the first few as they are, then how many more and of which
+ * kinds (a dead API server mid-apply fails every object with the same message).
+ */
+export function summarizeErrors(errors: string[], shown = 5): string[] {
+  if (errors.length <= shown) return errors;
+  const rest = errors.slice(shown);
+  const kinds = new Map<string, number>();
+  for (const error of rest) {
+    // `apply: apply ConfigMap ns/name: connect ECONNREFUSED …` → `apply: connect ECONNREFUSED …`
+    const kind = error.replace(/^(\w+): [^:]*: /, "$1: ").replace(/https?:\/\/\S+/g, "…");
+    kinds.set(kind.slice(0, 200), (kinds.get(kind.slice(0, 200)) ?? 0) + 1);
+  }
+  const common = [...kinds].sort((a, b) => b[1] - a[1]).slice(0, 3);
+  return [
+    ...errors.slice(0, shown),
+    `… and ${rest.length} more: ${common.map(([kind, count]) => `${count} × ${kind}`).join("; ")}`,
+  ];
 }

@@ -12,6 +12,7 @@ import {
   type DesiredObject,
 } from "./desired-state.js";
 import type { RefusedObject } from "./confinement.js";
+import { guardContents, type OrphanContents } from "./prune-guard.js";
 import type { KubeObject, ObjectRef } from "./types.js";
 
 export interface PruneOptions {
@@ -54,7 +55,8 @@ export type KeepReason =
   | "unlabelled"
   | "prune-off"
   | "circuit-breaker"
-  | "out-of-scope";
+  | "out-of-scope"
+  | "not-empty";
 
 export interface SyncPlan {
   apply: PlannedApply[];
@@ -63,10 +65,16 @@ export interface SyncPlan {
   unchanged: ObjectRef[];
   /** Inventory members to delete, in delete order (reverse apply order). */
   prune: ObjectRef[];
-  /** Inventory members that left Git but stay, and why. */
-  keep: { ref: ObjectRef; reason: KeepReason }[];
-  /** Set when the circuit breaker refused the prune: nothing is deleted this cycle. */
+  /** Inventory members that left Git but stay, and why (`detail`: what a human should know). */
+  keep: { ref: ObjectRef; reason: KeepReason; detail?: string }[];
+  /**
+   * Set when the circuit breaker refused the prune: nothing is deleted this cycle, and nothing
+   * outside the inventory is created either (`held`), so reverting the change that tripped it
+   * leaves nothing behind to prune.
+   */
   pruneBlocked?: string;
+  /** Desired objects not in the inventory whose apply the tripped circuit breaker holds back. */
+  held: ObjectRef[];
   /** The inventory to store once the plan has been carried out without error. */
   nextInventory: ObjectRef[];
 }
@@ -173,6 +181,8 @@ export interface SyncPlanInput {
   refused?: RefusedObject[];
   /** Inventory members outside the confinement, by inventory key (no live state looked up). */
   outOfScope?: Map<string, string>;
+  /** What deleting an orphan Namespace or CRD would take with it, by the orphan's inventory key. */
+  orphanContents?: OrphanContents;
 }
 
 export function planSync(input: SyncPlanInput): SyncPlan {
@@ -229,24 +239,40 @@ export function planSync(input: SyncPlanInput): SyncPlan {
       candidates.push(ref);
     }
   }
+  const guarded = guardContents(candidates, input.orphanContents);
+  for (const { ref, detail } of guarded.refused) keep.push({ ref, reason: "not-empty", detail });
+  stillManaged.push(...guarded.refused.map(({ ref }) => ref));
   let prune: ObjectRef[] = [];
   let pruneBlocked: string | undefined;
-  if (candidates.length > 0) {
-    pruneBlocked = circuitBreakerVerdict(candidates.length, inventory.length, options);
+  let held: ObjectRef[] = [];
+  let toApply = apply;
+  if (guarded.candidates.length > 0) {
+    // What the deletes would remove in all: the candidates and the custom resources of CRDs going with them.
+    const total = guarded.candidates.length + guarded.extra;
+    pruneBlocked = circuitBreakerVerdict(total, inventory.length + guarded.extra, options);
     if (pruneBlocked) {
-      for (const ref of candidates) keep.push({ ref, reason: "circuit-breaker" });
-      stillManaged.push(...candidates);
+      for (const ref of guarded.candidates) keep.push({ ref, reason: "circuit-breaker" });
+      stillManaged.push(...guarded.candidates);
+      // The other half of a mass rename: create none of the new names while the old ones stay.
+      const inventoryKeys = new Set(inventory.map(inventoryKey));
+      held = apply.filter(({ ref }) => !inventoryKeys.has(inventoryKey(ref))).map(({ ref }) => ref);
+      toApply = apply.filter(({ ref }) => inventoryKeys.has(inventoryKey(ref)));
     } else {
-      prune = [...candidates].reverse();
+      prune = [...guarded.candidates].reverse();
     }
   }
-  const nextInventory = [...desired.map(({ ref }) => ref), ...stillManaged].sort(compareRefs);
+  const heldKeys = new Set(held.map(inventoryKey));
+  const nextInventory = [
+    ...desired.map(({ ref }) => ref).filter((ref) => !heldKeys.has(inventoryKey(ref))),
+    ...stillManaged,
+  ].sort(compareRefs);
   return {
-    apply,
+    apply: toApply,
     refused,
     unchanged,
     prune,
     keep,
+    held,
     nextInventory,
     ...(pruneBlocked ? { pruneBlocked } : {}),
   };
@@ -261,7 +287,9 @@ export function formatSyncPlan(plan: SyncPlan): string {
   }
   for (const { ref, reason } of plan.refused) lines.push(`refuse ${describeRef(ref)}: ${reason}`);
   for (const ref of plan.prune) lines.push(`prune ${describeRef(ref)}`);
-  for (const { ref, reason } of plan.keep) lines.push(`keep ${describeRef(ref)} (${reason})`);
+  for (const { ref, reason, detail } of plan.keep)
+    lines.push(`keep ${describeRef(ref)} (${reason}${detail ? `: ${detail}` : ""})`);
+  for (const ref of plan.held) lines.push(`hold ${describeRef(ref)} (circuit-breaker)`);
   if (plan.pruneBlocked) lines.push(`prune blocked: ${plan.pruneBlocked}`);
   lines.push(
     `${plan.apply.length} to apply, ${plan.unchanged.length} unchanged, ${plan.prune.length} to prune` +

@@ -26,14 +26,28 @@ export interface ClusterPort {
    * schema): "silent" kinds are Healthy once they exist; undefined when it cannot be told.
    */
   statusReporting?(apiVersion: string, kind: string): Promise<StatusReporting | undefined>;
-  /** Calls `onChange` when objects matching the selector change; returns a function that stops watching. */
+  /** Every object in the namespace, of every kind that can be listed (events apart). */
+  namespaceContents(namespace: string): Promise<NamespaceContents>;
+  /** One cheap request that succeeds when the API server answers (`GET /version`). */
+  probe?(): Promise<void>;
+  /**
+   * Calls `onChange` when objects matching the selector change, and `onReconnect` when the watch
+   * opens again after it broke; returns a function that stops watching.
+   */
   watch?(
     apiVersion: string,
     kind: string,
     namespace: string | undefined,
     labelSelector: string,
     onChange: () => void,
+    onReconnect?: () => void,
   ): Promise<() => void>;
+}
+
+export interface NamespaceContents {
+  objects: KubeObject[];
+  /** Kinds these credentials may not list there (`Secret (v1)`): what they hold is unknown. */
+  unreadable: string[];
 }
 
 /** Fetches the config repo; throws when it cannot, keeping the last good checkout. */

@@ -14,6 +14,8 @@ import type { RenderedObject } from "./parse-manifests.js";
 import { planSync, type SyncPlan } from "./plan.js";
 import type { ClusterPort, ConfigSource } from "./ports.js";
 import { pruneAndRecord } from "./prune.js";
+import { lookUpOrphanContents } from "./prune-contents.js";
+import type { OrphanContents } from "./prune-guard.js";
 import { renderPath } from "./render.js";
 
 export type { CyclePhase, CycleResult } from "./cycle-result.js";
@@ -42,15 +44,17 @@ export async function runCycle(
   }
 
   let observation: Observation;
+  let orphanContents: OrphanContents;
   try {
     observation = await observe(cluster, settings, rendered, memory);
+    orphanContents = settings.prune.prune ? await lookUpOrphanContents(cluster, observation) : new Map();
   } catch (error) {
     return failure("observe", error, { revision });
   }
 
   let plan: SyncPlan;
   try {
-    plan = planSync({ instance: settings.instance, ...observation, options: settings.prune });
+    plan = planSync({ instance: settings.instance, ...observation, orphanContents, options: settings.prune });
   } catch (error) {
     return failure("plan", error, { revision });
   }

@@ -8,6 +8,7 @@ import { backoffDelay, DEFAULT_BACKOFF, jitteredInterval, type BackoffPolicy } f
 import { deploymentReportOf } from "./deployment-report.js";
 import { describeDrift, DriftLog } from "./drift.js";
 import { ReconcilerMetrics } from "./metrics.js";
+import { summarizeErrors } from "./cycle-result.js";
 import { describeRef } from "./object-ref.js";
 import type { ClusterPort, ConfigSource, DeploymentReporter } from "./ports.js";
 import { DiffMemory, runCycle, type CycleResult, type CycleSettings } from "./reconcile-cycle.js";
@@ -25,6 +26,13 @@ export interface ReconcilerOptions {
   /** How soon to look again while something is still Progressing (default 5 s). */
   progressingIntervalMs?: number;
   backoff?: BackoffPolicy;
+  /**
+   * While backing off, how often to ask the API server whether it answers again (default 5 s):
+   * once a probe that failed succeeds, the next cycle runs at once instead of at the end of the wait.
+   */
+  probeIntervalMs?: number;
+  /** A cycle running longer than this is reported Unknown/Degraded and fails `/healthz` (default 10 minutes). */
+  cycleDeadlineMs?: number;
   /** React to changes of applied objects (self-heal between intervals). */
   watch?: boolean;
   /** Coalesces bursts of watch events into one cycle (default 2 s). */
@@ -41,6 +49,8 @@ export interface Reconciler {
   /** Runs one cycle now (after any cycle in flight) and returns its result. */
   cycle(): Promise<CycleResult>;
   status(): ReconcilerStatus;
+  /** What `/healthz` answers: false while a cycle is stuck past its deadline. */
+  health(): { ok: boolean; message: string };
   /** Starts the timed loop (and watches); `startReconciler` does this unless `manual`. */
   start(): void;
   stop(): Promise<void>;
@@ -57,22 +67,37 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
   const backoff = options.backoff ?? DEFAULT_BACKOFF;
   const debounceMs = options.debounceMs ?? 2_000;
   const metrics = options.metrics ?? new ReconcilerMetrics(instance);
+  const probeIntervalMs = options.probeIntervalMs ?? 5_000;
+  const cycleDeadlineMs = options.cycleDeadlineMs ?? 10 * 60_000;
 
   let state: ReconcilerStatus = initialStatus(instance);
   let inFlight: Promise<CycleResult> | undefined;
   let timer: NodeJS.Timeout | undefined;
   let debounceTimer: NodeJS.Timeout | undefined;
   let running = false;
+  let cycleStartedAt: number | undefined;
+  let probeTimer: NodeJS.Timeout | undefined;
+  /** A probe failed since the last cycle: the API server was unreachable, so its answer is news. */
+  let serverDown = false;
   const memory = new DiffMemory();
   const driftLog = new DriftLog();
   const watches =
     options.watch && options.cluster.watch
-      ? new WatchSet(options.cluster.watch.bind(options.cluster), instance, onWatchEvent, log)
+      ? new WatchSet(options.cluster.watch.bind(options.cluster), instance, onWatchEvent, log, () =>
+          onWatchReconnect(),
+        )
       : undefined;
 
   async function runOne(): Promise<CycleResult> {
     const started = performance.now();
-    const result = await runCycle(options.cluster, options.source, options.settings, memory);
+    cycleStartedAt = started;
+    serverDown = false;
+    let result: CycleResult;
+    try {
+      result = await runCycle(options.cluster, options.source, options.settings, memory);
+    } finally {
+      cycleStartedAt = undefined;
+    }
     const durationMs = performance.now() - started;
     metrics.record(result, durationMs);
     state = statusAfter(state, instance, result, now());
@@ -89,7 +114,7 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
       pruned: result.pruned.length,
       sync: result.sync,
       health: result.health,
-      errors: result.errors,
+      errors: summarizeErrors(result.errors),
       ms: Math.round(durationMs),
     });
     if (options.reporter && !options.settings.dryRun) await report(options.reporter, result, undone.length);
@@ -107,6 +132,36 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
     await reporter.report(report).catch((error: unknown) => {
       log("deployment status report failed", { instance, error: (error as Error).message });
     });
+  }
+
+  /** A watch opened again after it broke: the API server answers, so a backoff has no reason left. */
+  function onWatchReconnect(): void {
+    if (running && state.consecutiveFailures > 0 && !inFlight) {
+      log("watch reconnected; reconciling now", { instance });
+      schedule(0);
+    }
+  }
+
+  function probeWhileBackingOff(): void {
+    clearTimeout(probeTimer);
+    const probe = options.cluster.probe?.bind(options.cluster);
+    if (!probe || !running || state.consecutiveFailures === 0) return;
+    probeTimer = setTimeout(() => {
+      if (!running || state.consecutiveFailures === 0 || inFlight) return;
+      probe().then(
+        () => {
+          if (serverDown && running && !inFlight) {
+            log("API server answers again; reconciling now", { instance });
+            schedule(0);
+          } else probeWhileBackingOff();
+        },
+        () => {
+          serverDown = true;
+          probeWhileBackingOff();
+        },
+      );
+    }, probeIntervalMs);
+    probeTimer.unref?.();
   }
 
   function onWatchEvent(): void {
@@ -140,8 +195,9 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
     clearTimeout(timer);
     if (!running) return;
     state = { ...state, nextCycleInMs: delayMs };
-    if (state.consecutiveFailures > 0) {
+    if (state.consecutiveFailures > 0 && delayMs > 0) {
       log("reconcile backing off", { instance, failures: state.consecutiveFailures, retryInMs: delayMs });
+      probeWhileBackingOff();
     }
     timer = setTimeout(() => {
       void cycle().then(
@@ -159,9 +215,27 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
     }, delayMs);
   }
 
+  /** Set while the cycle in flight is past its deadline. */
+  function overdue(): string | undefined {
+    if (cycleStartedAt === undefined) return undefined;
+    const elapsed = performance.now() - cycleStartedAt;
+    if (elapsed <= cycleDeadlineMs) return undefined;
+    return `reconcile cycle still running after ${Math.round(elapsed / 1000)} s (deadline ${Math.round(cycleDeadlineMs / 1000)} s): the API server or the config repo does not answer`;
+  }
+
   return {
     cycle,
-    status: () => structuredClone(state),
+    status() {
+      const stuck = overdue();
+      const current = structuredClone(state);
+      return stuck
+        ? { ...current, sync: "Unknown", health: "Degraded", errors: [stuck, ...current.errors] }
+        : current;
+    },
+    health() {
+      const stuck = overdue();
+      return stuck ? { ok: false, message: stuck } : { ok: true, message: "ok" };
+    },
     start() {
       if (running) return;
       running = true;
@@ -170,6 +244,7 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
     async stop() {
       running = false;
       clearTimeout(timer);
+      clearTimeout(probeTimer);
       clearTimeout(debounceTimer);
       watches?.stopAll();
       await inFlight?.catch(() => undefined);

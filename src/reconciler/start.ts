@@ -15,7 +15,7 @@ import type { ClusterPort, ConfigSource, DeploymentReporter } from "./ports.js";
 import { memoryLimitEnforced } from "./renderer.js";
 import type { CycleResult, CycleSettings } from "./reconcile-cycle.js";
 import { createReconciler, type Reconciler, type ReconcilerStatus } from "./reconciler.js";
-import { startStatusServer } from "./status-server.js";
+import { accessFor, startStatusServer } from "./status-server.js";
 
 /** Label values: at most 63 characters, alphanumerics with `-`, `_` or `.` inside. */
 const LABEL_VALUE = /^[A-Za-z0-9]([A-Za-z0-9._-]{0,61}[A-Za-z0-9])?$/;
@@ -69,6 +69,16 @@ export interface ReconcilerSetup {
   github?: { repository: string; token: string; apiUrl?: string };
   /** Serve `/status`, `/metrics`, `/healthz` here (port 0 picks a free port). */
   listen?: { host: string; port: number };
+  /** FERRY_STATUS_TOKEN: the bearer token `/status` and `/metrics` need on a `listen` address off loopback. */
+  statusToken?: string;
+  /** `--status-listen`: a second listener serving `/status` and `/metrics` without a token (an internal address). */
+  statusListen?: { host: string; port: number };
+  /** `--request-timeout`: every API request's deadline (default 30 s). */
+  requestTimeoutMs?: number;
+  /** `--cycle-deadline`: a cycle running longer is reported Unknown/Degraded and fails `/healthz` (default 10 min). */
+  cycleDeadlineMs?: number;
+  /** While backing off, how often to probe the API server (default 5 s). */
+  probeIntervalMs?: number;
   log?: (message: string, fields: Record<string, unknown>) => void;
   now?: () => Date;
   random?: () => number;
@@ -84,6 +94,8 @@ export interface RunningReconciler {
   stop(): Promise<void>;
   /** Base URL of the status server, when `listen` was given. */
   statusUrl?: string;
+  /** Base URL of the `statusListen` listener. */
+  internalStatusUrl?: string;
   readonly reconciler: Reconciler;
 }
 
@@ -111,7 +123,7 @@ export function buildReconciler(setup: ReconcilerSetup): Reconciler {
       });
     }
     contextNamespace = config.getContextObject(config.getCurrentContext())?.namespace;
-    cluster = new KubeCluster(config);
+    cluster = new KubeCluster(config, undefined, setup.requestTimeoutMs);
   }
   const namespace = setup.namespace ?? contextNamespace ?? "default";
   const source =
@@ -174,6 +186,8 @@ export function buildReconciler(setup: ReconcilerSetup): Reconciler {
       ? { progressingIntervalMs: setup.progressingIntervalMs }
       : {}),
     ...(setup.backoff ? { backoff: setup.backoff } : {}),
+    ...(setup.probeIntervalMs !== undefined ? { probeIntervalMs: setup.probeIntervalMs } : {}),
+    ...(setup.cycleDeadlineMs !== undefined ? { cycleDeadlineMs: setup.cycleDeadlineMs } : {}),
     watch: setup.watch ?? false,
     ...(setup.debounceMs !== undefined ? { debounceMs: setup.debounceMs } : {}),
     ...(reporter ? { reporter } : {}),
@@ -191,7 +205,12 @@ export async function startReconciler(
   setup: ReconcilerSetup & { manual?: boolean },
 ): Promise<RunningReconciler> {
   const reconciler = buildReconciler(setup);
-  const server = setup.listen ? await startStatusServer(reconciler, setup.listen) : undefined;
+  const server = setup.listen
+    ? await startStatusServer(reconciler, setup.listen, accessFor(setup.listen.host, setup.statusToken))
+    : undefined;
+  const internal = setup.statusListen
+    ? await startStatusServer(reconciler, setup.statusListen, { open: true })
+    : undefined;
   if (!setup.manual) reconciler.start();
   return {
     cycle: () => reconciler.cycle(),
@@ -199,8 +218,10 @@ export async function startReconciler(
     async stop() {
       await reconciler.stop();
       await server?.close();
+      await internal?.close();
     },
     ...(server ? { statusUrl: server.url } : {}),
+    ...(internal ? { internalStatusUrl: internal.url } : {}),
     reconciler,
   };
 }

@@ -1,8 +1,12 @@
 /**
  * The reconciler's own small HTTP server (`--listen`): `GET /status` (JSON), `GET /metrics`
- * (Prometheus) and `GET /healthz`. Read-only; nothing here can trigger a write.
+ * (Prometheus) and `GET /healthz`. Read-only; nothing here can trigger a write. `/healthz` is open
+ * (the kubelet probes it) and fails while a cycle is stuck; `/status` and `/metrics` name the
+ * cluster's objects and errors, so off loopback they need `Authorization: Bearer <token>`
+ * (FERRY_STATUS_TOKEN) or a listener of their own on an internal address (`--status-listen`).
  */
-import { createServer, type Server } from "node:http";
+import { timingSafeEqual } from "node:crypto";
+import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Reconciler } from "./reconciler.js";
 
@@ -22,9 +26,25 @@ export function parseListenAddress(text: string): { host: string; port: number }
   return { host: match[1] ?? (match[2] || "127.0.0.1"), port };
 }
 
+/** Who may read `/status` and `/metrics` here: anyone (`open`), or holders of `token` (none: nobody). */
+export type StatusAccess = { open: true } | { token: string | undefined };
+
+/** Open on loopback (only this pod or host can reach it); elsewhere the token decides. */
+export function accessFor(host: string, token: string | undefined): StatusAccess {
+  const loopback = host === "localhost" || host === "::1" || /^127\./.test(host);
+  return loopback ? { open: true } : { token };
+}
+
+function tokenMatches(request: IncomingMessage, token: string): boolean {
+  const given = Buffer.from(request.headers.authorization ?? "");
+  const expected = Buffer.from(`Bearer ${token}`);
+  return given.length === expected.length && timingSafeEqual(given, expected);
+}
+
 export async function startStatusServer(
   reconciler: Reconciler,
   address: { host: string; port: number },
+  access: StatusAccess = accessFor(address.host, undefined),
 ): Promise<StatusServer> {
   const server: Server = createServer((request, response) => {
     const path = (request.url ?? "/").split("?")[0];
@@ -33,8 +53,28 @@ export async function startStatusServer(
       return;
     }
     if (path === "/healthz") {
-      response.writeHead(200, { "content-type": "text/plain" }).end("ok\n");
-    } else if (path === "/status") {
+      const health = reconciler.health();
+      response.writeHead(health.ok ? 200 : 503, { "content-type": "text/plain" }).end(`${health.message}\n`);
+      return;
+    }
+    if ((path === "/status" || path === "/metrics") && !("open" in access)) {
+      if (!access.token) {
+        response
+          .writeHead(404, { "content-type": "text/plain" })
+          .end("not served on this address: set FERRY_STATUS_TOKEN or use --status-listen\n");
+        return;
+      }
+      if (!tokenMatches(request, access.token)) {
+        response
+          .writeHead(401, {
+            "content-type": "text/plain",
+            "www-authenticate": 'Bearer realm="ferry-reconciler"',
+          })
+          .end("a bearer token is required\n");
+        return;
+      }
+    }
+    if (path === "/status") {
       response
         .writeHead(200, { "content-type": "application/json" })
         .end(`${JSON.stringify(reconciler.status(), null, 2)}\n`);

@@ -16,6 +16,7 @@ export class WatchSet {
     private readonly instance: string,
     private readonly onChange: () => void,
     private readonly log: (message: string, fields: Record<string, unknown>) => void,
+    private readonly onReconnect: () => void = () => {},
   ) {}
 
   /** Starts watches for kinds newly applied and stops those no longer needed. */
@@ -42,7 +43,14 @@ export class WatchSet {
       try {
         this.watches.set(
           key,
-          await this.watch(apiVersion, kind, namespace, `ferry.dev/instance=${this.instance}`, this.onChange),
+          await this.watch(
+            apiVersion,
+            kind,
+            namespace,
+            `ferry.dev/instance=${this.instance}`,
+            this.onChange,
+            this.onReconnect,
+          ),
         );
       } catch (error) {
         this.log("watch failed", {

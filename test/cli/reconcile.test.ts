@@ -3,7 +3,7 @@ import { describe, expect, it, vi } from "vitest";
 import { main } from "../../src/cli.js";
 import { createReconciler } from "../../src/reconciler/reconciler.js";
 import { startReconciler } from "../../src/reconciler/start.js";
-import { startStatusServer, parseListenAddress } from "../../src/reconciler/status-server.js";
+import { accessFor, startStatusServer, parseListenAddress } from "../../src/reconciler/status-server.js";
 import {
   configMapYaml,
   deploymentYaml,
@@ -229,6 +229,48 @@ describe("the status server", () => {
       expect((await fetch(`${server.url}/nothing`)).status).toBe(404);
     } finally {
       await server.close();
+      await reconciler.stop();
+    }
+  });
+
+  it("off loopback, serves /status and /metrics only with the bearer token, and /healthz to anyone", async () => {
+    env = await setup();
+    env.repo.commit({ "env/staging/config.yaml": configMapYaml("web-config") });
+    const reconciler = createReconciler({
+      cluster: env.cluster,
+      source: env.fetcher,
+      settings: env.settings(),
+    });
+    await reconciler.cycle();
+    // What `--listen 0.0.0.0:8080` gets, served here on loopback so the test sends nothing off the machine.
+    expect(accessFor("0.0.0.0", "s3cret-token")).toEqual({ token: "s3cret-token" });
+    expect(accessFor("127.0.0.1", undefined)).toEqual({ open: true });
+    const guarded = await startStatusServer(reconciler, parseListenAddress("127.0.0.1:0"), {
+      token: "s3cret-token",
+    });
+    const closed = await startStatusServer(
+      reconciler,
+      parseListenAddress("127.0.0.1:0"),
+      accessFor("0.0.0.0", undefined),
+    );
+    try {
+      for (const path of ["/status", "/metrics"]) {
+        expect((await fetch(`${guarded.url}${path}`)).status).toBe(401);
+        const wrong = await fetch(`${guarded.url}${path}`, { headers: { authorization: "Bearer nope" } });
+        expect(wrong.status).toBe(401);
+        const right = await fetch(`${guarded.url}${path}`, {
+          headers: { authorization: "Bearer s3cret-token" },
+        });
+        expect(right.status).toBe(200);
+        const none = await fetch(`${closed.url}${path}`);
+        expect(none.status).toBe(404);
+        expect(await none.text()).toMatch(/FERRY_STATUS_TOKEN or use --status-listen/);
+      }
+      expect((await fetch(`${guarded.url}/healthz`)).status).toBe(200);
+      expect((await fetch(`${closed.url}/healthz`)).status).toBe(200);
+    } finally {
+      await guarded.close();
+      await closed.close();
       await reconciler.stop();
     }
   });

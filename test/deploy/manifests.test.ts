@@ -86,6 +86,18 @@ describe("deploy/ install manifests", () => {
       expect(role.rules.flatMap((rule: any) => rule.resources)).not.toContain("*");
       const args: string[] = objects.find((o) => o.kind === "Deployment")!.spec.template.spec.containers[0]
         .args;
+      const pod = objects.find((o) => o.kind === "Deployment")!.spec.template.spec;
+      const container = pod.containers[0];
+      // The kubelet probes /healthz, which fails while a cycle is stuck past its deadline.
+      expect(container.livenessProbe.httpGet).toEqual({ path: "/healthz", port: "http" });
+      expect(container.readinessProbe.httpGet).toEqual({ path: "/healthz", port: "http" });
+      // /status and /metrics off loopback need the token; the work dir cannot fill the node.
+      expect(container.env.find((e: any) => e.name === "FERRY_STATUS_TOKEN").valueFrom.secretKeyRef).toEqual({
+        name: "ferry-reconciler-status",
+        key: "token",
+        optional: true,
+      });
+      expect(pod.volumes.find((v: any) => v.name === "work").emptyDir.sizeLimit).toBe("1Gi");
       expect(args).toEqual(
         expect.arrayContaining([
           "reconcile",

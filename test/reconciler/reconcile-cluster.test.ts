@@ -351,6 +351,7 @@ describe("nothing is deleted when a cycle fails", () => {
       list: (...args) => cluster.list(...args),
       get: (ref) => cluster.get(ref),
       delete: (ref) => cluster.delete(ref),
+      namespaceContents: (namespace) => cluster.namespaceContents(namespace),
       apply: async (object, options) => {
         if (!options.dryRun && object.kind === "Deployment")
           throw new TransientError("kubernetes-unavailable", "apply Deployment: HTTP 503");

@@ -3,69 +3,15 @@
  * force), dry-run, list, get, delete and watch. API errors are sorted into UserError (the config
  * is wrong: 400/404/409/422, or credentials: 401/403) and TransientError (429, 5xx, network).
  */
-import {
-  ApiException,
-  HttpMethod,
-  KubeConfig,
-  KubernetesObjectApi,
-  PatchStrategy,
-  Watch,
-  type KubernetesObject,
-  type ResponseContext,
-} from "@kubernetes/client-node";
+import { ApiException, KubeConfig, Watch } from "@kubernetes/client-node";
 import { TransientError, UserError } from "../../core/errors.js";
-import { FIELD_MANAGER } from "../../reconciler/desired-state.js";
 import { apiVersionOf, describeRef } from "../../reconciler/object-ref.js";
-import type { ClusterPort } from "../../reconciler/ports.js";
+import type { ClusterPort, NamespaceContents } from "../../reconciler/ports.js";
 import type { KubeObject, ObjectRef, StatusReporting } from "../../reconciler/types.js";
+import { listNamespaceContents } from "./namespace-contents.js";
+import { DEFAULT_REQUEST_TIMEOUT_MS, RawObjectApi } from "./raw-object-api.js";
 
-/**
- * client-node's object API, with two changes that matter for GitOps: bodies go out as the
- * manifest's own JSON and answers come back as plain JSON. Its typed (de)serializer silently
- * drops every field its models do not know — a field newer than the client, a CRD-like extension,
- * a typo — so the cluster would quietly differ from Git. Discovery, auth and TLS stay client-node's.
- */
-class RawObjectApi extends KubernetesObjectApi {
-  discover(apiVersion: string, kind: string) {
-    return this.resource(apiVersion, kind);
-  }
-
-  /** The names discovery lists for a group version (subresources too: `certificates/status`), once discovered. */
-  discoveredNames(apiVersion: string): string[] {
-    return (this.apiVersionResourceCache[apiVersion]?.resources ?? []).map((resource) => resource.name);
-  }
-
-  async serverSideApply(object: KubeObject, dryRun: boolean): Promise<KubeObject> {
-    // specUriPath lowercases the whole path, name included: a name with capitals ("Web") then met
-    // "does not match the name on the URL (web)" on a real API server instead of the name's own
-    // validation error. The name goes on the URL as written.
-    const lowered = await this.specUriPath(object as KubernetesObject, "patch");
-    const path = `${lowered.slice(0, lowered.lastIndexOf("/") + 1)}${encodeURIComponent(object.metadata.name)}`;
-    const request = this.configuration.baseServer.makeRequestContext(path, HttpMethod.PATCH);
-    request.setHeaderParam("Accept", "application/json");
-    request.setHeaderParam("Content-Type", PatchStrategy.ServerSideApply);
-    if (dryRun) request.setQueryParam("dryRun", "All");
-    request.setQueryParam("fieldManager", FIELD_MANAGER);
-    // force: Git wins over hand edits (self-heal), as Flux and Argo CD's server-side apply do.
-    request.setQueryParam("force", "true");
-    request.setBody(JSON.stringify(object));
-    return (await this.requestPromise(request)) as unknown as KubeObject;
-  }
-
-  protected override async processResponse<T extends KubernetesObject>(
-    response: ResponseContext,
-  ): Promise<T> {
-    const text = await response.body.text();
-    if (response.httpStatusCode >= 200 && response.httpStatusCode <= 299) return JSON.parse(text) as T;
-    let body: unknown = text;
-    try {
-      body = JSON.parse(text);
-    } catch {
-      // keep the plain-text body
-    }
-    throw new ApiException(response.httpStatusCode, "Unsuccessful HTTP Request", body, response.headers);
-  }
-}
+export { DEFAULT_REQUEST_TIMEOUT_MS } from "./raw-object-api.js";
 
 export interface KubeClusterOptions {
   /** Kubeconfig YAML (e.g. the simulator's); otherwise `kubeconfigFile`, otherwise in-cluster/default loading. */
@@ -73,6 +19,8 @@ export interface KubeClusterOptions {
   kubeconfigFile?: string;
   /** Objects per list page (`limit`, then `continue`); default 500. */
   listPageSize?: number;
+  /** Deadline of each request (watches apart), default 30 s. */
+  requestTimeoutMs?: number;
 }
 
 export function loadKubeConfig(options: KubeClusterOptions): KubeConfig {
@@ -146,13 +94,36 @@ export class KubeCluster implements ClusterPort {
   constructor(
     readonly config: KubeConfig,
     private readonly listPageSize = 500,
+    requestTimeoutMs = DEFAULT_REQUEST_TIMEOUT_MS,
   ) {
     this.api = config.makeApiClient(RawObjectApi);
+    this.api.timeoutMs = requestTimeoutMs;
     this.watcher = new Watch(config);
   }
 
   static fromOptions(options: KubeClusterOptions): KubeCluster {
-    return new KubeCluster(loadKubeConfig(options), options.listPageSize);
+    return new KubeCluster(loadKubeConfig(options), options.listPageSize, options.requestTimeoutMs);
+  }
+
+  async probe(): Promise<void> {
+    try {
+      await this.api.getJson("/version");
+    } catch (error) {
+      throw toFerryError(error, "probe the API server");
+    }
+  }
+
+  async namespaceContents(namespace: string): Promise<NamespaceContents> {
+    try {
+      return await listNamespaceContents(
+        (path) => this.api.getJson(path),
+        (error) => statusOf(error) === 403,
+        namespace,
+        this.listPageSize,
+      );
+    } catch (error) {
+      throw toFerryError(error, `list the contents of namespace ${namespace}`);
+    }
   }
 
   async isNamespaced(apiVersion: string, kind: string): Promise<boolean | undefined> {
@@ -283,6 +254,7 @@ export class KubeCluster implements ClusterPort {
     namespace: string | undefined,
     labelSelector: string,
     onChange: () => void,
+    onReconnect: () => void = () => {},
   ): Promise<() => void> {
     const resource = await this.api.discover(apiVersion, kind);
     if (!resource) return () => {};
@@ -293,9 +265,11 @@ export class KubeCluster implements ClusterPort {
         : `${base}/${resource.name}`;
     let stopped = false;
     let controller: AbortController | undefined;
+    let opened = false;
     const start = async (): Promise<void> => {
       if (stopped) return;
       try {
+        const reopening = opened;
         controller = await this.watcher.watch(
           path,
           { labelSelector },
@@ -308,6 +282,8 @@ export class KubeCluster implements ClusterPort {
             if (!stopped) setTimeout(() => void start(), 5_000).unref();
           },
         );
+        opened = true;
+        if (reopening && !stopped) onReconnect();
       } catch {
         if (!stopped) setTimeout(() => void start(), 5_000).unref();
       }

@@ -1,6 +1,7 @@
 /**
  * A loopback TCP relay in front of an API server, so a test can cut every open connection (what a
- * load balancer or an API server restart does to a watch) without touching TLS or the server.
+ * load balancer or an API server restart does to a watch) without touching TLS or the server, or
+ * freeze it: connections stay open and are accepted, but no byte moves (a hung API server or etcd).
  */
 import { createConnection, createServer, type Socket } from "node:net";
 
@@ -16,6 +17,10 @@ export interface TcpProxy {
   /** Refuses every connection (and cuts the open ones) until `unblock`: a network partition. */
   block(): void;
   unblock(): void;
+  /** Stops forwarding in both directions, holding what arrives, until `thaw`. */
+  freeze(): void;
+  /** Delivers what was held, in order, and forwards again. */
+  thaw(): void;
   close(): Promise<void>;
 }
 
@@ -23,6 +28,8 @@ export async function startTcpProxy(target: URL): Promise<TcpProxy> {
   const sockets = new Set<Socket>();
   let accepted = 0;
   let blocked = false;
+  let frozen = false;
+  let held: (() => void)[] = [];
   const server = createServer((client) => {
     if (blocked) {
       client.destroy();
@@ -39,8 +46,20 @@ export async function startTcpProxy(target: URL): Promise<TcpProxy> {
       sockets.delete(upstream);
     };
     client.on("error", end).on("close", end);
-    upstream.on("error", end).on("close", end);
-    client.pipe(upstream).pipe(client);
+    // A server closing after its (held) answer must look, to the client, as if it were still thinking.
+    const upstreamEnd = () => (frozen ? held.push(end) : end());
+    upstream.on("error", upstreamEnd).on("close", upstreamEnd);
+    // Frozen, the server still gets every request but its answers are held: over TLS only once
+    // the handshake is done, so the client has sent a request and waits (a hung server, not a dead one).
+    const requests = new ClientRecords();
+    client.on("data", (chunk: Buffer) => {
+      requests.add(chunk);
+      upstream.write(chunk);
+    });
+    upstream.on("data", (chunk: Buffer) => {
+      if (frozen && requests.handshakeDone()) held.push(() => client.write(chunk));
+      else client.write(chunk);
+    });
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -66,10 +85,56 @@ export async function startTcpProxy(target: URL): Promise<TcpProxy> {
     unblock() {
       blocked = false;
     },
+    freeze() {
+      frozen = true;
+    },
+    thaw() {
+      frozen = false;
+      const pending = held;
+      held = [];
+      for (const deliver of pending) deliver();
+    },
     close: () =>
       new Promise<void>((resolve) => {
         for (const socket of sockets) socket.destroy();
         server.close(() => resolve());
       }),
   };
+}
+
+/**
+ * Follows the client's side of a connection: plain HTTP, or TLS records (5-byte headers: type,
+ * version, length). The client's second application-data record (TLS 1.3 sends its Finished as
+ * one, then the request) means the handshake is over.
+ */
+class ClientRecords {
+  private tls: boolean | undefined;
+  private header = Buffer.alloc(0);
+  private skip = 0;
+  private applicationRecords = 0;
+
+  add(chunk: Buffer): void {
+    this.tls ??= chunk[0] === 0x16;
+    if (!this.tls) return;
+    let offset = 0;
+    while (offset < chunk.length) {
+      if (this.skip > 0) {
+        const step = Math.min(this.skip, chunk.length - offset);
+        this.skip -= step;
+        offset += step;
+        continue;
+      }
+      const need = 5 - this.header.length;
+      this.header = Buffer.concat([this.header, chunk.subarray(offset, offset + need)]);
+      offset += Math.min(need, chunk.length - offset);
+      if (this.header.length < 5) return;
+      if (this.header[0] === 0x17) this.applicationRecords++;
+      this.skip = this.header.readUInt16BE(3);
+      this.header = Buffer.alloc(0);
+    }
+  }
+
+  handshakeDone(): boolean {
+    return this.tls === false || this.applicationRecords >= 2;
+  }
 }

@@ -23,6 +23,8 @@ export class CountingCluster implements ClusterPort {
   writes: string[] = [];
   deletes: ObjectRef[] = [];
   dryRuns = 0;
+  /** Probes answered, and failed, since construction. */
+  probes = { ok: 0, failed: 0 };
 
   constructor(private readonly inner: ClusterPort) {}
 
@@ -49,6 +51,18 @@ export class CountingCluster implements ClusterPort {
   statusReporting(apiVersion: string, kind: string) {
     return this.inner.statusReporting?.(apiVersion, kind) ?? Promise.resolve(undefined);
   }
+  namespaceContents(namespace: string) {
+    return this.inner.namespaceContents(namespace);
+  }
+  async probe() {
+    try {
+      await this.inner.probe?.();
+      this.probes.ok++;
+    } catch (error) {
+      this.probes.failed++;
+      throw error;
+    }
+  }
   delete(ref: ObjectRef) {
     this.writes.push(`delete ${ref.kind} ${ref.namespace}/${ref.name}`);
     this.deletes.push(ref);
@@ -60,8 +74,9 @@ export class CountingCluster implements ClusterPort {
     namespace: string | undefined,
     labelSelector: string,
     onChange: () => void,
+    onReconnect?: () => void,
   ) {
-    return this.inner.watch!(apiVersion, kind, namespace, labelSelector, onChange);
+    return this.inner.watch!(apiVersion, kind, namespace, labelSelector, onChange, onReconnect);
   }
 }
 
@@ -79,7 +94,7 @@ export interface World {
   settings(overrides?: SettingsOverrides): CycleSettings;
   reconciler(
     overrides?: SettingsOverrides,
-    options?: Partial<ReconcilerOptions> & { kubeconfig?: string },
+    options?: Partial<ReconcilerOptions> & { kubeconfig?: string; requestTimeoutMs?: number },
   ): Reconciler;
   /** Creates a namespace as the admin (the server-side apply kubectl would send). */
   createNamespace(name: string): Promise<void>;
@@ -122,8 +137,15 @@ export async function createWorld(backend: ClusterBackend): Promise<World> {
     counting: new CountingCluster(admin),
     settings,
     reconciler(overrides = {}, options = {}) {
-      const { kubeconfig, ...rest } = options;
-      const port = new CountingCluster(kubeconfig ? KubeCluster.fromOptions({ kubeconfig }) : admin);
+      const { kubeconfig, requestTimeoutMs, ...rest } = options;
+      const port = new CountingCluster(
+        kubeconfig
+          ? KubeCluster.fromOptions({
+              kubeconfig,
+              ...(requestTimeoutMs !== undefined ? { requestTimeoutMs } : {}),
+            })
+          : admin,
+      );
       world.counting = port;
       const reconciler = createReconciler({
         cluster: port,
