@@ -2,6 +2,7 @@ import type { Permission } from "../core/config/schema.js";
 import { isTransientError, UserError } from "../core/errors.js";
 import { parseCommands, type Command } from "../core/pr/commands.js";
 import type { AppDeps, LoadedConfig } from "./app-deps.js";
+import { boundReply, MAX_COMMANDS_PER_COMMENT, skippedCommandsLine } from "../core/pr/reply-bounds.js";
 import { errorText } from "./error-text.js";
 import { loadRepoConfig } from "./load-repo-config.js";
 import { historyAnswer } from "./history-command.js";
@@ -21,6 +22,11 @@ export interface CommentInput {
   action: string;
   /** The repository's default branch, from the payload (saves a request). */
   defaultBranch?: string;
+  /**
+   * Commands of this comment to run (default and at most MAX_COMMANDS_PER_COMMENT; fewer when the
+   * person's hourly budget has fewer left); the rest are answered with one line.
+   */
+  maxCommands?: number;
 }
 
 /** `failed`: GitHub or a registry failed for now; the commenter got 👎 and is asked to retry. */
@@ -45,7 +51,12 @@ export async function runCommentCommands(deps: AppDeps, input: CommentInput): Pr
   if (input.action !== "created") return "ignored";
   if (input.authorType === "Bot" || input.author.endsWith("[bot]") || input.author === deps.appLogin)
     return "ignored";
-  const commands = parseCommands(input.body);
+  const parsed = parseCommands(input.body);
+  if (parsed.length === 0) return "ignored";
+  const commands = parsed.slice(
+    0,
+    Math.min(input.maxCommands ?? MAX_COMMANDS_PER_COMMENT, MAX_COMMANDS_PER_COMMENT),
+  );
   if (commands.length === 0) return "ignored";
   if ((await deps.github.react(input.commentId, "eyes")) === "existed") return "duplicate";
   try {
@@ -62,14 +73,24 @@ export async function runCommentCommands(deps: AppDeps, input: CommentInput): Pr
     const replies: string[] = [];
     for (const command of commands)
       replies.push(await runCommand(deps, loaded, command, input.author, input.issueNumber));
+    if (commands.length < parsed.length)
+      replies.push(
+        skippedCommandsLine(
+          commands.length,
+          commands.length < Math.min(parsed.length, MAX_COMMANDS_PER_COMMENT) ? "hourly" : "per-comment",
+        ),
+      );
     await deps.github.react(input.commentId, "rocket");
-    const text = replies.filter((reply) => reply.length > 0).join("\n\n");
+    const text = boundReply(replies.filter((reply) => reply.length > 0).join("\n\n"));
     if (text) await deps.github.comment(input.issueNumber, text);
     return "done";
   } catch (error) {
     if (error instanceof UserError) {
       await deps.github.react(input.commentId, "-1");
-      await deps.github.comment(input.issueNumber, `@${input.author} ${errorText(error, deps.secrets)}`);
+      await deps.github.comment(
+        input.issueNumber,
+        boundReply(`@${input.author} ${errorText(error, deps.secrets)}`),
+      );
       deps.log.info({ author: input.author, reason: error.code }, "command refused");
       return "refused";
     }

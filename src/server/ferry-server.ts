@@ -5,7 +5,7 @@
  * (`serverOptionsFromEnv`): the CLI is the only place that reads `process.env`.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { AddressInfo, Socket } from "node:net";
 import { Probot, ProbotOctokit } from "probot";
 import type { Registry } from "prom-client";
 import { displayUrl, PUBLIC_GOOD_TUF_MIRROR } from "../adapters/registry/index.js";
@@ -23,7 +23,7 @@ import { createHealthRoutes } from "./health-routes.js";
 import { schedulePeriodicScan } from "./periodic-scan.js";
 import { startTrustedRootRefresh, type TrustedRootRefreshSettings } from "./trusted-root-refresh.js";
 import { createRegistryReceiver, type RegistryReceiverOptions } from "./registry-webhook-route.js";
-import { IntakeBudget, type IntakeLimits } from "./request-body.js";
+import { IntakeBudget, sourceOf, type IntakeLimits } from "./intake-budget.js";
 import { sendText, type Route } from "./route.js";
 import {
   createServerMetrics,
@@ -63,7 +63,10 @@ export interface FerryServerOptions {
   /** A pino logger to use instead of Probot's stdout one (the reliability suite scans it for leaked secrets). */
   log?: NonNullable<ConstructorParameters<typeof Probot>[0]>["log"];
   ferry?: Partial<FerryAppOptions>;
-  /** Bounds on request bodies held at once across the webhook routes (503 with Retry-After past them). */
+  /**
+   * Bounds on webhook intake: bytes held at once across the routes and per source address (503
+   * with Retry-After past them), connections per source, the header timeout and a body's minimum rate.
+   */
   intake?: IntakeLimits;
   /** Open connections at once; further ones are dropped by Node (default 512). */
   maxConnections?: number;
@@ -205,16 +208,31 @@ export async function startFerryServer(options: FerryServerOptions): Promise<Fer
     for (const route of routes) if (await route(req, res, path)) return;
     sendText(res, 404, "text/plain", "not found\n");
   };
-  const server: Server = createServer((req, res) => {
-    handle(req, res).catch((error: unknown) => {
-      // The stack stays in the log; the sender only learns that it failed.
-      probot.log.error({ err: error }, "request failed");
-      if (!res.headersSent) sendText(res, 500, "text/plain", "internal error\n");
-    });
+  // Slow senders are cut off (docs/security.md "Webhook intake"): headers within the header
+  // timeout (checked at least every second), a whole request within its timeout, a body at the minimum
+  // rate (readRequestBody), and a bounded number of connections per source address.
+  const server: Server = createServer(
+    {
+      headersTimeout: budget.headerTimeoutMs,
+      requestTimeout: budget.requestTimeoutMs,
+      connectionsCheckingInterval: Math.max(10, Math.min(1_000, Math.floor(budget.headerTimeoutMs / 2))),
+    },
+    (req, res) => {
+      handle(req, res).catch((error: unknown) => {
+        // The stack stays in the log; the sender only learns that it failed.
+        probot.log.error({ err: error }, "request failed");
+        if (!res.headersSent) sendText(res, 500, "text/plain", "internal error\n");
+      });
+    },
+  );
+  server.on("connection", (socket: Socket) => {
+    const release = budget.openConnection(sourceOf(socket.remoteAddress));
+    if (!release) {
+      socket.destroy();
+      return;
+    }
+    socket.once("close", release);
   });
-  // Slow-drip clients are cut off (docs/reliability.md row 4).
-  server.headersTimeout = 10_000;
-  server.requestTimeout = 30_000;
   server.maxConnections = options.maxConnections ?? 512;
   await new Promise<void>((resolve) =>
     server.listen(options.port ?? 0, options.host ?? "127.0.0.1", resolve),

@@ -1,12 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import {
-  answerRefusal,
-  constantTimeEqual,
-  readRequestBody,
-  RequestRefusal,
-  wellFormedSignature,
-  type IntakeBudget,
-} from "./request-body.js";
+import type { IntakeBudget } from "./intake-budget.js";
+import { answerRefusal, constantTimeEqual, readRequestBody, wellFormedSignature } from "./request-body.js";
+import { RequestRefusal } from "./request-refusal.js";
 import { sendText, type Route } from "./route.js";
 
 export const GITHUB_WEBHOOKS_PATH = "/api/github/webhooks";
@@ -79,7 +74,7 @@ async function handleDelivery(
 
   const body = await readRequestBody(req, res, {
     maxBytes,
-    timeoutMs: options.bodyTimeoutMs ?? 30_000,
+    timeoutMs: options.bodyTimeoutMs ?? options.budget.requestTimeoutMs,
     budget: options.budget,
     hmacKey: options.secret,
   });

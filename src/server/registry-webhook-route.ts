@@ -9,14 +9,9 @@ import {
   hintsFromQuay,
 } from "../handlers/registry/hints-from-payloads.js";
 import type { RegistryHint } from "../handlers/registry/registry-hint.js";
-import {
-  answerRefusal,
-  constantTimeEqual,
-  IntakeBudget,
-  readRequestBody,
-  RequestRefusal,
-  wellFormedSignature,
-} from "./request-body.js";
+import { IntakeBudget } from "./intake-budget.js";
+import { answerRefusal, constantTimeEqual, readRequestBody, wellFormedSignature } from "./request-body.js";
+import { RequestRefusal } from "./request-refusal.js";
 
 export interface RegistryReceiverOptions {
   /** One secret per route; a route whose secret is unset or empty is disabled (404). */
@@ -69,8 +64,8 @@ const DEFAULT_MAX_BODY_BYTES = 3 * 1024 * 1024;
  */
 export function createRegistryReceiver(options: RegistryReceiverOptions): RegistryReceiver {
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
-  const bodyTimeoutMs = options.bodyTimeoutMs ?? 30_000;
   const budget = options.budget ?? new IntakeBudget();
+  const bodyTimeoutMs = options.bodyTimeoutMs ?? budget.requestTimeoutMs;
   const log = options.log;
   const deliver = async (hints: RegistryHint[]) => {
     try {

@@ -1,96 +1,14 @@
 /**
- * The one body reader of every webhook route: size-capped, time-limited, HMAC-SHA256 computed over
- * the bytes as they arrive, and admitted against a server-wide budget of bodies in flight, so that
- * unauthenticated senders cannot make the process hold more than the budget however many bodies
- * they send at once (docs/security.md).
+ * The one body reader of every webhook route: size-capped, time-limited, held to a minimum rate,
+ * HMAC-SHA256 computed over the bytes as they arrive, and holding only the bytes received against
+ * the server-wide intake budget and its source's share of it, so that unauthenticated senders
+ * cannot make the process hold more than the budget, nor hold it by sending slowly, however many
+ * bodies they send at once (docs/security.md "Webhook intake").
  */
 import { createHmac, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
-
-/** A request refused before or while its body was read: the status and a fixed, generic reason. */
-export class RequestRefusal extends Error {
-  constructor(
-    readonly status: number,
-    readonly reason: string,
-    readonly headers: Record<string, string> = {},
-    /** Refused part-way through the body: the rest is never read, the connection is closed. */
-    readonly midBody = false,
-  ) {
-    super(reason);
-  }
-}
-
-export interface IntakeLimits {
-  /** Bytes of request bodies held at once across every route (default 64 MiB). */
-  maxInFlightBytes?: number;
-  /** Bodies being read or handled at once across every route (default 64). */
-  maxConcurrentBodies?: number;
-  /** Seconds a refused sender is asked to wait (`Retry-After`, default 5). */
-  retryAfterSeconds?: number;
-}
-
-/**
- * The server-wide budget of request bodies. A body reserves its declared length up front (or its
- * bytes as they arrive when no length is declared) and gives them back when its response ends;
- * past the budget the answer is 503 with `Retry-After`.
- */
-export class IntakeBudget {
-  readonly maxInFlightBytes: number;
-  readonly maxConcurrentBodies: number;
-  readonly retryAfterSeconds: number;
-  private bytes = 0;
-  private bodies = 0;
-
-  constructor(limits: IntakeLimits = {}) {
-    this.maxInFlightBytes = limits.maxInFlightBytes ?? 64 * 1024 * 1024;
-    this.maxConcurrentBodies = limits.maxConcurrentBodies ?? 64;
-    this.retryAfterSeconds = limits.retryAfterSeconds ?? 5;
-  }
-
-  /** Bytes and bodies currently admitted (metrics and tests). */
-  get inFlight(): { bytes: number; bodies: number } {
-    return { bytes: this.bytes, bodies: this.bodies };
-  }
-
-  /** A slot for one body with `bytes` reserved, or undefined when the budget is spent. */
-  admit(bytes: number): Admission | undefined {
-    if (this.bodies >= this.maxConcurrentBodies || this.bytes + bytes > this.maxInFlightBytes)
-      return undefined;
-    this.bodies++;
-    this.bytes += bytes;
-    let held = bytes;
-    let released = false;
-    return {
-      grow: (more) => {
-        if (released || this.bytes + more > this.maxInFlightBytes) return false;
-        this.bytes += more;
-        held += more;
-        return true;
-      },
-      release: () => {
-        if (released) return;
-        released = true;
-        this.bodies--;
-        this.bytes -= held;
-      },
-    };
-  }
-
-  busy(midBody = false): RequestRefusal {
-    return new RequestRefusal(
-      503,
-      "too many requests in flight; retry later",
-      { "retry-after": String(this.retryAfterSeconds) },
-      midBody,
-    );
-  }
-}
-
-interface Admission {
-  /** Reserves `more` bytes; false when the budget has no room left. */
-  grow(more: number): boolean;
-  release(): void;
-}
+import { sourceOf, type IntakeBudget } from "./intake-budget.js";
+import { RequestRefusal } from "./request-refusal.js";
 
 export interface ReadBodyOptions {
   /** Bytes allowed for this route; a declared length over it is refused unread, a longer stream is cut off. */
@@ -109,9 +27,10 @@ export interface ReadBody {
 }
 
 /**
- * Reads the body of `req` within `options`, holding its reservation until `res` is closed. Throws
- * {@link RequestRefusal}: 413 over the cap, 503 past the budget, 408 on a stalled body, 400 on an
- * aborted one. Call it only after every header check, so that a refused sender's body is never read.
+ * Reads the body of `req` within `options`, holding its bytes until `res` is closed. Throws
+ * {@link RequestRefusal}: 413 over the cap, 503 past the budget or the source's share of it, 408 on
+ * a body below the minimum rate or past its timeout, 400 on an aborted one. Call it only after
+ * every header check, so that a refused sender's body is never read.
  */
 export function readRequestBody(
   req: IncomingMessage,
@@ -124,9 +43,9 @@ export function readRequestBody(
     return Promise.reject(new RequestRefusal(400, "invalid content length"));
   if (declared !== undefined && declared > options.maxBytes)
     return Promise.reject(new RequestRefusal(413, "body too large"));
-  const admission = options.budget.admit(declared ?? 0);
+  const admission = options.budget.admit(sourceOf(req.socket?.remoteAddress));
   if (!admission) return Promise.reject(options.budget.busy());
-  // The reservation lasts as long as the request is being answered (the body is handed on).
+  // The bytes are held as long as the request is being answered (the body is handed on).
   res.once("close", () => admission.release());
   const hmac = options.hmacKey !== undefined ? createHmac("sha256", options.hmacKey) : undefined;
   return new Promise((resolve, reject) => {
@@ -134,6 +53,7 @@ export function readRequestBody(
     let size = 0;
     const finish = (error?: RequestRefusal): void => {
       clearTimeout(timer);
+      clearInterval(rateCheck);
       req.off("data", onData);
       req.off("end", onEnd);
       req.off("error", onError);
@@ -150,8 +70,8 @@ export function readRequestBody(
     const onData = (chunk: Buffer): void => {
       if (size + chunk.length > options.maxBytes)
         return finish(new RequestRefusal(413, "body too large", {}, true));
-      // With a declared length the bytes were reserved up front; otherwise as they come.
-      if (declared === undefined && !admission.grow(chunk.length)) return finish(options.budget.busy(true));
+      // Held as they arrive, whatever length was declared.
+      if (!admission.grow(chunk.length)) return finish(options.budget.busy(true));
       hmac?.update(chunk);
       chunks.push(chunk);
       size += chunk.length;
@@ -163,6 +83,13 @@ export function readRequestBody(
       options.timeoutMs,
     );
     timer.unref?.();
+    const rateCheck = setInterval(
+      () => {
+        if (admission.tooSlow(declared)) finish(new RequestRefusal(408, "body too slow", {}, true));
+      },
+      Math.max(10, Math.min(1_000, options.budget.rateGraceMs)),
+    );
+    rateCheck.unref?.();
     req.on("data", onData);
     req.on("end", onEnd);
     req.on("error", onError);

@@ -23,7 +23,7 @@ export function registerIntakeGauges(
   });
   new Gauge({
     name: "ferry_webhook_body_bytes_in_flight",
-    help: "Bytes reserved by webhook request bodies being read or handled",
+    help: "Bytes received of webhook request bodies being read or handled",
     registers: [registry],
     collect() {
       this.set(inFlight().bytes);

@@ -72,6 +72,16 @@ export function serverOptionsFromEnv(env: NodeJS.ProcessEnv): FerryServerOptions
       );
     options.largeInstallationRepositories = limit;
   }
+  if (env.FERRY_INTAKE_CONNECTIONS_PER_SOURCE) {
+    // Behind a reverse proxy every connection comes from the proxy's address.
+    const limit = Number(env.FERRY_INTAKE_CONNECTIONS_PER_SOURCE);
+    if (!Number.isSafeInteger(limit) || limit < 1)
+      throw new UserError(
+        "invalid-setting",
+        `FERRY_INTAKE_CONNECTIONS_PER_SOURCE must be a whole number of connections, not ${JSON.stringify(env.FERRY_INTAKE_CONNECTIONS_PER_SOURCE)}`,
+      );
+    options.intake = { maxConnectionsPerSource: limit };
+  }
   const statusListen = env.FERRY_STATUS_LISTEN ? listenAddress(env.FERRY_STATUS_LISTEN) : undefined;
   if (env.FERRY_STATUS_TOKEN || statusListen)
     options.status = {

@@ -116,6 +116,18 @@ describe("ferry serve: webhook intake", () => {
     expect(() => serverOptionsFromEnv({ APP_ID: "7" })).toThrow(/PRIVATE_KEY/);
   });
 
+  it("reads FERRY_INTAKE_CONNECTIONS_PER_SOURCE, and refuses one that is not a whole number of connections", () => {
+    const base = { APP_ID: "7", PRIVATE_KEY: "k", WEBHOOK_SECRET: "s" };
+    expect(serverOptionsFromEnv({ ...base, FERRY_INTAKE_CONNECTIONS_PER_SOURCE: "256" }).intake).toEqual({
+      maxConnectionsPerSource: 256,
+    });
+    expect(serverOptionsFromEnv(base).intake).toBeUndefined();
+    for (const text of ["0", "-1", "1.5", "many"])
+      expect(() => serverOptionsFromEnv({ ...base, FERRY_INTAKE_CONNECTIONS_PER_SOURCE: text })).toThrow(
+        /^FERRY_INTAKE_CONNECTIONS_PER_SOURCE must be a whole number of connections/,
+      );
+  });
+
   it("refuses a FERRY_SCAN_INTERVAL that would scan in a loop or overflow Node's timer, and takes off", () => {
     const base = { APP_ID: "7", PRIVATE_KEY: "k", WEBHOOK_SECRET: "s" };
     for (const text of ["0s", "500ms", "8d", "30d"]) {

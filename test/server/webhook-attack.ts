@@ -5,6 +5,7 @@
 import { request } from "node:http";
 
 export interface Answer {
+  /** 0: the connection was cut off before an answer could be read. */
   status: number;
   retryAfter?: string;
   body: string;
@@ -23,6 +24,8 @@ export function postBody(
   size: number,
   gate?: Promise<void>,
   onAnswer?: () => void,
+  /** The client's source address (any of 127.0.0.0/8 on Linux), as an attacker with many addresses. */
+  localAddress?: string,
 ): Promise<Answer> {
   const target = new URL(url);
   return new Promise((resolve, reject) => {
@@ -36,6 +39,7 @@ export function postBody(
         path: "/api/github/webhooks",
         headers: { ...headers, "content-length": String(size) },
         agent: false,
+        ...(localAddress ? { localAddress } : {}),
       },
       (res) => {
         answered = true;
@@ -54,8 +58,12 @@ export function postBody(
         });
       },
     );
-    outgoing.on("error", (error) => {
-      if (!answered) reject(error);
+    outgoing.on("error", (error: NodeJS.ErrnoException) => {
+      if (answered) return;
+      // Cut off mid-body: the server closed the connection before its answer could be read.
+      if (error.code === "EPIPE" || error.code === "ECONNRESET")
+        resolve({ status: 0, body: "", sentBeforeAnswer: sent });
+      else reject(error);
     });
     const chunk = Buffer.alloc(64 * 1024, 0x20);
     let held = gate !== undefined;

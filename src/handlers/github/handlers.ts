@@ -9,6 +9,7 @@ import { runCommentCommands } from "../../app/run-command.js";
 import { syncRepository, type SyncTrigger } from "../../app/sync-repository.js";
 import { formatBranchName } from "../../core/pr/branch.js";
 import { parseCommands } from "../../core/pr/commands.js";
+import { MAX_COMMANDS_PER_COMMENT } from "../../core/pr/reply-bounds.js";
 import type { HandlerEvent, HandlerServices, RepositoryPayload } from "./services.js";
 
 /**
@@ -31,7 +32,8 @@ interface CommentPayload extends RepositoryPayload {
 /**
  * issue_comment: commands, `created` only (the use case checks the action and the author again).
  * A comment without a command costs nothing; one with commands is admitted by the flood guard
- * first, so that someone without access cannot spend the installation's API budget.
+ * first (each of its commands, at most MAX_COMMANDS_PER_COMMENT, spends one of the person's
+ * hourly commands), so that nobody can spend the installation's API budget or flood a thread.
  */
 export async function onIssueComment(
   event: HandlerEvent<CommentPayload>,
@@ -40,20 +42,25 @@ export async function onIssueComment(
   const { payload } = event;
   if (payload.action !== "created" || payload.comment.user.type === "Bot") return;
   const body = payload.comment.body ?? "";
-  if (parseCommands(body).length === 0) return;
+  const commands = parseCommands(body).length;
+  if (commands === 0) return;
   const { owner, repo } = repoOf(payload);
   const repository = `${owner}/${repo}`;
   const author = payload.comment.user.login;
-  const decision = services.commandGuard.admit(repository, author);
-  if (decision === "ignore") return;
-  if (decision === "warn") {
-    const minutes = Math.round(services.commandGuard.muteMs / 60_000);
+  // Every command a comment would run counts, whatever it does and however it ends.
+  const decision = services.commandGuard.admit(
+    repository,
+    author,
+    Math.min(commands, MAX_COMMANDS_PER_COMMENT),
+  );
+  if (decision.kind === "ignore") return;
+  if (decision.kind === "warn") {
     services.queue.enqueue(`command-flood:${repository}:${author}`, () =>
       services
         .depsFor(event.octokit, owner, repo)
         .github.comment(
           payload.issue.number,
-          `@${author} too many commands: further commands from you in ${repository} are ignored for ${minutes} minutes.`,
+          `@${author} too many commands: further commands from you in ${repository} are ignored for ${decision.minutes} minutes.`,
         ),
     );
     return;
@@ -67,9 +74,10 @@ export async function onIssueComment(
       body,
       author,
       authorType: payload.comment.user.type,
+      maxCommands: decision.commands,
       ...(payload.repository.default_branch ? { defaultBranch: payload.repository.default_branch } : {}),
     });
-    // Only refusals count against the person: commands that ran (or failed for now) give the token back.
+    // Only refusals count against the comment burst; every command counts for the hour either way.
     if (outcome !== "refused") services.commandGuard.refund(repository, author);
   });
 }
