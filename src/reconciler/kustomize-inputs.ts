@@ -13,11 +13,14 @@
 import { lstat, readdir, readFile, realpath, stat } from "node:fs/promises";
 import path from "node:path";
 import { parseAllDocuments, visit } from "yaml";
+import { addressProblem } from "../adapters/registry/address-guard.js";
+import { referenceHost } from "../core/egress-admission.js";
 import { UserError } from "../core/errors.js";
 import {
   isAmbiguousHostPath,
   KUSTOMIZATION_FILE_NAMES,
   kustomizationReferences,
+  pluginConfigReferences,
   remoteAllowed,
   type KustomizationReference,
 } from "../core/kustomize/kustomization-references.js";
@@ -50,7 +53,8 @@ function isYamlFile(file: string): boolean {
 
 /** Checks one YAML text: documents, alias nodes, alias expansion. Returns the parsed documents' values. */
 export function checkYamlText(text: string, where: string, limits: InputLimits): unknown[] {
-  const documents = parseAllDocuments(text, { prettyErrors: false });
+  // Merge keys (`<<`) as kustomize's YAML 1.1 decoder reads them.
+  const documents = parseAllDocuments(text, { prettyErrors: false, merge: true });
   if (!Array.isArray(documents)) return [];
   if (documents.length > limits.maxDocumentsPerFile) {
     throw new UserError(
@@ -93,6 +97,8 @@ export interface InputCheckOptions {
   limits?: Partial<InputLimits>;
   /** `--allow-remote-base` prefixes. */
   allowRemoteBases?: readonly string[];
+  /** Tests only: an allowed remote reference may name a loopback or private address. */
+  allowPrivateAddressesForTests?: boolean;
 }
 
 /**
@@ -166,7 +172,9 @@ export async function checkKustomizeInputs(
     if (!name) continue;
     const kustomizationFile = await insideRepo(realRoot, path.join(dir, name), display);
     const [kustomization] = (await checkFile(kustomizationFile)) ?? [];
-    for (const reference of kustomizationReferences(kustomization)) {
+    const references = [...kustomizationReferences(kustomization)];
+    for (let index = 0; index < references.length; index++) {
+      const reference = references[index]!;
       const where = `${display(kustomizationFile)}: ${reference.field} ${JSON.stringify(reference.value)}`;
       const local = path.resolve(dir, reference.value);
       if (reference.remote) {
@@ -174,6 +182,13 @@ export async function checkKustomizeInputs(
         if (isAmbiguousHostPath(reference.value) && (await exists(local))) {
           // fall through to the local checks
         } else if (remoteAllowed(reference.value, allowed)) {
+          // Go's HTTP client skips every proxy for a loopback address or `localhost`: refused here.
+          const problem = addressProblem(
+            referenceHost(reference.value) ?? "",
+            !options.allowPrivateAddressesForTests,
+          );
+          if (problem)
+            throw new UserError("remote-base-refused", `${where}: ${problem}; refused before rendering`);
           continue;
         } else {
           throw refusedRemote(where, reference);
@@ -184,11 +199,20 @@ export async function checkKustomizeInputs(
       if ((await stat(real)).isDirectory()) {
         if (reference.mayBeDirectory) queue.push(real);
       } else {
-        await checkFile(real);
+        const values = (await checkFile(real)) ?? [];
+        // A generator or transformer configuration names files and URLs of its own.
+        if (PLUGIN_FIELDS.has(reference.field))
+          values.forEach((value, document) =>
+            references.push(
+              ...pluginConfigReferences(value, `${reference.field} ${display(real)}[${document}]`),
+            ),
+          );
       }
     }
   }
 }
+
+const PLUGIN_FIELDS = new Set(["generators", "transformers", "validators"]);
 
 function refusedRemote(where: string, reference: KustomizationReference): UserError {
   return new UserError(

@@ -44,6 +44,8 @@ export interface RenderOptions {
   inputLimits?: Partial<InputLimits>;
   /** `--allow-remote-base` prefixes; remote resources are refused without one. */
   allowRemoteBases?: readonly string[];
+  /** Tests only: the render proxy may reach loopback and private addresses (a local remote base). */
+  allowPrivateAddressesForTests?: boolean;
   /** The renderer's environment (PATH, HOME… tokens are dropped); the process's own when absent. */
   env?: NodeJS.ProcessEnv;
   /**
@@ -58,20 +60,7 @@ export interface RenderOptions {
 }
 
 /** What the renderer may see of a given environment: no tokens (FERRY_GITHUB_TOKEN…) reach it. */
-const RENDERER_ENV = [
-  "PATH",
-  "HOME",
-  "TMPDIR",
-  "LANG",
-  "SSL_CERT_FILE",
-  "SSL_CERT_DIR",
-  "HTTP_PROXY",
-  "HTTPS_PROXY",
-  "NO_PROXY",
-  "http_proxy",
-  "https_proxy",
-  "no_proxy",
-];
+const RENDERER_ENV = ["PATH", "HOME", "TMPDIR", "LANG", "SSL_CERT_FILE", "SSL_CERT_DIR"];
 
 function rendererEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   const kept: NodeJS.ProcessEnv = {};
@@ -137,7 +126,7 @@ export async function renderPath(
       {
         ...(options.env ? { env: rendererEnv(options.env) } : {}),
         // A chart never needs the network: its dependencies are in its charts/ folder.
-        blockNetwork: true,
+        allowedPrefixes: [],
       },
       `cannot render ${relative}: ${MISSING_HELM_HELP}`,
     );
@@ -147,6 +136,7 @@ export async function renderPath(
     await checkKustomizeInputs(root, folder, {
       ...(options.inputLimits ? { limits: options.inputLimits } : {}),
       ...(options.allowRemoteBases ? { allowRemoteBases: options.allowRemoteBases } : {}),
+      ...(options.allowPrivateAddressesForTests ? { allowPrivateAddressesForTests: true } : {}),
     });
     // helmCharts are inflated by helm from the renderer's PATH (kustomize says so when it is missing).
     const helm = options.helm ?? "helm";
@@ -157,7 +147,8 @@ export async function renderPath(
         : [kubectlRenderer(undefined, helm), kustomizeRenderer(undefined, helm)];
     const output = await runRenderer(renderers, folder, rendererLimits, {
       ...(options.env ? { env: rendererEnv(options.env) } : {}),
-      blockNetwork: (options.allowRemoteBases ?? []).length === 0,
+      allowedPrefixes: options.allowRemoteBases ?? [],
+      ...(options.allowPrivateAddressesForTests ? { allowPrivateAddressesForTests: true } : {}),
     }).catch((error: unknown) => {
       if (error instanceof UserError && error.code === "renderer-missing")
         throw new UserError("renderer-missing", `cannot render ${relative}: ${error.message}`);

@@ -4,11 +4,17 @@
  * outside a kustomization's root are refused), a kill timeout, an output cap and, on Linux, an
  * data limit (`ulimit -d`, RLIMIT_DATA, in a `/bin/sh` wrapper: no root needed). Elsewhere the memory
  * limit is not enforced and `memoryLimitEnforced()` says so (the reconciler logs it at start).
+ * Every render, kustomize's or helm's, runs here, with Ferry's filtering proxy as its only network
+ * (render-environment.ts; docs/security.md, "Render network").
  */
 import { spawn } from "node:child_process";
 import { accessSync, constants } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import path from "node:path";
+import { startFilteringProxy } from "../adapters/egress/filtering-proxy.js";
 import { UserError } from "../core/errors.js";
+import { confinementScript, confinementVariables } from "./render-environment.js";
 
 /** The kustomize release `.ci/run` installs when neither tool is present. */
 export const PINNED_KUSTOMIZE = "v5.8.2";
@@ -144,33 +150,21 @@ const ULIMIT_FAILED = 125;
 const NOT_FOUND = 127;
 const OUT_OF_MEMORY = /out of memory|cannot allocate memory|bad_alloc|failed to reserve|cannot reserve/i;
 
-/** Variables that hold Ferry's tokens: never handed to the renderer. */
-const TOKEN_VARIABLES = ["FERRY_GITHUB_TOKEN", "FERRY_GIT_TOKEN"];
-
 export interface RendererEnvironment {
   /** The renderer's environment; this process's own (less Ferry's tokens) when absent. */
   env?: NodeJS.ProcessEnv;
-  /**
-   * No remote base is allowed: give the renderer a proxy that refuses every connection and a git
-   * that allows no transport, a second line behind the input check.
-   */
-  blockNetwork: boolean;
+  /** `--allow-remote-base` prefixes: all the render proxy admits (none: nothing at all). */
+  allowedPrefixes: readonly string[];
+  /** Tests only: the render proxy may reach loopback and private addresses. */
+  allowPrivateAddressesForTests?: boolean;
 }
 
 /**
- * The `/bin/sh` wrapper: drops the tokens, blocks the network when asked, sets the data
- * limit (Linux), then execs the renderer. Arguments: limit in KiB, command, its arguments.
+ * The `/bin/sh` wrapper: drops the tokens and confines the network (render-environment.ts), sets
+ * the data limit (Linux), then execs the renderer.
  */
-function wrapperScript(blockNetwork: boolean): string {
-  const lines = [`unset ${TOKEN_VARIABLES.join(" ")}`];
-  if (blockNetwork) {
-    const nowhere = "http://127.0.0.1:9";
-    lines.push(
-      `export HTTP_PROXY=${nowhere} HTTPS_PROXY=${nowhere} ALL_PROXY=${nowhere} http_proxy=${nowhere} https_proxy=${nowhere} all_proxy=${nowhere}`,
-      "export GIT_ALLOW_PROTOCOL=none GIT_TERMINAL_PROMPT=0",
-      "unset NO_PROXY no_proxy",
-    );
-  }
+function wrapperScript(confinement: Record<string, string>): string {
+  const lines = confinementScript(confinement);
   if (memoryLimitEnforced()) lines.push(`ulimit -d "$1" || exit ${ULIMIT_FAILED}`);
   lines.push("shift", 'exec "$@"');
   return lines.join("\n");
@@ -179,6 +173,8 @@ function wrapperScript(blockNetwork: boolean): string {
 /**
  * Runs the first of `renderers` that is installed on `folder` and returns its stdout. Killed past
  * the timeout or the output cap; a renderer that runs out of its memory limit is reported as such.
+ * The renderer's only network is a filtering proxy started for this render and stopped after it;
+ * a failure says what the proxy refused.
  */
 export async function runRenderer(
   renderers: Renderer[],
@@ -187,9 +183,27 @@ export async function runRenderer(
   environment: RendererEnvironment,
   missingHelp: string = MISSING_RENDERER_HELP,
 ): Promise<string> {
-  for (const renderer of renderers) {
-    const output = await runOne(renderer, folder, limits, environment);
-    if (output !== undefined) return output;
+  const proxy = await startFilteringProxy({
+    allowedPrefixes: environment.allowedPrefixes,
+    ...(environment.allowPrivateAddressesForTests ? { allowPrivateAddressesForTests: true } : {}),
+  });
+  const home = await mkdtemp(path.join(tmpdir(), "ferry-render-home-"));
+  const confinement = confinementVariables(proxy.url, home, environment.allowedPrefixes);
+  try {
+    for (const renderer of renderers) {
+      const output = await runOne(renderer, folder, limits, environment.env, confinement);
+      if (output !== undefined) return output;
+    }
+  } catch (error) {
+    const refused = proxy.refusals();
+    if (error instanceof UserError && refused.length > 0)
+      throw new UserError(error.code, `${error.message}; the render proxy refused ${refused.join("; ")}`, {
+        cause: error,
+      });
+    throw error;
+  } finally {
+    await proxy.close();
+    await rm(home, { recursive: true, force: true });
   }
   throw new UserError("renderer-missing", missingHelp);
 }
@@ -199,13 +213,14 @@ function runOne(
   renderer: Renderer,
   folder: string,
   limits: RendererLimits,
-  environment: RendererEnvironment,
+  env: NodeJS.ProcessEnv | undefined,
+  confinement: Record<string, string>,
 ): Promise<string | undefined> {
   const mib = Math.round(limits.memoryLimitBytes / (1024 * 1024));
   const what = renderer.failureName ?? "kustomize build";
   const args = [
     "-c",
-    wrapperScript(environment.blockNetwork),
+    wrapperScript(confinement),
     "ferry-render",
     String(Math.floor(limits.memoryLimitBytes / 1024)),
     renderer.command,
@@ -214,7 +229,7 @@ function runOne(
   return new Promise((resolve, reject) => {
     const child = spawn("/bin/sh", args, {
       stdio: ["ignore", "pipe", "pipe"],
-      ...(environment.env ? { env: environment.env } : {}),
+      ...(env ? { env } : {}),
     });
     const chunks: Buffer[] = [];
     let bytes = 0;

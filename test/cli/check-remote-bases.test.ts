@@ -31,6 +31,17 @@ describe("ferry check and remote bases", () => {
     );
   });
 
+  it("warns on a remote base under any spelling kustomize accepts (RESOURCES:, Components:, a merge key)", async () => {
+    await put(".github/ferry.yml", CONFIG);
+    await put(
+      "overlays/staging/kustomization.yaml",
+      "RESOURCES:\n  - http://127.0.0.1:8080/a.yaml\nx: &x\n  Components: [github.com/acme/c]\n<<: *x\n",
+    );
+    const output = Object.values(await check()).join("\n");
+    expect(output).toMatch(/loads the remote RESOURCES entry "http:\/\/127\.0\.0\.1:8080\/a\.yaml"/i);
+    expect(output).toMatch(/loads the remote components entry "github\.com\/acme\/c"/);
+  });
+
   it("says nothing about local bases", async () => {
     await put(".github/ferry.yml", CONFIG);
     await put(

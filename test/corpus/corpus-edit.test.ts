@@ -125,7 +125,7 @@ describe("kubectl kustomize renders the edited overlays", () => {
           [kubectlRenderer(), kustomizeRenderer()],
           dir,
           DEFAULT_RENDERER_LIMITS,
-          { blockNetwork: true },
+          { allowedPrefixes: [] },
         );
         expect(stdout).toContain(`image: ${image}\n`);
       } finally {

@@ -98,6 +98,15 @@ describe("deploy/ install manifests", () => {
         optional: true,
       });
       expect(pod.volumes.find((v: any) => v.name === "work").emptyDir.sizeLimit).toBe("1Gi");
+      // Egress only to DNS, HTTPS on public addresses and the API server: never link-local (metadata).
+      const policy = objects.find((o) => o.kind === "NetworkPolicy")!;
+      expect(policy.spec.podSelector.matchLabels).toEqual(
+        objects.find((o) => o.kind === "Deployment")!.spec.template.metadata.labels,
+      );
+      expect(policy.spec.policyTypes).toEqual(["Egress"]);
+      const ports = policy.spec.egress.flatMap((rule: any) => rule.ports.map((p: any) => p.port));
+      expect([...new Set(ports)].sort()).toEqual([443, 53, 6443]);
+      expect(policy.spec.egress[1].to[0].ipBlock.except).toContain("169.254.0.0/16");
       expect(args).toEqual(
         expect.arrayContaining([
           "reconcile",

@@ -243,7 +243,7 @@ describe("the reconciler's render safeguards", () => {
     expect(spy.ran()).toBe(false);
   });
 
-  it("fetches a remote resource allowed with ferry reconcile --allow-remote-base", async () => {
+  it("fetches a remote resource allowed with --allow-remote-base, never from a loopback address", async () => {
     env = await setup();
     const remote = await serveConfigMap("fetched");
     env.repo.commit({
@@ -257,8 +257,17 @@ describe("the reconciler's render safeguards", () => {
     const rest = ["--once", "--kubeconfig", kubeconfig, "--work-dir", temp.make()];
     expect(await main([...args, ...rest], io)).toBe(1);
     expect(io.err).toMatch(/is a remote resource; refused/);
+    // Allowed by prefix, but 127.0.0.1 is loopback: the address guard refuses it before rendering.
+    expect(await main([...args, "--allow-remote-base", `${remote.url}/`, ...rest], io)).toBe(1);
+    expect(io.err).toMatch(
+      /remote\.yaml": 127\.0\.0\.1 is a private or loopback address; refused before rendering/,
+    );
     expect(remote.hits()).toBe(0);
-    expect(await main([...args, "--allow-remote-base", `${remote.url}/`, ...rest], io)).toBe(0);
+    // A test-only switch stands a loopback server in for a remote base.
+    const result = await env
+      .reconciler({ render: { allowRemoteBases: [`${remote.url}/`], allowPrivateAddressesForTests: true } })
+      .cycle();
+    expect(result.errors).toEqual([]);
     expect(remote.hits()).toBe(1);
     expect(env.sim.get("v1", "ConfigMap", "shop", "fetched")).toBeDefined();
   });

@@ -9,7 +9,8 @@
  * and `?ref=` parameters, hosts written without a scheme (`github.com/owner/repo`), and plain
  * HTTP(S) file URLs, which kustomize's file loader fetches for any path field.
  */
-import { parseDocument } from "yaml";
+import { parse, parseDocument } from "yaml";
+import { foldedFields, isRecord } from "./folded-fields.js";
 
 export const KUSTOMIZATION_FILE_NAMES = ["kustomization.yaml", "kustomization.yml", "Kustomization"];
 
@@ -42,89 +43,145 @@ export function isAmbiguousHostPath(value: string): boolean {
   );
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === "object" && !Array.isArray(value);
+/**
+ * A scalar as kustomize's decoder sees it: text, or a `!!binary` value (YAML's base64), which
+ * kustomize's decoder turns into the text it encodes.
+ */
+function asText(value: unknown): string | undefined {
+  if (typeof value === "string") return value;
+  return value instanceof Uint8Array ? new TextDecoder().decode(value) : undefined;
 }
 
 function strings(value: unknown): string[] {
-  if (typeof value === "string") return [value];
-  return Array.isArray(value) ? value.filter((item): item is string => typeof item === "string") : [];
+  const one = asText(value);
+  if (one !== undefined) return [one];
+  return Array.isArray(value) ? value.flatMap((item) => asText(item) ?? []) : [];
 }
 
 /** Inline YAML (patches, generator configs) is text, not a path. */
-function isInline(value: string): boolean {
+export function isInline(value: string): boolean {
   return value.includes("\n") || /^\s*[{[]/.test(value) || /^\s*\w+:\s/.test(value);
 }
 
-/** Every path or URL a parsed kustomization refers to. */
+type Add = (field: string, value: string, mayBeDirectory: boolean) => void;
+
+/** The items of a list field, each a mapping read with folded keys (`where` names the item in errors). */
+function items(list: unknown, name: string, each: (field: (key: string) => unknown, at: string) => void) {
+  if (!Array.isArray(list)) return;
+  list.forEach((item, index) => {
+    if (isRecord(item)) each(foldedFields(item, `${name}[${index}]`), `${name}[${index}]`);
+  });
+}
+
+/** `files`/`envs`/`env` of a ConfigMap or Secret generator (`key=path` names the key; the path follows the first `=`). */
+function generatorFiles(field: (key: string) => unknown, at: string, add: Add): void {
+  for (const file of strings(field("files"))) {
+    const equals = file.indexOf("=");
+    add(`${at}.files`, equals === -1 ? file : file.slice(equals + 1), false);
+  }
+  for (const env of [...strings(field("envs")), ...strings(field("env"))]) add(`${at}.envs`, env, false);
+}
+
+/** A Helm chart's repository (always fetched when set), chart home and values files. */
+function chartFields(field: (key: string) => unknown, at: string, add: Add, remote: Add): void {
+  for (const key of ["repo", "chartRepoUrl"]) {
+    const repo = asText(field(key));
+    if (repo !== undefined && repo.trim() !== "") remote(`${at}.${key}`, repo, false);
+  }
+  const chartHome = asText(field("chartHome"));
+  if (chartHome !== undefined) add(`${at}.chartHome`, chartHome, true);
+  // `values` is the older generator's values file.
+  for (const key of ["valuesFile", "values"]) {
+    const file = asText(field(key));
+    if (file !== undefined) add(`${at}.${key}`, file, false);
+  }
+  for (const file of strings(field("additionalValuesFiles"))) add(`${at}.additionalValuesFiles`, file, false);
+}
+
+/**
+ * The paths and URLs of a built-in generator or transformer's configuration (an entry of
+ * `generators`/`transformers`/`validators`, inline or in a file), by its `kind`.
+ */
+export function pluginConfigReferences(config: unknown, where = "generator"): KustomizationReference[] {
+  if (!isRecord(config)) return [];
+  const field = foldedFields(config, where);
+  const found: KustomizationReference[] = [];
+  const add: Add = (name, value, mayBeDirectory) => {
+    if (value.trim() === "" || isInline(value)) return;
+    found.push({ field: name, value, mayBeDirectory, remote: isRemoteReference(value) });
+  };
+  const remote: Add = (name, value) =>
+    found.push({ field: name, value, mayBeDirectory: false, remote: true });
+  const kind = field("kind");
+  if (kind === "ConfigMapGenerator" || kind === "SecretGenerator") generatorFiles(field, where, add);
+  if (kind === "HelmChartInflationGenerator") chartFields(field, where, add, remote);
+  if (kind === "PatchTransformer" || kind === "PatchJson6902Transformer") {
+    const path = asText(field("path"));
+    if (path !== undefined) add(`${where}.path`, path, false);
+  }
+  if (kind === "PatchStrategicMergeTransformer")
+    for (const path of strings(field("paths"))) add(`${where}.paths`, path, false);
+  if (kind === "ReplacementTransformer")
+    items(field("replacements"), `${where}.replacements`, (item, at) => {
+      const path = asText(item("path"));
+      if (path !== undefined) add(`${at}.path`, path, false);
+    });
+  return found;
+}
+
+/**
+ * Every path or URL a parsed kustomization refers to, its keys read as kustomize reads them
+ * (folded-fields.ts). Inline generator, transformer and validator configurations are read too.
+ */
 export function kustomizationReferences(kustomization: unknown): KustomizationReference[] {
   if (!isRecord(kustomization)) return [];
+  const field = foldedFields(kustomization, "kustomization");
   const found: KustomizationReference[] = [];
-  const add = (field: string, value: string, mayBeDirectory: boolean) => {
+  const add: Add = (name, value, mayBeDirectory) => {
     if (value.trim() === "" || isInline(value)) return;
-    found.push({ field, value, mayBeDirectory, remote: isRemoteReference(value) });
+    found.push({ field: name, value, mayBeDirectory, remote: isRemoteReference(value) });
   };
-  for (const field of ["resources", "bases", "components"])
-    for (const value of strings(kustomization[field])) add(field, value, true);
-  for (const field of ["generators", "transformers", "validators"])
-    for (const value of strings(kustomization[field])) add(field, value, true);
-  for (const field of ["crds", "configurations", "patchesStrategicMerge"])
-    for (const value of strings(kustomization[field])) add(field, value, false);
-  for (const field of ["patches", "patchesJson6902", "replacements"]) {
-    const list = kustomization[field];
-    if (!Array.isArray(list)) continue;
-    list.forEach((item, index) => {
-      if (isRecord(item) && typeof item.path === "string") add(`${field}[${index}].path`, item.path, false);
-    });
-  }
-  for (const field of ["configMapGenerator", "secretGenerator"]) {
-    const list = kustomization[field];
-    if (!Array.isArray(list)) continue;
-    list.forEach((item, index) => {
-      if (!isRecord(item)) return;
-      for (const file of strings(item.files)) {
-        // `key=path` names the key; the path follows the first `=`.
-        const equals = file.indexOf("=");
-        add(`${field}[${index}].files`, equals === -1 ? file : file.slice(equals + 1), false);
+  const remote: Add = (name, value) =>
+    found.push({ field: name, value, mayBeDirectory: false, remote: true });
+  for (const name of ["resources", "bases", "components"])
+    for (const value of strings(field(name))) add(name, value, true);
+  for (const name of ["generators", "transformers", "validators"])
+    strings(field(name)).forEach((value, index) => {
+      if (!isInline(value)) return add(name, value, true);
+      let inline: unknown;
+      try {
+        inline = parse(value, { merge: true, maxAliasCount: 100 });
+      } catch {
+        return; // kustomize reports an unreadable configuration itself
       }
-      for (const env of [...strings(item.envs), ...strings(item.env)])
-        add(`${field}[${index}].envs`, env, false);
+      found.push(...pluginConfigReferences(inline, `${name}[${index}]`));
     });
-  }
-  if (isRecord(kustomization.openapi) && typeof kustomization.openapi.path === "string")
-    add("openapi.path", kustomization.openapi.path, false);
-  const charts = kustomization.helmCharts;
-  if (Array.isArray(charts)) {
-    charts.forEach((chart, index) => {
-      if (!isRecord(chart)) return;
-      // A chart repository is always fetched over the network when set.
-      if (typeof chart.repo === "string" && chart.repo.trim() !== "")
-        found.push({
-          field: `helmCharts[${index}].repo`,
-          value: chart.repo,
-          mayBeDirectory: false,
-          remote: true,
-        });
-      if (typeof chart.valuesFile === "string")
-        add(`helmCharts[${index}].valuesFile`, chart.valuesFile, false);
-      for (const file of strings(chart.additionalValuesFiles))
-        add(`helmCharts[${index}].additionalValuesFiles`, file, false);
+  for (const name of ["crds", "configurations", "patchesStrategicMerge"])
+    for (const value of strings(field(name))) add(name, value, false);
+  for (const name of ["patches", "patchesJson6902", "replacements"])
+    items(field(name), name, (item, at) => {
+      const path = asText(item("path"));
+      if (path !== undefined) add(`${at}.path`, path, false);
     });
+  for (const name of ["configMapGenerator", "secretGenerator"])
+    items(field(name), name, (item, at) => generatorFiles(item, at, add));
+  const openapi = field("openapi");
+  if (isRecord(openapi)) {
+    const path = asText(foldedFields(openapi, "openapi")("path"));
+    if (path !== undefined) add("openapi.path", path, false);
   }
-  const inflators = kustomization.helmChartInflationGenerator;
-  if (Array.isArray(inflators)) {
-    inflators.forEach((chart, index) => {
-      if (isRecord(chart) && typeof chart.chartRepoUrl === "string" && chart.chartRepoUrl.trim() !== "")
-        found.push({
-          field: `helmChartInflationGenerator[${index}].chartRepoUrl`,
-          value: chart.chartRepoUrl,
-          mayBeDirectory: false,
-          remote: true,
-        });
-    });
+  items(field("helmCharts"), "helmCharts", (item, at) => chartFields(item, at, add, remote));
+  items(field("helmChartInflationGenerator"), "helmChartInflationGenerator", (item, at) =>
+    chartFields(item, at, add, remote),
+  );
+  const globals = field("helmGlobals");
+  if (isRecord(globals)) {
+    const global = foldedFields(globals, "helmGlobals");
+    for (const key of ["chartHome", "configHome"]) {
+      const home = asText(global(key));
+      if (home !== undefined) add(`helmGlobals.${key}`, home, true);
+    }
   }
-  if (isRecord(kustomization.helmGlobals) && typeof kustomization.helmGlobals.chartHome === "string")
-    add("helmGlobals.chartHome", kustomization.helmGlobals.chartHome, true);
   return found;
 }
 
@@ -139,7 +196,7 @@ export function remoteAllowed(value: string, allowedPrefixes: readonly string[])
  */
 export function remoteReferencesIn(text: string): KustomizationReference[] {
   try {
-    const document = parseDocument(text, { prettyErrors: false });
+    const document = parseDocument(text, { prettyErrors: false, merge: true });
     if (document.errors.length > 0) return [];
     return kustomizationReferences(document.toJS({ maxAliasCount: 100 })).filter(
       (reference) => reference.remote,

@@ -112,6 +112,11 @@ export const BUILTIN_RESOURCE_TYPES: readonly ResourceType[] = [
     hasStatus: true,
     tracksGeneration: true,
   }),
+  builtin("networking.k8s.io", "v1", {
+    kind: "NetworkPolicy",
+    plural: "networkpolicies",
+    shortNames: ["netpol"],
+  }),
   builtin("rbac.authorization.k8s.io", "v1", { kind: "Role", plural: "roles" }),
   builtin("rbac.authorization.k8s.io", "v1", { kind: "RoleBinding", plural: "rolebindings" }),
   builtin("rbac.authorization.k8s.io", "v1", {
