@@ -67,6 +67,12 @@ export function readArgoCd(
           `${updater}: no Application in the input matches ${JSON.stringify(pattern)}; its environment is a guess: add the Applications to the input`,
         );
       for (const app of targets) {
+        if (claimed.has(app.name)) {
+          notes.push(
+            `${updater}: Application ${app.name} is matched again by ${JSON.stringify(pattern)}; only its first applicationRef is read`,
+          );
+          continue;
+        }
         claimed.add(app.name);
         if (ref.useAnnotations === true) {
           const environment = fromAnnotations(app, registries, notes);
