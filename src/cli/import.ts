@@ -31,13 +31,19 @@ export async function run(args: string[], io: CliIo): Promise<number> {
   if (values.from !== undefined && values.from !== "argocd" && values.from !== "flux")
     throw new UsageError(`--from must be argocd or flux\n${USAGE}`);
   const files: InputFile[] = [];
-  for (const argument of positionals) files.push(...(await readInput(resolve(io.cwd, argument), argument)));
+  const skipped: string[] = [];
+  for (const argument of positionals)
+    files.push(...(await readInput(resolve(io.cwd, argument), argument, skipped)));
   const result = importPeerConfig(files, values.from as Peer | undefined);
-  io.stdout(renderImport(result));
+  const lines = skipped.map(
+    (file) => `# ferry import: skipped ${file}, larger than ${MAX_FILE_BYTES} bytes\n`,
+  );
+  io.stdout(`${lines.join("")}${renderImport(result)}`);
   return EXIT.ok;
 }
 
-async function readInput(path: string, shown: string): Promise<InputFile[]> {
+/** A file named on the command line must be readable; in a directory, one too large is skipped and said. */
+async function readInput(path: string, shown: string, skipped: string[]): Promise<InputFile[]> {
   const stats = await lstat(path).catch(() => undefined);
   if (!stats) throw new UserError("file-not-found", `${shown} does not exist`);
   if (stats.isFile()) return [{ file: shown, text: await readBounded(path, shown) }];
@@ -54,7 +60,8 @@ async function readInput(path: string, shown: string): Promise<InputFile[]> {
           throw new UserError("too-many-files", `${shown} holds more than ${MAX_FILES} YAML files`);
         // Relative to the directory: the config repository's root, as update paths are.
         const file = relative(path, full).split("\\").join("/");
-        files.push({ file, text: await readBounded(full, join(shown, file)) });
+        if ((await lstat(full)).size > MAX_FILE_BYTES) skipped.push(join(shown, file));
+        else files.push({ file, text: await readBounded(full, join(shown, file)) });
       }
     }
   };

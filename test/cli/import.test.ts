@@ -63,6 +63,18 @@ describe("ferry import", () => {
     expect(result.stdout).toContain("repository: ghcr.io/acme/app");
   });
 
+  it("skips a directory's file larger than 1 MiB (a CRD bundle, say) and says so on the first line", async () => {
+    await mkdir(join(temp.dir, "repo"));
+    await writeFile(join(temp.dir, "repo", "flux.yaml"), FLUX);
+    await writeFile(join(temp.dir, "repo", "install.yaml"), `# ${"x".repeat(1024 * 1024)}\n`);
+    const result = await ferry("import", "repo");
+    expect(result.code).toBe(0);
+    expect(result.stdout.split("\n")[0]).toBe(
+      "# ferry import: skipped repo/install.yaml, larger than 1048576 bytes",
+    );
+    expect(loadConfig(result.stdout).ok).toBe(true);
+  });
+
   it("with --from flux reads only the Flux objects of a mixed input", async () => {
     const argo = await readFile(
       join(FIXTURES, "argocd-annotations-migration", "input", "applications.yaml"),

@@ -61,7 +61,7 @@ export function readArgoCd(
         notes.push(`${updater}: labelSelectors have no equivalent; Applications are matched by name only`);
       const matched = applications.filter((app) => minimatch(app.name, pattern));
       const targets: Application[] =
-        matched.length > 0 ? matched : [{ name: pattern.replace(/\*/g, "x"), annotations: {} }];
+        matched.length > 0 ? matched : [{ name: pattern.replace(/[*?[\]]/g, ""), annotations: {} }];
       if (matched.length === 0)
         notes.push(
           `${updater}: no Application in the input matches ${JSON.stringify(pattern)}; its environment is a guess: add the Applications to the input`,

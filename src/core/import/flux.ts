@@ -144,7 +144,7 @@ export function readFlux(
   for (const policy of policies)
     if (!used.has(policy.image))
       notes.push(
-        `ImagePolicy ${policy.key}: no automation updates it (no marker under an automation's path); left out`,
+        `ImagePolicy ${policy.key}: no automation in the input updates it (by namespace, policySelector and markers); left out`,
       );
   if (environments.some((e) => e.images.some((image) => (image.policy.strategy ?? "semver") === "semver")))
     notes.push(lenientSemverNote("Flux"));
