@@ -30,6 +30,8 @@ interface WriteBack {
   method?: string;
   branch?: string;
   target?: string;
+  /** gitConfig.pullRequest: the updater opens pull requests instead of pushing. */
+  pullRequest?: boolean;
 }
 
 export function isArgoDocument(document: PeerDocument): boolean {
@@ -229,7 +231,12 @@ function mergeWriteBack(...layers: unknown[]): WriteBack {
     const git = record(layer.gitConfig);
     Object.assign(
       merged,
-      definedOnly({ method: str(layer.method), branch: str(git.branch), target: str(git.writeBackTarget) }),
+      definedOnly({
+        method: str(layer.method),
+        branch: str(git.branch),
+        target: str(git.writeBackTarget),
+        pullRequest: git.pullRequest === undefined ? undefined : true,
+      }),
     );
   }
   return merged;
@@ -258,7 +265,8 @@ function environmentOf(
   return {
     name: ferryName(app.name, "default"),
     paths: [environmentPath(app, writeBack.target, where, notes)],
-    merge: "auto",
+    // The updater pushes its commits, unless it opens pull requests: then a human merges them.
+    merge: writeBack.pullRequest === true ? "review" : "auto",
     images,
   };
 }

@@ -34,6 +34,25 @@ ${APP("web-prod", "envs/prod", '"argocd-image-updater.argoproj.io/image-list": "
     });
   });
 
+  it("leaves an Application whose updater opens pull requests for review, and one it pushes to for auto-merge", () => {
+    const result = imported(`apiVersion: argocd-image-updater.argoproj.io/v1alpha1
+kind: ImageUpdater
+metadata: { name: u }
+spec:
+  writeBackConfig: { method: git }
+  applicationRefs:
+    - namePattern: prod
+      writeBackConfig: { method: git, gitConfig: { pullRequest: { github: {} } } }
+      images: [{ alias: api, imageName: "ghcr.io/acme/api" }]
+    - namePattern: staging
+      images: [{ alias: api, imageName: "ghcr.io/acme/api" }]
+${APP("prod", "envs/prod")}${APP("staging", "envs/staging")}`);
+    expect(result.config.environments).toMatchObject({
+      prod: { merge: "review" },
+      staging: { merge: "auto" },
+    });
+  });
+
   it("guesses an environment for a namePattern no Application in the input matches, and says so", () => {
     const result = imported(`apiVersion: argocd-image-updater.argoproj.io/v1alpha1
 kind: ImageUpdater
