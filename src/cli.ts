@@ -27,6 +27,10 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<{ run: Com
     summary: "which tag and digest ran in an environment over time, from git history",
     load: () => import("./cli/history.js"),
   },
+  import: {
+    summary: "print a ferry.yml equivalent to Argo CD Image Updater's or Flux's config",
+    load: () => import("./cli/import.js"),
+  },
   reconcile: { summary: "run the in-cluster reconciler", load: () => import("./cli/reconcile.js") },
   serve: { summary: "run the GitHub App server (same as npm start)", load: () => import("./cli/serve.js") },
   "trust-root": {
