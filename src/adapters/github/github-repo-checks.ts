@@ -10,6 +10,7 @@ import type {
   GitHubChecks,
   GitHubDeployments,
 } from "../../app/github-port.js";
+import { fitCheckOutput, inBatches } from "../../core/pr/github-limits.js";
 import { type GitHubRepoContext, orUndefinedOn404 } from "./github-repo-context.js";
 
 /** GitHub lists at most 100 checks or statuses a page. */
@@ -100,14 +101,23 @@ export function checksOf(ctx: GitHubRepoContext): Required<GitHubChecks & GitHub
   }
 
   async function createCheckRun(input: CheckRunInput): Promise<void> {
-    await ctx.octokit.rest.checks.create({
+    const summary = fitCheckOutput(input.summary);
+    const [first = [], ...more] = inBatches(input.annotations);
+    const { data } = await ctx.octokit.rest.checks.create({
       ...ctx.r,
       name: input.name,
       head_sha: input.headSha,
       status: "completed",
       conclusion: input.conclusion,
-      output: { title: input.title, summary: input.summary, annotations: input.annotations },
+      output: { title: input.title, summary, annotations: first },
     });
+    // GitHub takes 50 annotations a request; each update of the run adds the next 50.
+    for (const annotations of more)
+      await ctx.octokit.rest.checks.update({
+        ...ctx.r,
+        check_run_id: data.id,
+        output: { title: input.title, summary, annotations },
+      });
   }
 
   async function tagCommit(repo: { owner: string; repo: string }, tag: string): Promise<string | undefined> {
