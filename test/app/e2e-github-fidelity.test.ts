@@ -41,3 +41,36 @@ describe("holds on the state ref, read as GitHub documents the contents API", { 
     expect((await world.pulls("open")).map((pull) => pull.title)).toContain("Promote shop 1.8.0 to staging");
   });
 });
+
+describe("a 403 rate limit while opening the PR", { timeout: 60_000 }, () => {
+  let world: World;
+  afterEach(async () => {
+    await world.close();
+  });
+
+  /** The open PRs' titles once one is open, or after a generous deadline. */
+  async function openTitles(): Promise<string[]> {
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      await world.settle();
+      const titles = (await world.pulls("open")).map((pull) => pull.title);
+      if (titles.length > 0 || Date.now() > deadline) return titles;
+    }
+  }
+
+  for (const kind of ["secondary", "primary"] as const)
+    it(`is retried after the wait GitHub asks for (${kind} limit), not left to the next scan`, async () => {
+      world = await startWorld({
+        ci: false,
+        server: { ferry: { workRetry: { attempts: 4, firstDelayMs: 100, maxDelayMs: 10_000 } } },
+      });
+      world.emu.faults.rateLimit({
+        kind,
+        count: 1,
+        retryAfterSeconds: 1,
+        route: "POST /repos/acme/config/pulls",
+      });
+      await world.push("1.8.0");
+      expect(await openTitles()).toEqual(["Promote shop 1.8.0 to staging"]);
+    });
+});
