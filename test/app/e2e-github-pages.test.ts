@@ -3,7 +3,8 @@
  * https://docs.github.com/en/rest/checks/runs#list-check-runs-for-a-git-reference and
  * https://docs.github.com/en/rest/commits/statuses#get-the-combined-status-for-a-specific-reference),
  * with `total_count` and Link headers for the rest. A matrix build easily reports more: the state
- * Ferry gates on must come from every page.
+ * Ferry gates on must come from every page. A pull request's files come 100 a page too (3,000 in
+ * all, https://docs.github.com/en/rest/pulls/pulls#list-pull-requests-files).
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { actAs, inspect, repos } from "../../src/sandbox/github/index.js";
@@ -76,5 +77,45 @@ describe("more than 100 check runs on one commit", { timeout: 120_000 }, () => {
     });
     await world.settle();
     expect((await stagingPull(world)).merged_at).not.toBeNull();
+  });
+});
+
+describe("a pull request with more than 100 changed files", { timeout: 60_000 }, () => {
+  let world: World;
+  afterEach(async () => {
+    await world.close();
+  });
+
+  it("gets the ferry/config check for an environment file listed on the second page", async () => {
+    world = await startWorld({ ci: false });
+    const overlay = (await inspect.readFile(
+      world.emu,
+      "acme",
+      "config",
+      "main",
+      "overlays/staging/kustomization.yaml",
+    ))!;
+    const files: Record<string, string> = {
+      "overlays/staging/kustomization.yaml": overlay.replace(
+        "  - deployment.yaml\n",
+        "  - deployment.yaml\n  - secret.yaml\n",
+      ),
+      "overlays/staging/secret.yaml":
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: shop-db\nstringData:\n  password: hunter2\n",
+    };
+    // 120 pages of docs sort before overlays/: GitHub lists the environment's files on page 2.
+    for (let i = 0; i < 120; i++) files[`docs/page-${String(i).padStart(3, "0")}.md`] = `page ${i}\n`;
+    await actAs.createBranch(world.emu, "acme", "config", "docs-and-db", "main", { as: "mona" });
+    const head = await actAs.commit(world.emu, "acme", "config", "docs-and-db", files, "Docs and the db", {
+      as: "mona",
+    });
+    await actAs.openPullRequest(world.emu, "acme", "config", {
+      head: "docs-and-db",
+      title: "Docs",
+      as: "mona",
+    });
+    await world.settle();
+    const { data } = await world.as.mona.rest.checks.listForRef({ owner: "acme", repo: "config", ref: head });
+    expect(data.check_runs.find((check) => check.name === "ferry/config")?.conclusion).toBe("failure");
   });
 });
