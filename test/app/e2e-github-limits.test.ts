@@ -168,7 +168,7 @@ describe("a ferry/config check with more than 50 annotations", { timeout: 60_000
       check_run_id: run!.id,
       per_page: 100,
     });
-    expect(annotations.filter((annotation) => annotation.message.includes("missing-119"))).toHaveLength(1);
+    expect(annotations.filter((annotation) => annotation.message?.includes("missing-119"))).toHaveLength(1);
     expect(annotations.length).toBeGreaterThanOrEqual(120);
   });
 });
