@@ -32,10 +32,14 @@ import { repoFileSource } from "./repo-files.js";
  */
 export async function checkConfigPullRequest(
   deps: AppDeps<GitHubContents & GitHubChecks>,
-  input: { headSha: string; changedFiles: string[] },
+  input: { headSha: string; changedFiles: string[]; listCut?: boolean },
 ): Promise<"success" | "failure" | "skipped"> {
-  // The config, or an environment's files (a plaintext Secret there fails the check).
-  if (!input.changedFiles.some((file) => file === CONFIG_PATH || ENVIRONMENT_FILE.test(file)))
+  // The config, or an environment's files (a plaintext Secret there fails the check). A list that
+  // GitHub cut (3,000 files) may leave them out: checked then too.
+  if (
+    !input.listCut &&
+    !input.changedFiles.some((file) => file === CONFIG_PATH || ENVIRONMENT_FILE.test(file))
+  )
     return "skipped";
   // The Git Data API resolves a commit SHA to its tree, so the head needs no commit lookup.
   const files = repoFileSource(deps.github, input.headSha);

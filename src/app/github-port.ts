@@ -96,7 +96,8 @@ export interface RepoIdentity {
 export interface GitHubContents {
   /**
    * File content at a ref (a branch, a commit, or a full ref such as `STATE_REF`), or undefined
-   * when absent. One request (the contents API).
+   * when absent. One request (the contents API); a full ref outside branches and tags, two (its
+   * commit first: the contents API takes only a branch, tag or commit).
    */
   readFile(ref: string, path: string): Promise<string | undefined>;
   /**
@@ -134,7 +135,7 @@ export interface GitHubBranches {
 
 /**
  * Ferry's state ref, `STATE_REF`. Its file is read with `GitHubContents.readFile(STATE_REF or a
- * commit of it, STATE_FILE)`: one request, undefined before the first state write.
+ * commit of it, STATE_FILE)`: undefined before the first state write.
  */
 export interface GitHubStateRef {
   /** The commit the state ref points at, or undefined before the first state write. */

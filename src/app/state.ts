@@ -55,7 +55,7 @@ export const STATE_WRITE_ATTEMPTS = 6;
 const DASHBOARD_ROUNDS = 3;
 
 /**
- * Holds and floors live in a JSON file on the state ref (`refs/ferry/state`), read in one request
+ * Holds and floors live in a JSON file on the state ref (`refs/ferry/state`), read at the commit the ref points at
  * and written by compare-and-swap, so any replica (or a restarted one) sees the same holds and
  * concurrent updates from several replicas never lose one. Before the ref exists (installations
  * from before it), the state is the dashboard issue's hidden block; the first update carries it

@@ -1,4 +1,4 @@
-import { isTransientError, mayPassOnRetry } from "../core/errors.js";
+import { askedRetryDelayMs, mayPassOnRetry } from "../core/errors.js";
 import type { AppLogger } from "./app-deps.js";
 
 /** Retries of a task that failed for a reason that may pass (docs/reliability.md row 21). */
@@ -19,6 +19,8 @@ export interface WorkQueueOptions {
   schedule?: (ms: number, run: () => void) => () => void;
   /** In [0, 1): spreads retries so replicas that failed together do not retry together. */
   random?: () => number;
+  /** The clock a rate-limit reset time is read against (epoch ms); default Date.now. */
+  now?: () => number;
 }
 
 /**
@@ -26,7 +28,7 @@ export interface WorkQueueOptions {
  * 10 s). Per key, at most one task runs and one waits; further tasks for that key while one is
  * waiting are merged into it (it will read the latest state anyway), so a burst of 1,000 hints for
  * one repository becomes two syncs. A task that fails for a reason that may pass (a TransientError,
- * or GitHub's 429/5xx after Octokit's own retries) runs again after a growing, jittered delay,
+ * or GitHub's 429/5xx or 403 rate limit after Octokit's own retries) runs again after a growing, jittered delay,
  * unless newer work for its key supersedes it; a task lost in a crash, or out of retries, is
  * caught up by the periodic scan.
  */
@@ -38,6 +40,7 @@ export class WorkQueue {
   readonly #retry: RetryPolicy;
   readonly #schedule: (ms: number, run: () => void) => () => void;
   readonly #random: () => number;
+  readonly #now: () => number;
   #completed = 0;
   #closed = false;
 
@@ -48,6 +51,7 @@ export class WorkQueue {
     this.#retry = options.retry ?? DEFAULT_RETRY;
     this.#schedule = options.schedule ?? unrefTimeout;
     this.#random = options.random ?? Math.random;
+    this.#now = options.now ?? Date.now;
   }
 
   enqueue(key: string, task: () => Promise<unknown>): void {
@@ -108,7 +112,7 @@ export class WorkQueue {
     const { firstDelayMs, maxDelayMs } = this.#retry;
     const backoff = Math.min(maxDelayMs, firstDelayMs * 2 ** attempt);
     const jittered = Math.round(backoff / 2 + (backoff / 2) * this.#random());
-    const asked = isTransientError(error) ? (error.retryAfterMs ?? 0) : 0;
+    const asked = askedRetryDelayMs(error, this.#now()) ?? 0;
     return asked > maxDelayMs ? undefined : Math.max(jittered, asked);
   }
 

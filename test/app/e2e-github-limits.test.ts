@@ -1,9 +1,17 @@
 import { actAs, inspect, repos } from "../../packages/sandbox/src/github/index.js";
+import { pushImage } from "../../packages/sandbox/src/registry/push-image.js";
+import { parseBody } from "../../src/core/pr/body.js";
 /**
  * GitHub's size limits, as github.com answers them:
+ * - an issue or pull request title over 256 characters is refused with 422 "title is too long
+ *   (maximum is 256 characters)" (https://github.com/googleapis/repo-automation-bots/issues/1895);
  * - an issue, pull request or comment body over 65,536 characters is refused with 422
  *   "body is too long (maximum is 65536 characters)" (https://github.com/renovatebot/renovate/issues/2032,
  *   https://github.com/renovatebot/renovate/issues/14551, https://github.com/potproject/code-agent/issues/3);
+ * - a check run takes 50 annotations a request, and more through updates of the run
+ *   (https://docs.github.com/en/rest/checks/runs#update-a-check-run: "The Checks API limits the
+ *   number of annotations to a maximum of 50 per API request. To create more than 50 annotations,
+ *   you have to make multiple requests to the Update a check run endpoint");
  * - team reviewers without access to the repository make `POST /requested_reviewers` answer 422
  *   "Reviews may only be requested from collaborators. One or more of the teams you specified is not
  *   a collaborator of the … repository." after the PR exists
@@ -67,6 +75,101 @@ describe("GitHub's size limits", { timeout: 60_000 }, () => {
     expect(body).toContain("cut to GitHub's limit of 65,536 characters");
     expect(body).toContain(`${world.emu.webUrl}/acme/config/tree/`);
     expect(body).toContain("| environment\\-000 |");
+  });
+});
+
+/** 20 images with long names, each pinned at 1.0.0 in staging and prod. */
+function manyImages(registryHost: string): { config: string; overlay: string; names: string[] } {
+  const names = Array.from(
+    { length: 20 },
+    (_, i) => `image-with-a-rather-long-name-${String(i).padStart(2, "0")}`,
+  );
+  const config = [
+    "images:",
+    ...names.flatMap((name) => [
+      `  ${name}:`,
+      `    repository: ${registryHost}/acme/${name}`,
+      `    policy: { range: "^1.0.0" }`,
+    ]),
+    "environments:",
+    "  staging:",
+    "    paths: [overlays/staging]",
+    "    update: auto",
+    "    merge: review",
+  ].join("\n");
+  const overlay = [
+    "apiVersion: kustomize.config.k8s.io/v1beta1",
+    "kind: Kustomization",
+    "resources:",
+    "  - deployment.yaml",
+    "images:",
+    ...names.flatMap((name) => [`  - name: ${registryHost}/acme/${name}`, `    newTag: "1.0.0"`]),
+  ].join("\n");
+  return { config: `${config}\n`, overlay: `${overlay}\n`, names };
+}
+
+describe("a promotion of more images than a title can name", { timeout: 60_000 }, () => {
+  let world: World;
+  afterEach(async () => {
+    await world.close();
+  });
+
+  it("opens one PR titled with the count, every image listed in the body", async () => {
+    world = await startWorld({ ci: false });
+    const { config, overlay, names } = manyImages(world.registry.host);
+    await actAs.commit(
+      world.emu,
+      "acme",
+      "config",
+      "main",
+      { ".github/ferry.yml": config, "overlays/staging/kustomization.yaml": overlay },
+      "Twenty images",
+      { as: "mona" },
+    );
+    for (const name of names) await pushImage(world.registry.url, `acme/${name}`, "1.1.0", { content: name });
+    await world.settle();
+    await world.server.scanNow();
+    await world.settle();
+    const pulls = await world.pulls("open");
+    expect(pulls.map((pull) => pull.title)).toEqual(["Promote 20 images to staging"]);
+    const plan = parseBody(pulls[0]!.body);
+    expect(plan?.changes.map((change) => change.image).sort()).toEqual(names);
+    for (const name of names) expect(pulls[0]!.body).toContain(name.replace(/-/g, "\\-"));
+  });
+});
+
+describe("a ferry/config check with more than 50 annotations", { timeout: 60_000 }, () => {
+  let world: World;
+  afterEach(async () => {
+    await world.close();
+  });
+
+  it("annotates every one of 120 warnings: the run, then updates of it, 50 at a time", async () => {
+    world = await startWorld({ ci: false });
+    await actAs.createBranch(world.emu, "acme", "config", "many", "main", { as: "mona" });
+    // 120 images that no file of the one environment names: a warning each.
+    const head = await actAs.commit(
+      world.emu,
+      "acme",
+      "config",
+      "many",
+      { ".github/ferry.yml": bigConfig(world.registry.host, 1, 120) },
+      "Many images",
+      { as: "mona" },
+    );
+    await actAs.openPullRequest(world.emu, "acme", "config", { head: "many", title: "Many", as: "mona" });
+    await world.settle();
+    const { data } = await world.as.mona.rest.checks.listForRef({ owner: "acme", repo: "config", ref: head });
+    const run = data.check_runs.find((check) => check.name === "ferry/config");
+    expect(run?.conclusion).toBe("success");
+    const annotations = await world.as.mona.paginate(world.as.mona.rest.checks.listAnnotations, {
+      owner: "acme",
+      repo: "config",
+      check_run_id: run!.id,
+      per_page: 100,
+    });
+    expect(annotations.filter((annotation) => annotation.message?.includes("missing-119"))).toHaveLength(1);
+    expect(annotations.length).toBeGreaterThanOrEqual(120);
   });
 });
 

@@ -66,4 +66,30 @@ describe("a config repository whose base has a merge queue", { timeout: 30_000 }
       .filter((request) => request.path.endsWith(`/pulls/${pull!.number}/merge`));
     expect(merges.map((request) => request.status)).not.toContain(200);
   });
+
+  it("retries an enqueue GitHub answered with a 5xx instead of asking for it by hand", async () => {
+    world = await startWorld({
+      ci: true,
+      server: { ferry: { workRetry: { attempts: 4, firstDelayMs: 100, maxDelayMs: 10_000 } } },
+    });
+    world.emu.repo("acme", "config").protections.clear();
+    repos.setRepoSettings(world.emu, "acme", "config", { allowAutoMerge: false });
+    repos.addRuleset(world.emu, "acme", "config", { name: "main", requiredChecks: ["ci"], mergeQueue: {} });
+    world.emu.faults.serverError({ status: 502, count: 1, route: "POST /graphql" });
+    await world.push("1.8.0");
+    const deadline = Date.now() + 30_000;
+    let pull = (await world.pulls("all")).find((candidate) => candidate.head.ref === "ferry/staging");
+    while (!pull?.merged_at && Date.now() < deadline) {
+      await world.settle();
+      pull = (await world.pulls("all")).find((candidate) => candidate.head.ref === "ferry/staging");
+    }
+    expect(pull?.merged_at).not.toBeNull();
+    expect(inspect.listComments(world.emu, "acme", "config", pull!.number)).toEqual([]);
+    expect(
+      world
+        .appRequests(0)
+        .filter((request) => request.path === "/graphql")
+        .map((r) => r.status),
+    ).toContain(502);
+  });
 });

@@ -134,6 +134,56 @@ describe("WorkQueue", () => {
       expect(lines.filter((line) => line.startsWith("error"))).toHaveLength(3);
     });
 
+    it("retries GitHub's 403 rate limits as 429s, after the wait they ask for, and leaves other 403s final", async () => {
+      const { timers, lines, queue } = retryingQueue(() => 0);
+      const refusal = (headers: Record<string, string>, message: string) =>
+        Object.assign(new Error(message), { status: 403, response: { headers, data: { message } } });
+      queue.enqueue("secondary", async () =>
+        Promise.reject(refusal({ "retry-after": "3" }, "You have exceeded a secondary rate limit.")),
+      );
+      queue.enqueue("primary", async () =>
+        Promise.reject(
+          refusal({ "x-ratelimit-remaining": "0" }, "API rate limit exceeded for installation."),
+        ),
+      );
+      queue.enqueue("worded", async () =>
+        Promise.reject(refusal({}, "You have exceeded a secondary rate limit.")),
+      );
+      queue.enqueue("denied", async () =>
+        Promise.reject(refusal({}, "Resource not accessible by integration")),
+      );
+      await queue.idle();
+      expect(timers.pending.map((t) => t.ms)).toEqual([3_000, 500, 500]);
+      expect(lines.filter((line) => line.startsWith("error"))).toEqual(["error background task failed"]);
+    });
+
+    it("waits for x-ratelimit-reset when a rate limit names no retry-after", async () => {
+      const timers = manualTimers();
+      const queue = new WorkQueue(
+        { info: () => {}, warn: () => {}, error: () => {} },
+        { retry, schedule: timers.schedule, random: () => 0, now: () => 1_000_000 },
+      );
+      queue.enqueue("reset", async () =>
+        Promise.reject(
+          Object.assign(new Error("limited"), {
+            status: 403,
+            response: { headers: { "x-ratelimit-remaining": "0", "x-ratelimit-reset": "1004" }, data: {} },
+          }),
+        ),
+      );
+      // A 502 names the window's reset too, with requests left: no reason to wait for it.
+      queue.enqueue("bad-gateway", async () =>
+        Promise.reject(
+          Object.assign(new Error("Bad Gateway"), {
+            status: 502,
+            response: { headers: { "x-ratelimit-remaining": "4999", "x-ratelimit-reset": "4600" }, data: {} },
+          }),
+        ),
+      );
+      await queue.idle();
+      expect(timers.pending.map((t) => t.ms)).toEqual([4_000, 500]);
+    });
+
     it("gives up after the last attempt and leaves the work to the periodic scan", async () => {
       const { timers, lines, queue } = retryingQueue(() => 1);
       let runs = 0;

@@ -33,7 +33,12 @@ export function gitDataOf(
   }
 
   async function readFile(ref: string, path: string): Promise<string | undefined> {
-    const response = await orUndefinedOn404(ctx.octokit.rest.repos.getContent({ ...ctx.r, path, ref }));
+    // The contents API's `ref` is "the name of the commit/branch/tag"
+    // (https://docs.github.com/en/rest/repos/contents#get-repository-content): a ref elsewhere,
+    // such as the state ref, is read at the commit the refs API gives for it.
+    const at = /^refs\/(?!heads\/|tags\/)/.test(ref) ? await refCommit(ref) : ref;
+    if (at === undefined) return undefined;
+    const response = await orUndefinedOn404(ctx.octokit.rest.repos.getContent({ ...ctx.r, path, ref: at }));
     if (!response) return undefined;
     const data = response.data as { type?: string; content?: string; encoding?: string };
     if (Array.isArray(response.data) || data.type !== "file") {
@@ -179,11 +184,16 @@ export function gitDataOf(
     }
   }
 
-  async function stateHead(): Promise<string | undefined> {
+  /** The commit a full ref (`refs/…`) points at, or undefined when it does not exist. */
+  async function refCommit(ref: string): Promise<string | undefined> {
     const response = await orUndefinedOn404(
-      ctx.octokit.rest.git.getRef({ ...ctx.r, ref: STATE_REF.slice("refs/".length) }),
+      ctx.octokit.rest.git.getRef({ ...ctx.r, ref: ref.slice("refs/".length) }),
     );
     return response?.data.object.sha;
+  }
+
+  function stateHead(): Promise<string | undefined> {
+    return refCommit(STATE_REF);
   }
 
   async function writeStateCommit(

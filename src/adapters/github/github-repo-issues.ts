@@ -1,5 +1,5 @@
 import type { Permission } from "../../core/config/schema.js";
-import { fitBody } from "../../core/pr/body-limit.js";
+import { fitBody } from "../../core/pr/github-limits.js";
 import type {
   GitHubAccess,
   GitHubComments,

@@ -1,4 +1,5 @@
 import type { AllowedMergeMethods, MergeMethod } from "../../core/pr/merge-method.js";
+import { mayPassOnRetry } from "../../core/errors.js";
 import type { GitHubMerges, GitHubPulls, PullRequestInfo } from "../../app/github-port.js";
 import { type GitHubRepoContext, message, orUndefinedOn404, status } from "./github-repo-context.js";
 
@@ -143,6 +144,8 @@ export function pullsOf(ctx: GitHubRepoContext): Required<GitHubPulls & GitHubMe
       );
       return "queued";
     } catch (error) {
+      // GitHub's 5xx or rate limit is no refusal: the work is retried, not handed to a person.
+      if (mayPassOnRetry(error)) throw error;
       const reason = message(error);
       // A second enqueue (another event for the same head) finds it queued: the state wanted.
       if (/already in the (merge )?queue/i.test(reason)) return "queued";

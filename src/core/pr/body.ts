@@ -1,7 +1,7 @@
 import { shortDigest } from "../image-ref.js";
 import { escapeMarkdown, inlineCode } from "./markdown.js";
 import { UserError } from "../errors.js";
-import { fitBody } from "./body-limit.js";
+import { fitBody } from "./github-limits.js";
 import { formatPlanBlock, parsePlanBlock, type PlanBlock } from "./plan-block.js";
 import { shortSha } from "../commit-sha.js";
 

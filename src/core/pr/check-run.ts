@@ -4,8 +4,11 @@ import { shortSha } from "../commit-sha.js";
 
 /** The `ferry/config` check run (docs/architecture.md "GitHub conventions"): annotations on the offending lines. */
 export const CONFIG_CHECK_NAME = "ferry/config";
-/** GitHub accepts at most 50 annotations per request. */
-const MAX_ANNOTATIONS = 50;
+/**
+ * Annotations of one check run at most: GitHub takes 50 a request, so these go out in 10 requests
+ * (the run, then updates of it); the summary lists every problem.
+ */
+export const MAX_ANNOTATIONS = 500;
 
 export interface CheckAnnotation {
   path: string;

@@ -1,4 +1,4 @@
-import { fitBody } from "./body-limit.js";
+import { fitBody } from "./github-limits.js";
 import { NAME_PATTERN } from "../config/names.js";
 import type { EnvironmentDeployment } from "../deployment-status.js";
 import { shortDigest } from "../image-ref.js";

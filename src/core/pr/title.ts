@@ -1,9 +1,12 @@
 /**
  * PR titles: `Promote shop 1.8.0 to staging`, several images `Promote shop 1.8.0, cart 2.1.0 to
  * staging`, a digest-only change names the short digest, a rollback says `Roll back … in prod`.
+ * A list too long for GitHub's 256-character title becomes a count, `Promote 15 images to prod`:
+ * the body lists every image.
  */
 import { NAME_SOURCE } from "../config/names.js";
 import { shortDigest } from "../image-ref.js";
+import { fitTitle, GITHUB_TITLE_LIMIT } from "./github-limits.js";
 export interface TitleImage {
   image: string;
   /** The tag, or the digest when the environment pins only a digest. */
@@ -14,8 +17,14 @@ export type TitleKind = "promote" | "rollback";
 
 export function formatTitle(environment: string, images: TitleImage[], kind: TitleKind = "promote"): string {
   const list = images.map(({ image, version }) => `${image} ${displayVersion(version)}`).join(", ");
-  return kind === "rollback" ? `Roll back ${list} in ${environment}` : `Promote ${list} to ${environment}`;
+  const title = (what: string) =>
+    kind === "rollback" ? `Roll back ${what} in ${environment}` : `Promote ${what} to ${environment}`;
+  const full = title(list);
+  if (full.length <= GITHUB_TITLE_LIMIT) return full;
+  return fitTitle(title(`${images.length} image${images.length === 1 ? "" : "s"}`));
 }
+
+const COUNTED = /^\d+ images?$/;
 
 const PROMOTE_TITLE = new RegExp(`^Promote (.+) to (${NAME_SOURCE})$`);
 const ROLLBACK_TITLE = new RegExp(`^Roll back (.+) in (${NAME_SOURCE})$`);
@@ -28,6 +37,8 @@ export function parseTitle(
   const match = promote ?? ROLLBACK_TITLE.exec(title);
   if (!match) return undefined;
   const kind: TitleKind = promote ? "promote" : "rollback";
+  // `Promote 15 images to prod` names no image: the PR's plan block does.
+  if (COUNTED.test(match[1]!)) return undefined;
   const images: TitleImage[] = [];
   for (const part of match[1]!.split(", ")) {
     const space = part.indexOf(" ");

@@ -100,6 +100,9 @@ interface PullRequestPayload extends RepositoryPayload {
 }
 
 /** pull_request: the config check on PRs touching ferry.yml; floors when a Ferry PR merges. */
+/** GitHub lists at most this many of a pull request's files: a PR that long may change any file. */
+const MAX_LISTED_FILES = 3000;
+
 export async function onPullRequest(
   event: HandlerEvent<PullRequestPayload>,
   services: HandlerServices,
@@ -127,7 +130,9 @@ export async function onPullRequest(
   }
   if (["opened", "synchronize", "reopened"].includes(payload.action) && !ferrys) {
     services.queue.enqueue(`config-check:${owner}/${repo}@${pull.head.sha}`, async () => {
-      const files = await event.octokit.rest.pulls.listFiles({
+      // Every page: GitHub lists 100 files a page and 3,000 in all
+      // (https://docs.github.com/en/rest/pulls/pulls#list-pull-requests-files).
+      const files = await event.octokit.paginate(event.octokit.rest.pulls.listFiles, {
         owner,
         repo,
         pull_number: pull.number,
@@ -135,7 +140,8 @@ export async function onPullRequest(
       });
       await checkConfigPullRequest(deps(), {
         headSha: pull.head.sha,
-        changedFiles: files.data.map((file) => file.filename),
+        changedFiles: files.map((file) => file.filename),
+        listCut: files.length >= MAX_LISTED_FILES,
       });
     });
   }

@@ -44,12 +44,12 @@ describe("formatConfigCheck", () => {
     expect(output.annotations.map((annotation) => annotation.annotation_level)).toEqual(["failure"]);
   });
 
-  it("keeps annotations within GitHub's 50 per request and says the rest are only in the summary", () => {
-    const warnings = Array.from({ length: 60 }, (_, index) => ({ ...NOT_REFERENCED, line: index + 1 }));
+  it("annotates up to 500 lines and says the rest are only in the summary", () => {
+    const warnings = Array.from({ length: 510 }, (_, index) => ({ ...NOT_REFERENCED, line: index + 1 }));
     const output = formatConfigCheck(".github/ferry.yml", [], warnings);
-    expect(output.annotations).toHaveLength(50);
-    expect(output.summary.split("\n").filter((line) => line.startsWith("- "))).toHaveLength(60);
-    expect(output.summary).toContain("first 50");
+    expect(output.annotations).toHaveLength(500);
+    expect(output.summary.split("\n").filter((line) => line.startsWith("- "))).toHaveLength(510);
+    expect(output.summary).toContain("first 500");
   });
 
   it("puts a problem reported at line 0 or column 0 on the first line and column GitHub accepts", () => {

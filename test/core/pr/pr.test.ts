@@ -81,6 +81,18 @@ describe("titles", () => {
     );
   });
 
+  it("names the count instead when the list would pass GitHub's 256 characters; the count form names no image", () => {
+    const images = Array.from({ length: 12 }, (_, i) => ({
+      image: `image-with-a-long-name-${i}`,
+      version: "1.10.0",
+    }));
+    expect(formatTitle("prod", images)).toBe("Promote 12 images to prod");
+    expect(formatTitle("prod", images, "rollback")).toBe("Roll back 12 images in prod");
+    expect(formatTitle("prod", images.slice(0, 3))).toMatch(/^Promote image-with-a-long-name-0 1\.10\.0, /);
+    expect(formatTitle("prod", [{ image: "a", version: "v".repeat(300) }])).toBe("Promote 1 image to prod");
+    expect(parseTitle("Promote 12 images to prod")).toBeUndefined();
+  });
+
   it("does not parse titles people wrote", () => {
     expect(parseTitle("Fix the login page")).toBeUndefined();
   });

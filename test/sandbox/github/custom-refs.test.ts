@@ -1,7 +1,9 @@
 /**
  * Refs outside refs/heads (Ferry keeps its holds on `refs/ferry/state`): GitHub creates them with
- * `POST /git/refs`, moves them only by fast-forward without `force`, and the contents API reads a
- * file at them with `?ref=refs/…`. A commit there need not share history with any branch.
+ * `POST /git/refs`, moves them only by fast-forward without `force`. The contents API takes only a
+ * branch, tag or SHA as `ref` (https://docs.github.com/en/rest/repos/contents#get-repository-content),
+ * so a file there is read at the SHA `GET /git/ref/…` gives. A commit there need not share history
+ * with any branch.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { expectStatus, startWorld, type World } from "../../support/github-emulator-world.js";
@@ -35,7 +37,7 @@ describe("a ref outside refs/heads", () => {
     return commit.data.sha;
   }
 
-  it("is created by POST /git/refs and its file is readable through the contents API at the ref", async () => {
+  it("is created by POST /git/refs and its file is readable through the contents API at the SHA it points at", async () => {
     const octokit = world.as("hubot");
     const first = await stateCommit('{"version":1}\n', []);
     const created = await octokit.rest.git.createRef({
@@ -45,17 +47,17 @@ describe("a ref outside refs/heads", () => {
       sha: first,
     });
     expect(created.data.ref).toBe(STATE_REF);
+    const ref = await octokit.rest.git.getRef({ owner: "acme", repo: "config", ref: "ferry/state" });
+    expect(ref.data.object.sha).toBe(first);
     const { data } = await octokit.rest.repos.getContent({
       owner: "acme",
       repo: "config",
       path: "state.json",
-      ref: STATE_REF,
+      ref: ref.data.object.sha,
     });
     expect(Buffer.from((data as { content: string }).content, "base64").toString("utf8")).toBe(
       '{"version":1}\n',
     );
-    const ref = await octokit.rest.git.getRef({ owner: "acme", repo: "config", ref: "ferry/state" });
-    expect(ref.data.object.sha).toBe(first);
   });
 
   it("answers 422 'Reference already exists' to a second POST of the same ref", async () => {

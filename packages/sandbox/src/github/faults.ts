@@ -14,6 +14,8 @@ export interface RateLimitFault {
   retryAfterSeconds?: number | null;
   /** Primary limits answer 403 by default, as GitHub mostly does; 429 is also seen. */
   status?: 403 | 429;
+  /** Only requests whose `METHOD /path` contains this string (or matches this regex). */
+  route?: string | RegExp;
 }
 
 export interface ServerErrorFault {
@@ -92,7 +94,8 @@ export class Faults {
 
   /** Throws the armed rate-limit or server error for this request, if any. */
   beforeRequest(method: string, path: string, nowMs: number): void {
-    const limit = this.rateLimits.find((x) => x.remaining > 0);
+    const key = `${method} ${path}`;
+    const limit = this.rateLimits.find((x) => x.remaining > 0 && routeMatches(x.fault.route, key));
     if (limit) {
       limit.remaining--;
       const seconds = limit.fault.retryAfterSeconds === undefined ? 60 : limit.fault.retryAfterSeconds;
@@ -109,12 +112,7 @@ export class Faults {
         "x-ratelimit-reset": String(Math.ceil(nowMs / 1000) + (seconds ?? 60)),
       });
     }
-    const key = `${method} ${path}`;
-    const error = this.serverErrors.find((x) => {
-      if (x.remaining <= 0) return false;
-      const route = x.fault.route;
-      return route === undefined || (typeof route === "string" ? key.includes(route) : route.test(key));
-    });
+    const error = this.serverErrors.find((x) => x.remaining > 0 && routeMatches(x.fault.route, key));
     if (error) {
       error.remaining--;
       const status = error.fault.status ?? 502;
@@ -147,4 +145,8 @@ export class Faults {
     race.remaining--;
     return true;
   }
+}
+
+function routeMatches(route: string | RegExp | undefined, key: string): boolean {
+  return route === undefined || (typeof route === "string" ? key.includes(route) : route.test(key));
 }

@@ -139,6 +139,25 @@ export function requireString(body: Record<string, unknown>, field: string, reso
  */
 export const MAX_BODY_CHARS = 65_536;
 
+/**
+ * GitHub refuses an issue or pull request title over 256 characters with 422 (resource `Issue` for
+ * both): "title is too long (maximum is 256 characters)"
+ * (https://github.com/googleapis/repo-automation-bots/issues/1895, https://github.com/rustsec/rustsec/pull/1445).
+ */
+export const MAX_TITLE_CHARS = 256;
+
+export function checkTitleLength(title: unknown): void {
+  if (typeof title !== "string" || title.length <= MAX_TITLE_CHARS) return;
+  throw validationFailed("Validation Failed", [
+    {
+      resource: "Issue",
+      code: "custom",
+      field: "title",
+      message: `title is too long (maximum is ${MAX_TITLE_CHARS} characters)`,
+    },
+  ]);
+}
+
 export function checkBodyLength(body: unknown, resource: "Issue" | "IssueComment"): void {
   if (typeof body !== "string" || body.length <= MAX_BODY_CHARS) return;
   throw validationFailed("Validation Failed", [

@@ -156,6 +156,8 @@ export function registerCheckRoutes(emu: GitHubEmulator): void {
         throw validationFailed(
           'Invalid request.\n\nFor \'properties/output\', "title" and "summary" are required.',
         );
+      checkOutputLength("summary", output.summary);
+      if (typeof output.text === "string") checkOutputLength("text", output.text);
       const annotations = output.annotations ?? [];
       if (annotations.length > 50)
         throw validationFailed("Invalid request.\n\nOnly 50 annotations are allowed per request.");
@@ -525,4 +527,29 @@ function safeJson(text: string): unknown {
   } catch {
     return text;
   }
+}
+
+/**
+ * A check run's `output.summary` and `output.text`: "Maximum length: 65535 characters"
+ * (https://docs.github.com/en/rest/checks/runs#create-a-check-run). Over it in characters GitHub
+ * answers 422 "Invalid request.\n\nOnly 65535 characters are allowed; N were supplied."
+ * (https://github.com/zyborg/dotnet-tests-report/issues/9); within it but over 65,535 bytes of
+ * UTF-8, 422 "summary exceeds a maximum bytesize of 65535" (https://github.com/github/docs/issues/35252).
+ */
+const MAX_OUTPUT_CHARS = 65_535;
+
+function checkOutputLength(field: "summary" | "text", value: string): void {
+  if (value.length > MAX_OUTPUT_CHARS)
+    throw validationFailed(
+      `Invalid request.\n\nOnly ${MAX_OUTPUT_CHARS} characters are allowed; ${value.length} were supplied.`,
+    );
+  if (Buffer.byteLength(value, "utf8") > MAX_OUTPUT_CHARS)
+    throw validationFailed("Validation Failed", [
+      {
+        resource: "CheckRun",
+        code: "custom",
+        field,
+        message: `${field} exceeds a maximum bytesize of ${MAX_OUTPUT_CHARS}`,
+      },
+    ]);
 }

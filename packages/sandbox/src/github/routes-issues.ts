@@ -3,7 +3,15 @@ import { emit, emitPull } from "./emulator-events.js";
 import { authorizeRepo, roleOf } from "./emulator-repos.js";
 import type { GitHubEmulator } from "./emulator.js";
 import type { Issue, IssueComment, Label, Reaction, Repo } from "./model.js";
-import { ApiError, checkBodyLength, notFound, paginate, requireString, validationFailed } from "./router.js";
+import {
+  ApiError,
+  checkBodyLength,
+  checkTitleLength,
+  notFound,
+  paginate,
+  requireString,
+  validationFailed,
+} from "./router.js";
 import * as shape from "./shapes.js";
 
 const REACTIONS = ["+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes"];
@@ -143,6 +151,7 @@ export function registerIssueRoutes(emu: GitHubEmulator): void {
     if (!repo.hasIssues) throw new ApiError(410, "Issues are disabled for this repo");
     const login = emu.actingLogin(ctx.actor);
     const title = requireString(ctx.body, "title", "Issue");
+    checkTitleLength(ctx.body.title);
     checkBodyLength(ctx.body.body, "Issue");
     const id = emu.id();
     const now = emu.now();
@@ -294,6 +303,7 @@ export function registerIssueRoutes(emu: GitHubEmulator): void {
     const repo = authorizeRepo(emu, ctx, ISSUES_OR_PULLS, "write", "triage");
     const login = emu.actingLogin(ctx.actor);
     const issue = findIssue(repo, ctx.params.number!);
+    checkTitleLength(ctx.body.title);
     checkBodyLength(ctx.body.body, "Issue");
     if (typeof ctx.body.title === "string") issue.title = ctx.body.title;
     if (typeof ctx.body.body === "string" || ctx.body.body === null)

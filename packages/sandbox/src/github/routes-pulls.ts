@@ -8,6 +8,7 @@ import { computePull, mergeabilityComputing, mergePull, type MergeMethod } from 
 import {
   ApiError,
   checkBodyLength,
+  checkTitleLength,
   notFound,
   paginate,
   requireString,
@@ -15,6 +16,9 @@ import {
   type RequestContext,
 } from "./router.js";
 import * as shape from "./shapes.js";
+
+/** The most files `GET /pulls/{n}/files` lists, over all its pages. */
+const MAX_LISTED_FILES = 3000;
 
 export function findPull(repo: Repo, number: string | number): Issue {
   const issue = repo.issues.get(Number(number));
@@ -200,6 +204,7 @@ export function registerPullRoutes(emu: GitHubEmulator): void {
       throw validationFailed("Validation Failed", [
         { resource: "PullRequest", field: "title", code: "missing_field" },
       ]);
+    checkTitleLength(ctx.body.title);
     checkBodyLength(ctx.body.body, "Issue");
     const issue = await openPull(emu, repo, login, {
       title,
@@ -253,6 +258,7 @@ export function registerPullRoutes(emu: GitHubEmulator): void {
     const login = emu.actingLogin(ctx.actor);
     const issue = findPull(repo, ctx.params.number!);
     const p = issue.pull!;
+    checkTitleLength(ctx.body.title);
     checkBodyLength(ctx.body.body, "Issue");
     const changes: Record<string, unknown> = {};
     if (typeof ctx.body.title === "string" && ctx.body.title !== issue.title) {
@@ -342,7 +348,9 @@ export function registerPullRoutes(emu: GitHubEmulator): void {
     const repo = authorizeRepo(emu, ctx, "pull_requests", "read", "read");
     const issue = findPull(repo, ctx.params.number!);
     const { mergeBase, head } = await pullRange(repo, issue);
-    const files = await repo.git.changedFiles(mergeBase, head);
+    // "Responses include a maximum of 3000 files", 30 a page by default and 100 at most
+    // (https://docs.github.com/en/rest/pulls/pulls#list-pull-requests-files).
+    const files = (await repo.git.changedFiles(mergeBase, head)).slice(0, MAX_LISTED_FILES);
     const page = paginate(ctx, files);
     const body = [];
     for (const f of page.body as typeof files)

@@ -34,6 +34,28 @@ async function resolveOr404(repo: Repo, rev: string): Promise<string> {
   return sha;
 }
 
+/**
+ * The contents API's `ref`: "The name of the commit/branch/tag"
+ * (https://docs.github.com/en/rest/repos/contents#get-repository-content). The emulator takes only
+ * those (a SHA, a branch or a tag, short or as `refs/heads/…`/`refs/tags/…`): a ref in another
+ * namespace, such as `refs/ferry/state`, answers 404 "No commit found for the ref …"; its commit is
+ * read through `GET /git/ref/…` and then by SHA.
+ */
+async function resolveContentsRef(repo: Repo, rev: string): Promise<string> {
+  const candidates = /^[0-9a-f]{7,40}$/i.test(rev)
+    ? [`refs/heads/${rev}`, `refs/tags/${rev}`, rev]
+    : /^refs\/(heads|tags)\//.test(rev)
+      ? [rev]
+      : rev.startsWith("refs/")
+        ? []
+        : [`refs/heads/${rev}`, `refs/tags/${rev}`];
+  for (const candidate of candidates) {
+    const sha = await repo.git.resolveCommit(candidate);
+    if (sha) return sha;
+  }
+  throw new ApiError(404, `No commit found for the ref ${rev}`);
+}
+
 /** Moves a branch as a user would by pushing, firing the same events. Throws 409 when someone else moved it first. */
 export async function writeFilesCommit(
   emu: GitHubEmulator,
@@ -123,7 +145,7 @@ export function registerRepoRoutes(emu: GitHubEmulator): void {
   async function getContents(ctx: RequestContext, path: string) {
     const repo = authorizeRepo(emu, ctx, "contents", "read", "read");
     const ref = ctx.query.get("ref") ?? repo.defaultBranch;
-    const sha = await resolveOr404(repo, ref);
+    const sha = await resolveContentsRef(repo, ref);
     const commit = await repo.git.readCommit(sha);
     const entry = await repo.git.entryAt(commit.tree, path);
     if (!entry) throw notFound();
