@@ -18,7 +18,7 @@ const USAGE =
   "         [--prune] [--allow-empty] [--max-prune N] [--max-prune-percent P] [--create-namespace] [--environment NAME]\n" +
   "         [--instance NAME] [--kubeconfig FILE] [--listen ADDR] [--github-repo O/R] [--github-api-url URL] [--work-dir DIR]\n" +
   "         [--allow-namespace NS]... [--allow-cluster-kind KIND]... [--allow-remote-base PREFIX]... [--helm-values FILE]...\n" +
-  "         [--allow-plaintext-secrets] [--render-memory-limit 384Mi]\n" +
+  "         [--allow-plaintext-secrets] [--render-memory-limit 384Mi] [--prune-grace-cycles 3]\n" +
   "tokens come from the environment: FERRY_GITHUB_TOKEN (Deployment statuses; also git), FERRY_GIT_TOKEN (git only)\n";
 
 function count(text: string | undefined, flag: string, fallback: number): number {
@@ -75,6 +75,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
       "allow-remote-base": { type: "string", multiple: true, default: [] },
       "helm-values": { type: "string", multiple: true, default: [] },
       "render-memory-limit": { type: "string" },
+      "prune-grace-cycles": { type: "string" },
       help: { type: "boolean", short: "h", default: false },
     },
   });
@@ -143,6 +144,9 @@ export async function run(args: string[], io: CliIo): Promise<number> {
       : path.join(tmpdir(), `ferry-reconcile-${instance}`),
     dryRun: values["dry-run"],
     selfHeal: !values["no-self-heal"],
+    ...(values["prune-grace-cycles"] !== undefined
+      ? { pruneGraceCycles: count(values["prune-grace-cycles"], "--prune-grace-cycles", 3) }
+      : {}),
     prune: {
       prune: values.prune,
       allowEmpty: values["allow-empty"],
@@ -176,6 +180,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
       );
       for (const line of describeObjects(result)) io.stdout(`  ${line}\n`);
     }
+    for (const note of result.notes ?? []) io.stderr(`ferry reconcile: ${note}\n`);
     for (const error of result.errors) io.stderr(`ferry reconcile: ${error}\n`);
     if (values["dry-run"]) return result.errors.length === 0 ? EXIT.ok : EXIT.invalid;
     return result.ok ? EXIT.ok : EXIT.invalid;

@@ -11,7 +11,7 @@ import type { Observation } from "./observe.js";
 import type { SyncPlan } from "./plan.js";
 import type { HealthStatus, KubeObject, ObjectRef, ObjectStatus, SyncStatus } from "./types.js";
 
-export type CyclePhase = "fetch" | "render" | "observe" | "plan" | "apply" | "prune" | "done";
+export type CyclePhase = "lease" | "fetch" | "render" | "observe" | "plan" | "apply" | "prune" | "done";
 
 export interface CycleResult {
   ok: boolean;
@@ -34,6 +34,10 @@ export interface CycleResult {
   transient: boolean;
   /** Write requests made (applies, deletes, inventory). */
   writes: number;
+  /** Things the cycle did differently and why (a held prune, an interrupted earlier cycle). */
+  notes?: string[];
+  /** Set when another reconciler holds the path's Lease: this one applied nothing. */
+  standby?: string;
 }
 
 export function failure(phase: CyclePhase, error: unknown, extra: Partial<CycleResult> = {}): CycleResult {
@@ -80,7 +84,7 @@ export function summarize(input: {
     objects.push({ ref, sync: "OutOfSync", health: "Unknown", message: `refused: ${reason}` });
   }
   for (const { ref, reason } of plan.keep) {
-    if (reason === "prune-off" || reason === "circuit-breaker") {
+    if (reason === "prune-off" || reason === "circuit-breaker" || reason === "revision-grace") {
       objects.push({ ref, sync: "OutOfSync", health: "Healthy", message: `requires pruning (${reason})` });
     }
   }

@@ -54,7 +54,8 @@ export type KeepReason =
   | "unlabelled"
   | "prune-off"
   | "circuit-breaker"
-  | "out-of-scope";
+  | "out-of-scope"
+  | "revision-grace";
 
 export interface SyncPlan {
   apply: PlannedApply[];

@@ -1,7 +1,9 @@
 /**
- * One reconcile cycle: fetch → render → observe → plan → apply → prune → health. Any error before
- * the plan is complete aborts the cycle with nothing written (docs/reliability.md, reconciler rule 1: never
- * prune on an error); an apply error stops the prune but records what was applied.
+ * One reconcile cycle: fetch → render → observe → plan → intent → apply → prune → health. Any
+ * error before the plan is complete aborts the cycle with nothing written (docs/reliability.md, reconciler
+ * rule 1: never prune on an error); an apply error stops the prune but records what was applied. New
+ * members are recorded before they are applied, and a head that does not contain the applied
+ * revision holds the prune for a grace period (`revision-guard.ts`).
  */
 import { applyPlan } from "./apply.js";
 import { describeRefusal } from "./confinement.js";
@@ -15,6 +17,15 @@ import { planSync, type SyncPlan } from "./plan.js";
 import type { ClusterPort, ConfigSource } from "./ports.js";
 import { pruneAndRecord } from "./prune.js";
 import { renderPath } from "./render.js";
+import { closingRecord, intentRecord } from "./cycle-bookkeeping.js";
+import { DiffMemory as CycleMemory } from "./diff-memory.js";
+import { writeInventory } from "./inventory.js";
+import { serverIdentity } from "./observe.js";
+import { guardRevision, type RevisionGuardVerdict } from "./revision-guard.js";
+import { isTransientError } from "../core/errors.js";
+
+/** Default `--prune-grace-cycles`. */
+export const DEFAULT_PRUNE_GRACE_CYCLES = 3;
 
 export type { CyclePhase, CycleResult } from "./cycle-result.js";
 export type { CycleSettings } from "./cycle-settings.js";
@@ -26,6 +37,8 @@ export async function runCycle(
   settings: CycleSettings,
   memory?: DiffMemory,
 ): Promise<CycleResult> {
+  // Without a process memory the cycle still gathers one, to store in the inventory.
+  const cycleMemory = memory ?? new CycleMemory();
   let revision: string;
   let dir: string;
   try {
@@ -42,17 +55,40 @@ export async function runCycle(
   }
 
   let observation: Observation;
+  let serverVersion: string | undefined;
   try {
-    observation = await observe(cluster, settings, rendered, memory);
+    serverVersion = settings.dryRun ? undefined : await cluster.serverVersion?.();
+    observation = await observe(cluster, settings, rendered, cycleMemory, serverVersion);
   } catch (error) {
     return failure("observe", error, { revision });
   }
+  const { stored } = observation;
+  const notes: string[] = [];
+  if (stored.record.intent)
+    notes.push(
+      `the cycle applying ${stored.record.intent.revision.slice(0, 12)} did not finish; its ${stored.record.intent.planned.length} planned objects are in the inventory`,
+    );
 
   let plan: SyncPlan;
   try {
     plan = planSync({ instance: settings.instance, ...observation, options: settings.prune });
   } catch (error) {
     return failure("plan", error, { revision });
+  }
+  let verdict: RevisionGuardVerdict;
+  try {
+    verdict = await guardPrune(source, settings, stored.record, revision);
+  } catch (error) {
+    return failure("plan", error, { revision });
+  }
+  if (verdict.holdPrune && settings.prune.prune) {
+    notes.push(`prune held: ${verdict.reason ?? ""}`);
+    plan = {
+      ...plan,
+      prune: [],
+      keep: [...plan.keep, ...plan.prune.map((ref) => ({ ref, reason: "revision-grace" as const }))],
+      nextInventory: [...plan.nextInventory, ...plan.prune],
+    };
   }
   // What someone changed in the cluster while Git did not: undone and recorded, or only reported.
   const drift = memory ? detectDrift(plan, observation, memory, new Date()) : { drifted: [], records: [] };
@@ -80,17 +116,49 @@ export async function runCycle(
       dryRun: true,
     });
 
+  // Intent before apply: a crash from here on leaves every object it creates in the inventory.
+  let members = observation.inventory;
+  let lastWritten = stored.record;
+  let uid = stored.uid;
+  let intentWrites = 0;
+  const intent = intentRecord(stored.record, members, plan, revision);
+  if (intent) {
+    intentWrites++;
+    try {
+      uid =
+        (await writeInventory(cluster, settings.inventoryNamespace, settings.instance, intent.record)) ?? uid;
+    } catch (error) {
+      const result = failure("apply", error, { revision });
+      result.errors = [`inventory: ${(error as Error).message} (nothing applied)`];
+      result.transient = isTransientError(error);
+      result.writes = 1;
+      return result;
+    }
+    members = intent.members;
+    lastWritten = intent.record;
+  }
+
   const applied = await applyPlan(cluster, plan, settings.concurrency ?? 8, settings.crdServedTimeoutMs);
+  rememberInSync(cycleMemory, plan, observation, applied.liveAfter);
+  const appliedAll = applied.errors.length === 0 && refusals.length === 0;
   const pruned = await pruneAndRecord(cluster, {
     plan,
-    inventory: observation.inventory,
-    inventoryEntries: observation.inventoryEntries,
+    inventory: members,
+    stored: lastWritten,
+    next: (entries) =>
+      closingRecord({
+        stored: stored.record,
+        members: entries,
+        appliedAll,
+        verdict,
+        server: serverIdentity(serverVersion, uid),
+        memory: cycleMemory,
+      }),
     inventoryNamespace: settings.inventoryNamespace,
     instance: settings.instance,
     applied: applied.applied,
-    holdPrune: applied.errors.length > 0 || refusals.length > 0,
+    holdPrune: !appliedAll,
   });
-  if (memory) rememberInSync(memory, plan, observation, applied.liveAfter);
   const errors = [...refusals, ...applied.errors, ...pruned.errors];
   const phase: CyclePhase =
     applied.errors.length > 0 || refusals.length > 0 ? "apply" : errors.length > 0 ? "prune" : "done";
@@ -103,14 +171,36 @@ export async function runCycle(
     applied: applied.applied,
     pruned: pruned.pruned,
     errors,
-    writes: applied.writes + pruned.writes,
+    writes: intentWrites + applied.writes + pruned.writes,
     phase,
     dryRun: false,
   });
   result.transient = applied.transient || pruned.transient;
+  if (notes.length > 0) result.notes = notes;
   if (drift.records.length > 0) {
     result.drift = driftReport;
     if (driftReport.left.length > 0) result.sync = "OutOfSync";
   }
   return result;
+}
+
+/** Asks the source whether the head contains the inventory's applied revision, and judges the prune. */
+async function guardPrune(
+  source: ConfigSource,
+  settings: CycleSettings,
+  record: { appliedRevision?: string; grace?: { head: string; cyclesLeft: number } },
+  head: string,
+): Promise<RevisionGuardVerdict> {
+  const recorded = record.appliedRevision;
+  const contained =
+    recorded === undefined || recorded === head || !source.contains
+      ? true
+      : await source.contains(recorded, head);
+  return guardRevision({
+    recorded,
+    head,
+    contained,
+    grace: record.grace,
+    graceCycles: settings.pruneGraceCycles ?? DEFAULT_PRUNE_GRACE_CYCLES,
+  });
 }

@@ -16,7 +16,8 @@ import {
 import { TransientError, UserError } from "../../core/errors.js";
 import { FIELD_MANAGER } from "../../reconciler/desired-state.js";
 import { apiVersionOf, describeRef } from "../../reconciler/object-ref.js";
-import type { ClusterPort } from "../../reconciler/ports.js";
+import type { ClusterPort, LeaseRecord } from "../../reconciler/ports.js";
+import { KubeLeases } from "./kube-lease.js";
 import type { KubeObject, ObjectRef } from "../../reconciler/types.js";
 
 /**
@@ -137,6 +138,7 @@ function plain<T>(value: T): KubeObject {
 export class KubeCluster implements ClusterPort {
   private readonly api: RawObjectApi;
   private readonly watcher: Watch;
+  private readonly leases: KubeLeases;
 
   constructor(
     readonly config: KubeConfig,
@@ -144,6 +146,7 @@ export class KubeCluster implements ClusterPort {
   ) {
     this.api = config.makeApiClient(RawObjectApi);
     this.watcher = new Watch(config);
+    this.leases = new KubeLeases(config);
   }
 
   static fromOptions(options: KubeClusterOptions): KubeCluster {
@@ -230,6 +233,31 @@ export class KubeCluster implements ClusterPort {
     } catch (error) {
       if (statusOf(error) === 404) return;
       throw toFerryError(error, `delete ${describeRef(ref)}`);
+    }
+  }
+
+  async serverVersion(): Promise<string | undefined> {
+    try {
+      return await this.leases.serverVersion();
+    } catch (error) {
+      throw toFerryError(error, "get /version");
+    }
+  }
+
+  async readLease(namespace: string, name: string): Promise<LeaseRecord | undefined> {
+    try {
+      return await this.leases.read(namespace, name);
+    } catch (error) {
+      throw toFerryError(error, `get Lease ${namespace}/${name}`);
+    }
+  }
+
+  async writeLease(record: LeaseRecord): Promise<LeaseRecord> {
+    try {
+      return await this.leases.write(record);
+    } catch (error) {
+      if ((error as { code?: string }).code === "lease-conflict") throw error;
+      throw toFerryError(error, `write Lease ${record.namespace}/${record.name}`);
     }
   }
 
