@@ -52,8 +52,11 @@ export async function acquirePathLease(
     });
     return { held: true, record };
   } catch (error) {
+    const code = (error as { code?: string }).code;
+    // The namespace does not exist yet (this cycle creates it): nobody can hold a Lease in it.
+    if (code === "kubernetes-not-found" && !current) return undefined;
     // Someone wrote it between our read and our write: they hold it now.
-    if ((error as { code?: string }).code !== "lease-conflict") throw error;
+    if (code !== "lease-conflict") throw error;
     const winner = await cluster.readLease(namespace, name);
     return { held: false, holder: winner?.holder || "(unknown)" };
   }

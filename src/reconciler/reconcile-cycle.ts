@@ -17,9 +17,8 @@ import { planSync, type SyncPlan } from "./plan.js";
 import type { ClusterPort, ConfigSource } from "./ports.js";
 import { pruneAndRecord } from "./prune.js";
 import { renderPath } from "./render.js";
-import { closingRecord, intentRecord } from "./cycle-bookkeeping.js";
+import { closingRecord, recordIntent } from "./cycle-bookkeeping.js";
 import { DiffMemory as CycleMemory } from "./diff-memory.js";
-import { writeInventory } from "./inventory.js";
 import { serverIdentity } from "./observe.js";
 import { guardRevision, type RevisionGuardVerdict } from "./revision-guard.js";
 import { isTransientError } from "../core/errors.js";
@@ -117,26 +116,16 @@ export async function runCycle(
     });
 
   // Intent before apply: a crash from here on leaves every object it creates in the inventory.
-  let members = observation.inventory;
-  let lastWritten = stored.record;
-  let uid = stored.uid;
-  let intentWrites = 0;
-  const intent = intentRecord(stored.record, members, plan, revision);
-  if (intent) {
-    intentWrites++;
-    try {
-      uid =
-        (await writeInventory(cluster, settings.inventoryNamespace, settings.instance, intent.record)) ?? uid;
-    } catch (error) {
-      const result = failure("apply", error, { revision });
-      result.errors = [`inventory: ${(error as Error).message} (nothing applied)`];
-      result.transient = isTransientError(error);
-      result.writes = 1;
-      return result;
-    }
-    members = intent.members;
-    lastWritten = intent.record;
+  let intent;
+  try {
+    intent = await recordIntent(cluster, settings, stored, observation.inventory, plan, revision);
+  } catch (error) {
+    const result = failure("apply", error, { revision });
+    result.errors = [`inventory: ${(error as Error).message} (nothing else applied)`];
+    result.transient = isTransientError(error);
+    return result;
   }
+  const { members, lastWritten, uid } = intent;
 
   const applied = await applyPlan(cluster, plan, settings.concurrency ?? 8, settings.crdServedTimeoutMs);
   rememberInSync(cycleMemory, plan, observation, applied.liveAfter);
@@ -148,6 +137,7 @@ export async function runCycle(
     next: (entries) =>
       closingRecord({
         stored: stored.record,
+        lastWritten,
         members: entries,
         appliedAll,
         verdict,
@@ -171,7 +161,7 @@ export async function runCycle(
     applied: applied.applied,
     pruned: pruned.pruned,
     errors,
-    writes: intentWrites + applied.writes + pruned.writes,
+    writes: intent.writes + applied.writes + pruned.writes,
     phase,
     dryRun: false,
   });
