@@ -8,6 +8,7 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import { parseDurationWithin } from "../core/duration.js";
 import { DEFAULT_PRUNE_OPTIONS, formatSyncPlan } from "../reconciler/plan.js";
+import { DEFAULT_PRUNE_GRACE_CYCLES } from "../reconciler/reconcile-cycle.js";
 import { describeObjects } from "../reconciler/reconciler.js";
 import { buildReconciler, startReconciler, type ReconcilerSetup } from "../reconciler/start.js";
 import { parseListenAddress } from "../reconciler/status-server.js";
@@ -145,7 +146,13 @@ export async function run(args: string[], io: CliIo): Promise<number> {
     dryRun: values["dry-run"],
     selfHeal: !values["no-self-heal"],
     ...(values["prune-grace-cycles"] !== undefined
-      ? { pruneGraceCycles: count(values["prune-grace-cycles"], "--prune-grace-cycles", 3) }
+      ? {
+          pruneGraceCycles: count(
+            values["prune-grace-cycles"],
+            "--prune-grace-cycles",
+            DEFAULT_PRUNE_GRACE_CYCLES,
+          ),
+        }
       : {}),
     prune: {
       prune: values.prune,
