@@ -8,6 +8,7 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import { parseDurationWithin } from "../core/duration.js";
 import { DEFAULT_PRUNE_OPTIONS, formatSyncPlan } from "../reconciler/plan.js";
+import { DEFAULT_PRUNE_GRACE_CYCLES } from "../reconciler/reconcile-cycle.js";
 import { describeObjects } from "../reconciler/reconciler.js";
 import { buildReconciler, startReconciler, type ReconcilerSetup } from "../reconciler/start.js";
 import { parseListenAddress } from "../reconciler/status-server.js";
@@ -19,7 +20,7 @@ const USAGE =
   "         [--instance NAME] [--kubeconfig FILE] [--listen ADDR] [--github-repo O/R] [--github-api-url URL] [--work-dir DIR]\n" +
   "         [--allow-namespace NS]... [--allow-cluster-kind KIND]... [--allow-remote-base PREFIX]... [--helm-values FILE]...\n" +
   "         [--allow-plaintext-secrets] [--render-memory-limit 384Mi] [--status-listen ADDR] [--request-timeout 30s]\n" +
-  "         [--cycle-deadline 10m]\n" +
+  "         [--cycle-deadline 10m] [--prune-grace-cycles 3]\n" +
   "tokens come from the environment: FERRY_GITHUB_TOKEN (Deployment statuses; also git), FERRY_GIT_TOKEN (git only),\n" +
   "FERRY_STATUS_TOKEN (bearer token for /status and /metrics on a --listen address off loopback)\n";
 
@@ -80,6 +81,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
       "allow-remote-base": { type: "string", multiple: true, default: [] },
       "helm-values": { type: "string", multiple: true, default: [] },
       "render-memory-limit": { type: "string" },
+      "prune-grace-cycles": { type: "string" },
       help: { type: "boolean", short: "h", default: false },
     },
   });
@@ -150,6 +152,15 @@ export async function run(args: string[], io: CliIo): Promise<number> {
       : path.join(tmpdir(), `ferry-reconcile-${instance}`),
     dryRun: values["dry-run"],
     selfHeal: !values["no-self-heal"],
+    ...(values["prune-grace-cycles"] !== undefined
+      ? {
+          pruneGraceCycles: count(
+            values["prune-grace-cycles"],
+            "--prune-grace-cycles",
+            DEFAULT_PRUNE_GRACE_CYCLES,
+          ),
+        }
+      : {}),
     prune: {
       prune: values.prune,
       allowEmpty: values["allow-empty"],
@@ -196,6 +207,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
       );
       for (const line of describeObjects(result)) io.stdout(`  ${line}\n`);
     }
+    for (const note of result.notes ?? []) io.stderr(`ferry reconcile: ${note}\n`);
     for (const error of result.errors) io.stderr(`ferry reconcile: ${error}\n`);
     if (values["dry-run"]) return result.errors.length === 0 ? EXIT.ok : EXIT.invalid;
     return result.ok ? EXIT.ok : EXIT.invalid;

@@ -19,7 +19,7 @@ import type {
   SyncStatus,
 } from "./types.js";
 
-export type CyclePhase = "fetch" | "render" | "observe" | "plan" | "apply" | "prune" | "done";
+export type CyclePhase = "lease" | "fetch" | "render" | "observe" | "plan" | "apply" | "prune" | "done";
 
 export interface CycleResult {
   ok: boolean;
@@ -42,6 +42,10 @@ export interface CycleResult {
   transient: boolean;
   /** Write requests made (applies, deletes, inventory). */
   writes: number;
+  /** Things the cycle did differently and why (a held prune, an interrupted earlier cycle). */
+  notes?: string[];
+  /** Set when another reconciler holds the path's Lease: this one applied nothing. */
+  standby?: string;
 }
 
 export function failure(phase: CyclePhase, error: unknown, extra: Partial<CycleResult> = {}): CycleResult {
@@ -93,7 +97,12 @@ export function summarize(input: {
     objects.push({ ref, sync: "OutOfSync", health: "Unknown", message: `refused: ${reason}` });
   }
   for (const { ref, reason, detail } of plan.keep) {
-    if (reason === "prune-off" || reason === "circuit-breaker" || reason === "not-empty") {
+    if (
+      reason === "prune-off" ||
+      reason === "circuit-breaker" ||
+      reason === "not-empty" ||
+      reason === "revision-grace"
+    ) {
       const message = `requires pruning (${reason}${detail ? `: ${detail}` : ""})`;
       objects.push({ ref, sync: "OutOfSync", health: "Healthy", message });
     }

@@ -29,6 +29,11 @@ export interface CycleSettings {
   selfHeal?: boolean;
   /** Parallel requests while observing and applying (same-rank objects only). */
   concurrency?: number;
+  /**
+   * `--prune-grace-cycles`: how many cycles a head that does not contain the inventory's applied
+   * revision applies without pruning before it is followed (default 3; 0: no grace period).
+   */
+  pruneGraceCycles?: number;
   /** How long to wait for an applied CRD's kind to be served before applying its resources (default 30 s). */
   crdServedTimeoutMs?: number;
 }

@@ -1,32 +1,59 @@
 /**
  * What a cycle remembers for the next one: per object, the desired object last found in sync and
- * the live resourceVersion it was in sync at.
+ * the live version it was in sync at. It is kept in the process and in the inventory (with the
+ * identity of the API server it was gathered on), so a restarted reconciler skips the dry-runs too.
  */
+import { createHash } from "node:crypto";
 import { inventoryKey } from "./object-ref.js";
 import type { Observation } from "./observe.js";
 import type { SyncPlan } from "./plan.js";
 import type { KubeObject } from "./types.js";
 
+function digest(text: string): string {
+  return createHash("sha256").update(text).digest("hex").slice(0, 24);
+}
+
 /**
- * Server-side apply is deterministic, so while neither the desired object nor the live
- * resourceVersion changes a dry-run would only repeat itself: a no-op cycle then costs a few LISTs
- * instead of one dry-run per object. Any change to the live object (a hand edit, a controller's
- * status update) bumps its resourceVersion and brings the dry-run back.
+ * What moves whenever anyone but a status writer changes the object: its generation (every spec
+ * change) with its managedFields (every other write, by whom and when), or, for kinds without a
+ * generation, its resourceVersion. Status updates by controllers do not count: they never change
+ * what Ferry applies. undefined when the server sent neither.
+ */
+export function liveVersion(live: KubeObject): string | undefined {
+  const { generation, managedFields, resourceVersion } = live.metadata as {
+    generation?: unknown;
+    managedFields?: { subresource?: string }[];
+    resourceVersion?: unknown;
+  };
+  if (typeof generation === "number") {
+    const entries = (Array.isArray(managedFields) ? managedFields : []).filter(
+      (entry) => entry?.subresource !== "status",
+    );
+    return `g${generation}/${digest(JSON.stringify(entries))}`;
+  }
+  return typeof resourceVersion === "string" ? `rv${resourceVersion}` : undefined;
+}
+
+/**
+ * Server-side apply is deterministic, so while neither the desired object nor the live version
+ * changes a dry-run would only repeat itself: a no-op cycle then costs a few LISTs instead of one
+ * dry-run per object. Any change to the live object (a hand edit, another manager's write) moves
+ * its version and brings the dry-run back.
  */
 export class DiffMemory {
-  private readonly inSync = new Map<string, { fingerprint: string; resourceVersion: string }>();
+  private readonly inSync = new Map<string, { fingerprint: string; version: string }>();
 
   static fingerprint(object: KubeObject): string {
-    return JSON.stringify(object);
+    return digest(JSON.stringify(object));
   }
 
   isKnownInSync(key: string, desired: KubeObject, live: KubeObject): boolean {
     const entry = this.inSync.get(key);
-    const version = live.metadata.resourceVersion;
+    const version = liveVersion(live);
     return (
       entry !== undefined &&
-      typeof version === "string" &&
-      entry.resourceVersion === version &&
+      version !== undefined &&
+      entry.version === version &&
       entry.fingerprint === DiffMemory.fingerprint(desired)
     );
   }
@@ -37,9 +64,9 @@ export class DiffMemory {
   }
 
   remember(key: string, desired: KubeObject, live: KubeObject | undefined): void {
-    const version = live?.metadata.resourceVersion;
-    if (typeof version === "string")
-      this.inSync.set(key, { fingerprint: DiffMemory.fingerprint(desired), resourceVersion: version });
+    const version = live && liveVersion(live);
+    if (version !== undefined)
+      this.inSync.set(key, { fingerprint: DiffMemory.fingerprint(desired), version });
     else this.inSync.delete(key);
   }
 
@@ -47,13 +74,30 @@ export class DiffMemory {
     this.inSync.delete(key);
   }
 
+  clear(): void {
+    this.inSync.clear();
+  }
+
   /** Drops entries for objects no longer desired, so memory stays bounded by the desired set. */
   retainOnly(keys: Set<string>): void {
     for (const key of this.inSync.keys()) if (!keys.has(key)) this.inSync.delete(key);
   }
+
+  /** As stored in the inventory: key → [live version, desired fingerprint]. */
+  export(): Record<string, [string, string]> {
+    const out: Record<string, [string, string]> = {};
+    for (const [key, { version, fingerprint }] of this.inSync) out[key] = [version, fingerprint];
+    return out;
+  }
+
+  /** Takes the stored entries for keys this process has no memory of. */
+  adopt(stored: Record<string, [string, string]>): void {
+    for (const [key, [version, fingerprint]] of Object.entries(stored))
+      if (!this.inSync.has(key)) this.inSync.set(key, { version, fingerprint });
+  }
 }
 
-/** After a cycle: objects applied or found unchanged are in sync at their live resourceVersion. */
+/** After a cycle: objects applied or found unchanged are in sync at their live version. */
 export function rememberInSync(
   memory: DiffMemory,
   plan: SyncPlan,

@@ -1,28 +1,40 @@
 /**
  * Ferry's inventory: the objects it applied, stored in the cluster as the ConfigMap
  * `ferry-inventory-<instance>` (like Flux's `.status.inventory`), so a restarted reconciler
- * prunes only what it applied itself and never anything else.
+ * prunes only what it applied itself and never anything else. Its format is
+ * `inventory-schema.ts`; a member entry that does not parse is left out of the refs (a
+ * hand-edited entry must not crash a prune) but never written back.
  */
-import { UserError } from "../core/errors.js";
+import {
+  decodeInventory,
+  emptyInventory,
+  encodeInventory,
+  type InventoryRecord,
+} from "./inventory-schema.js";
 import { compareRefs, formatInventoryEntry, parseInventoryEntry } from "./object-ref.js";
 import type { ClusterPort } from "./ports.js";
 import { FIELD_MANAGER, MANAGED_BY_LABEL } from "./desired-state.js";
 import type { KubeObject, ObjectRef } from "./types.js";
-
-export const INVENTORY_KEY = "entries";
 
 export function inventoryName(instance: string): string {
   return `ferry-inventory-${instance}`;
 }
 
 export interface StoredInventory {
+  /** The members as object references. */
   refs: ObjectRef[];
-  /** The entries exactly as stored, to skip a write that would change nothing. */
-  entries: string[];
+  /** The whole record as read (an empty one when there was no ConfigMap). */
+  record: InventoryRecord;
+  /** The ConfigMap's uid: it exists on one cluster only, so it names the cluster with the server's version. */
+  uid?: string;
 }
 
 export function inventoryEntries(refs: ObjectRef[]): string[] {
   return [...refs].sort(compareRefs).map(formatInventoryEntry);
+}
+
+export function refsOfEntries(entries: string[]): ObjectRef[] {
+  return entries.map(parseInventoryEntry).filter((ref): ref is ObjectRef => ref !== undefined);
 }
 
 export async function readInventory(
@@ -37,21 +49,17 @@ export async function readInventory(
     namespace,
     name: inventoryName(instance),
   });
-  if (!stored) return { refs: [], entries: [] };
-  const text = (stored.data as Record<string, unknown> | undefined)?.[INVENTORY_KEY];
-  if (typeof text !== "string") {
-    // A ConfigMap without the entries would read as "nothing applied" — refuse rather than guess.
-    throw new UserError(
-      "inventory-corrupt",
-      `ConfigMap ${namespace}/${inventoryName(instance)} has no "${INVENTORY_KEY}" key`,
-    );
-  }
-  const entries = text.split("\n").filter((line) => line.trim() !== "");
-  const refs = entries.map(parseInventoryEntry).filter((ref): ref is ObjectRef => ref !== undefined);
-  return { refs, entries };
+  if (!stored) return { refs: [], record: emptyInventory() };
+  const record = decodeInventory(
+    `ConfigMap ${namespace}/${inventoryName(instance)}`,
+    stored.data as Record<string, unknown> | undefined,
+    stored.binaryData as Record<string, unknown> | undefined,
+  );
+  const uid = typeof stored.metadata.uid === "string" ? stored.metadata.uid : undefined;
+  return { refs: refsOfEntries(record.members), record, ...(uid ? { uid } : {}) };
 }
 
-export function inventoryObject(namespace: string, instance: string, refs: ObjectRef[]): KubeObject {
+export function inventoryObject(namespace: string, instance: string, record: InventoryRecord): KubeObject {
   return {
     apiVersion: "v1",
     kind: "ConfigMap",
@@ -60,6 +68,17 @@ export function inventoryObject(namespace: string, instance: string, refs: Objec
       namespace,
       labels: { [MANAGED_BY_LABEL]: FIELD_MANAGER, "ferry.dev/inventory-of": instance },
     },
-    data: { [INVENTORY_KEY]: inventoryEntries(refs).join("\n") + "\n" },
+    ...encodeInventory(record),
   };
+}
+
+/** Writes the record (server-side apply) and returns the ConfigMap's uid. */
+export async function writeInventory(
+  cluster: ClusterPort,
+  namespace: string,
+  instance: string,
+  record: InventoryRecord,
+): Promise<string | undefined> {
+  const written = await cluster.apply(inventoryObject(namespace, instance, record), { dryRun: false });
+  return typeof written.metadata.uid === "string" ? written.metadata.uid : undefined;
 }

@@ -9,7 +9,7 @@ import type { CycleSettings } from "./cycle-settings.js";
 import { INSTANCE_LABEL, prepareDesiredState, scopeResolver, type DesiredObject } from "./desired-state.js";
 import type { DiffMemory } from "./diff-memory.js";
 import { forEachLimited } from "./for-each-limited.js";
-import { readInventory } from "./inventory.js";
+import { readInventory, type StoredInventory } from "./inventory.js";
 import { describeRef, inventoryKey, refOf } from "./object-ref.js";
 import type { RenderedObject } from "./parse-manifests.js";
 import type { ObservedObject } from "./plan.js";
@@ -20,7 +20,8 @@ export interface Observation {
   desired: DesiredObject[];
   observed: Map<string, ObservedObject>;
   inventory: ObjectRef[];
-  inventoryEntries: string[];
+  /** The stored inventory as read. */
+  stored: StoredInventory;
   orphansLive: Map<string, KubeObject | undefined>;
   /** Rendered objects outside the confinement: neither looked at, applied nor pruned. */
   refused: RefusedObject[];
@@ -34,6 +35,8 @@ export async function observe(
   settings: CycleSettings,
   rendered: RenderedObject[],
   memory: DiffMemory | undefined,
+  /** The API server's version; with the inventory's uid it says whether the stored dry-run memory is this server's. */
+  serverVersion?: string,
 ): Promise<Observation> {
   const concurrency = settings.concurrency ?? 8;
   const scopes = new Map<string, boolean | undefined>();
@@ -56,6 +59,14 @@ export async function observe(
   if (settings.createNamespace && !scopes.has("v1 Namespace")) scopes.set("v1 Namespace", false);
 
   const stored = await readInventory(cluster, settings.inventoryNamespace, settings.instance);
+  if (memory) {
+    const identity = serverIdentity(serverVersion, stored.uid);
+    // Memory gathered on another server (or a copy of the inventory on another cluster) is never trusted.
+    if (identity !== undefined && stored.record.server !== undefined && stored.record.server !== identity)
+      memory.clear();
+    else if (identity !== undefined && stored.record.server === identity && !settings.dryRun)
+      memory.adopt(stored.record.inSync);
+  }
 
   // One list per kind and namespace (label-selected) instead of one GET per object.
   const live = new Map<string, KubeObject>();
@@ -159,9 +170,17 @@ export async function observe(
     desired,
     observed,
     inventory: stored.refs,
-    inventoryEntries: stored.entries,
+    stored,
     orphansLive,
     refused,
     outOfScope,
   };
+}
+
+/** `<version>/<inventory uid>`: undefined unless both are known. */
+export function serverIdentity(
+  version: string | undefined,
+  inventoryUid: string | undefined,
+): string | undefined {
+  return version && inventoryUid ? `${version}/${inventoryUid}` : undefined;
 }

@@ -56,7 +56,8 @@ export type KeepReason =
   | "prune-off"
   | "circuit-breaker"
   | "out-of-scope"
-  | "not-empty";
+  | "not-empty"
+  | "revision-grace";
 
 export interface SyncPlan {
   apply: PlannedApply[];

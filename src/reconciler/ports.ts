@@ -31,6 +31,18 @@ export interface ClusterPort {
   /** One cheap request that succeeds when the API server answers (`GET /version`). */
   probe?(): Promise<void>;
   /**
+   * The build the API server runs (`/version`): with the inventory's uid it names the server the
+   * dry-run memory was gathered on; undefined when it cannot tell.
+   */
+  serverVersion?(): Promise<string | undefined>;
+  /** The Lease; undefined when absent. */
+  readLease?(namespace: string, name: string): Promise<LeaseRecord | undefined>;
+  /**
+   * Creates the Lease (no `resourceVersion`) or replaces it only if it is still at
+   * `resourceVersion`; throws a `lease-conflict` UserError when someone else wrote it first.
+   */
+  writeLease?(record: LeaseRecord): Promise<LeaseRecord>;
+  /**
    * Calls `onChange` when objects matching the selector change, and `onReconnect` when the watch
    * opens again after it broke; returns a function that stops watching.
    */
@@ -50,9 +62,27 @@ export interface NamespaceContents {
   unreadable: string[];
 }
 
+/** A `coordination.k8s.io/v1` Lease, as the reconciler reads and writes it. */
+export interface LeaseRecord {
+  namespace: string;
+  name: string;
+  /** Empty when released. */
+  holder: string;
+  /** Epoch milliseconds. */
+  renewTime: number;
+  acquireTime: number;
+  durationSeconds: number;
+  resourceVersion?: string;
+}
+
 /** Fetches the config repo; throws when it cannot, keeping the last good checkout. */
 export interface ConfigSource {
   fetch(): Promise<{ revision: string; dir: string }>;
+  /**
+   * Whether `head` (the revision just fetched) has `ancestor` in its history; false when it
+   * cannot tell. Without it every revision change counts as contained (no prune grace period).
+   */
+  contains?(ancestor: string, head: string): Promise<boolean>;
 }
 
 /** Reports the outcome of a cycle to GitHub (Deployments and their statuses). */

@@ -2,10 +2,11 @@
  * The prune step and the inventory write that closes a cycle. After an apply error (or a refused
  * object) nothing is deleted and the inventory only grows (docs/reliability.md, reconciler rule 1: never prune
  * on an error); otherwise the plan's prunes run in order and objects whose delete failed stay in the inventory
- * for a later cycle.
+ * for a later cycle. The record is written only when it changed.
  */
 import { isTransientError } from "../core/errors.js";
-import { inventoryEntries, inventoryObject } from "./inventory.js";
+import { inventoryEntries, writeInventory } from "./inventory.js";
+import { sameInventory, type InventoryRecord } from "./inventory-schema.js";
 import { inventoryKey } from "./object-ref.js";
 import type { SyncPlan } from "./plan.js";
 import type { ClusterPort } from "./ports.js";
@@ -17,15 +18,20 @@ export interface PruneOutcome {
   errors: string[];
   writes: number;
   transient: boolean;
+  /** The inventory's uid after the write (undefined when nothing was written). */
+  uid?: string;
 }
 
 export async function pruneAndRecord(
   cluster: ClusterPort,
   input: {
     plan: SyncPlan;
-    /** The inventory as the cycle found it (refs and the stored entries). */
+    /** The members before this cycle's prune (with what the intent added). */
     inventory: ObjectRef[];
-    inventoryEntries: string[];
+    /** The record as last written, to skip a write that would change nothing. */
+    stored: InventoryRecord;
+    /** Everything but the members to store. */
+    next: (members: string[]) => InventoryRecord;
     inventoryNamespace: string;
     instance: string;
     /** What the apply step wrote. */
@@ -57,12 +63,12 @@ export async function pruneAndRecord(
     // Objects whose delete failed stay in the inventory, to be pruned on a later cycle.
     inventory = [...plan.nextInventory, ...plan.prune.filter((ref) => !prunedKeys.has(inventoryKey(ref)))];
   }
-  if (inventoryEntries(inventory).join("\n") !== input.inventoryEntries.join("\n")) {
+  const record = input.next(inventoryEntries(inventory));
+  if (!sameInventory(record, input.stored)) {
     outcome.writes++;
     try {
-      await cluster.apply(inventoryObject(input.inventoryNamespace, input.instance, inventory), {
-        dryRun: false,
-      });
+      const uid = await writeInventory(cluster, input.inventoryNamespace, input.instance, record);
+      if (uid) outcome.uid = uid;
     } catch (error) {
       outcome.transient ||= isTransientError(error);
       outcome.errors.push(`inventory: ${(error as Error).message}`);

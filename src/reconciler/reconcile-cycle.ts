@@ -1,7 +1,9 @@
 /**
- * One reconcile cycle: fetch → render → observe → plan → apply → prune → health. Any error before
- * the plan is complete aborts the cycle with nothing written (docs/reliability.md, reconciler rule 1: never
- * prune on an error); an apply error stops the prune but records what was applied.
+ * One reconcile cycle: fetch → render → observe → plan → intent → apply → prune → health. Any
+ * error before the plan is complete aborts the cycle with nothing written (docs/reliability.md, reconciler
+ * rule 1: never prune on an error); an apply error stops the prune but records what was applied. New
+ * members are recorded before they are applied, and a head that does not contain the applied
+ * revision holds the prune for a grace period (`revision-guard.ts`).
  */
 import { applyPlan } from "./apply.js";
 import { describeRefusal } from "./confinement.js";
@@ -17,6 +19,14 @@ import { pruneAndRecord } from "./prune.js";
 import { lookUpOrphanContents } from "./prune-contents.js";
 import type { OrphanContents } from "./prune-guard.js";
 import { renderPath } from "./render.js";
+import { closingRecord, recordIntent } from "./cycle-bookkeeping.js";
+import { DiffMemory as CycleMemory } from "./diff-memory.js";
+import { serverIdentity } from "./observe.js";
+import { guardRevision, type RevisionGuardVerdict } from "./revision-guard.js";
+import { isTransientError } from "../core/errors.js";
+
+/** Default `--prune-grace-cycles`. */
+export const DEFAULT_PRUNE_GRACE_CYCLES = 3;
 
 export type { CyclePhase, CycleResult } from "./cycle-result.js";
 export type { CycleSettings } from "./cycle-settings.js";
@@ -28,6 +38,8 @@ export async function runCycle(
   settings: CycleSettings,
   memory?: DiffMemory,
 ): Promise<CycleResult> {
+  // Without a process memory the cycle still gathers one, to store in the inventory.
+  const cycleMemory = memory ?? new CycleMemory();
   let revision: string;
   let dir: string;
   try {
@@ -45,18 +57,41 @@ export async function runCycle(
 
   let observation: Observation;
   let orphanContents: OrphanContents;
+  let serverVersion: string | undefined;
   try {
-    observation = await observe(cluster, settings, rendered, memory);
+    serverVersion = settings.dryRun ? undefined : await cluster.serverVersion?.();
+    observation = await observe(cluster, settings, rendered, cycleMemory, serverVersion);
     orphanContents = settings.prune.prune ? await lookUpOrphanContents(cluster, observation) : new Map();
   } catch (error) {
     return failure("observe", error, { revision });
   }
+  const { stored } = observation;
+  const notes: string[] = [];
+  if (stored.record.intent)
+    notes.push(
+      `the cycle applying ${stored.record.intent.revision.slice(0, 12)} did not finish; its ${stored.record.intent.planned.length} planned objects are in the inventory`,
+    );
 
   let plan: SyncPlan;
   try {
     plan = planSync({ instance: settings.instance, ...observation, orphanContents, options: settings.prune });
   } catch (error) {
     return failure("plan", error, { revision });
+  }
+  let verdict: RevisionGuardVerdict;
+  try {
+    verdict = await guardPrune(source, settings, stored.record, revision);
+  } catch (error) {
+    return failure("plan", error, { revision });
+  }
+  if (verdict.holdPrune && settings.prune.prune) {
+    notes.push(`prune held: ${verdict.reason ?? ""}`);
+    plan = {
+      ...plan,
+      prune: [],
+      keep: [...plan.keep, ...plan.prune.map((ref) => ({ ref, reason: "revision-grace" as const }))],
+      nextInventory: [...plan.nextInventory, ...plan.prune],
+    };
   }
   // What someone changed in the cluster while Git did not: undone and recorded, or only reported.
   const drift = memory ? detectDrift(plan, observation, memory, new Date()) : { drifted: [], records: [] };
@@ -85,17 +120,40 @@ export async function runCycle(
       statusKinds: await statusKindsOf(cluster, observation.desired),
     });
 
+  // Intent before apply: a crash from here on leaves every object it creates in the inventory.
+  let intent;
+  try {
+    intent = await recordIntent(cluster, settings, stored, observation.inventory, plan, revision);
+  } catch (error) {
+    const result = failure("apply", error, { revision });
+    result.errors = [`inventory: ${(error as Error).message} (nothing else applied)`];
+    result.transient = isTransientError(error);
+    return result;
+  }
+  const { members, lastWritten, uid } = intent;
+
   const applied = await applyPlan(cluster, plan, settings.concurrency ?? 8, settings.crdServedTimeoutMs);
+  rememberInSync(cycleMemory, plan, observation, applied.liveAfter);
+  const appliedAll = applied.errors.length === 0 && refusals.length === 0;
   const pruned = await pruneAndRecord(cluster, {
     plan,
-    inventory: observation.inventory,
-    inventoryEntries: observation.inventoryEntries,
+    inventory: members,
+    stored: lastWritten,
+    next: (entries) =>
+      closingRecord({
+        stored: stored.record,
+        lastWritten,
+        members: entries,
+        appliedAll,
+        verdict,
+        server: serverIdentity(serverVersion, uid),
+        memory: cycleMemory,
+      }),
     inventoryNamespace: settings.inventoryNamespace,
     instance: settings.instance,
     applied: applied.applied,
-    holdPrune: applied.errors.length > 0 || refusals.length > 0,
+    holdPrune: !appliedAll,
   });
-  if (memory) rememberInSync(memory, plan, observation, applied.liveAfter);
   const errors = [...refusals, ...applied.errors, ...pruned.errors];
   const phase: CyclePhase =
     applied.errors.length > 0 || refusals.length > 0 ? "apply" : errors.length > 0 ? "prune" : "done";
@@ -108,15 +166,37 @@ export async function runCycle(
     applied: applied.applied,
     pruned: pruned.pruned,
     errors,
-    writes: applied.writes + pruned.writes,
+    writes: intent.writes + applied.writes + pruned.writes,
     phase,
     dryRun: false,
     statusKinds: await statusKindsOf(cluster, observation.desired),
   });
   result.transient = applied.transient || pruned.transient;
+  if (notes.length > 0) result.notes = notes;
   if (drift.records.length > 0) {
     result.drift = driftReport;
     if (driftReport.left.length > 0) result.sync = "OutOfSync";
   }
   return result;
+}
+
+/** Asks the source whether the head contains the inventory's applied revision, and judges the prune. */
+async function guardPrune(
+  source: ConfigSource,
+  settings: CycleSettings,
+  record: { appliedRevision?: string; grace?: { head: string; cyclesLeft: number } },
+  head: string,
+): Promise<RevisionGuardVerdict> {
+  const recorded = record.appliedRevision;
+  const contained =
+    recorded === undefined || recorded === head || !source.contains
+      ? true
+      : await source.contains(recorded, head);
+  return guardRevision({
+    recorded,
+    head,
+    contained,
+    grace: record.grace,
+    graceCycles: settings.pruneGraceCycles ?? DEFAULT_PRUNE_GRACE_CYCLES,
+  });
 }

@@ -14,6 +14,9 @@ import type { ClusterPort, ConfigSource, DeploymentReporter } from "./ports.js";
 import { DiffMemory, runCycle, type CycleResult, type CycleSettings } from "./reconcile-cycle.js";
 import { initialStatus, statusAfter, type ReconcilerStatus } from "./reconciler-status.js";
 import { WatchSet } from "./watch-set.js";
+import { failure } from "./cycle-result.js";
+import { acquirePathLease, pathLeaseName, releasePathLease, type LeaseSettings } from "./path-lease.js";
+import type { LeaseRecord } from "./ports.js";
 
 export type { ReconcilerStatus } from "./reconciler-status.js";
 
@@ -39,6 +42,11 @@ export interface ReconcilerOptions {
   debounceMs?: number;
   reporter?: DeploymentReporter;
   metrics?: ReconcilerMetrics;
+  /**
+   * One writer per path and cluster: hold the path's Lease while applying (docs/architecture.md
+   * "The inventory"). Unset: no Lease (embedding callers that ensure a single writer otherwise).
+   */
+  lease?: LeaseSettings;
   /** Structured events: a fixed message and fields (never secrets). */
   log?: (message: string, fields: Record<string, unknown>) => void;
   random?: () => number;
@@ -88,13 +96,43 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
         )
       : undefined;
 
+  let heldLease: LeaseRecord | undefined;
+
+  /** Takes or renews the Lease; a result when another reconciler holds it (nothing else is done). */
+  async function standbyResult(): Promise<CycleResult | undefined> {
+    if (!options.lease || options.settings.dryRun) return undefined;
+    const namespace = options.settings.inventoryNamespace;
+    const name = pathLeaseName(instance, options.settings.path);
+    let outcome;
+    try {
+      outcome = await acquirePathLease(options.cluster, namespace, name, options.lease, now().getTime());
+    } catch (error) {
+      return failure("lease", error);
+    }
+    if (!outcome) return undefined;
+    if (outcome.held) {
+      heldLease = outcome.record;
+      return undefined;
+    }
+    heldLease = undefined;
+    const message = `another reconciler ${outcome.holder} holds the path ${options.settings.path} (Lease ${namespace}/${name}); not applying`;
+    return {
+      ...failure("lease", new Error(message)),
+      errors: [`lease: ${message}`],
+      transient: true,
+      standby: outcome.holder,
+    };
+  }
+
   async function runOne(): Promise<CycleResult> {
     const started = performance.now();
     cycleStartedAt = started;
     serverDown = false;
     let result: CycleResult;
     try {
-      result = await runCycle(options.cluster, options.source, options.settings, memory);
+      result =
+        (await standbyResult()) ??
+        (await runCycle(options.cluster, options.source, options.settings, memory));
     } finally {
       cycleStartedAt = undefined;
     }
@@ -115,9 +153,11 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
       sync: result.sync,
       health: result.health,
       errors: summarizeErrors(result.errors),
+      ...(result.notes ? { notes: result.notes } : {}),
       ms: Math.round(durationMs),
     });
-    if (options.reporter && !options.settings.dryRun) await report(options.reporter, result, undone.length);
+    if (options.reporter && !options.settings.dryRun && !result.standby)
+      await report(options.reporter, result, undone.length);
     if (watches && result.plan) await watches.update(result, () => running);
     return result;
   }
@@ -248,6 +288,8 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
       clearTimeout(debounceTimer);
       watches?.stopAll();
       await inFlight?.catch(() => undefined);
+      if (heldLease) await releasePathLease(options.cluster, heldLease, now().getTime());
+      heldLease = undefined;
     },
     metrics,
   };

@@ -3,7 +3,8 @@
  * into a running reconciler with its adapters, optional status server and GitHub reporter.
  * Used by `ferry reconcile` and by the sandbox, which runs two of them in one process.
  */
-import { tmpdir } from "node:os";
+import { randomBytes } from "node:crypto";
+import { hostname, tmpdir } from "node:os";
 import path from "node:path";
 import { ConfigRepoFetcher } from "../adapters/git/config-repo-fetcher.js";
 import { KubeCluster, loadKubeConfig } from "../adapters/kubernetes/kube-cluster.js";
@@ -60,6 +61,13 @@ export interface ReconcilerSetup {
   renderMemoryLimitBytes?: number;
   /** The renderer's environment (PATH finds kubectl or kustomize); the process's own when absent. */
   renderEnv?: NodeJS.ProcessEnv;
+  /** `--prune-grace-cycles`: cycles a head without the applied revision applies before it prunes (default 3). */
+  pruneGraceCycles?: number;
+  /**
+   * How long the path's Lease stays this reconciler's without a renewal (default three intervals,
+   * at least a minute); false: no Lease.
+   */
+  leaseDurationMs?: number | false;
   intervalMs?: number;
   progressingIntervalMs?: number;
   backoff?: BackoffPolicy;
@@ -144,6 +152,7 @@ export function buildReconciler(setup: ReconcilerSetup): Reconciler {
     dryRun: setup.dryRun ?? false,
     selfHeal: setup.selfHeal ?? true,
     prune: { ...DEFAULT_PRUNE_OPTIONS, ...setup.prune },
+    ...(setup.pruneGraceCycles !== undefined ? { pruneGraceCycles: setup.pruneGraceCycles } : {}),
     confinement: {
       namespace,
       allowNamespaces: setup.allowNamespaces ?? [],
@@ -177,10 +186,19 @@ export function buildReconciler(setup: ReconcilerSetup): Reconciler {
           ...(setup.github.apiUrl ? { baseUrl: setup.github.apiUrl } : {}),
         })
       : undefined);
+  const leaseDurationMs = setup.leaseDurationMs ?? Math.max(60_000, 3 * (setup.intervalMs ?? 120_000));
   return createReconciler({
     cluster,
     source,
     settings,
+    ...(leaseDurationMs !== false
+      ? {
+          lease: {
+            holder: `${hostname()}-${process.pid}-${randomBytes(3).toString("hex")}`,
+            durationMs: leaseDurationMs,
+          },
+        }
+      : {}),
     ...(setup.intervalMs !== undefined ? { intervalMs: setup.intervalMs } : {}),
     ...(setup.progressingIntervalMs !== undefined
       ? { progressingIntervalMs: setup.progressingIntervalMs }

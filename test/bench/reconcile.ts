@@ -1,6 +1,7 @@
 /**
  * Reconciler figures: time and API requests to converge 1,000 objects from nothing, the same for
- * a no-op cycle (which must write nothing), and the peak RSS sampled while doing it. Measured
+ * a no-op cycle (which must write nothing) and for a no-op cycle of a restarted process (its Lease
+ * is its only write: the bench counts it), and the peak RSS sampled while doing it. Measured
  * against the cluster simulator here and against kube-apiserver + etcd in `reconcile-real.ts`.
  */
 import { execFileSync } from "node:child_process";
@@ -72,19 +73,22 @@ export async function measureReconcile(
     peakRss = Math.max(peakRss, process.memoryUsage().rss);
   }, 20);
   try {
-    const reconciler = createReconciler({
-      cluster: KubeCluster.fromOptions({ kubeconfig }),
-      source: new ConfigRepoFetcher({ repo, workDir: path.join(root, "work"), env }),
-      settings: {
-        instance: "bench",
-        path: "env",
-        namespace: "bench",
-        inventoryNamespace: "bench",
-        createNamespace: false,
-        dryRun: false,
-        prune: { ...DEFAULT_PRUNE_OPTIONS, prune: true },
-      },
-    });
+    const start = (holder: string) =>
+      createReconciler({
+        cluster: KubeCluster.fromOptions({ kubeconfig }),
+        source: new ConfigRepoFetcher({ repo, workDir: path.join(root, `work-${holder}`), env }),
+        settings: {
+          instance: "bench",
+          path: "env",
+          namespace: "bench",
+          inventoryNamespace: "bench",
+          createNamespace: false,
+          dryRun: false,
+          prune: { ...DEFAULT_PRUNE_OPTIONS, prune: true },
+        },
+        lease: { holder, durationMs: 600_000 },
+      });
+    const reconciler = start("first");
     await counter.reset();
     let started = performance.now();
     const first = await reconciler.cycle();
@@ -100,6 +104,16 @@ export async function measureReconcile(
     const noopCount = await counter.count();
     if (noop.errors.length > 0) throw new Error(`no-op cycle failed: ${noop.errors[0]}`);
     await reconciler.stop();
+
+    // A restarted process (or the next `--once` run): a new cluster client, no memory of its own.
+    const restarted = start("restarted");
+    await counter.reset();
+    started = performance.now();
+    const afterRestart = await restarted.cycle();
+    await restarted.stop();
+    const restartMs = performance.now() - started;
+    const restartCount = await counter.count();
+    if (afterRestart.errors.length > 0) throw new Error(`restarted cycle failed: ${afterRestart.errors[0]}`);
     peakRss = Math.max(peakRss, process.memoryUsage().rss);
     return {
       [`${prefix}.converge_${OBJECTS}_objects_ms`]: convergeMs,
@@ -107,6 +121,9 @@ export async function measureReconcile(
       [`${prefix}.noop_cycle_${OBJECTS}_objects_ms`]: noopMs,
       [`${prefix}.noop_cycle_api_requests`]: noopCount.requests,
       [`${prefix}.noop_cycle_writes`]: noopCount.writes,
+      [`${prefix}.noop_after_restart_ms`]: restartMs,
+      [`${prefix}.noop_after_restart_api_requests`]: restartCount.requests,
+      [`${prefix}.noop_after_restart_writes`]: restartCount.writes,
       [`${prefix}.peak_rss_mb`]: peakRss / (1024 * 1024),
     };
   } finally {

@@ -8,6 +8,7 @@ import {
   deploymentYaml,
   type Setup,
   setupPerTest,
+  storedInventory,
   writesOf,
 } from "../support/reconciler-harness.js";
 
@@ -38,13 +39,9 @@ describe("reconciling against the cluster simulator", () => {
       "app.kubernetes.io/managed-by": "ferry",
       "ferry.dev/instance": "staging",
     });
-    const inventory = env.sim.get("v1", "ConfigMap", "shop", "ferry-inventory-staging") as {
-      data: { entries: string };
-    };
-    expect(inventory.data.entries.split("\n").filter(Boolean).sort()).toEqual([
-      "_ConfigMap_shop_web-config|v1",
-      "apps_Deployment_shop_web|v1",
-    ]);
+    const inventory = storedInventory(env.sim.get("v1", "ConfigMap", "shop", "ferry-inventory-staging"));
+    expect(inventory.appliedRevision).toBe(sha);
+    expect(inventory.members).toEqual(["_ConfigMap_shop_web-config|v1", "apps_Deployment_shop_web|v1"]);
     const applies = writesOf(env.sim.requests());
     expect(applies.every((request) => request.fieldManager === "ferry")).toBe(true);
   });
@@ -374,11 +371,9 @@ describe("nothing is deleted when a cycle fails", () => {
     expect(broken.status().health).toBe("Degraded");
     expect(env.sim.requests().filter((request) => request.verb === "delete")).toEqual([]);
     expect(env.sim.get("v1", "ConfigMap", "shop", "old")).toBeDefined();
-    const inventory = env.sim.get("v1", "ConfigMap", "shop", "ferry-inventory-staging") as {
-      data: { entries: string };
-    };
-    expect(inventory.data.entries).toContain("_ConfigMap_shop_new|v1");
-    expect(inventory.data.entries).toContain("_ConfigMap_shop_old|v1");
+    const inventory = storedInventory(env.sim.get("v1", "ConfigMap", "shop", "ferry-inventory-staging"));
+    expect(inventory.members).toContain("_ConfigMap_shop_new|v1");
+    expect(inventory.members).toContain("_ConfigMap_shop_old|v1");
   });
 });
 

@@ -3,6 +3,7 @@
  * cluster simulator, and a reconciler wired to both with the real adapters.
  */
 import { execFileSync } from "node:child_process";
+import { decodeInventory, type InventoryRecord } from "../../src/reconciler/inventory-schema.js";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -220,4 +221,13 @@ export function setupPerTest(): {
 /** The `CliIo` of `ferry reconcile` in these tests: git's environment and a fixed clock. */
 export function reconcileIo(cwd: string): CapturedIo {
   return captureIo(cwd, { env: { ...GIT_ENV }, now: () => new Date("2026-01-01T00:00:00Z") });
+}
+
+/** The record in a stored inventory ConfigMap (either format), as the reconciler reads it. */
+export function storedInventory(configMap: unknown): InventoryRecord {
+  const { data, binaryData } = (configMap ?? {}) as {
+    data?: Record<string, unknown>;
+    binaryData?: Record<string, unknown>;
+  };
+  return decodeInventory("test", data, binaryData);
 }

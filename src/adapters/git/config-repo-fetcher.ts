@@ -35,6 +35,8 @@ export interface ConfigRepoFetcherOptions {
 }
 
 const FULL_SHA = /^[0-9a-f]{40}([0-9a-f]{24})?$/i;
+/** How far back `contains` looks for the applied revision. */
+const CONTAINS_DEPTH = 200;
 const ALLOWED_SCHEMES = new Set(["https", "http", "ssh", "git", "file"]);
 
 /**
@@ -139,6 +141,42 @@ export class ConfigRepoFetcher {
     this.current = { revision, dir };
     if (previous && previous.dir !== dir) await rm(previous.dir, { recursive: true, force: true });
     return this.current;
+  }
+
+  /**
+   * Whether `head` has `ancestor` in its history. The cache is shallow, so the history is
+   * deepened first (up to `CONTAINS_DEPTH` commits); an ancestor further back, an unknown commit
+   * or a git failure all count as not contained (the caller then holds its prune, the safe side).
+   */
+  async contains(ancestor: string, head: string): Promise<boolean> {
+    if (ancestor === head) return true;
+    if (!FULL_SHA.test(ancestor) || !FULL_SHA.test(head)) return false;
+    const isAncestor = async () => {
+      try {
+        await this.git(["--git-dir", this.cacheDir, "merge-base", "--is-ancestor", ancestor, head]);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    if (await isAncestor()) return true;
+    try {
+      await this.git([
+        "--git-dir",
+        this.cacheDir,
+        "fetch",
+        "--quiet",
+        "--no-tags",
+        "--depth",
+        String(CONTAINS_DEPTH),
+        "--",
+        this.remote(),
+        `+${this.options.ref ?? "HEAD"}:refs/ferry/history`,
+      ]);
+    } catch {
+      return false;
+    }
+    return isAncestor();
   }
 
   /** A plain path becomes absolute so git does not read it relative to the cache folder. */

@@ -6,10 +6,11 @@
 import { ApiException, KubeConfig, Watch } from "@kubernetes/client-node";
 import { TransientError, UserError } from "../../core/errors.js";
 import { apiVersionOf, describeRef } from "../../reconciler/object-ref.js";
-import type { ClusterPort, NamespaceContents } from "../../reconciler/ports.js";
+import type { ClusterPort, LeaseRecord, NamespaceContents } from "../../reconciler/ports.js";
 import type { KubeObject, ObjectRef, StatusReporting } from "../../reconciler/types.js";
+import { KubeLeases } from "./kube-lease.js";
 import { listNamespaceContents } from "./namespace-contents.js";
-import { DEFAULT_REQUEST_TIMEOUT_MS, RawObjectApi } from "./raw-object-api.js";
+import { DEFAULT_REQUEST_TIMEOUT_MS, RawObjectApi, withinDeadline } from "./raw-object-api.js";
 
 export { DEFAULT_REQUEST_TIMEOUT_MS } from "./raw-object-api.js";
 
@@ -90,6 +91,7 @@ function plain<T>(value: T): KubeObject {
 export class KubeCluster implements ClusterPort {
   private readonly api: RawObjectApi;
   private readonly watcher: Watch;
+  private readonly leases: KubeLeases;
 
   constructor(
     readonly config: KubeConfig,
@@ -99,6 +101,7 @@ export class KubeCluster implements ClusterPort {
     this.api = config.makeApiClient(RawObjectApi);
     this.api.timeoutMs = requestTimeoutMs;
     this.watcher = new Watch(config);
+    this.leases = new KubeLeases(config);
   }
 
   static fromOptions(options: KubeClusterOptions): KubeCluster {
@@ -245,6 +248,31 @@ export class KubeCluster implements ClusterPort {
     } catch (error) {
       if (statusOf(error) === 404) return;
       throw toFerryError(error, `delete ${describeRef(ref)}`);
+    }
+  }
+
+  async serverVersion(): Promise<string | undefined> {
+    try {
+      return await withinDeadline(this.api.timeoutMs, this.leases.serverVersion());
+    } catch (error) {
+      throw toFerryError(error, "get /version");
+    }
+  }
+
+  async readLease(namespace: string, name: string): Promise<LeaseRecord | undefined> {
+    try {
+      return await withinDeadline(this.api.timeoutMs, this.leases.read(namespace, name));
+    } catch (error) {
+      throw toFerryError(error, `get Lease ${namespace}/${name}`);
+    }
+  }
+
+  async writeLease(record: LeaseRecord): Promise<LeaseRecord> {
+    try {
+      return await withinDeadline(this.api.timeoutMs, this.leases.write(record));
+    } catch (error) {
+      if ((error as { code?: string }).code === "lease-conflict") throw error;
+      throw toFerryError(error, `write Lease ${record.namespace}/${record.name}`);
     }
   }
 

@@ -26,6 +26,24 @@ class RequestTimeoutError extends Error {
 }
 
 /**
+ * A call through one of client-node's typed clients (Leases, /version), which take no signal, held
+ * to the same deadline as the object API's requests: past it the cycle goes on without the answer.
+ */
+export async function withinDeadline<T>(timeoutMs: number, work: Promise<T>): Promise<T> {
+  // The abandoned call may still fail later: that is no unhandled rejection.
+  work.catch(() => {});
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new RequestTimeoutError(timeoutMs, { cause: undefined })), timeoutMs);
+  });
+  try {
+    return await Promise.race([work, expired]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
  * client-node's object API, with two changes that matter for GitOps: bodies go out as the
  * manifest's own JSON and answers come back as plain JSON. Its typed (de)serializer silently
  * drops every field its models do not know — a field newer than the client, a CRD-like extension,

@@ -7,7 +7,7 @@ import { randomBytes } from "node:crypto";
 import { ConfigRepoFetcher } from "../../../src/adapters/git/config-repo-fetcher.js";
 import { KubeCluster } from "../../../src/adapters/kubernetes/kube-cluster.js";
 import { DEFAULT_PRUNE_OPTIONS } from "../../../src/reconciler/plan.js";
-import type { ClusterPort } from "../../../src/reconciler/ports.js";
+import type { ClusterPort, LeaseRecord } from "../../../src/reconciler/ports.js";
 import type { CycleSettings } from "../../../src/reconciler/reconcile-cycle.js";
 import {
   createReconciler,
@@ -62,6 +62,15 @@ export class CountingCluster implements ClusterPort {
       this.probes.failed++;
       throw error;
     }
+  }
+  serverVersion() {
+    return this.inner.serverVersion!();
+  }
+  readLease(namespace: string, name: string) {
+    return this.inner.readLease!(namespace, name);
+  }
+  writeLease(record: LeaseRecord) {
+    return this.inner.writeLease!(record);
   }
   delete(ref: ObjectRef) {
     this.writes.push(`delete ${ref.kind} ${ref.namespace}/${ref.name}`);
