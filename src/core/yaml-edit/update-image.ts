@@ -213,6 +213,10 @@ function verify(before: ParsedYaml, newText: string, plan: EditPlan): void {
   const expected = new Map<Scalar, string>(plan.sets.map((set) => [set.scalar, set.to]));
   const inserted = new Map<YAMLMap, KeyInsert[]>();
   for (const insert of plan.inserts) inserted.set(insert.map, [...(inserted.get(insert.map) ?? []), insert]);
+  // Strings holding edited YAML (`helm.values: |`) are compared as the YAML they hold.
+  const hosts = new Map<Scalar, ParsedYaml>();
+  for (const { embedded } of [...plan.sets.flatMap((set) => set.sites), ...plan.inserts])
+    if (embedded) hosts.set(embedded.host, embedded.parsed);
 
   const compare = (a: unknown, b: unknown, where: string): void => {
     if (a === null || a === undefined) {
@@ -229,6 +233,22 @@ function verify(before: ParsedYaml, newText: string, plan: EditPlan): void {
       fail(`the node at ${where} changed its anchor or tag`);
     if (isScalar(nodeA)) {
       if (!isScalar(nodeB)) return fail(`the value at ${where} is no longer a scalar`);
+      const embedded = hosts.get(nodeA);
+      if (embedded) {
+        if (nodeB.type !== nodeA.type) fail(`the string at ${where} changed its style`);
+        let values: ParsedYaml;
+        try {
+          values = parseYaml(String(nodeB.value));
+        } catch (error) {
+          return fail(`the YAML in ${where} does not parse (${(error as Error).message})`);
+        }
+        if (values.documents.length !== embedded.documents.length)
+          fail(`the number of documents in ${where} changed`);
+        embedded.documents.forEach((document, index) =>
+          compare(document.contents, values.documents[index]!.contents, `${where} (values)`),
+        );
+        return;
+      }
       const want = expected.get(nodeA);
       if (want !== undefined) {
         if (nodeB.value !== want)
@@ -272,6 +292,7 @@ function verify(before: ParsedYaml, newText: string, plan: EditPlan): void {
   );
   // Whole strings must still be valid references after the edit.
   for (const set of plan.sets) {
-    if (set.sites.some((site) => site.field === "image")) parseImageRef(set.to);
+    const whole = set.sites.find((site) => site.field === "image");
+    if (whole) parseImageRef(set.to.slice(whole.prefix?.length ?? 0));
   }
 }
