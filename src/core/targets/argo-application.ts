@@ -26,13 +26,22 @@ export function findArgoSourceTargets(
   options: FindOptions = {},
 ): ImageTarget[] {
   const targets: ImageTarget[] = [];
+  // A values string reached twice (through an alias) is read once: its values are one set of scalars.
+  const hosts = new Set<Scalar>();
   for (const document of parsed.documents) {
     for (const source of argoSourcePaths(parsed, document, options)) {
       targets.push(...kustomizeImageTargets(parsed, document, source, image));
       targets.push(...parameterTargets(parsed, document, source, image, options));
       const values = nodeAt(document, document.contents, [...source, "helm", "values"]);
-      if (values && isScalar(values.node) && typeof values.node.value === "string")
-        targets.push(...embeddedValuesTargets(parsed, values.node, image, options));
+      if (
+        values &&
+        isScalar(values.node) &&
+        typeof values.node.value === "string" &&
+        !hosts.has(values.node)
+      ) {
+        hosts.add(values.node);
+        targets.push(...embeddedValuesTargets(parsed, document, values.node, image, options));
+      }
     }
   }
   return targets;
@@ -176,6 +185,7 @@ function isImageName(name: string): boolean {
  */
 function embeddedValuesTargets(
   parsed: ParsedYaml,
+  document: Document.Parsed,
   host: Scalar,
   image: string,
   options: FindOptions,
@@ -197,8 +207,8 @@ function embeddedValuesTargets(
   };
   const offsets = literalBlockOffsets(parsed.text, host);
   if ("why" in offsets) return refuse(offsets.why);
-  for (const document of inner.documents) {
-    visit(document, (_key, node) => {
+  for (const values of inner.documents) {
+    visit(values, (_key, node) => {
       if (isNode(node) && node.range) {
         const [start, valueEnd, end] = node.range;
         node.range = [offsets.toFile(start), offsets.toFile(valueEnd), offsets.toFile(end)];
@@ -210,7 +220,7 @@ function embeddedValuesTargets(
       if (!site) continue;
       const [start, end] = site.scalar.range!;
       if (parsed.text.slice(start, end).includes("\n")) refuse("a value of it spans lines");
-      site.embedded = { host, parsed: inner };
+      site.embedded = { host, parsed: inner, document };
     }
   }
   return targets;
@@ -232,7 +242,7 @@ function literalBlockOffsets(
   const headerEnd = text.indexOf("\n", start);
   if (headerEnd < 0 || headerEnd >= end) return { why: "it is empty" };
   if (!/^\|[-+]?[ \t]*(?:#.*)?\r?$/.test(text.slice(start, headerEnd)))
-    return { why: "its block header has an indentation indicator" };
+    return { why: "its block header is not a bare `|`, `|-` or `|+` (an indentation indicator?)" };
   const lines: { file: number; text: string }[] = [];
   for (let at = headerEnd + 1; at < end;) {
     let lineEnd = text.indexOf("\n", at);

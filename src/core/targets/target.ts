@@ -36,9 +36,10 @@ export interface Site {
   /**
    * Set when the scalar belongs to YAML embedded in a string of the file (Argo CD's `helm.values: |`):
    * `host` is the file's scalar holding it, `parsed` its parse, with node ranges moved to offsets
-   * in the file, so that the edit is a splice of the file like any other.
+   * in the file, so that the edit is a splice of the file like any other; `document` is the file's
+   * document holding `host`.
    */
-  embedded?: { host: Scalar; parsed: ParsedYaml };
+  embedded?: { host: Scalar; parsed: ParsedYaml; document: Document.Parsed };
 }
 
 /**

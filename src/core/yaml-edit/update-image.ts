@@ -4,6 +4,7 @@ import { isValidDigest, isValidTag, parseImageName, parseImageRef } from "../ima
 import { findTargets, parseForImage, type FindOptions, type ImageReference } from "../targets/index.js";
 import { reparseKept } from "../yaml/top-level-entries.js";
 import { parseYaml, pathKey, walkDocument, type ParsedYaml } from "../yaml/yaml-tree.js";
+import { embeddedHosts, refuseAliasedValuesStrings } from "./embedded-values.js";
 import { planEdits, type EditPlan, type ImageUpdate, type KeyInsert } from "./plan-edits.js";
 import { renderLike, renderPlain } from "./scalar-text.js";
 
@@ -58,6 +59,7 @@ function applyPlan(
   const plan = planned ?? planEdits(parsed, findTargets(parsed, update.image, options), update);
   if (plan.sets.length === 0 && plan.inserts.length === 0) return { text, edits: [] };
   refuseSharedAnchors(parsed, plan, update.image);
+  refuseAliasedValuesStrings(parsed, plan);
 
   const splices: Splice[] = [];
   const edits: FileEdit[] = [];
@@ -214,9 +216,7 @@ function verify(before: ParsedYaml, newText: string, plan: EditPlan): void {
   const inserted = new Map<YAMLMap, KeyInsert[]>();
   for (const insert of plan.inserts) inserted.set(insert.map, [...(inserted.get(insert.map) ?? []), insert]);
   // Strings holding edited YAML (`helm.values: |`) are compared as the YAML they hold.
-  const hosts = new Map<Scalar, ParsedYaml>();
-  for (const { embedded } of [...plan.sets.flatMap((set) => set.sites), ...plan.inserts])
-    if (embedded) hosts.set(embedded.host, embedded.parsed);
+  const hosts = embeddedHosts(plan);
 
   const compare = (a: unknown, b: unknown, where: string): void => {
     if (a === null || a === undefined) {
@@ -233,7 +233,7 @@ function verify(before: ParsedYaml, newText: string, plan: EditPlan): void {
       fail(`the node at ${where} changed its anchor or tag`);
     if (isScalar(nodeA)) {
       if (!isScalar(nodeB)) return fail(`the value at ${where} is no longer a scalar`);
-      const embedded = hosts.get(nodeA);
+      const embedded = hosts.get(nodeA)?.parsed;
       if (embedded) {
         if (nodeB.type !== nodeA.type) fail(`the string at ${where} changed its style`);
         let values: ParsedYaml;
