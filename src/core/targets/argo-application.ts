@@ -1,7 +1,7 @@
 import { isMap, isNode, isScalar, isSeq, visit, type Document, type Scalar } from "yaml";
 import { UserError } from "../errors.js";
 import { parseImageName, sameImage } from "../image-ref.js";
-import { argoSourcePaths } from "./argo-sources.js";
+import { argoSourcePaths, refuseTemplated } from "./argo-sources.js";
 import { findHelmValuesTargets } from "./helm-values.js";
 import { namesImage } from "./manifest.js";
 import type { FindOptions, ImageTarget, Site } from "./target.js";
@@ -31,7 +31,9 @@ export function findArgoSourceTargets(
   for (const document of parsed.documents) {
     for (const source of argoSourcePaths(parsed, document, options)) {
       targets.push(...kustomizeImageTargets(parsed, document, source, image));
-      targets.push(...parameterTargets(parsed, document, source, image, options));
+      targets.push(
+        ...refuseTemplated(parsed, image, parameterTargets(parsed, document, source, image, options)),
+      );
       const values = nodeAt(document, document.contents, [...source, "helm", "values"]);
       if (
         values &&
@@ -67,8 +69,16 @@ function kustomizeImageTargets(
     const value = scalarText(parsed.text, item) ?? "";
     const equals = value.indexOf("=");
     const prefix = equals < 0 ? "" : value.slice(0, equals + 1);
-    if (!namesImage(value.slice(prefix.length), image)) return;
+    const reference = value.slice(prefix.length);
     const site: Site = { document, scalar: item, path: [...path, index], field: "image" };
+    if (reference.includes("{{")) {
+      // `ghcr.io/acme/shop:{{.tag}}`: the image, at a version the generators fill in.
+      const name = reference.slice(0, reference.indexOf("{{")).replace(/[:@]$/, "");
+      if (isImageName(name) && sameImage(name, image))
+        refuseTemplated(parsed, image, [{ kind: "kustomization", document, image: site }]);
+      return;
+    }
+    if (!namesImage(reference, image)) return;
     if (prefix) site.prefix = prefix;
     targets.push({ kind: "kustomization", document, image: site });
   });
@@ -223,7 +233,7 @@ function embeddedValuesTargets(
       site.embedded = { host, parsed: inner, document };
     }
   }
-  return targets;
+  return refuseTemplated(parsed, image, targets);
 }
 
 /**

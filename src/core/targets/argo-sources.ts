@@ -1,6 +1,7 @@
 import { isMap, isSeq, type Document } from "yaml";
-import type { FindOptions } from "./target.js";
-import { documentKind, nodeAt, type ParsedYaml, type PathKey } from "../yaml/yaml-tree.js";
+import { UserError } from "../errors.js";
+import { targetSites, type FindOptions, type ImageTarget } from "./target.js";
+import { documentKind, nodeAt, scalarText, type ParsedYaml, type PathKey } from "../yaml/yaml-tree.js";
 
 /** Argo CD's per-application parameter override file, which Argo CD Image Updater writes back. */
 const ARGOCD_SOURCE_FILE = /(?:^|[\\/])\.argocd-source(?:-[^\\/]+)?\.ya?ml$/;
@@ -41,4 +42,24 @@ export function argoSourcePaths(
     });
   }
   return paths;
+}
+
+/**
+ * An ApplicationSet fills `{{…}}` in its template from its generators, so a tag or digest written
+ * so is not a value Ferry can set: such a target of the image is refused with the reason.
+ */
+export function refuseTemplated(parsed: ParsedYaml, image: string, targets: ImageTarget[]): ImageTarget[] {
+  for (const target of targets) {
+    for (const site of targetSites(target)) {
+      const text = scalarText(parsed.text, site.scalar) ?? "";
+      if (!text.includes("{{")) continue;
+      const { line } = parsed.lineCounter.linePos(site.scalar.range?.[0] ?? 0);
+      throw new UserError(
+        "templated-value",
+        `the ${site.field} of ${image} on line ${line} is a template (${text.slice(0, 80)}) filled in by Argo CD; ` +
+          "Ferry edits only written values: set it where the generator takes it from, or leave this file out of paths",
+      );
+    }
+  }
+  return targets;
 }

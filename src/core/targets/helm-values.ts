@@ -1,7 +1,7 @@
 import { isMap, isScalar, type Document, type Node, type YAMLMap } from "yaml";
 import { UserError } from "../errors.js";
 import { parseImageName, sameImage } from "../image-ref.js";
-import { argoSourcePaths } from "./argo-sources.js";
+import { argoSourcePaths, refuseTemplated } from "./argo-sources.js";
 import { renderedRegistry } from "./chart-registry.js";
 import { namesImage } from "./manifest.js";
 import type { FindOptions, ImageTarget, Site } from "./target.js";
@@ -35,10 +35,14 @@ export function findHelmValuesTargets(
   const targets: ImageTarget[] = [];
   for (const document of parsed.documents) {
     const own = valuesRoot(parsed, document);
-    const roots = own
-      ? [own]
-      : argoSourcePaths(parsed, document, options).map((source) => [...source, "helm", "valuesObject"]);
-    for (const root of roots) targets.push(...valuesTargets(parsed, document, root, image, options));
+    if (own) {
+      targets.push(...valuesTargets(parsed, document, own, image, options));
+      continue;
+    }
+    for (const source of argoSourcePaths(parsed, document, options)) {
+      const found = valuesTargets(parsed, document, [...source, "helm", "valuesObject"], image, options);
+      targets.push(...refuseTemplated(parsed, image, found));
+    }
   }
   return targets;
 }
