@@ -194,7 +194,7 @@ export async function planEnvironment(
         digest: target.digest,
         ...(target.tag !== undefined ? { tag: target.tag } : {}),
       };
-      const result = updateImage(text, update, find);
+      const result = updateImage(text, update, { ...find, fileName: file });
       if (result.edits.length === 0) continue;
       working.set(file, result.text);
       for (const edit of result.edits)

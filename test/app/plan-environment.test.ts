@@ -59,3 +59,24 @@ describe("planEnvironment's reason", () => {
     expect(plan.changes[0]?.reason).toBe("semver ^1.0.0 admits 1.8.0, the highest of 3 admitted tags");
   });
 });
+
+describe("planEnvironment over Argo CD Image Updater's write-back file", () => {
+  it("edits an .argocd-source-<app>.yaml, which is known by its name only", async () => {
+    const registry = new FakeRegistry();
+    registry.push("ghcr.io/acme/shop", "1.7.0");
+    registry.push("ghcr.io/acme/shop", "1.8.0");
+    const file = "overlays/staging/.argocd-source-shop.yaml";
+    const files = filesOf({ [file]: "kustomize:\n  images:\n  - ghcr.io/acme/shop:1.7.0\n" });
+
+    const plan = await planEnvironment(
+      { registry, files, now: new Date("2026-01-01T00:00:00Z") },
+      config(`{ range: "^1.0.0" }`),
+      "staging",
+    );
+
+    expect(plan.changes).toEqual([
+      expect.objectContaining({ image: "shop", from: expect.objectContaining({ tag: "1.7.0" }) }),
+    ]);
+    expect(plan.files[file]).toBe("kustomize:\n  images:\n  - ghcr.io/acme/shop:1.8.0\n");
+  });
+});

@@ -1,6 +1,7 @@
 import { isMap, isScalar, type Document, type Node, type YAMLMap } from "yaml";
 import { UserError } from "../errors.js";
 import { parseImageName, sameImage } from "../image-ref.js";
+import { argoSourcePaths, refuseTemplated } from "./argo-sources.js";
 import { renderedRegistry } from "./chart-registry.js";
 import { namesImage } from "./manifest.js";
 import type { FindOptions, ImageTarget, Site } from "./target.js";
@@ -22,7 +23,9 @@ const IMAGE_KEY = /image$/i;
 /**
  * Helm values: image blocks at any depth (`image: {repository, tag}`, `registry` + `repository`
  * + `tag`, `digest`, and the layouts `blockTarget` lists), `image: repo:tag` strings (under any
- * key ending in `image`), and the dotted key paths configured for charts that use other names. Values are a document without `kind`, or a Flux HelmRelease's `spec.values`.
+ * key ending in `image`), and the dotted key paths configured for charts that use other names.
+ * Values are a document without `kind`, a Flux HelmRelease's `spec.values`, or the
+ * `helm.valuesObject` of an Argo CD Application's (or ApplicationSet template's) sources.
  */
 export function findHelmValuesTargets(
   parsed: ParsedYaml,
@@ -31,34 +34,54 @@ export function findHelmValuesTargets(
 ): ImageTarget[] {
   const targets: ImageTarget[] = [];
   for (const document of parsed.documents) {
-    const root = valuesRoot(parsed, document);
-    if (!root) continue;
-    const claimed = new Set<Node>();
-    for (const keys of options.helm ?? []) {
-      const target = configuredTarget(parsed, document, root, keys, image);
-      if (!target) continue;
-      if (target.tag) claimed.add(target.tag.scalar);
-      targets.push(target);
+    const own = valuesRoot(parsed, document);
+    if (own) {
+      targets.push(...valuesTargets(parsed, document, own, image, options));
+      continue;
     }
-    walkDocument(document, (visit) => {
-      if (!startsWith(visit.path, root)) return;
-      const { node, path } = visit;
-      if (isMap(node)) {
-        const target = blockTarget(parsed, document, root, node, path, image);
-        if (target && !(target.tag && claimed.has(target.tag.scalar))) targets.push(target);
-      } else if (
-        isScalar(node) &&
-        IMAGE_KEY.test(String(path[path.length - 1])) &&
-        !isSplitImageBlock(visit.parent)
-      ) {
-        const value = scalarText(parsed.text, node);
-        if (value === undefined || !namesImage(value, image)) return;
-        const site: Site = { document, scalar: node, path, field: "image" };
-        if (visit.alias) site.alias = visit.alias;
-        targets.push({ kind: "helm-values", document, image: site });
-      }
-    });
+    for (const source of argoSourcePaths(parsed, document, options)) {
+      const found = valuesTargets(parsed, document, [...source, "helm", "valuesObject"], image, options);
+      targets.push(...refuseTemplated(parsed, image, found));
+    }
   }
+  return targets;
+}
+
+/** The targets of the values at `root` in one document. */
+function valuesTargets(
+  parsed: ParsedYaml,
+  document: Document.Parsed,
+  root: PathKey[],
+  image: string,
+  options: FindOptions,
+): ImageTarget[] {
+  const targets: ImageTarget[] = [];
+  if (nodeAt(document, document.contents, root) === undefined) return targets;
+  const claimed = new Set<Node>();
+  for (const keys of options.helm ?? []) {
+    const target = configuredTarget(parsed, document, root, keys, image);
+    if (!target) continue;
+    if (target.tag) claimed.add(target.tag.scalar);
+    targets.push(target);
+  }
+  walkDocument(document, (visit) => {
+    if (!startsWith(visit.path, root)) return;
+    const { node, path } = visit;
+    if (isMap(node)) {
+      const target = blockTarget(parsed, document, root, node, path, image);
+      if (target && !(target.tag && claimed.has(target.tag.scalar))) targets.push(target);
+    } else if (
+      isScalar(node) &&
+      IMAGE_KEY.test(String(path[path.length - 1])) &&
+      !isSplitImageBlock(visit.parent)
+    ) {
+      const value = scalarText(parsed.text, node);
+      if (value === undefined || !namesImage(value, image)) return;
+      const site: Site = { document, scalar: node, path, field: "image" };
+      if (visit.alias) site.alias = visit.alias;
+      targets.push({ kind: "helm-values", document, image: site });
+    }
+  });
   return targets;
 }
 

@@ -1,5 +1,6 @@
 import { UserError } from "../errors.js";
 import { parseImageName, parseImageRef } from "../image-ref.js";
+import { findArgoSourceTargets } from "./argo-application.js";
 import { findHelmValuesTargets } from "./helm-values.js";
 import { findKustomizationTargets } from "./kustomization.js";
 import { findManifestTargets } from "./manifest.js";
@@ -16,6 +17,7 @@ import { parseKept } from "../yaml/top-level-entries.js";
 import { parseYaml, scalarText, type ParsedYaml } from "../yaml/yaml-tree.js";
 
 export type { FindOptions, ImageReference, ImageTarget, ReferenceField, Site, TargetKind } from "./target.js";
+export { targetSites } from "./target.js";
 
 /**
  * Every image target in a parsed file, in file order. Markers come first so that a marked
@@ -27,6 +29,7 @@ export function findTargets(parsed: ParsedYaml, image: string, options: FindOpti
     ...findMarkerTargets(parsed, options),
     ...findKustomizationTargets(parsed, image, options),
     ...findHelmValuesTargets(parsed, image, options),
+    ...findArgoSourceTargets(parsed, image, options),
     ...findManifestTargets(parsed, image),
   ];
   return targets
@@ -74,8 +77,10 @@ export function parseForImage(text: string, image: string, options: FindOptions 
   const keys = new Set(STRUCTURAL_KEYS);
   for (const paths of options.helm ?? []) {
     for (const dotted of Object.values(paths)) if (dotted !== undefined) keys.add(dotted.split(".")[0]!);
-    // A Flux HelmRelease holds the configured paths under spec.values.
+    // A Flux HelmRelease holds the configured paths under spec.values, an Argo CD Application
+    // under its sources' helm.parameters or valuesObject, and an .argocd-source file under helm.
     keys.add("spec");
+    keys.add("helm");
   }
   // Configured key paths may sit anywhere: narrowing below the top level is for found blocks only.
   const narrow = (options.helm ?? []).length === 0;
@@ -140,7 +145,7 @@ export function targetImage(parsed: ParsedYaml, target: ImageTarget): { tag?: st
   const result: { tag?: string; digest?: string } = {};
   const text = (site: Site | undefined): string | undefined =>
     site ? scalarText(parsed.text, site.scalar) : undefined;
-  const whole = text(target.image);
+  const whole = text(target.image)?.slice(target.image?.prefix?.length ?? 0);
   if (whole) {
     try {
       const ref = parseImageRef(whole);

@@ -28,6 +28,18 @@ export interface Site {
   /** Path from the document root, aliases expanded: identifies this use of the scalar. */
   path: PathKey[];
   field: ReferenceField;
+  /**
+   * Text at the start of the value that is not part of the reference: the `name=` of an Argo CD
+   * Kustomize image override `name=newName:tag`. It is kept as written.
+   */
+  prefix?: string;
+  /**
+   * Set when the scalar belongs to YAML embedded in a string of the file (Argo CD's `helm.values: |`):
+   * `host` is the file's scalar holding it, `parsed` its parse, with node ranges moved to offsets
+   * in the file, so that the edit is a splice of the file like any other; `document` is the file's
+   * document holding `host`.
+   */
+  embedded?: { host: Scalar; parsed: ParsedYaml; document: Document.Parsed };
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { Scalar, YAMLMap } from "yaml";
 import { UserError } from "../errors.js";
 import { parseImageRef, sameImage } from "../image-ref.js";
-import { splitTagDigest, type ImageTarget, type Site } from "../targets/index.js";
+import { splitTagDigest, targetSites, type ImageTarget, type Site } from "../targets/index.js";
 import { scalarText, type ParsedYaml } from "../yaml/yaml-tree.js";
 
 export interface ImageUpdate {
@@ -25,6 +25,8 @@ export interface KeyInsert {
   key: string;
   value: string;
   field: "tag" | "digest";
+  /** Set when the map belongs to YAML embedded in a string (see `Site.embedded`). */
+  embedded?: Site["embedded"];
 }
 
 export interface EditPlan {
@@ -72,7 +74,15 @@ export function planEdits(parsed: ParsedYaml, targets: ImageTarget[], update: Im
   };
 
   for (const target of targets) {
-    if (target.image) set(target.image, wholeValue(text(target.image), target.image, update, needDigest));
+    const embedded = targetSites(target).find((site) => site.embedded)?.embedded;
+    const insert = (entry: KeyInsert): void => {
+      inserts.push(embedded ? { ...entry, embedded } : entry);
+    };
+    if (target.image) {
+      const prefix = target.image.prefix ?? "";
+      const reference = text(target.image).slice(prefix.length);
+      set(target.image, prefix + wholeValue(reference, target.image, update, needDigest));
+    }
     if (target.name && target.setName && !sameImage(text(target.name), update.image))
       set(target.name, update.image);
 
@@ -96,7 +106,7 @@ export function planEdits(parsed: ParsedYaml, targets: ImageTarget[], update: Im
       }
     } else if (target.holder && update.pin !== "digest-only" && target.kind !== "marker") {
       const withDigest = update.pin === "digest" && target.kind === "helm-values" && !digestKeyPresent;
-      inserts.push({
+      insert({
         map: target.holder.map,
         key: target.holder.tagKey,
         value: withDigest ? `${update.tag!}@${update.digest!}` : update.tag!,
@@ -113,7 +123,7 @@ export function planEdits(parsed: ParsedYaml, targets: ImageTarget[], update: Im
       target.holder?.digestKey !== undefined &&
       target.kind === "kustomization"
     ) {
-      inserts.push({
+      insert({
         map: target.holder.map,
         key: target.holder.digestKey,
         value: update.digest!,

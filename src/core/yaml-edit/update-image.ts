@@ -4,6 +4,7 @@ import { isValidDigest, isValidTag, parseImageName, parseImageRef } from "../ima
 import { findTargets, parseForImage, type FindOptions, type ImageReference } from "../targets/index.js";
 import { reparseKept } from "../yaml/top-level-entries.js";
 import { parseYaml, pathKey, walkDocument, type ParsedYaml } from "../yaml/yaml-tree.js";
+import { embeddedHosts, refuseAliasedValuesStrings } from "./embedded-values.js";
 import { planEdits, type EditPlan, type ImageUpdate, type KeyInsert } from "./plan-edits.js";
 import { renderLike, renderPlain } from "./scalar-text.js";
 
@@ -58,6 +59,7 @@ function applyPlan(
   const plan = planned ?? planEdits(parsed, findTargets(parsed, update.image, options), update);
   if (plan.sets.length === 0 && plan.inserts.length === 0) return { text, edits: [] };
   refuseSharedAnchors(parsed, plan, update.image);
+  refuseAliasedValuesStrings(parsed, plan);
 
   const splices: Splice[] = [];
   const edits: FileEdit[] = [];
@@ -213,6 +215,8 @@ function verify(before: ParsedYaml, newText: string, plan: EditPlan): void {
   const expected = new Map<Scalar, string>(plan.sets.map((set) => [set.scalar, set.to]));
   const inserted = new Map<YAMLMap, KeyInsert[]>();
   for (const insert of plan.inserts) inserted.set(insert.map, [...(inserted.get(insert.map) ?? []), insert]);
+  // Strings holding edited YAML (`helm.values: |`) are compared as the YAML they hold.
+  const hosts = embeddedHosts(plan);
 
   const compare = (a: unknown, b: unknown, where: string): void => {
     if (a === null || a === undefined) {
@@ -229,6 +233,22 @@ function verify(before: ParsedYaml, newText: string, plan: EditPlan): void {
       fail(`the node at ${where} changed its anchor or tag`);
     if (isScalar(nodeA)) {
       if (!isScalar(nodeB)) return fail(`the value at ${where} is no longer a scalar`);
+      const embedded = hosts.get(nodeA)?.parsed;
+      if (embedded) {
+        if (nodeB.type !== nodeA.type) fail(`the string at ${where} changed its style`);
+        let values: ParsedYaml;
+        try {
+          values = parseYaml(String(nodeB.value));
+        } catch (error) {
+          return fail(`the YAML in ${where} does not parse (${(error as Error).message})`);
+        }
+        if (values.documents.length !== embedded.documents.length)
+          fail(`the number of documents in ${where} changed`);
+        embedded.documents.forEach((document, index) =>
+          compare(document.contents, values.documents[index]!.contents, `${where} (values)`),
+        );
+        return;
+      }
       const want = expected.get(nodeA);
       if (want !== undefined) {
         if (nodeB.value !== want)
@@ -272,6 +292,7 @@ function verify(before: ParsedYaml, newText: string, plan: EditPlan): void {
   );
   // Whole strings must still be valid references after the edit.
   for (const set of plan.sets) {
-    if (set.sites.some((site) => site.field === "image")) parseImageRef(set.to);
+    const whole = set.sites.find((site) => site.field === "image");
+    if (whole) parseImageRef(set.to.slice(whole.prefix?.length ?? 0));
   }
 }
