@@ -1,5 +1,4 @@
 import { posix } from "node:path";
-import { minimatch } from "minimatch";
 import type { RegistryConfig } from "../config/schema.js";
 import {
   mergeSettings,
@@ -11,6 +10,7 @@ import {
 import type { DraftEnvironment, DraftImage, PeerDocument } from "./import-draft.js";
 import { ferryName, lenientSemverNote } from "./peer-policy.js";
 import { definedOnly, list, record, str, stringList } from "./peer-values.js";
+import { compileGlob, type Glob } from "../patterns/glob.js";
 
 /**
  * Argo CD Image Updater, both forms (docs/config.md "ferry import"): Applications annotated with
@@ -61,7 +61,13 @@ export function readArgoCd(
       const pattern = str(ref.namePattern) ?? "*";
       if (ref.labelSelectors !== undefined)
         notes.push(`${updater}: labelSelectors have no equivalent; Applications are matched by name only`);
-      const matched = applications.filter((app) => minimatch(app.name, pattern));
+      let glob: Glob | undefined;
+      try {
+        glob = compileGlob(pattern);
+      } catch (error) {
+        notes.push(`${updater}: namePattern ${JSON.stringify(pattern)}: ${(error as Error).message}`);
+      }
+      const matched = glob ? applications.filter((app) => glob.test(app.name)) : [];
       const targets: Application[] =
         matched.length > 0 ? matched : [{ name: pattern.replace(/[*?[\]]/g, ""), annotations: {} }];
       if (matched.length === 0)
