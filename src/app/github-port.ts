@@ -248,8 +248,12 @@ export interface GitHubAccess {
 
 /** What the reconciler reported through Deployment statuses. */
 export interface GitHubDeployments {
-  /** The latest Deployment status the reconciler reported for an environment. */
-  deploymentHealth(environment: string): Promise<DeploymentHealth | undefined>;
+  /**
+   * The latest Deployment status the reconciler reported for an environment: the newest
+   * Deployment created by one of `reporters`, and its newest status created by one of them
+   * (anyone who can write to the repository can post others; they never count).
+   */
+  deploymentHealth(environment: string, reporters: readonly string[]): Promise<DeploymentHealth | undefined>;
   /**
    * The environment's Deployments, newest first, each with its statuses oldest first: at most
    * `maxDeployments` Deployments and `maxStatuses` statuses in all (`/ferry history`).
@@ -257,6 +261,7 @@ export interface GitHubDeployments {
   listDeploymentRecords?(
     environment: string,
     bounds: { maxDeployments: number; maxStatuses: number },
+    reporters: readonly string[],
   ): Promise<DeploymentRecords>;
 }
 

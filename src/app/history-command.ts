@@ -18,6 +18,7 @@ import type { Command } from "../core/pr/commands.js";
 import type { AppDeps, LoadedConfig } from "./app-deps.js";
 import { environmentHistory, versionsAtCommit, type HistorySource } from "./environment-history.js";
 import { repoFileSource } from "./repo-files.js";
+import { healthReporters } from "../core/health/health-reporters.js";
 
 /**
  * `/ferry history <env> [image] [--since DATE | --at DATE]`: the environment's history from the
@@ -67,10 +68,11 @@ async function reportedDeployments(
 ): Promise<ReportedDeployments | undefined> {
   const list = deps.github.listDeploymentRecords?.bind(deps.github);
   if (list === undefined) return undefined;
-  const records = await list(environment, {
-    maxDeployments: MAX_DEPLOYMENTS,
-    maxStatuses: MAX_DEPLOYMENT_STATUSES,
-  });
+  const records = await list(
+    environment,
+    { maxDeployments: MAX_DEPLOYMENTS, maxStatuses: MAX_DEPLOYMENT_STATUSES },
+    healthReporters(config, environment, deps.appLogin),
+  );
   const versions = new Map<string, Record<string, ImageVersion> | undefined>();
   for (const { sha, statuses } of records.deployments) {
     if (versions.has(sha) || !statuses.some((status) => status.state === "success")) continue;

@@ -1,4 +1,6 @@
+import type { FerryConfig } from "../core/config/schema.js";
 import { formatDuration, parseDuration } from "../core/duration.js";
+import { healthReporters } from "../core/health/health-reporters.js";
 import type { AppDeps } from "./app-deps.js";
 import type { GitHubDeployments } from "./github-port.js";
 
@@ -10,12 +12,16 @@ import type { GitHubDeployments } from "./github-port.js";
  */
 export async function soakPending(
   deps: AppDeps<GitHubDeployments>,
+  config: FerryConfig,
   upstream: string,
   soak: string | undefined,
 ): Promise<{ code: "unhealthy" | "soaking"; reason: string } | undefined> {
   // Without a soak there is nothing to wait for; the PR's own checks and review gate the merge.
   if (soak === undefined) return undefined;
-  const health = await deps.github.deploymentHealth(upstream);
+  const health = await deps.github.deploymentHealth(
+    upstream,
+    healthReporters(config, upstream, deps.appLogin),
+  );
   if (!health) return undefined;
   if (health.state !== "success")
     return { code: "unhealthy", reason: `${upstream} is not healthy (${health.state})` };

@@ -31,6 +31,7 @@ import {
   type RepoIdentity,
 } from "./github-port.js";
 import { repoFileSource } from "./repo-files.js";
+import { healthReporters } from "../core/health/health-reporters.js";
 
 /**
  * The GitHub roles the dashboard reads and writes: the issue, each environment's PR and latest
@@ -282,7 +283,7 @@ export async function collectStatus(
         ? knownPulls[environment]
         : await deps.github.findOpenPull(formatBranchName(environment));
     pulls[environment] = pull ? { number: pull.number, title: pull.title } : undefined;
-    const deployment = await latestDeployment(deps, environment);
+    const deployment = await latestDeployment(deps, config, environment);
     if (deployment) deployments[environment] = deployment;
   }
   const skipped = files.skipped?.() ?? [];
@@ -306,10 +307,14 @@ export async function collectStatus(
  */
 async function latestDeployment(
   deps: AppDeps<GitHubDeployments>,
+  config: FerryConfig,
   environment: string,
 ): Promise<EnvironmentDeployment | undefined> {
   try {
-    const health = await deps.github.deploymentHealth(environment);
+    const health = await deps.github.deploymentHealth(
+      environment,
+      healthReporters(config, environment, deps.appLogin),
+    );
     if (health === undefined) return undefined;
     return readDeploymentStatus({
       state: health.state,

@@ -72,7 +72,7 @@ export async function syncRepository(
         async () => {
           if (environmentConfig.from !== undefined) {
             // The same gate as /promote: a later scan takes the upstream's versions once it has soaked.
-            const pending = await soakPending(deps, environmentConfig.from, environmentConfig.soak);
+            const pending = await soakPending(deps, config, environmentConfig.from, environmentConfig.soak);
             if (pending) {
               deps.log.info({ environment, reason: pending.reason }, "waiting for the upstream to soak");
               return "soaking";

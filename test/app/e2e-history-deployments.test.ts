@@ -14,7 +14,7 @@ const HOUR_MS = 3600_000;
 describe("/ferry history with the reconciler's Deployment statuses (end to end)", { timeout: 30_000 }, () => {
   let world: World;
   beforeEach(async () => {
-    world = await startWorld({ ci: true });
+    world = await startWorld({ ci: true, reporters: ["staging-reconciler"] });
   });
   afterEach(async () => {
     await world.close();

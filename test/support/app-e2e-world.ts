@@ -60,9 +60,9 @@ export interface World {
   replica(): Promise<FerryServer>;
 }
 
-function config(registryHost: string, source: boolean, registries?: string): string {
+function config(registryHost: string, source: boolean, registries?: string, reporters?: string[]): string {
   return (
-    shopConfig({ registry: registryHost, source, teams: false }) +
+    shopConfig({ registry: registryHost, source, teams: false, ...(reporters ? { reporters } : {}) }) +
     (registries ? `registries:\n${registries}` : "")
   );
 }
@@ -79,6 +79,8 @@ export async function startWorld(options: {
   pushAuth?: { username: string; password: string };
   /** Lines of the config's `registries:` block, given the registry host. */
   registries?: (registryHost: string) => string;
+  /** The logins whose Deployment statuses are staging's and prod's health (`health.reporters`). */
+  reporters?: string[];
 }): Promise<World> {
   const emu = await startGitHubEmulator();
   const registry = await startEmbeddedRegistry(options.registry?.(emu));
@@ -96,6 +98,7 @@ export async function startWorld(options: {
         registry.host,
         options.source ?? false,
         options.registries?.(registry.host),
+        options.reporters,
       ),
       "overlays/staging/kustomization.yaml": shopOverlay(registry.host, "1.7.0"),
       "overlays/staging/deployment.yaml": "kind: Deployment\n",

@@ -356,8 +356,11 @@ export function fakeDeps(
 }
 
 /** The shop's `.github/ferry.yml`: staging follows the registry and merges itself; prod takes staging's version on review. */
-export function shopConfig(options: { registry?: string; source?: boolean; teams?: boolean } = {}): string {
+export function shopConfig(
+  options: { registry?: string; source?: boolean; teams?: boolean; reporters?: string[] } = {},
+): string {
   const { registry = "ghcr.io", source = false, teams = true } = options;
+  const health = options.reporters ? `\n    health: { reporters: [${options.reporters.join(", ")}] }` : "";
   return `images:
   shop:
     repository: ${registry}/acme/shop${source ? "\n    source: acme/shop" : ""}
@@ -366,13 +369,13 @@ environments:
   staging:
     paths: [overlays/staging]
     update: auto
-    merge: auto
+    merge: auto${health}
   prod:
     paths: [overlays/prod]
     from: staging
     update: manual
     merge: review
-    promoters: { permission: maintain${teams ? ", teams: [acme/release]" : ""} }
+    promoters: { permission: maintain${teams ? ", teams: [acme/release]" : ""} }${health}
 `;
 }
 

@@ -12,6 +12,10 @@ import type {
 } from "../../app/github-port.js";
 import { fitCheckOutput, inBatches } from "../../core/pr/github-limits.js";
 import { type GitHubRepoContext, orUndefinedOn404 } from "./github-repo-context.js";
+import { isReporter } from "../../core/health/health-reporters.js";
+
+/** How many of an environment's newest Deployments (and of a Deployment's statuses) are searched for a reporter's. */
+const REPORTER_SEARCH = 30;
 
 /** GitHub lists at most 100 checks or statuses a page. */
 const PER_PAGE = 100;
@@ -128,16 +132,24 @@ export function checksOf(ctx: GitHubRepoContext): Required<GitHubChecks & GitHub
     return annotated.data.object.sha;
   }
 
-  async function deploymentHealth(environment: string): Promise<DeploymentHealth | undefined> {
-    const { data } = await ctx.octokit.rest.repos.listDeployments({ ...ctx.r, environment, per_page: 1 });
-    const deployment = data[0];
+  async function deploymentHealth(
+    environment: string,
+    reporters: readonly string[],
+  ): Promise<DeploymentHealth | undefined> {
+    // Newest first; a writer's own Deployments and statuses are passed over, within one page each.
+    const { data } = await ctx.octokit.rest.repos.listDeployments({
+      ...ctx.r,
+      environment,
+      per_page: REPORTER_SEARCH,
+    });
+    const deployment = data.find((candidate) => isReporter(reporters, candidate.creator?.login));
     if (!deployment) return undefined;
     const statuses = await ctx.octokit.rest.repos.listDeploymentStatuses({
       ...ctx.r,
       deployment_id: deployment.id,
-      per_page: 1,
+      per_page: REPORTER_SEARCH,
     });
-    const latest = statuses.data[0];
+    const latest = statuses.data.find((status) => isReporter(reporters, status.creator?.login));
     if (!latest) return undefined;
     const health: DeploymentHealth = {
       sha: deployment.sha,
@@ -151,6 +163,7 @@ export function checksOf(ctx: GitHubRepoContext): Required<GitHubChecks & GitHub
   async function listDeploymentRecords(
     environment: string,
     bounds: { maxDeployments: number; maxStatuses: number },
+    reporters: readonly string[],
   ): Promise<DeploymentRecords> {
     // One more than the bound: whether older Deployments exist that were not read.
     const { data } = await ctx.octokit.rest.repos.listDeployments({
@@ -161,7 +174,9 @@ export function checksOf(ctx: GitHubRepoContext): Required<GitHubChecks & GitHub
     let stopped = data.length > bounds.maxDeployments;
     let statusesRead = 0;
     const deployments: DeploymentRecord[] = [];
-    for (const deployment of data.slice(0, bounds.maxDeployments)) {
+    for (const deployment of data
+      .slice(0, bounds.maxDeployments)
+      .filter((candidate) => isReporter(reporters, candidate.creator?.login))) {
       const budget = bounds.maxStatuses - statusesRead;
       if (budget <= 0) {
         stopped = true;
@@ -178,6 +193,7 @@ export function checksOf(ctx: GitHubRepoContext): Required<GitHubChecks & GitHub
         sha: deployment.sha,
         // GitHub lists them newest first.
         statuses: statuses.data
+          .filter((status) => isReporter(reporters, status.creator?.login))
           .map((status) => ({
             state: status.state as DeploymentStatusRecord["state"],
             description: status.description ?? "",

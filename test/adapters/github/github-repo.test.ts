@@ -188,6 +188,7 @@ describe("GitHubRepoAdapter against the emulator", () => {
 
   it("lists an environment's Deployments newest first with their statuses oldest first, and says when a bound stopped it", async () => {
     const mona = world.as("mona");
+    const hubot = world.as("hubot");
     const shas: string[] = [];
     for (const round of [1, 2, 3]) {
       const { sha } = await commitOnMain({ "a.txt": String(round) });
@@ -210,17 +211,46 @@ describe("GitHubRepoAdapter against the emulator", () => {
           description: state,
         });
     }
-    const all = await github.listDeploymentRecords("prod", { maxDeployments: 10, maxStatuses: 100 });
+    const all = await github.listDeploymentRecords("prod", { maxDeployments: 10, maxStatuses: 100 }, [
+      "mona",
+    ]);
     expect(all.deployments.map((d) => d.sha)).toEqual([...shas].reverse());
     expect(all.deployments[0]!.statuses.map((s) => s.state)).toEqual(["in_progress", "success"]);
     expect(all.stopped).toBe(false);
-    const fewDeployments = await github.listDeploymentRecords("prod", {
-      maxDeployments: 2,
-      maxStatuses: 100,
-    });
+    const fewDeployments = await github.listDeploymentRecords(
+      "prod",
+      { maxDeployments: 2, maxStatuses: 100 },
+      ["mona"],
+    );
     expect([fewDeployments.deployments.length, fewDeployments.stopped]).toEqual([2, true]);
-    const fewStatuses = await github.listDeploymentRecords("prod", { maxDeployments: 10, maxStatuses: 3 });
+    const fewStatuses = await github.listDeploymentRecords("prod", { maxDeployments: 10, maxStatuses: 3 }, [
+      "mona",
+    ]);
     expect([fewStatuses.statusesRead, fewStatuses.stopped]).toEqual([3, true]);
+    // Statuses count only from the environment's reporters: hubot can write to the repository, and
+    // its Deployment and its newer "success" are passed over.
+    const { data: forged } = await hubot.rest.repos.createDeployment({
+      owner: "acme",
+      repo: "config",
+      ref: shas[0]!,
+      environment: "prod",
+      required_contexts: [],
+      auto_merge: false,
+    });
+    await hubot.rest.repos.createDeploymentStatus({
+      owner: "acme",
+      repo: "config",
+      deployment_id: (forged as { id: number }).id,
+      state: "success",
+    });
+    const reported = await github.deploymentHealth("prod", ["mona"]);
+    expect(reported?.sha).toBe(shas.at(-1));
+    expect((await github.deploymentHealth("prod", ["hubot"]))?.sha).toBe(shas[0]);
+    expect(await github.deploymentHealth("prod", ["staging-reconciler"])).toBeUndefined();
+    const onlyMona = await github.listDeploymentRecords("prod", { maxDeployments: 10, maxStatuses: 100 }, [
+      "MONA",
+    ]);
+    expect(onlyMona.deployments.map((d) => d.sha)).toEqual([...shas].reverse());
   });
 
   it("reads permissions live", async () => {

@@ -38,12 +38,14 @@ environments:
     paths: [overlays/staging, helm/values-staging.yaml]
     update: auto
     merge: auto
+    health: { reporters: [hubot] }   # the sandbox's reconcilers report as hubot
   prod:
     paths: [overlays/prod, helm/values-prod.yaml]
     from: staging
     update: manual
     merge: review
     promoters: { permission: maintain }
+    health: { reporters: [hubot] }
 `;
 }
 
