@@ -8,7 +8,8 @@ import {
   type HistoryCommit,
   type ImageVersion,
 } from "../core/history/history.js";
-import { currentImages, type FileSource } from "./plan-environment.js";
+import { currentImages } from "./plan-environment.js";
+import type { FileSource } from "./plan-inputs.js";
 
 /** Where the config repository's history comes from: the GitHub API (`/ferry history`) or a checkout (`ferry history`). */
 export interface HistorySource {
