@@ -9,7 +9,7 @@ import { ecrIdentity, fetchEcrCredentials } from "./ecr-credentials.js";
 import { fetchGcpCredentials, GCP_IDENTITY } from "./gcp-credentials.js";
 import { RegistryAuthError, RegistryProtocolError } from "./errors.js";
 import { isPrivateHost } from "./hosts.js";
-import type { RegistryClientOptions } from "./registry-client.js";
+import type { RegistryClientOptions } from "./registry-client-options.js";
 import type { Exchange, RegistryState, Transport } from "./transport.js";
 import { parseWwwAuthenticate, type AuthChallenge } from "./www-authenticate.js";
 

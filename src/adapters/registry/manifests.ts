@@ -11,7 +11,7 @@ import {
   MANIFEST_MEDIA_TYPES,
   OCI_INDEX,
 } from "./media-types.js";
-import type { RegistryLimits } from "./registry-client.js";
+import type { RegistryLimits } from "./registry-limits.js";
 import { failFor as failResponse } from "./response-errors.js";
 import type { Exchange, RegistryState } from "./transport.js";
 

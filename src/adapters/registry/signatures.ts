@@ -3,7 +3,8 @@ import type { Bundle } from "@sigstore/bundle";
 import type { TrustedRoot } from "@sigstore/protobuf-specs";
 import { predicateTypeOf, provenanceFacts, provenanceMismatch } from "../../core/policy/provenance.js";
 import type { AttestationType, SignatureCheck, VerifyPolicy } from "../../core/policy/verify.js";
-import type { ArtifactManifest, RegistryClient } from "./registry-client.js";
+import type { ArtifactManifest } from "./manifests.js";
+import type { RegistryClient } from "./registry-client-api.js";
 import {
   CONFIGURED_KEY_HINT,
   createSigstoreVerifier,

@@ -7,7 +7,7 @@ import { RegistryProtocolError, RegistryUnavailableError } from "./errors.js";
 import { isPrivateHost } from "./hosts.js";
 import type { Circuit, RequestBudget, Semaphore } from "./limits.js";
 import { parseRateLimitRemaining, RATE_LIMIT_RESERVE, retryAfterMs } from "./rate-limit.js";
-import type { RegistryLimits } from "./registry-client.js";
+import type { RegistryLimits } from "./registry-limits.js";
 import type { AuthChallenge } from "./www-authenticate.js";
 
 /**
