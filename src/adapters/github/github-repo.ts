@@ -19,8 +19,8 @@ export type GitHubRepoAdapter = Required<GitHubRepoPort>;
  *
  * Each group of roles is its own module (`github-repo-git-data.ts`, `github-repo-pulls.ts`,
  * `github-repo-issues.ts`, `github-repo-checks.ts`) over one shared context
- * (`github-repo-context.ts`): each role binds its module functions to that context, so the methods
- * need no `this` and may be passed around unbound.
+ * (`github-repo-context.ts`). The methods are closures: they need no `this` and may be passed around
+ * unbound.
  */
 export function createGitHubRepo(
   octokit: OctokitLike,
