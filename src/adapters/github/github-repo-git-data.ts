@@ -21,223 +21,215 @@ const MAX_READ_BYTES = 4 * 1024 * 1024;
 export function gitDataOf(
   ctx: GitHubRepoContext,
 ): Required<GitHubContents> & GitHubBranches & GitHubStateRef {
-  return {
-    readFile: (...args) => readFile(ctx, ...args),
-    listTree: (...args) => listTree(ctx, ...args),
-    listCommits: (...args) => listCommits(ctx, ...args),
-    readBlob: (...args) => readBlob(ctx, ...args),
-    defaultBranch: (...args) => defaultBranch(ctx, ...args),
-    getBranch: (...args) => getBranch(ctx, ...args),
-    createCommit: (...args) => createCommit(ctx, ...args),
-    createRef: (...args) => createRef(ctx, ...args),
-    updateRef: (...args) => updateRef(ctx, ...args),
-    stateHead: (...args) => stateHead(ctx, ...args),
-    writeStateCommit: (...args) => writeStateCommit(ctx, ...args),
-  };
-}
-
-async function defaultBranch(ctx: GitHubRepoContext): Promise<string> {
-  return (await ctx.readRepository()).default_branch;
-}
-
-async function getBranch(ctx: GitHubRepoContext, name: string): Promise<BranchInfo | undefined> {
-  const response = await orUndefinedOn404(ctx.octokit.rest.repos.getBranch({ ...ctx.r, branch: name }));
-  if (!response) return undefined;
-  const { data } = response;
-  return { sha: data.commit.sha, treeSha: data.commit.commit.tree.sha, protected: data.protected };
-}
-
-async function readFile(ctx: GitHubRepoContext, ref: string, path: string): Promise<string | undefined> {
-  const response = await orUndefinedOn404(ctx.octokit.rest.repos.getContent({ ...ctx.r, path, ref }));
-  if (!response) return undefined;
-  const data = response.data as { type?: string; content?: string; encoding?: string };
-  if (Array.isArray(response.data) || data.type !== "file") {
-    throw new UserError("unsafe-path", `${path} is not a regular file`);
+  async function defaultBranch(): Promise<string> {
+    return (await ctx.readRepository()).default_branch;
   }
-  if (data.encoding === "base64" && data.content !== undefined)
-    return Buffer.from(data.content, "base64").toString("utf8");
-  // Between 1 and 100 MB the contents API answers `encoding: "none"` and no content: the blob
-  // API serves those (up to 100 MB), within Ferry's own limit for a file.
-  const { sha, size } = response.data as { sha?: string; size?: number };
-  if (data.encoding === "none" && sha !== undefined && (size ?? Infinity) <= MAX_READ_BYTES)
-    return readBlob(ctx, sha);
-  throw new UserError(
-    "file-too-large",
-    `${path} is too large to read${size !== undefined ? ` (${size} bytes)` : ""}`,
-  );
-}
 
-async function listCommits(ctx: GitHubRepoContext, path: string, limit: number): Promise<HistoryCommit[]> {
-  const commits: HistoryCommit[] = [];
-  for (let page = 1; commits.length < limit; page++) {
-    const per_page = Math.min(100, limit);
-    const { data } = await ctx.octokit.rest.repos.listCommits({ ...ctx.r, path, per_page, page });
-    for (const entry of data.slice(0, limit - commits.length)) {
-      const commit: HistoryCommit = {
-        sha: entry.sha,
-        date: new Date(entry.commit.committer?.date ?? entry.commit.author?.date ?? 0),
-        message: entry.commit.message,
-      };
-      const author = entry.author?.login ?? entry.commit.author?.name;
-      if (author) commit.author = author;
-      commits.push(commit);
+  async function getBranch(name: string): Promise<BranchInfo | undefined> {
+    const response = await orUndefinedOn404(ctx.octokit.rest.repos.getBranch({ ...ctx.r, branch: name }));
+    if (!response) return undefined;
+    const { data } = response;
+    return { sha: data.commit.sha, treeSha: data.commit.commit.tree.sha, protected: data.protected };
+  }
+
+  async function readFile(ref: string, path: string): Promise<string | undefined> {
+    const response = await orUndefinedOn404(ctx.octokit.rest.repos.getContent({ ...ctx.r, path, ref }));
+    if (!response) return undefined;
+    const data = response.data as { type?: string; content?: string; encoding?: string };
+    if (Array.isArray(response.data) || data.type !== "file") {
+      throw new UserError("unsafe-path", `${path} is not a regular file`);
     }
-    if (data.length < per_page) break;
-  }
-  return commits;
-}
-
-async function listTree(
-  ctx: GitHubRepoContext,
-  treeSha: string,
-  options: { recursive?: boolean } = {},
-): Promise<TreeEntry[]> {
-  const recursive = options.recursive ?? true;
-  const load = () => fetchTree(ctx, treeSha, recursive);
-  // One level of a tree is cached apart from the recursive listing of the same SHA.
-  if (ctx.cache) return ctx.cache.tree(ctx.fullName, recursive ? treeSha : `${treeSha}:1`, load);
-  return load();
-}
-
-async function fetchTree(ctx: GitHubRepoContext, treeSha: string, recursive: boolean): Promise<TreeEntry[]> {
-  const { data } = await ctx.octokit.rest.git.getTree({
-    ...ctx.r,
-    tree_sha: treeSha,
-    ...(recursive ? { recursive: "true" } : {}),
-  });
-  // "If truncated is true in the response then the number of items in the tree array exceeded
-  // our maximum limit" of 100,000 entries or 7 MB (https://docs.github.com/en/rest/git/trees#get-a-tree).
-  if (data.truncated)
+    if (data.encoding === "base64" && data.content !== undefined)
+      return Buffer.from(data.content, "base64").toString("utf8");
+    // Between 1 and 100 MB the contents API answers `encoding: "none"` and no content: the blob
+    // API serves those (up to 100 MB), within Ferry's own limit for a file.
+    const { sha, size } = response.data as { sha?: string; size?: number };
+    if (data.encoding === "none" && sha !== undefined && (size ?? Infinity) <= MAX_READ_BYTES)
+      return readBlob(sha);
     throw new UserError(
-      "tree-too-large",
-      "GitHub cut the tree listing at its limit (100,000 entries or 7 MB in one request)",
+      "file-too-large",
+      `${path} is too large to read${size !== undefined ? ` (${size} bytes)` : ""}`,
     );
-  return data.tree.flatMap((entry) => {
-    if (entry.path === undefined || entry.sha === undefined) return [];
-    const type: TreeEntry["type"] =
-      entry.mode === "120000"
-        ? "symlink"
-        : entry.mode === "160000" || entry.type === "commit"
-          ? "submodule"
-          : entry.type === "tree"
-            ? "tree"
-            : "blob";
-    return [
-      { path: entry.path, type, sha: entry.sha, ...(entry.size !== undefined ? { size: entry.size } : {}) },
-    ];
-  });
-}
+  }
 
-async function readBlob(ctx: GitHubRepoContext, sha: string): Promise<string> {
-  if (ctx.cache) return ctx.cache.blob(ctx.fullName, sha, () => fetchBlob(ctx, sha));
-  return fetchBlob(ctx, sha);
-}
+  async function listCommits(path: string, limit: number): Promise<HistoryCommit[]> {
+    const commits: HistoryCommit[] = [];
+    for (let page = 1; commits.length < limit; page++) {
+      const per_page = Math.min(100, limit);
+      const { data } = await ctx.octokit.rest.repos.listCommits({ ...ctx.r, path, per_page, page });
+      for (const entry of data.slice(0, limit - commits.length)) {
+        const commit: HistoryCommit = {
+          sha: entry.sha,
+          date: new Date(entry.commit.committer?.date ?? entry.commit.author?.date ?? 0),
+          message: entry.commit.message,
+        };
+        const author = entry.author?.login ?? entry.commit.author?.name;
+        if (author) commit.author = author;
+        commits.push(commit);
+      }
+      if (data.length < per_page) break;
+    }
+    return commits;
+  }
 
-async function fetchBlob(ctx: GitHubRepoContext, sha: string): Promise<string> {
-  const { data } = await ctx.octokit.rest.git.getBlob({ ...ctx.r, file_sha: sha });
-  if (typeof data.content !== "string")
-    throw new UserError("file-too-large", `blob ${shortSha(sha)} came back without content`);
-  return Buffer.from(data.content, data.encoding === "base64" ? "base64" : "utf8").toString("utf8");
-}
+  async function listTree(treeSha: string, options: { recursive?: boolean } = {}): Promise<TreeEntry[]> {
+    const recursive = options.recursive ?? true;
+    const load = () => fetchTree(treeSha, recursive);
+    // One level of a tree is cached apart from the recursive listing of the same SHA.
+    if (ctx.cache) return ctx.cache.tree(ctx.fullName, recursive ? treeSha : `${treeSha}:1`, load);
+    return load();
+  }
 
-async function createCommit(
-  ctx: GitHubRepoContext,
-  input: {
+  async function fetchTree(treeSha: string, recursive: boolean): Promise<TreeEntry[]> {
+    const { data } = await ctx.octokit.rest.git.getTree({
+      ...ctx.r,
+      tree_sha: treeSha,
+      ...(recursive ? { recursive: "true" } : {}),
+    });
+    // "If truncated is true in the response then the number of items in the tree array exceeded
+    // our maximum limit" of 100,000 entries or 7 MB (https://docs.github.com/en/rest/git/trees#get-a-tree).
+    if (data.truncated)
+      throw new UserError(
+        "tree-too-large",
+        "GitHub cut the tree listing at its limit (100,000 entries or 7 MB in one request)",
+      );
+    return data.tree.flatMap((entry) => {
+      if (entry.path === undefined || entry.sha === undefined) return [];
+      const type: TreeEntry["type"] =
+        entry.mode === "120000"
+          ? "symlink"
+          : entry.mode === "160000" || entry.type === "commit"
+            ? "submodule"
+            : entry.type === "tree"
+              ? "tree"
+              : "blob";
+      return [
+        { path: entry.path, type, sha: entry.sha, ...(entry.size !== undefined ? { size: entry.size } : {}) },
+      ];
+    });
+  }
+
+  async function readBlob(sha: string): Promise<string> {
+    if (ctx.cache) return ctx.cache.blob(ctx.fullName, sha, () => fetchBlob(sha));
+    return fetchBlob(sha);
+  }
+
+  async function fetchBlob(sha: string): Promise<string> {
+    const { data } = await ctx.octokit.rest.git.getBlob({ ...ctx.r, file_sha: sha });
+    if (typeof data.content !== "string")
+      throw new UserError("file-too-large", `blob ${shortSha(sha)} came back without content`);
+    return Buffer.from(data.content, data.encoding === "base64" ? "base64" : "utf8").toString("utf8");
+  }
+
+  async function createCommit(input: {
     baseTreeSha: string;
     parents: string[];
     files: Record<string, string>;
     message: string;
-  },
-) {
-  // Inline content: GitHub creates the blobs, one request instead of one per file.
-  const tree = await ctx.octokit.rest.git.createTree({
-    ...ctx.r,
-    base_tree: input.baseTreeSha,
-    tree: Object.entries(input.files).map(([path, content]) => ({
-      path,
-      mode: "100644" as const,
-      type: "blob" as const,
-      content,
-    })),
-  });
-  const commit = await ctx.octokit.rest.git.createCommit({
-    ...ctx.r,
-    message: input.message,
-    tree: tree.data.sha,
-    parents: input.parents,
-  });
-  // Once merged, these files are on the base: reading them back costs nothing.
-  for (const content of Object.values(input.files)) ctx.cache?.rememberWrittenBlob(ctx.fullName, content);
-  return { sha: commit.data.sha, treeSha: tree.data.sha };
-}
-
-async function createRef(ctx: GitHubRepoContext, branch: string, sha: string): Promise<"created" | "exists"> {
-  try {
-    await ctx.octokit.rest.git.createRef({ ...ctx.r, ref: `refs/heads/${branch}`, sha });
-    return "created";
-  } catch (error) {
-    if (status(error) === 422 && /already exists/i.test(message(error))) return "exists";
-    throw error;
+  }) {
+    // Inline content: GitHub creates the blobs, one request instead of one per file.
+    const tree = await ctx.octokit.rest.git.createTree({
+      ...ctx.r,
+      base_tree: input.baseTreeSha,
+      tree: Object.entries(input.files).map(([path, content]) => ({
+        path,
+        mode: "100644" as const,
+        type: "blob" as const,
+        content,
+      })),
+    });
+    const commit = await ctx.octokit.rest.git.createCommit({
+      ...ctx.r,
+      message: input.message,
+      tree: tree.data.sha,
+      parents: input.parents,
+    });
+    // Once merged, these files are on the base: reading them back costs nothing.
+    for (const content of Object.values(input.files)) ctx.cache?.rememberWrittenBlob(ctx.fullName, content);
+    return { sha: commit.data.sha, treeSha: tree.data.sha };
   }
-}
 
-async function updateRef(
-  ctx: GitHubRepoContext,
-  branch: string,
-  sha: string,
-): Promise<"updated" | "conflict" | "workflow-refused"> {
-  try {
-    await ctx.octokit.rest.git.updateRef({ ...ctx.r, ref: `heads/${branch}`, sha, force: false });
-    return "updated";
-  } catch (error) {
-    // "refusing to allow a GitHub App to create or update workflow … without `workflows`
-    // permission" (https://github.com/chdsbd/kodiak/issues/853).
-    if (/without `?workflows`? permission/i.test(message(error))) return "workflow-refused";
-    if (status(error) !== 422) throw error;
-    // "Reference already equals our commit" is success (docs/reliability.md row 22).
-    const current = await orUndefinedOn404(ctx.octokit.rest.git.getRef({ ...ctx.r, ref: `heads/${branch}` }));
-    return current?.data.object.sha === sha ? "updated" : "conflict";
+  async function createRef(branch: string, sha: string): Promise<"created" | "exists"> {
+    try {
+      await ctx.octokit.rest.git.createRef({ ...ctx.r, ref: `refs/heads/${branch}`, sha });
+      return "created";
+    } catch (error) {
+      if (status(error) === 422 && /already exists/i.test(message(error))) return "exists";
+      throw error;
+    }
   }
-}
 
-async function stateHead(ctx: GitHubRepoContext): Promise<string | undefined> {
-  const response = await orUndefinedOn404(
-    ctx.octokit.rest.git.getRef({ ...ctx.r, ref: STATE_REF.slice("refs/".length) }),
-  );
-  return response?.data.object.sha;
-}
-
-async function writeStateCommit(
-  ctx: GitHubRepoContext,
-  parent: string | undefined,
-  content: string,
-  message: string,
-): Promise<"written" | "conflict"> {
-  // No base tree: the state commits carry the state file alone, unrelated to the branches.
-  const tree = await ctx.octokit.rest.git.createTree({
-    ...ctx.r,
-    tree: [{ path: STATE_FILE, mode: "100644", type: "blob", content }],
-  });
-  const commit = await ctx.octokit.rest.git.createCommit({
-    ...ctx.r,
-    message,
-    tree: tree.data.sha,
-    parents: parent === undefined ? [] : [parent],
-  });
-  const sha = commit.data.sha;
-  try {
-    if (parent === undefined) await ctx.octokit.rest.git.createRef({ ...ctx.r, ref: STATE_REF, sha });
-    else
-      await ctx.octokit.rest.git.updateRef({
-        ...ctx.r,
-        ref: STATE_REF.slice("refs/".length),
-        sha,
-        force: false,
-      });
-    return "written";
-  } catch (error) {
-    if (status(error) !== 422) throw error;
-    // A retried request that had in fact landed leaves the ref at our commit: that is success.
-    return (await stateHead(ctx)) === sha ? "written" : "conflict";
+  async function updateRef(
+    branch: string,
+    sha: string,
+  ): Promise<"updated" | "conflict" | "workflow-refused"> {
+    try {
+      await ctx.octokit.rest.git.updateRef({ ...ctx.r, ref: `heads/${branch}`, sha, force: false });
+      return "updated";
+    } catch (error) {
+      // "refusing to allow a GitHub App to create or update workflow … without `workflows`
+      // permission" (https://github.com/chdsbd/kodiak/issues/853).
+      if (/without `?workflows`? permission/i.test(message(error))) return "workflow-refused";
+      if (status(error) !== 422) throw error;
+      // "Reference already equals our commit" is success (docs/reliability.md row 22).
+      const current = await orUndefinedOn404(
+        ctx.octokit.rest.git.getRef({ ...ctx.r, ref: `heads/${branch}` }),
+      );
+      return current?.data.object.sha === sha ? "updated" : "conflict";
+    }
   }
+
+  async function stateHead(): Promise<string | undefined> {
+    const response = await orUndefinedOn404(
+      ctx.octokit.rest.git.getRef({ ...ctx.r, ref: STATE_REF.slice("refs/".length) }),
+    );
+    return response?.data.object.sha;
+  }
+
+  async function writeStateCommit(
+    parent: string | undefined,
+    content: string,
+    message: string,
+  ): Promise<"written" | "conflict"> {
+    // No base tree: the state commits carry the state file alone, unrelated to the branches.
+    const tree = await ctx.octokit.rest.git.createTree({
+      ...ctx.r,
+      tree: [{ path: STATE_FILE, mode: "100644", type: "blob", content }],
+    });
+    const commit = await ctx.octokit.rest.git.createCommit({
+      ...ctx.r,
+      message,
+      tree: tree.data.sha,
+      parents: parent === undefined ? [] : [parent],
+    });
+    const sha = commit.data.sha;
+    try {
+      if (parent === undefined) await ctx.octokit.rest.git.createRef({ ...ctx.r, ref: STATE_REF, sha });
+      else
+        await ctx.octokit.rest.git.updateRef({
+          ...ctx.r,
+          ref: STATE_REF.slice("refs/".length),
+          sha,
+          force: false,
+        });
+      return "written";
+    } catch (error) {
+      if (status(error) !== 422) throw error;
+      // A retried request that had in fact landed leaves the ref at our commit: that is success.
+      return (await stateHead()) === sha ? "written" : "conflict";
+    }
+  }
+  return {
+    readFile,
+    listTree,
+    listCommits,
+    readBlob,
+    defaultBranch,
+    getBranch,
+    createCommit,
+    createRef,
+    updateRef,
+    stateHead,
+    writeStateCommit,
+  };
 }
