@@ -18,7 +18,7 @@ import type { AppDeps } from "./app-deps.js";
 import { errorText } from "./error-text.js";
 import type { GitHubChecks, GitHubComments, GitHubContents } from "./github-port.js";
 import { closeBrokenConfigIssue, loadRepoConfig, type ConfigReading } from "./load-repo-config.js";
-import type { FileSource } from "./plan-environment.js";
+import type { FileSource } from "./plan-inputs.js";
 import { repoFileSource } from "./repo-files.js";
 
 /**

@@ -19,7 +19,7 @@ import {
   type TagCandidate,
 } from "../core/policy/select-tag.js";
 import { gateWaitMessage } from "../core/policy/ci-gating.js";
-import type { CurrentImage, PlanDependencies, PlanOptions } from "./plan-environment.js";
+import type { CurrentImage, PlanDependencies, PlanOptions } from "./plan-inputs.js";
 import type { ImageDescription, RegistryReader } from "./ports.js";
 
 /** How many candidate tags are described (manifest + config GET) before giving up on metadata policies. */

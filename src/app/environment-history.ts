@@ -1,14 +1,9 @@
 import type { FerryConfig } from "../core/config/schema.js";
 import { isUserError, UserError } from "../core/errors.js";
-import {
-  buildHistory,
-  DEFAULT_HISTORY_COMMITS,
-  MAX_HISTORY_COMMITS,
-  type EnvironmentHistory,
-  type HistoryCommit,
-  type ImageVersion,
-} from "../core/history/history.js";
-import { currentImages, type FileSource } from "./plan-environment.js";
+import { buildHistory, DEFAULT_HISTORY_COMMITS, MAX_HISTORY_COMMITS } from "../core/history/history.js";
+import type { EnvironmentHistory, HistoryCommit, ImageVersion } from "../core/history/history-entry.js";
+import { currentImages } from "./plan-environment.js";
+import type { FileSource } from "./plan-inputs.js";
 
 /** Where the config repository's history comes from: the GitHub API (`/ferry history`) or a checkout (`ferry history`). */
 export interface HistorySource {

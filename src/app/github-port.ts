@@ -1,4 +1,4 @@
-import type { HistoryCommit } from "../core/history/history.js";
+import type { HistoryCommit } from "../core/history/history-entry.js";
 import type { DeploymentRecords } from "../core/history/deployments.js";
 /**
  * What the app's use cases need from GitHub, for one installation and one config repository.

@@ -4,7 +4,7 @@ import type { PullWork } from "./merge-when-ready.js";
 import { planEnvironment } from "./plan-environment.js";
 import { ferryPull } from "./pull-trust.js";
 import { repoFileSource } from "./repo-files.js";
-import { bodyRows } from "./sync-repository.js";
+import { bodyRows } from "./pr-body-rows.js";
 import { upsertPromotionPr } from "./upsert-promotion-pr.js";
 import { shortSha } from "../core/commit-sha.js";
 

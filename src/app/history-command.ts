@@ -3,16 +3,17 @@ import {
   DEFAULT_HISTORY_COMMITS,
   formatHistory,
   parseHistoryDate,
-  type HistoryCommit,
   type HistoryQuery,
 } from "../core/history/history.js";
+import type { HistoryCommit } from "../core/history/history-entry.js";
 import {
   appliedCommits,
   MAX_DEPLOYMENT_STATUSES,
   MAX_DEPLOYMENTS,
   versionsAtChange,
 } from "../core/history/deployments.js";
-import type { EnvironmentHistory, ImageVersion, ReportedDeployments } from "../core/history/history.js";
+import type { ReportedDeployments } from "../core/history/history.js";
+import type { EnvironmentHistory, ImageVersion } from "../core/history/history-entry.js";
 import type { FerryConfig } from "../core/config/schema.js";
 import type { Command } from "../core/pr/commands.js";
 import type { AppDeps, LoadedConfig } from "./app-deps.js";

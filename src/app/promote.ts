@@ -10,7 +10,7 @@ import type { PullWork } from "./merge-when-ready.js";
 import { repoFileSource } from "./repo-files.js";
 import { soakPending } from "./soak.js";
 import { loadState, updateState, type StateWork } from "./state.js";
-import { bodyRows } from "./sync-repository.js";
+import { bodyRows } from "./pr-body-rows.js";
 import { upsertPromotionPr, type UpsertResult } from "./upsert-promotion-pr.js";
 import { upstreamPins, type Pins } from "./upstream-pins.js";
 import type { FerryConfig } from "../core/config/schema.js";

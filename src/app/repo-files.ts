@@ -1,5 +1,5 @@
 import { isUserError, UserError } from "../core/errors.js";
-import type { FileSource, SkippedFile } from "./plan-environment.js";
+import type { FileSource, SkippedFile } from "./plan-inputs.js";
 import type { GitHubContents, TreeEntry } from "./github-port.js";
 
 const YAML_FILE = /\.ya?ml$/;

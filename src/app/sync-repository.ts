@@ -1,6 +1,5 @@
 import { sameImage } from "../core/image-ref.js";
 import { environmentOrder, environmentPolicy, type FerryConfig } from "../core/config/schema.js";
-import type { BodyRow } from "../core/pr/body.js";
 import type { PolicyNotice } from "../core/pr/dashboard.js";
 import { isUserError } from "../core/errors.js";
 import { isNewer } from "../core/policy/select-tag.js";
@@ -9,7 +8,8 @@ import type { AppDeps, LoadedConfig } from "./app-deps.js";
 import { errorText } from "./error-text.js";
 import { loadRepoConfig, type ConfigReading } from "./load-repo-config.js";
 import type { Promoting } from "./promote.js";
-import { type EnvironmentPlan, planEnvironment, currentImages } from "./plan-environment.js";
+import { planEnvironment, currentImages } from "./plan-environment.js";
+import { bodyRows } from "./pr-body-rows.js";
 import type { GitHubChecks, PullRequestInfo } from "./github-port.js";
 import type { ImageDescription } from "./ports.js";
 import { repoFileSource } from "./repo-files.js";
@@ -179,50 +179,6 @@ export function ciGate(
     const outcome = gateOutcome({ tag, source, ...(revision ? { revision } : {}), ...(ci ? { ci } : {}) });
     return outcome.eligible ? true : outcome.why;
   };
-}
-
-/** Policy wording and source compare range for each changed image. */
-export async function bodyRows(
-  deps: Pick<AppDeps, "registryFor">,
-  config: FerryConfig,
-  environment: string,
-  plan: EnvironmentPlan,
-  policyText?: string,
-): Promise<Record<string, BodyRow>> {
-  const rows: Record<string, BodyRow> = {};
-  for (const change of plan.changes) {
-    const image = config.images[change.image];
-    const policy = environmentPolicy(config, environment, change.image);
-    const row: BodyRow = { image: change.image, policy: policyText ?? describePolicy(policy) };
-    if (image?.source) {
-      let from: string | undefined;
-      const reference = change.from.digest ?? change.from.tag;
-      if (reference)
-        from = await deps
-          .registryFor(config)
-          .describe(change.repository, reference)
-          .then(
-            (d) => d.revision,
-            () => undefined,
-          );
-      row.source = {
-        repo: image.source,
-        ...(from ? { from } : {}),
-        ...(change.revision ? { to: change.revision } : {}),
-      };
-    }
-    rows[change.image] = row;
-  }
-  return rows;
-}
-
-function describePolicy(policy: ReturnType<typeof environmentPolicy>): string {
-  const parts: string[] = [policy.strategy];
-  if (policy.range) parts.push(policy.range);
-  if (policy.allow) parts.push(`allow ${policy.allow}`);
-  if (policy.tag) parts.push(`tag ${policy.tag}`);
-  if (policy.pin !== "tag") parts.push(`pin ${policy.pin}`);
-  return parts.join(" ");
 }
 
 export type { LoadedConfig };

@@ -1,6 +1,7 @@
 import type { FerryConfig } from "../core/config/schema.js";
 import { FerryError } from "../core/errors.js";
-import { currentImages, type CurrentImage, type FileSource } from "./plan-environment.js";
+import { currentImages } from "./plan-environment.js";
+import type { CurrentImage, FileSource } from "./plan-inputs.js";
 import type { RegistryReader } from "./ports.js";
 
 /** Exact versions to write, per image: the tag when there is one, and always the digest. */

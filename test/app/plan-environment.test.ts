@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { planEnvironment, type FileSource } from "../../src/app/plan-environment.js";
+import { planEnvironment } from "../../src/app/plan-environment.js";
+import type { FileSource } from "../../src/app/plan-inputs.js";
 import { loadConfig } from "../../src/core/config/load-config.js";
 import type { FerryConfig } from "../../src/core/config/schema.js";
 import { FakeRegistry, kustomization } from "../support/app-fakes.js";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { FileSource } from "../../src/app/plan-environment.js";
+import type { FileSource } from "../../src/app/plan-inputs.js";
 import type { ImageDescription, RegistryReader } from "../../src/app/ports.js";
 import { buildPlanReport } from "../../src/cli/plan.js";
 import { loadConfig } from "../../src/core/config/load-config.js";

@@ -1,4 +1,4 @@
-import type { FileSource } from "../../app/plan-environment.js";
+import type { FileSource } from "../../app/plan-inputs.js";
 import { UserError } from "../../core/errors.js";
 import { readEnvironmentFiles } from "./read-environment-files.js";
 

@@ -1,9 +1,9 @@
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import type { HistorySource } from "../../app/environment-history.js";
-import type { FileSource } from "../../app/plan-environment.js";
+import type { FileSource } from "../../app/plan-inputs.js";
 import { UserError } from "../../core/errors.js";
-import type { HistoryCommit } from "../../core/history/history.js";
+import type { HistoryCommit } from "../../core/history/history-entry.js";
 import { shortSha } from "../../core/commit-sha.js";
 
 const run = promisify(execFile);

@@ -1,4 +1,4 @@
-import type { HistoryCommit } from "../../core/history/history.js";
+import type { HistoryCommit } from "../../core/history/history-entry.js";
 import { UserError } from "../../core/errors.js";
 import type {
   BranchInfo,

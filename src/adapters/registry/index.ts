@@ -1,10 +1,7 @@
-export {
-  createRegistryClient,
-  DEFAULT_REGISTRY_LIMITS,
-  type RegistryClient,
-  type RegistryClientOptions,
-  type RegistryLimits,
-} from "./registry-client.js";
+export { createRegistryClient } from "./registry-client.js";
+export type { RegistryClient } from "./registry-client-api.js";
+export type { RegistryClientOptions } from "./registry-client-options.js";
+export { DEFAULT_REGISTRY_LIMITS, type RegistryLimits } from "./registry-limits.js";
 export {
   RegistryAuthError,
   RegistryNotFoundError,

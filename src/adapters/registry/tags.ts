@@ -3,7 +3,7 @@ import { isValidTag } from "../../core/image-ref.js";
 import type { Authenticator } from "./auth.js";
 import { RegistryProtocolError, RegistryUnavailableError } from "./errors.js";
 import { nextLink } from "./link-header.js";
-import type { RegistryLimits } from "./registry-client.js";
+import type { RegistryLimits } from "./registry-limits.js";
 import { failFor as failResponse } from "./response-errors.js";
 import type { Exchange, RegistryState } from "./transport.js";
 

@@ -1,5 +1,5 @@
 import { readDeploymentStatus, type DeploymentStatusState } from "../deployment-status.js";
-import type { EnvironmentHistory, HistoryEntry, ImageVersion } from "./history.js";
+import type { EnvironmentHistory, HistoryEntry, ImageVersion } from "./history-entry.js";
 
 /**
  * What the environment's reconciler reported through GitHub Deployment statuses, set beside the

@@ -7,6 +7,13 @@ import {
   type DeploymentRecords,
 } from "./deployments.js";
 import { shortSha } from "../commit-sha.js";
+import type {
+  ChangeKind,
+  EnvironmentHistory,
+  HistoryCommit,
+  HistoryEntry,
+  ImageVersion,
+} from "./history-entry.js";
 
 /**
  * What ran in an environment over time, from the config repository's own history: each commit
@@ -14,44 +21,6 @@ import { shortSha } from "../commit-sha.js";
  * files said each image runs. Git is the record (https://opengitops.dev/ "Versioned and
  * Immutable"). Pure: commits and their versions in, entries and text out.
  */
-
-/** One commit of the config repository, newest first as `git log` and GitHub list them. */
-export interface HistoryCommit {
-  sha: string;
-  date: Date;
-  /** GitHub login (or git author name) of whoever made the commit: for a merge, who merged. */
-  author?: string;
-  message: string;
-}
-
-export interface ImageVersion {
-  tag?: string;
-  digest?: string;
-}
-
-export type ChangeKind = "promotion" | "revert" | "edit";
-
-export interface HistoryEntry {
-  image: string;
-  sha: string;
-  date: Date;
-  kind: ChangeKind;
-  to: ImageVersion;
-  from?: ImageVersion;
-  by?: string;
-  /** The pull request the commit merged, read from its message (`Merge pull request #4`, `Title (#4)`). */
-  pull?: number;
-  /** The commit's subject line. */
-  subject: string;
-}
-
-export interface EnvironmentHistory {
-  environment: string;
-  /** Oldest first. */
-  entries: HistoryEntry[];
-  /** Set when the configured number of commits was read before the start of the history. */
-  stoppedAt?: { commits: number; sha: string; date: Date };
-}
 
 /** Default and upper bound of commits read for one answer. */
 export const DEFAULT_HISTORY_COMMITS = 100;

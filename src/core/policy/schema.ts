@@ -2,7 +2,7 @@ import { z } from "zod";
 import { isDuration } from "../duration.js";
 import { isValidTag } from "../image-ref.js";
 import { globProblem } from "../patterns/glob.js";
-import { compileRange } from "./tag-order.js";
+import { compileRange } from "./policy-range.js";
 import {
   compileAllow,
   definesGroup,

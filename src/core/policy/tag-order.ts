@@ -1,8 +1,8 @@
 import semver, { type SemVer } from "semver";
 import { isValidTag } from "../image-ref.js";
 import { compileGlob } from "../patterns/glob.js";
+import { compileRange } from "./policy-range.js";
 import type { Policy } from "./schema.js";
-import { parseRange, type SemverRange } from "./semver-range.js";
 import { compileAllow, compileExtract } from "./tag-pattern.js";
 
 /**
@@ -125,14 +125,6 @@ export function compileTagOrder(policy: Policy): TagOrder {
       };
     }
   }
-}
-
-/** A policy's range (Masterminds/semver syntax and meaning, see semver-range.ts). */
-export function compileRange(range: string, includePrerelease: boolean): SemverRange {
-  return parseRange(range, {
-    includePrerelease,
-    makeVersion: (version) => new semver.SemVer(version, { loose: false }),
-  });
 }
 
 function describeFilters(policy: Policy): string {

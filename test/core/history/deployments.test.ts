@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { appliedCommits, type DeploymentRecords } from "../../../src/core/history/deployments.js";
-import { buildHistory, formatHistory, type HistoryCommit } from "../../../src/core/history/history.js";
+import { buildHistory, formatHistory } from "../../../src/core/history/history.js";
+import type { HistoryCommit } from "../../../src/core/history/history-entry.js";
 
 const commit = (sha: string, date: string, message: string): HistoryCommit => ({
   sha: sha.padEnd(40, "0"),

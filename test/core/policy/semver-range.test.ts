@@ -2,7 +2,7 @@ import fc from "fast-check";
 import semver from "semver";
 import { describe, expect, it } from "vitest";
 import { parseRange, RangeSyntaxError } from "../../../src/core/policy/semver-range.js";
-import { compileRange } from "../../../src/core/policy/tag-order.js";
+import { compileRange } from "../../../src/core/policy/policy-range.js";
 
 /**
  * The test tables of Masterminds/semver v3 (github.com/Masterminds/semver, constraints_test.go at
