@@ -56,6 +56,39 @@ describe("ferry reconcile", () => {
     expect(env.sim.get("v1", "ConfigMap", "shop", "web-config")).toBeDefined();
   });
 
+  it("takes the flags it is not given from FERRY_RECONCILE_<FLAG>, and the command line wins", async () => {
+    env = await setup();
+    env.repo.commit({
+      "env/staging/config.yaml": configMapYaml("web-config"),
+      "env/other/config.yaml": configMapYaml("other-config"),
+    });
+    const io = reconcileIo(env.repo.dir);
+    // What deploy/reconciler's ConfigMap and downward API give the pod.
+    Object.assign(io.env, {
+      FERRY_RECONCILE_REPO: env.repo.dir,
+      FERRY_RECONCILE_PATH: "env/other",
+      FERRY_RECONCILE_NAMESPACE: "shop",
+      FERRY_RECONCILE_ENVIRONMENT: "staging",
+      FERRY_RECONCILE_PRUNE: "true",
+      FERRY_RECONCILE_ALLOW_NAMESPACE: "a, b",
+      FERRY_RECONCILE_KUBECONFIG: await kubeconfigFile(env),
+      FERRY_RECONCILE_WORK_DIR: temp.make(),
+    });
+    const code = await main(["reconcile", "--path", "env/staging", "--once"], io);
+    expect(io.err).not.toMatch(/ferry reconcile:/);
+    expect(code).toBe(0);
+    expect(env.sim.get("v1", "ConfigMap", "shop", "web-config")).toBeDefined();
+    expect(env.sim.get("v1", "ConfigMap", "shop", "other-config")).toBeUndefined();
+    const bad = reconcileIo(env.repo.dir);
+    Object.assign(bad.env, {
+      FERRY_RECONCILE_REPO: ".",
+      FERRY_RECONCILE_PATH: "x",
+      FERRY_RECONCILE_PRUNE: "yes",
+    });
+    expect(await main(["reconcile", "--once"], bad)).toBe(2);
+    expect(bad.err).toContain('FERRY_RECONCILE_PRUNE must be true or false, got "yes"');
+  });
+
   it("--dry-run prints the plan and writes nothing", async () => {
     env = await setup();
     env.repo.commit({ "env/staging/web.yaml": deploymentYaml("web") });
