@@ -10,6 +10,7 @@ import { parseDurationWithin } from "../core/duration.js";
 import { DEFAULT_PRUNE_OPTIONS, formatSyncPlan } from "../reconciler/plan.js";
 import { describeObjects } from "../reconciler/reconciler.js";
 import { buildReconciler, startReconciler, type ReconcilerSetup } from "../reconciler/start.js";
+import { printRbac } from "../reconciler/print-rbac.js";
 import { parseListenAddress } from "../reconciler/status-server.js";
 import { argsFromEnv } from "./flag-env.js";
 import { EXIT, UsageError, type CliIo } from "./io.js";
@@ -20,7 +21,7 @@ const USAGE =
   "         [--instance NAME] [--kubeconfig FILE] [--listen ADDR] [--github-repo O/R] [--github-api-url URL] [--work-dir DIR]\n" +
   "         [--allow-namespace NS]... [--allow-cluster-kind KIND]... [--allow-remote-base PREFIX]... [--helm-values FILE]...\n" +
   "         [--allow-plaintext-secrets] [--render-memory-limit 384Mi] [--status-listen ADDR] [--request-timeout 30s]\n" +
-  "         [--cycle-deadline 10m] [--inventory-namespace NS]\n" +
+  "         [--cycle-deadline 10m] [--inventory-namespace NS] [--print-rbac]\n" +
   "each flag not given may come from FERRY_RECONCILE_<FLAG> (--github-repo: FERRY_RECONCILE_GITHUB_REPO; true/false for\n" +
   "a switch, comma-separated for a repeatable flag); the command line wins\n" +
   "tokens come from the environment: FERRY_GITHUB_TOKEN (Deployment statuses; also git), FERRY_GIT_TOKEN (git only),\n" +
@@ -79,6 +80,7 @@ const OPTIONS = {
   "allow-remote-base": { type: "string", multiple: true, default: [] as string[] },
   "helm-values": { type: "string", multiple: true, default: [] as string[] },
   "render-memory-limit": { type: "string" },
+  "print-rbac": { type: "boolean", default: false },
   help: { type: "boolean", short: "h", default: false },
 } as const;
 
@@ -86,7 +88,9 @@ const OPTIONS = {
 export const FLAG_ENV_PREFIX = "FERRY_RECONCILE_";
 
 export async function run(args: string[], io: CliIo): Promise<number> {
-  const fromEnv = Object.fromEntries(Object.entries(OPTIONS).filter(([flag]) => flag !== "help"));
+  const fromEnv = Object.fromEntries(
+    Object.entries(OPTIONS).filter(([flag]) => flag !== "help" && flag !== "print-rbac"),
+  );
   const { values } = parseArgs({
     args: [...args, ...argsFromEnv(fromEnv, args, io.env, FLAG_ENV_PREFIX)],
     strict: true,
@@ -194,6 +198,11 @@ export async function run(args: string[], io: CliIo): Promise<number> {
       io.stderr(`${JSON.stringify({ time: io.now().toISOString(), message, ...fields })}\n`),
     now: io.now,
   };
+
+  if (values["print-rbac"]) {
+    io.stdout(await printRbac(setup));
+    return EXIT.ok;
+  }
 
   if (values.once || values["dry-run"]) {
     const reconciler = buildReconciler(setup);

@@ -89,6 +89,62 @@ describe("ferry reconcile", () => {
     expect(bad.err).toContain('FERRY_RECONCILE_PRUNE must be true or false, got "yes"');
   });
 
+  it("--print-rbac prints the Role the rendered path needs, and talks to no cluster", async () => {
+    env = await setup();
+    env.repo.commit({
+      "env/staging/web.yaml": deploymentYaml("web"),
+      "env/staging/config.yaml": configMapYaml("web-config"),
+      "env/staging/policy.yaml":
+        "apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: web}\nspec: {podSelector: {}}\n",
+    });
+    const io = reconcileIo(env.repo.dir);
+    const args = ["reconcile", "--repo", ".", "--path", "env/staging", "--namespace", "shop", "--prune"];
+    const code = await main([...args, "--print-rbac", "--work-dir", temp.make()], io);
+    expect(io.err).toBe("");
+    expect(code).toBe(0);
+    expect(io.out).toBe(`apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata:
+  name: ferry-reconciler
+  namespace: shop
+rules:
+  - apiGroups:
+      - ""
+    resources:
+      - configmaps
+    verbs:
+      - get
+      - list
+      - watch
+      - create
+      - patch
+      - delete
+  - apiGroups:
+      - apps
+    resources:
+      - deployments
+    verbs:
+      - get
+      - list
+      - watch
+      - create
+      - patch
+      - delete
+  - apiGroups:
+      - networking.k8s.io
+    resources:
+      - networkpolicies
+    verbs:
+      - get
+      - list
+      - watch
+      - create
+      - patch
+      - delete
+`);
+    expect(env.sim.get("v1", "ConfigMap", "shop", "web-config")).toBeUndefined();
+  });
+
   it("--dry-run prints the plan and writes nothing", async () => {
     env = await setup();
     env.repo.commit({ "env/staging/web.yaml": deploymentYaml("web") });

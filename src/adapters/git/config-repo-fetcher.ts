@@ -146,7 +146,8 @@ export class ConfigRepoFetcher {
   private async removeOtherCheckouts(keep: string): Promise<void> {
     for (const name of await readdir(this.options.workDir)) {
       const entry = path.join(this.options.workDir, name);
-      if (entry !== keep && /^(rev|index)-[0-9a-f]+$/.test(name)) await rm(entry, { recursive: true, force: true });
+      if (entry !== keep && /^(rev|index)-[0-9a-f]+$/.test(name))
+        await rm(entry, { recursive: true, force: true });
     }
   }
 
