@@ -1,8 +1,8 @@
 /**
  * Objects the reconciler's RBAC does not let it read or write (docs/reliability.md, "refused
  * kind"): a 403 on one kind refuses that kind's objects, as the confinement refuses objects
- * outside it, so the kinds that are allowed still sync. A 401 is no refusal: the inventory read
- * that opens every observe fails first on a credential the API server does not accept.
+ * outside it, so the kinds that are allowed still sync. A 401 (credentials not accepted) is no
+ * refusal: it fails the cycle.
  */
 import type { RefusedObject } from "./confinement.js";
 import { inventoryKey } from "./object-ref.js";

@@ -102,7 +102,10 @@ async function reconcileAsThePod(environment: string, repo: ConfigRepo) {
   const kubeconfig = new Kubectl(kubeconfigFor(controlPlane, { token }));
   try {
     // The container's environment as the kubelet would build it: the ConfigMap, then `env`.
-    const env: Record<string, string> = { ...GIT_ENV, ...(configMap.data as Record<string, string>) };
+    const env: Record<string, string | undefined> = {
+      ...GIT_ENV,
+      ...(configMap.data as Record<string, string>),
+    };
     for (const entry of container.env as any[]) {
       if (entry.value !== undefined) env[entry.name] = entry.value;
       else if (entry.valueFrom.fieldRef?.fieldPath === "metadata.namespace") env[entry.name] = namespace;
