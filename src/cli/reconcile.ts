@@ -11,7 +11,9 @@ import { DEFAULT_PRUNE_OPTIONS, formatSyncPlan } from "../reconciler/plan.js";
 import { DEFAULT_PRUNE_GRACE_CYCLES } from "../reconciler/reconcile-cycle.js";
 import { describeObjects } from "../reconciler/reconciler.js";
 import { buildReconciler, startReconciler, type ReconcilerSetup } from "../reconciler/start.js";
+import { printRbac } from "../reconciler/print-rbac.js";
 import { parseListenAddress } from "../reconciler/status-server.js";
+import { argsFromEnv } from "./flag-env.js";
 import { EXIT, UsageError, type CliIo } from "./io.js";
 
 const USAGE =
@@ -21,6 +23,9 @@ const USAGE =
   "         [--allow-namespace NS]... [--allow-cluster-kind KIND]... [--allow-remote-base PREFIX]... [--helm-values FILE]...\n" +
   "         [--allow-plaintext-secrets] [--render-memory-limit 384Mi] [--status-listen ADDR] [--request-timeout 30s]\n" +
   "         [--cycle-deadline 10m] [--prune-grace-cycles 3]\n" +
+  "         [--inventory-namespace NS] [--print-rbac]\n" +
+  "each flag not given may come from FERRY_RECONCILE_<FLAG> (--github-repo: FERRY_RECONCILE_GITHUB_REPO; true/false for\n" +
+  "a switch, comma-separated for a repeatable flag); the command line wins\n" +
   "tokens come from the environment: FERRY_GITHUB_TOKEN (Deployment statuses; also git), FERRY_GIT_TOKEN (git only),\n" +
   "FERRY_STATUS_TOKEN (bearer token for /status and /metrics on a --listen address off loopback)\n";
 
@@ -45,45 +50,55 @@ function byteSize(text: string | undefined, flag: string): number | undefined {
   return bytes;
 }
 
+/** The flags; each may also come from FERRY_RECONCILE_<FLAG> (src/cli/flag-env.ts). */
+const OPTIONS = {
+  repo: { type: "string" },
+  path: { type: "string" },
+  ref: { type: "string" },
+  namespace: { type: "string" },
+  interval: { type: "string", default: "2m" },
+  once: { type: "boolean", default: false },
+  "dry-run": { type: "boolean", default: false },
+  "no-self-heal": { type: "boolean", default: false },
+  prune: { type: "boolean", default: false },
+  "allow-empty": { type: "boolean", default: false },
+  "max-prune": { type: "string" },
+  "max-prune-percent": { type: "string" },
+  "create-namespace": { type: "boolean", default: false },
+  environment: { type: "string" },
+  instance: { type: "string" },
+  kubeconfig: { type: "string" },
+  listen: { type: "string" },
+  "status-listen": { type: "string" },
+  "request-timeout": { type: "string", default: "30s" },
+  "cycle-deadline": { type: "string", default: "10m" },
+  "github-repo": { type: "string" },
+  "github-api-url": { type: "string" },
+  "work-dir": { type: "string" },
+  "inventory-namespace": { type: "string" },
+  "allow-namespace": { type: "string", multiple: true, default: [] as string[] },
+  "allow-cluster-kind": { type: "string", multiple: true, default: [] as string[] },
+  "allow-plaintext-secrets": { type: "boolean", default: false },
+  "allow-remote-base": { type: "string", multiple: true, default: [] as string[] },
+  "helm-values": { type: "string", multiple: true, default: [] as string[] },
+  "render-memory-limit": { type: "string" },
+  "prune-grace-cycles": { type: "string" },
+  "print-rbac": { type: "boolean", default: false },
+  help: { type: "boolean", short: "h", default: false },
+} as const;
+
+/** Where the environment's flags start: `FERRY_RECONCILE_REPO` is `--repo`. */
+export const FLAG_ENV_PREFIX = "FERRY_RECONCILE_";
+
 export async function run(args: string[], io: CliIo): Promise<number> {
+  const fromEnv = Object.fromEntries(
+    Object.entries(OPTIONS).filter(([flag]) => flag !== "help" && flag !== "print-rbac"),
+  );
   const { values } = parseArgs({
-    args,
+    args: [...args, ...argsFromEnv(fromEnv, args, io.env, FLAG_ENV_PREFIX)],
     strict: true,
     allowPositionals: false,
-    options: {
-      repo: { type: "string" },
-      path: { type: "string" },
-      ref: { type: "string" },
-      namespace: { type: "string" },
-      interval: { type: "string", default: "2m" },
-      once: { type: "boolean", default: false },
-      "dry-run": { type: "boolean", default: false },
-      "no-self-heal": { type: "boolean", default: false },
-      prune: { type: "boolean", default: false },
-      "allow-empty": { type: "boolean", default: false },
-      "max-prune": { type: "string" },
-      "max-prune-percent": { type: "string" },
-      "create-namespace": { type: "boolean", default: false },
-      environment: { type: "string" },
-      instance: { type: "string" },
-      kubeconfig: { type: "string" },
-      listen: { type: "string" },
-      "status-listen": { type: "string" },
-      "request-timeout": { type: "string", default: "30s" },
-      "cycle-deadline": { type: "string", default: "10m" },
-      "github-repo": { type: "string" },
-      "github-api-url": { type: "string" },
-      "work-dir": { type: "string" },
-      "inventory-namespace": { type: "string" },
-      "allow-namespace": { type: "string", multiple: true, default: [] },
-      "allow-cluster-kind": { type: "string", multiple: true, default: [] },
-      "allow-plaintext-secrets": { type: "boolean", default: false },
-      "allow-remote-base": { type: "string", multiple: true, default: [] },
-      "helm-values": { type: "string", multiple: true, default: [] },
-      "render-memory-limit": { type: "string" },
-      "prune-grace-cycles": { type: "string" },
-      help: { type: "boolean", short: "h", default: false },
-    },
+    options: OPTIONS,
   });
   if (values.help) {
     io.stdout(USAGE);
@@ -195,6 +210,11 @@ export async function run(args: string[], io: CliIo): Promise<number> {
       io.stderr(`${JSON.stringify({ time: io.now().toISOString(), message, ...fields })}\n`),
     now: io.now,
   };
+
+  if (values["print-rbac"]) {
+    io.stdout(await printRbac(setup));
+    return EXIT.ok;
+  }
 
   if (values.once || values["dry-run"]) {
     const reconciler = buildReconciler(setup);

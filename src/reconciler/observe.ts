@@ -14,6 +14,7 @@ import { describeRef, inventoryKey, refOf } from "./object-ref.js";
 import type { RenderedObject } from "./parse-manifests.js";
 import type { ObservedObject } from "./plan.js";
 import type { ClusterPort } from "./ports.js";
+import { forbiddenReason, isForbidden, RbacRefusals } from "./rbac-refusals.js";
 import type { KubeObject, ObjectRef } from "./types.js";
 
 export interface Observation {
@@ -48,7 +49,7 @@ export async function observe(
     rendered.map(({ object }) => object),
     (apiVersion, kind) => scopes.get(`${apiVersion} ${kind}`),
   );
-  const { allowed: desired, refused } = confine(
+  const { allowed: confined, refused } = confine(
     prepareDesiredState(rendered, isNamespaced, {
       instance: settings.instance,
       defaultNamespace: settings.namespace,
@@ -67,6 +68,9 @@ export async function observe(
     else if (identity !== undefined && stored.record.server === identity && !settings.dryRun)
       memory.adopt(stored.record.inSync);
   }
+  // A kind the RBAC refuses: its objects are refused, the other kinds still observed.
+  const rbac = new RbacRefusals();
+  let desired = confined;
 
   // One list per kind and namespace (label-selected) instead of one GET per object.
   const live = new Map<string, KubeObject>();
@@ -79,15 +83,17 @@ export async function observe(
       namespace: ref.namespace || undefined,
     });
   }
-  await forEachLimited([...groups.values()], concurrency, async ({ apiVersion, kind, namespace }) => {
-    for (const object of await cluster.list(
-      apiVersion,
-      kind,
-      namespace,
-      `${INSTANCE_LABEL}=${settings.instance}`,
-    )) {
-      live.set(inventoryKey(refOf(object)), object);
+  await forEachLimited([...groups.entries()], concurrency, async ([key, { apiVersion, kind, namespace }]) => {
+    let objects: KubeObject[];
+    try {
+      objects = await cluster.list(apiVersion, kind, namespace, `${INSTANCE_LABEL}=${settings.instance}`);
+    } catch (error) {
+      if (!isForbidden(error)) throw error;
+      for (const { ref, object } of desired)
+        if (`${object.apiVersion} ${object.kind} ${ref.namespace}` === key) rbac.add(ref, error);
+      return;
     }
+    for (const object of objects) live.set(inventoryKey(refOf(object)), object);
   });
   // Desired objects not found under our label may exist unlabelled (adopt them: diff, not create)
   // or belong to another Ferry instance (refuse: two instances fighting over an object would undo
@@ -96,7 +102,7 @@ export async function observe(
   const unseenGroups = new Map<string, { apiVersion: string; kind: string; namespace: string | undefined }>();
   for (const { ref, object } of desired) {
     const group = groups.get(`${object.apiVersion} ${object.kind} ${ref.namespace}`);
-    if (group && !live.has(inventoryKey(ref)))
+    if (group && !live.has(inventoryKey(ref)) && !rbac.has(ref))
       unseenGroups.set(`${object.apiVersion} ${object.kind} ${ref.namespace}`, group);
   }
   await forEachLimited([...unseenGroups.values()], concurrency, async ({ apiVersion, kind, namespace }) => {
@@ -121,12 +127,16 @@ export async function observe(
 
   const namespacesCreatedHere = new Set(
     desired
-      .filter(({ ref }) => ref.group === "" && ref.kind === "Namespace" && !live.has(inventoryKey(ref)))
+      .filter(
+        ({ ref }) =>
+          ref.group === "" && ref.kind === "Namespace" && !live.has(inventoryKey(ref)) && !rbac.has(ref),
+      )
       .map(({ ref }) => ref.name),
   );
   const observed = new Map<string, ObservedObject>();
   await forEachLimited(desired, concurrency, async ({ ref, object }) => {
     const key = inventoryKey(ref);
+    if (rbac.has(ref)) return;
     if (scopes.get(`${object.apiVersion} ${object.kind}`) === undefined) {
       observed.set(key, {});
       return;
@@ -150,13 +160,25 @@ export async function observe(
         observed.set(key, {});
         return;
       }
+      // Listing the kind is allowed, writing it is not.
+      if (isForbidden(error)) {
+        rbac.add(ref, error);
+        return;
+      }
       throw error;
     }
     observed.set(key, current ? { live: current, dryRun } : {});
   });
 
+  const split = rbac.split(desired);
+  desired = split.kept;
+  refused.push(...split.refused);
+
   const outOfScope = new Map<string, string>();
   const orphans = stored.refs.filter((ref) => {
+    // A refused desired object stays in the inventory, kept as one outside the confinement is.
+    const forbidden = rbac.reasonFor(ref);
+    if (forbidden) outOfScope.set(inventoryKey(ref), forbidden);
     if (desiredKeys.has(inventoryKey(ref))) return false;
     const reason = settings.confinement && refusalReason(ref, settings.confinement);
     if (reason) outOfScope.set(inventoryKey(ref), reason);
@@ -164,7 +186,13 @@ export async function observe(
   });
   const orphansLive = new Map<string, KubeObject | undefined>();
   await forEachLimited(orphans, concurrency, async (ref) => {
-    orphansLive.set(inventoryKey(ref), await cluster.get(ref));
+    try {
+      orphansLive.set(inventoryKey(ref), await cluster.get(ref));
+    } catch (error) {
+      // An orphan of a kind the RBAC refuses: never pruned, kept in the inventory.
+      if (!isForbidden(error)) throw error;
+      outOfScope.set(inventoryKey(ref), forbiddenReason(error));
+    }
   });
   return {
     desired,

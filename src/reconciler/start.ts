@@ -13,6 +13,7 @@ import type { BackoffPolicy } from "./backoff.js";
 import { GitHubDeploymentReporter } from "./github-deployment-reporter.js";
 import { DEFAULT_PRUNE_OPTIONS, type PruneOptions } from "./plan.js";
 import type { ClusterPort, ConfigSource, DeploymentReporter } from "./ports.js";
+import type { RenderOptions } from "./render.js";
 import { memoryLimitEnforced } from "./renderer.js";
 import type { CycleResult, CycleSettings } from "./reconcile-cycle.js";
 import { createReconciler, type Reconciler, type ReconcilerStatus } from "./reconciler.js";
@@ -107,6 +108,28 @@ export interface RunningReconciler {
   readonly reconciler: Reconciler;
 }
 
+/** Where the config repo comes from: the fetcher of `--repo`/`--ref` into the work dir. */
+export function configSourceOf(setup: ReconcilerSetup, instance: string): ConfigSource {
+  return new ConfigRepoFetcher({
+    repo: setup.repo,
+    ...(setup.ref ? { ref: setup.ref } : {}),
+    workDir: setup.workDir ?? path.join(tmpdir(), `ferry-reconcile-${instance}`),
+    ...(setup.gitToken ? { token: setup.gitToken } : {}),
+    ...(setup.gitEnv ? { env: setup.gitEnv } : {}),
+  });
+}
+
+/** How the path is rendered, the same for a cycle and for `--print-rbac`. */
+export function renderOptionsOf(setup: ReconcilerSetup, namespace: string): RenderOptions {
+  return {
+    allowRemoteBases: setup.allowRemoteBases ?? [],
+    helmNamespace: namespace,
+    ...(setup.helmValues ? { helmValues: setup.helmValues } : {}),
+    ...(setup.renderMemoryLimitBytes !== undefined ? { memoryLimitBytes: setup.renderMemoryLimitBytes } : {}),
+    ...(setup.renderEnv ? { env: setup.renderEnv } : {}),
+  };
+}
+
 /** Builds the reconciler and its adapters without starting anything. */
 export function buildReconciler(setup: ReconcilerSetup): Reconciler {
   const instance = setup.instance ?? setup.environment ?? "default";
@@ -134,15 +157,7 @@ export function buildReconciler(setup: ReconcilerSetup): Reconciler {
     cluster = new KubeCluster(config, undefined, setup.requestTimeoutMs);
   }
   const namespace = setup.namespace ?? contextNamespace ?? "default";
-  const source =
-    setup.source ??
-    new ConfigRepoFetcher({
-      repo: setup.repo,
-      ...(setup.ref ? { ref: setup.ref } : {}),
-      workDir: setup.workDir ?? path.join(tmpdir(), `ferry-reconcile-${instance}`),
-      ...(setup.gitToken ? { token: setup.gitToken } : {}),
-      ...(setup.gitEnv ? { env: setup.gitEnv } : {}),
-    });
+  const source = setup.source ?? configSourceOf(setup, instance);
   const settings: CycleSettings = {
     instance,
     path: setup.path,
@@ -160,15 +175,7 @@ export function buildReconciler(setup: ReconcilerSetup): Reconciler {
       allowPlaintextSecrets: setup.allowPlaintextSecrets ?? false,
       createNamespace: setup.createNamespace ?? false,
     },
-    render: {
-      allowRemoteBases: setup.allowRemoteBases ?? [],
-      helmNamespace: namespace,
-      ...(setup.helmValues ? { helmValues: setup.helmValues } : {}),
-      ...(setup.renderMemoryLimitBytes !== undefined
-        ? { memoryLimitBytes: setup.renderMemoryLimitBytes }
-        : {}),
-      ...(setup.renderEnv ? { env: setup.renderEnv } : {}),
-    },
+    render: renderOptionsOf(setup, namespace),
   };
   if (!memoryLimitEnforced())
     setup.log?.("renderer memory limit not enforced on this platform", {

@@ -56,6 +56,95 @@ describe("ferry reconcile", () => {
     expect(env.sim.get("v1", "ConfigMap", "shop", "web-config")).toBeDefined();
   });
 
+  it("takes the flags it is not given from FERRY_RECONCILE_<FLAG>, and the command line wins", async () => {
+    env = await setup();
+    env.repo.commit({
+      "env/staging/config.yaml": configMapYaml("web-config"),
+      "env/other/config.yaml": configMapYaml("other-config"),
+    });
+    const io = reconcileIo(env.repo.dir);
+    // What deploy/reconciler's ConfigMap and downward API give the pod.
+    Object.assign(io.env, {
+      FERRY_RECONCILE_REPO: env.repo.dir,
+      FERRY_RECONCILE_PATH: "env/other",
+      FERRY_RECONCILE_NAMESPACE: "shop",
+      FERRY_RECONCILE_ENVIRONMENT: "staging",
+      FERRY_RECONCILE_PRUNE: "true",
+      FERRY_RECONCILE_ALLOW_NAMESPACE: "a, b",
+      FERRY_RECONCILE_KUBECONFIG: await kubeconfigFile(env),
+      FERRY_RECONCILE_WORK_DIR: temp.make(),
+    });
+    const code = await main(["reconcile", "--path", "env/staging", "--once"], io);
+    expect(io.err).not.toMatch(/ferry reconcile:/);
+    expect(code).toBe(0);
+    expect(env.sim.get("v1", "ConfigMap", "shop", "web-config")).toBeDefined();
+    expect(env.sim.get("v1", "ConfigMap", "shop", "other-config")).toBeUndefined();
+    const bad = reconcileIo(env.repo.dir);
+    Object.assign(bad.env, {
+      FERRY_RECONCILE_REPO: ".",
+      FERRY_RECONCILE_PATH: "x",
+      FERRY_RECONCILE_PRUNE: "yes",
+    });
+    expect(await main(["reconcile", "--once"], bad)).toBe(2);
+    expect(bad.err).toContain('FERRY_RECONCILE_PRUNE must be true or false, got "yes"');
+  });
+
+  it("--print-rbac prints the Role the rendered path needs, and talks to no cluster", async () => {
+    env = await setup();
+    env.repo.commit({
+      "env/staging/web.yaml": deploymentYaml("web"),
+      "env/staging/config.yaml": configMapYaml("web-config"),
+      "env/staging/policy.yaml":
+        "apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: web}\nspec: {podSelector: {}}\n",
+    });
+    const io = reconcileIo(env.repo.dir);
+    const args = ["reconcile", "--repo", ".", "--path", "env/staging", "--namespace", "shop", "--prune"];
+    const code = await main([...args, "--print-rbac", "--work-dir", temp.make()], io);
+    expect(io.err).toBe("");
+    expect(code).toBe(0);
+    expect(io.out).toBe(`apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata:
+  name: ferry-reconciler
+  namespace: shop
+rules:
+  - apiGroups:
+      - ""
+    resources:
+      - configmaps
+    verbs:
+      - get
+      - list
+      - watch
+      - create
+      - patch
+      - delete
+  - apiGroups:
+      - apps
+    resources:
+      - deployments
+    verbs:
+      - get
+      - list
+      - watch
+      - create
+      - patch
+      - delete
+  - apiGroups:
+      - networking.k8s.io
+    resources:
+      - networkpolicies
+    verbs:
+      - get
+      - list
+      - watch
+      - create
+      - patch
+      - delete
+`);
+    expect(env.sim.get("v1", "ConfigMap", "shop", "web-config")).toBeUndefined();
+  });
+
   it("--dry-run prints the plan and writes nothing", async () => {
     env = await setup();
     env.repo.commit({ "env/staging/web.yaml": deploymentYaml("web") });

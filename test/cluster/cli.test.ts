@@ -89,7 +89,7 @@ describe("the shipped deploy/ manifests", () => {
   it("apply to a real API server with kubectl: the app (deploy/) and a reconciler overlay", async () => {
     const w = (world = await createWorld(backend));
     await w.kubectl.ok(["apply", "-k", "deploy/"]);
-    await w.createNamespace("shop-staging");
+    // The overlay creates its namespace: nothing is created by hand first.
     await w.kubectl.ok(["apply", "-k", "deploy/reconciler/staging"]);
     // A second apply changes nothing: every manifest round-trips through the server's defaults.
     const again = await w.kubectl.ok(["apply", "-k", "deploy/reconciler/staging"]);

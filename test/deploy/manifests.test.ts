@@ -78,14 +78,13 @@ describe("deploy/ install manifests", () => {
     "renders the %s reconciler with namespaced, least-privilege RBAC",
     async (environment) => {
       const objects = await kustomize(`deploy/reconciler/${environment}`);
-      for (const object of objects) expect(object.metadata.namespace).toBe(`shop-${environment}`);
+      for (const object of objects)
+        if (object.kind !== "Namespace") expect(object.metadata.namespace).toBe(`shop-${environment}`);
       expect(objects.some((o) => o.kind === "ClusterRole" || o.kind === "ClusterRoleBinding")).toBe(false);
       const role = objects.find((o) => o.kind === "Role")!;
       const verbs = role.rules.flatMap((rule: any) => rule.verbs);
       expect(verbs).not.toContain("*");
       expect(role.rules.flatMap((rule: any) => rule.resources)).not.toContain("*");
-      const args: string[] = objects.find((o) => o.kind === "Deployment")!.spec.template.spec.containers[0]
-        .args;
       const pod = objects.find((o) => o.kind === "Deployment")!.spec.template.spec;
       const container = pod.containers[0];
       // The kubelet probes /healthz, which fails while a cycle is stuck past its deadline.
@@ -107,14 +106,35 @@ describe("deploy/ install manifests", () => {
       const ports = policy.spec.egress.flatMap((rule: any) => rule.ports.map((p: any) => p.port));
       expect([...new Set(ports)].sort()).toEqual([443, 53, 6443]);
       expect(policy.spec.egress[1].to[0].ipBlock.except).toContain("169.254.0.0/16");
-      expect(args).toEqual(
-        expect.arrayContaining([
-          "reconcile",
-          `--path=overlays/${environment}`,
-          `--environment=${environment}`,
-          `--namespace=shop-${environment}`,
-        ]),
-      );
+      // The install creates the namespace it manages: nothing to create by hand first.
+      expect(objects.find((o) => o.kind === "Namespace")?.metadata.name).toBe(`shop-${environment}`);
+      // No pods or replicasets (never read), no Secrets (listing them reads them all).
+      const resources = role.rules.flatMap((rule: any) => rule.resources);
+      for (const resource of ["pods", "replicasets", "secrets"]) expect(resources).not.toContain(resource);
+      expect(resources).toContain("configmaps"); // the inventory
+      // The settings come from one generated ConfigMap the overlay merges into, never from copied args.
+      expect(container.args).toEqual(["reconcile"]);
+      const configMap = objects.find((o) => o.kind === "ConfigMap")!;
+      expect(container.envFrom).toEqual([{ configMapRef: { name: configMap.metadata.name } }]);
+      expect(configMap.data).toEqual({
+        FERRY_RECONCILE_REPO: "https://github.com/acme/shop-config",
+        FERRY_RECONCILE_PATH: `overlays/${environment}`,
+        FERRY_RECONCILE_ENVIRONMENT: environment,
+        FERRY_RECONCILE_GITHUB_REPO: "acme/shop-config",
+        FERRY_RECONCILE_INTERVAL: "2m",
+        FERRY_RECONCILE_PRUNE: "true",
+        FERRY_RECONCILE_LISTEN: "0.0.0.0:8080",
+      });
+      const env = Object.fromEntries(container.env.map((e: any) => [e.name, e.valueFrom]));
+      expect(env.FERRY_RECONCILE_NAMESPACE).toEqual({ fieldRef: { fieldPath: "metadata.namespace" } });
+      // The three Secrets the README names, each optional so the reconciler starts without them.
+      expect(
+        ["FERRY_GIT_TOKEN", "FERRY_GITHUB_TOKEN", "FERRY_STATUS_TOKEN"].map((name) => env[name].secretKeyRef),
+      ).toEqual([
+        { name: "ferry-reconciler-git", key: "token", optional: true },
+        { name: "ferry-reconciler-github", key: "token", optional: true },
+        { name: "ferry-reconciler-status", key: "token", optional: true },
+      ]);
     },
   );
 
@@ -122,11 +142,7 @@ describe("deploy/ install manifests", () => {
     const kubeconfig = join(dir, "kubeconfig");
     await run("kubectl", ["--kubeconfig", kubeconfig, "apply", "--server-side", "-k", join(ROOT, "deploy")]);
     for (const environment of ["staging", "prod"]) {
-      // The environment's namespace exists before its reconciler is installed into it.
-      // (Asynchronously: the simulator answers from this very process.)
-      const child = run("kubectl", ["--kubeconfig", kubeconfig, "apply", "-f", "-"]);
-      child.child.stdin!.end(`apiVersion: v1\nkind: Namespace\nmetadata:\n  name: shop-${environment}\n`);
-      await child;
+      // On an empty cluster: the install creates the namespace it goes into.
       await run("kubectl", [
         "--kubeconfig",
         kubeconfig,

@@ -8,7 +8,7 @@
  * through `GIT_CONFIG_*` variables in the child's environment only, scoped to the repo's origin.
  */
 import { spawn } from "node:child_process";
-import { mkdir, rm } from "node:fs/promises";
+import { mkdir, readdir, rm } from "node:fs/promises";
 import path from "node:path";
 import { TransientError, UserError } from "../../core/errors.js";
 
@@ -140,6 +140,8 @@ export class ConfigRepoFetcher {
     const previous = this.current;
     this.current = { revision, dir };
     if (previous && previous.dir !== dir) await rm(previous.dir, { recursive: true, force: true });
+    // The first checkout of this process: a restart in the same work dir leaves the last run's behind.
+    if (!previous) await this.removeOtherCheckouts(dir);
     return this.current;
   }
 
@@ -177,6 +179,14 @@ export class ConfigRepoFetcher {
       return false;
     }
     return isAncestor();
+  }
+
+  private async removeOtherCheckouts(keep: string): Promise<void> {
+    for (const name of await readdir(this.options.workDir)) {
+      const entry = path.join(this.options.workDir, name);
+      if (entry !== keep && /^(rev|index)-[0-9a-f]+$/.test(name))
+        await rm(entry, { recursive: true, force: true });
+    }
   }
 
   /** A plain path becomes absolute so git does not read it relative to the cache folder. */

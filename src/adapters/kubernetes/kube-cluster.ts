@@ -77,8 +77,9 @@ export function toFerryError(error: unknown, action: string): Error {
     return new UserError("kubernetes-rejected", message, { cause: error });
   if (status === undefined || status === 429 || status >= 500)
     return new TransientError("kubernetes-unavailable", message, { cause: error });
-  if (status === 401 || status === 403)
-    return new UserError("kubernetes-forbidden", message, { cause: error });
+  // A 401 (credentials not accepted) fails the cycle; a 403 (RBAC) refuses that kind's objects only.
+  if (status === 401) return new UserError("kubernetes-unauthorized", message, { cause: error });
+  if (status === 403) return new UserError("kubernetes-forbidden", message, { cause: error });
   if (status === 404) return new UserError("kubernetes-not-found", message, { cause: error });
   return new UserError("kubernetes-rejected", message, { cause: error });
 }

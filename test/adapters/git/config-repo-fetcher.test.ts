@@ -67,6 +67,19 @@ describe("ConfigRepoFetcher", () => {
     expect(existsSync(first.dir)).toBe(false);
   });
 
+  it("removes the checkout a previous process left in the same work dir", async () => {
+    const repo = newRepo();
+    commitFile(repo, "app.yaml", "one\n");
+    const workDir = tempDir();
+    const first = await new ConfigRepoFetcher({ repo, workDir, env: GIT_ENV }).fetch();
+    const second = commitFile(repo, "app.yaml", "two\n");
+    // A restart: a new fetcher, the same work dir (the pod's emptyDir outlives the container).
+    const fetched = await new ConfigRepoFetcher({ repo, workDir, env: GIT_ENV }).fetch();
+    expect(fetched.revision).toBe(second);
+    expect(existsSync(first.dir)).toBe(false);
+    expect(existsSync(fetched.dir)).toBe(true);
+  });
+
   it("checks out a tag and an exact commit SHA", async () => {
     const repo = newRepo();
     const old = commitFile(repo, "app.yaml", "one\n");
