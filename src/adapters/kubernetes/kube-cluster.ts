@@ -106,9 +106,7 @@ export class KubeCluster implements ClusterPort {
   ) {
     this.api = config.makeApiClient(RawObjectApi);
     this.api.timeoutMs = requestTimeoutMs;
-    this.watcher = new Watch(
-      config instanceof SharedConnectionKubeConfig ? config.forWatches() : config,
-    );
+    this.watcher = new Watch(config instanceof SharedConnectionKubeConfig ? config.forWatches() : config);
     // The field is private in client-node's types, public in its code (its only knob).
     (this.watcher as unknown as { requestTimeoutMs: number }).requestTimeoutMs = WATCH_IDLE_TIMEOUT_MS;
   }

@@ -59,7 +59,15 @@ export class SharedConnectionKubeConfig extends KubeConfig {
   private sharedDispatcher(options: AgentOptions): Dispatcher {
     const cluster = this.getCurrentCluster();
     const tls: AgentOptions = {};
-    for (const field of ["ca", "cert", "key", "pfx", "passphrase", "rejectUnauthorized", "servername"] as const)
+    for (const field of [
+      "ca",
+      "cert",
+      "key",
+      "pfx",
+      "passphrase",
+      "rejectUnauthorized",
+      "servername",
+    ] as const)
       if (options[field] !== undefined) (tls as Record<string, unknown>)[field] = options[field];
     const plan = this.createDispatcherOptions(cluster, tls);
     // Credentials only enter as a digest: the key lives as long as the process.
@@ -76,8 +84,13 @@ export class SharedConnectionKubeConfig extends KubeConfig {
 }
 
 function makeDispatcher(plan: ReturnType<KubeConfig["createDispatcherOptions"]>, use: ConnectionUse) {
-  const connect = { ...(plan.type === "agent" ? plan.connect : {}), keepAlive: true, keepAliveInitialDelay: 30_000 };
+  const connect = {
+    ...(plan.type === "agent" ? plan.connect : {}),
+    keepAlive: true,
+    keepAliveInitialDelay: 30_000,
+  };
   // Requests: one connection per origin, requests waiting their turn (or multiplexed over HTTP/2).
   // Watches: a connection per open watch over HTTP/1.1, reused when a watch is reopened.
-  return new Agent(use === "requests" ? { connect, connections: 1 } : { connect });
+  // A watch may stay silent for long: its own idle timer (in KubeCluster) ends it, not undici.
+  return new Agent(use === "requests" ? { connect, connections: 1 } : { connect, bodyTimeout: 0 });
 }

@@ -12,6 +12,9 @@ import { createWorld, type World } from "./world.js";
 
 const OBJECTS = 60;
 
+/** Longer than any test runs: a test that passes did not wait for it. */
+const HOUR = 3_600_000;
+
 /** Requests share one connection; one more for a connection the server closed and had reopened. */
 const BOUND = 2;
 
@@ -68,6 +71,41 @@ export function describeConnectionContract(name: string, startBackend: () => Pro
       // Each cycle made well over OBJECTS requests (a dry-run and an apply per object, lists, reads).
       expect(proxy.accepted()).toBeGreaterThanOrEqual(1);
       expect(proxy.accepted()).toBeLessThanOrEqual(BOUND);
+    });
+
+    it("heals drift through its watch with one more connection for the watch", async () => {
+      world = await createWorld(backend);
+      const w = world;
+      proxy = await startTcpProxy(new URL(backend.kubeconfig().match(/server: (\S+)/)![1]!));
+      const kubeconfig = backend.kubeconfig().replace(/server: \S+/, `server: ${proxy.url}`);
+      w.repo.commit({ "env/settings.yaml": configMaps(w.ns, OBJECTS) });
+      // One kind in one namespace: one watch; the timed loop never comes round within the test.
+      const reconciler = w.reconciler({}, { kubeconfig, watch: true, intervalMs: HOUR, debounceMs: 100 });
+      reconciler.start();
+      await eventually(
+        async () => reconciler.status().sync,
+        (sync) => sync === "Synced",
+        60_000,
+        "the first cycle",
+      );
+      // Drift made by hand (as the admin, not through the relay) comes back through the watch.
+      await w.admin.apply(
+        {
+          apiVersion: "v1",
+          kind: "ConfigMap",
+          metadata: { name: "settings-0", namespace: w.ns },
+          data: { index: "edited" },
+        },
+        { dryRun: false },
+      );
+      await eventually(
+        () => readObject(w.admin, "v1", "ConfigMap", w.ns, "settings-0"),
+        (live) => (live?.data as { index?: string } | undefined)?.index === "0",
+        60_000,
+        "the drift healed",
+      );
+      expect(proxy.accepted()).toBeGreaterThanOrEqual(2);
+      expect(proxy.accepted()).toBeLessThanOrEqual(BOUND + 1);
     });
   });
 }
