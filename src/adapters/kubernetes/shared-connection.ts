@@ -10,12 +10,15 @@ import { createHash } from "node:crypto";
 import type { AgentOptions } from "node:https";
 import { createRequire } from "node:module";
 import { KubeConfig, type RequestContext } from "@kubernetes/client-node";
-import type { Agent as UndiciAgent, Dispatcher } from "undici";
 
 // The undici client-node's fetch runs on (its own copy, newer than Ferry's): a dispatcher from
 // another copy would mix two versions' handler protocols.
 const clientNodeRequire = createRequire(createRequire(import.meta.url).resolve("@kubernetes/client-node"));
-const { Agent } = clientNodeRequire("undici") as { Agent: typeof UndiciAgent };
+/** A dispatcher of that copy, as RequestContext takes it. */
+type Dispatcher = NonNullable<Parameters<RequestContext["setDispatcher"]>[0]>;
+const { Agent } = clientNodeRequire("undici") as {
+  Agent: new (options: { connect: object; connections?: number; bodyTimeout?: number }) => Dispatcher;
+};
 
 /** What a dispatcher carries requests for: plain requests share one connection, watches a pool. */
 export type ConnectionUse = "requests" | "watches";
