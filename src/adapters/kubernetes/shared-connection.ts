@@ -25,6 +25,20 @@ export type ConnectionUse = "requests" | "watches";
 
 const dispatchers = new Map<string, Dispatcher>();
 
+/**
+ * Closes a shared dispatcher whose request got no answer in time, so the next request opens a new
+ * connection: over HTTP/2 an abandoned request leaves its connection open, and one that has gone
+ * silent for good (a load balancer that forgot it) would otherwise hold every later request too.
+ */
+export function dropSharedConnection(dispatcher: unknown): void {
+  for (const [key, shared] of dispatchers) {
+    if (shared !== dispatcher) continue;
+    dispatchers.delete(key);
+    // Requests still on it finish or meet their own deadlines; new ones go to a new connection.
+    void shared.close().catch(() => {});
+  }
+}
+
 export class SharedConnectionKubeConfig extends KubeConfig {
   constructor(private readonly use: ConnectionUse = "requests") {
     super();

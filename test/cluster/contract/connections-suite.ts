@@ -107,5 +107,23 @@ export function describeConnectionContract(name: string, startBackend: () => Pro
       expect(proxy.accepted()).toBeGreaterThanOrEqual(2);
       expect(proxy.accepted()).toBeLessThanOrEqual(BOUND + 1);
     });
+
+    it("leaves a connection that stopped answering at the request deadline and works on over a new one", async () => {
+      world = await createWorld(backend);
+      const w = world;
+      proxy = await startTcpProxy(new URL(backend.kubeconfig().match(/server: (\S+)/)![1]!));
+      const kubeconfig = backend.kubeconfig().replace(/server: \S+/, `server: ${proxy.url}`);
+      w.repo.commit({ "env/settings.yaml": configMaps(w.ns, 3) });
+      const reconciler = w.reconciler({}, { kubeconfig, requestTimeoutMs: 2_000 });
+      expect((await reconciler.cycle()).errors).toEqual([]);
+
+      // The open connection goes silent for good; a new one would be answered.
+      proxy.freezeOpen();
+      const stuck = await reconciler.cycle();
+      expect(stuck.errors.join("\n")).toMatch(/no answer from the API server within 2 s/);
+      const after = await reconciler.cycle();
+      expect(after.errors).toEqual([]);
+      expect(proxy.accepted()).toBe(2);
+    });
   });
 }
