@@ -14,7 +14,8 @@ import {
   startControlPlane,
   type ControlPlaneInfo,
 } from "../cluster/control-plane.js";
-import { measureReconcile, type RequestCounter } from "./reconcile.js";
+import { applyFloorMs } from "./apply-floor.js";
+import { manifests, measureReconcile, OBJECTS, type RequestCounter } from "./reconcile.js";
 import { BenchSkipped } from "./skipped.js";
 
 const WRITE_VERBS = new Set([
@@ -68,7 +69,18 @@ export async function bench(): Promise<Record<string, number>> {
         return { requests: now.requests - base.requests - 1, writes: now.writes - base.writes };
       },
     };
-    return await measureReconcile(kubeconfigFor(controlPlane), counter, "reconcile_real_apiserver");
+    const figures = await measureReconcile(kubeconfigFor(controlPlane), counter, "reconcile_real_apiserver");
+    const floor = await apiRequest(controlPlane, "POST", "/api/v1/namespaces", {
+      body: { apiVersion: "v1", kind: "Namespace", metadata: { name: "bench-floor" } },
+    });
+    if (floor.status !== 201) throw new Error(`create namespace bench-floor: HTTP ${floor.status}`);
+    const floorMs = await applyFloorMs(controlPlane, manifests(), "bench-floor");
+    const convergeMs = figures[`reconcile_real_apiserver.converge_${OBJECTS}_objects_ms`]!;
+    return {
+      ...figures,
+      [`reconcile_real_apiserver.apply_floor_${OBJECTS}_objects_ms`]: floorMs,
+      [`reconcile_real_apiserver.converge_over_apply_floor_${OBJECTS}_objects_ratio`]: convergeMs / floorMs,
+    };
   } finally {
     await controlPlane.stop();
   }

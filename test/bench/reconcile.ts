@@ -16,10 +16,11 @@ import { createReconciler } from "../../src/reconciler/reconciler.js";
 import { startClusterSimulator } from "../../packages/sandbox/src/cluster/cluster-simulator.js";
 import { sized } from "./size.js";
 
-const OBJECTS = sized(1000, 100);
+export const OBJECTS = sized(1000, 100);
 const DEPLOYMENTS = sized(50, 5);
 
-function manifests(): string {
+/** The objects every reconcile figure converges, as one multi-document YAML without namespaces. */
+export function manifests(): string {
   const documents: string[] = [];
   for (let index = 0; index < OBJECTS - DEPLOYMENTS; index++) {
     documents.push(

@@ -1,5 +1,6 @@
 /**
- * The cluster port over @kubernetes/client-node 1.x: server-side apply (field manager `ferry`,
+ * The cluster port over @kubernetes/client-node 2.x, on one shared connection per API server
+ * (`shared-connection.ts`): server-side apply (field manager `ferry`,
  * force), dry-run, list, get, delete and watch. API errors are sorted into UserError (the config
  * is wrong: 400/404/409/422, or credentials: 401/403) and TransientError (429, 5xx, network).
  */
@@ -11,6 +12,7 @@ import type { KubeObject, ObjectRef, StatusReporting } from "../../reconciler/ty
 import { KubeLeases } from "./kube-lease.js";
 import { listNamespaceContents } from "./namespace-contents.js";
 import { DEFAULT_REQUEST_TIMEOUT_MS, RawObjectApi, withinDeadline } from "./raw-object-api.js";
+import { SharedConnectionKubeConfig } from "./shared-connection.js";
 
 export { DEFAULT_REQUEST_TIMEOUT_MS } from "./raw-object-api.js";
 
@@ -24,8 +26,14 @@ export interface KubeClusterOptions {
   requestTimeoutMs?: number;
 }
 
-export function loadKubeConfig(options: KubeClusterOptions): KubeConfig {
-  const config = new KubeConfig();
+/**
+ * How long a watch may stay silent before it is reopened. client-node's default, 30 s, would
+ * reopen every quiet watch twice a minute; the server ends watches itself every 30-60 minutes.
+ */
+const WATCH_IDLE_TIMEOUT_MS = 10 * 60_000;
+
+export function loadKubeConfig(options: KubeClusterOptions): SharedConnectionKubeConfig {
+  const config = new SharedConnectionKubeConfig();
   if (options.kubeconfig !== undefined) config.loadFromString(options.kubeconfig);
   else if (options.kubeconfigFile !== undefined) config.loadFromFile(options.kubeconfigFile);
   // In a pod: the service-account token and KUBERNETES_SERVICE_HOST; elsewhere ~/.kube/config.
@@ -101,7 +109,9 @@ export class KubeCluster implements ClusterPort {
   ) {
     this.api = config.makeApiClient(RawObjectApi);
     this.api.timeoutMs = requestTimeoutMs;
-    this.watcher = new Watch(config);
+    this.watcher = new Watch(config instanceof SharedConnectionKubeConfig ? config.forWatches() : config);
+    // The field is private in client-node's types, public in its code (its only knob).
+    (this.watcher as unknown as { requestTimeoutMs: number }).requestTimeoutMs = WATCH_IDLE_TIMEOUT_MS;
     this.leases = new KubeLeases(config);
   }
 

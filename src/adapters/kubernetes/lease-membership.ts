@@ -20,6 +20,7 @@ import {
   V1MicroTime,
   type V1Lease,
 } from "@kubernetes/client-node";
+import { SharedConnectionKubeConfig } from "./shared-connection.js";
 import { parseDurationWithin } from "../../core/duration.js";
 
 /** Labels on every Ferry membership Lease; members are listed by this selector. */
@@ -339,7 +340,8 @@ export function membershipFromEnv(options: MembershipFromEnvOptions): Membership
   const saDir = options.serviceAccountDir ?? SERVICE_ACCOUNT_DIR;
   const inCluster = Boolean(env.KUBERNETES_SERVICE_HOST) && existsSync(`${saDir}/token`);
   if (options.kubeconfigFile === undefined && !inCluster) return singleMembership(identity);
-  const kubeConfig = new KubeConfig();
+  // The reconciler's connection to the same API server carries the Lease requests too.
+  const kubeConfig = new SharedConnectionKubeConfig();
   if (options.kubeconfigFile !== undefined) kubeConfig.loadFromFile(options.kubeconfigFile);
   else kubeConfig.loadFromCluster();
   const podNamespace = existsSync(`${saDir}/namespace`)

@@ -14,6 +14,7 @@ import {
 } from "@kubernetes/client-node";
 import { FIELD_MANAGER } from "../../reconciler/desired-state.js";
 import type { KubeObject } from "../../reconciler/types.js";
+import { dropSharedConnection } from "./shared-connection.js";
 
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 
@@ -81,7 +82,10 @@ export class RawObjectApi extends KubernetesObjectApi {
     try {
       return await super.requestPromise<T>(request, type, options);
     } catch (error) {
-      if (signal.aborted) throw new RequestTimeoutError(this.timeoutMs, { cause: error });
+      if (signal.aborted) {
+        dropSharedConnection(request.getDispatcher());
+        throw new RequestTimeoutError(this.timeoutMs, { cause: error });
+      }
       throw error;
     }
   }

@@ -19,6 +19,11 @@ export interface TcpProxy {
   unblock(): void;
   /** Stops forwarding in both directions, holding what arrives, until `thaw`. */
   freeze(): void;
+  /**
+   * Freezes only the connections open now; new ones forward as usual (a connection a load
+   * balancer has silently forgotten). `thaw` ends it too.
+   */
+  freezeOpen(): void;
   /** Delivers what was held, in order, and forwards again. */
   thaw(): void;
   close(): Promise<void>;
@@ -29,6 +34,9 @@ export async function startTcpProxy(target: URL): Promise<TcpProxy> {
   let accepted = 0;
   let blocked = false;
   let frozen = false;
+  let connections = 0;
+  /** Connections numbered up to this one are frozen (`freezeOpen`). */
+  let frozenUpTo = 0;
   let held: (() => void)[] = [];
   const server = createServer((client) => {
     if (blocked) {
@@ -36,6 +44,8 @@ export async function startTcpProxy(target: URL): Promise<TcpProxy> {
       return;
     }
     accepted++;
+    const id = ++connections;
+    const isFrozen = () => frozen || id <= frozenUpTo;
     const upstream = createConnection({ host: target.hostname, port: Number(target.port) });
     sockets.add(client);
     sockets.add(upstream);
@@ -47,7 +57,7 @@ export async function startTcpProxy(target: URL): Promise<TcpProxy> {
     };
     client.on("error", end).on("close", end);
     // A server closing after its (held) answer must look, to the client, as if it were still thinking.
-    const upstreamEnd = () => (frozen ? held.push(end) : end());
+    const upstreamEnd = () => (isFrozen() ? held.push(end) : end());
     upstream.on("error", upstreamEnd).on("close", upstreamEnd);
     // Frozen, the server still gets every request but its answers are held: over TLS only once
     // the handshake is done, so the client has sent a request and waits (a hung server, not a dead one).
@@ -57,7 +67,7 @@ export async function startTcpProxy(target: URL): Promise<TcpProxy> {
       upstream.write(chunk);
     });
     upstream.on("data", (chunk: Buffer) => {
-      if (frozen && requests.handshakeDone()) held.push(() => client.write(chunk));
+      if (isFrozen() && requests.handshakeDone()) held.push(() => client.write(chunk));
       else client.write(chunk);
     });
   });
@@ -88,8 +98,12 @@ export async function startTcpProxy(target: URL): Promise<TcpProxy> {
     freeze() {
       frozen = true;
     },
+    freezeOpen() {
+      frozenUpTo = connections;
+    },
     thaw() {
       frozen = false;
+      frozenUpTo = 0;
       const pending = held;
       held = [];
       for (const deliver of pending) deliver();

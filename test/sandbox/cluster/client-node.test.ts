@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import * as k8s from "@kubernetes/client-node";
 import { startClusterSimulator, type ClusterSimulator } from "../../../packages/sandbox/src/cluster/index.js";
 
-/** Statuses thrown by client-node 1.x carry the HTTP code and the Status body (as JSON text). */
+/** Statuses thrown by client-node 2.x carry the HTTP code and the Status body (as JSON text). */
 async function apiFailure(promise: Promise<unknown>): Promise<{ code: number; body: Record<string, any> }> {
   try {
     await promise;
