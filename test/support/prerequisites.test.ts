@@ -60,7 +60,20 @@ describe("provision.sh, as `npm test` runs it on a new machine", () => {
   /** A PATH of real git, bash and coreutils plus the named stand-ins; `go` records its calls and "builds" the tool. */
   function freshMachine(...tools: string[]) {
     const bin = pathWith(...tools);
-    for (const real of ["bash", "sed", "id", "git", "env", "mkdir", "chmod", "cat", "printf", "dirname"]) {
+    for (const real of [
+      "bash",
+      "sed",
+      "id",
+      "git",
+      "env",
+      "mkdir",
+      "chmod",
+      "cat",
+      "printf",
+      "dirname",
+      "node",
+      "uname",
+    ]) {
       const found = execFileSync("bash", ["-c", `command -v ${real}`], { encoding: "utf8" }).trim();
       writeFileSync(path.join(bin, real), `#!/bin/sh\nexec ${found} "$@"\n`, { mode: 0o755 });
     }

@@ -3,6 +3,7 @@
 # `npm test` is `bash test/support/provision.sh vitest run`, and `.ci/run` calls it the same way, so
 # the README's `npm ci && npm test` is all a new machine needs (docs/testing.md "Prerequisites").
 #
+# - Node: the image's LTS (test/support/node-lts.sh) when the machine's is older than 22.19.
 # - kustomize (only when neither kubectl nor kustomize is on PATH) and helm: built from their Go
 #   modules, at the versions src/reconciler/renderer.ts pins, into ~/.cache/ferry/ (no root).
 # - CNCF distribution (Debian's docker-registry), htpasswd (apache2-utils) and chromium: Debian's
@@ -13,6 +14,8 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 cache="${XDG_CACHE_HOME:-$HOME/.cache}/ferry"
+# A supported Node first (the machine's may be older): vitest and every test run on it.
+eval "$(bash test/support/node-lts.sh)"
 pinned() { sed -n "s/^export const $1 = \"\(.*\)\";/\1/p" src/reconciler/renderer.ts; }
 say() { echo "provision: $*" >&2; }
 
