@@ -14,7 +14,7 @@ import {
 } from "@kubernetes/client-node";
 import { FIELD_MANAGER } from "../../reconciler/desired-state.js";
 import type { KubeObject } from "../../reconciler/types.js";
-import { dropSharedConnection } from "./shared-connection.js";
+import { dropSharedConnection, dropSharedRequestConnections } from "./shared-connection.js";
 
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 
@@ -31,6 +31,16 @@ class RequestTimeoutError extends Error {
  * to the same deadline as the object API's requests: past it the cycle goes on without the answer.
  */
 export async function withinDeadline<T>(timeoutMs: number, work: Promise<T>): Promise<T> {
+  try {
+    return await raceDeadline(timeoutMs, work);
+  } catch (error) {
+    // Its connection may have gone silent for good: the next request opens a new one.
+    if (error instanceof RequestTimeoutError) dropSharedRequestConnections();
+    throw error;
+  }
+}
+
+async function raceDeadline<T>(timeoutMs: number, work: Promise<T>): Promise<T> {
   // The abandoned call may still fail later: that is no unhandled rejection.
   work.catch(() => {});
   let timer: NodeJS.Timeout | undefined;

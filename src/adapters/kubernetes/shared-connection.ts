@@ -39,6 +39,19 @@ export function dropSharedConnection(dispatcher: unknown): void {
   }
 }
 
+/**
+ * Closes every shared request connection of the process: for a call through a typed client,
+ * which does not say which dispatcher it used, past its deadline (one API server per reconciler,
+ * so this is that server's; any other reconnects on its next request).
+ */
+export function dropSharedRequestConnections(): void {
+  for (const [key, shared] of dispatchers) {
+    if (!key.startsWith("requests:")) continue;
+    dispatchers.delete(key);
+    void shared.close().catch(() => {});
+  }
+}
+
 export class SharedConnectionKubeConfig extends KubeConfig {
   constructor(private readonly use: ConnectionUse = "requests") {
     super();
@@ -88,9 +101,9 @@ export class SharedConnectionKubeConfig extends KubeConfig {
       if (options[field] !== undefined) (tls as Record<string, unknown>)[field] = options[field];
     const plan = this.createDispatcherOptions(cluster, tls);
     // Credentials only enter as a digest: the key lives as long as the process.
-    const key = createHash("sha256")
+    const key = `${this.use}:${createHash("sha256")
       .update(JSON.stringify([this.use, cluster?.server, this.getCurrentUser()?.name, plan]))
-      .digest("hex");
+      .digest("hex")}`;
     let dispatcher = dispatchers.get(key);
     if (!dispatcher) {
       dispatcher = makeDispatcher(plan, this.use);
