@@ -78,6 +78,10 @@ export interface LeaseRecord {
 /** Fetches the config repo; throws when it cannot, keeping the last good checkout. */
 export interface ConfigSource {
   fetch(): Promise<{ revision: string; dir: string }>;
+  /** The last revision fetched and checked out, still on disk; undefined before the first. */
+  lastGood?(): { revision: string; dir: string } | undefined;
+  /** Since when every fetch has failed; undefined while the last one succeeded. */
+  unreachableSince?(): Date | undefined;
   /**
    * Whether `head` (the revision just fetched) has `ancestor` in its history; false when it
    * cannot tell. Without it every revision change counts as contained (no prune grace period).

@@ -42,10 +42,17 @@ export async function runCycle(
   const cycleMemory = memory ?? new CycleMemory();
   let revision: string;
   let dir: string;
+  /** Set while the source cannot be fetched and the cycle heals from the last good checkout. */
+  let stale: string | undefined;
   try {
     ({ revision, dir } = await source.fetch());
   } catch (error) {
-    return failure("fetch", error);
+    const last = source.lastGood?.();
+    if (!last) return failure("fetch", error);
+    // The last good checkout is on disk: keep undoing drift from it (docs/reliability.md row 57).
+    ({ revision, dir } = last);
+    const since = source.unreachableSince?.();
+    stale = `config repo unreachable${since ? ` since ${since.toISOString()}` : ""}: ${firstLine(error)}; healing from ${revision.slice(0, 7)}, the last good revision`;
   }
 
   let rendered: RenderedObject[];
@@ -66,7 +73,7 @@ export async function runCycle(
     return failure("observe", error, { revision });
   }
   const { stored } = observation;
-  const notes: string[] = [];
+  const notes: string[] = stale ? [stale] : [];
   if (stored.record.intent)
     notes.push(
       `the cycle applying ${stored.record.intent.revision.slice(0, 12)} did not finish; its ${stored.record.intent.planned.length} planned objects are in the inventory`,
@@ -199,4 +206,8 @@ async function guardPrune(
     grace: record.grace,
     graceCycles: settings.pruneGraceCycles ?? DEFAULT_PRUNE_GRACE_CYCLES,
   });
+}
+
+function firstLine(error: unknown): string {
+  return (error instanceof Error ? error.message : String(error)).split("\n")[0]!.slice(0, 300);
 }

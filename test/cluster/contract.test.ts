@@ -1,5 +1,6 @@
 import { inject, vi } from "vitest";
 import { describeHealthContract } from "./contract/health-suite.js";
+import { describeSourceDownContract } from "./contract/source-down-suite.js";
 import { describeClusterContract } from "./contract/suite.js";
 import { realBackend } from "./contract/real-backend.js";
 
@@ -11,3 +12,4 @@ describeClusterContract("kube-apiserver", async () => realBackend(inject("contro
 });
 
 describeHealthContract("kube-apiserver", async () => realBackend(inject("controlPlane")));
+describeSourceDownContract("kube-apiserver", async () => realBackend(inject("controlPlane")));

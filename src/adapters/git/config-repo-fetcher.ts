@@ -7,6 +7,7 @@
  * The token never appears in a URL, argv or a message: it reaches git as an `http.<origin>.extraHeader`
  * through `GIT_CONFIG_*` variables in the child's environment only, scoped to the repo's origin.
  */
+import { existsSync } from "node:fs";
 import { spawn } from "node:child_process";
 import { mkdir, readdir, rm } from "node:fs/promises";
 import path from "node:path";
@@ -76,13 +77,31 @@ export class ConfigRepoFetcher {
     }
   }
 
-  /** The last revision fetched and checked out successfully. */
+  /** The last revision fetched and checked out successfully, while its checkout is still on disk. */
   lastGood(): FetchedRevision | undefined {
-    return this.current;
+    return this.current && existsSync(this.current.dir) ? this.current : undefined;
   }
+
+  /** Since when fetches have failed (the first failure after a success); undefined after a success. */
+  unreachableSince(): Date | undefined {
+    return this.failingSince;
+  }
+
+  private failingSince: Date | undefined;
 
   /** Fetches the ref; on success returns the new checkout, on failure throws and keeps the last good one. */
   async fetch(): Promise<FetchedRevision> {
+    try {
+      const fetched = await this.fetchOnce();
+      this.failingSince = undefined;
+      return fetched;
+    } catch (error) {
+      this.failingSince ??= new Date();
+      throw error;
+    }
+  }
+
+  private async fetchOnce(): Promise<FetchedRevision> {
     const { ref } = this.options;
     await mkdir(this.options.workDir, { recursive: true });
     await this.git(["init", "--quiet", "--bare", this.cacheDir]);

@@ -1,5 +1,6 @@
 import { vi } from "vitest";
 import { describeHealthContract } from "../../cluster/contract/health-suite.js";
+import { describeSourceDownContract } from "../../cluster/contract/source-down-suite.js";
 import { describeClusterContract } from "../../cluster/contract/suite.js";
 import { simulatorBackend } from "../../cluster/contract/simulator-backend.js";
 
@@ -9,3 +10,4 @@ vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
 describeClusterContract("the cluster simulator", simulatorBackend, { authorization: false });
 
 describeHealthContract("the cluster simulator", simulatorBackend);
+describeSourceDownContract("the cluster simulator", simulatorBackend);
