@@ -10,9 +10,20 @@ ETCD_VERSION="${FERRY_ETCD_VERSION:-v3.6.16}"
 CACHE_ROOT="${FERRY_CONTROL_PLANE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ferry/control-plane}"
 OUT="$CACHE_ROOT/kube-$KUBE_VERSION-etcd-$ETCD_VERSION"
 
-if [ -x "$OUT/kube-apiserver" ] && [ -x "$OUT/etcd" ]; then
-  echo "control plane: reusing $OUT (kube-apiserver $KUBE_VERSION, etcd $ETCD_VERSION)"
-  exit 0
+reuse() {
+  if [ -x "$OUT/kube-apiserver" ] && [ -x "$OUT/etcd" ]; then
+    echo "control plane: reusing $OUT (kube-apiserver $KUBE_VERSION, etcd $ETCD_VERSION)"
+    exit 0
+  fi
+}
+reuse
+# One build at a time: a second one waits for the first (which writes into the same folder), then
+# reuses what it built.
+mkdir -p "$CACHE_ROOT"
+if command -v flock >/dev/null 2>&1; then
+  exec 9>"$CACHE_ROOT/.build.lock"
+  flock 9
+  reuse
 fi
 
 if ! command -v go >/dev/null 2>&1; then
