@@ -269,8 +269,7 @@ export class ConfigRepoFetcher {
             ),
           );
         if (code === 0) return resolve(stdout);
-        const message =
-          redact(stderr.trim().split("\n").filter(Boolean).slice(-2).join(" ")) || `exit code ${code}`;
+        const message = redact(gitCause(stderr)) || `exit code ${code}`;
         reject(
           new TransientError(
             "git-failed",
@@ -280,4 +279,19 @@ export class ConfigRepoFetcher {
       });
     });
   }
+}
+
+/**
+ * What git said went wrong: its `fatal:`/`error:` lines (the cause: "'…' does not appear to be a
+ * git repository", "unable to access …"), else its last two lines; git's closing advice
+ * ("Please make sure you have the correct access rights …") alone names no cause.
+ */
+export function gitCause(stderr: string): string {
+  const lines = stderr
+    .trim()
+    .split("\n")
+    .map((line) => line.trim())
+    .filter(Boolean);
+  const causes = lines.filter((line) => /^(fatal|error):/.test(line));
+  return (causes.length > 0 ? causes.slice(0, 3) : lines.slice(-2)).join(" ");
 }

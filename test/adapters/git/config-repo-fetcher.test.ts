@@ -107,7 +107,11 @@ describe("ConfigRepoFetcher", () => {
     const fetcher = new ConfigRepoFetcher({ repo, workDir: tempDir(), env: GIT_ENV });
     await fetcher.fetch();
     rmSync(repo, { recursive: true, force: true });
-    await expect(fetcher.fetch()).rejects.toThrow(/git fetch failed/);
+    // Git's cause, not only its closing advice ("Please make sure you have the correct access rights").
+    await expect(fetcher.fetch()).rejects.toThrow(
+      /git fetch failed: fatal: .* does not appear to be a git repository/,
+    );
+    expect(fetcher.unreachableSince()).toBeInstanceOf(Date);
     expect(fetcher.lastGood()?.revision).toBe(sha);
     expect(readFileSync(path.join(fetcher.lastGood()!.dir, "app.yaml"), "utf8")).toBe("one\n");
   });
