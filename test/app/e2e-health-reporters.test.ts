@@ -73,17 +73,22 @@ describe("health only from its reporters (end to end)", { timeout: 60_000 }, () 
     });
   }
 
-  it("a writer's newer success does not stand in for the reconciler's failure: /promote prod waits for staging", async () => {
+  /** staging's reconciler (a bot with write access, the named reporter), and prod soaking staging. */
+  async function stagingReconciler(): Promise<GitHubDeploymentReporter> {
     const bot = accounts.createUser(world.emu, "staging-reconciler", { type: "Bot" });
     repos.setCollaborator(world.emu, "acme", "config", "staging-reconciler", "write");
     await soakingConfig();
-    const reporter = new GitHubDeploymentReporter({
+    return new GitHubDeploymentReporter({
       repository: "acme/config",
       environment: "staging",
       token: bot.token,
       baseUrl: world.emu.apiUrl,
       instance: "staging",
     });
+  }
+
+  it("a writer's newer success does not stand in for the reconciler's failure: /promote prod waits for staging", async () => {
+    const reporter = await stagingReconciler();
     const head = await mainHead();
     await reporter.report({ revision: head, state: "failure", description: "Degraded: shop 0/2 available" });
     later(60_000);
@@ -97,16 +102,7 @@ describe("health only from its reporters (end to end)", { timeout: 60_000 }, () 
   });
 
   it("the reporter's own success counts once it has soaked", async () => {
-    const bot = accounts.createUser(world.emu, "staging-reconciler", { type: "Bot" });
-    repos.setCollaborator(world.emu, "acme", "config", "staging-reconciler", "write");
-    await soakingConfig();
-    const reporter = new GitHubDeploymentReporter({
-      repository: "acme/config",
-      environment: "staging",
-      token: bot.token,
-      baseUrl: world.emu.apiUrl,
-      instance: "staging",
-    });
+    const reporter = await stagingReconciler();
     await reporter.report({
       revision: await mainHead(),
       state: "success",
