@@ -5,8 +5,8 @@
  */
 import { createHash } from "node:crypto";
 import { inventoryKey } from "./object-ref.js";
-import type { Observation } from "./observe.js";
-import type { SyncPlan } from "./plan.js";
+import type { DesiredObject } from "./desired-state.js";
+import type { ObservedObject, SyncPlan } from "./plan.js";
 import type { KubeObject } from "./types.js";
 
 function digest(text: string): string {
@@ -101,7 +101,8 @@ export class DiffMemory {
 export function rememberInSync(
   memory: DiffMemory,
   plan: SyncPlan,
-  observation: Observation,
+  /** What the cycle observed: the desired objects and their live state before it applied. */
+  observation: { desired: DesiredObject[]; observed: Map<string, ObservedObject> },
   liveAfter: Map<string, KubeObject>,
 ): void {
   const unchanged = new Set(plan.unchanged.map(inventoryKey));

@@ -142,11 +142,7 @@ function shortestPath(
 }
 
 /** Circles tolerated for now, each with its reason; an entry whose circle has gone fails the test too. */
-const ALLOWED: string[] = [
-  // The reconciler's diff memory and its observation of the cluster import each other; that area is being
-  // rewritten. Remove this entry once the circle is gone (the test then fails until it is removed).
-  "src/reconciler/diff-memory.ts → src/reconciler/observe.ts → src/reconciler/diff-memory.ts",
-];
+const ALLOWED: string[] = [];
 
 describe("import circles", () => {
   it("finds a planted circle and names it in import order", () => {
