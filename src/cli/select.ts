@@ -92,8 +92,16 @@ async function readUserFile(argument: string, cwd: string, flag: string): Promis
  */
 export function parseTagList(text: string, source: string): TagCandidate[] {
   const candidates: TagCandidate[] = [];
-  const lines = text.split(/\r?\n/);
-  for (const [index, line] of lines.entries()) {
+  const lines = text.split("\n");
+  for (let index = 0; index < lines.length; index++) {
+    const raw = lines[index]!;
+    const line = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
+    // The common line is one bare valid tag: one scan, nothing to trim, split or match again (a
+    // million-line list stays cheap).
+    if (isBareTag(line)) {
+      candidates.push({ tag: line });
+      continue;
+    }
     const fields = line.trim().split(/\s+/);
     const tag = fields[0];
     if (tag === undefined || tag === "") continue;
@@ -118,4 +126,21 @@ export function parseTagList(text: string, source: string): TagCandidate[] {
     candidates.push(candidate);
   }
   return candidates;
+}
+
+/**
+ * Whether a line is exactly one valid OCI tag (`[A-Za-z0-9_][A-Za-z0-9._-]{0,127}`, as
+ * `isValidTag`), by one scan of its characters.
+ */
+function isBareTag(line: string): boolean {
+  const length = line.length;
+  if (length === 0 || length > 128) return false;
+  for (let index = 0; index < length; index++) {
+    const code = line.charCodeAt(index);
+    const alnum =
+      (code >= 48 && code <= 57) || (code >= 65 && code <= 90) || (code >= 97 && code <= 122) || code === 95;
+    if (alnum) continue;
+    if (index === 0 || (code !== 46 && code !== 45)) return false;
+  }
+  return true;
 }

@@ -4,6 +4,7 @@
  * so that compiling the policy (regex, globs, range) is part of the figure.
  */
 import { performance } from "node:perf_hooks";
+import semver from "semver";
 import { parseTagList } from "../../src/cli/select.js";
 import { parsePolicy } from "../../src/core/policy/parse-policy.js";
 import { rankTags, selectTag, type TagCandidate } from "../../src/core/policy/select-tag.js";
@@ -121,6 +122,46 @@ function time(work: () => unknown): number {
   return median(samples);
 }
 
+/**
+ * `ferry select` over a million-line tag list (the list parsed as the CLI parses it, then chosen)
+ * against the floor a person would write: `semver.maxSatisfying` over the same lines in a bare
+ * script. Same text, same range, alternating pairs in one run; the ratio is Ferry's time over the peer's.
+ */
+const MILLION = sized(1_000_000, 50_000);
+const millionText = (() => {
+  const next = random(MILLION);
+  const lines: string[] = [];
+  for (let index = 0; index < MILLION; index++) {
+    const pre = next() < 0.1 ? `-rc.${int(next, 5)}` : "";
+    lines.push(`${int(next, 6)}.${int(next, 40)}.${int(next, 200)}${pre}`);
+  }
+  return `${lines.join("\n")}\n`;
+})();
+
+function millionTagsFigures(): Record<string, number> {
+  const ferry: number[] = [];
+  const peer: number[] = [];
+  for (let run = 0; run < RUNS; run++) {
+    let started = performance.now();
+    const selection = selectTag(parseTagList(millionText, "bench"), {
+      policy: parsePolicy({ range: "^3.0.0" }),
+      now: NOW,
+    });
+    ferry.push(performance.now() - started);
+    started = performance.now();
+    const best = semver.maxSatisfying(millionText.split("\n").filter(Boolean), "^3.0.0");
+    peer.push(performance.now() - started);
+    if (selection.kind !== "selected" || selection.tag !== best)
+      throw new Error(`select and semver.maxSatisfying disagree: ${JSON.stringify(selection)} vs ${best}`);
+  }
+  const size = MILLION >= 1_000_000 ? "1m" : `${MILLION / 1000}k`;
+  return {
+    [`select.cli_path.${size}_tags.ms`]: median(ferry),
+    [`select.semver_max_satisfying.${size}_tags.ms`]: median(peer),
+    [`select.cli_path_vs_semver_max_satisfying.${size}_tags.ratio`]: median(ferry) / median(peer),
+  };
+}
+
 function selectFigure(input: PolicyInput, candidates: TagCandidate[], current?: string): number {
   return time(() => {
     const options: Parameters<typeof selectTag>[1] = { policy: parsePolicy(input), now: NOW };
@@ -194,5 +235,6 @@ export async function bench(): Promise<Record<string, number>> {
     }),
     "rank.semver.100k_tags.ms": time(() => rankTags(semverNames, parsePolicy({ range: "*" }))),
     "cli.parse_tag_list.100k_lines.ms": time(() => parseTagList(tagListText, "bench")),
+    ...millionTagsFigures(),
   };
 }
