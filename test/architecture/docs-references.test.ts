@@ -84,4 +84,22 @@ describe("docs references", () => {
     );
     expect(missing).toEqual([]);
   });
+
+  it("traces a registry hint and a GitHub push file by file in docs/architecture.md", () => {
+    const architecture = docs.find(({ path }) => path === "docs/architecture.md")!.text;
+    const section = /### Two hints traced, file by file\n([\s\S]*?)\n## /.exec(architecture)?.[1];
+    expect(section, "the trace section").toBeDefined();
+    const [registry, push] = section!.split("A GitHub `push`");
+    const files = (text: string | undefined) =>
+      [...(text ?? "").matchAll(/`(src\/[\w./-]+\.ts)`/g)].map((m) => m[1]!);
+    // Each walk names the files from the route to the PR, and every one of them exists.
+    expect(files(registry)).toEqual(
+      expect.arrayContaining(["src/server/registry-webhook-route.ts", "src/app/sync-repository.ts"]),
+    );
+    expect(files(push)).toEqual(
+      expect.arrayContaining(["src/server/github-webhook-route.ts", "src/app/upsert-promotion-pr.ts"]),
+    );
+    const missing = [...files(registry), ...files(push)].filter((file) => !existsSync(join(ROOT, file)));
+    expect(missing).toEqual([]);
+  });
 });
