@@ -8,6 +8,7 @@ export { diffEnvironment, identityOf, keyOf } from "./environment-diff.js";
 export { describeKey, IMMUTABLE_FIELDS, type ImmutableField } from "./dangers.js";
 export { diffLines, unifiedDiff, type Edit } from "./line-diff.js";
 export { normalizeObject } from "./normalize.js";
+export { countLine, formatDiffPlain } from "./plain-report.js";
 export {
   code,
   describeImageChange,
