@@ -65,12 +65,17 @@ const compareKeys = (a: ObjectKey, b: ObjectKey) => {
   return 0;
 };
 
+/** What the two sides are called in diff headers and messages (`base`/`head`, `live`/`desired`). */
+export interface DiffSides {
+  labels?: { base: string; head: string };
+}
+
 export function diffEnvironment(
   base: readonly KubeObject[],
   head: readonly KubeObject[],
-  limits: Partial<DiffLimits> = {},
+  limits: Partial<DiffLimits> & DiffSides = {},
 ): EnvironmentDiff {
-  const settings = { ...DEFAULT_DIFF_LIMITS, ...limits };
+  const settings = { ...DEFAULT_DIFF_LIMITS, labels: { base: "base", head: "head" }, ...limits };
   const budget = { remaining: settings.maxDiffWork };
   const before = byIdentity(base);
   const after = byIdentity(head);
@@ -96,7 +101,7 @@ export function diffEnvironment(
   if (after.size === 0 && before.size > 0)
     dangers.unshift({
       reason: "renders-empty",
-      detail: `head renders no objects at all (base rendered ${before.size}): applying it would prune everything`,
+      detail: `${settings.labels.head} renders no objects at all (${settings.labels.base} had ${before.size}): applying it would prune everything`,
     });
   changes.sort((a, b) => compareKeys(a.key, b.key));
   images.sort((a, b) => compareKeys(a.object, b.object));
@@ -108,7 +113,7 @@ function objectChange(
   kind: ObjectChange["kind"],
   old: KubeObject | undefined,
   now: KubeObject | undefined,
-  limits: DiffLimits,
+  limits: DiffLimits & Required<DiffSides>,
   budget: { remaining: number },
 ): ObjectChange {
   const payload: SecretPayload = secretPayloadOf((now ?? old)!);
@@ -141,8 +146,8 @@ function objectChange(
   const edits = diffLines(a, b, { maxEditDistance: limits.maxEditDistance, budget });
   const diffed = unifiedDiff(
     edits,
-    old ? `base/${pathOf(keyOf(old))}` : "/dev/null",
-    now ? `head/${pathOf(key)}` : "/dev/null",
+    old ? `${limits.labels.base}/${pathOf(keyOf(old))}` : "/dev/null",
+    now ? `${limits.labels.head}/${pathOf(key)}` : "/dev/null",
     {
       maxLines: limits.maxDiffLines,
       maxLineChars: limits.maxLineChars,

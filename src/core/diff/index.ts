@@ -4,7 +4,7 @@
  */
 export type { KubeObject } from "../kube-object.js";
 export * from "./types.js";
-export { diffEnvironment, identityOf, keyOf } from "./environment-diff.js";
+export { diffEnvironment, identityOf, keyOf, type DiffSides } from "./environment-diff.js";
 export { describeKey, IMMUTABLE_FIELDS, type ImmutableField } from "./dangers.js";
 export { diffLines, unifiedDiff, type Edit } from "./line-diff.js";
 export { normalizeObject } from "./normalize.js";

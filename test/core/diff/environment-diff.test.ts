@@ -162,7 +162,7 @@ describe("diffEnvironment", () => {
     const diff = diffEnvironment([configMap("a", {}), configMap("b", {})], []);
     expect(diff.dangers[0]).toEqual({
       reason: "renders-empty",
-      detail: "head renders no objects at all (base rendered 2): applying it would prune everything",
+      detail: "head renders no objects at all (base had 2): applying it would prune everything",
     });
     expect(diffEnvironment([], []).dangers).toEqual([]);
     expect(diffEnvironment([], [configMap("a", {})]).dangers).toEqual([]);
