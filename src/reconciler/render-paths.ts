@@ -4,10 +4,15 @@
  * network confinement): a folder is rendered as it is; a file in a folder with a kustomization or
  * a `Chart.yaml` renders that folder (a values file beside a chart is passed to `helm template`);
  * any other file is read as manifests. A file that holds no Kubernetes object (a values file with
- * no chart beside it) is not rendered, and the result says so. docs/diff.md "ferry diff".
+ * no chart beside it) is not rendered, and the result says so. An Argo CD Application among the
+ * rendered objects is replaced by what it renders, with the overrides argo-overrides.ts applies
+ * (the others are listed as not applied). docs/diff.md "ferry diff" and "Argo CD Applications".
  */
-import { readdir, stat } from "node:fs/promises";
+import { mkdtemp, readdir, rm, stat, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import path from "node:path";
+import { stringify } from "yaml";
+import { applyKustomizeImages, argoApplicationSpec, argoRenderPlan } from "../core/diff/argo-overrides.js";
 import { isUserError } from "../core/errors.js";
 import type { KubeObject } from "../core/kube-object.js";
 import { KUSTOMIZATION_FILES, renderPath, resolveInside, type RenderOptions } from "./render.js";
@@ -84,7 +89,11 @@ export async function renderPaths(
           ? { helmValues: [...(options.helmValues ?? []), ...target.helmValues] }
           : {}),
       });
-      objects.push(...rendered.map(({ object }) => object));
+      for (const { object } of rendered) {
+        if (argoApplicationSpec(object))
+          objects.push(...(await renderApplication(root, object, options, notRendered)));
+        else objects.push(object);
+      }
     } catch (error) {
       if (target.lone && isUserError(error) && error.code === "invalid-manifest") {
         notRendered.push(`${target.named}: not a manifest, and no kustomization or chart beside it`);
@@ -94,4 +103,45 @@ export async function renderPaths(
     }
   }
   return { objects, notRendered };
+}
+
+/** What an Argo CD Application renders from this repository, its overrides applied; it replaces the Application. */
+async function renderApplication(
+  root: string,
+  application: KubeObject,
+  options: RenderOptions,
+  notRendered: string[],
+): Promise<KubeObject[]> {
+  const plan = argoRenderPlan(application);
+  notRendered.push(...plan.notApplied);
+  const objects: KubeObject[] = [];
+  for (const source of plan.sources) {
+    const target = await targetOf(root, source.path);
+    if (!target || target.lone) {
+      notRendered.push(
+        `${application.kind} ${application.metadata.name}: path ${source.path} is not a folder of this repository; not rendered`,
+      );
+      continue;
+    }
+    const scratch = source.helmValues ? await mkdtemp(path.join(tmpdir(), "ferry-argo-values-")) : undefined;
+    try {
+      const generated = scratch ? path.join(scratch, "values.yaml") : undefined;
+      if (generated) await writeFile(generated, stringify(source.helmValues));
+      const rendered = await renderPath(root, target.relative, {
+        ...options,
+        helmValues: [...(options.helmValues ?? []), ...source.helmValueFiles],
+        ...(generated ? { generatedHelmValues: [generated] } : {}),
+        ...(source.namespace ? { helmNamespace: source.namespace } : {}),
+      });
+      const inner = rendered.map(({ object }) => object);
+      if (inner.some((object) => argoApplicationSpec(object)))
+        notRendered.push(
+          `${application.kind} ${application.metadata.name}: the Applications it renders are diffed as objects, not expanded`,
+        );
+      objects.push(...applyKustomizeImages(inner, source.kustomizeImages));
+    } finally {
+      if (scratch) await rm(scratch, { recursive: true, force: true });
+    }
+  }
+  return objects;
 }

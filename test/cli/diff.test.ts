@@ -175,4 +175,71 @@ describe("ferry diff", () => {
     expect(bad.err).toBe(`ferry diff: "no-such-branch" is not a commit in ${dir}\n`);
     expect((await run()).code).toBe(2);
   });
+
+  it("renders an Argo CD Application's sources with its overrides, and says which it did not apply", async () => {
+    const app = (tag: string, replicas: number, workerTag: string) =>
+      [
+        "apiVersion: argoproj.io/v1alpha1",
+        "kind: Application",
+        "metadata: {name: shop, namespace: argocd}",
+        "spec:",
+        "  destination: {namespace: shop-argo}",
+        "  sources:",
+        "    - repoURL: https://github.com/acme/config",
+        "      path: envs/staging",
+        "      kustomize:",
+        `        images: ["ghcr.io/acme/shop:${tag}"]`,
+        "        commonLabels: {team: shop}",
+        "    - repoURL: https://github.com/acme/config",
+        "      path: charts/worker",
+        "      helm:",
+        `        valuesObject: {replicas: ${replicas}}`,
+        `        parameters: [{name: image.tag, value: '${workerTag}'}]`,
+        "",
+      ].join("\n");
+    const chart = {
+      "charts/worker/Chart.yaml": "apiVersion: v2\nname: worker\nversion: 0.1.0\n",
+      "charts/worker/values.yaml": "replicas: 1\nimage: {tag: '1.0.0'}\n",
+      "charts/worker/templates/deployment.yaml": [
+        "apiVersion: apps/v1",
+        "kind: Deployment",
+        "metadata: {name: worker, namespace: {{ .Release.Namespace }}}",
+        "spec:",
+        "  replicas: {{ .Values.replicas }}",
+        "  selector: {matchLabels: {app: worker}}",
+        "  template:",
+        "    metadata: {labels: {app: worker}}",
+        "    spec:",
+        "      containers:",
+        "        - name: worker",
+        "          image: ghcr.io/acme/worker:{{ .Values.image.tag }}",
+        "",
+      ].join("\n"),
+    };
+    commit(
+      {
+        ".github/ferry.yml": CONFIG.replace(
+          "paths: [envs/prod/kustomization.yaml]",
+          "paths: [argocd/shop.yaml]",
+        ),
+        "argocd/shop.yaml": app("1.7.3", 2, "2.0.0"),
+        ...chart,
+      },
+      "Argo CD application",
+    );
+    write({ "argocd/shop.yaml": app("1.9.0", 4, "2.1.0") });
+    const { code, out, err } = await run("--base", "main", "--env", "prod");
+    expect(code).toBe(0);
+    expect(out.split("\n")[0]).toBe("=== prod: 0 added, 2 changed, 0 removed, 1 unchanged");
+    expect(out).toContain("ghcr.io/acme/shop 1.7.3 → 1.9.0 (container shop of Deployment.apps shop/shop)");
+    expect(out).toContain("-  replicas: 2\n+  replicas: 4");
+    // The chart's parameter (image.tag) and namespace come from the Application.
+    expect(out).toContain(
+      "ghcr.io/acme/worker 2.0.0 → 2.1.0 (container worker of Deployment.apps shop-argo/worker)",
+    );
+    expect(out).not.toContain("Application");
+    expect(err).toContain(
+      "ferry diff: prod: not rendered: the working tree: Application shop: source 0: kustomize.commonLabels not applied\n",
+    );
+  });
 });
