@@ -32,9 +32,11 @@ const FERRY_LABELS: Record<string, string | undefined> = {
   "app.kubernetes.io/managed-by": "ferry",
 };
 
-/** A copy of `object` without server-managed fields and Ferry's own bookkeeping; the order of keys is kept. */
+/** A copy of `object` without server-managed fields and Ferry's own bookkeeping; below the top level the order of keys is kept. */
 export function normalizeObject(object: KubeObject): KubeObject {
-  const copy = plainCopy(object) as KubeObject;
+  // apiVersion, kind and metadata first (a live object read back may carry them last), the rest as rendered.
+  const { apiVersion, kind, metadata: _metadata, ...rest } = plainCopy(object) as KubeObject;
+  const copy = { apiVersion, kind, metadata: _metadata, ...rest } as KubeObject;
   delete copy.status;
   const metadata = copy.metadata;
   for (const field of SERVER_METADATA) delete metadata[field];

@@ -240,4 +240,22 @@ describe("diffEnvironment", () => {
     expect(large).toMatchObject({ kind: "changed", note: expect.stringContaining("too large to diff") });
     expect(large!.unifiedDiff).toBeUndefined();
   });
+
+  it("prints apiVersion, kind and metadata first whatever order the API server sent them in", () => {
+    const live = {
+      data: { a: "1" },
+      metadata: { name: "c", namespace: "shop" },
+      apiVersion: "v1",
+      kind: "ConfigMap",
+    };
+    const [change] = diffEnvironment([live as KubeObject], [configMap("c", { a: "2" })]).changes;
+    expect(change!.unifiedDiff!.split("\n").slice(2)).toEqual([
+      "@@ -4,4 +4,4 @@",
+      "   name: c",
+      "   namespace: shop",
+      " data:",
+      '-  a: "1"',
+      '+  a: "2"',
+    ]);
+  });
 });
