@@ -22,6 +22,10 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<{ run: Com
     summary: "validate .github/ferry.yml and the image references it expects",
     load: () => import("./cli/check.js"),
   },
+  diff: {
+    summary: "render each environment at two revisions and print what would change",
+    load: () => import("./cli/diff.js"),
+  },
   plan: { summary: "query the registries and print what would change", load: () => import("./cli/plan.js") },
   history: {
     summary: "which tag and digest ran in an environment over time, from git history",

@@ -7,6 +7,8 @@ export const EXIT = {
   usage: 2,
   /** Nothing matched: no tag admitted, image not referenced. */
   noMatch: 3,
+  /** `ferry diff --fail-on-danger`: a change would prune, delete a Namespace/CRD/PVC or change an immutable field. */
+  danger: 4,
 } as const;
 
 /** What a command may touch; tests pass their own. */

@@ -13,11 +13,14 @@ import { describeObjects } from "../reconciler/reconciler.js";
 import { buildReconciler, startReconciler, type ReconcilerSetup } from "../reconciler/start.js";
 import { printRbac } from "../reconciler/print-rbac.js";
 import { parseListenAddress } from "../reconciler/status-server.js";
+import { diffEnvironment, formatDiffPlain } from "../core/diff/index.js";
+import type { DryRunSides } from "../reconciler/dry-run-sides.js";
+import { cliRedactor } from "./diff.js";
 import { argsFromEnv } from "./flag-env.js";
 import { EXIT, UsageError, type CliIo } from "./io.js";
 
 const USAGE =
-  "usage: ferry reconcile --repo URL|PATH --path DIR [--ref REF] [--namespace NS] [--interval 2m] [--once] [--dry-run] [--no-self-heal]\n" +
+  "usage: ferry reconcile --repo URL|PATH --path DIR [--ref REF] [--namespace NS] [--interval 2m] [--once] [--dry-run [--diff]] [--no-self-heal]\n" +
   "         [--prune] [--allow-empty] [--max-prune N] [--max-prune-percent P] [--create-namespace] [--environment NAME]\n" +
   "         [--instance NAME] [--kubeconfig FILE] [--listen ADDR] [--github-repo O/R] [--github-api-url URL] [--work-dir DIR]\n" +
   "         [--allow-namespace NS]... [--allow-cluster-kind KIND]... [--allow-remote-base PREFIX]... [--helm-values FILE]...\n" +
@@ -59,6 +62,7 @@ const OPTIONS = {
   interval: { type: "string", default: "2m" },
   once: { type: "boolean", default: false },
   "dry-run": { type: "boolean", default: false },
+  diff: { type: "boolean", default: false },
   "no-self-heal": { type: "boolean", default: false },
   prune: { type: "boolean", default: false },
   "allow-empty": { type: "boolean", default: false },
@@ -87,6 +91,13 @@ const OPTIONS = {
   help: { type: "boolean", short: "h", default: false },
 } as const;
 
+/** `--dry-run --diff`: live against what the apply would store, in `ferry diff`'s format (docs/diff.md). */
+function liveDiff(sides: DryRunSides, instance: string, env: NodeJS.ProcessEnv): string {
+  const diff = diffEnvironment(sides.live, sides.desired, { labels: { base: "live", head: "desired" } });
+  const secrets = cliRedactor(env);
+  return formatDiffPlain([{ environment: instance, diff }], (text) => secrets.redact(text));
+}
+
 /** Where the environment's flags start: `FERRY_RECONCILE_REPO` is `--repo`. */
 export const FLAG_ENV_PREFIX = "FERRY_RECONCILE_";
 
@@ -106,6 +117,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
   }
   if (!values.repo) throw new UsageError(`--repo is required\n${USAGE}`);
   if (!values.path) throw new UsageError(`--path is required\n${USAGE}`);
+  if (values.diff && !values["dry-run"]) throw new UsageError(`--diff goes with --dry-run\n${USAGE}`);
   const maxPrunePercent = count(
     values["max-prune-percent"],
     "--max-prune-percent",
@@ -221,6 +233,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
     const result = await reconciler.cycle();
     await reconciler.stop();
     if (values["dry-run"] && result.plan) io.stdout(formatSyncPlan(result.plan));
+    if (values.diff && result.dryRunSides) io.stdout(`\n${liveDiff(result.dryRunSides, instance, io.env)}`);
     else if (!values["dry-run"]) {
       io.stdout(
         `revision ${result.revision ?? "(none)"}: ${result.sync}, ${result.health}; applied ${result.applied.length}, pruned ${result.pruned.length}\n`,

@@ -3,6 +3,7 @@
  * health of every desired object (what `/status`, the metrics and the Deployment report show).
  */
 import type { DriftRecord } from "./drift.js";
+import type { DryRunSides } from "./dry-run-sides.js";
 import type { ClusterPort } from "./ports.js";
 import { isTransientError } from "../core/errors.js";
 import type { CycleSettings } from "./cycle-settings.js";
@@ -46,6 +47,8 @@ export interface CycleResult {
   notes?: string[];
   /** Set when another reconciler holds the path's Lease: this one applied nothing. */
   standby?: string;
+  /** A dry run's live objects and what applying its plan would make of them (`--dry-run --diff`). */
+  dryRunSides?: DryRunSides;
 }
 
 export function failure(phase: CyclePhase, error: unknown, extra: Partial<CycleResult> = {}): CycleResult {

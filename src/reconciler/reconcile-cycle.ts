@@ -11,6 +11,7 @@ import { failure, statusKindsOf, summarize, type CyclePhase, type CycleResult } 
 import type { CycleSettings } from "./cycle-settings.js";
 import { rememberInSync, type DiffMemory } from "./diff-memory.js";
 import { detectDrift } from "./drift.js";
+import { dryRunSides } from "./dry-run-sides.js";
 import { observe, type Observation } from "./observe.js";
 import type { RenderedObject } from "./parse-manifests.js";
 import { planSync, type SyncPlan } from "./plan.js";
@@ -112,20 +113,23 @@ export async function runCycle(
   // A refused object is a config error: reported per object, and like an apply error it holds the prune.
   const refusals = plan.refused.map(describeRefusal);
   if (settings.dryRun)
-    return summarize({
-      revision,
-      plan,
-      observation,
-      settings,
-      liveAfter: new Map(),
-      applied: [],
-      pruned: [],
-      errors: refusals,
-      writes: 0,
-      phase: "done",
-      dryRun: true,
-      statusKinds: await statusKindsOf(cluster, observation.desired),
-    });
+    return {
+      ...summarize({
+        revision,
+        plan,
+        observation,
+        settings,
+        liveAfter: new Map(),
+        applied: [],
+        pruned: [],
+        errors: refusals,
+        writes: 0,
+        phase: "done",
+        dryRun: true,
+        statusKinds: await statusKindsOf(cluster, observation.desired),
+      }),
+      dryRunSides: dryRunSides(plan, observation),
+    };
 
   // Intent before apply: a crash from here on leaves every object it creates in the inventory.
   let intent;

@@ -53,6 +53,11 @@ export interface RenderOptions {
    * values files after the chart's own values.yaml (`--helm-values`).
    */
   helmValues?: readonly string[];
+  /**
+   * Values files Ferry itself wrote outside the repository (an Argo CD Application's
+   * `helm.values`/`parameters`, for `ferry diff`), applied last; absolute paths.
+   */
+  generatedHelmValues?: readonly string[];
   /** `.Release.Namespace` for a chart (the reconciler's namespace). */
   helmNamespace?: string;
   /** The helm binary; `helm` from PATH when absent. */
@@ -113,6 +118,7 @@ export async function renderPath(
     await checkChartInputs(root, folder, valuesFiles, {
       ...(options.inputLimits ? { limits: options.inputLimits } : {}),
     });
+    valuesFiles.push(...(options.generatedHelmValues ?? []));
     // `helm` is looked up on the renderer's PATH; a missing one is reported with how to install it.
     const helm = helmRenderer(options.helm ?? "helm", {
       release: path.basename(folder),

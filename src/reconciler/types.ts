@@ -3,20 +3,7 @@
  * report). Plain JSON-like values so every step can be a pure function with table tests.
  */
 
-/** A Kubernetes object as JSON: what a manifest renders to and what the API server returns. */
-export interface KubeObject {
-  apiVersion: string;
-  kind: string;
-  metadata: {
-    name: string;
-    namespace?: string;
-    labels?: Record<string, string>;
-    annotations?: Record<string, string>;
-    ownerReferences?: unknown[];
-    [field: string]: unknown;
-  };
-  [field: string]: unknown;
-}
+export type { KubeObject } from "../core/kube-object.js";
 
 /** Identifies one object across revisions: group (empty for the core group), kind, namespace, name. */
 export interface ObjectRef {

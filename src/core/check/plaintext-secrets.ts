@@ -34,7 +34,8 @@ export function plaintextSecretField(object: unknown): "data" | "stringData" | u
   return undefined;
 }
 
-function isSopsMetadata(value: unknown): boolean {
+/** Whether a `sops:` field is SOPS metadata (it carries a `mac`): the object is SOPS-encrypted. */
+export function isSopsMetadata(value: unknown): boolean {
   return typeof value === "object" && value !== null && "mac" in value;
 }
 
