@@ -52,7 +52,7 @@ export function refusalReason(ref: ObjectRef, confinement: Confinement): string 
 }
 
 /** Splits desired objects into those Ferry may apply and those it refuses. */
-export function confine<T extends { ref: ObjectRef; object?: unknown }>(
+export function confine<T extends { ref: ObjectRef; object?: unknown; decrypted?: true }>(
   objects: T[],
   confinement: Confinement | undefined,
 ): { allowed: T[]; refused: RefusedObject[] } {
@@ -61,7 +61,8 @@ export function confine<T extends { ref: ObjectRef; object?: unknown }>(
   const refused: RefusedObject[] = [];
   for (const object of objects) {
     const reason =
-      refusalReason(object.ref, confinement) ?? plaintextSecretRefusal(object.object, confinement);
+      refusalReason(object.ref, confinement) ??
+      (object.decrypted ? undefined : plaintextSecretRefusal(object.object, confinement));
     if (reason) refused.push({ ref: object.ref, reason });
     else allowed.push(object);
   }

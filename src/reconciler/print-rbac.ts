@@ -11,7 +11,9 @@ export async function printRbac(setup: ReconcilerSetup, name = "ferry-reconciler
   const instance = setup.instance ?? setup.environment ?? "default";
   const namespace = setup.namespace ?? "default";
   const { dir } = await (setup.source ?? configSourceOf(setup, instance)).fetch();
-  const rendered = await renderPath(dir, setup.path, renderOptionsOf(setup, namespace));
+  // The kinds are the same encrypted or not: nothing is decrypted for --print-rbac.
+  const { sops: _sops, ...options } = renderOptionsOf(setup, namespace);
+  const rendered = await renderPath(dir, setup.path, options);
   const needs = rbacNeeds({
     objects: rendered.map(({ object }) => object),
     namespace,
