@@ -69,7 +69,10 @@ export function confine<T extends { ref: ObjectRef; object?: unknown; decrypted?
   return { allowed, refused };
 }
 
-/** A Secret in the clear in Git is refused unless `--allow-plaintext-secrets` says otherwise (docs/security.md). */
+/**
+ * A Secret in the clear in Git is refused unless `--allow-plaintext-secrets` says otherwise
+ * (docs/security.md); one made only of SOPS-decrypted values (`decrypted`) is not checked here.
+ */
 function plaintextSecretRefusal(object: unknown, confinement: Confinement): string | undefined {
   if (confinement.allowPlaintextSecrets === true) return undefined;
   const field = plaintextSecretField(object);

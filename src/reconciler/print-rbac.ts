@@ -11,9 +11,8 @@ export async function printRbac(setup: ReconcilerSetup, name = "ferry-reconciler
   const instance = setup.instance ?? setup.environment ?? "default";
   const namespace = setup.namespace ?? "default";
   const { dir } = await (setup.source ?? configSourceOf(setup, instance)).fetch();
-  // The kinds are the same encrypted or not: nothing is decrypted for --print-rbac.
-  const { sops: _sops, ...options } = renderOptionsOf(setup, namespace);
-  const rendered = await renderPath(dir, setup.path, options);
+  // Decrypted as a cycle would (sops encrypts a manifest's kind too, unless told not to).
+  const rendered = await renderPath(dir, setup.path, renderOptionsOf(setup, namespace));
   const needs = rbacNeeds({
     objects: rendered.map(({ object }) => object),
     namespace,
