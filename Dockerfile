@@ -28,10 +28,18 @@ FROM golang:1.26-bookworm AS helm
 ARG HELM_VERSION=v3.22.0
 RUN CGO_ENABLED=0 GOBIN=/out go install "helm.sh/helm/v3/cmd/helm@${HELM_VERSION}"
 
+FROM golang:1.26-bookworm AS sops
+# sops decrypts SOPS-encrypted files for the reconciler before it renders (README, "SOPS"); built
+# from its Go module at the release src/reconciler/renderer.ts PINNED_SOPS names, verified by the
+# Go checksum database.
+ARG SOPS_VERSION=v3.13.3
+RUN CGO_ENABLED=0 GOBIN=/out go install "github.com/getsops/sops/v3/cmd/sops@${SOPS_VERSION}"
+
 FROM node:${NODE_VERSION}-bookworm-slim
 RUN apt-get update && apt-get install -y --no-install-recommends git ca-certificates tini && rm -rf /var/lib/apt/lists/*
 COPY --from=kubectl /kubectl /usr/local/bin/kubectl
 COPY --from=helm /out/helm /usr/local/bin/helm
+COPY --from=sops /out/sops /usr/local/bin/sops
 WORKDIR /app
 COPY --from=build /src/package.json ./
 COPY --from=build /src/node_modules ./node_modules

@@ -25,7 +25,7 @@ const USAGE =
   "         [--instance NAME] [--kubeconfig FILE] [--listen ADDR] [--github-repo O/R] [--github-api-url URL] [--work-dir DIR]\n" +
   "         [--allow-namespace NS]... [--allow-cluster-kind KIND]... [--allow-remote-base PREFIX]... [--helm-values FILE]...\n" +
   "         [--allow-plaintext-secrets] [--render-memory-limit 384Mi] [--status-listen ADDR] [--request-timeout 30s]\n" +
-  "         [--cycle-deadline 10m] [--prune-grace-cycles 3]\n" +
+  "         [--cycle-deadline 10m] [--prune-grace-cycles 3] [--sops-age-key-file FILE]\n" +
   "         [--inventory-namespace NS] [--print-rbac]\n" +
   "each flag not given may come from FERRY_RECONCILE_<FLAG> (--github-repo: FERRY_RECONCILE_GITHUB_REPO; true/false for\n" +
   "a switch, comma-separated for a repeatable flag); the command line wins\n" +
@@ -86,6 +86,7 @@ const OPTIONS = {
   "allow-remote-base": { type: "string", multiple: true, default: [] as string[] },
   "helm-values": { type: "string", multiple: true, default: [] as string[] },
   "render-memory-limit": { type: "string" },
+  "sops-age-key-file": { type: "string" },
   "prune-grace-cycles": { type: "string" },
   "print-rbac": { type: "boolean", default: false },
   help: { type: "boolean", short: "h", default: false },
@@ -167,6 +168,9 @@ export async function run(args: string[], io: CliIo): Promise<number> {
     ...(values["helm-values"].length > 0 ? { helmValues: values["helm-values"] } : {}),
     ...(renderMemoryLimitBytes !== undefined ? { renderMemoryLimitBytes } : {}),
     renderEnv: { ...io.env },
+    ...(values["sops-age-key-file"]
+      ? { sopsAgeKeyFile: path.resolve(io.cwd, values["sops-age-key-file"]) }
+      : {}),
     ...(values.kubeconfig ? { kubeconfigFile: path.resolve(io.cwd, values.kubeconfig) } : {}),
     ...(gitToken ? { gitToken } : {}),
     gitEnv: {

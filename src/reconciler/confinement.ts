@@ -52,7 +52,7 @@ export function refusalReason(ref: ObjectRef, confinement: Confinement): string 
 }
 
 /** Splits desired objects into those Ferry may apply and those it refuses. */
-export function confine<T extends { ref: ObjectRef; object?: unknown }>(
+export function confine<T extends { ref: ObjectRef; object?: unknown; decrypted?: true }>(
   objects: T[],
   confinement: Confinement | undefined,
 ): { allowed: T[]; refused: RefusedObject[] } {
@@ -61,14 +61,18 @@ export function confine<T extends { ref: ObjectRef; object?: unknown }>(
   const refused: RefusedObject[] = [];
   for (const object of objects) {
     const reason =
-      refusalReason(object.ref, confinement) ?? plaintextSecretRefusal(object.object, confinement);
+      refusalReason(object.ref, confinement) ??
+      (object.decrypted ? undefined : plaintextSecretRefusal(object.object, confinement));
     if (reason) refused.push({ ref: object.ref, reason });
     else allowed.push(object);
   }
   return { allowed, refused };
 }
 
-/** A Secret in the clear in Git is refused unless `--allow-plaintext-secrets` says otherwise (docs/security.md). */
+/**
+ * A Secret in the clear in Git is refused unless `--allow-plaintext-secrets` says otherwise
+ * (docs/security.md); one made only of SOPS-decrypted values (`decrypted`) is not checked here.
+ */
 function plaintextSecretRefusal(object: unknown, confinement: Confinement): string | undefined {
   if (confinement.allowPlaintextSecrets === true) return undefined;
   const field = plaintextSecretField(object);

@@ -19,6 +19,8 @@ export interface DesiredObject {
   ref: ObjectRef;
   object: KubeObject;
   source: string;
+  /** A Secret made of SOPS-decrypted values only (RenderedObject.decrypted). */
+  decrypted?: true;
 }
 
 export interface DesiredStateOptions {
@@ -78,7 +80,7 @@ export function prepareDesiredState(
   options: DesiredStateOptions,
 ): DesiredObject[] {
   const byKey = new Map<string, DesiredObject>();
-  const add = (object: KubeObject, source: string) => {
+  const add = (object: KubeObject, source: string, decrypted?: true) => {
     const prepared = withOwnership(object, options.instance);
     if (isNamespaced(prepared)) {
       prepared.metadata.namespace ??= options.defaultNamespace;
@@ -94,9 +96,9 @@ export function prepareDesiredState(
         `${describeRef(ref)} is defined twice: in ${earlier.source} and in ${source}`,
       );
     }
-    byKey.set(key, { ref, object: prepared, source });
+    byKey.set(key, { ref, object: prepared, source, ...(decrypted ? { decrypted } : {}) });
   };
-  for (const { object, source } of rendered) add(object, source);
+  for (const { object, source, decrypted } of rendered) add(object, source, decrypted);
   if (options.createNamespace) {
     const key = inventoryKey({
       group: "",

@@ -2,8 +2,11 @@
  * What a cycle remembers for the next one: per object, the desired object last found in sync and
  * the live version it was in sync at. It is kept in the process and in the inventory (with the
  * identity of the API server it was gathered on), so a restarted reconciler skips the dry-runs too.
+ * A Secret's entry is the exception (docs/security.md, "SOPS"): its fingerprint is an HMAC under a
+ * key this process made and never stores, and it is never written to the inventory, so nothing
+ * stored can be used to test a guess of a Secret's values.
  */
-import { createHash } from "node:crypto";
+import { createHash, createHmac, randomBytes } from "node:crypto";
 import { inventoryKey } from "./object-ref.js";
 import type { DesiredObject } from "./desired-state.js";
 import type { ObservedObject, SyncPlan } from "./plan.js";
@@ -11,6 +14,18 @@ import type { KubeObject } from "./types.js";
 
 function digest(text: string): string {
   return createHash("sha256").update(text).digest("hex").slice(0, 24);
+}
+
+/** This process's key for Secrets' fingerprints: never stored, so a restart forgets them. */
+const SECRET_FINGERPRINT_KEY = randomBytes(32);
+
+function isSecret(object: KubeObject): boolean {
+  return object.kind === "Secret" && object.apiVersion === "v1";
+}
+
+/** A core Secret's inventory key (`<group>_<kind>_…`, object-ref.ts). */
+function isSecretKey(key: string): boolean {
+  return key.startsWith("_Secret_");
 }
 
 /**
@@ -44,6 +59,11 @@ export class DiffMemory {
   private readonly inSync = new Map<string, { fingerprint: string; version: string }>();
 
   static fingerprint(object: KubeObject): string {
+    if (isSecret(object))
+      return createHmac("sha256", SECRET_FINGERPRINT_KEY)
+        .update(JSON.stringify(object))
+        .digest("hex")
+        .slice(0, 24);
     return digest(JSON.stringify(object));
   }
 
@@ -83,17 +103,18 @@ export class DiffMemory {
     for (const key of this.inSync.keys()) if (!keys.has(key)) this.inSync.delete(key);
   }
 
-  /** As stored in the inventory: key → [live version, desired fingerprint]. */
+  /** As stored in the inventory: key → [live version, desired fingerprint]; Secrets are left out. */
   export(): Record<string, [string, string]> {
     const out: Record<string, [string, string]> = {};
-    for (const [key, { version, fingerprint }] of this.inSync) out[key] = [version, fingerprint];
+    for (const [key, { version, fingerprint }] of this.inSync)
+      if (!isSecretKey(key)) out[key] = [version, fingerprint];
     return out;
   }
 
   /** Takes the stored entries for keys this process has no memory of. */
   adopt(stored: Record<string, [string, string]>): void {
     for (const [key, [version, fingerprint]] of Object.entries(stored))
-      if (!this.inSync.has(key)) this.inSync.set(key, { version, fingerprint });
+      if (!this.inSync.has(key) && !isSecretKey(key)) this.inSync.set(key, { version, fingerprint });
   }
 }
 

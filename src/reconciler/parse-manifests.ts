@@ -26,6 +26,8 @@ export const DEFAULT_RENDER_LIMITS: RenderLimits = {
 export interface RenderedObject {
   object: KubeObject;
   source: string;
+  /** A Secret whose values all came out of `sops decrypt` (sops-provenance.ts): not plaintext from Git. */
+  decrypted?: true;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

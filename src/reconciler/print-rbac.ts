@@ -11,6 +11,7 @@ export async function printRbac(setup: ReconcilerSetup, name = "ferry-reconciler
   const instance = setup.instance ?? setup.environment ?? "default";
   const namespace = setup.namespace ?? "default";
   const { dir } = await (setup.source ?? configSourceOf(setup, instance)).fetch();
+  // Decrypted as a cycle would (sops encrypts a manifest's kind too, unless told not to).
   const rendered = await renderPath(dir, setup.path, renderOptionsOf(setup, namespace));
   const needs = rbacNeeds({
     objects: rendered.map(({ object }) => object),

@@ -3,7 +3,8 @@
  * has its inputs checked (kustomize-inputs.ts), then goes through kustomize as a bounded child
  * process (renderer.ts); a folder with a `Chart.yaml` (and no kustomization) has its inputs checked
  * (chart-inputs.ts) and goes through `helm template` the same way; any other folder is read as
- * plain manifests, recursively, in sorted order.
+ * plain manifests, recursively, in sorted order. With `sops` set (the reconciler), SOPS-encrypted
+ * files are decrypted first into a private copy of the tree the render then reads (sops-decrypt.ts).
  */
 import { lstat, readdir, readFile, realpath, stat } from "node:fs/promises";
 import path from "node:path";
@@ -18,6 +19,8 @@ import {
   type RenderLimits,
 } from "./parse-manifests.js";
 import { checkChartInputs } from "./chart-inputs.js";
+import { withDecryptedTree, type SopsOptions } from "./sops-decrypt.js";
+import { markDecryptedSecrets } from "./sops-provenance.js";
 import {
   DEFAULT_RENDERER_LIMITS,
   helmRenderer,
@@ -62,6 +65,11 @@ export interface RenderOptions {
   helmNamespace?: string;
   /** The helm binary; `helm` from PATH when absent. */
   helm?: string;
+  /**
+   * Decrypt SOPS-encrypted files before rendering (sops-decrypt.ts). Only the reconciler sets it:
+   * the App's renders (ferry/diff, plans) never decrypt.
+   */
+  sops?: SopsOptions;
 }
 
 /** What the renderer may see of a given environment: no tokens (FERRY_GITHUB_TOKEN…) reach it. */
@@ -100,6 +108,15 @@ export async function renderPath(
   relative: string,
   options: RenderOptions = {},
 ): Promise<RenderedObject[]> {
+  if (!options.sops) return renderTree(root, relative, options);
+  // Without an environment, sops gets none (it still finds itself on this process PATH).
+  return withDecryptedTree(root, options.sops, options.env ?? {}, async (tree, values) => {
+    const objects = await renderTree(tree, relative, options);
+    return values ? markDecryptedSecrets(objects, values) : objects;
+  });
+}
+
+async function renderTree(root: string, relative: string, options: RenderOptions): Promise<RenderedObject[]> {
   const limits = { ...DEFAULT_RENDER_LIMITS, ...options.limits };
   const folder = await resolveInside(root, relative);
   const budget = new RenderBudget(limits);

@@ -39,6 +39,18 @@ export const MISSING_HELM_HELP =
   `helm is not on PATH: install helm ${PINNED_HELM} (https://helm.sh/docs/intro/install/, ` +
   `or go install helm.sh/helm/v3/cmd/helm@${PINNED_HELM})`;
 
+/** The sops release the reconciler decrypts with (sops-decrypt.ts), built from its Go module like helm. */
+export const PINNED_SOPS = "v3.13.3";
+
+export const MISSING_SOPS_HELP =
+  `sops is not on PATH: install sops ${PINNED_SOPS} (https://github.com/getsops/sops/releases, ` +
+  `or go install github.com/getsops/sops/v3/cmd/sops@${PINNED_SOPS})`;
+
+/** The age release whose `age-keygen` the tests make keys with (provision.sh builds it). */
+export const PINNED_AGE = "v1.3.2";
+
+export const MISSING_AGE_KEYGEN_HELP = `age-keygen is not on PATH: the SOPS tests make their keys with it (go install filippo.io/age/cmd/age-keygen@${PINNED_AGE})`;
+
 export interface HelmTemplateOptions {
   /** The release name (`.Release.Name`). */
   release: string;

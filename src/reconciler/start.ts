@@ -62,6 +62,12 @@ export interface ReconcilerSetup {
   renderMemoryLimitBytes?: number;
   /** The renderer's environment (PATH finds kubectl or kustomize); the process's own when absent. */
   renderEnv?: NodeJS.ProcessEnv;
+  /**
+   * `--sops-age-key-file`: the age identities SOPS-encrypted files are decrypted with. The
+   * reconciler decrypts every SOPS-encrypted file of the checkout before rendering, with or
+   * without it (without, sops finds its keys itself or the cycle fails naming the file).
+   */
+  sopsAgeKeyFile?: string;
   /** `--prune-grace-cycles`: cycles a head without the applied revision applies before it prunes (default 3). */
   pruneGraceCycles?: number;
   /**
@@ -127,6 +133,7 @@ export function renderOptionsOf(setup: ReconcilerSetup, namespace: string): Rend
     ...(setup.helmValues ? { helmValues: setup.helmValues } : {}),
     ...(setup.renderMemoryLimitBytes !== undefined ? { memoryLimitBytes: setup.renderMemoryLimitBytes } : {}),
     ...(setup.renderEnv ? { env: setup.renderEnv } : {}),
+    sops: setup.sopsAgeKeyFile !== undefined ? { ageKeyFile: setup.sopsAgeKeyFile } : {},
   };
 }
 

@@ -97,6 +97,18 @@ describe("deploy/ install manifests", () => {
         optional: true,
       });
       expect(pod.volumes.find((v: any) => v.name === "work").emptyDir.sizeLimit).toBe("1Gi");
+      // The SOPS age key: an optional Secret's file, named by --sops-age-key-file's variable.
+      expect(pod.volumes.find((v: any) => v.name === "sops").secret).toEqual({
+        secretName: "ferry-reconciler-sops",
+        optional: true,
+        defaultMode: 0o440,
+      });
+      expect(pod.securityContext.fsGroup).toBe(10001);
+      const sopsMount = container.volumeMounts.find((m: any) => m.name === "sops");
+      expect(sopsMount).toEqual({ name: "sops", mountPath: "/etc/ferry/sops", readOnly: true });
+      expect(container.env.find((e: any) => e.name === "FERRY_RECONCILE_SOPS_AGE_KEY_FILE").value).toBe(
+        "/etc/ferry/sops/age.agekey",
+      );
       // Egress only to DNS, HTTPS on public addresses and the API server: never link-local (metadata).
       const policy = objects.find((o) => o.kind === "NetworkPolicy")!;
       expect(policy.spec.podSelector.matchLabels).toEqual(

@@ -8,6 +8,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
+import { PINNED_SOPS } from "../../src/reconciler/renderer.js";
 
 const run = promisify(execFile);
 const ROOT = join(import.meta.dirname, "..", "..");
@@ -119,6 +120,12 @@ describe("the image", () => {
         .filter((word) => !word.startsWith("--"));
       return words.slice(0, -1);
     });
+
+  it("ships sops, built from its Go module at the release the reconciler pins", () => {
+    expect(dockerfile).toContain(`ARG SOPS_VERSION=${PINNED_SOPS}`);
+    expect(dockerfile).toMatch(/go install "github\.com\/getsops\/sops\/v3\/cmd\/sops@\$\{SOPS_VERSION\}"/);
+    expect(dockerfile).toMatch(/^COPY --from=sops \/out\/sops \/usr\/local\/bin\/sops$/m);
+  });
 
   it("finds what the Dockerfile copies from the build context", () => {
     expect(copied).toContain("src");

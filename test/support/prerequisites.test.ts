@@ -3,7 +3,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, wr
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { PINNED_HELM } from "../../src/reconciler/renderer.js";
+import { PINNED_AGE, PINNED_HELM, PINNED_SOPS } from "../../src/reconciler/renderer.js";
 import { missingPrerequisites, withProvisionedTools } from "./prerequisites.js";
 
 const PROVISION = path.join(import.meta.dirname, "provision.sh");
@@ -24,17 +24,21 @@ function pathWith(...tools: string[]): string {
 }
 
 describe("the test suite's prerequisites check", () => {
-  it("names git, the renderer and helm, each with how to get it, on a PATH without them", () => {
+  it("names git, the renderer, helm, sops and age-keygen, each with how to get it, on a PATH without them", () => {
     const missing = missingPrerequisites(pathWith()).join("\n");
     expect(missing).toMatch(/git is not on PATH: install git/);
     expect(missing).toMatch(/neither kubectl nor kustomize is on PATH: install kubectl/);
     expect(missing).toMatch(/helm is not on PATH: install helm v3\.22\.0/);
     expect(missing).toMatch(/htpasswd is not on PATH/);
+    expect(missing).toContain(`sops is not on PATH: install sops ${PINNED_SOPS}`);
+    expect(missing).toContain(`go install filippo.io/age/cmd/age-keygen@${PINNED_AGE}`);
   });
 
   it("accepts kustomize in place of kubectl", () => {
-    const missing = missingPrerequisites(pathWith("git", "kustomize", "helm", "htpasswd")).join("\n");
-    expect(missing).not.toMatch(/git|kubectl|kustomize|helm|htpasswd/);
+    const missing = missingPrerequisites(
+      pathWith("git", "kustomize", "helm", "htpasswd", "sops", "age-keygen"),
+    ).join("\n");
+    expect(missing).not.toMatch(/git|kubectl|kustomize|helm|htpasswd|sops|age-keygen/);
   });
 
   it("finds helm and kustomize where provision.sh builds them", () => {
@@ -97,7 +101,7 @@ describe("provision.sh, as `npm test` runs it on a new machine", () => {
   }
 
   it("builds helm into the cache once and runs the command with it on PATH", () => {
-    const machine = freshMachine("kubectl", "htpasswd");
+    const machine = freshMachine("kubectl", "htpasswd", "sops", "age-keygen");
     const first = machine.run("helm", "version");
     expect(first.stderr).toMatch(new RegExp(`building helm ${PINNED_HELM.replaceAll(".", "\\.")}`));
     expect(first.status).toBe(0);
@@ -106,6 +110,17 @@ describe("provision.sh, as `npm test` runs it on a new machine", () => {
     const second = machine.run("helm", "version");
     expect(second.status).toBe(0);
     expect(readFileSync(machine.log, "utf8").trim().split("\n")).toHaveLength(1);
+  });
+
+  it("builds sops and age-keygen from their Go modules at the pinned versions, and puts them on PATH", () => {
+    const machine = freshMachine("kubectl", "htpasswd", "helm");
+    const result = machine.run("--env");
+    expect(result.status).toBe(0);
+    const log = readFileSync(machine.log, "utf8");
+    expect(log).toContain(`github.com/getsops/sops/v3/cmd/sops@${PINNED_SOPS}`);
+    expect(log).toContain(`filippo.io/age/cmd/age-keygen@${PINNED_AGE}`);
+    expect(result.stdout).toContain(`sops-${PINNED_SOPS}/bin`);
+    expect(result.stdout).toContain(`age-keygen-${PINNED_AGE}/bin`);
   });
 
   it("builds kustomize only when neither kubectl nor kustomize is there", () => {

@@ -12,10 +12,14 @@ import { delimiter, join } from "node:path";
 import {
   findExecutable,
   findRenderer,
+  MISSING_AGE_KEYGEN_HELP,
   MISSING_HELM_HELP,
   MISSING_RENDERER_HELP,
+  MISSING_SOPS_HELP,
+  PINNED_AGE,
   PINNED_HELM,
   PINNED_KUSTOMIZE,
+  PINNED_SOPS,
 } from "../../src/reconciler/renderer.js";
 import { DISTRIBUTION_BINARY } from "./registry-distribution.js";
 
@@ -46,18 +50,22 @@ export function missingPrerequisites(searchPath: string | undefined): string[] {
   }
   if (!findRenderer(searchPath)) missing.push(MISSING_RENDERER_HELP);
   if (!findExecutable("helm", searchPath)) missing.push(MISSING_HELM_HELP);
+  if (!findExecutable("sops", searchPath)) missing.push(MISSING_SOPS_HELP);
+  if (!findExecutable("age-keygen", searchPath)) missing.push(MISSING_AGE_KEYGEN_HELP);
   if (!executable(CHROMIUM_BINARY)) {
     missing.push(`${CHROMIUM_BINARY} is missing: the status page test drives it (apt-get install chromium)`);
   }
   return missing;
 }
 
-/** `searchPath` with the cache folders `provision.sh` builds kustomize and helm into, where they exist. */
+/** `searchPath` with the cache folders `provision.sh` builds kustomize, helm, sops and age-keygen into, where they exist. */
 export function withProvisionedTools(searchPath: string | undefined): string {
   const cache = join(process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "ferry");
   const built = [
     ["helm", PINNED_HELM],
     ["kustomize", PINNED_KUSTOMIZE],
+    ["sops", PINNED_SOPS],
+    ["age-keygen", PINNED_AGE],
   ]
     .map(([tool, version]) => ({ tool: tool!, dir: join(cache, `${tool}-${version}`, "bin") }))
     .filter(({ tool, dir }) => findExecutable(tool, dir))

@@ -4,8 +4,9 @@
 # the README's `npm ci && npm test` is all a new machine needs (docs/testing.md "Prerequisites").
 #
 # - Node: the image's LTS (test/support/node-lts.sh) when the machine's is older than 22.19.
-# - kustomize (only when neither kubectl nor kustomize is on PATH) and helm: built from their Go
-#   modules, at the versions src/reconciler/renderer.ts pins, into ~/.cache/ferry/ (no root).
+# - kustomize (only when neither kubectl nor kustomize is on PATH), helm, sops and age-keygen (the
+#   SOPS tests' keys): built from their Go modules, at the versions src/reconciler/renderer.ts pins,
+#   into ~/.cache/ferry/ (no root).
 # - CNCF distribution (Debian's docker-registry), htpasswd (apache2-utils) and chromium: Debian's
 #   packages, the only source for those builds, installed with apt-get when this runs as root; as
 #   another user it names the command and stops.
@@ -36,6 +37,8 @@ if ! command -v kubectl >/dev/null 2>&1 && ! command -v kustomize >/dev/null 2>&
   go_tool kustomize "$(pinned PINNED_KUSTOMIZE)" sigs.k8s.io/kustomize/kustomize/v5
 fi
 command -v helm >/dev/null 2>&1 || go_tool helm "$(pinned PINNED_HELM)" helm.sh/helm/v3/cmd/helm
+command -v sops >/dev/null 2>&1 || go_tool sops "$(pinned PINNED_SOPS)" github.com/getsops/sops/v3/cmd/sops
+command -v age-keygen >/dev/null 2>&1 || go_tool age-keygen "$(pinned PINNED_AGE)" filippo.io/age/cmd/age-keygen
 
 # Debian packages: nothing else ships these builds.
 need_apt=()

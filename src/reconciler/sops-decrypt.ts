@@ -1,0 +1,211 @@
+/**
+ * SOPS decrypted at render time, in the reconciler only (docs/security.md, "SOPS"): the checkout
+ * is scanned for files carrying SOPS metadata (core/sops-file.ts); when there are any, the tree is
+ * copied into a private (0700) temporary folder, each of those files is replaced there by what
+ * the real `sops decrypt` prints, the render runs on that copy (so kustomize's secretGenerator
+ * reads decrypted env files), and the copy is removed when the render ends, whatever happened.
+ * The shared checkout is never written. `sops` runs as a bounded child whose environment is PATH,
+ * HOME, TMPDIR and SOPS_AGE_KEY_FILE only: none of the reconciler's tokens or other variables.
+ */
+import { spawn } from "node:child_process";
+import { constants } from "node:fs";
+import {
+  access,
+  chmod,
+  cp,
+  lstat,
+  mkdtemp,
+  readdir,
+  readFile,
+  realpath,
+  rm,
+  writeFile,
+} from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { UserError } from "../core/errors.js";
+import { sopsEncryptedFormat, sopsFormatOfName, type SopsFormat } from "../core/sops-file.js";
+import { MISSING_SOPS_HELP } from "./renderer.js";
+import { DecryptedValues } from "./sops-provenance.js";
+
+export interface SopsOptions {
+  /** `--sops-age-key-file`: the age identities sops decrypts with (a mounted Secret's file). */
+  ageKeyFile?: string;
+  /** The sops binary; `sops` from PATH when absent. */
+  sops?: string;
+  /** Per file; default 30 s. */
+  timeoutMs?: number;
+}
+
+export interface SopsScanLimits {
+  /** Entries walked in the checkout before the scan gives up. */
+  maxEntries: number;
+  /** Files larger than this are not read (the input checks refuse them if a render reads them). */
+  maxFileBytes: number;
+}
+
+export const DEFAULT_SOPS_SCAN_LIMITS: SopsScanLimits = { maxEntries: 50_000, maxFileBytes: 4 * 1024 * 1024 };
+
+/** The variables `sops` is given, when set: nothing else of the reconciler's environment. */
+const SOPS_ENV = ["PATH", "HOME", "TMPDIR"];
+
+export interface EncryptedFile {
+  /** Repo-relative, `/`-separated. */
+  relative: string;
+  format: SopsFormat;
+}
+
+/** The SOPS-encrypted files of the tree at `root`, sorted; `.git` and symlinks are skipped. */
+export async function findEncryptedFiles(
+  root: string,
+  limits: SopsScanLimits = DEFAULT_SOPS_SCAN_LIMITS,
+): Promise<EncryptedFile[]> {
+  const found: EncryptedFile[] = [];
+  let entries = 0;
+  const walk = async (dir: string, prefix: string): Promise<void> => {
+    for (const name of (await readdir(dir)).sort()) {
+      if (name === ".git") continue;
+      if (++entries > limits.maxEntries)
+        throw new UserError(
+          "sops-scan-too-large",
+          `the config repo has more than ${limits.maxEntries} files; not scanned for SOPS-encrypted files`,
+        );
+      const full = path.join(dir, name);
+      const relative = prefix ? `${prefix}/${name}` : name;
+      const info = await lstat(full);
+      if (info.isDirectory()) await walk(full, relative);
+      else if (info.isFile() && info.size <= limits.maxFileBytes && sopsFormatOfName(name) !== undefined) {
+        const format = sopsEncryptedFormat(name, await readFile(full, "utf8"));
+        if (format) found.push({ relative, format });
+      }
+    }
+  };
+  await walk(root, "");
+  return found;
+}
+
+/**
+ * Runs `render` on `root`, or, when the tree holds SOPS-encrypted files, on a private decrypted
+ * copy of it removed afterwards; `render` is told which values were decrypted.
+ */
+export async function withDecryptedTree<T>(
+  root: string,
+  options: SopsOptions,
+  env: NodeJS.ProcessEnv,
+  render: (root: string, decrypted: DecryptedValues | undefined) => Promise<T>,
+  limits: SopsScanLimits = DEFAULT_SOPS_SCAN_LIMITS,
+): Promise<T> {
+  const realRoot = await realpath(root);
+  const encrypted = await findEncryptedFiles(realRoot, limits);
+  if (encrypted.length === 0) return render(root, undefined);
+  if (options.ageKeyFile !== undefined) await checkKeyFile(options.ageKeyFile, encrypted[0]!.relative);
+  const copy = await mkdtemp(path.join(env.TMPDIR ?? tmpdir(), "ferry-sops-"));
+  try {
+    await chmod(copy, 0o700);
+    await cp(realRoot, copy, {
+      recursive: true,
+      verbatimSymlinks: true,
+      filter: (source) => path.basename(source) !== ".git",
+    });
+    const values = new DecryptedValues();
+    for (const file of encrypted) {
+      const target = path.join(copy, ...file.relative.split("/"));
+      const plaintext = await runSops(target, file, options, env, limits.maxFileBytes);
+      await chmod(target, 0o600);
+      await writeFile(target, plaintext, { mode: 0o600 });
+      values.addFile(file.format, plaintext);
+    }
+    return await render(copy, values);
+  } finally {
+    await rm(copy, { recursive: true, force: true });
+  }
+}
+
+async function checkKeyFile(file: string, first: string): Promise<void> {
+  try {
+    await access(file, constants.R_OK);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? "unreadable";
+    throw new UserError(
+      "sops-key-missing",
+      `cannot decrypt ${first}: the SOPS age key file ${file} (--sops-age-key-file) cannot be read (${code})`,
+    );
+  }
+}
+
+/** What sops's exit status means, in one line that holds nothing from the file or the key. */
+function reasonOf(code: number | null, options: SopsOptions): string {
+  switch (code) {
+    case 128:
+      return options.ageKeyFile !== undefined
+        ? `no key in ${options.ageKeyFile} (--sops-age-key-file) matches its recipients`
+        : "no key can decrypt it (no --sops-age-key-file is set)";
+    case 51:
+      return "its MAC does not match: the file was changed after it was encrypted, or is corrupted";
+    case 52:
+      return "it has no MAC: the file is corrupted";
+    case 24:
+    case 25:
+      return "its values cannot be decrypted with its data key: the file is corrupted";
+    case 2:
+    case 1:
+      return "sops cannot read it as SOPS-encrypted (a corrupted or hand-edited file)";
+    default:
+      return `sops failed (exit ${code ?? "signal"})`;
+  }
+}
+
+function runSops(
+  file: string,
+  encrypted: EncryptedFile,
+  options: SopsOptions,
+  env: NodeJS.ProcessEnv,
+  maxBytes: number,
+): Promise<string> {
+  const childEnv: NodeJS.ProcessEnv = {};
+  for (const name of SOPS_ENV) if (env[name] !== undefined) childEnv[name] = env[name];
+  if (options.ageKeyFile !== undefined) childEnv.SOPS_AGE_KEY_FILE = options.ageKeyFile;
+  const where = `cannot decrypt ${encrypted.relative}`;
+  const timeoutMs = options.timeoutMs ?? 30_000;
+  const args = ["decrypt", "--input-type", encrypted.format, "--output-type", encrypted.format, file];
+  return new Promise((resolve, reject) => {
+    const child = spawn(options.sops ?? "sops", args, {
+      cwd: path.dirname(file),
+      env: childEnv,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const chunks: Buffer[] = [];
+    let bytes = 0;
+    let failure: UserError | undefined;
+    const stop = (error: UserError) => {
+      failure ??= error;
+      child.kill("SIGKILL");
+    };
+    const timer = setTimeout(
+      () => stop(new UserError("sops-timeout", `${where}: sops did not finish within ${timeoutMs} ms`)),
+      timeoutMs,
+    );
+    child.stdout.on("data", (chunk: Buffer) => {
+      bytes += chunk.length;
+      if (bytes > maxBytes)
+        stop(new UserError("sops-too-large", `${where}: its plaintext exceeds ${maxBytes} bytes`));
+      else chunks.push(chunk);
+    });
+    // sops's own report is multi-line and may quote the file; only its exit status is used.
+    child.stderr.resume();
+    child.on("error", (error: NodeJS.ErrnoException) => {
+      clearTimeout(timer);
+      reject(
+        error.code === "ENOENT"
+          ? new UserError("sops-missing", `${where}: ${MISSING_SOPS_HELP}`)
+          : new UserError("sops-failed", `${where}: cannot run sops (${error.code ?? "error"})`),
+      );
+    });
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      if (failure) reject(failure);
+      else if (code !== 0) reject(new UserError("sops-failed", `${where}: ${reasonOf(code, options)}`));
+      else resolve(Buffer.concat(chunks).toString("utf8"));
+    });
+  });
+}
