@@ -14,6 +14,8 @@ import pino from "pino";
 import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
 import { createRegistryClient, type RegistryClientOptions } from "../../src/adapters/registry/index.js";
 import { pushImage } from "../../packages/sandbox/src/registry/push-image.js";
+import { DEFAULT_CONFIG_CONTEXT } from "../../src/core/config/config-context.js";
+import { ambientBindings } from "../support/ambient-bindings.js";
 import { startWorld, type World } from "../support/app-e2e-world.js";
 import { CanaryWatch } from "../support/canary.js";
 import { ACR_NULL_USER, acrRefreshToken, startFakeAcr, type FakeAcr } from "../support/cloud/fake-acr.js";
@@ -179,10 +181,17 @@ describe.each([
           log: pino({ level: "debug" }, canary.sink("ferry log", logs)),
           ferry: {
             sealKey: "e2e-seal",
+            // The operator binds its credentials of this kind to the host, for acme.
+            configContext: {
+              ...DEFAULT_CONFIG_CONTEXT,
+              secretBindings: ambientBindings([provider.host], "acme"),
+            },
             // The product's client; only the cloud host's address (and the SDK's endpoint) is loopback.
             registryFor: (config) =>
               createRegistryClient({
                 ...(config.registries ? { registries: config.registries } : {}),
+                secretBindings: ambientBindings([provider.host], "acme"),
+                secretOwner: "acme",
                 ...running.client,
                 identityEnv: process.env,
                 loopbackOrigins: { [provider.host]: running.origin },
@@ -254,9 +263,12 @@ describe("a revoked credential end to end", () => {
           log: pino({ level: "debug" }, canary.sink("ferry log", logs)),
           ferry: {
             sealKey: "e2e-seal",
+            configContext: { ...DEFAULT_CONFIG_CONTEXT, secretBindings: ambientBindings([gcp.host], "acme") },
             registryFor: (config) =>
               createRegistryClient({
                 ...(config.registries ? { registries: config.registries } : {}),
+                secretBindings: ambientBindings([gcp.host], "acme"),
+                secretOwner: "acme",
                 loopbackOrigins: { [gcp.host]: registry.url },
               }),
           },

@@ -7,6 +7,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { createRegistryClient } from "../../src/adapters/registry/index.js";
 import { pushImage } from "../../packages/sandbox/src/registry/push-image.js";
+import { DEFAULT_CONFIG_CONTEXT } from "../../src/core/config/config-context.js";
+import { ambientBindings } from "../support/ambient-bindings.js";
 import { startWorld, type World } from "../support/app-e2e-world.js";
 import { shopOverlay } from "../support/app-fakes.js";
 import { startFakeEcr, type FakeEcr } from "../support/cloud/fake-ecr.js";
@@ -50,10 +52,14 @@ describe("auth: aws end to end", { timeout: 60_000 }, () => {
       server: {
         ferry: {
           sealKey: "e2e-seal",
+          // The operator binds its AWS identity to the ECR host, for acme.
+          configContext: { ...DEFAULT_CONFIG_CONTEXT, secretBindings: ambientBindings([ECR], "acme") },
           // The product's client; only the ECR endpoint and the ECR host's address are loopback.
           registryFor: (config) =>
             createRegistryClient({
               ...(config.registries ? { registries: config.registries } : {}),
+              secretBindings: ambientBindings([ECR], "acme"),
+              secretOwner: "acme",
               ecrEndpoint: ecr.url,
               loopbackOrigins: { [ECR]: registry.url },
             }),

@@ -19,6 +19,7 @@ import { ACR_NULL_USER, acrRefreshToken, startFakeAcr } from "../support/cloud/f
 import { startFakeEcr } from "../support/cloud/fake-ecr.js";
 import { startFakeGceMetadata } from "../support/cloud/fake-gce-metadata.js";
 import { distributionMissingMessage, startDistribution } from "../support/registry-distribution.js";
+import { ambientBindings } from "../support/ambient-bindings.js";
 import { BenchSkipped } from "./skipped.js";
 import { sized } from "./size.js";
 
@@ -54,6 +55,7 @@ export async function bench(): Promise<Record<string, number>> {
       clock.now = T0;
       const client = createRegistryClient({
         registries: { [HOST]: { auth: "aws" } },
+        secretBindings: ambientBindings([HOST]),
         ecrEndpoint: ecr.url,
         loopbackOrigins: { [HOST]: registry.url },
         now: () => clock.now,
@@ -77,6 +79,7 @@ export async function bench(): Promise<Record<string, number>> {
     const fresh = () =>
       createRegistryClient({
         registries: { [HOST]: { auth: "aws" } },
+        secretBindings: ambientBindings([HOST]),
         ecrEndpoint: ecr.url,
         loopbackOrigins: { [HOST]: registry.url },
         now: () => clock.now,
@@ -104,7 +107,7 @@ async function overADay(
   expiresFrom: (offsetSeconds: number) => void,
   options: Pick<
     RegistryClientOptions,
-    "registries" | "loopbackOrigins" | "azureAuthorityCa" | "dockerConfigPath"
+    "registries" | "secretBindings" | "loopbackOrigins" | "azureAuthorityCa" | "dockerConfigPath"
   >,
   repository: string,
 ): Promise<void> {
@@ -143,7 +146,11 @@ async function otherProviders(): Promise<Record<string, number>> {
     const before = metadata.tokenRequests();
     await overADay(
       (offset) => metadata.set({ token: gcpToken, expiresIn: 3599 + offset }),
-      { registries: { [gcpHost]: { auth: "gcp" } }, loopbackOrigins: { [gcpHost]: gcpRegistry.url } },
+      {
+        registries: { [gcpHost]: { auth: "gcp" } },
+        secretBindings: ambientBindings([gcpHost]),
+        loopbackOrigins: { [gcpHost]: gcpRegistry.url },
+      },
       `${gcpHost}/acme/shop`,
     );
     figures[`registry.gcp_token_requests_per_${REQUESTS}_registry_requests.cached`] =
@@ -181,6 +188,7 @@ async function otherProviders(): Promise<Record<string, number>> {
       (offset) => acr.set({ entraExpiresIn: 3599 + offset, refreshLifetimeSeconds: 3 * 3600 + offset }),
       {
         registries: { [acrHost]: { auth: "azure" } },
+        secretBindings: ambientBindings([acrHost]),
         loopbackOrigins: { [acrHost]: acr.origin },
         azureAuthorityCa: acr.authorityCa,
       },
@@ -219,6 +227,7 @@ async function otherProviders(): Promise<Record<string, number>> {
       () => undefined,
       {
         registries: { [host]: { auth: "dockerconfig" } },
+        secretBindings: ambientBindings([host]),
         loopbackOrigins: { [host]: helperRegistry.url },
         dockerConfigPath: join(dir, "config.json"),
       },

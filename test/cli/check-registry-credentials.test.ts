@@ -10,6 +10,7 @@ import { ACR_NULL_USER, acrRefreshToken, startFakeAcr, type FakeAcr } from "../s
 import { startFakeEcr, type FakeEcr } from "../support/cloud/fake-ecr.js";
 import { startFakeGceMetadata, type FakeGceMetadata } from "../support/cloud/fake-gce-metadata.js";
 import { startDistribution, type RunningDistribution } from "../support/registry-distribution.js";
+import { ambientBindingEnv } from "../support/ambient-bindings.js";
 import { captureIo } from "../support/cli-io.js";
 
 /**
@@ -252,6 +253,9 @@ const cases: Case[] = [
   },
 ];
 
+/** The case's environment, with the ambient credentials bound to its host (the CLI's binding). */
+const env = (c: Case) => ({ ...ambientBindingEnv([c.host]), ...c.env?.() });
+
 describe("ferry check reads each configured registry with its credentials", { timeout: 60_000 }, () => {
   it.each(cases)(
     "$name: ok with the credential, one line naming provider, identity and answer without it, ok again once restored",
@@ -259,14 +263,14 @@ describe("ferry check reads each configured registry with its credentials", { ti
       stubProviderEnv();
       c.restore();
       const root = checkout(c.host, c.settings);
-      const good = await ferry(runCheck, [], root, c.overrides(), c.env?.());
+      const good = await ferry(runCheck, [], root, c.overrides(), env(c));
       expect(good.stdout).toBe(
         ".github/ferry.yml: ok (1 image, 1 environment, 1 registry read with their credentials)\n",
       );
       expect(good.code).toBe(0);
 
       const { line, secrets } = c.breakIt();
-      const bad = await ferry(runCheck, [], root, c.overrides(), c.env?.());
+      const bad = await ferry(runCheck, [], root, c.overrides(), env(c));
       expect(bad.code).toBe(1);
       const lines = bad.stdout.trimEnd().split("\n");
       expect(lines).toHaveLength(1);
@@ -274,9 +278,27 @@ describe("ferry check reads each configured registry with its credentials", { ti
       for (const secret of secrets) expect(bad.stdout + bad.stderr).not.toContain(secret);
 
       // --offline skips the registry; restored, the next run passes (nothing was cached across runs).
-      expect((await ferry(runCheck, ["--offline"], root, c.overrides(), c.env?.())).code).toBe(0);
+      expect((await ferry(runCheck, ["--offline"], root, c.overrides(), env(c))).code).toBe(0);
       c.restore();
-      expect((await ferry(runCheck, [], root, c.overrides(), c.env?.())).code).toBe(0);
+      expect((await ferry(runCheck, [], root, c.overrides(), env(c))).code).toBe(0);
+    },
+  );
+
+  it.each(cases.filter((c) => c.settings.startsWith("{ auth:")))(
+    "$name: refused at its line when the operator has not bound it to the host",
+    async (c) => {
+      stubProviderEnv();
+      c.restore();
+      const kind = /auth: (\w+)/.exec(c.settings)![1]!;
+      const name = kind === "dockerconfig" ? "FERRY_DOCKER_CONFIG" : `FERRY_CLOUD_AUTH_${kind.toUpperCase()}`;
+      const root = checkout(c.host, c.settings);
+      for (const bound of [{}, { [`${name}_HOSTS`]: "elsewhere.example.com" }]) {
+        const result = await ferry(runCheck, [], root, c.overrides(), { ...c.env?.(), ...bound });
+        expect(result.code).toBe(1);
+        expect(result.stdout).toContain(`.github/ferry.yml:8:`);
+        expect(result.stdout).toContain(`auth: ${kind} uses the operator's own credentials: ${name} is`);
+        expect(result.stdout).not.toContain("read with their credentials");
+      }
     },
   );
 
@@ -293,14 +315,14 @@ describe("ferry plan uses the same credentials", { timeout: 60_000 }, () => {
     stubProviderEnv();
     const root = checkout(ACR, "{ auth: azure }");
     const overrides = { azureAuthorityCa: acr.authorityCa, loopbackOrigins: { [ACR]: acr.origin } };
-    const planned = await ferry(runPlan, [], root, overrides);
+    const planned = await ferry(runPlan, [], root, overrides, ambientBindingEnv([ACR]));
     expect(planned.stdout).toMatch(
       /^staging {2}shop {2}overlays\/staging\/kustomization\.yaml:3 {2}0\.9\.0 -> 1\.0\.0 /,
     );
     expect(planned.code).toBe(0);
 
     vi.stubEnv("AZURE_CLIENT_SECRET", "plan-azure-wrong-secret-canary");
-    const refused = await ferry(runPlan, [], root, overrides);
+    const refused = await ferry(runPlan, [], root, overrides, ambientBindingEnv([ACR]));
     expect(refused.code).toBe(1);
     expect(refused.stdout).toContain(
       `auth: azure as Entra client ${CLIENT_ID} in tenant ${TENANT}: no Entra ID token: AuthenticationError: AADSTS7000215`,

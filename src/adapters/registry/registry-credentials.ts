@@ -1,6 +1,10 @@
 import { isLoopbackRegistry } from "../../core/image-ref.js";
 import type { SecretRedactor } from "../../core/redact.js";
-import { secretUseProblem, type SecretBindings } from "../../core/config/secret-bindings.js";
+import {
+  ambientCredentialName,
+  secretUseProblem,
+  type SecretBindings,
+} from "../../core/config/secret-bindings.js";
 import { azureIdentity, fetchAzureCredentials } from "./azure-credentials.js";
 import type { CredentialCache, ExpiringCredentials } from "./credential-cache.js";
 import { dockerConfigIdentity, fetchDockerConfigCredentials } from "./docker-config-credentials.js";
@@ -117,8 +121,10 @@ export async function credentialsFor(
     config.auth === "gcp" ||
     config.auth === "azure" ||
     config.auth === "dockerconfig"
-  )
+  ) {
+    refuseUnboundSecret(ctx, state, ambientCredentialName(config.auth)!);
     return cloudCredentials(ctx, state);
+  }
   if (config.auth === "github") {
     refuseForeignTokenHost(ctx, state);
     if (!options.githubToken)

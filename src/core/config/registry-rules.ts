@@ -7,7 +7,7 @@ import {
   REGISTRY_ENV_PREFIX,
   type ConfigContext,
 } from "./config-context.js";
-import { isSecretBindingName, secretUseProblem } from "./secret-bindings.js";
+import { ambientCredentialName, isSecretBindingName, secretUseProblem } from "./secret-bindings.js";
 
 export interface RuleProblem {
   path: string[];
@@ -65,6 +65,8 @@ export function registryRuleProblems(
       if (problem) errors.push({ path: ["registries", key, field], message: `${field} ${problem}` });
     }
     errors.push(...providerRuleProblems(key, registry));
+    const ambient = ambientProblem(key, registry, context);
+    if (ambient) errors.push({ path: ["registries", key, "auth"], message: ambient });
     if (registry.auth !== "github") continue;
     const host = registryKeyHost(key);
     if (host !== context.githubContainerRegistry) {
@@ -115,6 +117,22 @@ function secretFieldProblem(
     host,
     ...(context.installationOwner !== undefined ? { owner: context.installationOwner } : {}),
   });
+}
+
+/**
+ * `auth: aws | gcp | azure | dockerconfig` uses a credential of Ferry's own environment, which the
+ * config does not hold but chooses the host for: bound by the operator like a secret
+ * (`AMBIENT_CREDENTIALS` in secret-bindings.ts), to hosts and, in `ferry serve`, installations.
+ */
+function ambientProblem(key: string, registry: LooseRegistry, context: ConfigContext): string | undefined {
+  const secret = ambientCredentialName(registry.auth);
+  if (secret === undefined) return undefined;
+  const problem = secretUseProblem(context.secretBindings, {
+    secret,
+    host: registryKeyHost(key),
+    ...(context.installationOwner !== undefined ? { owner: context.installationOwner } : {}),
+  });
+  return problem && `auth: ${String(registry.auth)} uses the operator's own credentials: ${problem}`;
 }
 
 /**

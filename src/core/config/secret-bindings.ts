@@ -12,6 +12,10 @@
  *   it. Required in `ferry serve`, which serves many installations; `*` says so explicitly for a
  *   single-tenant Ferry. `ferry check` and `ferry plan` have no installation: hosts apply there.
  *
+ * The operator's ambient credentials a config chooses with `auth:` (a cloud identity, the Docker
+ * config.json) are bound the same way, under a name of their own (`AMBIENT_CREDENTIALS`:
+ * `FERRY_CLOUD_AUTH_AWS_HOSTS`/`_OWNERS`, `FERRY_DOCKER_CONFIG_HOSTS`/`_OWNERS`…).
+ *
  * Parsing is pure over the environment an entry point hands in; `secretUseProblem` is the one
  * decision every use goes through (the config rules and the registry client's run-time check).
  */
@@ -36,6 +40,28 @@ export type SecretBindings =
 /** No secret is bound: every one a config names is refused. */
 export const NO_SECRET_BINDINGS: SecretBindings = { kind: "bound", byName: new Map() };
 export const SECRETS_NEVER_SENT: SecretBindings = { kind: "never-sent" };
+
+/**
+ * The name each ambient credential kind is bound under: `auth: aws` uses the AWS identity of
+ * Ferry's environment, bound by `FERRY_CLOUD_AUTH_AWS_HOSTS` and `FERRY_CLOUD_AUTH_AWS_OWNERS`;
+ * `auth: dockerconfig` the config.json of FERRY_DOCKER_CONFIG, bound by `FERRY_DOCKER_CONFIG_HOSTS`
+ * and `FERRY_DOCKER_CONFIG_OWNERS`. No config can read these names as a secret.
+ */
+export const AMBIENT_CREDENTIALS = {
+  aws: "FERRY_CLOUD_AUTH_AWS",
+  gcp: "FERRY_CLOUD_AUTH_GCP",
+  azure: "FERRY_CLOUD_AUTH_AZURE",
+  dockerconfig: "FERRY_DOCKER_CONFIG",
+} as const;
+
+/** The name an `auth:` value's ambient credential is bound under, or undefined for any other `auth:`. */
+export function ambientCredentialName(auth: unknown): string | undefined {
+  return typeof auth === "string" && Object.hasOwn(AMBIENT_CREDENTIALS, auth)
+    ? AMBIENT_CREDENTIALS[auth as keyof typeof AMBIENT_CREDENTIALS]
+    : undefined;
+}
+
+const AMBIENT_NAMES = new Set<string>(Object.values(AMBIENT_CREDENTIALS));
 
 /** A binding setting (`<NAME>_HOSTS`, `<NAME>_OWNERS`): not a secret, and never readable as one. */
 export function isSecretBindingName(name: string): boolean {
@@ -74,8 +100,8 @@ export function secretUseProblem(bindings: SecretBindings, use: SecretUse): stri
 }
 
 /**
- * The bindings in `env` of every secret `<NAME>` a config may name (`nameable`): its
- * `<NAME>_HOSTS` and `<NAME>_OWNERS`. Other variables that happen to end so (`ALLOWED_HOSTS`) are
+ * The bindings in `env` of every secret `<NAME>` a config may name (`nameable`) and of every
+ * ambient credential (`AMBIENT_CREDENTIALS`): its `<NAME>_HOSTS` and `<NAME>_OWNERS`. Other variables that happen to end so (`ALLOWED_HOSTS`) are
  * not Ferry's and are left alone. A malformed binding stops the start with a one-line error.
  */
 export function secretBindingsFromEnv(
@@ -87,11 +113,11 @@ export function secretBindingsFromEnv(
     if (value === undefined) continue;
     if (variable.endsWith(SECRET_HOSTS_SUFFIX)) {
       const name = variable.slice(0, -SECRET_HOSTS_SUFFIX.length);
-      if (!name || !nameable(name)) continue;
+      if (!name || !(nameable(name) || AMBIENT_NAMES.has(name))) continue;
       byName.set(name, { ...byName.get(name), hosts: parseHosts(variable, value) });
     } else if (variable.endsWith(SECRET_OWNERS_SUFFIX)) {
       const name = variable.slice(0, -SECRET_OWNERS_SUFFIX.length);
-      if (!name || !nameable(name)) continue;
+      if (!name || !(nameable(name) || AMBIENT_NAMES.has(name))) continue;
       byName.set(name, { hosts: byName.get(name)?.hosts ?? [], owners: parseOwners(variable, value) });
     }
   }

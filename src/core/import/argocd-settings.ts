@@ -166,7 +166,7 @@ function pullSecretRegistry(
   if (ref.startsWith("pullsecret:")) {
     registries[host] = { auth: "dockerconfig" };
     notes.push(
-      `${what}: pull secret ${ref.slice("pullsecret:".length)} is a Docker config: give its .dockerconfigjson to Ferry as FERRY_DOCKER_CONFIG`,
+      `${what}: pull secret ${ref.slice("pullsecret:".length)} is a Docker config: give its .dockerconfigjson to Ferry as FERRY_DOCKER_CONFIG, bound with FERRY_DOCKER_CONFIG_HOSTS=${host}`,
     );
   } else if (ref.startsWith("secret:") || ref.startsWith("env:")) {
     const variable = registryVariable(host);

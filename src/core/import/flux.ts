@@ -176,12 +176,12 @@ function readRepository(
   if (provider === "aws" || provider === "gcp" || provider === "azure") {
     registry.auth = provider;
     notes.push(
-      `${where}: provider ${provider}: Ferry takes its credentials from its own environment's ${provider} identity`,
+      `${where}: provider ${provider}: Ferry takes its credentials from its own environment's ${provider} identity, bound by the operator with FERRY_CLOUD_AUTH_${provider.toUpperCase()}_HOSTS=${host}`,
     );
   } else if (spec.secretRef !== undefined) {
     registry.auth = "dockerconfig";
     notes.push(
-      `${where}: secret ${namespace}/${str(record(spec.secretRef).name)} is a Docker config: give its .dockerconfigjson to Ferry as FERRY_DOCKER_CONFIG`,
+      `${where}: secret ${namespace}/${str(record(spec.secretRef).name)} is a Docker config: give its .dockerconfigjson to Ferry as FERRY_DOCKER_CONFIG, bound with FERRY_DOCKER_CONFIG_HOSTS=${host}`,
     );
   }
   if (spec.insecure === true) registry.insecure = true;

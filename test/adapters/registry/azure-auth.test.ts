@@ -2,7 +2,7 @@ import { createServer, request as httpRequest, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { createRegistryClient, RegistryAuthError } from "../../../src/adapters/registry/index.js";
-import { DEFAULT_CONFIG_CONTEXT } from "../../../src/core/config/config-context.js";
+import { ambientBindings, contextWithAmbient } from "../../support/ambient-bindings.js";
 import { registryRuleProblems } from "../../../src/core/config/registry-rules.js";
 import { REDACTED, SecretRedactor } from "../../../src/core/redact.js";
 import { pushImage } from "../../../packages/sandbox/src/registry/push-image.js";
@@ -58,6 +58,7 @@ afterEach(() => vi.unstubAllEnvs());
 function client(clock: { now: number } = { now: Date.now() }, secrets = new SecretRedactor()) {
   return createRegistryClient({
     registries: { [HOST]: { auth: "azure" } },
+    secretBindings: ambientBindings([HOST]),
     loopbackOrigins: { [HOST]: acr.origin },
     azureAuthorityCa: acr.authorityCa,
     identityEnv: { AZURE_CLIENT_ID: CLIENT_ID, AZURE_TENANT_ID: TENANT },
@@ -214,6 +215,7 @@ describe("auth: azure with a token realm on another host", () => {
   const hostile = (trustedRealmHosts?: Record<string, string[]>) =>
     createRegistryClient({
       registries: { [HOST]: { auth: "azure" } },
+      secretBindings: ambientBindings([HOST]),
       loopbackOrigins: { [HOST]: frontOrigin },
       azureAuthorityCa: acr.authorityCa,
       limits: { maxRetries: 0 },
@@ -258,7 +260,7 @@ describe("auth: azure in the config", () => {
           },
         },
       },
-      DEFAULT_CONFIG_CONTEXT,
+      contextWithAmbient([HOST, "registry.example.com", "other.azurecr.io"]),
     );
     expect(errors.map((problem) => `${problem.path.join(".")}: ${problem.message}`)).toEqual([
       'registries.registry.example.com.auth: auth: azure is for Azure Container Registry hosts (<name>.azurecr.io), not "registry.example.com"',

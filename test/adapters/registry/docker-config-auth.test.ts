@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { createRegistryClient } from "../../../src/adapters/registry/index.js";
-import { DEFAULT_CONFIG_CONTEXT } from "../../../src/core/config/config-context.js";
+import { ambientBindings, contextWithAmbient } from "../../support/ambient-bindings.js";
 import { registryRuleProblems } from "../../../src/core/config/registry-rules.js";
 import { REDACTED, SecretRedactor } from "../../../src/core/redact.js";
 import { serverOptionsFromEnv } from "../../../src/server/server-options.js";
@@ -73,11 +73,33 @@ describe("auth: dockerconfig", () => {
     const secrets = new SecretRedactor();
     const client = createRegistryClient({
       registries: { [registry.host]: { auth: "dockerconfig" } },
+      secretBindings: ambientBindings([registry.host]),
       dockerConfigPath: path,
       secrets,
     });
     expect((await client.listTags(`${registry.host}/shop`)).sort()).toEqual(["1.0.0", "1.1.0"]);
     expect(secrets.redact(password)).toBe(REDACTED);
+  });
+
+  it("reads no credential for a host or an installation the operator did not bind it to (behind the config check)", async () => {
+    const { username, password } = registry.credentials!;
+    const path = writeConfig({
+      auths: { [registry.host]: { auth: Buffer.from(`${username}:${password}`).toString("base64") } },
+    });
+    const read = (secretBindings: ReturnType<typeof ambientBindings>, secretOwner?: string) =>
+      createRegistryClient({
+        registries: { [registry.host]: { auth: "dockerconfig" } },
+        secretBindings,
+        ...(secretOwner ? { secretOwner } : {}),
+        dockerConfigPath: path,
+      }).listTags(`${registry.host}/shop`);
+    await expect(read(ambientBindings(["registry.example.com"]))).rejects.toThrow(
+      `${registry.host}: FERRY_DOCKER_CONFIG is bound to registry.example.com, not ${registry.host}: Ferry never sends it to another host`,
+    );
+    await expect(read(ambientBindings([registry.host], "acme"), "globex")).rejects.toThrow(
+      `${registry.host}: FERRY_DOCKER_CONFIG is not available to installation globex`,
+    );
+    expect((await read(ambientBindings([registry.host], "acme"), "acme")).sort()).toEqual(["1.0.0", "1.1.0"]);
   });
 
   it("runs the credential helper named in credHelpers once for concurrent requests, with the host on stdin", async () => {
@@ -88,6 +110,7 @@ describe("auth: dockerconfig", () => {
     const path = writeConfig({ credHelpers: { [registry.host]: "ferrytest" } });
     const client = createRegistryClient({
       registries: { [registry.host]: { auth: "dockerconfig" } },
+      secretBindings: ambientBindings([registry.host]),
       dockerConfigPath: path,
       limits: { tagCacheTtlMs: 0 },
     });
@@ -106,6 +129,7 @@ describe("auth: dockerconfig", () => {
     const clock = { now: Date.parse("2026-01-01T00:00:00Z") };
     const client = createRegistryClient({
       registries: { [registry.host]: { auth: "dockerconfig" } },
+      secretBindings: ambientBindings([registry.host]),
       dockerConfigPath: writeConfig({ credHelpers: { [registry.host]: "ferrytest" } }),
       now: () => clock.now,
       limits: { tagCacheTtlMs: 0 },
@@ -126,6 +150,7 @@ describe("auth: dockerconfig", () => {
     const path = writeConfig({ credHelpers: { [registry.host]: "ferrytest" } });
     const client = createRegistryClient({
       registries: { [registry.host]: { auth: "dockerconfig" } },
+      secretBindings: ambientBindings([registry.host]),
       dockerConfigPath: path,
     });
     const error = await client.listTags(`${registry.host}/shop`).catch((caught: Error) => caught);
@@ -142,6 +167,7 @@ describe("auth: dockerconfig", () => {
     const path = writeConfig({ credsStore: "ferrytest" });
     const client = createRegistryClient({
       registries: { "127.0.0.2:1": { auth: "dockerconfig" } },
+      secretBindings: ambientBindings(["127.0.0.2:1"]),
       loopbackOrigins: { "127.0.0.2:1": registry.url },
       dockerConfigPath: path,
     });
@@ -151,7 +177,10 @@ describe("auth: dockerconfig", () => {
   });
 
   it("refuses without a config.json path from the operator", async () => {
-    const client = createRegistryClient({ registries: { [registry.host]: { auth: "dockerconfig" } } });
+    const client = createRegistryClient({
+      registries: { [registry.host]: { auth: "dockerconfig" } },
+      secretBindings: ambientBindings([registry.host]),
+    });
     await expect(client.listTags(`${registry.host}/shop`)).rejects.toThrow(
       `${registry.host}: auth: dockerconfig from (FERRY_DOCKER_CONFIG not set): the operator has not set FERRY_DOCKER_CONFIG`,
     );
@@ -164,7 +193,7 @@ describe("auth: dockerconfig", () => {
           "registry.example.com": { auth: "dockerconfig", username: "u", passwordEnv: "FERRY_REGISTRY_X" },
         },
       },
-      DEFAULT_CONFIG_CONTEXT,
+      contextWithAmbient(["registry.example.com"]),
     );
     expect(errors.map((e) => e.path.join("."))).toEqual([
       "registries.registry.example.com.username",

@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { createRegistryClient, RegistryAuthError } from "../../../src/adapters/registry/index.js";
 import { registryRuleProblems } from "../../../src/core/config/registry-rules.js";
-import { DEFAULT_CONFIG_CONTEXT } from "../../../src/core/config/config-context.js";
+import { ambientBindings, contextWithAmbient } from "../../support/ambient-bindings.js";
 import { REDACTED, SecretRedactor } from "../../../src/core/redact.js";
 import { pushImage } from "../../../packages/sandbox/src/registry/push-image.js";
 import { ASSUMED_ACCESS_KEY_ID, startFakeEcr, type FakeEcr } from "../../support/cloud/fake-ecr.js";
@@ -57,6 +57,7 @@ afterEach(() => {
 function client(clock: { now: number }, secrets = new SecretRedactor()) {
   return createRegistryClient({
     registries: { [HOST]: { auth: "aws" } },
+    secretBindings: ambientBindings([HOST]),
     ecrEndpoint: ecr.url,
     loopbackOrigins: { [HOST]: registry.url },
     secrets,
@@ -146,6 +147,7 @@ describe("auth: aws (Amazon ECR)", () => {
     const role = "arn:aws:iam::123456789012:role/ferry-pull";
     const registryClient = createRegistryClient({
       registries: { [HOST]: { auth: "aws", roleArn: role } },
+      secretBindings: ambientBindings([HOST]),
       ecrEndpoint: ecr.url,
       loopbackOrigins: { [HOST]: registry.url },
       now: () => T0,
@@ -164,9 +166,10 @@ describe("auth: aws (Amazon ECR)", () => {
 
 describe("auth: aws in the config", () => {
   const problems = (registries: Record<string, unknown>) =>
-    registryRuleProblems({ images: {}, environments: {}, registries }, DEFAULT_CONFIG_CONTEXT).errors.map(
-      (problem) => `${problem.path.join(".")}: ${problem.message}`,
-    );
+    registryRuleProblems(
+      { images: {}, environments: {}, registries },
+      contextWithAmbient([HOST, "registry.example.com"]),
+    ).errors.map((problem) => `${problem.path.join(".")}: ${problem.message}`);
 
   it("accepts an ECR host with a role to assume", () => {
     expect(

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, afterEach, describe, expect, it, vi } from "vitest";
 import { createRegistryClient } from "../../../src/adapters/registry/index.js";
-import { DEFAULT_CONFIG_CONTEXT } from "../../../src/core/config/config-context.js";
+import { ambientBindings, contextWithAmbient } from "../../support/ambient-bindings.js";
 import { registryRuleProblems } from "../../../src/core/config/registry-rules.js";
 import { REDACTED, SecretRedactor } from "../../../src/core/redact.js";
 import { pushImage } from "../../../packages/sandbox/src/registry/push-image.js";
@@ -43,6 +43,7 @@ afterEach(() => vi.unstubAllEnvs());
 function client(secrets = new SecretRedactor()) {
   return createRegistryClient({
     registries: { [HOST]: { auth: "gcp" } },
+    secretBindings: ambientBindings([HOST]),
     loopbackOrigins: { [HOST]: registry.url },
     secrets,
     limits: { tagCacheTtlMs: 0, maxRetries: 0 },
@@ -66,6 +67,7 @@ describe("auth: gcp (Artifact Registry)", () => {
     const clock = { now: Date.now() };
     const registryClient = createRegistryClient({
       registries: { [HOST]: { auth: "gcp" } },
+      secretBindings: ambientBindings([HOST]),
       loopbackOrigins: { [HOST]: registry.url },
       now: () => clock.now,
       limits: { tagCacheTtlMs: 0, maxRetries: 0 },
@@ -102,7 +104,7 @@ describe("auth: gcp (Artifact Registry)", () => {
           [HOST]: { auth: "gcp", passwordEnv: "FERRY_REGISTRY_X", username: "oauth2accesstoken" },
         },
       },
-      DEFAULT_CONFIG_CONTEXT,
+      contextWithAmbient([HOST, "registry.example.com"]),
     );
     expect(errors.map((problem) => `${problem.path.join(".")}: ${problem.message}`)).toEqual([
       'registries.registry.example.com.auth: auth: gcp is for Artifact Registry (<location>-docker.pkg.dev) and gcr.io hosts, not "registry.example.com"',

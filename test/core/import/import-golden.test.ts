@@ -35,6 +35,8 @@ function operatorContext(config: string) {
     env[m[2]!] = "secret";
     env[`${m[2]!}_HOSTS`] = m[1]!;
   }
+  // The cloud identity or Docker config.json it names, bound to its host as the import note says.
+  for (const m of config.matchAll(/^# ferry import: .* (FERRY_\w+_HOSTS)=(\S+)$/gm)) env[m[1]!] = m[2]!;
   return configContextFromEnv(env);
 }
 
