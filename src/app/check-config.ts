@@ -16,7 +16,14 @@ import { isUserError } from "../core/errors.js";
 import { CONFIG_CHECK_NAME, formatConfigCheck } from "../core/pr/check-run.js";
 import type { AppDeps } from "./app-deps.js";
 import { errorText } from "./error-text.js";
-import type { GitHubChecks, GitHubComments, GitHubContents } from "./github-port.js";
+import type {
+  GitHubBranches,
+  GitHubChecks,
+  GitHubComments,
+  GitHubContents,
+  GitHubDeployments,
+} from "./github-port.js";
+import { soakHealthWarnings } from "./soak-health-warnings.js";
 import { closeBrokenConfigIssue, loadRepoConfig, type ConfigReading } from "./load-repo-config.js";
 import type { FileSource } from "./plan-inputs.js";
 import { repoFileSource } from "./repo-files.js";
@@ -31,7 +38,7 @@ import { repoFileSource } from "./repo-files.js";
  * environment file (blobs unchanged since the base come from the content cache), one check run.
  */
 export async function checkConfigPullRequest(
-  deps: AppDeps<GitHubContents & GitHubChecks>,
+  deps: AppDeps<GitHubContents & GitHubChecks & GitHubDeployments & GitHubBranches>,
   input: { headSha: string; changedFiles: string[]; listCut?: boolean },
 ): Promise<"success" | "failure" | "skipped"> {
   // The config, or an environment's files (a plaintext Secret there fails the check). A list that
@@ -58,6 +65,9 @@ export async function checkConfigPullRequest(
         ? await referenceProblems(files, loaded.config, head.text)
         : [{ file: CONFIG_PATH, line: 1, column: 1, message: TREE_TOO_LARGE }]),
     );
+    warnings.push(
+      ...(await soakHealthWarnings(deps, loaded.config, head.text, () => deps.github.defaultBranch())),
+    );
   }
   const output = formatConfigCheck(CONFIG_PATH, problems, warnings);
   await deps.github.createCheckRun({ name: CONFIG_CHECK_NAME, headSha: input.headSha, ...output });
@@ -71,7 +81,7 @@ export async function checkConfigPullRequest(
  * Returns whether the config is usable.
  */
 export async function checkConfigOnDefaultBranch(
-  deps: AppDeps<ConfigReading & GitHubChecks & GitHubComments>,
+  deps: AppDeps<ConfigReading & GitHubChecks & GitHubComments & GitHubDeployments>,
   input: { branch: string; headSha: string },
 ): Promise<boolean> {
   const loaded = await loadRepoConfig(deps, input.branch);
@@ -83,6 +93,7 @@ export async function checkConfigOnDefaultBranch(
     try {
       const text = await files.readFile(CONFIG_PATH);
       warnings.push(...(await referenceProblems(files, loaded.config, text)));
+      warnings.push(...(await soakHealthWarnings(deps, loaded.config, text, input.branch)));
     } catch (error) {
       // loadRepoConfig already read the config (refusing links); a tree too large to list is the
       // one way its blob can be out of reach here.

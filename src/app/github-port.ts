@@ -9,6 +9,7 @@ import type { DeploymentRecords } from "../core/history/deployments.js";
 import type { AllowedMergeMethods, MergeMethod } from "../core/pr/merge-method.js";
 import type { Permission } from "../core/config/schema.js";
 import type { CheckOutput } from "../core/pr/check-run.js";
+import type { HealthSource } from "../core/health/health-source.js";
 
 /**
  * Where the holds and floors live: a ref outside refs/heads (no branch list, no PR, no push event
@@ -84,6 +85,13 @@ export interface DeploymentHealth {
   since: Date;
   /** The reconciler's words: sync, health and drift (`core/deployment-status.ts`). */
   description?: string;
+}
+
+/** Where `commitHealth` looks: a source other than Deployments, on the newest commits of a branch. */
+export interface CommitHealthQuery {
+  source: Exclude<HealthSource, { kind: "deployments" }>;
+  branch: string;
+  commits: number;
 }
 
 /** Which repository a port speaks for (lock keys, and telling Ferry's own PRs from a fork's). */
@@ -258,6 +266,11 @@ export interface GitHubDeployments {
    * The environment's Deployments, newest first, each with its statuses oldest first: at most
    * `maxDeployments` Deployments and `maxStatuses` statuses in all (`/ferry history`).
    */
+  /**
+   * The newest health report among the newest `commits` commits of `branch` from `source` (commit
+   * statuses or check runs, from the identity the source names only), or undefined when none.
+   */
+  commitHealth?(query: CommitHealthQuery): Promise<DeploymentHealth | undefined>;
   listDeploymentRecords?(
     environment: string,
     bounds: { maxDeployments: number; maxStatuses: number },

@@ -13,7 +13,7 @@ import { loadState, updateState, type StateWork } from "./state.js";
 import { bodyRows } from "./pr-body-rows.js";
 import { upsertPromotionPr, type UpsertResult } from "./upsert-promotion-pr.js";
 import { upstreamPins, type Pins } from "./upstream-pins.js";
-import type { FerryConfig } from "../core/config/schema.js";
+import type { SoakConfig } from "../core/config/health-schema.js";
 
 export interface PromoteInput {
   environment: string;
@@ -43,7 +43,7 @@ export async function promote(
   let note: string;
   if (environmentConfig.from !== undefined) {
     const upstream = environmentConfig.from;
-    await requireSoaked(deps, config, upstream, environmentConfig.soak);
+    await requireSoaked(deps, loaded, upstream, environmentConfig.soak);
     ({ pins } = await upstreamPins(deps.registryFor(config), files, config, upstream, {
       include: (name, current) => {
         if (input.image && input.image.name !== name) return false;
@@ -201,12 +201,12 @@ async function resolvePin(
 }
 
 async function requireSoaked(
-  deps: AppDeps<GitHubDeployments>,
-  config: FerryConfig,
+  deps: AppDeps<Promoting>,
+  loaded: LoadedConfig,
   upstream: string,
-  soak: string | undefined,
+  soak: SoakConfig | undefined,
 ): Promise<void> {
-  const pending = await soakPending(deps, config, upstream, soak);
+  const pending = await soakPending(deps, loaded, upstream, soak);
   if (pending !== undefined) throw new UserError(pending.code, pending.reason);
 }
 

@@ -31,7 +31,7 @@ import {
   type RepoIdentity,
 } from "./github-port.js";
 import { repoFileSource } from "./repo-files.js";
-import { healthReporters } from "../core/health/health-reporters.js";
+import { environmentHealth } from "./environment-health.js";
 
 /**
  * The GitHub roles the dashboard reads and writes: the issue, each environment's PR and latest
@@ -283,7 +283,7 @@ export async function collectStatus(
         ? knownPulls[environment]
         : await deps.github.findOpenPull(formatBranchName(environment));
     pulls[environment] = pull ? { number: pull.number, title: pull.title } : undefined;
-    const deployment = await latestDeployment(deps, config, environment);
+    const deployment = await latestDeployment(deps, config, environment, loaded.baseBranch);
     if (deployment) deployments[environment] = deployment;
   }
   const skipped = files.skipped?.() ?? [];
@@ -302,19 +302,17 @@ export async function collectStatus(
 }
 
 /**
- * The environment's latest Deployment status, as its reconciler reported it (sync, health,
+ * The environment's latest health from its source (its reconciler's Deployment status, or Argo CD's, Flux's or a named status: sync, health,
  * drift), or undefined when none was reported or it cannot be read (the status still answers).
  */
 async function latestDeployment(
   deps: AppDeps<GitHubDeployments>,
   config: FerryConfig,
   environment: string,
+  branch: string,
 ): Promise<EnvironmentDeployment | undefined> {
   try {
-    const health = await deps.github.deploymentHealth(
-      environment,
-      healthReporters(config, environment, deps.appLogin),
-    );
+    const { health } = await environmentHealth(deps, config, environment, branch);
     if (health === undefined) return undefined;
     return readDeploymentStatus({
       state: health.state,

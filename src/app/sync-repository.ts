@@ -72,9 +72,16 @@ export async function syncRepository(
         async () => {
           if (environmentConfig.from !== undefined) {
             // The same gate as /promote: a later scan takes the upstream's versions once it has soaked.
-            const pending = await soakPending(deps, config, environmentConfig.from, environmentConfig.soak);
+            const pending = await soakPending(deps, loaded, environmentConfig.from, environmentConfig.soak);
             if (pending) {
               deps.log.info({ environment, reason: pending.reason }, "waiting for the upstream to soak");
+              // The dashboard says why the promotion waits (a soak never passes silently).
+              for (const image of images)
+                notices.push({
+                  environment,
+                  image,
+                  message: `waits for ${environmentConfig.from}: ${pending.reason}`,
+                });
               return "soaking";
             }
           }

@@ -147,13 +147,53 @@ describe("/promote", () => {
 
   it("waits until staging has soaked when it reports health", async () => {
     const { github, deps } = await released();
-    github.health.set("staging", { sha: "x", state: "success", since: new Date("2025-12-31T23:50:00Z") });
+    const config = github
+      .file("main", ".github/ferry.yml")!
+      .replace("update: manual", "update: manual\n    soak: 30m");
+    const head = github.push("main", { ".github/ferry.yml": config });
+    // Reported on the config commit that carries what is promoted.
+    github.health.set("staging", { sha: head, state: "success", since: new Date("2025-12-31T23:50:00Z") });
+    expect(await runCommentCommands(deps, comment("/promote prod"))).toBe("refused");
+    expect(github.comments.at(-1)!.body).toMatch(/healthy for 10m, less than its soak of 30m/);
+  });
+
+  it("waits, saying so, when staging never reported health (a soak never passes silently)", async () => {
+    const { github, deps } = await released();
     const config = github
       .file("main", ".github/ferry.yml")!
       .replace("update: manual", "update: manual\n    soak: 30m");
     github.push("main", { ".github/ferry.yml": config });
     expect(await runCommentCommands(deps, comment("/promote prod"))).toBe("refused");
-    expect(github.comments.at(-1)!.body).toMatch(/healthy for 10m, less than its soak of 30m/);
+    expect(github.comments.at(-1)!.body).toMatch(
+      /no health reported for staging by ferry's reconciler \(as ferry\[bot\]\)/,
+    );
+  });
+
+  it("does not count health reported on a commit where staging ran other versions", async () => {
+    const { github, deps } = await released();
+    // The commit before staging took 1.8.0: healthy for hours, but with 1.7.0.
+    const before = [...github.commits.keys()].find((id) =>
+      github.commits.get(id)!.files["overlays/staging/kustomization.yaml"]?.includes('"1.7.0"'),
+    )!;
+    github.health.set("staging", { sha: before, state: "success", since: new Date("2025-12-31T12:00:00Z") });
+    const config = github
+      .file("main", ".github/ferry.yml")!
+      .replace("update: manual", "update: manual\n    soak: 30m");
+    github.push("main", { ".github/ferry.yml": config });
+    expect(await runCommentCommands(deps, comment("/promote prod"))).toBe("refused");
+    expect(github.comments.at(-1)!.body).toMatch(
+      /no health reported for staging with the versions being promoted/,
+    );
+  });
+
+  it("soaks on time alone when the config says so", async () => {
+    const { github, deps } = await released();
+    const config = github
+      .file("main", ".github/ferry.yml")!
+      .replace("update: manual", "update: manual\n    soak: { duration: 30m, basis: time }");
+    github.push("main", { ".github/ferry.yml": config });
+    expect(await runCommentCommands(deps, comment("/promote prod"))).toBe("done");
+    expect(github.pulls.filter((pull) => pull.headRef === "ferry/prod")).toHaveLength(1);
   });
 });
 

@@ -311,7 +311,8 @@ describe("automatic environments with from", () => {
     registry.push("ghcr.io/acme/shop", "1.8.0");
     await syncRepository(fakeDeps(github, registry), { reason: "registry" });
     // staging now runs 1.8.0 and has been healthy for 10 minutes only.
-    github.health.set("staging", { sha: "x", state: "success", since: new Date("2025-12-31T23:50:00Z") });
+    const head = (await github.getBranch("main"))!.sha;
+    github.health.set("staging", { sha: head, state: "success", since: new Date("2025-12-31T23:50:00Z") });
     const early = await syncRepository(fakeDeps(github, registry), { reason: "scan" });
     expect(early.environments.qa).toBe("soaking");
     expect(github.pulls.filter((pull) => pull.headRef === "ferry/qa")).toHaveLength(0);

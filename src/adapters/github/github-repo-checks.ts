@@ -46,7 +46,9 @@ async function readPages<T>(
  * own check runs, and what the reconciler reported through Deployment statuses (`GitHubChecks`,
  * `GitHubDeployments`).
  */
-export function checksOf(ctx: GitHubRepoContext): Required<GitHubChecks & GitHubDeployments> {
+export function checksOf(
+  ctx: GitHubRepoContext,
+): Omit<Required<GitHubChecks & GitHubDeployments>, "commitHealth"> {
   async function checksState(
     sha: string,
     contexts?: string[],

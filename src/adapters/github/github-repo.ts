@@ -4,6 +4,7 @@ import type { GitContentCache } from "./git-content-cache.js";
 import { checksOf } from "./github-repo-checks.js";
 import { githubRepoContext, type OctokitLike } from "./github-repo-context.js";
 import { gitDataOf } from "./github-repo-git-data.js";
+import { healthOf } from "./github-repo-health.js";
 import { issuesOf } from "./github-repo-issues.js";
 import { pullsOf } from "./github-repo-pulls.js";
 
@@ -32,5 +33,13 @@ export function createGitHubRepo(
   access?: AccessCache,
 ): GitHubRepoAdapter {
   const ctx = githubRepoContext(octokit, owner, repo, cache, access);
-  return { owner, repo, ...gitDataOf(ctx), ...pullsOf(ctx), ...issuesOf(ctx), ...checksOf(ctx) };
+  return {
+    owner,
+    repo,
+    ...gitDataOf(ctx),
+    ...pullsOf(ctx),
+    ...issuesOf(ctx),
+    ...checksOf(ctx),
+    ...healthOf(ctx),
+  };
 }

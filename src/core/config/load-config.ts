@@ -3,6 +3,7 @@ import type { z } from "zod";
 import { DEFAULT_CONFIG_CONTEXT, type ConfigContext } from "./config-context.js";
 import { registryRuleProblems } from "./registry-rules.js";
 import { configSchema, crossFieldProblems, type FerryConfig } from "./schema.js";
+import { soakWarnings } from "./soak-warnings.js";
 
 export const CONFIG_PATH = ".github/ferry.yml";
 /** Config files are small; anything bigger is a mistake or an attack (docs/reliability.md row 29). */
@@ -72,7 +73,11 @@ export function loadConfig(text: string, context: ConfigContext = DEFAULT_CONFIG
       }))
       .sort((a, b) => a.line - b.line || a.column - b.column);
   if (parsed.success && rules.errors.length === 0)
-    return { ok: true, config: parsed.data, warnings: located(rules.warnings) };
+    return {
+      ok: true,
+      config: parsed.data,
+      warnings: located([...rules.warnings, ...soakWarnings(parsed.data)]),
+    };
   if (parsed.success) return { ok: false, problems: located(rules.errors) };
   // Zod skips refinements of an object whose fields failed; run the cross-field checks anyway so
   // that every problem is reported at once.

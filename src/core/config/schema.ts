@@ -2,6 +2,7 @@ import { MERGE_METHODS } from "../pr/merge-method.js";
 import { NAME_PATTERN } from "./names.js";
 import { z } from "zod";
 import { isDuration } from "../duration.js";
+import { healthSchema, soakSchema } from "./health-schema.js";
 import { InvalidImageRefError, parseImageName } from "../image-ref.js";
 import {
   mergePolicyLayers,
@@ -21,8 +22,6 @@ import {
 const NAME = NAME_PATTERN;
 const REPO_SLUG = /^[A-Za-z0-9-]{1,39}\/[A-Za-z0-9._-]{1,100}$/;
 const TEAM_SLUG = /^[A-Za-z0-9-]{1,39}\/[A-Za-z0-9._-]{1,100}$/;
-/** A GitHub login, a bot's with its `[bot]` suffix (`ferry[bot]`). */
-const LOGIN = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\[bot\])?$/;
 
 const duration = z.string().refine(isDuration, { message: "invalid duration: use e.g. 30s, 5m, 1h30m, 2d" });
 
@@ -104,17 +103,8 @@ const environmentSchema = z.strictObject({
     .string()
     .optional()
     .describe("Upstream environment: this one only gets what that one runs, same digest."),
-  soak: duration.optional().describe("How long the upstream must have been healthy before promotion."),
-  health: z
-    .strictObject({
-      reporters: z
-        .array(z.string().regex(LOGIN, "a reporter is a GitHub login (a bot's with [bot])"))
-        .min(1)
-        .max(20)
-        .describe(
-          "The logins whose Deployments and Deployment statuses count as this environment's health (its reconciler's token); default: the app itself.",
-        ),
-    })
+  soak: soakSchema.optional(),
+  health: healthSchema
     .optional()
     .describe("Where this environment's health comes from; statuses from anyone else are ignored."),
   promoters: z
