@@ -197,7 +197,7 @@ export function runSimulatedCi(
   repo: Repo,
   sha: string,
   branch: string,
-  options: { announce?: boolean } = {},
+  options: { announce?: boolean; conclusion?: string } = {},
 ): void {
   const bot = emu.appById(emu.actionsAppId).botLogin;
   for (const ci of repo.ci) {
@@ -205,7 +205,7 @@ export function runSimulatedCi(
     if (options.announce) emu.later(() => emitCheckRun(emu, repo, run, "created", bot));
     emu.later(async () => {
       run.status = "completed";
-      run.conclusion = ci.conclusion;
+      run.conclusion = options.conclusion ?? ci.conclusion;
       run.completedAt = emu.now();
       await emitCheckRun(emu, repo, run, "completed", bot);
     }, ci.delayMs);

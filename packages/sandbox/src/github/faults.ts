@@ -39,6 +39,7 @@ export class Faults {
   private readonly freshKeys = new Map<string, number>();
   private refRaces: Armed<{ ref?: string }>[] = [];
   private unknownMergeability = 0;
+  private failingMergeGroups = 0;
   /** GitHub's secondary limits on content-creating requests, once `contentLimits.enforce()` is called. */
   readonly contentLimits = new ContentCreationLimits();
 
@@ -77,8 +78,21 @@ export class Faults {
     return true;
   }
 
+  /** The simulated CI fails on the next `count` merge groups a merge queue builds (a flaky or broken build there). */
+  failMergeGroups(options: { count?: number } = {}): void {
+    this.failingMergeGroups = options.count ?? 1;
+  }
+
+  /** Whether the merge group being built should fail its CI (and consumes one). */
+  takeFailedMergeGroup(): boolean {
+    if (this.failingMergeGroups <= 0) return false;
+    this.failingMergeGroups--;
+    return true;
+  }
+
   clear(): void {
     this.contentLimits.clear();
+    this.failingMergeGroups = 0;
     this.unknownMergeability = 0;
     this.rateLimits = [];
     this.serverErrors = [];

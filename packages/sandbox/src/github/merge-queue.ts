@@ -7,7 +7,10 @@
  * required checks", GitHub's merge queue documentation) and, once the base's required checks
  * pass on the group, moves the base to it and closes the PR as merged. A failing check, a base
  * that moved meanwhile, or a push to the PR's head drops the PR from the queue; it stays open.
+ * Entering and leaving the queue send `pull_request` `enqueued` and `dequeued` (with GitHub's
+ * `reason`, e.g. `CI_FAILURE`; the webhook schemas in @octokit/openapi-webhooks-types).
  */
+import { emitPull } from "./emulator-events.js";
 import { runSimulatedCi } from "./emulator-pull-effects.js";
 import { requiredChecksFor, rulesetsFor } from "./emulator-repos.js";
 import type { GitHubEmulator } from "./emulator.js";
@@ -91,7 +94,9 @@ async function addGroup(
   await git.compareAndSwapRef(ref, group, ZERO_SHA);
   p.queuedGroup = group;
   // The simulated CI on the merge group's commit (the `merge_group` run).
-  runSimulatedCi(emu, repo, group, ref.slice("refs/heads/".length));
+  const failing = emu.faults.takeFailedMergeGroup();
+  runSimulatedCi(emu, repo, group, ref.slice("refs/heads/".length), failing ? { conclusion: "failure" } : {});
+  await emitPull(emu, repo, issue, "enqueued", login);
   const delay = Math.max(0, ...repo.ci.map((ci) => ci.delayMs));
   emu.later(() => land(emu, repo, issue, login, { ref, group, baseSha }), delay + 1);
   return undefined;
@@ -118,4 +123,8 @@ async function land(
   await git.deleteRef(entry.ref, entry.group);
   if (p.queuedGroup === entry.group) delete p.queuedGroup;
   if (landed) await markMerged(emu, repo, issue, login, entry.baseSha, entry.group);
+  else if (issue.state === "open")
+    await emitPull(emu, repo, issue, "dequeued", login, {
+      reason: passed ? "UNKNOWN_REMOVAL_REASON" : "CI_FAILURE",
+    });
 }

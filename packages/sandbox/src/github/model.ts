@@ -101,6 +101,8 @@ export interface PullState {
     method: "MERGE" | "SQUASH" | "REBASE";
     commitTitle: string | null;
     commitMessage: string | null;
+    /** Armed on a merge-queue base after its checks had passed: GitHub never queues it (`enableAutoMerge`). */
+    stalled?: boolean;
   } | null;
   /** The merge group's commit while the PR waits in its base's merge queue. */
   queuedGroup?: string;

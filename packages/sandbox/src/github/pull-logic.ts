@@ -332,7 +332,7 @@ export async function markMerged(
 export async function evaluateAutoMerge(emu: GitHubEmulator, repo: Repo): Promise<void> {
   for (const issue of [...repo.issues.values()]) {
     const auto = issue.pull?.autoMerge;
-    if (issue.state !== "open" || !auto) continue;
+    if (issue.state !== "open" || !auto || auto.stalled) continue;
     const view = await computePull(emu, repo, issue);
     if (view.mergeableState !== "clean" && view.mergeableState !== "unstable") continue;
     // With a merge queue, auto-merge adds the PR to the queue once it is ready.
@@ -395,7 +395,13 @@ export async function enableAutoMerge(
   // https://github.com/peter-evans/enable-pull-request-automerge/issues/355).
   if (mergeabilityComputing(issue)) return "Pull request Pull request is in unstable status";
   const view = await computePull(emu, repo, issue);
-  if (view.mergeableState === "clean") return "Pull request Pull request is in clean status";
+  const queued = rulesetsFor(repo, p.baseRef).some((ruleset) => ruleset.mergeQueue);
+  // On a base with a merge queue, GitHub arms a PR whose checks have already passed but queues an
+  // armed PR only on a later change (a push, a review, a check turning green), so it sits armed
+  // and never queued (https://github.com/ClickHouse/ClickHouse/pull/98574,
+  // https://github.com/osac-project/osac/pull/924): `stalled` until auto-merge is enabled anew.
+  const stalled = queued && view.mergeableState === "clean";
+  if (view.mergeableState === "clean" && !stalled) return "Pull request Pull request is in clean status";
   if (view.mergeableState === "dirty") return "Pull request Pull request is in dirty status";
   // A red or pending optional check (`unstable`) is refused too
   // (https://github.com/fastify/github-action-merge-dependabot/issues/561).
@@ -405,6 +411,7 @@ export async function enableAutoMerge(
     method,
     commitTitle: commitTitle ?? null,
     commitMessage: commitMessage ?? null,
+    ...(stalled ? { stalled } : {}),
   };
   issue.updatedAt = emu.now();
   await emitPull(emu, repo, issue, "auto_merge_enabled", login, { reason: "" });

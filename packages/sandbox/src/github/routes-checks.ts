@@ -8,6 +8,7 @@ import {
   scheduleAutoMerge,
   suiteShape,
 } from "./emulator-pull-effects.js";
+import { isBranchProtected } from "./branch-coverage.js";
 import { authorizeRepo } from "./emulator-repos.js";
 import type { GitHubEmulator } from "./emulator.js";
 import type { CheckRun, CommitStatus, Deployment, DeploymentStatus, Repo } from "./model.js";
@@ -82,7 +83,7 @@ export function createStatus(
         branches: branches.map((b) => ({
           name: b.ref.slice(11),
           commit: { sha: b.sha, url: `${emu.apiUrl}/repos/${repo.owner}/${repo.name}/commits/${b.sha}` },
-          protected: repo.protections.has(b.ref.slice(11)),
+          protected: isBranchProtected(repo, b.ref.slice(11)),
         })),
         created_at: status.createdAt,
         updated_at: status.updatedAt,

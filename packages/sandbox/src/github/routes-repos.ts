@@ -2,6 +2,7 @@
 import { rivalPush } from "./emulator-act-as.js";
 import { onRefChanged } from "./emulator-pull-effects.js";
 import { authorizeRepo, roleOf, rulesetsFor } from "./emulator-repos.js";
+import { isBranchProtected } from "./branch-coverage.js";
 import type { GitHubEmulator } from "./emulator.js";
 import { ZERO_SHA, type GitIdentity, type GitTagObject, type TreeChange } from "./git-store.js";
 import type { Repo } from "./model.js";
@@ -524,13 +525,13 @@ export function registerRepoRoutes(emu: GitHubEmulator): void {
     const refs = await repo.git.listRefs("refs/heads/");
     let branches = refs.map((x) => ({ name: x.ref.slice("refs/heads/".length), sha: x.sha }));
     if (ctx.query.get("protected") === "true")
-      branches = branches.filter((b) => repo.protections.has(b.name));
+      branches = branches.filter((b) => isBranchProtected(repo, b.name));
     return paginate(
       ctx,
       branches.map((b) => ({
         name: b.name,
         commit: { sha: b.sha, url: `${emu.apiUrl}/repos/${repo.owner}/${repo.name}/commits/${b.sha}` },
-        protected: repo.protections.has(b.name),
+        protected: isBranchProtected(repo, b.name),
       })),
     );
   });
@@ -664,7 +665,7 @@ export function registerRepoRoutes(emu: GitHubEmulator): void {
         name: branch,
         commit: shape.commit(c(), repo, await repo.git.readCommit(sha), emu.loginForEmail),
         _links: { html: `${emu.webUrl}/${repo.owner}/${repo.name}/tree/${branch}`, self: url },
-        protected: p !== undefined,
+        protected: isBranchProtected(repo, branch),
         protection: {
           enabled: p !== undefined,
           required_status_checks: {
