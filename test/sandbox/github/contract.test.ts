@@ -54,6 +54,19 @@ describe("the emulator's REST responses and webhook payloads match GitHub's publ
     await bot.rest.repos.get({ owner, repo });
     await bot.rest.repos.getBranchRules({ owner, repo, branch: "release" });
     await bot.rest.repos.getBranchRules({ owner, repo, branch: "main" });
+    // Rulesets over REST (https://docs.github.com/en/rest/repos/rules).
+    const { data: ruleset } = await mona.rest.repos.createRepoRuleset({
+      owner,
+      repo,
+      name: "contract",
+      enforcement: "evaluate",
+      conditions: { ref_name: { include: ["refs/heads/nothing/**"], exclude: [] } },
+      rules: [{ type: "creation" }],
+    });
+    await bot.rest.repos.getRepoRulesets({ owner, repo });
+    await bot.rest.repos.getRepoRuleset({ owner, repo, ruleset_id: ruleset.id });
+    await mona.rest.repos.updateRepoRuleset({ owner, repo, ruleset_id: ruleset.id, enforcement: "disabled" });
+    await mona.rest.repos.deleteRepoRuleset({ owner, repo, ruleset_id: ruleset.id });
     await bot.rest.repos.getContent({ owner, repo, path: "overlays/staging/kustomization.yaml" });
     await bot.rest.repos.getContent({ owner, repo, path: "overlays" });
     await expectStatus(bot.rest.repos.getContent({ owner, repo, path: "missing.yaml" }), 404);

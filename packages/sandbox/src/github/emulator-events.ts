@@ -28,6 +28,7 @@ const EVENT_PERMISSIONS: Record<string, string[]> = {
   registry_package: ["packages"],
   deployment: ["deployments"],
   deployment_status: ["deployments"],
+  repository_ruleset: ["administration"],
 };
 
 /** Sends `event` to every app installed on `repo` that subscribes to it. */

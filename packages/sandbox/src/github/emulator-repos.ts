@@ -13,8 +13,12 @@ import {
   type Repo,
   type RepoRole,
   type Ruleset,
+  type RulesetBypassActor,
+  type RulesetRule,
   type Team,
 } from "./model.js";
+import { conditionCovers } from "./ruleset-conditions.js";
+import { newRuleset } from "./ruleset-model.js";
 import { ApiError, type RequestContext } from "./router.js";
 import * as shape from "./shapes.js";
 
@@ -197,10 +201,19 @@ export function protectBranch(
 
 export interface RulesetOptions {
   name?: string;
-  /** Branch names (default: the default branch). */
+  /** Branch names (default: the default branch); `include`/`exclude` take patterns instead. */
   branches?: string[];
+  /** `conditions.ref_name.include`: `refs/heads/…` names or fnmatch patterns, `~ALL`, `~DEFAULT_BRANCH`. */
+  include?: string[];
+  exclude?: string[];
   requiredChecks?: string[];
+  /** `strict_required_status_checks_policy` of the required checks. */
+  strict?: boolean;
   mergeQueue?: { method?: "MERGE" | "SQUASH" | "REBASE" };
+  /** Further rules as GitHub shapes them (`{ type: "creation" }`, …). */
+  rules?: RulesetRule[];
+  bypassActors?: RulesetBypassActor[];
+  enforcement?: Ruleset["enforcement"];
 }
 
 /** Adds a branch ruleset (Settings → Rules → Rulesets) to a repository. */
@@ -212,19 +225,62 @@ export function addRuleset(
 ): { id: number } {
   const r = emu.repo(owner, repo);
   const id = emu.id();
-  r.rulesets.push({
+  const checks = options.requiredChecks ?? [];
+  const rules: RulesetRule[] = [
+    ...(options.rules ?? []),
+    ...(checks.length > 0
+      ? [
+          {
+            type: "required_status_checks",
+            parameters: {
+              strict_required_status_checks_policy: options.strict ?? false,
+              required_status_checks: checks.map((context) => ({ context })),
+            },
+          },
+        ]
+      : []),
+    ...(options.mergeQueue
+      ? [
+          {
+            type: "merge_queue",
+            parameters: {
+              check_response_timeout_minutes: 60,
+              grouping_strategy: "ALLGREEN",
+              max_entries_to_build: 5,
+              max_entries_to_merge: 5,
+              merge_method: options.mergeQueue.method ?? "SQUASH",
+              min_entries_to_merge: 1,
+              min_entries_to_merge_wait_minutes: 5,
+            },
+          },
+        ]
+      : []),
+  ];
+  const include =
+    options.include ??
+    (options.branches ?? ["~DEFAULT_BRANCH"]).map((b) => (b.startsWith("~") ? b : `refs/heads/${b}`));
+  const ruleset = newRuleset(
     id,
-    name: options.name ?? `ruleset-${id}`,
-    branches: options.branches ?? [r.defaultBranch],
-    requiredChecks: options.requiredChecks ?? [],
-    ...(options.mergeQueue ? { mergeQueue: { method: options.mergeQueue.method ?? "SQUASH" } } : {}),
-  });
+    {
+      name: options.name ?? `ruleset-${id}`,
+      enforcement: options.enforcement ?? "active",
+      conditions: { include, exclude: options.exclude ?? [] },
+      bypassActors: options.bypassActors ?? [],
+      rules,
+    },
+    new Date().toISOString(),
+  );
+  r.rulesets.push(ruleset);
   return { id };
 }
 
-/** The rulesets that apply to a branch. */
+/** The active rulesets that apply to a branch. */
 export function rulesetsFor(repo: Repo, branch: string): Ruleset[] {
-  return repo.rulesets.filter((ruleset) => ruleset.branches.includes(branch));
+  return repo.rulesets.filter(
+    (ruleset) =>
+      ruleset.enforcement === "active" &&
+      conditionCovers(ruleset.conditions, `refs/heads/${branch}`, repo.defaultBranch),
+  );
 }
 
 /** Every check a branch requires: classic branch protection's and its rulesets', once each. */

@@ -31,6 +31,7 @@ import { registerCheckRoutes } from "./routes-checks.js";
 import { registerIssueRoutes } from "./routes-issues.js";
 import { registerPullRoutes } from "./routes-pulls.js";
 import { registerRepoRoutes } from "./routes-repos.js";
+import { registerRulesetRoutes } from "./routes-rulesets.js";
 import {
   type Account,
   type Actor,
@@ -86,6 +87,7 @@ export class GitHubEmulator {
   ) {
     registerAppRoutes(this);
     registerRepoRoutes(this);
+    registerRulesetRoutes(this);
     registerPullRoutes(this);
     registerIssueRoutes(this);
     registerCheckRoutes(this);

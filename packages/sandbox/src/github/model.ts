@@ -51,17 +51,36 @@ export interface BranchProtection {
 }
 
 /**
- * A branch ruleset with the rules Ferry meets: `required_status_checks` and `merge_queue`
- * (https://docs.github.com/en/rest/repos/rules#get-rules-for-a-branch).
+ * A branch ruleset (https://docs.github.com/en/rest/repos/rules#create-a-repository-ruleset).
+ * `rules` holds every rule as GitHub shapes it; `requiredChecks`, `strict` and `mergeQueue` are
+ * read from it (ruleset-model.ts keeps them in step).
  */
 export interface Ruleset {
   id: number;
   name: string;
-  /** Branch names it applies to (exact names; `~DEFAULT_BRANCH` for the default branch). */
-  branches: string[];
+  enforcement: "active" | "disabled" | "evaluate";
+  /** `conditions.ref_name`: full ref names, fnmatch patterns, `~ALL`, `~DEFAULT_BRANCH`. */
+  conditions: { include: string[]; exclude: string[] };
+  bypassActors: RulesetBypassActor[];
+  rules: RulesetRule[];
   requiredChecks: string[];
+  /** `strict_required_status_checks_policy`: the head must contain the base's tip. */
+  strict: boolean;
   /** A merge queue on these branches, merging with this method. */
   mergeQueue?: { method: "MERGE" | "SQUASH" | "REBASE" };
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface RulesetRule {
+  type: string;
+  parameters?: Record<string, unknown>;
+}
+
+export interface RulesetBypassActor {
+  actorId: number | null;
+  actorType: "Integration" | "OrganizationAdmin" | "RepositoryRole" | "Team" | "DeployKey" | "User";
+  bypassMode: "always" | "pull_request" | "exempt";
 }
 
 export interface Label {

@@ -3,6 +3,8 @@ import { rivalPush } from "./emulator-act-as.js";
 import { onRefChanged } from "./emulator-pull-effects.js";
 import { authorizeRepo, roleOf, rulesetsFor } from "./emulator-repos.js";
 import { isBranchProtected } from "./branch-coverage.js";
+import { signApiCommit } from "./commit-signing.js";
+import { refuseRuleViolations } from "./rulesets.js";
 import type { GitHubEmulator } from "./emulator.js";
 import { ZERO_SHA, type GitIdentity, type GitTagObject, type TreeChange } from "./git-store.js";
 import type { Repo } from "./model.js";
@@ -364,6 +366,7 @@ export function registerRepoRoutes(emu: GitHubEmulator): void {
     const author = identityFrom(ctx.body.author, emu.identityOf(login));
     const committer = identityFrom(ctx.body.committer, author);
     const sha = await repo.git.commitTree({ tree, parents: parents as string[], message, author, committer });
+    if (ctx.actor.kind === "installation") signApiCommit(repo, sha, ctx.body);
     return { status: 201, body: shape.gitCommit(c(), repo, await repo.git.readCommit(sha)) };
   });
 
@@ -476,6 +479,7 @@ export function registerRepoRoutes(emu: GitHubEmulator): void {
     }
     if (!(await repo.git.objectType(sha))) throw validationFailed("Object does not exist");
     await refuseWorkflowChange(emu, ctx, repo, ref, undefined, sha);
+    if (!(await repo.git.readRef(ref))) await refuseRuleViolations(emu, ctx.actor, repo, ref, undefined, sha);
     if (!(await repo.git.compareAndSwapRef(ref, sha, ZERO_SHA)))
       throw validationFailed("Reference already exists");
     emu.faults.created(`ref:${repo.id}:${ref.slice(5)}`);
@@ -501,6 +505,7 @@ export function registerRepoRoutes(emu: GitHubEmulator): void {
     if (!force && !(await repo.git.isAncestor(current, sha)))
       throw validationFailed("Update is not a fast forward");
     await refuseWorkflowChange(emu, ctx, repo, ref, current, sha);
+    await refuseRuleViolations(emu, ctx.actor, repo, ref, current, sha);
     if (!(await repo.git.compareAndSwapRef(ref, sha, current)))
       throw validationFailed("Reference update failed");
     await onRefChanged(emu, repo, ref, current, sha, login, { forced: force });
@@ -513,6 +518,7 @@ export function registerRepoRoutes(emu: GitHubEmulator): void {
     const ref = `refs/${ctx.params.ref!.replace(/^refs\//, "")}`;
     const current = await repo.git.readRef(ref);
     if (!current) throw validationFailed("Reference does not exist");
+    await refuseRuleViolations(emu, ctx.actor, repo, ref, current, undefined);
     if (!(await repo.git.deleteRef(ref, current))) throw validationFailed("Reference update failed");
     await onRefChanged(emu, repo, ref, current, ZERO_SHA, login);
     return { status: 204 };
@@ -569,46 +575,7 @@ export function registerRepoRoutes(emu: GitHubEmulator): void {
     return body;
   };
 
-  // Rules that apply to a branch, from every active ruleset; anyone who can read the repository
-  // may ask (https://docs.github.com/en/rest/repos/rules#get-rules-for-a-branch).
-  r.add("GET", "/repos/:owner/:repo/rules/branches/*branch", (ctx) => {
-    const repo = authorizeRepo(emu, ctx, "metadata", "read", "read");
-    const source = { ruleset_source_type: "Repository", ruleset_source: `${repo.owner}/${repo.name}` };
-    const rules = rulesetsFor(repo, ctx.params.branch!).flatMap((ruleset) => [
-      ...(ruleset.requiredChecks.length > 0
-        ? [
-            {
-              type: "required_status_checks",
-              ...source,
-              ruleset_id: ruleset.id,
-              parameters: {
-                strict_required_status_checks_policy: false,
-                required_status_checks: ruleset.requiredChecks.map((context) => ({ context })),
-              },
-            },
-          ]
-        : []),
-      ...(ruleset.mergeQueue
-        ? [
-            {
-              type: "merge_queue",
-              ...source,
-              ruleset_id: ruleset.id,
-              parameters: {
-                check_response_timeout_minutes: 60,
-                grouping_strategy: "ALLGREEN",
-                max_entries_to_build: 5,
-                max_entries_to_merge: 5,
-                merge_method: ruleset.mergeQueue.method,
-                min_entries_to_merge: 1,
-                min_entries_to_merge_wait_minutes: 5,
-              },
-            },
-          ]
-        : []),
-    ]);
-    return paginate(ctx, rules);
-  });
+  // `GET /repos/{o}/{r}/rules/branches/{branch}`: routes-rulesets.ts.
 
   r.add("GET", "/repos/:owner/:repo/branches/:branch/protection", (ctx) => {
     const repo = authorizeRepo(emu, ctx, "administration", "read", "admin");

@@ -3,6 +3,7 @@
  * state. One builder per object; webhook payloads reuse them (webhook-shapes.ts trims what
  * the stricter webhook schemas do not allow).
  */
+import { verificationOf } from "./commit-signing.js";
 import type { ChangedFile, GitCommitObject, GitTreeEntry } from "./git-store.js";
 import type {
   Account,
@@ -531,7 +532,7 @@ export function gitCommit(c: ShapeContext, r: Repo, x: GitCommitObject) {
       url: `${base}/git/commits/${sha}`,
       html_url: `${c.web}/${r.owner}/${r.name}/commit/${sha}`,
     })),
-    verification: { verified: false, reason: "unsigned", signature: null, payload: null, verified_at: null },
+    verification: verificationOf(r, x.sha),
   };
 }
 
@@ -559,13 +560,7 @@ export function commit(
       message: x.message.replace(/\n$/, ""),
       comment_count: 0,
       tree: { sha: x.tree, url: `${base}/git/trees/${x.tree}` },
-      verification: {
-        verified: false,
-        reason: "unsigned",
-        signature: null,
-        payload: null,
-        verified_at: null,
-      },
+      verification: verificationOf(r, x.sha),
     },
     author: author ? simpleUser(c, author) : null,
     committer: committer ? simpleUser(c, committer) : null,
