@@ -8,6 +8,20 @@
 import path from "node:path";
 import { admittedProtocols } from "../core/egress-admission.js";
 
+/**
+ * The only variables a renderer inherits, whoever starts it (the reconciler, the CLI, the App's
+ * `ferry/diff` check): the App's private key, webhook secret, `FERRY_REGISTRY_*` passwords and
+ * every token stay out (docs/security.md "Render network").
+ */
+export const RENDERER_ENV = ["PATH", "HOME", "TMPDIR", "LANG", "SSL_CERT_FILE", "SSL_CERT_DIR"];
+
+/** The part of `env` a renderer may see. */
+export function rendererEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const kept: NodeJS.ProcessEnv = {};
+  for (const name of RENDERER_ENV) if (env[name] !== undefined) kept[name] = env[name];
+  return kept;
+}
+
 /** Variables that hold Ferry's tokens: never handed to the renderer. */
 export const TOKEN_VARIABLES = ["FERRY_GITHUB_TOKEN", "FERRY_GIT_TOKEN"];
 

@@ -49,7 +49,10 @@ export interface RenderOptions {
   allowRemoteBases?: readonly string[];
   /** Tests only: the render proxy may reach loopback and private addresses (a local remote base). */
   allowPrivateAddressesForTests?: boolean;
-  /** The renderer's environment (PATH, HOME… tokens are dropped); the process's own when absent. */
+  /**
+   * Where the renderer's few variables (PATH, HOME…: render-environment.ts) are taken from; the
+   * process's own when absent. Nothing else reaches it: no token, key or password.
+   */
   env?: NodeJS.ProcessEnv;
   /**
    * A chart folder (with `Chart.yaml`) is rendered by `helm template` with these repo-relative
@@ -70,15 +73,6 @@ export interface RenderOptions {
    * the App's renders (ferry/diff, plans) never decrypt.
    */
   sops?: SopsOptions;
-}
-
-/** What the renderer may see of a given environment: no tokens (FERRY_GITHUB_TOKEN…) reach it. */
-const RENDERER_ENV = ["PATH", "HOME", "TMPDIR", "LANG", "SSL_CERT_FILE", "SSL_CERT_DIR"];
-
-function rendererEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  const kept: NodeJS.ProcessEnv = {};
-  for (const name of RENDERER_ENV) if (env[name] !== undefined) kept[name] = env[name];
-  return kept;
 }
 
 /**
@@ -147,7 +141,7 @@ async function renderTree(root: string, relative: string, options: RenderOptions
       folder,
       rendererLimits,
       {
-        ...(options.env ? { env: rendererEnv(options.env) } : {}),
+        ...(options.env ? { env: options.env } : {}),
         // A chart never needs the network: its dependencies are in its charts/ folder.
         allowedPrefixes: [],
       },
@@ -169,7 +163,7 @@ async function renderTree(root: string, relative: string, options: RenderOptions
         ? [kubectlRenderer(options.kubectl, helm)]
         : [kubectlRenderer(undefined, helm), kustomizeRenderer(undefined, helm)];
     const output = await runRenderer(renderers, folder, rendererLimits, {
-      ...(options.env ? { env: rendererEnv(options.env) } : {}),
+      ...(options.env ? { env: options.env } : {}),
       allowedPrefixes: options.allowRemoteBases ?? [],
       ...(options.allowPrivateAddressesForTests ? { allowPrivateAddressesForTests: true } : {}),
     }).catch((error: unknown) => {

@@ -14,7 +14,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { startFilteringProxy } from "../adapters/egress/filtering-proxy.js";
 import { UserError } from "../core/errors.js";
-import { confinementScript, confinementVariables } from "./render-environment.js";
+import { confinementScript, confinementVariables, rendererEnv } from "./render-environment.js";
 
 /** The kustomize release `.ci/run` installs when neither tool is present. */
 export const PINNED_KUSTOMIZE = "v5.8.2";
@@ -163,7 +163,10 @@ const NOT_FOUND = 127;
 const OUT_OF_MEMORY = /out of memory|cannot allocate memory|bad_alloc|failed to reserve|cannot reserve/i;
 
 export interface RendererEnvironment {
-  /** The renderer's environment; this process's own (less Ferry's tokens) when absent. */
+  /**
+   * Where the renderer's few variables come from (`RENDERER_ENV`: PATH, HOME…); this process's
+   * own when absent. Whatever else it holds never reaches the renderer.
+   */
   env?: NodeJS.ProcessEnv;
   /** `--allow-remote-base` prefixes: all the render proxy admits (none: nothing at all). */
   allowedPrefixes: readonly string[];
@@ -203,7 +206,8 @@ export async function runRenderer(
   const confinement = confinementVariables(proxy.url, home, environment.allowedPrefixes);
   try {
     for (const renderer of renderers) {
-      const output = await runOne(renderer, folder, limits, environment.env, confinement);
+      const env = rendererEnv(environment.env ?? process.env);
+      const output = await runOne(renderer, folder, limits, env, confinement);
       if (output !== undefined) return output;
     }
   } catch (error) {
@@ -225,7 +229,7 @@ function runOne(
   renderer: Renderer,
   folder: string,
   limits: RendererLimits,
-  env: NodeJS.ProcessEnv | undefined,
+  env: NodeJS.ProcessEnv,
   confinement: Record<string, string>,
 ): Promise<string | undefined> {
   const mib = Math.round(limits.memoryLimitBytes / (1024 * 1024));
@@ -241,7 +245,7 @@ function runOne(
   return new Promise((resolve, reject) => {
     const child = spawn("/bin/sh", args, {
       stdio: ["ignore", "pipe", "pipe"],
-      ...(env ? { env } : {}),
+      env,
     });
     const chunks: Buffer[] = [];
     let bytes = 0;

@@ -8,7 +8,12 @@ import path from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { missingTools } from "../../packages/sandbox/src/command.js";
 import { renderPath } from "../../src/reconciler/render.js";
-import { findExecutable, findRenderer } from "../../src/reconciler/renderer.js";
+import {
+  DEFAULT_RENDERER_LIMITS,
+  findExecutable,
+  findRenderer,
+  runRenderer,
+} from "../../src/reconciler/renderer.js";
 import { configMapYaml, TempDirs } from "../support/reconciler-harness.js";
 
 // Child processes on a shared, busy machine: allow for slow runs.
@@ -56,6 +61,33 @@ describe("the renderer", () => {
     await expect(renderPath(configRepo(), "app", { env: { PATH: empty } })).rejects.toThrow(
       /cannot render app: neither kubectl nor kustomize is on PATH: install kubectl \(https:\/\/kubernetes\.io\/docs\/tasks\/tools\/\) or kustomize .*go install sigs\.k8s\.io\/kustomize\/kustomize\/v5@v5\./,
     );
+  });
+
+  it("hands a renderer started with no environment of its own none of the App's secrets", async () => {
+    // What the App's process holds: its key, webhook secret and registry passwords (docs/security.md).
+    const secrets = {
+      PRIVATE_KEY: "-----BEGIN RSA PRIVATE KEY-----",
+      WEBHOOK_SECRET: "hook-secret",
+      FERRY_REGISTRY_GHCR_PASSWORD: "registry-password",
+      GITHUB_TOKEN: "ghs_token",
+      FERRY_GITHUB_TOKEN: "ghs_ferry",
+    };
+    for (const [name, value] of Object.entries(secrets)) vi.stubEnv(name, value);
+    try {
+      const printEnv = { name: "env", command: "/usr/bin/env", args: () => [] };
+      const output = await runRenderer([printEnv], configRepo(), DEFAULT_RENDERER_LIMITS, {
+        allowedPrefixes: [],
+      });
+      const names = output.split("\n").map((line) => line.split("=")[0]);
+      expect(names).toContain("PATH");
+      for (const [name, value] of Object.entries(secrets)) {
+        expect(names).not.toContain(name);
+        expect(output).not.toContain(value);
+      }
+      expect(names.filter((name) => /PRIVATE_KEY|WEBHOOK_SECRET|^FERRY_REGISTRY_/.test(name!))).toEqual([]);
+    } finally {
+      vi.unstubAllEnvs();
+    }
   });
 
   it("hands the renderer no token and, with no remote base allowed, no way out", async () => {
