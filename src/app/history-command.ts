@@ -19,7 +19,7 @@ import type { Command } from "../core/pr/commands.js";
 import type { AppDeps, LoadedConfig } from "./app-deps.js";
 import { environmentHistory, versionsAtCommit, type HistorySource } from "./environment-history.js";
 import { repoFileSource } from "./repo-files.js";
-import { healthReporters } from "../core/health/health-reporters.js";
+import { healthSourceOf } from "../core/health/health-source.js";
 
 /**
  * `/ferry history <env> [image] [--since DATE | --at DATE]`: the environment's history from the
@@ -68,11 +68,13 @@ async function reportedDeployments(
   history: EnvironmentHistory,
 ): Promise<ReportedDeployments | undefined> {
   const list = deps.github.listDeploymentRecords?.bind(deps.github);
-  if (list === undefined) return undefined;
+  // Only a health source of Deployments has a history of them (docs/config.md "Health").
+  const health = healthSourceOf(config, environment, deps.appLogin);
+  if (list === undefined || health.kind !== "deployments") return undefined;
   const records = await list(
-    environment,
+    health.environment,
     { maxDeployments: MAX_DEPLOYMENTS, maxStatuses: MAX_DEPLOYMENT_STATUSES },
-    healthReporters(config, environment, deps.appLogin),
+    health.reporters,
   );
   const versions = new Map<string, Record<string, ImageVersion> | undefined>();
   for (const { sha, statuses } of records.deployments) {

@@ -1,3 +1,4 @@
+import { parseNotices } from "../../src/core/pr/dashboard.js";
 import { describe, expect, it } from "vitest";
 import { parseBody } from "../../src/core/pr/body.js";
 import { syncRepository } from "../../src/app/sync-repository.js";
@@ -295,6 +296,34 @@ describe("CI gating", () => {
 });
 
 describe("automatic environments with from", () => {
+  it("wait, with the reason on the dashboard, while the upstream never reported health", async () => {
+    const files = configRepo();
+    files[".github/ferry.yml"] += `  qa:
+    paths: [overlays/qa]
+    from: staging
+    update: auto
+    merge: review
+    soak: 30m
+`;
+    files["overlays/qa/kustomization.yaml"] = files["overlays/staging/kustomization.yaml"]!;
+    const github = new FakeGitHub(files);
+    const registry = new FakeRegistry();
+    registry.push("ghcr.io/acme/shop", "1.7.0");
+    registry.push("ghcr.io/acme/shop", "1.8.0");
+    await syncRepository(fakeDeps(github, registry), { reason: "registry" });
+    const scan = await syncRepository(fakeDeps(github, registry, new Date("2026-01-02T00:00:00Z")), {
+      reason: "scan",
+    });
+    expect(scan.environments.qa).toBe("soaking");
+    expect(github.pulls.filter((pull) => pull.headRef === "ferry/qa")).toHaveLength(0);
+    const dashboard = github.issues.find((issue) => issue.title === "Ferry dashboard")!.body;
+    expect(parseNotices(dashboard)).toContainEqual({
+      environment: "qa",
+      image: "shop",
+      message: "waits for staging: no health reported for staging by ferry's reconciler (as ferry[bot])",
+    });
+  });
+
   it("wait for the upstream's soak before following it, like /promote does", async () => {
     const files = configRepo();
     files[".github/ferry.yml"] += `  qa:

@@ -64,6 +64,25 @@ describe("ferry check", () => {
     );
   });
 
+  it('warns on a soak whose upstream names no health source (docs/config.md "Health"), and still exits 0', async () => {
+    await put(".github/ferry.yml", `${CONFIG}    soak: 2h\n`);
+    await put("overlays/staging/kustomization.yaml", OVERLAY);
+    await put("overlays/prod/kustomization.yaml", OVERLAY);
+    const result = await ferry("check", "--dir", ".");
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(
+      /\.github\/ferry\.yml:11:5 warning: soak waits for staging's health, and staging names no health source/,
+    );
+    await put(
+      ".github/ferry.yml",
+      CONFIG.replace(
+        "    paths: [overlays/staging]\n",
+        "    paths: [overlays/staging]\n    health: { source: ferry }\n",
+      ) + "    soak: 2h\n",
+    );
+    expect((await ferry("check", "--dir", ".")).stdout).not.toMatch(/warning/);
+  });
+
   it("fails on a config that sends the installation token elsewhere or reads a variable outside the allowlist", async () => {
     await put(
       ".github/ferry.yml",
