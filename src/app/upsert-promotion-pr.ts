@@ -272,7 +272,9 @@ async function afterWrite(
 ): Promise<void> {
   const environmentConfig = loaded.config.environments[pull.headRef.replace(/^ferry\//, "")];
   if (environmentConfig?.merge !== "auto") return;
-  if (loaded.base.protected) {
+  // A base with a merge queue is never armed: GitHub would not queue a PR armed after its checks
+  // passed, so Ferry enqueues it itself once they pass (mergeWhenReady).
+  if (loaded.base.protected && !(await deps.github.hasMergeQueue?.(pull.baseRef))) {
     // Native auto-merge: GitHub merges once required checks pass. It is armed for the commit just
     // written (expectedHeadOid); whether GitHub checks that pin again at merge time is not
     // documented, so an update re-arms it for the new head. If the repo does not allow it, Ferry
