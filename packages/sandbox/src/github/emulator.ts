@@ -31,6 +31,7 @@ import { registerCheckRoutes } from "./routes-checks.js";
 import { registerIssueRoutes } from "./routes-issues.js";
 import { registerPullRoutes } from "./routes-pulls.js";
 import { registerRepoRoutes } from "./routes-repos.js";
+import { registerRepoSettingsRoutes } from "./routes-repo-settings.js";
 import {
   type Account,
   type Actor,
@@ -86,6 +87,7 @@ export class GitHubEmulator {
   ) {
     registerAppRoutes(this);
     registerRepoRoutes(this);
+    registerRepoSettingsRoutes(this);
     registerPullRoutes(this);
     registerIssueRoutes(this);
     registerCheckRoutes(this);
