@@ -167,6 +167,8 @@ export interface GitHubPulls {
    * (the PR exists all the same).
    */
   requestReviewers(number: number, users: string[], teams: string[]): Promise<void | "refused">;
+  /** The PR's reviews (first 100), each with its state (`APPROVED`, `DISMISSED`, …) and commit. */
+  listReviews?(number: number): Promise<{ state: string; commitId: string | null }[]>;
 }
 
 /** Merging a PR: GitHub's native auto-merge, or Ferry's own merge at the head it validated. */

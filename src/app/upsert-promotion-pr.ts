@@ -12,6 +12,7 @@ import { mergeMethodFor, mergeWhenReady, pauseBeforeRetry, type PullWork } from 
 import { currentImages, type EnvironmentPlan } from "./plan-environment.js";
 import { ferryPull, sealPlan } from "./pull-trust.js";
 import { repoFileSource } from "./repo-files.js";
+import { warnOfStaleApprovals } from "./stale-approvals.js";
 
 export interface UpsertInput {
   loaded: LoadedConfig;
@@ -161,6 +162,8 @@ export async function upsertPromotionPr(
   deps.log.info({ environment, pull: existing.number }, "pull request updated");
   deps.onPullRequest?.({ environment, number: existing.number, action: "updated" });
   const pull = { ...existing, title, body: text, headSha: head };
+  if (loaded.config.environments[environment]?.merge === "review")
+    await warnOfStaleApprovals(deps, existing.number, head);
   await afterWrite(deps, loaded, pull, head);
   return { action: "updated", pull };
 }

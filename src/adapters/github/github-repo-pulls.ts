@@ -107,6 +107,15 @@ export function pullsOf(ctx: GitHubRepoContext): Required<GitHubPulls & GitHubMe
     }
   }
 
+  async function listReviews(number: number): Promise<{ state: string; commitId: string | null }[]> {
+    const { data } = await ctx.octokit.rest.pulls.listReviews({
+      ...ctx.r,
+      pull_number: number,
+      per_page: 100,
+    });
+    return data.map((review) => ({ state: review.state, commitId: review.commit_id ?? null }));
+  }
+
   async function enableAutoMerge(
     pull: PullRequestInfo,
     expectedHead: string,
@@ -255,6 +264,7 @@ export function pullsOf(ctx: GitHubRepoContext): Required<GitHubPulls & GitHubMe
     updatePull,
     addLabels,
     requestReviewers,
+    listReviews,
     enableAutoMerge,
     enqueuePull,
     disableAutoMerge,
