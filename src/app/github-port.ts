@@ -175,6 +175,8 @@ export interface GitHubPulls {
    * (the PR exists all the same).
    */
   requestReviewers(number: number, users: string[], teams: string[]): Promise<void | "refused">;
+  /** The PR's reviews (first 100), each with its state (`APPROVED`, `DISMISSED`, …) and commit. */
+  listReviews?(number: number): Promise<{ state: string; commitId: string | null }[]>;
 }
 
 /** Merging a PR: GitHub's native auto-merge, or Ferry's own merge at the head it validated. */
@@ -193,12 +195,23 @@ export interface GitHubMerges {
   ): Promise<"enabled" | "clean" | "not-yet" | "unavailable">;
   /** Turns native auto-merge off (a commit Ferry did not write reached the PR). */
   disableAutoMerge(pull: PullRequestInfo): Promise<void>;
-  /** Merges only if the head is still `sha` (docs/reliability.md row 13). */
+  /**
+   * Merges only if the head is still `sha` (docs/reliability.md row 13). `review-required`: GitHub
+   * waits for an approving review (or for requested changes to be dismissed).
+   */
   merge(
     number: number,
     sha: string,
     method: MergeMethod,
-  ): Promise<"merged" | "head-moved" | "base-moved" | "method-refused" | "not-mergeable" | "queue-required">;
+  ): Promise<
+    | "merged"
+    | "head-moved"
+    | "base-moved"
+    | "method-refused"
+    | "not-mergeable"
+    | "queue-required"
+    | "review-required"
+  >;
   /**
    * Adds the PR to its base's merge queue (GraphQL `enqueuePullRequest`), only while the head is
    * still `expectedHead`; `refused` with GitHub's reason otherwise.
@@ -211,6 +224,11 @@ export interface GitHubMerges {
    * requests), or undefined when neither requires any.
    */
   requiredChecks(branch: string): Promise<string[] | undefined>;
+  /**
+   * Whether the branch takes PRs only through a merge queue (a ruleset's `merge_queue` rule, one
+   * request); absent or false where that cannot be read.
+   */
+  hasMergeQueue?(branch: string): Promise<boolean>;
 }
 
 /** Checks and statuses: read a commit's CI state (here or in an image's source repo), write Ferry's own. */

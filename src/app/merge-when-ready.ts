@@ -38,8 +38,11 @@ export async function mergeWhenReady(
   if (pull.baseRef !== loaded.baseBranch) return "not-ferry";
   if (loaded.config.environments[environment]?.merge !== "auto") return "review";
   // Native auto-merge is on: GitHub merges when the requirements are met. Merging as well would
-  // race it and turn the loser's 405 into a false "could not merge" comment.
-  if (pull.autoMerge) return "waiting";
+  // race it and turn the loser's 405 into a false "could not merge" comment. On a base with a merge
+  // queue GitHub only queues an armed PR on a later change, so one armed after its checks passed
+  // sits armed for ever (docs/reliability.md row 70): Ferry enqueues it itself once they pass.
+  const queueBase = pull.autoMerge && (await deps.github.hasMergeQueue?.(pull.baseRef)) === true;
+  if (pull.autoMerge && !queueBase) return "waiting";
   const required = await deps.github.requiredChecks(pull.baseRef);
   const state = await deps.github.checksState(pull.headSha, required);
   // Required contexts must all have passed; without any (unprotected base, or protection without
@@ -50,6 +53,10 @@ export async function mergeWhenReady(
       : state === "pending" || state === "failure"
   )
     return "waiting";
+  if (queueBase) {
+    deps.log.info({ environment, pull: pull.number }, "armed pull request enqueued: checks have passed");
+    return enqueueOrReport(deps, environment, pull);
+  }
   const method = await mergeMethodFor(deps, loaded, environment);
   let baseMoves = 0;
   let retries = 0;
@@ -67,23 +74,11 @@ export async function mergeWhenReady(
       deps.log.warn({ environment, pull: pull.number }, "head moved after validation; merge aborted");
       return "stopped";
     }
-    if (result === "queue-required") {
-      // The base takes PRs only through its merge queue (Renovate does the same:
-      // https://github.com/renovatebot/renovate/issues/31525): the queue merges once its checks pass.
-      const queued = await deps.github.enqueuePull?.(pull, pull.headSha);
-      if (queued === "queued") {
-        deps.log.info({ environment, pull: pull.number }, "pull request added to the merge queue");
-        return "waiting";
-      }
-      // The queue may have merged it meanwhile, for another event about the same head.
-      const now = await deps.github.getPull(pull.number);
-      if (now?.merged) return "merged";
-      if (now && now.state !== "open") return "stopped";
-      await deps.github.comment(
-        pull.number,
-        `Ferry could not add this pull request to the merge queue${queued ? `: ${queued.refused}` : ""}. Add it by hand.`,
-      );
-      return "stopped";
+    if (result === "queue-required") return enqueueOrReport(deps, environment, pull);
+    if (result === "review-required") {
+      // Not for a person to merge by hand: the approval's event retries (docs/reliability.md row 71).
+      deps.log.info({ environment, pull: pull.number }, "merge waits for an approving review");
+      return "waiting";
     }
     if (result === "method-refused") {
       await deps.github.comment(
@@ -119,6 +114,32 @@ export async function mergeWhenReady(
 }
 
 /**
+ * The base takes PRs only through its merge queue (Renovate does the same:
+ * https://github.com/renovatebot/renovate/issues/31525): the queue merges once its checks pass.
+ * A PR already queued counts as queued; a refusal is said on the PR.
+ */
+async function enqueueOrReport(
+  deps: AppDeps<PullWork>,
+  environment: string,
+  pull: PullRequestInfo,
+): Promise<MergeOutcome> {
+  const queued = await deps.github.enqueuePull?.(pull, pull.headSha);
+  if (queued === "queued") {
+    deps.log.info({ environment, pull: pull.number }, "pull request added to the merge queue");
+    return "waiting";
+  }
+  // The queue may have merged it meanwhile, for another event about the same head.
+  const now = await deps.github.getPull(pull.number);
+  if (now?.merged) return "merged";
+  if (now && now.state !== "open") return "stopped";
+  await deps.github.comment(
+    pull.number,
+    `Ferry could not add this pull request to the merge queue${queued ? `: ${queued.refused}` : ""}. Add it by hand.`,
+  );
+  return "stopped";
+}
+
+/**
  * How an environment's PR is merged: its `mergeMethod` when the repository allows it, else one it
  * does (`allow_squash_merge`, `allow_merge_commit`, `allow_rebase_merge`; GitHub refuses any
  * other with 405, https://docs.github.com/en/rest/pulls/pulls#merge-a-pull-request).
@@ -133,7 +154,7 @@ export async function mergeMethodFor(
 }
 
 /** `mergeable_state` values in which GitHub lets a PR merge (a refusal then was transient). */
-const MERGEABLE_STATES = new Set(["clean", "unstable", "has_hooks"]);
+export const MERGEABLE_STATES: ReadonlySet<string> = new Set(["clean", "unstable", "has_hooks"]);
 
 /** Pauses between attempts while GitHub computes a PR's mergeability (1 + 2 + 4 + 8 s at most). */
 export const MERGEABILITY_RETRY_DELAYS_MS: readonly number[] = [1000, 2000, 4000, 8000];

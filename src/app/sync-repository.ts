@@ -13,6 +13,7 @@ import { bodyRows } from "./pr-body-rows.js";
 import type { GitHubChecks, PullRequestInfo } from "./github-port.js";
 import type { ImageDescription } from "./ports.js";
 import { repoFileSource } from "./repo-files.js";
+import { retryStuckMerge } from "./retry-stuck-merge.js";
 import { soakPending } from "./soak.js";
 import { isHeld, loadState, writeDashboard } from "./state.js";
 import { upsertPromotionPr, type UpsertResult } from "./upsert-promotion-pr.js";
@@ -110,7 +111,13 @@ export async function syncRepository(
             rows: await bodyRows(deps, config, environment, plan),
           });
           // Only answers that leave the PR as it was read: a PR just opened may already be merged.
-          if (upsert.action === "unchanged" || upsert.action === "none") pulls[environment] = upsert.pull;
+          if (upsert.action === "unchanged" || upsert.action === "none") {
+            pulls[environment] = upsert.pull;
+            // The scan also retries a PR left mergeable but unmerged (no event will come for it).
+            if (trigger.reason === "scan" && upsert.pull)
+              if ((await retryStuckMerge(deps, loaded, upsert.pull)) === "merged")
+                pulls[environment] = undefined;
+          }
           if (upsert.action === "closed") pulls[environment] = undefined;
           return upsert.action;
         },

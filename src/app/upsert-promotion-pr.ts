@@ -12,6 +12,7 @@ import { mergeMethodFor, mergeWhenReady, pauseBeforeRetry, type PullWork } from 
 import { currentImages, type EnvironmentPlan } from "./plan-environment.js";
 import { ferryPull, sealPlan } from "./pull-trust.js";
 import { repoFileSource } from "./repo-files.js";
+import { warnOfStaleApprovals } from "./stale-approvals.js";
 
 export interface UpsertInput {
   loaded: LoadedConfig;
@@ -161,6 +162,8 @@ export async function upsertPromotionPr(
   deps.log.info({ environment, pull: existing.number }, "pull request updated");
   deps.onPullRequest?.({ environment, number: existing.number, action: "updated" });
   const pull = { ...existing, title, body: text, headSha: head };
+  if (loaded.config.environments[environment]?.merge === "review")
+    await warnOfStaleApprovals(deps, existing.number, head);
   await afterWrite(deps, loaded, pull, head);
   return { action: "updated", pull };
 }
@@ -272,7 +275,9 @@ async function afterWrite(
 ): Promise<void> {
   const environmentConfig = loaded.config.environments[pull.headRef.replace(/^ferry\//, "")];
   if (environmentConfig?.merge !== "auto") return;
-  if (loaded.base.protected) {
+  // A base with a merge queue is never armed: GitHub would not queue a PR armed after its checks
+  // passed, so Ferry enqueues it itself once they pass (mergeWhenReady).
+  if (loaded.base.protected && !(await deps.github.hasMergeQueue?.(pull.baseRef))) {
     // Native auto-merge: GitHub merges once required checks pass. It is armed for the commit just
     // written (expectedHeadOid); whether GitHub checks that pin again at merge time is not
     // documented, so an update re-arms it for the new head. If the repo does not allow it, Ferry

@@ -9,6 +9,7 @@ import {
   onPullRequest,
   onPush,
 } from "../handlers/github/handlers.js";
+import { onPullRequestDequeued, onPullRequestReview } from "../handlers/github/merge-retry-handlers.js";
 import type { HandlerEvent, HandlerServices } from "../handlers/github/services.js";
 
 /** The app's own login, looked up once (and again after a failure): it decides which PRs are Ferry's. */
@@ -61,6 +62,15 @@ export function registerEvents(probot: Probot, services: HandlerServices, identi
       return onPullRequest(event(context), services);
     },
   );
+  // A merge may wait on an approval or on a merge queue that dropped the PR: retried on both.
+  probot.on("pull_request_review.submitted", async (context) => {
+    await knowAppLogin();
+    return onPullRequestReview(event(context), services);
+  });
+  probot.on("pull_request.dequeued", async (context) => {
+    await knowAppLogin();
+    return onPullRequestDequeued(event(context), services);
+  });
   probot.on("push", (context) => onPush(event(context), services));
   probot.on(
     ["check_suite.completed", "check_run.completed", "status", "workflow_run.completed"],

@@ -107,6 +107,15 @@ export function pullsOf(ctx: GitHubRepoContext): Required<GitHubPulls & GitHubMe
     }
   }
 
+  async function listReviews(number: number): Promise<{ state: string; commitId: string | null }[]> {
+    const { data } = await ctx.octokit.rest.pulls.listReviews({
+      ...ctx.r,
+      pull_number: number,
+      per_page: 100,
+    });
+    return data.map((review) => ({ state: review.state, commitId: review.commit_id ?? null }));
+  }
+
   async function enableAutoMerge(
     pull: PullRequestInfo,
     expectedHead: string,
@@ -164,7 +173,15 @@ export function pullsOf(ctx: GitHubRepoContext): Required<GitHubPulls & GitHubMe
     number: number,
     sha: string,
     method: MergeMethod,
-  ): Promise<"merged" | "head-moved" | "base-moved" | "method-refused" | "not-mergeable" | "queue-required"> {
+  ): Promise<
+    | "merged"
+    | "head-moved"
+    | "base-moved"
+    | "method-refused"
+    | "not-mergeable"
+    | "queue-required"
+    | "review-required"
+  > {
     try {
       await ctx.octokit.rest.pulls.merge({
         ...ctx.r,
@@ -181,6 +198,10 @@ export function pullsOf(ctx: GitHubRepoContext): Required<GitHubPulls & GitHubMe
       if (code === 405 && /not allowed on this repository/i.test(message(error))) return "method-refused";
       // "Changes must be made through the merge queue": the base has a merge queue.
       if (code === 405 && /merge queue/i.test(message(error))) return "queue-required";
+      // "At least 1 approving review is required by reviewers with write access." (or changes
+      // requested): it merges once people approve; Ferry retries on the review.
+      if (code === 405 && /approving review|changes requested/i.test(message(error)))
+        return "review-required";
       if (code === 405 || code === 422) return "not-mergeable";
       throw error;
     }
@@ -220,6 +241,10 @@ export function pullsOf(ctx: GitHubRepoContext): Required<GitHubPulls & GitHubMe
     ];
   }
 
+  async function hasMergeQueue(branch: string): Promise<boolean> {
+    return (await branchRules(branch)).some((rule) => rule.type === "merge_queue");
+  }
+
   /** The ruleset rules that apply to a branch (none when the endpoint is unknown, e.g. an older GHES). */
   async function branchRules(
     branch: string,
@@ -239,11 +264,13 @@ export function pullsOf(ctx: GitHubRepoContext): Required<GitHubPulls & GitHubMe
     updatePull,
     addLabels,
     requestReviewers,
+    listReviews,
     enableAutoMerge,
     enqueuePull,
     disableAutoMerge,
     merge,
     allowedMergeMethods,
     requiredChecks,
+    hasMergeQueue,
   };
 }

@@ -2,14 +2,12 @@ import { CONFIG_PATH } from "../../core/config/load-config.js";
 import { parseBranchName } from "../../core/pr/branch.js";
 import { checkConfigOnDefaultBranch, checkConfigPullRequest } from "../../app/check-config.js";
 import { guardFerryPull } from "../../app/guard-ferry-pull.js";
-import { loadRepoConfig } from "../../app/load-repo-config.js";
-import { mergeWhenReady } from "../../app/merge-when-ready.js";
 import { recordMerge } from "../../app/record-merge.js";
 import { runCommentCommands } from "../../app/run-command.js";
 import { syncRepository, type SyncTrigger } from "../../app/sync-repository.js";
-import { formatBranchName } from "../../core/pr/branch.js";
 import { parseCommands } from "../../core/pr/commands.js";
 import { MAX_COMMANDS_PER_COMMENT } from "../../core/pr/reply-bounds.js";
+import { mergeFerryPullAt } from "./merge-retry-handlers.js";
 import type { HandlerEvent, HandlerServices, RepositoryPayload } from "./services.js";
 
 /**
@@ -272,18 +270,6 @@ export async function onChecksCompleted(
       sources: [source],
     });
   }
-}
-
-async function mergeFerryPullAt(
-  deps: ReturnType<HandlerServices["depsFor"]>,
-  environment: string,
-  sha: string,
-  defaultBranch: string | undefined,
-): Promise<void> {
-  const loaded = await loadRepoConfig(deps, defaultBranch);
-  if (!loaded.ok || loaded.config.environments[environment]?.merge !== "auto") return;
-  const pull = await deps.github.findOpenPull(formatBranchName(environment));
-  if (pull && pull.headSha === sha) await mergeWhenReady(deps, loaded, pull);
 }
 
 interface PackagePayload extends RepositoryPayload {

@@ -52,6 +52,8 @@ describe("the emulator's REST responses and webhook payloads match GitHub's publ
     await bot.rest.apps.listReposAccessibleToInstallation();
 
     await bot.rest.repos.get({ owner, repo });
+    // Repository settings, as an admin changes them (mona is admin here).
+    await mona.rest.repos.update({ owner, repo, description: "GitOps config" });
     await bot.rest.repos.getBranchRules({ owner, repo, branch: "release" });
     await bot.rest.repos.getBranchRules({ owner, repo, branch: "main" });
     // Rulesets over REST (https://docs.github.com/en/rest/repos/rules).

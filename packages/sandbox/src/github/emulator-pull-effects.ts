@@ -7,6 +7,7 @@ import type { GitHubEmulator } from "./emulator.js";
 import { emitPush } from "./emulator-events.js";
 import { ZERO_SHA } from "./git-store.js";
 import { leaveQueueOnPush } from "./merge-queue.js";
+import { dismissStaleApprovals } from "./stale-reviews.js";
 import type { CheckRun, CheckSuite, Issue, Repo } from "./model.js";
 import { evaluateAutoMerge } from "./pull-logic.js";
 import * as shape from "./shapes.js";
@@ -55,6 +56,7 @@ export async function onRefChanged(
       p.headSha = after;
       p.mergeabilityUnknownFor = repo.mergeabilityLag;
       await leaveQueueOnPush(repo, issue, previous);
+      dismissStaleApprovals(repo, issue);
       issue.updatedAt = emu.now();
       // GitHub turns auto-merge off when someone without write access pushes; Ferry's bot has it, so keep it.
       await emitPull(emu, repo, issue, "synchronize", pusher, { before: previous, after });

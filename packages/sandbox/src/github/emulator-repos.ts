@@ -54,6 +54,8 @@ export interface ProtectBranchOptions {
   strict?: boolean;
   /** Whether admins are held to the rules too (default true, so protection means what tests say). */
   enforceAdmins?: boolean;
+  /** "Dismiss stale pull request approvals when new commits are pushed" (default false, as on GitHub). */
+  dismissStaleReviews?: boolean;
 }
 
 /** A team of `org`; `repositories` grants its members a role on the org's repositories, as team access does. */
@@ -195,6 +197,7 @@ export function protectBranch(
     strict: options.strict ?? false,
     requiredApprovals: options.requiredApprovals ?? 0,
     enforceAdmins: options.enforceAdmins ?? true,
+    ...(options.dismissStaleReviews ? { dismissStaleReviews: true } : {}),
   };
   emu.repo(owner, repo).protections.set(branch, protection);
 }

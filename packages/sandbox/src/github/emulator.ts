@@ -32,6 +32,7 @@ import { registerIssueRoutes } from "./routes-issues.js";
 import { registerPullRoutes } from "./routes-pulls.js";
 import { registerRepoRoutes } from "./routes-repos.js";
 import { registerRulesetRoutes } from "./routes-rulesets.js";
+import { registerRepoSettingsRoutes } from "./routes-repo-settings.js";
 import {
   type Account,
   type Actor,
@@ -88,6 +89,7 @@ export class GitHubEmulator {
     registerAppRoutes(this);
     registerRepoRoutes(this);
     registerRulesetRoutes(this);
+    registerRepoSettingsRoutes(this);
     registerPullRoutes(this);
     registerIssueRoutes(this);
     registerCheckRoutes(this);

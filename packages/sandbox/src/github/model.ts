@@ -48,6 +48,8 @@ export interface BranchProtection {
   strict: boolean;
   requiredApprovals: number;
   enforceAdmins: boolean;
+  /** A push to a PR's head dismisses its approvals (`stale-reviews.ts`); GitHub's default is off. */
+  dismissStaleReviews?: boolean;
 }
 
 /**

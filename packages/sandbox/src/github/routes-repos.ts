@@ -1,7 +1,7 @@
 /** Repositories, contents, the Git Data API (blobs, trees, commits, refs), branches, protection, compare, commits. */
 import { rivalPush } from "./emulator-act-as.js";
 import { onRefChanged } from "./emulator-pull-effects.js";
-import { authorizeRepo, roleOf, rulesetsFor } from "./emulator-repos.js";
+import { authorizeRepo, roleOf } from "./emulator-repos.js";
 import { isBranchProtected } from "./branch-coverage.js";
 import { signApiCommit } from "./commit-signing.js";
 import { refuseRuleViolations } from "./rulesets.js";
@@ -566,7 +566,7 @@ export function registerRepoRoutes(emu: GitHubEmulator): void {
     if (p.requiredApprovals > 0) {
       body.required_pull_request_reviews = {
         url: `${url}/required_pull_request_reviews`,
-        dismiss_stale_reviews: false,
+        dismiss_stale_reviews: p.dismissStaleReviews === true,
         require_code_owner_reviews: false,
         required_approving_review_count: p.requiredApprovals,
         require_last_push_approval: false,
@@ -603,6 +603,7 @@ export function registerRepoRoutes(emu: GitHubEmulator): void {
     } | null;
     const reviews = ctx.body.required_pull_request_reviews as {
       required_approving_review_count?: number;
+      dismiss_stale_reviews?: boolean;
     } | null;
     const contexts = [...(checks?.contexts ?? []), ...(checks?.checks ?? []).map((x) => x.context)];
     repos.protectBranch(emu, repo.owner, repo.name, branch, {
@@ -610,6 +611,7 @@ export function registerRepoRoutes(emu: GitHubEmulator): void {
       strict: checks?.strict ?? false,
       requiredApprovals: reviews ? (reviews.required_approving_review_count ?? 1) : 0,
       enforceAdmins: ctx.body.enforce_admins === true,
+      dismissStaleReviews: reviews?.dismiss_stale_reviews === true,
     });
     return { body: protectionBody(repo, branch) };
   });

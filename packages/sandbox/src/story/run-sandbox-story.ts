@@ -497,7 +497,8 @@ async function summarize(world: SandboxWorld): Promise<EnvironmentSummary[]> {
   return summaries;
 }
 
-function endpointsOf(world: SandboxWorld): SandboxEndpoints {
+/** What `--keep` prints: addresses and a token per sandbox user. */
+export function endpointsOf(world: SandboxWorld): SandboxEndpoints {
   return {
     github: world.emu.apiUrl,
     repositories: {

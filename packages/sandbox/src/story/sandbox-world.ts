@@ -1,6 +1,6 @@
 /**
  * Starts every part of the sandbox on loopback, with no network and no credentials from the
- * machine: the GitHub emulator (acme/shop, acme/shop-config, users mona/hubot/eve, the Ferry app
+ * machine: the GitHub emulator (acme/shop, acme/shop-config, users mona/hubot/eve/octocat, the Ferry app
  * installed on acme), the embedded registry holding shop:1.7.3 (which passed CI in acme/shop),
  * the cluster simulator with the staging and prod namespaces, the real Ferry server and one
  * reconciler per environment. Everything lives under one folder in os.tmpdir(), removed on close.
@@ -35,7 +35,8 @@ import {
 } from "./story-repos.js";
 import { ferryAppManifest, UnthrottledOctokit } from "../ferry-app.js";
 
-export type SandboxUser = "mona" | "hubot" | "eve";
+/** `octocat` administers both repositories (settings, branch protection), as an org admin would. */
+export type SandboxUser = "mona" | "hubot" | "eve" | "octocat";
 
 export interface SandboxWorld {
   workDir: string;
@@ -90,9 +91,10 @@ export async function startSandboxWorld(options: SandboxWorldOptions = {}): Prom
       mona: accounts.createUser(emu, "mona", { name: "Mona Lisa Octocat" }),
       hubot: accounts.createUser(emu, "hubot", { name: "Hubot" }),
       eve: accounts.createUser(emu, "eve", { name: "Eve" }),
+      octocat: accounts.createUser(emu, "octocat", { name: "The Octocat" }),
     };
     accounts.createOrg(emu, OWNER);
-    const collaborators = { mona: "maintain", hubot: "write" } as const;
+    const collaborators = { mona: "maintain", hubot: "write", octocat: "admin" } as const;
     const appRepo = await repos.createRepo(emu, OWNER, APP_REPO, { files: appRepoFiles(), collaborators });
     await repos.createRepo(emu, OWNER, CONFIG_REPO, {
       files: configRepoFiles(registry.host),
@@ -215,6 +217,7 @@ export async function startSandboxWorld(options: SandboxWorldOptions = {}): Prom
         mona: octokit(users.mona.token),
         hubot: octokit(users.hubot.token),
         eve: octokit(users.eve.token),
+        octocat: octokit(users.octocat.token),
       },
       botLogin: app.botLogin,
       signal: stopping.signal,
