@@ -258,4 +258,28 @@ describe("diffEnvironment", () => {
       '+  a: "2"',
     ]);
   });
+
+  it("shares one diff budget across the environment: once spent, diffs are still correct, found linearly", () => {
+    const shuffled = (name: string, order: number[]) =>
+      configMap(name, Object.fromEntries(order.map((i) => [`k${i}`, `v${i}`])));
+    const base = Array.from({ length: 50 }, (_, i) => shuffled(`c${i}`, [1, 2, 3, 4, 5, 6]));
+    const head = Array.from({ length: 50 }, (_, i) => shuffled(`c${i}`, [6, 5, 4, 3, 2, 1]));
+    // Same data in another order is no change at all.
+    expect(diffEnvironment(base, head).unchanged).toBe(50);
+    const moved = Array.from({ length: 50 }, (_, i) =>
+      configMap(`c${i}`, { k1: "v1", k2: "x", k3: "v3", k4: "y", k5: "v5" }),
+    );
+    const start = Array.from({ length: 50 }, (_, i) =>
+      configMap(`c${i}`, { k1: "v1", k2: "v2", k3: "v3", k4: "v4", k5: "v5" }),
+    );
+    const roomy = diffEnvironment(start, moved);
+    const tight = diffEnvironment(start, moved, { maxDiffWork: 30 });
+    const changedLines = (diff: string) => diff.split("\n").filter((line) => /^[-+] /.test(line)).length;
+    // With room every diff is the shortest (two lines out, two in); once the budget is spent the middle is
+    // shown removed then added (k3 too), which is longer but still turns one side into the other.
+    expect(roomy.changes.every((change) => changedLines(change.unifiedDiff!) === 4)).toBe(true);
+    expect(tight.changes.filter((change) => changedLines(change.unifiedDiff!) === 6).length).toBeGreaterThan(
+      40,
+    );
+  });
 });
