@@ -99,6 +99,22 @@ export interface InputCheckOptions {
   allowRemoteBases?: readonly string[];
   /** Tests only: an allowed remote reference may name a loopback or private address. */
   allowPrivateAddressesForTests?: boolean;
+  /** The tree after Ferry vendored what it fetches (remote-bases.ts): a remote reference left is one it does not fetch. */
+  vendored?: boolean;
+}
+
+/** An allowed remote reference, in the kustomization file (real path) that names it. */
+export interface AllowedRemote {
+  file: string;
+  reference: KustomizationReference;
+  /** Named by the kustomization itself (not by a generator's configuration file). */
+  inKustomization: boolean;
+}
+
+/** What the check saw: the kustomization folders kustomize would load, and the remote references it allowed. */
+export interface InputCheckResult {
+  kustomizationDirs: string[];
+  remotes: AllowedRemote[];
 }
 
 /**
@@ -109,7 +125,7 @@ export async function checkKustomizeInputs(
   root: string,
   folder: string,
   options: InputCheckOptions = {},
-): Promise<void> {
+): Promise<InputCheckResult> {
   const limits = { ...DEFAULT_INPUT_LIMITS, ...options.limits };
   const allowed = options.allowRemoteBases ?? [];
   const realRoot = await realpath(root);
@@ -163,6 +179,8 @@ export async function checkKustomizeInputs(
   // Then the kustomizations reachable from it, and every file they name.
   const queue = [folder];
   const seenKustomizations = new Set<string>();
+  const kustomizationDirs: string[] = [];
+  const remotes: AllowedRemote[] = [];
   while (queue.length > 0) {
     const dir = queue.shift()!;
     if (seenKustomizations.has(dir)) continue;
@@ -170,9 +188,11 @@ export async function checkKustomizeInputs(
     const entries = await readdir(dir);
     const name = KUSTOMIZATION_FILE_NAMES.find((candidate) => entries.includes(candidate));
     if (!name) continue;
+    kustomizationDirs.push(dir);
     const kustomizationFile = await insideRepo(realRoot, path.join(dir, name), display);
     const [kustomization] = (await checkFile(kustomizationFile)) ?? [];
     const references = [...kustomizationReferences(kustomization)];
+    const ownCount = references.length;
     for (let index = 0; index < references.length; index++) {
       const reference = references[index]!;
       const where = `${display(kustomizationFile)}: ${reference.field} ${JSON.stringify(reference.value)}`;
@@ -189,9 +209,10 @@ export async function checkKustomizeInputs(
           );
           if (problem)
             throw new UserError("remote-base-refused", `${where}: ${problem}; refused before rendering`);
+          remotes.push({ file: kustomizationFile, reference, inKustomization: index < ownCount });
           continue;
         } else {
-          throw refusedRemote(where, reference);
+          throw options.vendored ? notFetched(where) : refusedRemote(where, reference);
         }
       }
       if (!(await exists(local))) continue; // kustomize reports a missing file itself
@@ -210,9 +231,17 @@ export async function checkKustomizeInputs(
       }
     }
   }
+  return { kustomizationDirs, remotes };
 }
 
 const PLUGIN_FIELDS = new Set(["generators", "transformers", "validators"]);
+
+function notFetched(where: string): UserError {
+  return new UserError(
+    "remote-base-refused",
+    `${where} is a remote resource Ferry does not fetch (only resources, bases, components and files a kustomization names itself, over HTTP(S)); kustomize gets no network, so vendor it into the config repo`,
+  );
+}
 
 function refusedRemote(where: string, reference: KustomizationReference): UserError {
   return new UserError(

@@ -21,6 +21,7 @@ import {
 import { checkChartInputs } from "./chart-inputs.js";
 import { withDecryptedTree, type SopsOptions } from "./sops-decrypt.js";
 import { markDecryptedSecrets } from "./sops-provenance.js";
+import { vendorRemoteBases, type VendoredTree } from "./remote-bases.js";
 import {
   DEFAULT_RENDERER_LIMITS,
   helmRenderer,
@@ -45,9 +46,12 @@ export interface RenderOptions {
   memoryLimitBytes?: number;
   /** Limits on what kustomize would read, checked before it runs. */
   inputLimits?: Partial<InputLimits>;
-  /** `--allow-remote-base` prefixes; remote resources are refused without one. */
+  /**
+   * `--allow-remote-base` prefixes; remote resources are refused without one, and those allowed are
+   * fetched by Ferry, never by kustomize (remote-bases.ts).
+   */
   allowRemoteBases?: readonly string[];
-  /** Tests only: the render proxy may reach loopback and private addresses (a local remote base). */
+  /** Tests only: Ferry's fetch of remote bases may reach loopback and private addresses (a local remote base). */
   allowPrivateAddressesForTests?: boolean;
   /**
    * Where the renderer's few variables (PATH, HOME…: render-environment.ts) are taken from; the
@@ -150,11 +154,9 @@ async function renderTree(root: string, relative: string, options: RenderOptions
     return parseManifests(output, `helm template ${relative}`, budget);
   }
   if (KUSTOMIZATION_FILES.some((name) => entries.includes(name))) {
-    await checkKustomizeInputs(root, folder, {
-      ...(options.inputLimits ? { limits: options.inputLimits } : {}),
-      ...(options.allowRemoteBases ? { allowRemoteBases: options.allowRemoteBases } : {}),
-      ...(options.allowPrivateAddressesForTests ? { allowPrivateAddressesForTests: true } : {}),
-    });
+    // Allowed remote bases are fetched by Ferry into a private tree (remote-bases.ts); kustomize
+    // then renders a tree that names no URL, and its proxy admits nothing.
+    const vendored = await checkOrVendor(root, folder, options, rendererLimits.timeoutMs);
     // helmCharts are inflated by helm from the renderer's PATH (kustomize says so when it is missing).
     const helm = options.helm ?? "helm";
     const renderers = options.renderer
@@ -162,15 +164,16 @@ async function renderTree(root: string, relative: string, options: RenderOptions
       : options.kubectl
         ? [kubectlRenderer(options.kubectl, helm)]
         : [kubectlRenderer(undefined, helm), kustomizeRenderer(undefined, helm)];
-    const output = await runRenderer(renderers, folder, rendererLimits, {
+    const output = await runRenderer(renderers, vendored?.folder ?? folder, rendererLimits, {
       ...(options.env ? { env: options.env } : {}),
-      allowedPrefixes: options.allowRemoteBases ?? [],
-      ...(options.allowPrivateAddressesForTests ? { allowPrivateAddressesForTests: true } : {}),
-    }).catch((error: unknown) => {
-      if (error instanceof UserError && error.code === "renderer-missing")
-        throw new UserError("renderer-missing", `cannot render ${relative}: ${error.message}`);
-      throw error;
-    });
+      allowedPrefixes: [],
+    })
+      .catch((error: unknown) => {
+        if (error instanceof UserError && error.code === "renderer-missing")
+          throw new UserError("renderer-missing", `cannot render ${relative}: ${error.message}`);
+        throw error;
+      })
+      .finally(() => vendored?.dispose());
     return parseManifests(output, `kustomize build ${relative}`, budget);
   }
   const objects: RenderedObject[] = [];
@@ -180,6 +183,30 @@ async function renderTree(root: string, relative: string, options: RenderOptions
     objects.push(...parseManifests(await readCapped(file, limits.maxBytes - budget.bytes), display, budget));
   }
   return objects;
+}
+
+/** The input check; with `--allow-remote-base`, the vendored tree to render when remote bases are named. */
+async function checkOrVendor(
+  root: string,
+  folder: string,
+  options: RenderOptions,
+  timeoutMs: number,
+): Promise<VendoredTree | undefined> {
+  const allowRemoteBases = options.allowRemoteBases ?? [];
+  const limits = options.inputLimits ? { limits: options.inputLimits } : {};
+  if (allowRemoteBases.length === 0) {
+    await checkKustomizeInputs(root, folder, limits);
+    return undefined;
+  }
+  // git is found on the renderer's PATH; without one, on the system's default search path.
+  const searchPath = options.env?.PATH;
+  return vendorRemoteBases(root, folder, {
+    allowRemoteBases,
+    timeoutMs,
+    ...(options.inputLimits ? { inputLimits: options.inputLimits } : {}),
+    ...(options.allowPrivateAddressesForTests ? { allowPrivateAddressesForTests: true } : {}),
+    ...(searchPath !== undefined ? { path: searchPath } : {}),
+  });
 }
 
 async function readCapped(file: string, remainingBytes: number): Promise<string> {

@@ -82,7 +82,7 @@ export function helmRenderer(command: string, options: HelmTemplateOptions): Ren
 
 /**
  * With `helm`, a kustomization's `helmCharts` are inflated by that binary (`--enable-helm`); their
- * remote `repo`s are refused by the input check unless allowed, and local charts come from
+ * remote `repo`s are refused by the input check (also under an allowed prefix), and local charts come from
  * `helmGlobals.chartHome` (default `charts/`) inside the repo.
  */
 function helmFlags(helm: string | undefined): string[] {
@@ -168,7 +168,7 @@ export interface RendererEnvironment {
    * own when absent. Whatever else it holds never reaches the renderer.
    */
   env?: NodeJS.ProcessEnv;
-  /** `--allow-remote-base` prefixes: all the render proxy admits (none: nothing at all). */
+  /** What the render proxy admits; render.ts always gives none (remote bases are fetched by Ferry, remote-bases.ts). */
   allowedPrefixes: readonly string[];
   /** Tests only: the render proxy may reach loopback and private addresses. */
   allowPrivateAddressesForTests?: boolean;

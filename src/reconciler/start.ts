@@ -54,7 +54,7 @@ export interface ReconcilerSetup {
   allowClusterKinds?: string[];
   /** `--allow-plaintext-secrets`: apply Secrets whose data sits in Git in the clear (refused by default). */
   allowPlaintextSecrets?: boolean;
-  /** `--allow-remote-base`: prefixes of kustomize remote resources that may be fetched. */
+  /** `--allow-remote-base`: prefixes of kustomize remote resources Ferry may fetch and vendor (remote-bases.ts). */
   allowRemoteBases?: string[];
   /** `--helm-values`: repo-relative values files for a chart folder, in order. */
   helmValues?: string[];

@@ -100,7 +100,7 @@ describe("the render network", () => {
     );
   });
 
-  it("lets kustomize follow no redirect out of an allowed prefix: the proxy checks each request", async () => {
+  it("follows no redirect out of an allowed prefix: Ferry's fetch goes through the proxy, which checks each request", async () => {
     const root = temp.make("ferry-render-");
     const elsewhere = await serve("elsewhere");
     // `127.1` is not exempt from Go's proxy settings (127.0.0.1 and `localhost` are).
@@ -113,7 +113,7 @@ describe("the render network", () => {
     await expect(
       renderPath(root, "app", { allowRemoteBases: [base], allowPrivateAddressesForTests: true }),
     ).rejects.toThrow(
-      /the render proxy refused GET http:\/\/127\.1:\d+\/x\.yaml: .*not under an --allow-remote-base prefix/,
+      /HTTP 403: refused by Ferry: http:\/\/127\.0\.0\.1:\d+\/x\.yaml is not under an --allow-remote-base prefix/,
     );
     expect(allowed.hits).toContain("/bases/moved.yaml");
     expect(elsewhere.hits).toEqual([]);

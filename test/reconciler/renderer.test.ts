@@ -90,7 +90,7 @@ describe("the renderer", () => {
     }
   });
 
-  it("hands the renderer no token and, with no remote base allowed, no way out", async () => {
+  it("hands the renderer no token and no way out, with or without a remote base allowed", async () => {
     const dir = temp.make("ferry-path-");
     writeFileSync(
       path.join(dir, "kubectl"),
@@ -104,7 +104,8 @@ describe("the renderer", () => {
       proxy: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/),
       git: "none",
     });
-    // An operator's own proxy is not the way out either: Ferry's filtering proxy is.
+    // An operator's own proxy is not the way out either, and an allowed remote base is fetched by
+    // Ferry, never by the renderer: its proxy admits nothing and git no protocol.
     const [allowed] = await renderPath(configRepo(), "app", {
       env: { ...env, HTTPS_PROXY: "http://proxy.internal:3128" },
       allowRemoteBases: ["https://github.com/acme/"],
@@ -112,7 +113,7 @@ describe("the renderer", () => {
     expect(allowed!.object.data).toEqual({
       token: "none",
       proxy: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/),
-      git: "https",
+      git: "none",
     });
   });
 

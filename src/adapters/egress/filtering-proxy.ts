@@ -23,6 +23,8 @@ export interface FilteringProxyOptions {
    */
   allowPrivateAddressesForTests?: boolean;
   lookup?: LookupFunction;
+  /** Bytes relayed from every upstream together; past them each connection is cut. Unbounded when absent. */
+  maxBytes?: number;
 }
 
 export interface FilteringProxy {
@@ -42,6 +44,14 @@ export async function startFilteringProxy(options: FilteringProxyOptions): Promi
   const sockets = new Set<Duplex>();
   const refuse = (what: string, reason: string) => {
     if (refused.length < 20) refused.push(`${what}: ${reason}`);
+  };
+  let relayed = 0;
+  /** Counts what an upstream sends; false (and the refusal kept) once the proxy's byte budget is spent. */
+  const withinBudget = (what: string, bytes: number): boolean => {
+    relayed += bytes;
+    if (options.maxBytes === undefined || relayed <= options.maxBytes) return true;
+    refuse(what, `more than ${options.maxBytes} bytes fetched`);
+    return false;
   };
 
   const forward = (request: IncomingMessage, response: ServerResponse) => {
@@ -72,6 +82,12 @@ export async function startFilteringProxy(options: FilteringProxyOptions): Promi
       (answer) => {
         response.writeHead(answer.statusCode ?? 502, answer.headers);
         answer.on("error", () => response.destroy());
+        answer.on("data", (chunk: Buffer) => {
+          if (!withinBudget(`${method} ${url.origin}${url.pathname}`, chunk.length)) {
+            answer.destroy();
+            response.destroy();
+          }
+        });
         answer.pipe(response);
       },
     );
@@ -101,6 +117,12 @@ export async function startFilteringProxy(options: FilteringProxyOptions): Promi
     const upstream: Socket = connect({ host: host!, port, lookup }, () => {
       client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
       if (head.length > 0) upstream.write(head);
+      upstream.on("data", (chunk: Buffer) => {
+        if (!withinBudget(`CONNECT ${target}`, chunk.length)) {
+          upstream.destroy();
+          client.destroy();
+        }
+      });
       upstream.pipe(client);
       client.pipe(upstream);
     });

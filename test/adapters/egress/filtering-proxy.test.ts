@@ -6,6 +6,7 @@ import { createServer, request, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { startFilteringProxy, type FilteringProxy } from "../../../src/adapters/egress/filtering-proxy.js";
+import { fetchThroughProxy } from "../../../src/adapters/egress/proxied-fetch.js";
 
 let proxy: FilteringProxy | undefined;
 const servers: Server[] = [];
@@ -111,5 +112,28 @@ describe("the filtering render proxy", () => {
     expect((await get(redirected.location!)).status).toBe(403);
     expect(allowed.hits).toEqual(["/bases/x.yaml", "/bases/moved.yaml"]);
     expect(elsewhere.hits).toEqual([]);
+  });
+});
+
+describe("the proxy's byte budget", () => {
+  it("cuts what an upstream sends past maxBytes and says so, through Ferry's own proxied fetch", async () => {
+    const big = createServer((_req, res) => res.writeHead(200).end("x".repeat(64 * 1024)));
+    servers.push(big);
+    await new Promise<void>((resolve) => big.listen(0, "127.0.0.1", resolve));
+    const port = (big.address() as AddressInfo).port;
+    const prefix = `http://127.1:${port}/`;
+    proxy = await startFilteringProxy({
+      allowedPrefixes: [prefix],
+      allowPrivateAddressesForTests: true,
+      maxBytes: 1024,
+    });
+    await expect(
+      fetchThroughProxy(proxy.url, `${prefix}big.yaml`, {
+        maxBytes: 1024 * 1024,
+        timeoutMs: 30_000,
+        maxRedirects: 0,
+      }),
+    ).rejects.toThrow();
+    expect(proxy.refusals().join("\n")).toMatch(/more than 1024 bytes fetched/);
   });
 });
