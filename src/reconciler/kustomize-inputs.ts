@@ -103,13 +103,14 @@ export interface InputCheckOptions {
 
 /**
  * Walks the rendered folder and the kustomizations it reaches inside the repo, and throws a
- * UserError for the first input that must not reach kustomize.
+ * UserError for the first input that must not reach kustomize. Returns the files checked (real
+ * paths): what kustomize may read.
  */
 export async function checkKustomizeInputs(
   root: string,
   folder: string,
   options: InputCheckOptions = {},
-): Promise<void> {
+): Promise<string[]> {
   const limits = { ...DEFAULT_INPUT_LIMITS, ...options.limits };
   const allowed = options.allowRemoteBases ?? [];
   const realRoot = await realpath(root);
@@ -210,6 +211,7 @@ export async function checkKustomizeInputs(
       }
     }
   }
+  return [...checked.keys()];
 }
 
 const PLUGIN_FIELDS = new Set(["generators", "transformers", "validators"]);

@@ -19,7 +19,7 @@ import {
   type RenderLimits,
 } from "./parse-manifests.js";
 import { checkChartInputs } from "./chart-inputs.js";
-import { withDecryptedTree, type SopsOptions } from "./sops-decrypt.js";
+import { withDecryptedTree, type DecryptedTree, type SopsOptions } from "./sops-decrypt.js";
 import { markDecryptedSecrets } from "./sops-provenance.js";
 import {
   DEFAULT_RENDERER_LIMITS,
@@ -105,17 +105,24 @@ export async function renderPath(
 ): Promise<RenderedObject[]> {
   if (!options.sops) return renderTree(root, relative, options);
   // Without an environment, sops gets none (it still finds itself on this process PATH).
-  return withDecryptedTree(root, options.sops, options.env ?? {}, async (tree, values) => {
-    const objects = await renderTree(tree, relative, options);
-    return values ? markDecryptedSecrets(objects, values) : objects;
+  return withDecryptedTree(root, options.sops, options.env ?? {}, async (copy, tree) => {
+    const objects = await renderTree(copy, relative, options, tree);
+    return tree ? markDecryptedSecrets(objects, tree.values) : objects;
   });
 }
 
-async function renderTree(root: string, relative: string, options: RenderOptions): Promise<RenderedObject[]> {
+/** `tree`: the private copy's decryptor, told which files the render reads once they are checked. */
+async function renderTree(
+  root: string,
+  relative: string,
+  options: RenderOptions,
+  tree?: DecryptedTree,
+): Promise<RenderedObject[]> {
   const limits = { ...DEFAULT_RENDER_LIMITS, ...options.limits };
   const folder = await resolveInside(root, relative);
   const budget = new RenderBudget(limits);
   if (!(await stat(folder)).isDirectory()) {
+    await tree?.decrypt([folder]);
     return parseManifests(await readCapped(folder, limits.maxBytes), relative, budget);
   }
   const entries = await readdir(folder);
@@ -130,6 +137,8 @@ async function renderTree(root: string, relative: string, options: RenderOptions
     await checkChartInputs(root, folder, valuesFiles, {
       ...(options.inputLimits ? { limits: options.inputLimits } : {}),
     });
+    await tree?.decryptUnder(folder);
+    await tree?.decrypt(valuesFiles);
     // `helm` is looked up on the renderer's PATH; a missing one is reported with how to install it.
     const helm = helmRenderer(options.helm ?? "helm", {
       release: path.basename(folder),
@@ -150,11 +159,12 @@ async function renderTree(root: string, relative: string, options: RenderOptions
     return parseManifests(output, `helm template ${relative}`, budget);
   }
   if (KUSTOMIZATION_FILES.some((name) => entries.includes(name))) {
-    await checkKustomizeInputs(root, folder, {
+    const read = await checkKustomizeInputs(root, folder, {
       ...(options.inputLimits ? { limits: options.inputLimits } : {}),
       ...(options.allowRemoteBases ? { allowRemoteBases: options.allowRemoteBases } : {}),
       ...(options.allowPrivateAddressesForTests ? { allowPrivateAddressesForTests: true } : {}),
     });
+    await tree?.decrypt(read);
     // helmCharts are inflated by helm from the renderer's PATH (kustomize says so when it is missing).
     const helm = options.helm ?? "helm";
     const renderers = options.renderer
@@ -175,6 +185,7 @@ async function renderTree(root: string, relative: string, options: RenderOptions
   }
   const objects: RenderedObject[] = [];
   const realRoot = await realpath(root);
+  await tree?.decryptUnder(folder);
   for (const file of await listManifestFiles(folder)) {
     const display = path.relative(realRoot, file);
     objects.push(...parseManifests(await readCapped(file, limits.maxBytes - budget.bytes), display, budget));

@@ -1,9 +1,10 @@
 /**
  * SOPS decrypted at render time, in the reconciler only (docs/security.md, "SOPS"): the checkout
  * is scanned for files carrying SOPS metadata (core/sops-file.ts); when there are any, the tree is
- * copied into a private (0700) temporary folder, each of those files is replaced there by what
- * the real `sops decrypt` prints, the render runs on that copy (so kustomize's secretGenerator
- * reads decrypted env files), and the copy is removed when the render ends, whatever happened.
+ * copied into a private (0700) temporary folder, the render runs on that copy, and each of those
+ * files that the render reads (after its input checks, before kustomize or helm runs, so a
+ * secretGenerator reads decrypted env files) is replaced there by what the real `sops decrypt`
+ * prints. The copy is removed when the render ends, whatever happened.
  * The shared checkout is never written. `sops` runs as a bounded child whose environment is PATH,
  * HOME, TMPDIR and SOPS_AGE_KEY_FILE only: none of the reconciler's tokens or other variables.
  */
@@ -85,39 +86,71 @@ export async function findEncryptedFiles(
 }
 
 /**
- * Runs `render` on `root`, or, when the tree holds SOPS-encrypted files, on a private decrypted
- * copy of it removed afterwards; `render` is told which values were decrypted.
+ * The private copy of a checkout holding SOPS-encrypted files: `decrypt` replaces those among the
+ * files a render reads by their plaintext (each once), so an encrypted file the render does not
+ * read (another environment's, for another key) is never decrypted.
+ */
+export class DecryptedTree {
+  /** HMACs of the decrypted values (sops-provenance.ts). */
+  readonly values = new DecryptedValues();
+  private readonly pending: Map<string, EncryptedFile>;
+
+  constructor(
+    readonly root: string,
+    encrypted: EncryptedFile[],
+    private readonly options: SopsOptions,
+    private readonly env: NodeJS.ProcessEnv,
+    private readonly maxBytes: number,
+  ) {
+    this.pending = new Map(encrypted.map((file) => [path.join(root, ...file.relative.split("/")), file]));
+  }
+
+  /** Decrypts the encrypted ones among `files` (absolute paths in the copy). */
+  async decrypt(files: Iterable<string>): Promise<void> {
+    for (const target of files) {
+      const file = this.pending.get(target);
+      if (!file) continue;
+      this.pending.delete(target);
+      if (this.options.ageKeyFile !== undefined) await checkKeyFile(this.options.ageKeyFile, file.relative);
+      const plaintext = await runSops(target, file, this.options, this.env, this.maxBytes);
+      await chmod(target, 0o600);
+      await writeFile(target, plaintext, { mode: 0o600 });
+      this.values.addFile(file.format, plaintext);
+    }
+  }
+
+  /** Decrypts the encrypted files under `folder` (absolute, in the copy). */
+  decryptUnder(folder: string): Promise<void> {
+    return this.decrypt([...this.pending.keys()].filter((file) => file.startsWith(folder + path.sep)));
+  }
+}
+
+/**
+ * Runs `render` on `root`, or, when the tree holds SOPS-encrypted files, on a private copy of it
+ * (removed afterwards) whose files `render` decrypts as it learns which it reads.
  */
 export async function withDecryptedTree<T>(
   root: string,
   options: SopsOptions,
   env: NodeJS.ProcessEnv,
-  render: (root: string, decrypted: DecryptedValues | undefined) => Promise<T>,
+  render: (root: string, tree: DecryptedTree | undefined) => Promise<T>,
   limits: SopsScanLimits = DEFAULT_SOPS_SCAN_LIMITS,
 ): Promise<T> {
   const realRoot = await realpath(root);
   const encrypted = await findEncryptedFiles(realRoot, limits);
   if (encrypted.length === 0) return render(root, undefined);
-  if (options.ageKeyFile !== undefined) await checkKeyFile(options.ageKeyFile, encrypted[0]!.relative);
-  const copy = await mkdtemp(path.join(env.TMPDIR ?? tmpdir(), "ferry-sops-"));
+  const made = await mkdtemp(path.join(env.TMPDIR ?? tmpdir(), "ferry-sops-"));
   try {
-    await chmod(copy, 0o700);
+    await chmod(made, 0o700);
+    const copy = await realpath(made);
     await cp(realRoot, copy, {
       recursive: true,
       verbatimSymlinks: true,
       filter: (source) => path.basename(source) !== ".git",
     });
-    const values = new DecryptedValues();
-    for (const file of encrypted) {
-      const target = path.join(copy, ...file.relative.split("/"));
-      const plaintext = await runSops(target, file, options, env, limits.maxFileBytes);
-      await chmod(target, 0o600);
-      await writeFile(target, plaintext, { mode: 0o600 });
-      values.addFile(file.format, plaintext);
-    }
-    return await render(copy, values);
+    return await render(copy, new DecryptedTree(copy, encrypted, options, env, limits.maxFileBytes));
   } finally {
-    await rm(copy, { recursive: true, force: true });
+    await rm(made, { recursive: true, force: true });
   }
 }
 

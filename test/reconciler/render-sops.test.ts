@@ -135,6 +135,36 @@ describe("SOPS decryption at render time", () => {
     expect(readdirSync(env.TMPDIR!)).toEqual([]);
   });
 
+  it("decrypts only what the render reads: another environment's file, for another key, is left alone", async () => {
+    const root = repo({
+      "staging/secret.yaml": sopsEncrypt(SECRET_YAML, "yaml", key.recipient),
+      "prod/secret.yaml": sopsEncrypt(SECRET_YAML, "yaml", otherKey.recipient),
+      "prod/kustomization.yaml": "resources: [secret.yaml]\n",
+      "staging/kustomization.yaml": "resources: [secret.yaml]\n",
+    });
+    const objects = await renderPath(root, "staging", { env: renderEnv(), sops: { ageKeyFile: key.file } });
+    expect(objects[0]!.object).toMatchObject({ stringData: { password: PASSWORD } });
+    // The same key cannot decrypt prod's file: rendering prod fails, naming it.
+    await expect(
+      renderPath(root, "prod", { env: renderEnv(), sops: { ageKeyFile: key.file } }),
+    ).rejects.toThrow(
+      `cannot decrypt prod/secret.yaml: no key in ${key.file} (--sops-age-key-file) matches its recipients`,
+    );
+  });
+
+  it("decrypts an encrypted JSON manifest", async () => {
+    const json = JSON.stringify({
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: { name: "j" },
+      data: { password: Buffer.from(PASSWORD).toString("base64") },
+    });
+    const root = repo({ "prod/secret.json": sopsEncrypt(json, "json", key.recipient) });
+    const [secret] = await renderPath(root, "prod", { env: renderEnv(), sops: { ageKeyFile: key.file } });
+    expect(secret!.object).toMatchObject({ data: { password: Buffer.from(PASSWORD).toString("base64") } });
+    expect(secret!.decrypted).toBe(true);
+  });
+
   it("without decryption (the App's renders) the file stays ciphertext", async () => {
     const root = repo({ "prod/secret.yaml": sopsEncrypt(SECRET_YAML, "yaml", key.recipient) });
     const [secret] = await renderPath(root, "prod", { env: renderEnv() });
