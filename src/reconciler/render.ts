@@ -105,7 +105,11 @@ export async function renderPath(
 ): Promise<RenderedObject[]> {
   if (!options.sops) return renderTree(root, relative, options);
   // Without an environment, sops gets none (it still finds itself on this process PATH).
-  return withDecryptedTree(root, options.sops, options.env ?? {}, async (copy, tree) => {
+  const sops = {
+    ...options.sops,
+    ...(options.memoryLimitBytes !== undefined ? { memoryLimitBytes: options.memoryLimitBytes } : {}),
+  };
+  return withDecryptedTree(root, sops, options.env ?? {}, async (copy, tree) => {
     const objects = await renderTree(copy, relative, options, tree);
     return tree ? markDecryptedSecrets(objects, tree.values) : objects;
   });

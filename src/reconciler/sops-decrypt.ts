@@ -26,7 +26,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { UserError } from "../core/errors.js";
 import { sopsEncryptedFormat, sopsFormatOfName, type SopsFormat } from "../core/sops-file.js";
-import { MISSING_SOPS_HELP } from "./renderer.js";
+import { memoryLimitEnforced, MISSING_SOPS_HELP } from "./renderer.js";
 import { DecryptedValues } from "./sops-provenance.js";
 
 export interface SopsOptions {
@@ -36,6 +36,8 @@ export interface SopsOptions {
   sops?: string;
   /** Per file; default 30 s. */
   timeoutMs?: number;
+  /** sops's data limit in bytes (Linux, `ulimit -d`, as the renderer's); default 384 MiB. */
+  memoryLimitBytes?: number;
 }
 
 export interface SopsScanLimits {
@@ -183,6 +185,8 @@ function reasonOf(code: number | null, options: SopsOptions): string {
     case 2:
     case 1:
       return "sops cannot read it as SOPS-encrypted (a corrupted or hand-edited file)";
+    case 125:
+      return "cannot set sops's memory limit (ulimit -d)";
     default:
       return `sops failed (exit ${code ?? "signal"})`;
   }
@@ -201,8 +205,12 @@ function runSops(
   const where = `cannot decrypt ${encrypted.relative}`;
   const timeoutMs = options.timeoutMs ?? 30_000;
   const args = ["decrypt", "--input-type", encrypted.format, "--output-type", encrypted.format, file];
+  // A `/bin/sh` wrapper sets the data limit, then execs sops (exit 127: not on PATH).
+  const limit = memoryLimitEnforced() ? 'ulimit -d "$1" || exit 125; ' : "";
+  const kib = String(Math.floor((options.memoryLimitBytes ?? 384 * 1024 * 1024) / 1024));
+  const wrapped = ["-c", `${limit}shift; exec "$@"`, "ferry-sops", kib, options.sops ?? "sops", ...args];
   return new Promise((resolve, reject) => {
-    const child = spawn(options.sops ?? "sops", args, {
+    const child = spawn("/bin/sh", wrapped, {
       cwd: path.dirname(file),
       env: childEnv,
       stdio: ["ignore", "pipe", "pipe"],
@@ -237,6 +245,8 @@ function runSops(
     child.on("close", (code) => {
       clearTimeout(timer);
       if (failure) reject(failure);
+      else if (code === 127 && bytes === 0)
+        reject(new UserError("sops-missing", `${where}: ${MISSING_SOPS_HELP}`));
       else if (code !== 0) reject(new UserError("sops-failed", `${where}: ${reasonOf(code, options)}`));
       else resolve(Buffer.concat(chunks).toString("utf8"));
     });

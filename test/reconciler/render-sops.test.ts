@@ -8,7 +8,7 @@ import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, w
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { findExecutable } from "../../src/reconciler/renderer.js";
+import { findExecutable, MISSING_SOPS_HELP } from "../../src/reconciler/renderer.js";
 import { renderPath } from "../../src/reconciler/render.js";
 import { confine } from "../../src/reconciler/confinement.js";
 import { makeAgeKey, sopsEncrypt, type AgeKey } from "../support/sops-keys.js";
@@ -190,6 +190,9 @@ describe("SOPS decryption at render time", () => {
     };
     expect(await failureOf({ sops: { ageKeyFile: "/nonexistent/age.agekey" } })).toBe(
       "cannot decrypt prod/secret.yaml: the SOPS age key file /nonexistent/age.agekey (--sops-age-key-file) cannot be read (ENOENT)",
+    );
+    expect(await failureOf({ sops: { ageKeyFile: key.file, sops: "/nonexistent/sops" } })).toBe(
+      `cannot decrypt prod/secret.yaml: ${MISSING_SOPS_HELP}`,
     );
     expect(await failureOf({ sops: { ageKeyFile: otherKey.file } })).toBe(
       `cannot decrypt prod/secret.yaml: no key in ${otherKey.file} (--sops-age-key-file) matches its recipients`,
