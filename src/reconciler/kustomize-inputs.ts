@@ -115,11 +115,14 @@ export interface AllowedRemote {
 export interface InputCheckResult {
   kustomizationDirs: string[];
   remotes: AllowedRemote[];
+  /** The files checked (real paths): what kustomize may read. */
+  files: string[];
 }
 
 /**
  * Walks the rendered folder and the kustomizations it reaches inside the repo, and throws a
- * UserError for the first input that must not reach kustomize.
+ * UserError for the first input that must not reach kustomize. Returns the files checked (real
+ * paths): what kustomize may read.
  */
 export async function checkKustomizeInputs(
   root: string,
@@ -231,7 +234,7 @@ export async function checkKustomizeInputs(
       }
     }
   }
-  return { kustomizationDirs, remotes };
+  return { kustomizationDirs, remotes, files: [...checked.keys()] };
 }
 
 const PLUGIN_FIELDS = new Set(["generators", "transformers", "validators"]);

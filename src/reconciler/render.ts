@@ -19,7 +19,7 @@ import {
   type RenderLimits,
 } from "./parse-manifests.js";
 import { checkChartInputs } from "./chart-inputs.js";
-import { withDecryptedTree, type SopsOptions } from "./sops-decrypt.js";
+import { withDecryptedTree, type DecryptedTree, type SopsOptions } from "./sops-decrypt.js";
 import { markDecryptedSecrets } from "./sops-provenance.js";
 import { vendorRemoteBases, type VendoredTree } from "./remote-bases.js";
 import {
@@ -108,17 +108,28 @@ export async function renderPath(
 ): Promise<RenderedObject[]> {
   if (!options.sops) return renderTree(root, relative, options);
   // Without an environment, sops gets none (it still finds itself on this process PATH).
-  return withDecryptedTree(root, options.sops, options.env ?? {}, async (tree, values) => {
-    const objects = await renderTree(tree, relative, options);
-    return values ? markDecryptedSecrets(objects, values) : objects;
+  const sops = {
+    ...options.sops,
+    ...(options.memoryLimitBytes !== undefined ? { memoryLimitBytes: options.memoryLimitBytes } : {}),
+  };
+  return withDecryptedTree(root, sops, options.env ?? {}, async (copy, tree) => {
+    const objects = await renderTree(copy, relative, options, tree);
+    return tree ? markDecryptedSecrets(objects, tree.values) : objects;
   });
 }
 
-async function renderTree(root: string, relative: string, options: RenderOptions): Promise<RenderedObject[]> {
+/** `tree`: the private copy's decryptor, told which files the render reads once they are checked. */
+async function renderTree(
+  root: string,
+  relative: string,
+  options: RenderOptions,
+  tree?: DecryptedTree,
+): Promise<RenderedObject[]> {
   const limits = { ...DEFAULT_RENDER_LIMITS, ...options.limits };
   const folder = await resolveInside(root, relative);
   const budget = new RenderBudget(limits);
   if (!(await stat(folder)).isDirectory()) {
+    await tree?.decrypt([folder]);
     return parseManifests(await readCapped(folder, limits.maxBytes), relative, budget);
   }
   const entries = await readdir(folder);
@@ -133,6 +144,8 @@ async function renderTree(root: string, relative: string, options: RenderOptions
     await checkChartInputs(root, folder, valuesFiles, {
       ...(options.inputLimits ? { limits: options.inputLimits } : {}),
     });
+    await tree?.decryptUnder(folder);
+    await tree?.decrypt(valuesFiles);
     valuesFiles.push(...(options.generatedHelmValues ?? []));
     // `helm` is looked up on the renderer's PATH; a missing one is reported with how to install it.
     const helm = helmRenderer(options.helm ?? "helm", {
@@ -155,8 +168,9 @@ async function renderTree(root: string, relative: string, options: RenderOptions
   }
   if (KUSTOMIZATION_FILES.some((name) => entries.includes(name))) {
     // Allowed remote bases are fetched by Ferry into a private tree (remote-bases.ts); kustomize
-    // then renders a tree that names no URL, and its proxy admits nothing.
-    const vendored = await checkOrVendor(root, folder, options, rendererLimits.timeoutMs);
+    // then renders a tree that names no URL, and its proxy admits nothing. The encrypted files the
+    // check found kustomize reading are decrypted first, so the vendored copy holds them decrypted.
+    const vendored = await checkOrVendor(root, folder, options, rendererLimits.timeoutMs, tree);
     // helmCharts are inflated by helm from the renderer's PATH (kustomize says so when it is missing).
     const helm = options.helm ?? "helm";
     const renderers = options.renderer
@@ -178,6 +192,7 @@ async function renderTree(root: string, relative: string, options: RenderOptions
   }
   const objects: RenderedObject[] = [];
   const realRoot = await realpath(root);
+  await tree?.decryptUnder(folder);
   for (const file of await listManifestFiles(folder)) {
     const display = path.relative(realRoot, file);
     objects.push(...parseManifests(await readCapped(file, limits.maxBytes - budget.bytes), display, budget));
@@ -185,19 +200,25 @@ async function renderTree(root: string, relative: string, options: RenderOptions
   return objects;
 }
 
-/** The input check; with `--allow-remote-base`, the vendored tree to render when remote bases are named. */
+/**
+ * The input check, then the decryption of the encrypted files it found kustomize reading; with
+ * `--allow-remote-base` and remote bases named, the vendored tree to render.
+ */
 async function checkOrVendor(
   root: string,
   folder: string,
   options: RenderOptions,
   timeoutMs: number,
+  tree: DecryptedTree | undefined,
 ): Promise<VendoredTree | undefined> {
   const allowRemoteBases = options.allowRemoteBases ?? [];
-  const limits = options.inputLimits ? { limits: options.inputLimits } : {};
-  if (allowRemoteBases.length === 0) {
-    await checkKustomizeInputs(root, folder, limits);
-    return undefined;
-  }
+  const checked = await checkKustomizeInputs(root, folder, {
+    ...(options.inputLimits ? { limits: options.inputLimits } : {}),
+    ...(allowRemoteBases.length > 0 ? { allowRemoteBases } : {}),
+    ...(options.allowPrivateAddressesForTests ? { allowPrivateAddressesForTests: true } : {}),
+  });
+  await tree?.decrypt(checked.files);
+  if (checked.remotes.length === 0) return undefined;
   // git is found on the renderer's PATH; without one, on the system's default search path.
   const searchPath = options.env?.PATH;
   return vendorRemoteBases(root, folder, {

@@ -1,9 +1,10 @@
 /**
  * SOPS decrypted at render time, in the reconciler only (docs/security.md, "SOPS"): the checkout
  * is scanned for files carrying SOPS metadata (core/sops-file.ts); when there are any, the tree is
- * copied into a private (0700) temporary folder, each of those files is replaced there by what
- * the real `sops decrypt` prints, the render runs on that copy (so kustomize's secretGenerator
- * reads decrypted env files), and the copy is removed when the render ends, whatever happened.
+ * copied into a private (0700) temporary folder, the render runs on that copy, and each of those
+ * files that the render reads (after its input checks, before kustomize or helm runs, so a
+ * secretGenerator reads decrypted env files) is replaced there by what the real `sops decrypt`
+ * prints. The copy is removed when the render ends, whatever happened.
  * The shared checkout is never written. `sops` runs as a bounded child whose environment is PATH,
  * HOME, TMPDIR and SOPS_AGE_KEY_FILE only: none of the reconciler's tokens or other variables.
  */
@@ -25,7 +26,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { UserError } from "../core/errors.js";
 import { sopsEncryptedFormat, sopsFormatOfName, type SopsFormat } from "../core/sops-file.js";
-import { MISSING_SOPS_HELP } from "./renderer.js";
+import { memoryLimitEnforced, MISSING_SOPS_HELP } from "./renderer.js";
 import { DecryptedValues } from "./sops-provenance.js";
 
 export interface SopsOptions {
@@ -35,6 +36,8 @@ export interface SopsOptions {
   sops?: string;
   /** Per file; default 30 s. */
   timeoutMs?: number;
+  /** sops's data limit in bytes (Linux, `ulimit -d`, as the renderer's); default 384 MiB. */
+  memoryLimitBytes?: number;
 }
 
 export interface SopsScanLimits {
@@ -85,39 +88,71 @@ export async function findEncryptedFiles(
 }
 
 /**
- * Runs `render` on `root`, or, when the tree holds SOPS-encrypted files, on a private decrypted
- * copy of it removed afterwards; `render` is told which values were decrypted.
+ * The private copy of a checkout holding SOPS-encrypted files: `decrypt` replaces those among the
+ * files a render reads by their plaintext (each once), so an encrypted file the render does not
+ * read (another environment's, for another key) is never decrypted.
+ */
+export class DecryptedTree {
+  /** HMACs of the decrypted values (sops-provenance.ts). */
+  readonly values = new DecryptedValues();
+  private readonly pending: Map<string, EncryptedFile>;
+
+  constructor(
+    readonly root: string,
+    encrypted: EncryptedFile[],
+    private readonly options: SopsOptions,
+    private readonly env: NodeJS.ProcessEnv,
+    private readonly maxBytes: number,
+  ) {
+    this.pending = new Map(encrypted.map((file) => [path.join(root, ...file.relative.split("/")), file]));
+  }
+
+  /** Decrypts the encrypted ones among `files` (absolute paths in the copy). */
+  async decrypt(files: Iterable<string>): Promise<void> {
+    for (const target of files) {
+      const file = this.pending.get(target);
+      if (!file) continue;
+      this.pending.delete(target);
+      if (this.options.ageKeyFile !== undefined) await checkKeyFile(this.options.ageKeyFile, file.relative);
+      const plaintext = await runSops(target, file, this.options, this.env, this.maxBytes);
+      await chmod(target, 0o600);
+      await writeFile(target, plaintext, { mode: 0o600 });
+      this.values.addFile(file.format, plaintext);
+    }
+  }
+
+  /** Decrypts the encrypted files under `folder` (absolute, in the copy). */
+  decryptUnder(folder: string): Promise<void> {
+    return this.decrypt([...this.pending.keys()].filter((file) => file.startsWith(folder + path.sep)));
+  }
+}
+
+/**
+ * Runs `render` on `root`, or, when the tree holds SOPS-encrypted files, on a private copy of it
+ * (removed afterwards) whose files `render` decrypts as it learns which it reads.
  */
 export async function withDecryptedTree<T>(
   root: string,
   options: SopsOptions,
   env: NodeJS.ProcessEnv,
-  render: (root: string, decrypted: DecryptedValues | undefined) => Promise<T>,
+  render: (root: string, tree: DecryptedTree | undefined) => Promise<T>,
   limits: SopsScanLimits = DEFAULT_SOPS_SCAN_LIMITS,
 ): Promise<T> {
   const realRoot = await realpath(root);
   const encrypted = await findEncryptedFiles(realRoot, limits);
   if (encrypted.length === 0) return render(root, undefined);
-  if (options.ageKeyFile !== undefined) await checkKeyFile(options.ageKeyFile, encrypted[0]!.relative);
-  const copy = await mkdtemp(path.join(env.TMPDIR ?? tmpdir(), "ferry-sops-"));
+  const made = await mkdtemp(path.join(env.TMPDIR ?? tmpdir(), "ferry-sops-"));
   try {
-    await chmod(copy, 0o700);
+    await chmod(made, 0o700);
+    const copy = await realpath(made);
     await cp(realRoot, copy, {
       recursive: true,
       verbatimSymlinks: true,
       filter: (source) => path.basename(source) !== ".git",
     });
-    const values = new DecryptedValues();
-    for (const file of encrypted) {
-      const target = path.join(copy, ...file.relative.split("/"));
-      const plaintext = await runSops(target, file, options, env, limits.maxFileBytes);
-      await chmod(target, 0o600);
-      await writeFile(target, plaintext, { mode: 0o600 });
-      values.addFile(file.format, plaintext);
-    }
-    return await render(copy, values);
+    return await render(copy, new DecryptedTree(copy, encrypted, options, env, limits.maxFileBytes));
   } finally {
-    await rm(copy, { recursive: true, force: true });
+    await rm(made, { recursive: true, force: true });
   }
 }
 
@@ -150,6 +185,8 @@ function reasonOf(code: number | null, options: SopsOptions): string {
     case 2:
     case 1:
       return "sops cannot read it as SOPS-encrypted (a corrupted or hand-edited file)";
+    case 125:
+      return "cannot set sops's memory limit (ulimit -d)";
     default:
       return `sops failed (exit ${code ?? "signal"})`;
   }
@@ -168,8 +205,12 @@ function runSops(
   const where = `cannot decrypt ${encrypted.relative}`;
   const timeoutMs = options.timeoutMs ?? 30_000;
   const args = ["decrypt", "--input-type", encrypted.format, "--output-type", encrypted.format, file];
+  // A `/bin/sh` wrapper sets the data limit, then execs sops (exit 127: not on PATH).
+  const limit = memoryLimitEnforced() ? 'ulimit -d "$1" || exit 125; ' : "";
+  const kib = String(Math.floor((options.memoryLimitBytes ?? 384 * 1024 * 1024) / 1024));
+  const wrapped = ["-c", `${limit}shift; exec "$@"`, "ferry-sops", kib, options.sops ?? "sops", ...args];
   return new Promise((resolve, reject) => {
-    const child = spawn(options.sops ?? "sops", args, {
+    const child = spawn("/bin/sh", wrapped, {
       cwd: path.dirname(file),
       env: childEnv,
       stdio: ["ignore", "pipe", "pipe"],
@@ -204,6 +245,8 @@ function runSops(
     child.on("close", (code) => {
       clearTimeout(timer);
       if (failure) reject(failure);
+      else if (code === 127 && bytes === 0)
+        reject(new UserError("sops-missing", `${where}: ${MISSING_SOPS_HELP}`));
       else if (code !== 0) reject(new UserError("sops-failed", `${where}: ${reasonOf(code, options)}`));
       else resolve(Buffer.concat(chunks).toString("utf8"));
     });

@@ -8,7 +8,7 @@ import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, w
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { findExecutable } from "../../src/reconciler/renderer.js";
+import { findExecutable, MISSING_SOPS_HELP } from "../../src/reconciler/renderer.js";
 import { renderPath } from "../../src/reconciler/render.js";
 import { confine } from "../../src/reconciler/confinement.js";
 import { makeAgeKey, sopsEncrypt, type AgeKey } from "../support/sops-keys.js";
@@ -135,6 +135,36 @@ describe("SOPS decryption at render time", () => {
     expect(readdirSync(env.TMPDIR!)).toEqual([]);
   });
 
+  it("decrypts only what the render reads: another environment's file, for another key, is left alone", async () => {
+    const root = repo({
+      "staging/secret.yaml": sopsEncrypt(SECRET_YAML, "yaml", key.recipient),
+      "prod/secret.yaml": sopsEncrypt(SECRET_YAML, "yaml", otherKey.recipient),
+      "prod/kustomization.yaml": "resources: [secret.yaml]\n",
+      "staging/kustomization.yaml": "resources: [secret.yaml]\n",
+    });
+    const objects = await renderPath(root, "staging", { env: renderEnv(), sops: { ageKeyFile: key.file } });
+    expect(objects[0]!.object).toMatchObject({ stringData: { password: PASSWORD } });
+    // The same key cannot decrypt prod's file: rendering prod fails, naming it.
+    await expect(
+      renderPath(root, "prod", { env: renderEnv(), sops: { ageKeyFile: key.file } }),
+    ).rejects.toThrow(
+      `cannot decrypt prod/secret.yaml: no key in ${key.file} (--sops-age-key-file) matches its recipients`,
+    );
+  });
+
+  it("decrypts an encrypted JSON manifest", async () => {
+    const json = JSON.stringify({
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: { name: "j" },
+      data: { password: Buffer.from(PASSWORD).toString("base64") },
+    });
+    const root = repo({ "prod/secret.json": sopsEncrypt(json, "json", key.recipient) });
+    const [secret] = await renderPath(root, "prod", { env: renderEnv(), sops: { ageKeyFile: key.file } });
+    expect(secret!.object).toMatchObject({ data: { password: Buffer.from(PASSWORD).toString("base64") } });
+    expect(secret!.decrypted).toBe(true);
+  });
+
   it("without decryption (the App's renders) the file stays ciphertext", async () => {
     const root = repo({ "prod/secret.yaml": sopsEncrypt(SECRET_YAML, "yaml", key.recipient) });
     const [secret] = await renderPath(root, "prod", { env: renderEnv() });
@@ -160,6 +190,9 @@ describe("SOPS decryption at render time", () => {
     };
     expect(await failureOf({ sops: { ageKeyFile: "/nonexistent/age.agekey" } })).toBe(
       "cannot decrypt prod/secret.yaml: the SOPS age key file /nonexistent/age.agekey (--sops-age-key-file) cannot be read (ENOENT)",
+    );
+    expect(await failureOf({ sops: { ageKeyFile: key.file, sops: "/nonexistent/sops" } })).toBe(
+      `cannot decrypt prod/secret.yaml: ${MISSING_SOPS_HELP}`,
     );
     expect(await failureOf({ sops: { ageKeyFile: otherKey.file } })).toBe(
       `cannot decrypt prod/secret.yaml: no key in ${otherKey.file} (--sops-age-key-file) matches its recipients`,
