@@ -1,10 +1,12 @@
 /**
  * The few GraphQL operations Ferry uses: `enablePullRequestAutoMerge`,
- * `disablePullRequestAutoMerge`, `pinIssue`/`unpinIssue`, and looking a pull request's node id up. Not a GraphQL
- * engine: the operation is recognised by name and its `input` read from the variables or
+ * `disablePullRequestAutoMerge`, `pinIssue`/`unpinIssue`, and looking a pull request's node id up. Every
+ * document is first checked against GitHub's published schema (`graphql-schema-check.ts`); past that
+ * this is not a GraphQL engine: the operation is recognised by name and its `input` read from the variables or
  * the inline object. Errors come back as GitHub sends them (HTTP 200, `errors[]`).
  */
 import { emit, emitPull } from "./emulator-events.js";
+import { graphqlSchemaErrors } from "./graphql-schema-check.js";
 import { authorize } from "./emulator-repos.js";
 import type { GitHubEmulator } from "./emulator.js";
 import type { Issue, Repo } from "./model.js";
@@ -121,6 +123,9 @@ export async function handleGraphql(emu: GitHubEmulator, ctx: RequestContext): P
   const variables = (ctx.body.variables as Record<string, unknown>) ?? {};
   if (ctx.actor.kind === "anonymous")
     throw new ApiError(401, "This endpoint requires you to be authenticated.");
+  // github.com checks the document against its schema before anything runs.
+  const schemaErrors = graphqlSchemaErrors(query);
+  if (schemaErrors.length > 0) return { status: 200, body: { errors: schemaErrors } };
 
   for (const name of ["enablePullRequestAutoMerge", "disablePullRequestAutoMerge"]) {
     const input = mutationInput(query, name, variables);
