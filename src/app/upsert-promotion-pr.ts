@@ -1,5 +1,6 @@
 import { environmentPolicy } from "../core/config/schema.js";
 import { isUserError, TransientError, UserError } from "../core/errors.js";
+import { RuleViolationError } from "../core/rule-violation.js";
 import { isNewer } from "../core/policy/select-tag.js";
 import { formatBody, type BodyRow } from "../core/pr/body.js";
 import { inlineCode } from "../core/pr/markdown.js";
@@ -332,9 +333,28 @@ async function writeBranch(
       files: plan.files,
       message,
     });
-    const moved = head
-      ? await deps.github.updateRef(branch, commit.sha)
-      : await deps.github.createRef(branch, commit.sha);
+    let moved: Awaited<ReturnType<GitHubBranches["updateRef"] | GitHubBranches["createRef"]>>;
+    try {
+      moved = head
+        ? await deps.github.updateRef(branch, commit.sha)
+        : await deps.github.createRef(branch, commit.sha);
+    } catch (error) {
+      if (!head || parents.length < 2 || !refusesMergeCommitsOnly(error)) throw error;
+      // A ruleset's required_linear_history refuses the merge commit: the same tree goes on the
+      // branch's head as a single-parent commit (docs/reliability.md "Rulesets"). GitHub merges it
+      // onto the base all the same; the PR's diff may show the base's newer changes too.
+      const linear = await deps.github.createCommit({
+        baseTreeSha: loaded.base.treeSha,
+        parents: [head.sha],
+        files: plan.files,
+        message,
+      });
+      moved = await deps.github.updateRef(branch, linear.sha);
+      if (moved === "updated") {
+        deps.log.info({ branch }, "linear history required: single-parent commit on the branch's head");
+        return linear.sha;
+      }
+    }
     if (moved === "created") return commit.sha;
     if (moved === "updated") return commit.sha;
     if (head && moved === "workflow-refused") {
@@ -362,6 +382,15 @@ async function writeBranch(
     deps.log.warn({ branch, attempt }, "branch moved while writing; redoing from the new tip");
   }
   throw new TransientError("branch-contended", `${branch} kept moving; will retry later`);
+}
+
+/** A ruleset refusal whose only broken rule is required_linear_history ("… must not contain merge commits."). */
+function refusesMergeCommitsOnly(error: unknown): boolean {
+  return (
+    error instanceof RuleViolationError &&
+    error.violations.length > 0 &&
+    error.violations.every((text) => text.startsWith("This branch must not contain merge commits"))
+  );
 }
 
 function sameChanges(a: PlanBlock, b: PlanBlock): boolean {

@@ -9,6 +9,7 @@ import {
   onPullRequest,
   onPush,
 } from "../handlers/github/handlers.js";
+import { onRepositoryRuleset } from "../handlers/github/on-ruleset.js";
 import type { HandlerEvent, HandlerServices } from "../handlers/github/services.js";
 
 /** The app's own login, looked up once (and again after a failure): it decides which PRs are Ferry's. */
@@ -62,6 +63,7 @@ export function registerEvents(probot: Probot, services: HandlerServices, identi
     },
   );
   probot.on("push", (context) => onPush(event(context), services));
+  probot.on("repository_ruleset", (context) => onRepositoryRuleset(event(context), services));
   probot.on(
     ["check_suite.completed", "check_run.completed", "status", "workflow_run.completed"],
     async (context) => {

@@ -35,6 +35,7 @@ export const ALL_EVENTS = [
   "deployment",
   "deployment_status",
   "label",
+  "repository_ruleset",
 ];
 
 export const ACTIONS_APP_SLUG = "github-actions";
