@@ -1,5 +1,5 @@
 /**
- * Environments whose branch write a repository ruleset refused (docs/reliability.md "Rulesets").
+ * Environments whose branch write a repository ruleset refused (docs/reliability.md row 58).
  * The refusal is said once, on the dashboard, in the rule's words; the environment is not written
  * again while the config and the branch's rules stay as they were when it was refused: each scan
  * re-reads the rules (`GET /rules/branches/{branch}` and the rulesets' versions, read access only),

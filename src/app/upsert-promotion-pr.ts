@@ -300,7 +300,8 @@ async function afterWrite(
  * `ferry/<env>` to it without force. When the branch exists, its head is the second parent, so the
  * update is a fast-forward: if someone else moved the branch meanwhile, GitHub answers 422 and the
  * read-modify-write is redone from the new tip (compare-and-swap, docs/reliability.md row 22).
- * `yieldTo` judges each tip before writing on it; when it says so, nothing is written and the
+ * Where a ruleset requires linear history, the same tree goes on the head as a single-parent
+ * commit instead (row 58). `yieldTo` judges each tip before writing on it; when it says so, nothing is written and the
  * answer is undefined.
  */
 async function writeBranch(
@@ -341,7 +342,7 @@ async function writeBranch(
     } catch (error) {
       if (!head || parents.length < 2 || !refusesMergeCommitsOnly(error)) throw error;
       // A ruleset's required_linear_history refuses the merge commit: the same tree goes on the
-      // branch's head as a single-parent commit (docs/reliability.md "Rulesets"). GitHub merges it
+      // branch's head as a single-parent commit (docs/reliability.md row 58). GitHub merges it
       // onto the base all the same; the PR's diff may show the base's newer changes too.
       const linear = await deps.github.createCommit({
         baseTreeSha: loaded.base.treeSha,

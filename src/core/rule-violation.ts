@@ -1,5 +1,5 @@
 /**
- * A repository ruleset refusing one of Ferry's branch writes (docs/reliability.md "Rulesets").
+ * A repository ruleset refusing one of Ferry's branch writes (docs/reliability.md row 58).
  * GitHub answers such a write with 422 "Repository rule violations found\n\n" followed by one
  * paragraph per broken rule ("Cannot create ref due to creations being restricted.", "Changes must
  * be made through a pull request.", "Commits must have verified signatures.\nFound 1 violation: …").

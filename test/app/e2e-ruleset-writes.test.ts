@@ -1,5 +1,5 @@
 /**
- * Repository rulesets on Ferry's own branch writes (docs/reliability.md "Rulesets"). GitHub
+ * Repository rulesets on Ferry's own branch writes (docs/reliability.md row 58). GitHub
  * refuses a ref write that breaks a rule with 422 "Repository rule violations found\n\n…"
  * (https://docs.github.com/en/repositories/configuring-branches-and-merges-in-your-repository/managing-rulesets/available-rules-for-rulesets):
  * required linear history refuses Ferry's merge-commit branch updates, required signatures

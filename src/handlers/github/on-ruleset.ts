@@ -4,7 +4,7 @@ import type { HandlerEvent, HandlerServices, RepositoryPayload } from "./service
 /**
  * `repository_ruleset` (created, edited, deleted): the rules on Ferry's branches may have
  * changed, so the repository is synced at once; an environment a ruleset refused is written again
- * when its rules read differently now (rule-refusals.ts, docs/reliability.md "Rulesets").
+ * when its rules read differently now (rule-refusals.ts, docs/reliability.md row 58).
  */
 export function onRepositoryRuleset(event: HandlerEvent<RepositoryPayload>, services: HandlerServices): void {
   const { repository } = event.payload;
