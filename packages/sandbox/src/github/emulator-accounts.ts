@@ -35,7 +35,6 @@ export const ALL_EVENTS = [
   "deployment",
   "deployment_status",
   "label",
-  "repository_ruleset",
 ];
 
 export const ACTIONS_APP_SLUG = "github-actions";

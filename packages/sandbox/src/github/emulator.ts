@@ -32,6 +32,7 @@ import { registerIssueRoutes } from "./routes-issues.js";
 import { registerPullRoutes } from "./routes-pulls.js";
 import { registerRepoRoutes } from "./routes-repos.js";
 import { registerRulesetRoutes } from "./routes-rulesets.js";
+import { registerUpdateBranchRoute } from "./routes-update-branch.js";
 import {
   type Account,
   type Actor,
@@ -88,6 +89,7 @@ export class GitHubEmulator {
     registerAppRoutes(this);
     registerRepoRoutes(this);
     registerRulesetRoutes(this);
+    registerUpdateBranchRoute(this);
     registerPullRoutes(this);
     registerIssueRoutes(this);
     registerCheckRoutes(this);
