@@ -4,6 +4,7 @@ import type { SecretRedactor } from "../core/redact.js";
 import type { GitHubRepoPort } from "./github-port.js";
 import type { KeyedMutex } from "./keyed-mutex.js";
 import type { RegistryReader } from "./ports.js";
+import type { RuleRefusals } from "./rule-refusals.js";
 
 /** A structured logger with bound context (docs/architecture.md "Logging"); pino's and console-like loggers fit. */
 export interface AppLogger {
@@ -42,6 +43,8 @@ export interface AppDeps<GitHub = GitHubRepoPort> {
    * `MERGEABILITY_RETRY_DELAYS_MS`); its length bounds the retries.
    */
   mergeabilityRetryDelaysMs?: readonly number[];
+  /** Environments a repository ruleset refused, not written again until the rules or config change (rule-refusals.ts). */
+  ruleRefusals?: RuleRefusals;
   /** Called after a PR is opened or updated (metrics and the bench's push-to-PR latency). */
   onPullRequest?: (event: { environment: string; number: number; action: "opened" | "updated" }) => void;
 }

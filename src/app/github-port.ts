@@ -131,7 +131,10 @@ export interface GitHubBranches {
     files: Record<string, string>;
     message: string;
   }): Promise<{ sha: string; treeSha: string }>;
-  /** `exists` when the ref is already there (docs/reliability.md row 23). */
+  /**
+   * `exists` when the ref is already there (docs/reliability.md row 23). Both writes throw
+   * RuleViolationError (core/rule-violation.ts) when a repository ruleset refuses them.
+   */
   createRef(branch: string, sha: string): Promise<"created" | "exists">;
   /**
    * Fast-forward only, never forced: `conflict` when the branch moved (docs/reliability.md row 22);
@@ -139,6 +142,12 @@ export interface GitHubBranches {
    * and the app lacks the `workflows` permission.
    */
   updateRef(branch: string, sha: string): Promise<"updated" | "conflict" | "workflow-refused">;
+  /**
+   * What decides a write of `branch` under repository rulesets, as one fingerprint
+   * (core/rule-violation.ts `rulesFingerprint`): equal answers mean the rules did not change.
+   * Undefined when GitHub does not say (no access).
+   */
+  branchRulesFingerprint?(branch: string): Promise<string | undefined>;
 }
 
 /**

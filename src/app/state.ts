@@ -7,6 +7,7 @@ import {
   DASHBOARD_TITLE,
   formatDashboard,
   formatDrift,
+  formatNoticeLine,
   formatStatusTable,
   parseState,
   parseNotices,
@@ -14,7 +15,6 @@ import {
   type StatusInput,
 } from "../core/pr/dashboard.js";
 import { formatStateFile, parseStateFile, type FerryState } from "../core/state/ferry-state.js";
-import { escapeMarkdown } from "../core/pr/markdown.js";
 import type { AppDeps, LoadedConfig } from "./app-deps.js";
 import { errorText } from "./error-text.js";
 import { currentImages } from "./plan-environment.js";
@@ -341,14 +341,7 @@ export async function statusTable(deps: AppDeps<DashboardWork>, loaded: LoadedCo
     dashboard === undefined ? ((await findDashboard(deps, state)) ?? null) : dashboard,
   );
   if (notices.length === 0) return table;
-  return [
-    table,
-    "",
-    ...notices.map(
-      (notice) =>
-        `- **${escapeMarkdown(notice.environment)}** / ${escapeMarkdown(notice.image)}: ${escapeMarkdown(notice.message)}`,
-    ),
-  ].join("\n");
+  return [table, "", ...notices.map(formatNoticeLine)].join("\n");
 }
 
 /** The notices the last scan left on the dashboard issue (read when the caller has not read it). */

@@ -2,6 +2,8 @@ import { sameImage } from "../core/image-ref.js";
 import { environmentOrder, environmentPolicy, type FerryConfig } from "../core/config/schema.js";
 import type { PolicyNotice } from "../core/pr/dashboard.js";
 import { isUserError } from "../core/errors.js";
+import { formatBranchName } from "../core/pr/branch.js";
+import { RuleViolationError } from "../core/rule-violation.js";
 import { isNewer } from "../core/policy/select-tag.js";
 import { gateOutcome } from "../core/policy/ci-gating.js";
 import type { AppDeps, LoadedConfig } from "./app-deps.js";
@@ -14,6 +16,7 @@ import type { GitHubChecks, PullRequestInfo } from "./github-port.js";
 import type { ImageDescription } from "./ports.js";
 import { repoFileSource } from "./repo-files.js";
 import { retryStuckMerge } from "./retry-stuck-merge.js";
+import { recordRefusal, standingRefusal } from "./rule-refusals.js";
 import { soakPending } from "./soak.js";
 import { isHeld, loadState, writeDashboard } from "./state.js";
 import { upsertPromotionPr, type UpsertResult } from "./upsert-promotion-pr.js";
@@ -32,7 +35,8 @@ export interface SyncTrigger {
 export interface SyncResult {
   skipped?: "no-config" | "invalid-config";
   /** `soaking`: the environment follows an upstream that has not been healthy for its `soak` yet. */
-  environments: Record<string, UpsertResult["action"] | "held" | "soaking" | "error">;
+  /** `refused`: a repository ruleset refuses the environment's branch write (rule-refusals.ts). */
+  environments: Record<string, UpsertResult["action"] | "held" | "soaking" | "refused" | "error">;
 }
 
 /**
@@ -71,6 +75,12 @@ export async function syncRepository(
       result.environments[environment] = await deps.locks.run(
         `${deps.github.owner}/${deps.github.repo}#${environment}`,
         async () => {
+          // Said once on the dashboard; not written again until the rules or the config change.
+          const refused = await standingRefusal(deps, config, environment, formatBranchName(environment));
+          if (refused) {
+            notices.push({ environment, message: refused });
+            return "refused";
+          }
           if (environmentConfig.from !== undefined) {
             // The same gate as /promote: a later scan takes the upstream's versions once it has soaked.
             const pending = await soakPending(deps, loaded, environmentConfig.from, environmentConfig.soak);
@@ -123,6 +133,13 @@ export async function syncRepository(
         },
       );
     } catch (error) {
+      if (error instanceof RuleViolationError) {
+        await recordRefusal(deps, config, environment, error);
+        notices.push({ environment, message: error.message });
+        deps.log.warn({ environment, error: error.message }, "ruleset refused the branch write");
+        result.environments[environment] = "refused";
+        continue;
+      }
       if (!isUserError(error)) throw error;
       deps.log.warn({ environment, error: errorText(error, deps.secrets) }, "environment skipped");
       result.environments[environment] = "error";

@@ -1,5 +1,6 @@
 import { environmentPolicy } from "../core/config/schema.js";
 import { isUserError, TransientError, UserError } from "../core/errors.js";
+import { RuleViolationError } from "../core/rule-violation.js";
 import { isNewer } from "../core/policy/select-tag.js";
 import { formatBody, type BodyRow } from "../core/pr/body.js";
 import { inlineCode } from "../core/pr/markdown.js";
@@ -304,7 +305,8 @@ async function afterWrite(
  * `ferry/<env>` to it without force. When the branch exists, its head is the second parent, so the
  * update is a fast-forward: if someone else moved the branch meanwhile, GitHub answers 422 and the
  * read-modify-write is redone from the new tip (compare-and-swap, docs/reliability.md row 22).
- * `yieldTo` judges each tip before writing on it; when it says so, nothing is written and the
+ * Where a ruleset requires linear history, the same tree goes on the head as a single-parent
+ * commit instead (row 58). `yieldTo` judges each tip before writing on it; when it says so, nothing is written and the
  * answer is undefined.
  */
 async function writeBranch(
@@ -337,9 +339,28 @@ async function writeBranch(
       files: plan.files,
       message,
     });
-    const moved = head
-      ? await deps.github.updateRef(branch, commit.sha)
-      : await deps.github.createRef(branch, commit.sha);
+    let moved: Awaited<ReturnType<GitHubBranches["updateRef"] | GitHubBranches["createRef"]>>;
+    try {
+      moved = head
+        ? await deps.github.updateRef(branch, commit.sha)
+        : await deps.github.createRef(branch, commit.sha);
+    } catch (error) {
+      if (!head || parents.length < 2 || !refusesMergeCommitsOnly(error)) throw error;
+      // A ruleset's required_linear_history refuses the merge commit: the same tree goes on the
+      // branch's head as a single-parent commit (docs/reliability.md row 58). GitHub merges it
+      // onto the base all the same; the PR's diff may show the base's newer changes too.
+      const linear = await deps.github.createCommit({
+        baseTreeSha: loaded.base.treeSha,
+        parents: [head.sha],
+        files: plan.files,
+        message,
+      });
+      moved = await deps.github.updateRef(branch, linear.sha);
+      if (moved === "updated") {
+        deps.log.info({ branch }, "linear history required: single-parent commit on the branch's head");
+        return linear.sha;
+      }
+    }
     if (moved === "created") return commit.sha;
     if (moved === "updated") return commit.sha;
     if (head && moved === "workflow-refused") {
@@ -367,6 +388,15 @@ async function writeBranch(
     deps.log.warn({ branch, attempt }, "branch moved while writing; redoing from the new tip");
   }
   throw new TransientError("branch-contended", `${branch} kept moving; will retry later`);
+}
+
+/** A ruleset refusal whose only broken rule is required_linear_history ("… must not contain merge commits."). */
+function refusesMergeCommitsOnly(error: unknown): boolean {
+  return (
+    error instanceof RuleViolationError &&
+    error.violations.length > 0 &&
+    error.violations.every((text) => text.startsWith("This branch must not contain merge commits"))
+  );
 }
 
 function sameChanges(a: PlanBlock, b: PlanBlock): boolean {

@@ -11,6 +11,7 @@ import { AccessCache } from "../adapters/github/access-cache.js";
 import { GitContentCache } from "../adapters/github/git-content-cache.js";
 import { createGitHubRepo, type OctokitLike } from "../adapters/github/github-repo.js";
 import type { AppDeps, AppLogger } from "../app/app-deps.js";
+import { RuleRefusals } from "../app/rule-refusals.js";
 import { KeyedMutex } from "../app/keyed-mutex.js";
 import type { RegistryReader } from "../app/ports.js";
 import type { ScanRound } from "../app/scan-state.js";
@@ -104,6 +105,7 @@ export interface Ferry {
 export function createFerry(options: FerryAppOptions): Ferry {
   if (options.sealKey.length === 0) throw new Error("createFerry: sealKey must not be empty");
   const locks = new KeyedMutex();
+  const ruleRefusals = new RuleRefusals();
   // Every secret this process holds, so that no form of one reaches a comment, check or log line.
   const secrets = new SecretRedactor();
   for (const secret of [options.sealKey, ...(options.heldSecrets ?? []), ...Object.values(options.env ?? {})])
@@ -145,6 +147,7 @@ export function createFerry(options: FerryAppOptions): Ferry {
     log,
     webUrl: options.webUrl ?? "https://github.com",
     locks,
+    ruleRefusals,
     sealKey: options.sealKey,
     // The rules of this installation: secrets bound to other installations are refused.
     configContext: { ...configContext, installationOwner: owner },

@@ -10,6 +10,7 @@ import {
   onPush,
 } from "../handlers/github/handlers.js";
 import { onPullRequestDequeued, onPullRequestReview } from "../handlers/github/merge-retry-handlers.js";
+import { onRepositoryRuleset } from "../handlers/github/on-ruleset.js";
 import type { HandlerEvent, HandlerServices } from "../handlers/github/services.js";
 
 /** The app's own login, looked up once (and again after a failure): it decides which PRs are Ferry's. */
@@ -72,6 +73,7 @@ export function registerEvents(probot: Probot, services: HandlerServices, identi
     return onPullRequestDequeued(event(context), services);
   });
   probot.on("push", (context) => onPush(event(context), services));
+  probot.on("repository_ruleset", (context) => onRepositoryRuleset(event(context), services));
   probot.on(
     ["check_suite.completed", "check_run.completed", "status", "workflow_run.completed"],
     async (context) => {

@@ -11,6 +11,7 @@ import {
 import {
   startGitHubEmulator,
   type GitHubEmulator,
+  ALL_EVENTS,
   accounts,
   actAs,
   repos,
@@ -119,6 +120,8 @@ export async function startWorld(options: {
     slug: "ferry",
     // As app.yml asks (actions: read brings workflow_run events from source repos).
     permissions: ferryAppManifest().permissions,
+    // repository_ruleset too, as app.yml subscribes to it (not in @octokit/webhooks-schemas yet).
+    events: [...ALL_EVENTS, "repository_ruleset"],
     webhookSecret: SECRET,
   });
   accounts.installApp(emu, app.id, "acme");

@@ -10,6 +10,23 @@ import type {
 import { STATE_FILE, STATE_REF } from "../../app/github-port.js";
 import { type GitHubRepoContext, message, orUndefinedOn404, status } from "./github-repo-context.js";
 import { shortSha } from "../../core/commit-sha.js";
+import {
+  ruleViolations,
+  RuleViolationError,
+  rulesFingerprint,
+  type BranchRule,
+  type RulesetVersion,
+} from "../../core/rule-violation.js";
+
+/** Pages of rules or rulesets read for a fingerprint (100 each). */
+const MAX_RULE_PAGES = 5;
+
+/** The refusal of a repository ruleset (422 "Repository rule violations found …"), as a typed error. */
+function ruleRefusal(error: unknown, branch: string): RuleViolationError | undefined {
+  if (status(error) !== 422) return undefined;
+  const violations = ruleViolations(message(error));
+  return violations ? new RuleViolationError(branch, violations) : undefined;
+}
 
 /** The largest file read through the contents API fallback (the state and config files are small). */
 const MAX_READ_BYTES = 4 * 1024 * 1024;
@@ -20,7 +37,7 @@ const MAX_READ_BYTES = 4 * 1024 * 1024;
  */
 export function gitDataOf(
   ctx: GitHubRepoContext,
-): Required<GitHubContents> & GitHubBranches & GitHubStateRef {
+): Required<GitHubContents> & Required<GitHubBranches> & GitHubStateRef {
   async function defaultBranch(): Promise<string> {
     return (await ctx.readRepository()).default_branch;
   }
@@ -160,7 +177,7 @@ export function gitDataOf(
       return "created";
     } catch (error) {
       if (status(error) === 422 && /already exists/i.test(message(error))) return "exists";
-      throw error;
+      throw ruleRefusal(error, branch) ?? error;
     }
   }
 
@@ -176,11 +193,51 @@ export function gitDataOf(
       // permission" (https://github.com/chdsbd/kodiak/issues/853).
       if (/without `?workflows`? permission/i.test(message(error))) return "workflow-refused";
       if (status(error) !== 422) throw error;
+      const refused = ruleRefusal(error, branch);
+      if (refused) throw refused;
       // "Reference already equals our commit" is success (docs/reliability.md row 22).
       const current = await orUndefinedOn404(
         ctx.octokit.rest.git.getRef({ ...ctx.r, ref: `heads/${branch}` }),
       );
       return current?.data.object.sha === sha ? "updated" : "conflict";
+    }
+  }
+
+  async function branchRulesFingerprint(branch: string): Promise<string | undefined> {
+    // Both need only read access ("Metadata" read for an app):
+    // https://docs.github.com/en/rest/repos/rules#get-rules-for-a-branch, …#get-all-repository-rulesets.
+    try {
+      const rules: BranchRule[] = [];
+      const rulesets: RulesetVersion[] = [];
+      for (let page = 1; page <= MAX_RULE_PAGES; page++) {
+        const { data } = await ctx.octokit.rest.repos.getBranchRules({
+          ...ctx.r,
+          branch,
+          per_page: 100,
+          page,
+        });
+        for (const rule of data)
+          rules.push({
+            type: rule.type,
+            rulesetId: rule.ruleset_id,
+            parameters: "parameters" in rule ? rule.parameters : undefined,
+          });
+        if (data.length < 100) break;
+      }
+      for (let page = 1; page <= MAX_RULE_PAGES; page++) {
+        const { data } = await ctx.octokit.rest.repos.getRepoRulesets({ ...ctx.r, per_page: 100, page });
+        for (const r of data)
+          rulesets.push({
+            id: r.id,
+            ...(r.updated_at ? { updatedAt: r.updated_at } : {}),
+            enforcement: r.enforcement,
+          });
+        if (data.length < 100) break;
+      }
+      return rulesFingerprint(rules, rulesets);
+    } catch (error) {
+      if (status(error) === 403 || status(error) === 404) return undefined;
+      throw error;
     }
   }
 
@@ -239,6 +296,7 @@ export function gitDataOf(
     createCommit,
     createRef,
     updateRef,
+    branchRulesFingerprint,
     stateHead,
     writeStateCommit,
   };

@@ -45,7 +45,8 @@ export interface StatusInput {
 /** What a plan tells a human about one image of one environment: e.g. running 2.0.0 outside range 1.x. */
 export interface PolicyNotice {
   environment: string;
-  image: string;
+  /** Absent for a notice about the environment as a whole (a ruleset refusing Ferry's branch). */
+  image?: string;
   message: string;
 }
 
@@ -59,12 +60,15 @@ const MAX_NOTICE_LENGTH = 500;
 export function formatNotices(notices: PolicyNotice[]): string {
   if (notices.length === 0) return "";
   const lines = ["### Notices", ""];
-  for (const notice of notices)
-    lines.push(
-      `- **${escapeMarkdown(notice.environment)}** / ${escapeMarkdown(notice.image)}: ${escapeMarkdown(notice.message)}`,
-    );
+  for (const notice of notices) lines.push(formatNoticeLine(notice));
   lines.push("", formatHiddenBlock("notices", notices));
   return lines.join("\n");
+}
+
+/** One notice as a list item: `- **env** / image: message` (`- **env**: message` for the whole environment). */
+export function formatNoticeLine(notice: PolicyNotice): string {
+  const image = notice.image !== undefined ? ` / ${escapeMarkdown(notice.image)}` : "";
+  return `- **${escapeMarkdown(notice.environment)}**${image}: ${escapeMarkdown(notice.message)}`;
 }
 
 /** Reads the notices block of a dashboard body back; anything malformed is dropped (bodies can be edited). */
@@ -75,9 +79,9 @@ export function parseNotices(body: string | null | undefined): PolicyNotice[] {
   for (const entry of data.slice(0, MAX_NOTICES)) {
     const { environment, image, message } = (entry ?? {}) as Record<string, unknown>;
     if (typeof environment !== "string" || !NAME.test(environment)) continue;
-    if (typeof image !== "string" || !NAME.test(image)) continue;
+    if (image !== undefined && (typeof image !== "string" || !NAME.test(image))) continue;
     if (typeof message !== "string" || message.length > MAX_NOTICE_LENGTH) continue;
-    notices.push({ environment, image, message });
+    notices.push({ environment, ...(image !== undefined ? { image } : {}), message });
   }
   return notices;
 }

@@ -130,6 +130,13 @@ describe("the emulator's REST responses and webhook payloads match GitHub's publ
       title: "Promote shop 1.8.0 to staging",
       body: "body",
     });
+    // The head contains the base: 202, and the branch stays where it is.
+    await bot.rest.pulls.updateBranch({
+      owner,
+      repo,
+      pull_number: pr.number,
+      expected_head_sha: pr.head.sha,
+    });
     await expectStatus(
       bot.rest.pulls.create({ owner, repo, head: "ferry/staging", base: "main", title: "again" }),
       422,

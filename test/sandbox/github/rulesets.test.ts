@@ -233,4 +233,63 @@ describe("repository rulesets", () => {
     );
     expect(back.message).toContain("Cannot force-push to this branch.");
   });
+
+  // "Require branches to be up to date before merging" as a ruleset's
+  // strict_required_status_checks_policy; update-branch merges the base into the head
+  // (https://docs.github.com/en/rest/pulls/pulls#update-a-pull-request-branch), a merge commit
+  // that required_linear_history on the head branch refuses.
+  it("holds a PR behind a strict ruleset base, and update-branch brings it up to date unless linear history applies", async () => {
+    const mona = world.as("mona");
+    await mona.rest.repos.createRepoRuleset({
+      owner,
+      repo,
+      name: "strict main",
+      enforcement: "active",
+      conditions: { ref_name: { include: ["~DEFAULT_BRANCH"], exclude: [] } },
+      rules: [
+        {
+          type: "required_status_checks",
+          parameters: { strict_required_status_checks_policy: true, required_status_checks: [] },
+        },
+      ],
+    });
+    await actAs.commit(world.emu, owner, repo, "feature", { "f.txt": "f\n" }, "f", { as: "hubot" });
+    const number = await actAs.openPullRequest(world.emu, owner, repo, { head: "feature", as: "hubot" });
+    await actAs.commit(world.emu, owner, repo, "main", { "m.txt": "m\n" }, "m", { as: "mona" });
+    const read = async () => (await mona.rest.pulls.get({ owner, repo, pull_number: number })).data;
+    expect((await read()).mergeable_state).toBe("behind");
+    const wrong = await expectStatus(
+      mona.rest.pulls.updateBranch({ owner, repo, pull_number: number, expected_head_sha: "0".repeat(40) }),
+      422,
+    );
+    expect(wrong.message).toBe("expected head sha didn't match current head ref.");
+    const { data: linear } = await mona.rest.repos.createRepoRuleset({
+      owner,
+      repo,
+      name: "linear feature",
+      enforcement: "active",
+      conditions: { ref_name: { include: ["refs/heads/feature"], exclude: [] } },
+      rules: [{ type: "required_linear_history" }],
+    });
+    const refused = await expectStatus(
+      mona.rest.pulls.updateBranch({ owner, repo, pull_number: number }),
+      422,
+    );
+    expect(refused.message).toContain("This branch must not contain merge commits.");
+    await mona.rest.repos.deleteRepoRuleset({ owner, repo, ruleset_id: linear.id });
+    const updated = await mona.rest.pulls.updateBranch({ owner, repo, pull_number: number });
+    expect(updated.status).toBe(202);
+    expect(
+      validateRestResponse(
+        "PUT",
+        "/repos/{owner}/{repo}/pulls/{pull_number}/update-branch",
+        202,
+        updated.data,
+      )?.errors,
+    ).toEqual([]);
+    const after = await read();
+    expect(after.mergeable_state).toBe("clean");
+    const { data: head } = await mona.rest.git.getCommit({ owner, repo, commit_sha: after.head.sha });
+    expect(head.parents).toHaveLength(2);
+  });
 });

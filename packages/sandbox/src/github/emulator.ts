@@ -33,6 +33,7 @@ import { registerPullRoutes } from "./routes-pulls.js";
 import { registerRepoRoutes } from "./routes-repos.js";
 import { registerRulesetRoutes } from "./routes-rulesets.js";
 import { registerRepoSettingsRoutes } from "./routes-repo-settings.js";
+import { registerUpdateBranchRoute } from "./routes-update-branch.js";
 import {
   type Account,
   type Actor,
@@ -90,6 +91,7 @@ export class GitHubEmulator {
     registerRepoRoutes(this);
     registerRulesetRoutes(this);
     registerRepoSettingsRoutes(this);
+    registerUpdateBranchRoute(this);
     registerPullRoutes(this);
     registerIssueRoutes(this);
     registerCheckRoutes(this);

@@ -113,7 +113,11 @@ export async function computePull(emu: GitHubEmulator, repo: Repo, issue: Issue)
           );
         }
       }
-      const behind = protection?.strict === true && !(await repo.git.isAncestor(baseSha, p.headSha));
+      // Strict required checks, from classic protection or a ruleset's
+      // `strict_required_status_checks_policy`: the head must contain the base's tip.
+      const strict =
+        protection?.strict === true || rulesetsFor(repo, p.baseRef).some((ruleset) => ruleset.strict);
+      const behind = strict && !(await repo.git.isAncestor(baseSha, p.headSha));
       if (p.draft) mergeableState = "draft";
       else if (blockers.length > 0) mergeableState = "blocked";
       else if (behind) {
