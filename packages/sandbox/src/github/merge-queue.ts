@@ -8,6 +8,7 @@
  * pass on the group, moves the base to it and closes the PR as merged. A failing check, a base
  * that moved meanwhile, or a push to the PR's head drops the PR from the queue; it stays open.
  */
+import { emit } from "./emulator-events.js";
 import { runSimulatedCi } from "./emulator-pull-effects.js";
 import { requiredChecksFor, rulesetsFor } from "./emulator-repos.js";
 import type { GitHubEmulator } from "./emulator.js";
@@ -92,6 +93,31 @@ async function addGroup(
   p.queuedGroup = group;
   // The simulated CI on the merge group's commit (the `merge_group` run).
   runSimulatedCi(emu, repo, group, ref.slice("refs/heads/".length));
+  // Apps that report required checks hear of the group as GitHub tells them: merge_group
+  // checks_requested (https://docs.github.com/en/webhooks/webhook-events-and-payloads#merge_group).
+  emit(
+    emu,
+    repo,
+    "merge_group",
+    {
+      action: "checks_requested",
+      merge_group: {
+        head_sha: group,
+        head_ref: ref,
+        base_sha: baseSha,
+        base_ref: `refs/heads/${p.baseRef}`,
+        head_commit: {
+          id: group,
+          tree_id: merged.tree,
+          message: `${issue.title} (#${issue.number})\n`,
+          timestamp: merger.date,
+          author: { name: merger.name, email: merger.email },
+          committer: { name: "GitHub", email: "noreply@github.com" },
+        },
+      },
+    },
+    login,
+  );
   const delay = Math.max(0, ...repo.ci.map((ci) => ci.delayMs));
   emu.later(() => land(emu, repo, issue, login, { ref, group, baseSha }), delay + 1);
   return undefined;
