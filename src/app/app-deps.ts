@@ -3,7 +3,8 @@ import type { FerryConfig } from "../core/config/schema.js";
 import type { SecretRedactor } from "../core/redact.js";
 import type { GitHubRepoPort } from "./github-port.js";
 import type { KeyedMutex } from "./keyed-mutex.js";
-import type { RegistryReader } from "./ports.js";
+import type { RegistryReader, SnapshotRenderer } from "./ports.js";
+import type { RenderCache } from "./render-cache.js";
 import type { RuleRefusals } from "./rule-refusals.js";
 
 /** A structured logger with bound context (docs/architecture.md "Logging"); pino's and console-like loggers fit. */
@@ -45,6 +46,11 @@ export interface AppDeps<GitHub = GitHubRepoPort> {
   mergeabilityRetryDelaysMs?: readonly number[];
   /** Environments a repository ruleset refused, not written again until the rules or config change (rule-refusals.ts). */
   ruleRefusals?: RuleRefusals;
+  /**
+   * The `ferry/diff` check's renderer and its cache (shared by every repository of the process);
+   * absent: no diff check is posted.
+   */
+  diff?: { renderer: SnapshotRenderer; cache: RenderCache };
   /** Called after a PR is opened or updated (metrics and the bench's push-to-PR latency). */
   onPullRequest?: (event: { environment: string; number: number; action: "opened" | "updated" }) => void;
 }

@@ -240,6 +240,17 @@ export interface GitHubMerges {
   hasMergeQueue?(branch: string): Promise<boolean>;
 }
 
+/**
+ * A check run's whole output, any conclusion GitHub takes for Ferry's (`ferry/diff`): summary and
+ * text each within GitHub's 65,535 characters (the adapter cuts what does not fit).
+ */
+export interface CheckRunResult {
+  conclusion: "success" | "failure" | "neutral";
+  title: string;
+  summary: string;
+  text?: string;
+}
+
 /** Checks and statuses: read a commit's CI state (here or in an image's source repo), write Ferry's own. */
 export interface GitHubChecks {
   /** Combined state of checks and statuses on a commit, restricted to `contexts` when given. */
@@ -249,6 +260,10 @@ export interface GitHubChecks {
     repo?: { owner: string; repo: string },
   ): Promise<ChecksState | "none">;
   createCheckRun(input: CheckRunInput): Promise<void>;
+  /** Creates an `in_progress` check run on `headSha` and returns its id (then `completeCheckRun`). */
+  startCheckRun?(name: string, headSha: string): Promise<number>;
+  /** Completes a check run `startCheckRun` created. */
+  completeCheckRun?(id: number, result: CheckRunResult): Promise<void>;
   /** The commit a git tag points at in another repo (CI gating when an image has no revision label). */
   tagCommit?(repo: { owner: string; repo: string }, tag: string): Promise<string | undefined>;
 }

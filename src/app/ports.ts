@@ -1,3 +1,4 @@
+import type { KubeObject } from "../core/kube-object.js";
 import type { SignatureCheck, VerifyPolicy } from "../core/policy/verify.js";
 
 /**
@@ -32,4 +33,15 @@ export interface RegistryReader {
    * against `verify`. A reader without it cannot verify: a policy with `verify` then admits nothing.
    */
   checkSignature?(repository: string, digest: string, verify: VerifyPolicy): Promise<SignatureCheck>;
+}
+
+/**
+ * Renders environment paths of a snapshot as the reconciler does (kustomize, helm chart folders,
+ * plain manifests; same pins, input checks and confinement), in a private temporary folder, with
+ * none of the App's credentials in the renderer's environment. Implemented by
+ * `src/adapters/render/`; docs/diff-check.md "Rendering safely".
+ */
+export interface SnapshotRenderer {
+  /** Objects of every path, in order; UserError with the render's code on a limit or refusal. */
+  render(files: ReadonlyMap<string, string>, paths: readonly string[]): Promise<KubeObject[]>;
 }

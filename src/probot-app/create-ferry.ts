@@ -9,6 +9,8 @@ import type { TrustedRoot } from "@sigstore/protobuf-specs";
 import type { Probot } from "probot";
 import { AccessCache } from "../adapters/github/access-cache.js";
 import { GitContentCache } from "../adapters/github/git-content-cache.js";
+import { snapshotRenderer, type SnapshotRendererOptions } from "../adapters/render/snapshot-renderer.js";
+import { RenderCache } from "../app/render-cache.js";
 import { createGitHubRepo, type OctokitLike } from "../adapters/github/github-repo.js";
 import type { AppDeps, AppLogger } from "../app/app-deps.js";
 import { RuleRefusals } from "../app/rule-refusals.js";
@@ -63,6 +65,11 @@ export interface FerryAppOptions {
   workRetry?: RetryPolicy;
   /** How many replicas share each registry budget (the live scan members); default 1. */
   budgetShare?: () => number;
+  /**
+   * The `ferry/diff` check run on PRs touching an environment (docs/diff-check.md): on with
+   * `true` or the renderer's options (`FERRY_DIFF_CHECK`, on unless `off`, in `ferry serve`).
+   */
+  diffCheck?: boolean | SnapshotRendererOptions;
   /** Observers (metrics, bench). */
   onPullRequest?: AppDeps["onPullRequest"];
   log?: AppLogger;
@@ -139,6 +146,12 @@ export function createFerry(options: FerryAppOptions): Ferry {
   });
   const contentCache = new GitContentCache();
   const identity: AppIdentity = {};
+  const diff = options.diffCheck
+    ? {
+        renderer: snapshotRenderer(options.diffCheck === true ? {} : options.diffCheck),
+        cache: new RenderCache(),
+      }
+    : undefined;
 
   const depsFor = (octokit: OctokitLike, owner: string, repo: string): AppDeps => ({
     github: createGitHubRepo(octokit, owner, repo, contentCache, accessCache),
@@ -154,6 +167,7 @@ export function createFerry(options: FerryAppOptions): Ferry {
     secrets,
     ...(identity.login ? { appLogin: identity.login } : {}),
     ...(options.onPullRequest ? { onPullRequest: options.onPullRequest } : {}),
+    ...(diff ? { diff } : {}),
     ...(options.mergeabilityRetryDelaysMs
       ? { mergeabilityRetryDelaysMs: options.mergeabilityRetryDelaysMs }
       : {}),

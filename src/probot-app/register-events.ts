@@ -7,6 +7,7 @@ import {
   onIssueComment,
   onPackage,
   onPullRequest,
+  onMergeGroup,
   onPush,
 } from "../handlers/github/handlers.js";
 import { onPullRequestDequeued, onPullRequestReview } from "../handlers/github/merge-retry-handlers.js";
@@ -74,6 +75,7 @@ export function registerEvents(probot: Probot, services: HandlerServices, identi
   });
   probot.on("push", (context) => onPush(event(context), services));
   probot.on("repository_ruleset", (context) => onRepositoryRuleset(event(context), services));
+  probot.on("merge_group.checks_requested", (context) => onMergeGroup(event(context), services));
   probot.on(
     ["check_suite.completed", "check_run.completed", "status", "workflow_run.completed"],
     async (context) => {

@@ -62,6 +62,17 @@ export function confinementVariables(
   };
 }
 
+/**
+ * The wrapper's last line: the renderer runs with an empty environment but for `RENDERER_ENV` and
+ * `confinement` (each passed on only when set), whatever the wrapper inherited.
+ */
+export function scrubbedExec(confinement: readonly string[]): string {
+  const names = [...new Set([...RENDERER_ENV, ...confinement])];
+  for (const name of names)
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new Error(`not a variable name: ${name}`);
+  return `exec /usr/bin/env -i ${names.map((name) => `\${${name}+"${name}=$${name}"}`).join(" ")} "$@"`;
+}
+
 const quote = (value: string) => `'${value.replace(/'/g, `'\\''`)}'`;
 
 /** Shell lines that apply the confinement to whatever environment the wrapper inherited. */

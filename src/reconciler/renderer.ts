@@ -14,7 +14,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { startFilteringProxy } from "../adapters/egress/filtering-proxy.js";
 import { UserError } from "../core/errors.js";
-import { confinementScript, confinementVariables, rendererEnv } from "./render-environment.js";
+import { confinementScript, confinementVariables, rendererEnv, scrubbedExec } from "./render-environment.js";
 
 /** The kustomize release `.ci/run` installs when neither tool is present. */
 export const PINNED_KUSTOMIZE = "v5.8.2";
@@ -181,7 +181,7 @@ export interface RendererEnvironment {
 function wrapperScript(confinement: Record<string, string>): string {
   const lines = confinementScript(confinement);
   if (memoryLimitEnforced()) lines.push(`ulimit -d "$1" || exit ${ULIMIT_FAILED}`);
-  lines.push("shift", 'exec "$@"');
+  lines.push("shift", scrubbedExec(Object.keys(confinement)));
   return lines.join("\n");
 }
 
@@ -206,7 +206,8 @@ export async function runRenderer(
   const confinement = confinementVariables(proxy.url, home, environment.allowedPrefixes);
   try {
     for (const renderer of renderers) {
-      const env = rendererEnv(environment.env ?? process.env);
+      // Inherited (then scrubbed by the wrapper) when absent: only entry points read the environment.
+      const env = environment.env ? rendererEnv(environment.env) : undefined;
       const output = await runOne(renderer, folder, limits, env, confinement);
       if (output !== undefined) return output;
     }
@@ -229,7 +230,7 @@ function runOne(
   renderer: Renderer,
   folder: string,
   limits: RendererLimits,
-  env: NodeJS.ProcessEnv,
+  env: NodeJS.ProcessEnv | undefined,
   confinement: Record<string, string>,
 ): Promise<string | undefined> {
   const mib = Math.round(limits.memoryLimitBytes / (1024 * 1024));
@@ -245,7 +246,7 @@ function runOne(
   return new Promise((resolve, reject) => {
     const child = spawn("/bin/sh", args, {
       stdio: ["ignore", "pipe", "pipe"],
-      env,
+      ...(env ? { env } : {}),
     });
     const chunks: Buffer[] = [];
     let bytes = 0;

@@ -46,6 +46,8 @@ export function serverOptionsFromEnv(env: NodeJS.ProcessEnv): FerryServerOptions
       configContext: context,
       // A config repo picks its registry hosts: in production, not internal addresses unless allowed.
       refusePrivateRegistries: context.refusePrivateRegistries,
+      // The ferry/diff check (docs/diff-check.md): on unless the operator turns it off.
+      diffCheck: env.FERRY_DIFF_CHECK !== "off",
       // An operator setting, never the config repo's: whose Docker credentials Ferry may use.
       ...(env.FERRY_DOCKER_CONFIG ? { dockerConfigPath: env.FERRY_DOCKER_CONFIG } : {}),
       // An operator setting: the Sigstore trusted root keyless signatures chain to; read at start.

@@ -82,6 +82,8 @@ export async function startWorld(options: {
   registries?: (registryHost: string) => string;
   /** The logins whose Deployment statuses are staging's and prod's health (`health.reporters`). */
   reporters?: string[];
+  /** Files of acme/config added to (or replacing) the default ones, given the registry host. */
+  files?: (registryHost: string) => Record<string, string>;
 }): Promise<World> {
   const emu = await startGitHubEmulator();
   const registry = await startEmbeddedRegistry(options.registry?.(emu));
@@ -105,6 +107,7 @@ export async function startWorld(options: {
       "overlays/staging/deployment.yaml": "kind: Deployment\n",
       "overlays/prod/kustomization.yaml": shopOverlay(registry.host, "1.7.0"),
       "overlays/prod/deployment.yaml": "kind: Deployment\n",
+      ...options.files?.(registry.host),
     },
     collaborators: { mona: "maintain", hubot: "write" },
     allowAutoMerge: true,

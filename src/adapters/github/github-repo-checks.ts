@@ -5,6 +5,7 @@ import type {
 } from "../../core/history/deployments.js";
 import type {
   CheckRunInput,
+  CheckRunResult,
   ChecksState,
   DeploymentHealth,
   GitHubChecks,
@@ -126,6 +127,30 @@ export function checksOf(
       });
   }
 
+  async function startCheckRun(name: string, headSha: string): Promise<number> {
+    const { data } = await ctx.octokit.rest.checks.create({
+      ...ctx.r,
+      name,
+      head_sha: headSha,
+      status: "in_progress",
+    });
+    return data.id;
+  }
+
+  async function completeCheckRun(id: number, result: CheckRunResult): Promise<void> {
+    await ctx.octokit.rest.checks.update({
+      ...ctx.r,
+      check_run_id: id,
+      status: "completed",
+      conclusion: result.conclusion,
+      output: {
+        title: result.title,
+        summary: fitCheckOutput(result.summary),
+        ...(result.text !== undefined ? { text: fitCheckOutput(result.text) } : {}),
+      },
+    });
+  }
+
   async function tagCommit(repo: { owner: string; repo: string }, tag: string): Promise<string | undefined> {
     const ref = await orUndefinedOn404(ctx.octokit.rest.git.getRef({ ...repo, ref: `tags/${tag}` }));
     if (!ref) return undefined;
@@ -206,5 +231,13 @@ export function checksOf(
     }
     return { environment, deployments, statusesRead, stopped };
   }
-  return { checksState, createCheckRun, tagCommit, deploymentHealth, listDeploymentRecords };
+  return {
+    checksState,
+    createCheckRun,
+    startCheckRun,
+    completeCheckRun,
+    tagCommit,
+    deploymentHealth,
+    listDeploymentRecords,
+  };
 }

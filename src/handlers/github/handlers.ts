@@ -1,6 +1,7 @@
 import { CONFIG_PATH } from "../../core/config/load-config.js";
 import { parseBranchName } from "../../core/pr/branch.js";
 import { checkConfigOnDefaultBranch, checkConfigPullRequest } from "../../app/check-config.js";
+import { checkDiffPullRequest } from "../../app/diff-pull-request.js";
 import { guardFerryPull } from "../../app/guard-ferry-pull.js";
 import { recordMerge } from "../../app/record-merge.js";
 import { runCommentCommands } from "../../app/run-command.js";
@@ -89,7 +90,7 @@ interface PullRequestPayload extends RepositoryPayload {
     state: string;
     merged?: boolean | null;
     head: { ref: string; sha: string; repo?: { full_name: string } | null };
-    base: { ref: string };
+    base: { ref: string; sha?: string };
     title: string;
     body?: string | null;
     labels?: { name?: string }[];
@@ -97,10 +98,13 @@ interface PullRequestPayload extends RepositoryPayload {
   };
 }
 
-/** pull_request: the config check on PRs touching ferry.yml; floors when a Ferry PR merges. */
 /** GitHub lists at most this many of a pull request's files: a PR that long may change any file. */
 const MAX_LISTED_FILES = 3000;
 
+/**
+ * pull_request: the config check on PRs touching ferry.yml, the diff check on PRs touching an
+ * environment (Ferry's own included); floors when a Ferry PR merges.
+ */
 export async function onPullRequest(
   event: HandlerEvent<PullRequestPayload>,
   services: HandlerServices,
@@ -126,16 +130,38 @@ export async function onPullRequest(
       guardFerryPull(deps(), pull.number, pusher),
     );
   }
-  if (["opened", "synchronize", "reopened"].includes(payload.action) && !ferrys) {
-    services.queue.enqueue(`config-check:${owner}/${repo}@${pull.head.sha}`, async () => {
-      // Every page: GitHub lists 100 files a page and 3,000 in all
-      // (https://docs.github.com/en/rest/pulls/pulls#list-pull-requests-files).
-      const files = await event.octokit.paginate(event.octokit.rest.pulls.listFiles, {
-        owner,
-        repo,
-        pull_number: pull.number,
-        per_page: 100,
+  // Every page: GitHub lists 100 files a page and 3,000 in all
+  // (https://docs.github.com/en/rest/pulls/pulls#list-pull-requests-files). Read once for both checks.
+  let listed: Promise<{ filename: string; previous_filename?: string }[]> | undefined;
+  const listFiles = () =>
+    (listed ??= event.octokit.paginate(event.octokit.rest.pulls.listFiles, {
+      owner,
+      repo,
+      pull_number: pull.number,
+      per_page: 100,
+    }));
+  const opened = ["opened", "synchronize", "reopened"].includes(payload.action);
+  // Only when the diff check is on: otherwise not even the file list is read for it.
+  if (opened && pull.base.sha && deps().diff) {
+    const baseSha = pull.base.sha;
+    services.queue.enqueue(`diff-check:${owner}/${repo}#${pull.number}@${pull.head.sha}`, async () => {
+      const files = await listFiles();
+      await checkDiffPullRequest(deps(), {
+        number: pull.number,
+        headSha: pull.head.sha,
+        baseSha,
+        changedFiles: files.flatMap((file) =>
+          file.previous_filename ? [file.filename, file.previous_filename] : [file.filename],
+        ),
+        listCut: files.length >= MAX_LISTED_FILES,
+        fork: pull.head.repo?.full_name.toLowerCase() !== `${owner}/${repo}`.toLowerCase(),
+        ferrys,
       });
+    });
+  }
+  if (opened && !ferrys) {
+    services.queue.enqueue(`config-check:${owner}/${repo}@${pull.head.sha}`, async () => {
+      const files = await listFiles();
       await checkConfigPullRequest(deps(), {
         headSha: pull.head.sha,
         changedFiles: files.map((file) => file.filename),
@@ -162,6 +188,31 @@ export async function onPullRequest(
       }),
     );
   }
+}
+
+interface MergeGroupPayload extends RepositoryPayload {
+  action: string;
+  merge_group: { head_sha: string; base_sha: string };
+}
+
+/**
+ * merge_group checks_requested: the diff check on the group commit against its base, so that a
+ * required `ferry/diff` reports there too and the queue never waits for it.
+ */
+export async function onMergeGroup(
+  event: HandlerEvent<MergeGroupPayload>,
+  services: HandlerServices,
+): Promise<void> {
+  const { payload } = event;
+  const { owner, repo } = repoOf(payload);
+  if (payload.action !== "checks_requested" || !services.depsFor(event.octokit, owner, repo).diff) return;
+  const group = payload.merge_group;
+  services.queue.enqueue(`diff-check:${owner}/${repo}@${group.head_sha}`, async () => {
+    await checkDiffPullRequest(services.depsFor(event.octokit, owner, repo), {
+      headSha: group.head_sha,
+      baseSha: group.base_sha,
+    });
+  });
 }
 
 interface PushPayload extends RepositoryPayload {

@@ -21,6 +21,7 @@ const EVENT_PERMISSIONS: Record<string, string[]> = {
   issue_comment: ["issues", "pull_requests"],
   issues: ["issues"],
   label: ["metadata"],
+  merge_group: ["merge_queues"],
   check_run: ["checks"],
   check_suite: ["checks"],
   status: ["statuses"],

@@ -10,7 +10,7 @@
  * Entering and leaving the queue send `pull_request` `enqueued` and `dequeued` (with GitHub's
  * `reason`, e.g. `CI_FAILURE`; the webhook schemas in @octokit/openapi-webhooks-types).
  */
-import { emitPull } from "./emulator-events.js";
+import { emit, emitPull } from "./emulator-events.js";
 import { runSimulatedCi } from "./emulator-pull-effects.js";
 import { requiredChecksFor, rulesetsFor } from "./emulator-repos.js";
 import type { GitHubEmulator } from "./emulator.js";
@@ -97,6 +97,31 @@ async function addGroup(
   const failing = emu.faults.takeFailedMergeGroup();
   runSimulatedCi(emu, repo, group, ref.slice("refs/heads/".length), failing ? { conclusion: "failure" } : {});
   await emitPull(emu, repo, issue, "enqueued", login);
+  // Apps that report required checks hear of the group as GitHub tells them: merge_group
+  // checks_requested (https://docs.github.com/en/webhooks/webhook-events-and-payloads#merge_group).
+  emit(
+    emu,
+    repo,
+    "merge_group",
+    {
+      action: "checks_requested",
+      merge_group: {
+        head_sha: group,
+        head_ref: ref,
+        base_sha: baseSha,
+        base_ref: `refs/heads/${p.baseRef}`,
+        head_commit: {
+          id: group,
+          tree_id: merged.tree,
+          message: `${issue.title} (#${issue.number})\n`,
+          timestamp: merger.date,
+          author: { name: merger.name, email: merger.email },
+          committer: { name: "GitHub", email: "noreply@github.com" },
+        },
+      },
+    },
+    login,
+  );
   const delay = Math.max(0, ...repo.ci.map((ci) => ci.delayMs));
   emu.later(() => land(emu, repo, issue, login, { ref, group, baseSha }), delay + 1);
   return undefined;
