@@ -26,14 +26,14 @@ export interface ApplyOutcome {
 }
 
 /** Before wave `wave` starts: why it must wait (an earlier wave not healthy yet), or undefined. */
-export type WaveGate = (wave: number, liveAfter: Map<string, KubeObject>) => string | undefined;
+export type WaveGate = (wave: number, liveAfter: Map<string, KubeObject>) => Promise<string | undefined>;
 
 export async function applyPlan(
   cluster: ClusterPort,
   plan: SyncPlan,
   concurrency: number,
   crdServedTimeoutMs = 30_000,
-  gate: WaveGate = () => undefined,
+  gate: WaveGate = () => Promise.resolve(undefined),
 ): Promise<ApplyOutcome> {
   const outcome: ApplyOutcome = {
     applied: [],
@@ -45,7 +45,7 @@ export async function applyPlan(
   const waves = [...new Set(plan.apply.map((item) => waveOrZero(item.object)))].sort((a, b) => a - b);
   for (const wave of waves) {
     const reason =
-      outcome.errors.length > 0 ? "an earlier wave failed to apply" : gate(wave, outcome.liveAfter);
+      outcome.errors.length > 0 ? "an earlier wave failed to apply" : await gate(wave, outcome.liveAfter);
     if (reason !== undefined) {
       const deferred = plan.apply.filter((item) => waveOrZero(item.object) >= wave).map((item) => item.ref);
       outcome.waiting = { reason: `wave ${wave} waits: ${reason}`, deferred };

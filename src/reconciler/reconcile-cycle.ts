@@ -152,7 +152,7 @@ export async function runCycle(
     plan,
     settings.concurrency ?? 8,
     settings.crdServedTimeoutMs,
-    waveGate(observation.desired, observation.observed, statusKinds),
+    waveGate(observation.desired, observation.observed, statusKinds, cluster.statusReporting?.bind(cluster)),
   );
   rememberInSync(cycleMemory, plan, observation, applied.liveAfter);
   // A wave left for a later cycle holds the prune, as an apply error does: the revision is not applied yet.

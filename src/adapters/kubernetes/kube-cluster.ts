@@ -161,6 +161,10 @@ export class KubeCluster implements ClusterPort {
     if (!known) {
       known = this.readStatusReporting(apiVersion, kind).catch(() => undefined);
       this.statusKinds.set(key, known);
+      // No answer (a kind not served yet, a CRD created later in the cycle) is asked again next time.
+      void known.then((answer) => {
+        if (answer === undefined && this.statusKinds.get(key) === known) this.statusKinds.delete(key);
+      });
     }
     return known;
   }
