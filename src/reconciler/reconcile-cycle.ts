@@ -197,7 +197,8 @@ export async function runCycle(
     writes: intent.writes + applied.writes + pruned.writes,
     phase,
     dryRun: false,
-    statusKinds,
+    // Asked again after the apply: a CRD it created now answers for its kind.
+    statusKinds: await statusKindsOf(cluster, observation.desired),
     ...(applied.waiting ? { waiting: applied.waiting } : {}),
   });
   result.transient = applied.transient || pruned.transient;
