@@ -3,6 +3,7 @@
  * renders `--path`, applies the difference with server-side apply, prunes what left Git
  * (`--prune`), self-heals, and reports status on `--listen` and to GitHub Deployments.
  */
+import { parsePropagationPolicy } from "../reconciler/sync-options.js";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
@@ -26,6 +27,7 @@ const USAGE =
   "         [--allow-namespace NS]... [--allow-cluster-kind KIND]... [--allow-remote-base PREFIX]... [--helm-values FILE]...\n" +
   "         [--allow-plaintext-secrets] [--render-memory-limit 384Mi] [--status-listen ADDR] [--request-timeout 30s]\n" +
   "         [--cycle-deadline 10m] [--prune-grace-cycles 3] [--sops-age-key-file FILE]\n" +
+  "         [--prune-propagation background|foreground|orphan]\n" +
   "         [--inventory-namespace NS] [--print-rbac]\n" +
   "each flag not given may come from FERRY_RECONCILE_<FLAG> (--github-repo: FERRY_RECONCILE_GITHUB_REPO; true/false for\n" +
   "a switch, comma-separated for a repeatable flag); the command line wins\n" +
@@ -88,6 +90,7 @@ const OPTIONS = {
   "render-memory-limit": { type: "string" },
   "sops-age-key-file": { type: "string" },
   "prune-grace-cycles": { type: "string" },
+  "prune-propagation": { type: "string" },
   "print-rbac": { type: "boolean", default: false },
   help: { type: "boolean", short: "h", default: false },
 } as const;
@@ -146,6 +149,12 @@ export async function run(args: string[], io: CliIo): Promise<number> {
     throw new UsageError(
       `--allow-remote-base needs a prefix such as https://github.com/acme/bases\n${USAGE}`,
     );
+  const prunePropagation =
+    values["prune-propagation"] === undefined
+      ? undefined
+      : parsePropagationPolicy(values["prune-propagation"]);
+  if (values["prune-propagation"] !== undefined && !prunePropagation)
+    throw new UsageError(`--prune-propagation must be background, foreground or orphan\n${USAGE}`);
   const renderMemoryLimitBytes = byteSize(values["render-memory-limit"], "--render-memory-limit");
   const repo = /^[a-z][a-z0-9+.-]*:\/\//i.test(values.repo) ? values.repo : path.resolve(io.cwd, values.repo);
 
@@ -192,6 +201,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
           ),
         }
       : {}),
+    ...(prunePropagation ? { prunePropagation } : {}),
     prune: {
       prune: values.prune,
       allowEmpty: values["allow-empty"],

@@ -1,11 +1,14 @@
 /**
- * The apply step: carries out a plan's applies with server-side apply, rank by rank (Namespaces,
- * CRDs, cluster-scoped, the rest), in parallel within a rank. An error for one object is recorded
- * and the others still go ahead; the caller then skips the prune.
+ * The apply step: carries out a plan's applies with server-side apply, sync wave by sync wave and
+ * inside a wave rank by rank (Namespaces, CRDs, cluster-scoped, the rest), in parallel within a
+ * rank. An error for one object is recorded and the others of its wave still go ahead; the caller
+ * then skips the prune. A wave starts only once the gate passes (the earlier waves healthy): when it
+ * does not, the rest waits for a later cycle (docs/architecture.md "Sync waves and opt-outs").
  */
 import { isTransientError, UserError } from "../core/errors.js";
 import { forEachLimited } from "./for-each-limited.js";
 import { applyRank, inventoryKey } from "./object-ref.js";
+import { waveOrZero } from "./sync-options.js";
 import type { SyncPlan } from "./plan.js";
 import type { ClusterPort } from "./ports.js";
 import type { KubeObject, ObjectRef } from "./types.js";
@@ -18,13 +21,19 @@ export interface ApplyOutcome {
   errors: string[];
   writes: number;
   transient: boolean;
+  /** Set when a wave was not started: why, and the objects left for a later cycle. */
+  waiting?: { reason: string; deferred: ObjectRef[] };
 }
+
+/** Before wave `wave` starts: why it must wait (an earlier wave not healthy yet), or undefined. */
+export type WaveGate = (wave: number, liveAfter: Map<string, KubeObject>) => Promise<string | undefined>;
 
 export async function applyPlan(
   cluster: ClusterPort,
   plan: SyncPlan,
   concurrency: number,
   crdServedTimeoutMs = 30_000,
+  gate: WaveGate = () => Promise.resolve(undefined),
 ): Promise<ApplyOutcome> {
   const outcome: ApplyOutcome = {
     applied: [],
@@ -33,9 +42,36 @@ export async function applyPlan(
     writes: 0,
     transient: false,
   };
-  const ranks = [...new Set(plan.apply.map((item) => applyRank(item.ref)))];
+  const waves = [...new Set(plan.apply.map((item) => waveOrZero(item.object)))].sort((a, b) => a - b);
+  for (const wave of waves) {
+    const reason =
+      outcome.errors.length > 0 ? "an earlier wave failed to apply" : await gate(wave, outcome.liveAfter);
+    if (reason !== undefined) {
+      const deferred = plan.apply.filter((item) => waveOrZero(item.object) >= wave).map((item) => item.ref);
+      outcome.waiting = { reason: `wave ${wave} waits: ${reason}`, deferred };
+      break;
+    }
+    await applyWave(
+      cluster,
+      plan.apply.filter((item) => waveOrZero(item.object) === wave),
+      outcome,
+      concurrency,
+      crdServedTimeoutMs,
+    );
+  }
+  return outcome;
+}
+
+async function applyWave(
+  cluster: ClusterPort,
+  items: SyncPlan["apply"],
+  outcome: ApplyOutcome,
+  concurrency: number,
+  crdServedTimeoutMs: number,
+): Promise<void> {
+  const ranks = [...new Set(items.map((item) => applyRank(item.ref)))].sort((a, b) => a - b);
   for (const rank of ranks) {
-    const batch = plan.apply.filter((item) => applyRank(item.ref) === rank);
+    const batch = items.filter((item) => applyRank(item.ref) === rank);
     await forEachLimited(batch, concurrency, async (item) => {
       outcome.writes++;
       try {
@@ -62,7 +98,6 @@ export async function applyPlan(
       }
     }
   }
-  return outcome;
 }
 
 /** Resolves once every served version of the CRD's kind is in discovery; throws after `timeoutMs`. */

@@ -11,6 +11,7 @@ import { aggregateHealth, assessHealth, groupKind } from "./health.js";
 import { inventoryKey } from "./object-ref.js";
 import type { Observation } from "./observe.js";
 import type { SyncPlan } from "./plan.js";
+import { ignoresExtraneous } from "./sync-options.js";
 import type {
   HealthStatus,
   KubeObject,
@@ -82,15 +83,20 @@ export function summarize(input: {
   dryRun: boolean;
   /** Per `group/kind`, whether its objects carry a status (`ClusterPort.statusReporting`). */
   statusKinds?: Map<string, StatusReporting | undefined>;
+  /** Set when a sync wave waits for an earlier one: the deferred objects are OutOfSync, the result Progressing. */
+  waiting?: { reason: string; deferred: ObjectRef[] };
 }): CycleResult {
   const { revision, plan, observation, liveAfter, applied, pruned, errors, writes, phase, dryRun } = input;
   const appliedKeys = new Set(applied.map(inventoryKey));
   const pendingKeys = new Set(plan.apply.map((item) => inventoryKey(item.ref)));
   const heldKeys = new Set(plan.held.map(inventoryKey));
+  const deferredKeys = new Set((input.waiting?.deferred ?? []).map(inventoryKey));
   const objects: ObjectStatus[] = observation.desired.map(({ ref }) => {
     const key = inventoryKey(ref);
     if (heldKeys.has(key))
       return { ref, sync: "OutOfSync", health: "Missing", message: "held by the circuit breaker" };
+    if (deferredKeys.has(key))
+      return { ref, sync: "OutOfSync", health: "Progressing", message: input.waiting!.reason };
     const synced = !pendingKeys.has(key) || appliedKeys.has(key);
     const live = liveAfter.get(key) ?? observation.observed.get(key)?.live;
     const health = assessHealth(live, (kind) => input.statusKinds?.get(kind));
@@ -107,7 +113,11 @@ export function summarize(input: {
       reason === "revision-grace"
     ) {
       const message = `requires pruning (${reason}${detail ? `: ${detail}` : ""})`;
-      objects.push({ ref, sync: "OutOfSync", health: "Healthy", message });
+      const live = observation.orphansLive.get(inventoryKey(ref));
+      // IgnoreExtraneous: a live object Git no longer has does not make the environment OutOfSync.
+      if (live && ignoresExtraneous(live))
+        objects.push({ ref, sync: "Synced", health: "Healthy", message: `${message}; IgnoreExtraneous` });
+      else objects.push({ ref, sync: "OutOfSync", health: "Healthy", message });
     }
   }
   const allErrors = [...errors];
@@ -115,16 +125,18 @@ export function summarize(input: {
   const sync: SyncStatus =
     objects.every((object) => object.sync === "Synced") && allErrors.length === 0 ? "Synced" : "OutOfSync";
   const applyFailed = errors.some((error) => error.startsWith("apply:") || error.startsWith("refused:"));
+  const aggregated = aggregateHealth(objects.map((object) => object.health));
+  const waiting = input.waiting !== undefined;
   return {
     ok: allErrors.length === 0 && (dryRun || sync === "Synced"),
     phase,
     revision,
-    ...(!dryRun && !applyFailed ? { appliedRevision: revision } : {}),
+    ...(!dryRun && !applyFailed && !waiting ? { appliedRevision: revision } : {}),
     plan,
     applied,
     pruned,
     sync,
-    health: applyFailed ? "Degraded" : aggregateHealth(objects.map((object) => object.health)),
+    health: applyFailed || aggregated === "Degraded" ? "Degraded" : waiting ? "Progressing" : aggregated,
     objects,
     errors: allErrors,
     transient: false,

@@ -2,6 +2,7 @@
 import type { Confinement } from "./confinement.js";
 import type { PruneOptions } from "./plan.js";
 import type { RenderOptions } from "./render.js";
+import type { PropagationPolicy } from "./sync-options.js";
 
 export interface CycleSettings {
   /** Names this reconciler's objects (label `ferry.dev/instance`) and its inventory. */
@@ -34,6 +35,8 @@ export interface CycleSettings {
    * revision applies without pruning before it is followed (default 3; 0: no grace period).
    */
   pruneGraceCycles?: number;
+  /** `--prune-propagation`: the DELETE's propagationPolicy for pruned objects without their own (default Background). */
+  prunePropagation?: PropagationPolicy;
   /** How long to wait for an applied CRD's kind to be served before applying its resources (default 30 s). */
   crdServedTimeoutMs?: number;
 }

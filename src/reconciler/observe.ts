@@ -15,6 +15,7 @@ import type { RenderedObject } from "./parse-manifests.js";
 import type { ObservedObject } from "./plan.js";
 import type { ClusterPort } from "./ports.js";
 import { forbiddenReason, isForbidden, RbacRefusals } from "./rbac-refusals.js";
+import { hookOf, syncWaveOf } from "./sync-options.js";
 import type { KubeObject, ObjectRef } from "./types.js";
 
 export interface Observation {
@@ -28,6 +29,8 @@ export interface Observation {
   refused: RefusedObject[];
   /** Inventory members outside the confinement, by inventory key: kept, never looked up. */
   outOfScope: Map<string, string>;
+  /** Rendered hooks (`helm.sh/hook`, `argocd.argoproj.io/hook`): not supported, so never applied. */
+  hooks: string[];
 }
 
 /** Reads everything the plan needs. Throws on any error: a partial picture must never drive a prune. */
@@ -40,6 +43,13 @@ export async function observe(
   serverVersion?: string,
 ): Promise<Observation> {
   const concurrency = settings.concurrency ?? 8;
+  // Hooks are not supported (README "Reconciler"): set aside, never applied, named in the cycle's notes.
+  const hooks: string[] = [];
+  rendered = rendered.filter(({ object }) => {
+    const hook = hookOf(object);
+    if (hook) hooks.push(`${object.kind} ${object.metadata.name} (${hook})`);
+    return !hook;
+  });
   const scopes = new Map<string, boolean | undefined>();
   for (const { object } of rendered) {
     const key = `${object.apiVersion} ${object.kind}`;
@@ -57,6 +67,16 @@ export async function observe(
     }),
     settings.confinement,
   );
+  // An object whose wave cannot be read is refused: neither applied nor ordered by guesswork.
+  const waveless = new Set<DesiredObject>();
+  for (const item of confined) {
+    const wave = syncWaveOf(item.object);
+    if ("error" in wave) {
+      refused.push({ ref: item.ref, reason: wave.error });
+      waveless.add(item);
+    }
+  }
+  const confinedWaved = confined.filter((item) => !waveless.has(item));
   if (settings.createNamespace && !scopes.has("v1 Namespace")) scopes.set("v1 Namespace", false);
 
   const stored = await readInventory(cluster, settings.inventoryNamespace, settings.instance);
@@ -70,7 +90,7 @@ export async function observe(
   }
   // A kind the RBAC refuses: its objects are refused, the other kinds still observed.
   const rbac = new RbacRefusals();
-  let desired = confined;
+  let desired = confinedWaved;
 
   // One list per kind and namespace (label-selected) instead of one GET per object.
   const live = new Map<string, KubeObject>();
@@ -98,7 +118,7 @@ export async function observe(
   // Desired objects not found under our label may exist unlabelled (adopt them: diff, not create)
   // or belong to another Ferry instance (refuse: two instances fighting over an object would undo
   // each other every cycle, which is what Argo CD's FailOnSharedResource prevents).
-  const desiredKeys = new Set(desired.map(({ ref }) => inventoryKey(ref)));
+  const desiredKeys = new Set([...desired, ...waveless].map(({ ref }) => inventoryKey(ref)));
   const unseenGroups = new Map<string, { apiVersion: string; kind: string; namespace: string | undefined }>();
   for (const { ref, object } of desired) {
     const group = groups.get(`${object.apiVersion} ${object.kind} ${ref.namespace}`);
@@ -202,6 +222,7 @@ export async function observe(
     orphansLive,
     refused,
     outOfScope,
+    hooks,
   };
 }
 

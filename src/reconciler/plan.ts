@@ -13,6 +13,7 @@ import {
 } from "./desired-state.js";
 import type { RefusedObject } from "./confinement.js";
 import { guardContents, type OrphanContents } from "./prune-guard.js";
+import { pruneDisabledByOption, waveOrZero } from "./sync-options.js";
 import type { KubeObject, ObjectRef } from "./types.js";
 
 export interface PruneOptions {
@@ -143,6 +144,8 @@ function pruneVeto(live: KubeObject, instance: string): KeepReason | undefined {
   const { annotations = {}, labels = {}, ownerReferences } = live.metadata;
   if (annotations[PRUNE_ANNOTATION] === "disabled" || labels[PRUNE_ANNOTATION] === "disabled")
     return "prune-disabled";
+  // Argo CD's `argocd.argoproj.io/sync-options: Prune=false` (and `ferry.dev/sync-options: Prune=false`).
+  if (pruneDisabledByOption(live)) return "prune-disabled";
   if (Array.isArray(ownerReferences) && ownerReferences.length > 0) return "has-owner";
   // docs/reliability.md, reconciler rule 3: label plus inventory. Every object Ferry applies carries its instance
   // label, so one without it was detached by hand (or the inventory is wrong): never deleted.
@@ -259,7 +262,9 @@ export function planSync(input: SyncPlanInput): SyncPlan {
       held = apply.filter(({ ref }) => !inventoryKeys.has(inventoryKey(ref))).map(({ ref }) => ref);
       toApply = apply.filter(({ ref }) => inventoryKeys.has(inventoryKey(ref)));
     } else {
-      prune = [...guarded.candidates].reverse();
+      // Reverse apply order: the last wave first, and inside a wave the reverse of the kind ranks.
+      const waveOf = (ref: ObjectRef) => waveOrZero(orphansLive.get(inventoryKey(ref)));
+      prune = [...guarded.candidates].sort((a, b) => waveOf(a) - waveOf(b) || compareRefs(a, b)).reverse();
     }
   }
   const heldKeys = new Set(held.map(inventoryKey));

@@ -3,6 +3,7 @@
  * cluster over @kubernetes/client-node; tests fake nothing here — they run the real adapter
  * against the cluster simulator (docs/testing.md "Fakes and emulators").
  */
+import type { PropagationPolicy } from "./sync-options.js";
 import type { KubeObject, ObjectRef, StatusReporting } from "./types.js";
 
 export interface ClusterPort {
@@ -19,8 +20,11 @@ export interface ClusterPort {
   get(ref: ObjectRef): Promise<KubeObject | undefined>;
   /** Server-side apply with field manager `ferry` and force; `dryRun` asks for `dryRun=All`. */
   apply(object: KubeObject, options: { dryRun: boolean }): Promise<KubeObject>;
-  /** Deletes the object; an object already gone is not an error. */
-  delete(ref: ObjectRef): Promise<void>;
+  /**
+   * Deletes the object (propagationPolicy Background unless told); an object already gone is not an
+   * error.
+   */
+  delete(ref: ObjectRef, options?: { propagationPolicy?: PropagationPolicy }): Promise<void>;
   /**
    * Whether objects of the kind carry a status (a status subresource, or `status` in a CRD's
    * schema): "silent" kinds are Healthy once they exist; undefined when it cannot be told.

@@ -10,6 +10,7 @@ import { sameInventory, type InventoryRecord } from "./inventory-schema.js";
 import { inventoryKey } from "./object-ref.js";
 import type { SyncPlan } from "./plan.js";
 import type { ClusterPort } from "./ports.js";
+import type { PropagationPolicy } from "./sync-options.js";
 import type { ObjectRef } from "./types.js";
 
 export interface PruneOutcome {
@@ -38,6 +39,8 @@ export async function pruneAndRecord(
     applied: ObjectRef[];
     /** After an apply error or a refused object: delete nothing, only record what was applied. */
     holdPrune: boolean;
+    /** The DELETE's propagationPolicy for each pruned object; throws for an invalid per-object choice. */
+    propagation?: (ref: ObjectRef) => PropagationPolicy;
   },
 ): Promise<PruneOutcome> {
   const { plan } = input;
@@ -52,7 +55,7 @@ export async function pruneAndRecord(
     for (const ref of plan.prune) {
       outcome.writes++;
       try {
-        await cluster.delete(ref);
+        await cluster.delete(ref, { propagationPolicy: input.propagation?.(ref) ?? "Background" });
         outcome.pruned.push(ref);
       } catch (error) {
         outcome.transient ||= isTransientError(error);

@@ -25,6 +25,9 @@ import { DiffMemory as CycleMemory } from "./diff-memory.js";
 import { serverIdentity } from "./observe.js";
 import { guardRevision, type RevisionGuardVerdict } from "./revision-guard.js";
 import { isTransientError } from "../core/errors.js";
+import { inventoryKey } from "./object-ref.js";
+import { propagationPolicyOf } from "./sync-options.js";
+import { waveGate } from "./sync-waves.js";
 
 /** Default `--prune-grace-cycles`. */
 export const DEFAULT_PRUNE_GRACE_CYCLES = 3;
@@ -75,6 +78,10 @@ export async function runCycle(
   }
   const { stored } = observation;
   const notes: string[] = stale ? [stale] : [];
+  if (observation.hooks.length > 0)
+    notes.push(
+      `not applied: hooks are not supported: ${observation.hooks.slice(0, 5).join(", ")}${observation.hooks.length > 5 ? ` and ${observation.hooks.length - 5} more` : ""}`,
+    );
   if (stored.record.intent)
     notes.push(
       `the cycle applying ${stored.record.intent.revision.slice(0, 12)} did not finish; its ${stored.record.intent.planned.length} planned objects are in the inventory`,
@@ -143,9 +150,19 @@ export async function runCycle(
   }
   const { members, lastWritten, uid } = intent;
 
-  const applied = await applyPlan(cluster, plan, settings.concurrency ?? 8, settings.crdServedTimeoutMs);
+  const statusKinds = await statusKindsOf(cluster, observation.desired);
+  const applied = await applyPlan(
+    cluster,
+    plan,
+    settings.concurrency ?? 8,
+    settings.crdServedTimeoutMs,
+    waveGate(observation.desired, observation.observed, statusKinds, cluster.statusReporting?.bind(cluster)),
+  );
   rememberInSync(cycleMemory, plan, observation, applied.liveAfter);
-  const appliedAll = applied.errors.length === 0 && refusals.length === 0;
+  // A wave left for a later cycle holds the prune, as an apply error does: the revision is not applied yet.
+  const appliedAll = applied.errors.length === 0 && refusals.length === 0 && !applied.waiting;
+  if (applied.waiting) notes.push(applied.waiting.reason);
+  const fallbackPolicy = settings.prunePropagation ?? "Background";
   const pruned = await pruneAndRecord(cluster, {
     plan,
     inventory: members,
@@ -164,6 +181,10 @@ export async function runCycle(
     instance: settings.instance,
     applied: applied.applied,
     holdPrune: !appliedAll,
+    propagation: (ref) => {
+      const live = observation.orphansLive.get(inventoryKey(ref));
+      return live ? propagationPolicyOf(live, fallbackPolicy) : fallbackPolicy;
+    },
   });
   const errors = [...refusals, ...applied.errors, ...pruned.errors];
   const phase: CyclePhase =
@@ -180,7 +201,9 @@ export async function runCycle(
     writes: intent.writes + applied.writes + pruned.writes,
     phase,
     dryRun: false,
+    // Asked again after the apply: a CRD it created now answers for its kind.
     statusKinds: await statusKindsOf(cluster, observation.desired),
+    ...(applied.waiting ? { waiting: applied.waiting } : {}),
   });
   result.transient = applied.transient || pruned.transient;
   if (notes.length > 0) result.notes = notes;

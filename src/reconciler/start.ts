@@ -3,6 +3,7 @@
  * into a running reconciler with its adapters, optional status server and GitHub reporter.
  * Used by `ferry reconcile` and by the sandbox, which runs two of them in one process.
  */
+import type { PropagationPolicy } from "./sync-options.js";
 import { randomBytes } from "node:crypto";
 import { hostname, tmpdir } from "node:os";
 import path from "node:path";
@@ -70,6 +71,8 @@ export interface ReconcilerSetup {
   sopsAgeKeyFile?: string;
   /** `--prune-grace-cycles`: cycles a head without the applied revision applies before it prunes (default 3). */
   pruneGraceCycles?: number;
+  /** `--prune-propagation`: the DELETE's propagationPolicy for pruned objects without their own (default Background). */
+  prunePropagation?: PropagationPolicy;
   /**
    * How long the path's Lease stays this reconciler's without a renewal (default three intervals,
    * at least a minute); false: no Lease.
@@ -175,6 +178,7 @@ export function buildReconciler(setup: ReconcilerSetup): Reconciler {
     selfHeal: setup.selfHeal ?? true,
     prune: { ...DEFAULT_PRUNE_OPTIONS, ...setup.prune },
     ...(setup.pruneGraceCycles !== undefined ? { pruneGraceCycles: setup.pruneGraceCycles } : {}),
+    ...(setup.prunePropagation ? { prunePropagation: setup.prunePropagation } : {}),
     confinement: {
       namespace,
       allowNamespaces: setup.allowNamespaces ?? [],

@@ -1,4 +1,5 @@
 import { inject, vi } from "vitest";
+import { describeWavesContract } from "./contract/waves-suite.js";
 import { describeHealthContract } from "./contract/health-suite.js";
 import { describeSourceDownContract } from "./contract/source-down-suite.js";
 import { describeClusterContract } from "./contract/suite.js";
@@ -13,3 +14,4 @@ describeClusterContract("kube-apiserver", async () => realBackend(inject("contro
 
 describeHealthContract("kube-apiserver", async () => realBackend(inject("controlPlane")));
 describeSourceDownContract("kube-apiserver", async () => realBackend(inject("controlPlane")));
+describeWavesContract("kube-apiserver", async () => realBackend(inject("controlPlane")));

@@ -13,6 +13,7 @@ import { KubeLeases } from "./kube-lease.js";
 import { listNamespaceContents } from "./namespace-contents.js";
 import { DEFAULT_REQUEST_TIMEOUT_MS, RawObjectApi, withinDeadline } from "./raw-object-api.js";
 import { SharedConnectionKubeConfig } from "./shared-connection.js";
+import type { PropagationPolicy } from "../../reconciler/sync-options.js";
 
 export { DEFAULT_REQUEST_TIMEOUT_MS } from "./raw-object-api.js";
 
@@ -160,6 +161,10 @@ export class KubeCluster implements ClusterPort {
     if (!known) {
       known = this.readStatusReporting(apiVersion, kind).catch(() => undefined);
       this.statusKinds.set(key, known);
+      // No answer (a kind not served yet, a CRD created later in the cycle) is asked again next time.
+      void known.then((answer) => {
+        if (answer === undefined && this.statusKinds.get(key) === known) this.statusKinds.delete(key);
+      });
     }
     return known;
   }
@@ -247,15 +252,16 @@ export class KubeCluster implements ClusterPort {
     }
   }
 
-  async delete(ref: ObjectRef): Promise<void> {
+  async delete(ref: ObjectRef, options: { propagationPolicy?: PropagationPolicy } = {}): Promise<void> {
     try {
       const header = {
         apiVersion: apiVersionOf(ref),
         kind: ref.kind,
         metadata: { name: ref.name, ...(ref.namespace ? { namespace: ref.namespace } : {}) },
       };
-      // Background propagation, as kubectl: dependents are collected by Kubernetes' garbage collector.
-      await this.api.delete(header, undefined, undefined, undefined, undefined, "Background");
+      // Background propagation unless told (kubectl's default): dependents are collected by Kubernetes' garbage collector.
+      const policy = options.propagationPolicy ?? "Background";
+      await this.api.delete(header, undefined, undefined, undefined, undefined, policy);
     } catch (error) {
       if (statusOf(error) === 404) return;
       throw toFerryError(error, `delete ${describeRef(ref)}`);

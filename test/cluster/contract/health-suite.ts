@@ -9,7 +9,7 @@ import { crdYaml, widgetYaml } from "./manifests.js";
 import type { ClusterBackend } from "./backend.js";
 import { createWorld, type World } from "./world.js";
 
-function gaugeCrdYaml(group: string): string {
+export function gaugeCrdYaml(group: string): string {
   return `apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata:

@@ -1,4 +1,5 @@
 import { vi } from "vitest";
+import { describeWavesContract } from "../../cluster/contract/waves-suite.js";
 import { describeHealthContract } from "../../cluster/contract/health-suite.js";
 import { describeSourceDownContract } from "../../cluster/contract/source-down-suite.js";
 import { describeClusterContract } from "../../cluster/contract/suite.js";
@@ -11,3 +12,4 @@ describeClusterContract("the cluster simulator", simulatorBackend, { authorizati
 
 describeHealthContract("the cluster simulator", simulatorBackend);
 describeSourceDownContract("the cluster simulator", simulatorBackend);
+describeWavesContract("the cluster simulator", simulatorBackend);
