@@ -3,6 +3,7 @@
  * renders `--path`, applies the difference with server-side apply, prunes what left Git
  * (`--prune`), self-heals, and reports status on `--listen` and to GitHub Deployments.
  */
+import { chartRegistryClient } from "./chart-registry.js";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
@@ -155,6 +156,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
     ...(values["helm-values"].length > 0 ? { helmValues: values["helm-values"] } : {}),
     ...(renderMemoryLimitBytes !== undefined ? { renderMemoryLimitBytes } : {}),
     renderEnv: { ...io.env },
+    chartRegistry: chartRegistryClient(io.env),
     ...(values.kubeconfig ? { kubeconfigFile: path.resolve(io.cwd, values.kubeconfig) } : {}),
     ...(gitToken ? { gitToken } : {}),
     gitEnv: {

@@ -19,6 +19,8 @@ import type {
   SyncStatus,
 } from "./types.js";
 
+import type { ChartDependencyPin } from "./chart-dependencies.js";
+
 export type CyclePhase = "lease" | "fetch" | "render" | "observe" | "plan" | "apply" | "prune" | "done";
 
 export interface CycleResult {
@@ -46,6 +48,8 @@ export interface CycleResult {
   notes?: string[];
   /** Set when another reconciler holds the path's Lease: this one applied nothing. */
   standby?: string;
+  /** Chart dependencies the render downloaded from OCI registries, pinned by manifest digest. */
+  charts?: ChartDependencyPin[];
 }
 
 export function failure(phase: CyclePhase, error: unknown, extra: Partial<CycleResult> = {}): CycleResult {

@@ -48,6 +48,15 @@ export function confinementVariables(
   };
 }
 
+/** What the renderer may see of a given environment: no tokens (FERRY_GITHUB_TOKEN…) reach it. */
+const RENDERER_ENV = ["PATH", "HOME", "TMPDIR", "LANG", "SSL_CERT_FILE", "SSL_CERT_DIR"];
+
+export function rendererEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const kept: NodeJS.ProcessEnv = {};
+  for (const name of RENDERER_ENV) if (env[name] !== undefined) kept[name] = env[name];
+  return kept;
+}
+
 const quote = (value: string) => `'${value.replace(/'/g, `'\\''`)}'`;
 
 /** Shell lines that apply the confinement to whatever environment the wrapper inherited. */

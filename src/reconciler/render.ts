@@ -17,11 +17,13 @@ import {
   type RenderedObject,
   type RenderLimits,
 } from "./parse-manifests.js";
-import { checkChartInputs } from "./chart-inputs.js";
+import type { ChartArchiveLimits } from "./chart-archive.js";
+import type { ChartDependencyPin } from "./chart-dependencies.js";
+import type { ChartRegistry } from "./ports.js";
+import { renderChart } from "./render-chart.js";
+import { rendererEnv } from "./render-environment.js";
 import {
   DEFAULT_RENDERER_LIMITS,
-  helmRenderer,
-  MISSING_HELM_HELP,
   kubectlRenderer,
   kustomizeRenderer,
   runRenderer,
@@ -57,15 +59,13 @@ export interface RenderOptions {
   helmNamespace?: string;
   /** The helm binary; `helm` from PATH when absent. */
   helm?: string;
-}
-
-/** What the renderer may see of a given environment: no tokens (FERRY_GITHUB_TOKEN…) reach it. */
-const RENDERER_ENV = ["PATH", "HOME", "TMPDIR", "LANG", "SSL_CERT_FILE", "SSL_CERT_DIR"];
-
-function rendererEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  const kept: NodeJS.ProcessEnv = {};
-  for (const name of RENDERER_ENV) if (env[name] !== undefined) kept[name] = env[name];
-  return kept;
+  /**
+   * Where a chart's `oci://` dependencies are downloaded from (chart-dependencies.ts); without it
+   * they must be committed in the chart's `charts/` folder.
+   */
+  chartRegistry?: ChartRegistry;
+  /** Limits on each downloaded chart archive. */
+  chartArchiveLimits?: ChartArchiveLimits;
 }
 
 /**
@@ -95,11 +95,28 @@ export async function renderPath(
   relative: string,
   options: RenderOptions = {},
 ): Promise<RenderedObject[]> {
+  return (await renderPathWithSources(root, relative, options)).objects;
+}
+
+/** What a render produced: the objects, and the chart dependencies it downloaded (pinned by digest). */
+export interface RenderResult {
+  objects: RenderedObject[];
+  charts: ChartDependencyPin[];
+}
+
+export async function renderPathWithSources(
+  root: string,
+  relative: string,
+  options: RenderOptions = {},
+): Promise<RenderResult> {
   const limits = { ...DEFAULT_RENDER_LIMITS, ...options.limits };
   const folder = await resolveInside(root, relative);
   const budget = new RenderBudget(limits);
   if (!(await stat(folder)).isDirectory()) {
-    return parseManifests(await readCapped(folder, limits.maxBytes), relative, budget);
+    return {
+      objects: parseManifests(await readCapped(folder, limits.maxBytes), relative, budget),
+      charts: [],
+    };
   }
   const entries = await readdir(folder);
   const rendererLimits = {
@@ -110,27 +127,7 @@ export async function renderPath(
   if (entries.includes("Chart.yaml") && !KUSTOMIZATION_FILES.some((name) => entries.includes(name))) {
     const valuesFiles: string[] = [];
     for (const file of options.helmValues ?? []) valuesFiles.push(await resolveInside(root, file));
-    await checkChartInputs(root, folder, valuesFiles, {
-      ...(options.inputLimits ? { limits: options.inputLimits } : {}),
-    });
-    // `helm` is looked up on the renderer's PATH; a missing one is reported with how to install it.
-    const helm = helmRenderer(options.helm ?? "helm", {
-      release: path.basename(folder),
-      ...(options.helmNamespace !== undefined ? { namespace: options.helmNamespace } : {}),
-      valuesFiles,
-    });
-    const output = await runRenderer(
-      [helm],
-      folder,
-      rendererLimits,
-      {
-        ...(options.env ? { env: rendererEnv(options.env) } : {}),
-        // A chart never needs the network: its dependencies are in its charts/ folder.
-        allowedPrefixes: [],
-      },
-      `cannot render ${relative}: ${MISSING_HELM_HELP}`,
-    );
-    return parseManifests(output, `helm template ${relative}`, budget);
+    return renderChart(root, folder, relative, valuesFiles, options, rendererLimits, budget);
   }
   if (KUSTOMIZATION_FILES.some((name) => entries.includes(name))) {
     await checkKustomizeInputs(root, folder, {
@@ -154,7 +151,7 @@ export async function renderPath(
         throw new UserError("renderer-missing", `cannot render ${relative}: ${error.message}`);
       throw error;
     });
-    return parseManifests(output, `kustomize build ${relative}`, budget);
+    return { objects: parseManifests(output, `kustomize build ${relative}`, budget), charts: [] };
   }
   const objects: RenderedObject[] = [];
   const realRoot = await realpath(root);
@@ -162,7 +159,7 @@ export async function renderPath(
     const display = path.relative(realRoot, file);
     objects.push(...parseManifests(await readCapped(file, limits.maxBytes - budget.bytes), display, budget));
   }
-  return objects;
+  return { objects, charts: [] };
 }
 
 async function readCapped(file: string, remainingBytes: number): Promise<string> {
