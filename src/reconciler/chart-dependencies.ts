@@ -128,6 +128,25 @@ export async function hasOciDependencies(chart: string): Promise<boolean> {
   return dependenciesOf(text, `${path.basename(chart)}/Chart.yaml`).length > 0;
 }
 
+/**
+ * Pulls the chart `oci://<name>` at `constraint` (exact or a range) into `destination` (its
+ * files, without the archive's top folder); `label` names it in the pin.
+ */
+export async function pullChart(
+  registry: ChartRegistry,
+  name: string,
+  constraint: string,
+  destination: string,
+  label: string,
+  limits: ChartArchiveLimits = DEFAULT_CHART_ARCHIVE_LIMITS,
+): Promise<ChartDependencyPin> {
+  const version = await resolveVersion(registry, name, { name: label, version: constraint, repository: "" });
+  const { digest, layer } = await chartLayer(registry, name, version, limits.maxArchiveBytes);
+  const archive = await registry.blob(name, layer, limits.maxArchiveBytes);
+  await unpackChartArchive(archive, destination, `oci://${name}:${version}`, limits);
+  return { name: label, repository: `oci://${name}`, constraint, version, digest };
+}
+
 /** Downloads the OCI dependencies of the chart at `chart` (a private copy) into its `charts/`. */
 export async function downloadChartDependencies(
   chart: string,
@@ -140,11 +159,7 @@ export async function downloadChartDependencies(
   for (const dep of dependenciesOf(await readFile(path.join(chart, "Chart.yaml"), "utf8"), display)) {
     if (await vendored(charts, dep)) continue;
     const name = `${dep.repository.slice("oci://".length).replace(/\/+$/, "")}/${dep.name}`;
-    const version = await resolveVersion(registry, name, dep);
-    const { digest, layer } = await chartLayer(registry, name, version, limits.maxArchiveBytes);
-    const archive = await registry.blob(name, layer, limits.maxArchiveBytes);
-    await unpackChartArchive(archive, path.join(charts, dep.name), `oci://${name}:${version}`, limits);
-    pins.push({ name: dep.name, repository: `oci://${name}`, constraint: dep.version, version, digest });
+    pins.push(await pullChart(registry, name, dep.version, path.join(charts, dep.name), dep.name, limits));
   }
   return pins;
 }

@@ -20,7 +20,7 @@ import {
 import type { ChartArchiveLimits } from "./chart-archive.js";
 import type { ChartDependencyPin } from "./chart-dependencies.js";
 import type { ChartRegistry } from "./ports.js";
-import { renderChart } from "./render-chart.js";
+import { CHART_SOURCE_FILE, renderChart, renderChartSource } from "./render-chart.js";
 import { rendererEnv } from "./render-environment.js";
 import {
   DEFAULT_RENDERER_LIMITS,
@@ -124,6 +124,20 @@ export async function renderPathWithSources(
     maxOutputBytes: limits.maxBytes,
     memoryLimitBytes: options.memoryLimitBytes ?? DEFAULT_RENDERER_LIMITS.memoryLimitBytes,
   };
+  if (entries.includes(CHART_SOURCE_FILE) && !entries.includes("Chart.yaml")) {
+    const valuesFiles: string[] = [];
+    for (const file of options.helmValues ?? []) valuesFiles.push(await resolveInside(root, file));
+    return renderChartSource(
+      root,
+      folder,
+      relative,
+      valuesFiles,
+      options,
+      rendererLimits,
+      budget,
+      resolveInside,
+    );
+  }
   if (entries.includes("Chart.yaml") && !KUSTOMIZATION_FILES.some((name) => entries.includes(name))) {
     const valuesFiles: string[] = [];
     for (const file of options.helmValues ?? []) valuesFiles.push(await resolveInside(root, file));

@@ -168,6 +168,45 @@ describe("a chart's dependencies on OCI repositories", () => {
   });
 });
 
+describe("an environment folder whose ferry-chart.yaml names a chart in an OCI registry", () => {
+  it("pulls the chart, pins it, and renders it with the folder's values files", async () => {
+    const oci = await registry();
+    const pushed = await pushChart(oci.url, "charts/lib", {
+      name: "lib",
+      version: "1.2.3",
+      archive: packageChart("lib", "1.2.3"),
+    });
+    const root = tempDir("ferry-oci-source-");
+    writeTree(root, {
+      "env/prod/ferry-chart.yaml": `repoURL: oci://${oci.host}/charts\nchart: lib\nversion: 1.2.3\nvaluesFiles: [values.yaml]\n`,
+      "env/prod/values.yaml": "greeting: from-prod\n",
+    });
+    const result = await renderPathWithSources(root, "env/prod", { chartRegistry: createRegistryClient() });
+    expect(result.objects.map((rendered) => rendered.object)).toEqual([
+      expect.objectContaining({ kind: "ConfigMap", data: { greeting: "from-prod" } }),
+    ]);
+    expect(result.charts).toEqual([
+      {
+        name: "lib",
+        repository: `oci://${oci.host}/charts/lib`,
+        constraint: "1.2.3",
+        version: "1.2.3",
+        digest: pushed.digest,
+      },
+    ]);
+  });
+
+  it("refuses a ferry-chart.yaml that is not oci:// with a one-line error", async () => {
+    const root = tempDir("ferry-oci-source-");
+    writeTree(root, {
+      "env/prod/ferry-chart.yaml": "repoURL: https://charts.example.invalid\nchart: lib\nversion: 1.2.3\n",
+    });
+    await expect(
+      renderPathWithSources(root, "env/prod", { chartRegistry: createRegistryClient() }),
+    ).rejects.toThrow(/^env\/prod\/ferry-chart\.yaml: repoURL: must be oci:\/\/host\/path$/);
+  });
+});
+
 /** One tar entry (ustar header + body), for archives `helm package` would never write. */
 function tarEntry(name: string, type: string, body = "", linkName = ""): Buffer {
   const header = Buffer.alloc(512);
