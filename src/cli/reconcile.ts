@@ -4,6 +4,7 @@
  * (`--prune`), self-heals, and reports status on `--listen` and to GitHub Deployments.
  */
 import { parsePropagationPolicy } from "../reconciler/sync-options.js";
+import { chartRegistryClient } from "./chart-registry.js";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
@@ -180,6 +181,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
     ...(values["sops-age-key-file"]
       ? { sopsAgeKeyFile: path.resolve(io.cwd, values["sops-age-key-file"]) }
       : {}),
+    chartRegistry: chartRegistryClient(io.env),
     ...(values.kubeconfig ? { kubeconfigFile: path.resolve(io.cwd, values.kubeconfig) } : {}),
     ...(gitToken ? { gitToken } : {}),
     gitEnv: {

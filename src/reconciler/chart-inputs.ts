@@ -3,8 +3,9 @@
  * kustomize: every file under the chart folder (its `charts/` dependencies included) and every
  * values file is inside the config repo (helm follows symlinks), within the per-file, total and
  * file-count limits; the chart's YAML files (Chart.yaml, values files, not Go templates) within
- * the document and alias limits. The chart's dependencies are never downloaded (no
- * `--dependency-update`): they come from its `charts/` folder as committed.
+ * the document and alias limits. helm itself never downloads anything (no
+ * `--dependency-update`): dependencies come from the `charts/` folder as committed, or, for
+ * `oci://` ones, are downloaded by Ferry before the render (chart-dependencies.ts).
  */
 import { lstat, readdir, readFile, realpath, stat } from "node:fs/promises";
 import path from "node:path";

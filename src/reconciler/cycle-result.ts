@@ -21,6 +21,8 @@ import type {
   SyncStatus,
 } from "./types.js";
 
+import type { ChartDependencyPin } from "./chart-dependencies.js";
+
 export type CyclePhase = "lease" | "fetch" | "render" | "observe" | "plan" | "apply" | "prune" | "done";
 
 export interface CycleResult {
@@ -50,6 +52,8 @@ export interface CycleResult {
   standby?: string;
   /** A dry run's live objects and what applying its plan would make of them (`--dry-run --diff`). */
   dryRunSides?: DryRunSides;
+  /** Chart dependencies the render downloaded from OCI registries, pinned by manifest digest. */
+  charts?: ChartDependencyPin[];
 }
 
 export function failure(phase: CyclePhase, error: unknown, extra: Partial<CycleResult> = {}): CycleResult {

@@ -107,3 +107,18 @@ export interface DeploymentReport {
   /** Under 140 characters. */
   description: string;
 }
+
+/**
+ * The registry reads a chart's OCI dependencies are downloaded with (chart-dependencies.ts): the
+ * registry client of src/adapters/registry, with its address guard, limits and credentials.
+ */
+export interface ChartRegistry {
+  listTags(repository: string): Promise<string[]>;
+  /** A manifest by tag or digest, digest-verified; undefined when the registry has none. */
+  manifest(
+    repository: string,
+    reference: string,
+  ): Promise<{ digest: string; json: Record<string, unknown> } | undefined>;
+  /** A blob by digest, at most `maxBytes`, verified against its digest. */
+  blob(repository: string, digest: string, maxBytes: number): Promise<Buffer>;
+}

@@ -19,7 +19,8 @@ import type { ClusterPort, ConfigSource } from "./ports.js";
 import { pruneAndRecord } from "./prune.js";
 import { lookUpOrphanContents } from "./prune-contents.js";
 import type { OrphanContents } from "./prune-guard.js";
-import { renderPath } from "./render.js";
+import { renderPathWithSources } from "./render.js";
+import type { ChartDependencyPin } from "./chart-dependencies.js";
 import { closingRecord, recordIntent } from "./cycle-bookkeeping.js";
 import { DiffMemory as CycleMemory } from "./diff-memory.js";
 import { serverIdentity } from "./observe.js";
@@ -60,8 +61,9 @@ export async function runCycle(
   }
 
   let rendered: RenderedObject[];
+  let charts: ChartDependencyPin[];
   try {
-    rendered = await renderPath(dir, settings.path, settings.render);
+    ({ objects: rendered, charts } = await renderPathWithSources(dir, settings.path, settings.render));
   } catch (error) {
     return failure("render", error, { revision });
   }
@@ -119,8 +121,8 @@ export async function runCycle(
 
   // A refused object is a config error: reported per object, and like an apply error it holds the prune.
   const refusals = plan.refused.map(describeRefusal);
-  if (settings.dryRun)
-    return {
+  if (settings.dryRun) {
+    const result: CycleResult = {
       ...summarize({
         revision,
         plan,
@@ -137,6 +139,9 @@ export async function runCycle(
       }),
       dryRunSides: dryRunSides(plan, observation),
     };
+    if (charts.length > 0) result.charts = charts;
+    return result;
+  }
 
   // Intent before apply: a crash from here on leaves every object it creates in the inventory.
   let intent;
@@ -207,6 +212,7 @@ export async function runCycle(
   });
   result.transient = applied.transient || pruned.transient;
   if (notes.length > 0) result.notes = notes;
+  if (charts.length > 0) result.charts = charts;
   if (drift.records.length > 0) {
     result.drift = driftReport;
     if (driftReport.left.length > 0) result.sync = "OutOfSync";

@@ -1,4 +1,5 @@
 /** What `GET /status` shows of a reconciler: the last cycle's outcome and the loop's state. */
+import type { ChartDependencyPin } from "./chart-dependencies.js";
 import type { DriftRecord } from "./drift.js";
 import type { CycleResult } from "./cycle-result.js";
 import type { HealthStatus, ObjectStatus, SyncStatus } from "./types.js";
@@ -31,6 +32,8 @@ export interface ReconcilerStatus {
   driftLeft?: DriftRecord[];
   /** `prod: 2 manual changes undone in the last 24 h`. */
   driftSummary?: string;
+  /** The chart dependencies the last render downloaded, each pinned by its manifest digest. */
+  charts?: ChartDependencyPin[];
 }
 
 export function initialStatus(instance: string): ReconcilerStatus {
@@ -69,5 +72,6 @@ export function statusAfter(
     errors: result.errors,
     lastCycleAt: at.toISOString(),
     consecutiveFailures: failed ? previous.consecutiveFailures + 1 : 0,
+    ...(result.charts ? { charts: result.charts } : {}),
   };
 }

@@ -18,14 +18,15 @@ import {
   type RenderedObject,
   type RenderLimits,
 } from "./parse-manifests.js";
-import { checkChartInputs } from "./chart-inputs.js";
+import type { ChartArchiveLimits } from "./chart-archive.js";
+import type { ChartDependencyPin } from "./chart-dependencies.js";
+import type { ChartRegistry } from "./ports.js";
+import { CHART_SOURCE_FILE, renderChart, renderChartSource } from "./render-chart.js";
 import { withDecryptedTree, type DecryptedTree, type SopsOptions } from "./sops-decrypt.js";
 import { markDecryptedSecrets } from "./sops-provenance.js";
 import { vendorRemoteBases, type VendoredTree } from "./remote-bases.js";
 import {
   DEFAULT_RENDERER_LIMITS,
-  helmRenderer,
-  MISSING_HELM_HELP,
   kubectlRenderer,
   kustomizeRenderer,
   runRenderer,
@@ -77,6 +78,13 @@ export interface RenderOptions {
    * the App's renders (ferry/diff, plans) never decrypt.
    */
   sops?: SopsOptions;
+  /**
+   * Where a chart's `oci://` dependencies are downloaded from (chart-dependencies.ts); without it
+   * they must be committed in the chart's `charts/` folder.
+   */
+  chartRegistry?: ChartRegistry;
+  /** Limits on each downloaded chart archive. */
+  chartArchiveLimits?: ChartArchiveLimits;
 }
 
 /**
@@ -106,6 +114,20 @@ export async function renderPath(
   relative: string,
   options: RenderOptions = {},
 ): Promise<RenderedObject[]> {
+  return (await renderPathWithSources(root, relative, options)).objects;
+}
+
+/** What a render produced: the objects, and the chart dependencies it downloaded (pinned by digest). */
+export interface RenderResult {
+  objects: RenderedObject[];
+  charts: ChartDependencyPin[];
+}
+
+export async function renderPathWithSources(
+  root: string,
+  relative: string,
+  options: RenderOptions = {},
+): Promise<RenderResult> {
   if (!options.sops) return renderTree(root, relative, options);
   // Without an environment, sops gets none (it still finds itself on this process PATH).
   const sops = {
@@ -113,8 +135,8 @@ export async function renderPath(
     ...(options.memoryLimitBytes !== undefined ? { memoryLimitBytes: options.memoryLimitBytes } : {}),
   };
   return withDecryptedTree(root, sops, options.env ?? {}, async (copy, tree) => {
-    const objects = await renderTree(copy, relative, options, tree);
-    return tree ? markDecryptedSecrets(objects, tree.values) : objects;
+    const result = await renderTree(copy, relative, options, tree);
+    return tree ? { ...result, objects: markDecryptedSecrets(result.objects, tree.values) } : result;
   });
 }
 
@@ -124,13 +146,16 @@ async function renderTree(
   relative: string,
   options: RenderOptions,
   tree?: DecryptedTree,
-): Promise<RenderedObject[]> {
+): Promise<RenderResult> {
   const limits = { ...DEFAULT_RENDER_LIMITS, ...options.limits };
   const folder = await resolveInside(root, relative);
   const budget = new RenderBudget(limits);
   if (!(await stat(folder)).isDirectory()) {
     await tree?.decrypt([folder]);
-    return parseManifests(await readCapped(folder, limits.maxBytes), relative, budget);
+    return {
+      objects: parseManifests(await readCapped(folder, limits.maxBytes), relative, budget),
+      charts: [],
+    };
   }
   const entries = await readdir(folder);
   const rendererLimits = {
@@ -138,33 +163,39 @@ async function renderTree(
     maxOutputBytes: limits.maxBytes,
     memoryLimitBytes: options.memoryLimitBytes ?? DEFAULT_RENDERER_LIMITS.memoryLimitBytes,
   };
+  // Once a chart's inputs are checked: its encrypted files decrypted, and Ferry's own values files
+  // (outside the repo, so never checked as its inputs) applied last.
+  const afterInputCheck = async (valuesFiles: readonly string[]): Promise<string[]> => {
+    await tree?.decryptUnder(folder);
+    await tree?.decrypt(valuesFiles);
+    return [...(options.generatedHelmValues ?? [])];
+  };
+  if (entries.includes(CHART_SOURCE_FILE) && !entries.includes("Chart.yaml")) {
+    const valuesFiles: string[] = [];
+    for (const file of options.helmValues ?? []) valuesFiles.push(await resolveInside(root, file));
+    return renderChartSource(
+      root,
+      folder,
+      relative,
+      valuesFiles,
+      { ...options, afterInputCheck },
+      rendererLimits,
+      budget,
+      resolveInside,
+    );
+  }
   if (entries.includes("Chart.yaml") && !KUSTOMIZATION_FILES.some((name) => entries.includes(name))) {
     const valuesFiles: string[] = [];
     for (const file of options.helmValues ?? []) valuesFiles.push(await resolveInside(root, file));
-    await checkChartInputs(root, folder, valuesFiles, {
-      ...(options.inputLimits ? { limits: options.inputLimits } : {}),
-    });
-    await tree?.decryptUnder(folder);
-    await tree?.decrypt(valuesFiles);
-    valuesFiles.push(...(options.generatedHelmValues ?? []));
-    // `helm` is looked up on the renderer's PATH; a missing one is reported with how to install it.
-    const helm = helmRenderer(options.helm ?? "helm", {
-      release: path.basename(folder),
-      ...(options.helmNamespace !== undefined ? { namespace: options.helmNamespace } : {}),
-      valuesFiles,
-    });
-    const output = await runRenderer(
-      [helm],
+    return renderChart(
+      root,
       folder,
+      relative,
+      valuesFiles,
+      { ...options, afterInputCheck },
       rendererLimits,
-      {
-        ...(options.env ? { env: options.env } : {}),
-        // A chart never needs the network: its dependencies are in its charts/ folder.
-        allowedPrefixes: [],
-      },
-      `cannot render ${relative}: ${MISSING_HELM_HELP}`,
+      budget,
     );
-    return parseManifests(output, `helm template ${relative}`, budget);
   }
   if (KUSTOMIZATION_FILES.some((name) => entries.includes(name))) {
     // Allowed remote bases are fetched by Ferry into a private tree (remote-bases.ts); kustomize
@@ -188,7 +219,7 @@ async function renderTree(
         throw error;
       })
       .finally(() => vendored?.dispose());
-    return parseManifests(output, `kustomize build ${relative}`, budget);
+    return { objects: parseManifests(output, `kustomize build ${relative}`, budget), charts: [] };
   }
   const objects: RenderedObject[] = [];
   const realRoot = await realpath(root);
@@ -197,7 +228,7 @@ async function renderTree(
     const display = path.relative(realRoot, file);
     objects.push(...parseManifests(await readCapped(file, limits.maxBytes - budget.bytes), display, budget));
   }
-  return objects;
+  return { objects, charts: [] };
 }
 
 /**

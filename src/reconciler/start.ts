@@ -13,7 +13,7 @@ import { UserError } from "../core/errors.js";
 import type { BackoffPolicy } from "./backoff.js";
 import { GitHubDeploymentReporter } from "./github-deployment-reporter.js";
 import { DEFAULT_PRUNE_OPTIONS, type PruneOptions } from "./plan.js";
-import type { ClusterPort, ConfigSource, DeploymentReporter } from "./ports.js";
+import type { ChartRegistry, ClusterPort, ConfigSource, DeploymentReporter } from "./ports.js";
 import type { RenderOptions } from "./render.js";
 import { memoryLimitEnforced } from "./renderer.js";
 import type { CycleResult, CycleSettings } from "./reconcile-cycle.js";
@@ -59,6 +59,8 @@ export interface ReconcilerSetup {
   allowRemoteBases?: string[];
   /** `--helm-values`: repo-relative values files for a chart folder, in order. */
   helmValues?: string[];
+  /** Where a chart's `oci://` dependencies are downloaded from (the registry client of the CLI). */
+  chartRegistry?: ChartRegistry;
   /** `--render-memory-limit`: the renderer's memory (data) limit in bytes. */
   renderMemoryLimitBytes?: number;
   /** The renderer's environment (PATH finds kubectl or kustomize); the process's own when absent. */
@@ -134,6 +136,7 @@ export function renderOptionsOf(setup: ReconcilerSetup, namespace: string): Rend
     allowRemoteBases: setup.allowRemoteBases ?? [],
     helmNamespace: namespace,
     ...(setup.helmValues ? { helmValues: setup.helmValues } : {}),
+    ...(setup.chartRegistry ? { chartRegistry: setup.chartRegistry } : {}),
     ...(setup.renderMemoryLimitBytes !== undefined ? { memoryLimitBytes: setup.renderMemoryLimitBytes } : {}),
     ...(setup.renderEnv ? { env: setup.renderEnv } : {}),
     sops: setup.sopsAgeKeyFile !== undefined ? { ageKeyFile: setup.sopsAgeKeyFile } : {},

@@ -112,7 +112,7 @@ function digestOf(bytes: Buffer): string {
 }
 
 /** Requests with Basic or Bearer-challenge auth, scope `pull,push` on the repository. */
-class PushSession {
+export class PushSession {
   private authorization: string | undefined;
   private readonly fetchImpl: typeof fetch;
 
