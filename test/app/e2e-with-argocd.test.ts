@@ -11,6 +11,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { accounts } from "../../packages/sandbox/src/github/index.js";
 import { parseBody } from "../../src/core/pr/body.js";
 import { commandReply, startWorld, type World } from "../support/app-e2e-world.js";
+import { configHead, soakOnStagingHealth } from "../support/soak-config.js";
 
 const STAGING_HEALTH = `    health: { source: argocd, application: shop-staging, reporters: ["argocd-notifier[bot]"] }\n`;
 
@@ -30,33 +31,8 @@ describe("Ferry with Argo CD (end to end)", { timeout: 90_000 }, () => {
     await world.close();
   });
 
-  const mainHead = async (): Promise<string> =>
-    (await world.as.mona.rest.repos.getBranch({ owner: "acme", repo: "config", branch: "main" })).data.commit
-      .sha;
-
-  /** staging is applied by Argo CD's Application shop-staging; prod soaks 30 minutes on its health. */
-  async function argoConfig(): Promise<void> {
-    const { data } = await world.as.mona.rest.repos.getContent({
-      owner: "acme",
-      repo: "config",
-      path: ".github/ferry.yml",
-    });
-    const file = data as { sha: string; content: string };
-    const text = Buffer.from(file.content, "base64")
-      .toString("utf8")
-      .replace("    merge: auto\n", `    merge: auto\n${STAGING_HEALTH}`)
-      .replace("    from: staging\n", "    from: staging\n    soak: 30m\n");
-    expect(text).toContain("source: argocd");
-    await world.as.mona.rest.repos.createOrUpdateFileContents({
-      owner: "acme",
-      repo: "config",
-      path: ".github/ferry.yml",
-      message: "staging is applied by Argo CD; prod soaks on it",
-      content: Buffer.from(text).toString("base64"),
-      sha: file.sha,
-    });
-    await world.settle();
-  }
+  const argoConfig = () =>
+    soakOnStagingHealth(world, STAGING_HEALTH, "staging is applied by Argo CD; prod soaks on it");
 
   /** Argo CD Notifications, installed as its own GitHub App (statuses and deployments: write). */
   function argoCdNotifier(): Octokit {
@@ -91,11 +67,11 @@ describe("Ferry with Argo CD (end to end)", { timeout: 90_000 }, () => {
   it("a promotion waits for Argo CD's health of the staging digest, ignores any other writer, then proceeds", async () => {
     const argocd = argoCdNotifier();
     await argoConfig();
-    const before = await mainHead();
+    const before = await configHead(world);
     // Argo CD reports the sync of the commit before 1.8.0: staging was healthy, with 1.7.0.
     await appDeployed(argocd, before);
     const digest = await world.push("1.8.0");
-    const staged = await mainHead();
+    const staged = await configHead(world);
     expect(staged).not.toBe(before);
     const issue = await world.openIssue();
 

@@ -9,6 +9,7 @@ import type { Octokit } from "@octokit/rest";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { parseBody } from "../../src/core/pr/body.js";
 import { commandReply, startWorld, type World } from "../support/app-e2e-world.js";
+import { configHead, soakOnStagingHealth } from "../support/soak-config.js";
 import { installApp } from "../support/github-emulator-world.js";
 
 const RUN = "deploy/staging";
@@ -28,35 +29,12 @@ describe("health from a check run (end to end)", { timeout: 90_000 }, () => {
     await world.close();
   });
 
-  const mainHead = async (): Promise<string> =>
-    (await world.as.mona.rest.repos.getBranch({ owner: "acme", repo: "config", branch: "main" })).data.commit
-      .sha;
-
-  async function checkRunConfig(appId: number): Promise<void> {
-    const { data } = await world.as.mona.rest.repos.getContent({
-      owner: "acme",
-      repo: "config",
-      path: ".github/ferry.yml",
-    });
-    const file = data as { sha: string; content: string };
-    const text = Buffer.from(file.content, "base64")
-      .toString("utf8")
-      .replace(
-        "    merge: auto\n",
-        `    merge: auto\n    health: { source: check-run, checkRun: ${RUN}, appId: ${appId} }\n`,
-      )
-      .replace("    from: staging\n", "    from: staging\n    soak: 30m\n");
-    expect(text).toContain("source: check-run");
-    await world.as.mona.rest.repos.createOrUpdateFileContents({
-      owner: "acme",
-      repo: "config",
-      path: ".github/ferry.yml",
-      message: "staging's health is the deployer's check run; prod soaks on it",
-      content: Buffer.from(text).toString("base64"),
-      sha: file.sha,
-    });
-    await world.settle();
-  }
+  const checkRunConfig = (appId: number) =>
+    soakOnStagingHealth(
+      world,
+      `    health: { source: check-run, checkRun: ${RUN}, appId: ${appId} }\n`,
+      "staging's health is the deployer's check run; prod soaks on it",
+    );
 
   const report = (as: Octokit, sha: string, conclusion: "success" | "failure") =>
     as.rest.checks.create({
@@ -75,7 +53,7 @@ describe("health from a check run (end to end)", { timeout: 90_000 }, () => {
     const impostor = await installApp(worldLike, { slug: "impostor", permissions: { checks: "write" } });
     await checkRunConfig(deployer.appId);
     const digest = await world.push("1.8.0");
-    const staged = await mainHead();
+    const staged = await configHead(world);
     const issue = await world.openIssue();
     expect(await commandReply(world, issue, "/promote prod")).toMatch(/no health reported for staging/);
 

@@ -13,6 +13,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { accounts, repos } from "../../packages/sandbox/src/github/index.js";
 import { parseBody } from "../../src/core/pr/body.js";
 import { commandReply, startWorld, type World } from "../support/app-e2e-world.js";
+import { configHead, soakOnStagingHealth } from "../support/soak-config.js";
 
 /** `generateDefaultCommitStatus`: kind/name/<uid's first segment>, lowercased. */
 const CONTEXT = "kustomization/shop-staging/7c2b5a04";
@@ -32,35 +33,12 @@ describe("Ferry with Flux (end to end)", { timeout: 90_000 }, () => {
     await world.close();
   });
 
-  const mainHead = async (): Promise<string> =>
-    (await world.as.mona.rest.repos.getBranch({ owner: "acme", repo: "config", branch: "main" })).data.commit
-      .sha;
-
-  async function fluxConfig(): Promise<void> {
-    const { data } = await world.as.mona.rest.repos.getContent({
-      owner: "acme",
-      repo: "config",
-      path: ".github/ferry.yml",
-    });
-    const file = data as { sha: string; content: string };
-    const text = Buffer.from(file.content, "base64")
-      .toString("utf8")
-      .replace(
-        "    merge: auto\n",
-        "    merge: auto\n    health: { source: flux, kustomization: shop-staging, reporters: [flux-bot] }\n",
-      )
-      .replace("    from: staging\n", "    from: staging\n    soak: 30m\n");
-    expect(text).toContain("source: flux");
-    await world.as.mona.rest.repos.createOrUpdateFileContents({
-      owner: "acme",
-      repo: "config",
-      path: ".github/ferry.yml",
-      message: "staging is applied by Flux; prod soaks on it",
-      content: Buffer.from(text).toString("base64"),
-      sha: file.sha,
-    });
-    await world.settle();
-  }
+  const fluxConfig = () =>
+    soakOnStagingHealth(
+      world,
+      "    health: { source: flux, kustomization: shop-staging, reporters: [flux-bot] }\n",
+      "staging is applied by Flux; prod soaks on it",
+    );
 
   /** notification-controller's github provider, with the token of the bot account flux-bot. */
   function fluxBot(): Octokit {
@@ -90,7 +68,7 @@ describe("Ferry with Flux (end to end)", { timeout: 90_000 }, () => {
     const flux = fluxBot();
     await fluxConfig();
     const digest = await world.push("1.8.0");
-    const staged = await mainHead();
+    const staged = await configHead(world);
     const issue = await world.openIssue();
     expect(await commandReply(world, issue, "/promote prod")).toMatch(
       /no health reported for staging by flux kustomization\/shop-staging \(as flux-bot\)/,
