@@ -136,6 +136,24 @@ describe("image promoters", () => {
     );
   });
 
+  it("requests the reviewers of each image the PR changes, besides the environment's", async () => {
+    const reviewersAfter = async (command: string) => {
+      const { github, deps } = world();
+      github.push("main", {
+        ".github/ferry.yml": CONFIG.replace(
+          "    promoters: { codeowners: true }\n",
+          "    promoters: { codeowners: true }\n    reviewers: { teams: [acme/pay-reviewers], users: [carol] }\n",
+        ).replace("    merge: review\n", "    merge: review\n    reviewers: { users: [dave] }\n"),
+      });
+      await runCommentCommands(deps, comment(command, "root"));
+      return prodPulls(github).map((pull) => pull.reviewers);
+    };
+    expect(await reviewersAfter("/promote prod cart@1.1.0")).toEqual([["dave"]]);
+    expect(await reviewersAfter("/promote prod pay@1.1.0")).toEqual([
+      ["dave", "carol", "acme/pay-reviewers"],
+    ]);
+  });
+
   it("runs the check on a PR that changes CODEOWNERS alone", async () => {
     const { github, deps } = world();
     github.branches.set("grab", github.branches.get("main")!);

@@ -41,3 +41,16 @@ export const imagePromotersSchema = z
   );
 
 export type ImagePromoters = z.infer<typeof imagePromotersSchema>;
+
+export const imageReviewersSchema = z
+  .strictObject({
+    users: z
+      .array(z.string().regex(USER_LOGIN, "user must be a GitHub login, without @"))
+      .max(MAX_IMAGE_PROMOTERS, `at most ${MAX_IMAGE_PROMOTERS} users`)
+      .default([]),
+    teams: z
+      .array(z.string().regex(TEAM_SLUG, "team must be org/team-slug"))
+      .max(MAX_IMAGE_PROMOTERS, `at most ${MAX_IMAGE_PROMOTERS} teams`)
+      .default([]),
+  })
+  .describe("Reviewers requested, besides the environment's, on a merge: review PR that changes this image.");

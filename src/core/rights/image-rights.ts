@@ -108,3 +108,27 @@ export function refusalText(verb: string, environment: string, unmet: ImageRule[
   const more = unmet.length > shown.length ? `; and ${unmet.length - shown.length} more` : "";
   return `you may not ${verb} these images in ${environment} (${shown.join("; ")}${more})`;
 }
+
+/**
+ * Reviewers of an environment's PR that changes `images`: the environment's, then each image's own
+ * (`images.<name>.reviewers`), each once (GitHub logins and team slugs are case-insensitive).
+ */
+export function pullReviewers(
+  config: FerryConfig,
+  environment: string,
+  images: string[],
+): { users: string[]; teams: string[] } {
+  const users = new Map<string, string>();
+  const teams = new Map<string, string>();
+  const add = (into: Map<string, string>, names: string[] = []) => {
+    for (const name of names) if (!into.has(name.toLowerCase())) into.set(name.toLowerCase(), name);
+  };
+  const own = config.environments[environment]?.reviewers;
+  add(users, own?.users);
+  add(teams, own?.teams);
+  for (const image of images) {
+    add(users, config.images[image]?.reviewers?.users);
+    add(teams, config.images[image]?.reviewers?.teams);
+  }
+  return { users: [...users.values()], teams: [...teams.values()] };
+}
