@@ -116,6 +116,16 @@ describe("image promoters", () => {
     expect((await run("/promote prod pay@1.1.0", "alice")).outcome).toBe("done");
   });
 
+  it("reads the rules from the default branch's config only: a PR's ferry.yml granting team B cart grants nothing", async () => {
+    const { github, run } = world();
+    github.branches.set("grab", github.branches.get("main")!);
+    github.push("grab", {
+      ".github/ferry.yml": CONFIG.replace("teams: [acme/team-a]", "teams: [acme/team-b]"),
+    });
+    expect((await run("/promote prod cart@1.1.0", "bob")).outcome).toBe("refused");
+    expect((await run("/promote prod cart@1.1.0", "alice")).outcome).toBe("done");
+  });
+
   it("says on the PR's ferry/config check who gains and loses promote rights", async () => {
     const { github, deps } = world();
     github.branches.set("grab", github.branches.get("main")!);
