@@ -21,6 +21,8 @@ export interface PromoteInput {
   by: string;
   /** Where the command was given; the PR links back to it. */
   issueNumber?: number;
+  /** Refuses (throws) when the requester may not change these images (docs/config.md "Who may promote what"). */
+  allow?: (images: string[]) => Promise<void>;
 }
 
 /** The GitHub roles `/promote` and `/rollback` call: the state, the soak gate and the PR. */
@@ -71,6 +73,7 @@ export async function promote(
     input.environment,
     { ...(pins ? { pins } : {}), ...(input.image ? { images: [input.image.name] } : {}) },
   );
+  await input.allow?.(plan.changes.map((change) => change.image));
   const upsert = await deps.locks.run(
     `${deps.github.owner}/${deps.github.repo}#${input.environment}`,
     async () =>
@@ -126,6 +129,7 @@ export async function rollback(
       );
     }
   }
+  await input.allow?.(Object.keys(pins));
   const plan = await planEnvironment(
     { registry: deps.registryFor(config), files, now: deps.now(), secrets: deps.secrets },
     config,
