@@ -6,6 +6,7 @@ import { boundReply, MAX_COMMANDS_PER_COMMENT, skippedCommandsLine } from "../co
 import { errorText } from "./error-text.js";
 import { loadRepoConfig } from "./load-repo-config.js";
 import { historyAnswer } from "./history-command.js";
+import { whyAnswer } from "./why-command.js";
 import { promote, rollback } from "./promote.js";
 import { statusTable, updateState, type StateWork } from "./state.js";
 import type { GitHubAccess } from "./github-port.js";
@@ -122,6 +123,10 @@ async function runCommand(
   if (command.name === "history") {
     await authorize(deps, loaded, author, undefined);
     return historyAnswer(deps, loaded, command);
+  }
+  if (command.name === "why") {
+    await authorize(deps, loaded, author, undefined);
+    return whyAnswer(deps, loaded, command);
   }
   const environment = command.environment;
   if (!(environment in loaded.config.environments))
