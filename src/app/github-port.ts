@@ -143,6 +143,12 @@ export interface GitHubBranches {
    */
   updateRef(branch: string, sha: string): Promise<"updated" | "conflict" | "workflow-refused">;
   /**
+   * Moves the branch to `sha` even when that is no fast-forward, but only while it still points at
+   * `expected` (GraphQL `updateRefs` with `beforeOid` and `force`): `conflict` when it moved.
+   * Throws RuleViolationError when a ruleset refuses it (a blocked force push).
+   */
+  replaceRef?(branch: string, sha: string, expected: string): Promise<"updated" | "conflict">;
+  /**
    * What decides a write of `branch` under repository rulesets, as one fingerprint
    * (core/rule-violation.ts `rulesFingerprint`): equal answers mean the rules did not change.
    * Undefined when GitHub does not say (no access).
@@ -238,6 +244,11 @@ export interface GitHubMerges {
    * request); absent or false where that cannot be read.
    */
   hasMergeQueue?(branch: string): Promise<boolean>;
+  /**
+   * Whether a ruleset requires the branch's PRs to be up to date before merging
+   * (`strict_required_status_checks_policy`, one request); absent or false where that cannot be read.
+   */
+  upToDateRequired?(branch: string): Promise<boolean>;
 }
 
 /**

@@ -94,6 +94,12 @@ export async function mergeWhenReady(
     if (now && now.state !== "open") return "stopped";
     // GitHub answers 405 while it still computes mergeability in the background (`mergeable:
     // null`), and just after that; a PR it calls mergeable is asked again, with backoff.
+    if (now?.mergeableState === "behind") {
+      // The base requires up-to-date branches and moved on: the sync its push brings (or the next
+      // scan) rebuilds the branch on it, and the new head's checks merge it (row 75).
+      deps.log.info({ environment, pull: pull.number }, "behind a base that requires up-to-date branches");
+      return "waiting";
+    }
     const computing = now?.mergeable === null || now?.mergeableState === "unknown";
     const transient = computing || MERGEABLE_STATES.has(now?.mergeableState ?? "");
     if (transient && (await pauseBeforeRetry(deps, retries++))) continue;

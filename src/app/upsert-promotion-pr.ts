@@ -1,6 +1,5 @@
 import { environmentPolicy } from "../core/config/schema.js";
-import { isUserError, TransientError, UserError } from "../core/errors.js";
-import { RuleViolationError } from "../core/rule-violation.js";
+import { isUserError, UserError } from "../core/errors.js";
 import { isNewer } from "../core/policy/select-tag.js";
 import { formatBody, type BodyRow } from "../core/pr/body.js";
 import { inlineCode } from "../core/pr/markdown.js";
@@ -8,9 +7,10 @@ import { formatBranchName, formatLabels } from "../core/pr/branch.js";
 import type { PlanBlock, PlanKind } from "../core/pr/plan-block.js";
 import { formatTitle } from "../core/pr/title.js";
 import type { AppDeps, LoadedConfig } from "./app-deps.js";
-import type { BranchInfo, GitHubBranches, GitHubContents, PullRequestInfo } from "./github-port.js";
+import type { BranchInfo, GitHubContents, PullRequestInfo } from "./github-port.js";
 import { mergeMethodFor, mergeWhenReady, pauseBeforeRetry, type PullWork } from "./merge-when-ready.js";
 import { currentImages, type EnvironmentPlan } from "./plan-environment.js";
+import { writeBranch } from "./write-branch.js";
 import { ferryPull, sealPlan } from "./pull-trust.js";
 import { repoFileSource } from "./repo-files.js";
 import { warnOfStaleApprovals } from "./stale-approvals.js";
@@ -43,9 +43,6 @@ export type UpsertResult =
   | { action: "closed"; pull: PullRequestInfo }
   /** Nothing to write; `pull` is the open PR of the environment, if any (a person's promotion, say). */
   | { action: "none"; pull?: PullRequestInfo };
-
-/** How many times a read-modify-write of the branch is redone after losing a race (docs/reliability.md row 22). */
-const MAX_REF_ATTEMPTS = 5;
 
 /**
  * One PR per environment on `ferry/<env>`: opens it, or updates the open one with a new commit on
@@ -120,8 +117,13 @@ export async function upsertPromotionPr(
   // A bump must not replace a PR a person asked for (a rollback or a promotion) with a newer tag.
   if (existing && existingPlan && kind === "bump" && existingPlan.kind !== "bump")
     return { action: "unchanged", pull: existing };
-  if (existing && existingPlan && trusted?.headIsFerrys && sameChanges(existingPlan, block))
-    return { action: "unchanged", pull: existing };
+  if (existing && existingPlan && trusted?.headIsFerrys && sameChanges(existingPlan, block)) {
+    // The same change, but the base moved on and requires branches to be up to date: it would
+    // never merge as it is, so the branch is rebuilt on the base (docs/reliability.md row 75).
+    if (existingPlan.base === loaded.base.sha || !(await upToDateRequired(deps, loaded, existing)))
+      return { action: "unchanged", pull: existing };
+    deps.log.info({ environment, pull: existing.number }, "pull request behind a strict base: rebuilt");
+  }
   // Replicas race: one that listed the tags before the newest push must not move another's PR
   // back to an older tag (docs/reliability.md row 22). The newer PR stays; the next sync re-plans.
   if (existing && existingPlan && kind === "bump" && existingPlan.kind === "bump") {
@@ -142,15 +144,14 @@ export async function upsertPromotionPr(
     kind === "bump" && !input.replaceNewerTip
       ? (tip: BranchInfo) => tipProposesNewer(deps, loaded, block, tip, judged)
       : undefined;
-  const head = await writeBranch(
-    deps,
-    loaded,
+  const head = await writeBranch(deps, loaded, {
     branch,
     plan,
     message,
-    existing === undefined && kind === "bump",
-    yieldTo,
-  );
+    probablyNew: existing === undefined && kind === "bump",
+    ...(yieldTo ? { yieldTo } : {}),
+    upToDateRequired: () => upToDateRequired(deps, loaded, existing),
+  });
   if (head === undefined) {
     deps.log.info(
       { environment, ...(existing ? { pull: existing.number } : {}) },
@@ -168,6 +169,23 @@ export async function upsertPromotionPr(
     await warnOfStaleApprovals(deps, existing.number, head);
   await afterWrite(deps, loaded, pull, head);
   return { action: "updated", pull };
+}
+
+/**
+ * Whether the base requires branches to be up to date before merging: a ruleset's
+ * `strict_required_status_checks_policy` (readable with metadata access), or, for classic
+ * protection (whose `strict` needs the administration permission to read), GitHub calling the
+ * open PR `behind`, which it does only then
+ * (https://docs.github.com/en/rest/pulls/pulls#get-a-pull-request, `mergeable_state`).
+ */
+async function upToDateRequired(
+  deps: AppDeps<PullWork>,
+  loaded: LoadedConfig,
+  pull: PullRequestInfo | undefined,
+): Promise<boolean> {
+  if ((await deps.github.upToDateRequired?.(loaded.baseBranch)) === true) return true;
+  if (!pull) return false;
+  return (await deps.github.getPull(pull.number))?.mergeableState === "behind";
 }
 
 /** Whether `theirs` (image → tag) is newer than this block's target for any image the block changes. */
@@ -304,105 +322,6 @@ async function afterWrite(
   }
   const fresh = await deps.github.getPull(pull.number);
   if (fresh) await mergeWhenReady(deps, loaded, fresh);
-}
-
-/**
- * Writes the plan's files as one commit whose first parent is the current base tip and moves
- * `ferry/<env>` to it without force. When the branch exists, its head is the second parent, so the
- * update is a fast-forward: if someone else moved the branch meanwhile, GitHub answers 422 and the
- * read-modify-write is redone from the new tip (compare-and-swap, docs/reliability.md row 22).
- * Where a ruleset requires linear history, the same tree goes on the head as a single-parent
- * commit instead (row 58). `yieldTo` judges each tip before writing on it; when it says so, nothing is written and the
- * answer is undefined.
- */
-async function writeBranch(
-  deps: AppDeps<GitHubBranches>,
-  loaded: LoadedConfig,
-  branch: string,
-  plan: EnvironmentPlan,
-  message: string,
-  probablyNew: boolean,
-  yieldTo?: (tip: BranchInfo) => Promise<boolean>,
-): Promise<string | undefined> {
-  if (probablyNew) {
-    // No open PR: the branch is usually gone (deleted on merge), so try to create it directly and
-    // fall back to the read-modify-write below when it exists after all (docs/reliability.md row 23).
-    const commit = await deps.github.createCommit({
-      baseTreeSha: loaded.base.treeSha,
-      parents: [loaded.base.sha],
-      files: plan.files,
-      message,
-    });
-    if ((await deps.github.createRef(branch, commit.sha)) === "created") return commit.sha;
-  }
-  for (let attempt = 0; attempt < MAX_REF_ATTEMPTS; attempt++) {
-    const head = await deps.github.getBranch(branch);
-    if (head && yieldTo && (await yieldTo(head))) return undefined;
-    const parents = head && head.sha !== loaded.base.sha ? [loaded.base.sha, head.sha] : [loaded.base.sha];
-    const commit = await deps.github.createCommit({
-      baseTreeSha: loaded.base.treeSha,
-      parents,
-      files: plan.files,
-      message,
-    });
-    let moved: Awaited<ReturnType<GitHubBranches["updateRef"] | GitHubBranches["createRef"]>>;
-    try {
-      moved = head
-        ? await deps.github.updateRef(branch, commit.sha)
-        : await deps.github.createRef(branch, commit.sha);
-    } catch (error) {
-      if (!head || parents.length < 2 || !refusesMergeCommitsOnly(error)) throw error;
-      // A ruleset's required_linear_history refuses the merge commit: the same tree goes on the
-      // branch's head as a single-parent commit (docs/reliability.md row 58). GitHub merges it
-      // onto the base all the same; the PR's diff may show the base's newer changes too.
-      const linear = await deps.github.createCommit({
-        baseTreeSha: loaded.base.treeSha,
-        parents: [head.sha],
-        files: plan.files,
-        message,
-      });
-      moved = await deps.github.updateRef(branch, linear.sha);
-      if (moved === "updated") {
-        deps.log.info({ branch }, "linear history required: single-parent commit on the branch's head");
-        return linear.sha;
-      }
-    }
-    if (moved === "created") return commit.sha;
-    if (moved === "updated") return commit.sha;
-    if (head && moved === "workflow-refused") {
-      // The base changed `.github/workflows/*` since the branch was cut, and moving the branch onto
-      // it counts as changing a workflow, which needs the `workflows` permission Ferry does not ask
-      // for. Instead the commit goes on the branch's own head: the PR's change stays the plan's
-      // files only, and GitHub merges it onto the current base.
-      const onHead = await deps.github.createCommit({
-        baseTreeSha: head.treeSha,
-        parents: [head.sha],
-        files: plan.files,
-        message,
-      });
-      const again = await deps.github.updateRef(branch, onHead.sha);
-      if (again === "updated") {
-        deps.log.info({ branch }, "base changed workflows: commit written on the branch's head");
-        return onHead.sha;
-      }
-      if (again === "workflow-refused")
-        throw new UserError(
-          "workflow-permission",
-          `${branch} carries a change to .github/workflows, which Ferry may not write without the workflows permission; delete the branch so that Ferry opens a new PR`,
-        );
-    }
-    deps.log.warn({ branch, attempt }, "branch moved while writing; redoing from the new tip");
-  }
-  throw new TransientError("branch-contended", `${branch} kept moving; will retry later`);
-}
-
-/** A ruleset refusal whose only broken rule is required_linear_history ("… must not contain merge commits."). */
-function refusesMergeCommitsOnly(error: unknown): boolean {
-  return (
-    error instanceof RuleViolationError &&
-    error.violations.length > 0 &&
-    error.violations.every((text) => text.startsWith("This branch must not contain merge commits"))
-  );
 }
 
 function sameChanges(a: PlanBlock, b: PlanBlock): boolean {

@@ -19,6 +19,7 @@ import { diffEnvironment, formatDiffPlain } from "../core/diff/index.js";
 import type { DryRunSides } from "../reconciler/dry-run-sides.js";
 import { cliRedactor } from "./diff.js";
 import { argsFromEnv } from "./flag-env.js";
+import { githubCredentials } from "./reconcile-github.js";
 import { EXIT, UsageError, type CliIo } from "./io.js";
 
 const USAGE =
@@ -29,10 +30,12 @@ const USAGE =
   "         [--allow-plaintext-secrets] [--render-memory-limit 384Mi] [--status-listen ADDR] [--request-timeout 30s]\n" +
   "         [--cycle-deadline 10m] [--prune-grace-cycles 3] [--sops-age-key-file FILE]\n" +
   "         [--prune-propagation background|foreground|orphan]\n" +
+  "         [--github-app-id ID --github-app-key-file FILE [--github-installation-id ID]]\n" +
   "         [--inventory-namespace NS] [--print-rbac]\n" +
   "each flag not given may come from FERRY_RECONCILE_<FLAG> (--github-repo: FERRY_RECONCILE_GITHUB_REPO; true/false for\n" +
   "a switch, comma-separated for a repeatable flag); the command line wins\n" +
   "tokens come from the environment: FERRY_GITHUB_TOKEN (Deployment statuses; also git), FERRY_GIT_TOKEN (git only),\n" +
+  "or, with --github-app-id and --github-app-key-file, installation tokens minted from the App's key as they expire;\n" +
   "FERRY_STATUS_TOKEN (bearer token for /status and /metrics on a --listen address off loopback)\n";
 
 function count(text: string | undefined, flag: string, fallback: number): number {
@@ -81,6 +84,9 @@ const OPTIONS = {
   "cycle-deadline": { type: "string", default: "10m" },
   "github-repo": { type: "string" },
   "github-api-url": { type: "string" },
+  "github-app-id": { type: "string" },
+  "github-app-key-file": { type: "string" },
+  "github-installation-id": { type: "string" },
   "work-dir": { type: "string" },
   "inventory-namespace": { type: "string" },
   "allow-namespace": { type: "string", multiple: true, default: [] as string[] },
@@ -137,11 +143,11 @@ export async function run(args: string[], io: CliIo): Promise<number> {
   } catch (error) {
     throw new UsageError(`${(error as Error).message}\n${USAGE}`);
   }
-  const githubToken = io.env.FERRY_GITHUB_TOKEN || undefined;
+  const githubToken = await githubCredentials(values, io, USAGE);
   if (values["github-repo"] && !githubToken) {
     // The install manifests mount the token as optional: run without reporting rather than not at all.
     io.stderr(
-      "ferry reconcile: --github-repo given but FERRY_GITHUB_TOKEN is empty; not reporting Deployment statuses\n",
+      "ferry reconcile: --github-repo given but FERRY_GITHUB_TOKEN is empty (and no --github-app-id); not reporting Deployment statuses\n",
     );
   }
   const gitToken = io.env.FERRY_GIT_TOKEN || githubToken;

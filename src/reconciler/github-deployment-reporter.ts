@@ -5,13 +5,15 @@
  */
 import { Octokit } from "@octokit/rest";
 import { driftCountIn } from "../core/deployment-status.js";
+import { authenticateWith, staticToken, type TokenSource } from "./github-app-tokens.js";
 import type { DeploymentReport, DeploymentReporter } from "./ports.js";
 
 export interface GitHubDeploymentReporterOptions {
   /** `owner/repo` of the config repo. */
   repository: string;
   environment: string;
-  token: string;
+  /** A static token, or installation tokens minted from App credentials (github-app-tokens.ts). */
+  token: string | TokenSource;
   /** `https://api.github.com` or an emulator / GHES base URL. */
   baseUrl?: string;
   /** Names the reconciler in the Deployment's payload, so several clusters can share an environment name. */
@@ -34,11 +36,14 @@ export class GitHubDeploymentReporter implements DeploymentReporter {
     this.owner = owner;
     this.repo = repo;
     this.octokit = new Octokit({
-      auth: options.token,
       ...(options.baseUrl ? { baseUrl: options.baseUrl.replace(/\/+$/, "") } : {}),
       userAgent: options.userAgent ?? "ferry-reconciler",
       log: { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} },
     });
+    authenticateWith(
+      this.octokit,
+      typeof options.token === "string" ? staticToken(options.token) : options.token,
+    );
   }
 
   async report(report: DeploymentReport): Promise<void> {

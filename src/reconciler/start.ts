@@ -12,6 +12,7 @@ import { KubeCluster, loadKubeConfig } from "../adapters/kubernetes/kube-cluster
 import { UserError } from "../core/errors.js";
 import type { BackoffPolicy } from "./backoff.js";
 import { GitHubDeploymentReporter } from "./github-deployment-reporter.js";
+import type { TokenSource } from "./github-app-tokens.js";
 import { DEFAULT_PRUNE_OPTIONS, type PruneOptions } from "./plan.js";
 import type { ChartRegistry, ClusterPort, ConfigSource, DeploymentReporter } from "./ports.js";
 import type { RenderOptions } from "./render.js";
@@ -40,8 +41,8 @@ export interface ReconcilerSetup {
   /** Kubeconfig YAML (the simulator's); otherwise `kubeconfigFile`; otherwise in-cluster / default loading. */
   kubeconfig?: string;
   kubeconfigFile?: string;
-  /** Token for fetching the config repo over HTTP(S). */
-  gitToken?: string;
+  /** Token for fetching the config repo over HTTP(S), or where it comes from (minted installation tokens). */
+  gitToken?: string | TokenSource;
   /** Environment for the git child process (PATH, HOME…). */
   gitEnv?: NodeJS.ProcessEnv;
   workDir?: string;
@@ -86,7 +87,7 @@ export interface ReconcilerSetup {
   watch?: boolean;
   debounceMs?: number;
   /** Report Deployment statuses to GitHub. */
-  github?: { repository: string; token: string; apiUrl?: string };
+  github?: { repository: string; token: string | TokenSource; apiUrl?: string };
   /** Serve `/status`, `/metrics`, `/healthz` here (port 0 picks a free port). */
   listen?: { host: string; port: number };
   /** FERRY_STATUS_TOKEN: the bearer token `/status` and `/metrics` need on a `listen` address off loopback. */
@@ -119,13 +120,17 @@ export interface RunningReconciler {
   readonly reconciler: Reconciler;
 }
 
+function gitTokenOf(token: string | TokenSource): string | (() => Promise<string>) {
+  return typeof token === "string" ? token : () => token.token();
+}
+
 /** Where the config repo comes from: the fetcher of `--repo`/`--ref` into the work dir. */
 export function configSourceOf(setup: ReconcilerSetup, instance: string): ConfigSource {
   return new ConfigRepoFetcher({
     repo: setup.repo,
     ...(setup.ref ? { ref: setup.ref } : {}),
     workDir: setup.workDir ?? path.join(tmpdir(), `ferry-reconcile-${instance}`),
-    ...(setup.gitToken ? { token: setup.gitToken } : {}),
+    ...(setup.gitToken ? { token: gitTokenOf(setup.gitToken) } : {}),
     ...(setup.gitEnv ? { env: setup.gitEnv } : {}),
   });
 }

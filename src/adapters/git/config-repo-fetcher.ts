@@ -27,8 +27,11 @@ export interface ConfigRepoFetcherOptions {
   ref?: string;
   /** Where the fetcher keeps its cache and checkouts; it owns this folder. */
   workDir: string;
-  /** Sent as HTTP basic auth (`x-access-token:<token>`, as GitHub expects) for http(s) URLs. */
-  token?: string;
+  /**
+   * Sent as HTTP basic auth (`x-access-token:<token>`, as GitHub expects) for http(s) URLs; a
+   * function is asked before each git command (installation tokens minted as they expire).
+   */
+  token?: string | (() => Promise<string>);
   /** The environment for git (PATH, HOME…): the entry point passes it, nothing here reads process.env. */
   env?: NodeJS.ProcessEnv;
   timeoutMs?: number;
@@ -214,8 +217,8 @@ export class ConfigRepoFetcher {
     return /^[a-z][a-z0-9+.-]*:\/\//i.test(repo) ? repo : path.resolve(repo);
   }
 
-  private authEnv(): Record<string, string> {
-    const { token, repo } = this.options;
+  private authEnv(token: string | undefined): Record<string, string> {
+    const { repo } = this.options;
     if (!token || !/^https?:\/\//i.test(repo)) return {};
     const origin = new URL(repo).origin;
     const basic = Buffer.from(`x-access-token:${token}`).toString("base64");
@@ -226,15 +229,16 @@ export class ConfigRepoFetcher {
     };
   }
 
-  private git(args: string[], extraEnv: Record<string, string> = {}): Promise<string> {
-    const { env = {}, timeoutMs = 120_000, git = "git", token } = this.options;
+  private async git(args: string[], extraEnv: Record<string, string> = {}): Promise<string> {
+    const { env = {}, timeoutMs = 120_000, git = "git" } = this.options;
+    const token = typeof this.options.token === "function" ? await this.options.token() : this.options.token;
     const childEnv: NodeJS.ProcessEnv = {
       ...env,
       // Never wait for a password prompt in a headless reconciler.
       GIT_TERMINAL_PROMPT: "0",
       GIT_ASKPASS: "",
       SSH_ASKPASS: "",
-      ...this.authEnv(),
+      ...this.authEnv(token),
       ...extraEnv,
     };
     // The token, and the Basic header git sends it in (base64 of `x-access-token:<token>`), should

@@ -9,6 +9,8 @@ export type OctokitLike = Pick<Octokit, "rest" | "graphql" | "paginate">;
 /** What the adapter reads of `GET /repos/{o}/{r}`. */
 export interface RepositorySettings {
   default_branch: string;
+  /** The repository's GraphQL node id (`updateRefs` names the repository by it). */
+  node_id?: string;
   allow_squash_merge?: boolean;
   allow_merge_commit?: boolean;
   allow_rebase_merge?: boolean;

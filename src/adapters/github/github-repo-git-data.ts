@@ -1,5 +1,5 @@
 import type { HistoryCommit } from "../../core/history/history-entry.js";
-import { UserError } from "../../core/errors.js";
+import { mayPassOnRetry, UserError } from "../../core/errors.js";
 import type {
   BranchInfo,
   GitHubBranches,
@@ -203,6 +203,31 @@ export function gitDataOf(
     }
   }
 
+  async function replaceRef(branch: string, sha: string, expected: string): Promise<"updated" | "conflict"> {
+    const repositoryId = (await ctx.readRepository()).node_id;
+    try {
+      // https://docs.github.com/en/graphql/reference/mutations#updaterefs: a forced move that only
+      // lands while the ref is still at `beforeOid`, which `PATCH /git/refs` with force cannot say.
+      await ctx.octokit.graphql(
+        `mutation($repositoryId: ID!, $refUpdates: [RefUpdate!]!) { updateRefs(input: { repositoryId: $repositoryId, refUpdates: $refUpdates }) { clientMutationId } }`,
+        {
+          repositoryId,
+          refUpdates: [{ name: `refs/heads/${branch}`, afterOid: sha, beforeOid: expected, force: true }],
+        },
+      );
+      return "updated";
+    } catch (error) {
+      if (mayPassOnRetry(error)) throw error;
+      const violations = ruleViolations(message(error));
+      if (violations) throw new RuleViolationError(branch, violations);
+      // Anything else (the branch moved, most likely): the caller reads the branch again.
+      const current = await orUndefinedOn404(
+        ctx.octokit.rest.git.getRef({ ...ctx.r, ref: `heads/${branch}` }),
+      );
+      return current?.data.object.sha === sha ? "updated" : "conflict";
+    }
+  }
+
   async function branchRulesFingerprint(branch: string): Promise<string | undefined> {
     // Both need only read access ("Metadata" read for an app):
     // https://docs.github.com/en/rest/repos/rules#get-rules-for-a-branch, …#get-all-repository-rulesets.
@@ -296,6 +321,7 @@ export function gitDataOf(
     createCommit,
     createRef,
     updateRef,
+    replaceRef,
     branchRulesFingerprint,
     stateHead,
     writeStateCommit,

@@ -3,6 +3,15 @@ import { mayPassOnRetry } from "../../core/errors.js";
 import type { GitHubMerges, GitHubPulls, PullRequestInfo } from "../../app/github-port.js";
 import { type GitHubRepoContext, message, orUndefinedOn404, status } from "./github-repo-context.js";
 
+/** What Ferry reads of a rule from `GET /rules/branches/{branch}`. */
+interface RuleShape {
+  type: string;
+  parameters?: {
+    required_status_checks?: { context: string }[];
+    strict_required_status_checks_policy?: boolean;
+  };
+}
+
 /** Pull request data from the REST shape. */
 function toPull(data: {
   number: number;
@@ -192,6 +201,10 @@ export function pullsOf(ctx: GitHubRepoContext): Required<GitHubPulls & GitHubMe
       return "merged";
     } catch (error) {
       const code = status(error);
+      // "Head branch is out of date. Review and try the merge again." (a strict base; reported with
+      // 405 and with 409): the PR is read again, and a `behind` one waits to be rebuilt.
+      if ((code === 405 || code === 409) && /head branch is out of date/i.test(message(error)))
+        return "not-mergeable";
       if (code === 409) return "head-moved";
       if (code === 405 && /base branch was modified/i.test(message(error))) return "base-moved";
       // "Squash merges are not allowed on this repository." (a repository setting, never transient)
@@ -245,17 +258,22 @@ export function pullsOf(ctx: GitHubRepoContext): Required<GitHubPulls & GitHubMe
     return (await branchRules(branch)).some((rule) => rule.type === "merge_queue");
   }
 
+  async function upToDateRequired(branch: string): Promise<boolean> {
+    // "Require branches to be up to date before merging" in a ruleset
+    // (https://docs.github.com/en/rest/repos/rules#get-rules-for-a-branch).
+    return (await branchRules(branch)).some(
+      (rule) =>
+        rule.type === "required_status_checks" &&
+        rule.parameters?.strict_required_status_checks_policy === true,
+    );
+  }
+
   /** The ruleset rules that apply to a branch (none when the endpoint is unknown, e.g. an older GHES). */
-  async function branchRules(
-    branch: string,
-  ): Promise<{ type: string; parameters?: { required_status_checks?: { context: string }[] } }[]> {
+  async function branchRules(branch: string): Promise<RuleShape[]> {
     const response = await orUndefinedOn404(
       ctx.octokit.rest.repos.getBranchRules({ ...ctx.r, branch, per_page: 100 }),
     );
-    return (response?.data ?? []) as {
-      type: string;
-      parameters?: { required_status_checks?: { context: string }[] };
-    }[];
+    return (response?.data ?? []) as RuleShape[];
   }
   return {
     findOpenPull,
@@ -272,5 +290,6 @@ export function pullsOf(ctx: GitHubRepoContext): Required<GitHubPulls & GitHubMe
     allowedMergeMethods,
     requiredChecks,
     hasMergeQueue,
+    upToDateRequired,
   };
 }

@@ -258,6 +258,13 @@ describe("repository rulesets", () => {
     await actAs.commit(world.emu, owner, repo, "main", { "m.txt": "m\n" }, "m", { as: "mona" });
     const read = async () => (await mona.rest.pulls.get({ owner, repo, pull_number: number })).data;
     expect((await read()).mergeable_state).toBe("behind");
+    // Merging it is refused while it is behind (https://docs.github.com/en/rest/pulls/pulls#merge-a-pull-request:
+    // 405 "if merge cannot be performed").
+    const behind = await expectStatus(
+      mona.rest.pulls.merge({ owner, repo, pull_number: number, merge_method: "squash" }),
+      405,
+    );
+    expect(behind.message).toBe("Head branch is out of date. Review and try the merge again.");
     const wrong = await expectStatus(
       mona.rest.pulls.updateBranch({ owner, repo, pull_number: number, expected_head_sha: "0".repeat(40) }),
       422,
@@ -291,5 +298,52 @@ describe("repository rulesets", () => {
     expect(after.mergeable_state).toBe("clean");
     const { data: head } = await mona.rest.git.getCommit({ owner, repo, commit_sha: after.head.sha });
     expect(head.parents).toHaveLength(2);
+  });
+
+  // GraphQL updateRefs (https://docs.github.com/en/graphql/reference/mutations#updaterefs, input
+  // RefUpdate: beforeOid "The value this ref needs to point to before the update", force "Force a
+  // non fast-forward update"): a forced compare-and-swap, judged by the rulesets as any ref write.
+  it("updateRefs forces a ref only while it is at beforeOid, and the rulesets judge it", async () => {
+    const mona = world.as("mona");
+    const { data: repository } = await mona.rest.repos.get({ owner, repo });
+    const base = await mainSha();
+    const first = await actAs.commit(world.emu, owner, repo, "feature", { "a.txt": "a\n" }, "a", {
+      as: "mona",
+    });
+    const other = await actAs.commit(world.emu, owner, repo, "main", { "b.txt": "b\n" }, "b", { as: "mona" });
+    expect(other).not.toBe(base);
+    const update = (beforeOid: string, force: boolean) =>
+      mona.graphql<{ updateRefs: { clientMutationId: string | null } }>(
+        `mutation($repositoryId: ID!, $refUpdates: [RefUpdate!]!) { updateRefs(input: { repositoryId: $repositoryId, refUpdates: $refUpdates }) { clientMutationId } }`,
+        {
+          repositoryId: repository.node_id,
+          refUpdates: [{ name: "refs/heads/feature", afterOid: other, beforeOid, force }],
+        },
+      );
+    const refusal = async (promise: Promise<unknown>): Promise<string> => {
+      try {
+        await promise;
+      } catch (error) {
+        return (error as { errors?: { message: string }[] }).errors?.[0]?.message ?? String(error);
+      }
+      throw new Error("expected a GraphQL error");
+    };
+    expect(await refusal(update(first, false))).toBe("Update is not a fast forward");
+    expect(await refusal(update(base, true))).toBe("Reference update failed");
+    const { data: blocked } = await mona.rest.repos.createRepoRuleset({
+      owner,
+      repo,
+      name: "no force pushes",
+      enforcement: "active",
+      conditions: { ref_name: { include: ["~ALL"], exclude: [] } },
+      rules: [{ type: "non_fast_forward" }],
+    });
+    expect(await refusal(update(first, true))).toContain(
+      "Repository rule violations found\n\nCannot force-push to this branch.",
+    );
+    await mona.rest.repos.deleteRepoRuleset({ owner, repo, ruleset_id: blocked.id });
+    await update(first, true);
+    const { data: moved } = await mona.rest.git.getRef({ owner, repo, ref: "heads/feature" });
+    expect(moved.object.sha).toBe(other);
   });
 });

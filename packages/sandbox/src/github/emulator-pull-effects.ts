@@ -56,7 +56,7 @@ export async function onRefChanged(
       p.headSha = after;
       p.mergeabilityUnknownFor = repo.mergeabilityLag;
       await leaveQueueOnPush(repo, issue, previous);
-      dismissStaleApprovals(repo, issue);
+      await dismissStaleApprovals(emu, repo, issue, pusher);
       issue.updatedAt = emu.now();
       // GitHub turns auto-merge off when someone without write access pushes; Ferry's bot has it, so keep it.
       await emitPull(emu, repo, issue, "synchronize", pusher, { before: previous, after });

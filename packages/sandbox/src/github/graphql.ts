@@ -1,12 +1,13 @@
 /**
  * The few GraphQL operations Ferry uses: `enablePullRequestAutoMerge`,
- * `disablePullRequestAutoMerge`, `pinIssue`/`unpinIssue`, and looking a pull request's node id up. Every
+ * `disablePullRequestAutoMerge`, `enqueuePullRequest`, `updateRefs`, `pinIssue`/`unpinIssue`, and looking a pull request's node id up. Every
  * document is first checked against GitHub's published schema (`graphql-schema-check.ts`); past that
  * this is not a GraphQL engine: the operation is recognised by name and its `input` read from the variables or
  * the inline object. Errors come back as GitHub sends them (HTTP 200, `errors[]`).
  */
 import { emit, emitPull } from "./emulator-events.js";
 import { graphqlSchemaErrors } from "./graphql-schema-check.js";
+import { updateRefs } from "./graphql-update-refs.js";
 import { authorize } from "./emulator-repos.js";
 import type { GitHubEmulator } from "./emulator.js";
 import type { Issue, Repo } from "./model.js";
@@ -243,6 +244,11 @@ export async function handleGraphql(emu: GitHubEmulator, ctx: RequestContext): P
         },
       },
     };
+  }
+
+  {
+    const input = mutationInput(query, "updateRefs", variables);
+    if (input) return updateRefs(emu, ctx, input);
   }
 
   // `repository(owner:, name:) { pullRequest(number:) { id ... } }`

@@ -122,7 +122,8 @@ export async function computePull(emu: GitHubEmulator, repo: Repo, issue: Issue)
       else if (blockers.length > 0) mergeableState = "blocked";
       else if (behind) {
         mergeableState = "behind";
-        blockers.push("Head branch is not up to date with the base branch.");
+        // GitHub's words for a head behind a strict base (REST 405, and GraphQL mergePullRequest).
+        blockers.push("Head branch is out of date. Review and try the merge again.");
       } else if (unstable) mergeableState = "unstable";
       else mergeableState = "clean";
       if (p.draft) blockers.push("Pull request is still a draft.");

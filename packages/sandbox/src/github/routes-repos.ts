@@ -97,7 +97,7 @@ export async function writeFilesCommit(
  * https://github.com/wildfly/wildfly.org/issues/549). The answer's words are GitHub's; its status
  * on the refs API is not documented, so 422 (the refs API's refusal status) is assumed.
  */
-async function refuseWorkflowChange(
+export async function refuseWorkflowChange(
   emu: GitHubEmulator,
   ctx: RequestContext,
   repo: Repo,
