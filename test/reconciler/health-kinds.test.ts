@@ -117,7 +117,7 @@ const cases: Record<string, Case[]> = {
       message: /Waiting for certificate/,
     },
   ],
-  "Flux HelmRelease (kstatus: Stalled, Reconciling, Ready)": [
+  "Flux HelmRelease (kstatus; Ready False while retrying)": [
     {
       name: "installed: Ready True",
       object: helmRelease([
