@@ -1,5 +1,6 @@
 /**
- * The registry client `ferry reconcile` downloads a chart's `oci://` dependencies with: the
+ * The registry client `ferry reconcile` downloads charts with (`oci://` registries and Helm HTTP
+ * repositories, for `Chart.yaml` dependencies and `ferry-chart.yaml`): the
  * image registries' client (address guard, size limits, retries), private and loopback
  * addresses refused in production as for image registries (FERRY_ALLOW_PRIVATE_REGISTRIES), and
  * credentials from the operator's Docker config (FERRY_DOCKER_CONFIG) for exactly the hosts it

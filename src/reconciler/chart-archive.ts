@@ -16,12 +16,15 @@ export interface ChartArchiveLimits {
   /** Everything it inflates to (tar headers included). */
   maxUnpackedBytes: number;
   maxFiles: number;
+  /** A Helm HTTP repository's `index.yaml` (chart-http-repository.ts); default 16 MiB. */
+  maxIndexBytes?: number;
 }
 
 export const DEFAULT_CHART_ARCHIVE_LIMITS: ChartArchiveLimits = {
   maxArchiveBytes: 10 * 1024 * 1024,
   maxUnpackedBytes: 50 * 1024 * 1024,
   maxFiles: 5000,
+  maxIndexBytes: 16 * 1024 * 1024,
 };
 
 const BLOCK = 512;

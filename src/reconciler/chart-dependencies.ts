@@ -1,15 +1,16 @@
 /**
- * Downloads a chart's `Chart.yaml` dependencies on OCI repositories (`repository: oci://host/path`)
- * into its `charts/` folder before `helm template` runs, outside the render process: through
- * Ferry's registry client (its address guard, size limits and host-bound credentials,
- * docs/security.md), never helm's. A version is exact or a semver range resolved against the
- * repository's tags (`semver.maxSatisfying`); the chart layer is fetched by digest, verified, and
- * unpacked by chart-archive.ts. A dependency already in `charts/` (`<name>/` or
- * `<name>-<version>.tgz`) is left as committed. Each download is pinned: its manifest digest.
+ * Downloads a chart's `Chart.yaml` dependencies on remote repositories into its `charts/` folder
+ * before `helm template` runs, outside the render process: through Ferry's registry client (its
+ * address guard, size limits and host-bound credentials, docs/security.md), never helm's. An OCI
+ * repository (`repository: oci://host/path`): a version exact or a semver range resolved against
+ * the repository's tags, the chart layer fetched by digest, verified, and unpacked by
+ * chart-archive.ts, pinned by its manifest digest. A Helm HTTP repository (`https://…` with an
+ * `index.yaml`): chart-http-repository.ts. A dependency already in `charts/` (`<name>/` or
+ * `<name>-<version>.tgz`) is left as committed; `file://` and `@alias` repositories are left to
+ * helm (which finds them in `charts/` or fails).
  */
 import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
-import semver from "semver";
 import { parseUnique } from "../core/yaml/unique-keys.js";
 import { UserError } from "../core/errors.js";
 import {
@@ -17,22 +18,14 @@ import {
   unpackChartArchive,
   type ChartArchiveLimits,
 } from "./chart-archive.js";
+import { isHttpRepository, pullHttpChart, repositoryUrl } from "./chart-http-repository.js";
+import { exactVersion, pickVersion, type ChartDependencyPin } from "./chart-version.js";
 import type { ChartRegistry } from "./ports.js";
+
+export type { ChartDependencyPin } from "./chart-version.js";
 
 export const HELM_CHART_LAYER = "application/vnd.cncf.helm.chart.content.v1.tar+gzip";
 export const HELM_CHART_CONFIG = "application/vnd.cncf.helm.config.v1+json";
-
-/** A dependency downloaded for a render, as the status shows it. */
-export interface ChartDependencyPin {
-  name: string;
-  /** `oci://host/path/name`. */
-  repository: string;
-  /** The version asked for in Chart.yaml (exact or a range). */
-  constraint: string;
-  version: string;
-  /** The chart's manifest digest. */
-  digest: string;
-}
 
 interface Dependency {
   name: string;
@@ -47,7 +40,11 @@ function dependenciesOf(chartYaml: string, display: string): Dependency[] {
   if (!Array.isArray(list)) throw new UserError("chart-invalid", `${display}: dependencies is not a list`);
   return list.flatMap((item: unknown) => {
     const dep = item as Partial<Record<keyof Dependency, unknown>> | null;
-    if (typeof dep?.repository !== "string" || !dep.repository.startsWith("oci://")) return [];
+    if (
+      typeof dep?.repository !== "string" ||
+      !(dep.repository.startsWith("oci://") || isHttpRepository(dep.repository))
+    )
+      return [];
     if (typeof dep.name !== "string" || !/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/.test(dep.name))
       throw new UserError(
         "chart-invalid",
@@ -64,21 +61,10 @@ const tagOf = (version: string) => version.replace(/\+/g, "_");
 const versionOf = (tag: string) => tag.replace(/_/g, "+");
 
 async function resolveVersion(registry: ChartRegistry, name: string, dep: Dependency): Promise<string> {
-  const exact = semver.valid(dep.version);
+  const exact = exactVersion(dep.version);
   if (exact) return exact;
-  if (!semver.validRange(dep.version))
-    throw new UserError(
-      "chart-dependency-version",
-      `chart dependency ${dep.name}: version ${JSON.stringify(dep.version.slice(0, 80))} is neither a version nor a semver range`,
-    );
-  const versions = (await registry.listTags(name)).map(versionOf).filter((tag) => semver.valid(tag));
-  const best = semver.maxSatisfying(versions, dep.version);
-  if (!best)
-    throw new UserError(
-      "chart-dependency-not-found",
-      `chart dependency ${dep.name}: no version of oci://${name} satisfies ${JSON.stringify(dep.version)}`,
-    );
-  return best;
+  const offered = (await registry.listTags(name)).map(versionOf);
+  return pickVersion(offered, dep.version, dep.name, `oci://${name}`);
 }
 
 async function vendored(charts: string, dep: Dependency): Promise<boolean> {
@@ -122,17 +108,33 @@ async function chartLayer(
   return { digest: manifest.digest, layer: layer.digest };
 }
 
-/** Whether the chart at `chart` has dependencies on OCI repositories. */
-export async function hasOciDependencies(chart: string): Promise<boolean> {
+/** Whether the chart at `chart` has dependencies on OCI or Helm HTTP repositories. */
+export async function hasRemoteDependencies(chart: string): Promise<boolean> {
   const text = await readFile(path.join(chart, "Chart.yaml"), "utf8");
   return dependenciesOf(text, `${path.basename(chart)}/Chart.yaml`).length > 0;
 }
 
 /**
- * Pulls the chart `oci://<name>` at `constraint` (exact or a range) into `destination` (its
- * files, without the archive's top folder); `label` names it in the pin.
+ * Pulls the chart `chart` of `repository` (`oci://host/path` or a Helm HTTP repository's URL) at
+ * `constraint` (exact or a range) into `destination` (its files, without the archive's top
+ * folder); `label` names it in the pin.
  */
 export async function pullChart(
+  registry: ChartRegistry,
+  repository: string,
+  chart: string,
+  constraint: string,
+  destination: string,
+  label: string,
+  limits: ChartArchiveLimits = DEFAULT_CHART_ARCHIVE_LIMITS,
+): Promise<ChartDependencyPin> {
+  if (isHttpRepository(repository))
+    return pullHttpChart(registry, repository, chart, constraint, destination, label, limits);
+  const name = `${repositoryUrl(repository.slice("oci://".length))}/${chart}`;
+  return pullOciChart(registry, name, constraint, destination, label, limits);
+}
+
+async function pullOciChart(
   registry: ChartRegistry,
   name: string,
   constraint: string,
@@ -147,7 +149,7 @@ export async function pullChart(
   return { name: label, repository: `oci://${name}`, constraint, version, digest };
 }
 
-/** Downloads the OCI dependencies of the chart at `chart` (a private copy) into its `charts/`. */
+/** Downloads the remote dependencies of the chart at `chart` (a private copy) into its `charts/`. */
 export async function downloadChartDependencies(
   chart: string,
   registry: ChartRegistry,
@@ -158,8 +160,10 @@ export async function downloadChartDependencies(
   const charts = path.join(chart, "charts");
   for (const dep of dependenciesOf(await readFile(path.join(chart, "Chart.yaml"), "utf8"), display)) {
     if (await vendored(charts, dep)) continue;
-    const name = `${dep.repository.slice("oci://".length).replace(/\/+$/, "")}/${dep.name}`;
-    pins.push(await pullChart(registry, name, dep.version, path.join(charts, dep.name), dep.name, limits));
+    const destination = path.join(charts, dep.name);
+    pins.push(
+      await pullChart(registry, dep.repository, dep.name, dep.version, destination, dep.name, limits),
+    );
   }
   return pins;
 }

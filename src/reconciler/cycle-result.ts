@@ -52,7 +52,7 @@ export interface CycleResult {
   standby?: string;
   /** A dry run's live objects and what applying its plan would make of them (`--dry-run --diff`). */
   dryRunSides?: DryRunSides;
-  /** Chart dependencies the render downloaded from OCI registries, pinned by manifest digest. */
+  /** Charts the render downloaded (OCI registries, Helm HTTP repositories), pinned by digest. */
   charts?: ChartDependencyPin[];
 }
 

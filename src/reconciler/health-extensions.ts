@@ -5,6 +5,7 @@
  * of Healthy-once-applied (docs/architecture.md "Health"). Pure: live object in, verdict out.
  */
 import { condition, conditions, int, list, record, report, text } from "./health-fields.js";
+import { conventionHealth } from "./health-kstatus.js";
 import type { HealthReport, KubeObject } from "./types.js";
 
 /** A CronJob runs later: it is Degraded only when its last run is known to have failed. */
@@ -80,6 +81,11 @@ export function rolloutHealth(object: KubeObject): HealthReport {
   const observed = Number(status.observedGeneration ?? 0);
   if (int(object.metadata.generation) > observed)
     return report("Progressing", "Waiting for rollout spec update to be observed");
+  // A rollout that gave up (aborted, or past its progressDeadlineSeconds) has failed, whatever
+  // its replica counts say (Argo CD's rule; test data degraded_rolloutTimeout).
+  const progressing = condition(status, "Progressing");
+  if (progressing && ["RolloutAborted", "ProgressDeadlineExceeded"].includes(text(progressing.reason)))
+    return report("Degraded", text(progressing.message));
   const message = text(status.message);
   switch (status.phase) {
     case "Paused":
@@ -114,4 +120,22 @@ export function certificateHealth(object: KubeObject): HealthReport {
   if (ready?.status === "False") return report("Degraded", text(ready.message));
   if (ready?.status === "True") return report("Healthy", text(ready.message));
   return report("Progressing", "Waiting for certificate");
+}
+
+/**
+ * Flux helm-controller's HelmRelease: the kstatus conventions (health-kstatus.ts), except that
+ * Ready False on an observed spec is Degraded even while Reconciling is True: a release whose
+ * upgrade failed and was rolled back, retrying (`ProgressingWithRetry`), has failed, as Argo CD
+ * reads it (its test data `HelmRelease/testdata/degraded.yaml`). `spec.suspend` is Suspended.
+ */
+export function helmReleaseHealth(object: KubeObject): HealthReport {
+  if (record(object.spec).suspend === true) return report("Suspended", "HelmRelease is suspended");
+  const status = record(object.status);
+  const observed = status.observedGeneration;
+  const stale = observed !== undefined && int(object.metadata.generation) > Number(observed);
+  const ready = condition(status, "Ready");
+  const verdict = conventionHealth(object) ?? report("Progressing", "Waiting for the HelmRelease's status");
+  if (verdict.status === "Progressing" && !stale && ready?.status === "False")
+    return report("Degraded", [text(ready.reason), text(ready.message)].filter(Boolean).join(": "));
+  return verdict;
 }

@@ -12,6 +12,7 @@ import { report } from "./health-fields.js";
 import {
   apiServiceHealth,
   certificateHealth,
+  helmReleaseHealth,
   cronJobHealth,
   horizontalPodAutoscalerHealth,
   podDisruptionBudgetHealth,
@@ -53,6 +54,7 @@ const HEALTH_RULES: Record<string, (object: KubeObject) => HealthReport> = {
   "apiregistration.k8s.io/APIService": apiServiceHealth,
   "argoproj.io/Rollout": rolloutHealth,
   "cert-manager.io/Certificate": certificateHealth,
+  "helm.toolkit.fluxcd.io/HelmRelease": helmReleaseHealth,
 };
 
 /** The `group/kind` of an object (core group: just the kind), as the rules and `statusOf` key it. */

@@ -109,8 +109,8 @@ export interface DeploymentReport {
 }
 
 /**
- * The registry reads a chart's OCI dependencies are downloaded with (chart-dependencies.ts): the
- * registry client of src/adapters/registry, with its address guard, limits and credentials.
+ * The registry reads charts are downloaded with (chart-dependencies.ts, chart-http-repository.ts):
+ * the registry client of src/adapters/registry, with its address guard, limits and credentials.
  */
 export interface ChartRegistry {
   listTags(repository: string): Promise<string[]>;
@@ -121,4 +121,6 @@ export interface ChartRegistry {
   ): Promise<{ digest: string; json: Record<string, unknown> } | undefined>;
   /** A blob by digest, at most `maxBytes`, verified against its digest. */
   blob(repository: string, digest: string, maxBytes: number): Promise<Buffer>;
+  /** A file of a Helm HTTP repository (`index.yaml`, an archive) by absolute URL, at most `maxBytes`. */
+  download(url: string, maxBytes: number): Promise<Buffer>;
 }

@@ -1,12 +1,12 @@
 /**
- * The chart branch of the render step (render.ts): a folder with a `Chart.yaml` has its inputs
- * checked (chart-inputs.ts); when it depends on charts in OCI repositories and a chart registry
- * is given, the folder is copied into a private temporary directory, the dependencies downloaded
- * into the copy's `charts/` (chart-dependencies.ts, outside the render process), and `helm
- * template` runs on the copy, which is removed afterwards. The config repo checkout is never
- * written to. A folder with a `ferry-chart.yaml` (CHART_SOURCE_FILE) names a chart in an OCI
- * registry instead: it is pulled the same way into a private directory and rendered with the
- * folder's values files.
+ * The chart branch of the render step (render.ts), one path for both kinds of chart folder: the
+ * chart's inputs are checked (chart-inputs.ts) and handed to `afterInputCheck`, then, when
+ * something must be downloaded, a private temporary directory receives the chart (outside the
+ * render process, chart-dependencies.ts), `helm template` runs on it, and it is removed
+ * afterwards; the config repo checkout is never written to. A folder with a `Chart.yaml` is the
+ * chart (its copy gets the remote dependencies in `charts/`); a folder with a `ferry-chart.yaml`
+ * (CHART_SOURCE_FILE) names a chart in an OCI registry or a Helm HTTP repository, pulled into the
+ * private directory and rendered with the folder's values files.
  */
 import { cp, mkdtemp, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -17,7 +17,7 @@ import { UserError } from "../core/errors.js";
 import type { ChartArchiveLimits } from "./chart-archive.js";
 import {
   downloadChartDependencies,
-  hasOciDependencies,
+  hasRemoteDependencies,
   pullChart,
   type ChartDependencyPin,
 } from "./chart-dependencies.js";
@@ -42,35 +42,34 @@ export interface ChartRenderOptions {
   afterInputCheck?: (valuesFiles: readonly string[]) => Promise<string[]>;
 }
 
-export async function renderChart(
-  root: string,
-  folder: string,
-  relative: string,
-  valuesFiles: string[],
+type ChartRender = { objects: RenderedObject[]; charts: ChartDependencyPin[] };
+
+/**
+ * Checks a chart's inputs (`inputs`: the folder in the repo), runs `afterInputCheck`, lets
+ * `download` (when given) place the chart to render in a private directory, and renders it
+ * with helm; the private directory is removed afterwards, failed or not.
+ */
+async function checkAndRender(
+  where: { root: string; folder: string; relative: string },
+  valuesFiles: readonly string[],
   options: ChartRenderOptions,
   rendererLimits: RendererLimits,
   budget: RenderBudget,
-): Promise<{ objects: RenderedObject[]; charts: ChartDependencyPin[] }> {
+  download?: (scratch: string) => Promise<{ chart: string; charts: ChartDependencyPin[] }>,
+): Promise<ChartRender> {
+  const { root, folder, relative } = where;
   await checkChartInputs(root, folder, valuesFiles, {
     ...(options.inputLimits ? { limits: options.inputLimits } : {}),
   });
-  valuesFiles = [...valuesFiles, ...((await options.afterInputCheck?.(valuesFiles)) ?? [])];
-  let chart = folder;
-  let scratch: string | undefined;
-  let charts: ChartDependencyPin[] = [];
+  const values = [...valuesFiles, ...((await options.afterInputCheck?.(valuesFiles)) ?? [])];
+  const scratch = download ? await mkdtemp(path.join(tmpdir(), "ferry-chart-")) : undefined;
   try {
-    if (options.chartRegistry && (await hasOciDependencies(folder))) {
-      scratch = await mkdtemp(path.join(tmpdir(), "ferry-chart-"));
-      chart = path.join(scratch, path.basename(folder));
-      // Links were checked to stay inside the repo: the copy holds what they point at.
-      await cp(folder, chart, { recursive: true, dereference: true });
-      charts = await downloadChartDependencies(chart, options.chartRegistry, options.chartArchiveLimits);
-    }
+    const { chart, charts } = scratch && download ? await download(scratch) : { chart: folder, charts: [] };
     // `helm` is looked up on the renderer's PATH; a missing one is reported with how to install it.
     const helm = helmRenderer(options.helm ?? "helm", {
       release: path.basename(folder),
       ...(options.helmNamespace !== undefined ? { namespace: options.helmNamespace } : {}),
-      valuesFiles,
+      valuesFiles: values,
     });
     const output = await runRenderer(
       [helm],
@@ -78,7 +77,7 @@ export async function renderChart(
       rendererLimits,
       {
         ...(options.env ? { env: options.env } : {}),
-        // A chart never needs the network: its dependencies are in its charts/ folder by now.
+        // A chart never needs the network: what it needs was downloaded by Ferry by now.
         allowedPrefixes: [],
       },
       `cannot render ${relative}: ${MISSING_HELM_HELP}`,
@@ -89,13 +88,42 @@ export async function renderChart(
   }
 }
 
-/** The file of an environment folder that names its chart in an OCI registry. */
+/** Renders a chart folder of the repo; its remote dependencies downloaded into a private copy. */
+export async function renderChart(
+  root: string,
+  folder: string,
+  relative: string,
+  valuesFiles: string[],
+  options: ChartRenderOptions,
+  rendererLimits: RendererLimits,
+  budget: RenderBudget,
+): Promise<ChartRender> {
+  const registry = options.chartRegistry;
+  const download =
+    registry && (await hasRemoteDependencies(folder))
+      ? async (scratch: string) => {
+          const chart = path.join(scratch, path.basename(folder));
+          // Links were checked to stay inside the repo: the copy holds what they point at.
+          await cp(folder, chart, { recursive: true, dereference: true });
+          return {
+            chart,
+            charts: await downloadChartDependencies(chart, registry, options.chartArchiveLimits),
+          };
+        }
+      : undefined;
+  return checkAndRender({ root, folder, relative }, valuesFiles, options, rendererLimits, budget, download);
+}
+
+/** The file of an environment folder that names its chart in an OCI registry or a Helm HTTP repository. */
 export const CHART_SOURCE_FILE = "ferry-chart.yaml";
 const MAX_CHART_SOURCE_BYTES = 64 * 1024;
 
 const chartSourceSchema = z
   .object({
-    repoURL: z.string().regex(/^oci:\/\/[^\s]+$/, "must be oci://host/path"),
+    repoURL: z
+      .string()
+      .max(2048)
+      .regex(/^(oci|https?):\/\/[^\s]+$/, "must be oci://host/path or an http(s):// Helm repository"),
     chart: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, "must be a chart name"),
     version: z.string().min(1).max(128),
     valuesFiles: z.array(z.string().min(1).max(1024)).max(64).default([]),
@@ -125,9 +153,9 @@ async function readChartSource(folder: string, relative: string): Promise<z.infe
 }
 
 /**
- * Renders a folder whose `ferry-chart.yaml` names a chart in an OCI registry: the chart pulled
- * into a private directory (pinned by digest), its values files (relative to the folder, inside
- * the repo) after `--helm-values`' ones.
+ * Renders a folder whose `ferry-chart.yaml` names a chart in an OCI registry or a Helm HTTP
+ * repository: the chart pulled into a private directory (pinned by digest), its values files
+ * (relative to the folder, inside the repo) after `--helm-values`' ones.
  */
 export async function renderChartSource(
   root: string,
@@ -138,45 +166,34 @@ export async function renderChartSource(
   rendererLimits: RendererLimits,
   budget: RenderBudget,
   resolveInside: (root: string, relative: string) => Promise<string>,
-): Promise<{ objects: RenderedObject[]; charts: ChartDependencyPin[] }> {
+): Promise<ChartRender> {
   const source = await readChartSource(folder, relative);
-  if (!options.chartRegistry)
+  const registry = options.chartRegistry;
+  if (!registry)
     throw new UserError(
       "chart-source-unsupported",
       `${relative}: no chart registry to pull ${source.chart} from`,
     );
   const values = [...valuesFiles];
   for (const file of source.valuesFiles) values.push(await resolveInside(root, path.join(relative, file)));
-  await checkChartInputs(root, folder, values, {
-    ...(options.inputLimits ? { limits: options.inputLimits } : {}),
-  });
-  values.push(...((await options.afterInputCheck?.(values)) ?? []));
-  const scratch = await mkdtemp(path.join(tmpdir(), "ferry-chart-"));
-  try {
-    const chart = path.join(scratch, source.chart);
-    const name = `${source.repoURL.slice("oci://".length).replace(/\/+$/, "")}/${source.chart}`;
-    const pin = await pullChart(
-      options.chartRegistry,
-      name,
-      source.version,
-      chart,
-      source.chart,
-      options.chartArchiveLimits,
-    );
-    const helm = helmRenderer(options.helm ?? "helm", {
-      release: path.basename(folder),
-      ...(options.helmNamespace !== undefined ? { namespace: options.helmNamespace } : {}),
-      valuesFiles: values,
-    });
-    const output = await runRenderer(
-      [helm],
-      chart,
-      rendererLimits,
-      { ...(options.env ? { env: options.env } : {}), allowedPrefixes: [] },
-      `cannot render ${relative}: ${MISSING_HELM_HELP}`,
-    );
-    return { objects: parseManifests(output, `helm template ${relative}`, budget), charts: [pin] };
-  } finally {
-    await rm(scratch, { recursive: true, force: true });
-  }
+  return checkAndRender(
+    { root, folder, relative },
+    values,
+    options,
+    rendererLimits,
+    budget,
+    async (scratch) => {
+      const chart = path.join(scratch, source.chart);
+      const pin = await pullChart(
+        registry,
+        source.repoURL,
+        source.chart,
+        source.version,
+        chart,
+        source.chart,
+        options.chartArchiveLimits,
+      );
+      return { chart, charts: [pin] };
+    },
+  );
 }

@@ -60,7 +60,7 @@ export interface ReconcilerSetup {
   allowRemoteBases?: string[];
   /** `--helm-values`: repo-relative values files for a chart folder, in order. */
   helmValues?: string[];
-  /** Where a chart's `oci://` dependencies are downloaded from (the registry client of the CLI). */
+  /** Where charts (`oci://` and Helm HTTP repositories) are downloaded from (the registry client of the CLI). */
   chartRegistry?: ChartRegistry;
   /** `--render-memory-limit`: the renderer's memory (data) limit in bytes. */
   renderMemoryLimitBytes?: number;

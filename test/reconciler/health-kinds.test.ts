@@ -4,6 +4,8 @@
  * document as its controller writes it (cert-manager, Flux helm-controller, Argo Rollouts, the
  * Kubernetes controllers), so a failing one must read Degraded, not Healthy-once-applied.
  */
+import { readFileSync } from "node:fs";
+import { parse } from "yaml";
 import { describe, expect, it } from "vitest";
 import { assessHealth, type StatusReporting } from "../../src/reconciler/health.js";
 import type { HealthStatus, KubeObject } from "../../src/reconciler/types.js";
@@ -115,7 +117,7 @@ const cases: Record<string, Case[]> = {
       message: /Waiting for certificate/,
     },
   ],
-  "Flux HelmRelease (kstatus: Stalled, Reconciling, Ready)": [
+  "Flux HelmRelease (kstatus; Ready False while retrying)": [
     {
       name: "installed: Ready True",
       object: helmRelease([
@@ -402,6 +404,26 @@ const cases: Record<string, Case[]> = {
     },
   ],
 };
+
+/** A status block of Argo CD's health test data (test/fixtures/health/README.md names each source). */
+const argoStatus = (file: string) =>
+  parse(readFileSync(new URL(`../fixtures/health/${file}.yaml`, import.meta.url), "utf8")) as {
+    status: Record<string, unknown>;
+  };
+
+describe("Argo CD's degraded test data reads Degraded", () => {
+  it.each([
+    ["certificate-degraded-config-error", "cert-manager.io/v1", "Certificate", /no ACME solver/],
+    ["helmrelease-degraded", "helm.toolkit.fluxcd.io/v2", "HelmRelease", /RollbackSucceeded/],
+    ["rollout-degraded-timeout", "argoproj.io/v1alpha1", "Rollout", /timed out progressing/],
+  ])("%s", (file, apiVersion, kind, message) => {
+    const verdict = assessHealth(
+      live(apiVersion, kind, { spec: {}, ...argoStatus(file) }, { generation: 1 }),
+    );
+    expect(verdict.status).toBe("Degraded");
+    expect(verdict.message).toMatch(message);
+  });
+});
 
 describe("health of any kind", () => {
   for (const [kind, rows] of Object.entries(cases)) {

@@ -11,6 +11,7 @@ import { describe, expect, it, vi } from "vitest";
 import { startEmbeddedRegistry } from "../../packages/sandbox/src/registry/embedded-registry.js";
 import { pushChart } from "../../packages/sandbox/src/registry/push-chart.js";
 import { createRegistryClient } from "../../src/adapters/registry/index.js";
+import { startHelmHttpRepo } from "../support/helm-http-repo.js";
 import { setupPerTest } from "../support/reconciler-harness.js";
 
 vi.setConfig({ testTimeout: 60_000 });
@@ -65,6 +66,36 @@ describe("a chart with an oci:// dependency, through a reconciler cycle", () => 
       ]);
     } finally {
       await registry.close();
+    }
+  });
+
+  it("a dependency on a Helm HTTP repository is downloaded, applied, and pinned by its archive's sha256", async () => {
+    const repository = await startHelmHttpRepo([{ name: "greeter", version: "2.1.0" }]);
+    try {
+      const current = await world.setup();
+      current.repo.commit({
+        "env/staging/Chart.yaml": `apiVersion: v2\nname: staging\nversion: 0.1.0\ndependencies:\n  - name: greeter\n    version: "^2.0.0"\n    repository: ${repository.url}\n`,
+        "env/staging/values.yaml": "greeter:\n  greeting: over-http\n",
+      });
+      const reconciler = current.reconciler({
+        render: { helmNamespace: "shop", chartRegistry: createRegistryClient() },
+      });
+      const result = await reconciler.cycle();
+      expect(result.errors).toEqual([]);
+      const configMap = current.sim.get("v1", "ConfigMap", "shop", "greeter") as
+        { data?: unknown } | undefined;
+      expect(configMap?.data).toEqual({ greeting: "over-http", version: "2.1.0" });
+      expect(reconciler.status().charts).toEqual([
+        {
+          name: "greeter",
+          repository: repository.url,
+          constraint: "^2.0.0",
+          version: "2.1.0",
+          digest: `sha256:${repository.digests["greeter-2.1.0.tgz"]}`,
+        },
+      ]);
+    } finally {
+      await repository.close();
     }
   });
 });

@@ -196,14 +196,16 @@ describe("an environment folder whose ferry-chart.yaml names a chart in an OCI r
     ]);
   });
 
-  it("refuses a ferry-chart.yaml that is not oci:// with a one-line error", async () => {
+  it("refuses a ferry-chart.yaml that is neither oci:// nor http(s):// with a one-line error", async () => {
     const root = tempDir("ferry-oci-source-");
     writeTree(root, {
-      "env/prod/ferry-chart.yaml": "repoURL: https://charts.example.invalid\nchart: lib\nversion: 1.2.3\n",
+      "env/prod/ferry-chart.yaml": "repoURL: git://charts.example.invalid\nchart: lib\nversion: 1.2.3\n",
     });
     await expect(
       renderPathWithSources(root, "env/prod", { chartRegistry: createRegistryClient() }),
-    ).rejects.toThrow(/^env\/prod\/ferry-chart\.yaml: repoURL: must be oci:\/\/host\/path$/);
+    ).rejects.toThrow(
+      /^env\/prod\/ferry-chart\.yaml: repoURL: must be oci:\/\/host\/path or an http\(s\):\/\/ Helm repository$/,
+    );
   });
 });
 

@@ -12,6 +12,11 @@ export interface RegistryClient extends RegistryReader {
   /** A blob by digest, at most `maxBytes`, verified against its digest. */
   blob(repository: string, digest: string, maxBytes: number): Promise<Buffer>;
   /**
+   * A file of a Helm HTTP chart repository (`index.yaml`, a chart archive) by absolute URL, at
+   * most `maxBytes`, with the guard, limits and host-bound credentials of registry requests.
+   */
+  download(url: string, maxBytes: number): Promise<Buffer>;
+  /**
    * The OCI 1.1 referrers API (`GET /v2/<name>/referrers/<digest>`): the image index listing the
    * manifests whose subject is `digest`, or undefined when the registry does not offer the API (404).
    */

@@ -8,6 +8,7 @@ import { guardedFetch } from "./address-guard.js";
 import { createAuthenticator } from "./auth.js";
 import { Circuit, RequestBudget, Semaphore } from "./limits.js";
 import { createManifestReader, type ArtifactManifest } from "./manifests.js";
+import { createRepositoryFileReader } from "./repository-file.js";
 import type { RegistryClient } from "./registry-client-api.js";
 import type { RegistryClientOptions } from "./registry-client-options.js";
 import { DEFAULT_REGISTRY_LIMITS, type RegistryLimits } from "./registry-limits.js";
@@ -85,6 +86,8 @@ export function createRegistryClient(options: RegistryClientOptions = {}): Regis
     return { state: stateFor(ref.registry), repository: ref.repository, name: imageName(ref) };
   }
 
+  const repositoryFile = createRepositoryFileReader({ auth, secrets, stateFor });
+
   // Async, so that a refused registry (refuseUnsafeRegistry in stateFor) rejects rather than throws.
   const client: RegistryClient = {
     async listTags(repositoryName: string): Promise<string[]> {
@@ -127,6 +130,10 @@ export function createRegistryClient(options: RegistryClientOptions = {}): Regis
     async blob(repositoryName: string, digest: string, maxBytes: number): Promise<Buffer> {
       const { state, repository } = target(repositoryName);
       return manifests.blob(state, repository, digest, maxBytes);
+    },
+
+    async download(target: string, maxBytes: number): Promise<Buffer> {
+      return repositoryFile(target, maxBytes);
     },
 
     async referrers(repositoryName: string, digest: string): Promise<Record<string, unknown> | undefined> {

@@ -72,10 +72,11 @@ export class CountingCluster implements ClusterPort {
   writeLease(record: LeaseRecord) {
     return this.inner.writeLease!(record);
   }
-  delete(ref: ObjectRef) {
+  delete(ref: ObjectRef, options?: Parameters<ClusterPort["delete"]>[1]) {
     this.writes.push(`delete ${ref.kind} ${ref.namespace}/${ref.name}`);
     this.deletes.push(ref);
-    return this.inner.delete(ref);
+    // The options too (the propagation policy): a wrapper that dropped them sent Background always.
+    return this.inner.delete(ref, options);
   }
   watch(
     apiVersion: string,
