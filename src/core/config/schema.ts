@@ -3,6 +3,7 @@ import { NAME_PATTERN } from "./names.js";
 import { z } from "zod";
 import { isDuration } from "../duration.js";
 import { healthSchema, soakSchema } from "./health-schema.js";
+import { environmentGroupingField, imageGroupField } from "./group-schema.js";
 import { InvalidImageRefError, parseImageName } from "../image-ref.js";
 import {
   mergePolicyLayers,
@@ -75,6 +76,7 @@ const imageSchema = z.strictObject({
     .describe("The app repo: enables CI gating and changelog links."),
   policy: policySchema.optional().describe("Default tag policy for every environment."),
   helm: z.array(helmKeysSchema).optional().describe("Extra Helm values key paths that hold this image."),
+  group: imageGroupField,
 });
 
 const PERMISSIONS = ["read", "triage", "write", "maintain", "admin"] as const;
@@ -130,6 +132,7 @@ const environmentSchema = z.strictObject({
     .record(z.string(), policyFieldsSchema)
     .optional()
     .describe("Per-image policy overrides, by image name."),
+  grouping: environmentGroupingField,
 });
 
 const registrySchema = z.strictObject({
