@@ -2,6 +2,7 @@ import { environmentPolicy } from "../core/config/schema.js";
 import type { PolicyNotice } from "../core/pr/dashboard.js";
 import { isUserError } from "../core/errors.js";
 import { describeUnit } from "../core/pr/branch.js";
+import { changesThatFit } from "../core/pr/plan-block.js";
 import type { UnitImages } from "../core/pr/promotion-unit.js";
 import { RuleViolationError } from "../core/rule-violation.js";
 import { isNewer } from "../core/policy/select-tag.js";
@@ -71,16 +72,30 @@ export async function syncUnit(
       }
       const follow = context.follow;
       const images = follow ? unit.images.filter((image) => image in follow) : unit.images;
-      const plan = await planEnvironment(
-        { registry: deps.registryFor(config), files: context.files, now: deps.now(), secrets: deps.secrets },
-        config,
-        environment,
-        // Every image of the unit is planned, not only the triggering one: the PR carries the whole unit.
-        // With `from`, the environment follows exactly what its upstream runs (same digest), never backwards.
-        follow
-          ? { pins: follow, images }
-          : { images, floor: state.floors[environment] ?? {}, eligible: context.eligible },
-      );
+      const planOf = (names: string[]) =>
+        planEnvironment(
+          {
+            registry: deps.registryFor(config),
+            files: context.files,
+            now: deps.now(),
+            secrets: deps.secrets,
+          },
+          config,
+          environment,
+          // Every image of the unit is planned, not only the triggering one: the PR carries the whole unit.
+          // With `from`, the environment follows exactly what its upstream runs (same digest), never backwards.
+          follow
+            ? { pins: follow, images: names }
+            : { images: names, floor: state.floors[environment] ?? {}, eligible: context.eligible },
+        );
+      let plan = await planOf(images);
+      // A unit with more changes than a PR body holds is proposed in parts: the first ones now,
+      // the rest once this PR merged (docs/config.md "Grouping").
+      const fit = changesThatFit({ version: 1, environment, kind: "bump", changes: plan.changes });
+      if (fit < plan.changes.length) {
+        deps.log.info({ branch, changes: plan.changes.length, proposed: fit }, "unit proposed in parts");
+        plan = await planOf(plan.changes.slice(0, fit).map((change) => change.image));
+      }
       for (const notice of plan.notices) notices.push({ environment, ...notice });
       const upsert = await upsertPromotionPr(deps, {
         loaded,

@@ -136,3 +136,34 @@ function parseVersion(
   } else if (digestRequired) return undefined;
   return version;
 }
+
+/**
+ * Room for the plan block in a PR body: GitHub's 65,536 characters less what the visible text
+ * needs at least (the cut table and its note). A unit with more changes than fit is proposed in
+ * parts (docs/config.md "Grouping").
+ */
+export const PLAN_BLOCK_BUDGET = 56_000;
+
+/**
+ * How many of `block`'s changes, in order, fit in a block of at most `budget` characters (with
+ * the fields written after a plan: head and seal). At least one: a single change always fits.
+ */
+export function changesThatFit(block: PlanBlock, budget = PLAN_BLOCK_BUDGET): number {
+  const sealed = { ...block, changes: [], head: "0".repeat(40), seal: "0".repeat(64) };
+  let size = formatPlanBlock(sealed).length;
+  let count = 0;
+  for (const change of block.changes) {
+    const { image, repository, from, to, revision } = change;
+    const json = formatHiddenBlock("plan", {
+      image,
+      repository,
+      from,
+      to,
+      ...(revision ? { revision } : {}),
+    });
+    size += json.length - "<!-- ferry:plan  -->".length + 1;
+    if (size > budget && count > 0) break;
+    count++;
+  }
+  return count;
+}

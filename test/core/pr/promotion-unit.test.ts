@@ -17,7 +17,9 @@ import {
 } from "../../../src/core/pr/plan-block.js";
 import { promotionUnits, unitOfBranch, unitOfImage } from "../../../src/core/pr/promotion-unit.js";
 import { formatTitle, parseTitle } from "../../../src/core/pr/title.js";
-import { GITHUB_TITLE_LIMIT } from "../../../src/core/pr/github-limits.js";
+import { GITHUB_BODY_LIMIT, GITHUB_TITLE_LIMIT } from "../../../src/core/pr/github-limits.js";
+import { formatBody, parseBody } from "../../../src/core/pr/body.js";
+import { changesThatFit } from "../../../src/core/pr/plan-block.js";
 
 const name = fc.stringMatching(/^[a-z0-9][a-z0-9_-]{0,62}$/);
 const group = fc.oneof(
@@ -173,5 +175,34 @@ describe("a unit's plan block and title", () => {
     const long = formatTitle("e".repeat(63), many, "rollback", "g".repeat(63));
     expect(long.length).toBeLessThanOrEqual(GITHUB_TITLE_LIMIT);
     expect(long).toBe(`Roll back 300 images in ${"e".repeat(63)} (${"g".repeat(63)})`);
+  });
+
+  it("proposes a 300-image unit in parts whose bodies each fit GitHub's 65,536 characters", () => {
+    const hex = (index: number, length: number) => index.toString(16).padStart(length, "0");
+    const changes = Array.from({ length: 300 }, (_, index) => ({
+      image: `image-${index}`,
+      repository: `ghcr.io/acme-platform/team-${index % 30}/image-${index}`,
+      from: { tag: "1.0.0", digest: `sha256:${hex(index, 64)}` },
+      to: { tag: "1.1.0", digest: `sha256:${hex(index + 1000, 64)}` },
+      revision: hex(index, 40),
+    }));
+    const whole: PlanBlock = { ...block, group: { kind: "group", name: "platform" }, changes };
+    const fit = changesThatFit(whole);
+    expect(fit).toBeGreaterThan(0);
+    expect(fit).toBeLessThan(300);
+    let left = changes;
+    while (left.length > 0) {
+      const count = changesThatFit({ ...whole, changes: left });
+      const part: PlanBlock = {
+        ...whole,
+        changes: left.slice(0, count),
+        head: "a".repeat(40),
+        seal: "b".repeat(64),
+      };
+      const body = formatBody({ plan: part, rows: {}, webUrl: "https://github.com" });
+      expect(body.length).toBeLessThanOrEqual(GITHUB_BODY_LIMIT);
+      expect(parseBody(body)?.changes).toHaveLength(count);
+      left = left.slice(count);
+    }
   });
 });
