@@ -27,7 +27,8 @@ export async function guardFerryPull(
   const first = await deps.github.getPull(number);
   const environment = first && ferryPull(deps, first)?.environment;
   if (!first || environment === undefined) return "not-ferry";
-  return deps.locks.run(`${deps.github.owner}/${deps.github.repo}#${environment}`, async () => {
+  // The lock of the PR's unit (sync-unit.ts): its branch.
+  return deps.locks.run(`${deps.github.owner}/${deps.github.repo}#${first.headRef}`, async () => {
     // Re-read inside the environment's lock: a sync of this replica may just have rewritten it.
     const pull = await deps.github.getPull(number);
     const ferry = pull && ferryPull(deps, pull);
@@ -73,6 +74,7 @@ export async function guardFerryPull(
     const upsert = await upsertPromotionPr(deps, {
       loaded,
       plan,
+      ...(ferry.group ? { group: ferry.group } : {}),
       kind: block.kind,
       ...(block.requestedBy ? { requestedBy: block.requestedBy } : {}),
       rows: await bodyRows(deps, config, environment, plan),

@@ -9,6 +9,7 @@ import type {
   PullRequestInfo,
   RepoIdentity,
 } from "./github-port.js";
+import { closeIfObsolete } from "./obsolete-units.js";
 import { ferryPull } from "./pull-trust.js";
 
 /** The GitHub roles for writing Ferry's PR branch, opening the PR and merging it. */
@@ -36,6 +37,8 @@ export async function mergeWhenReady(
   if (!ferry?.headIsFerrys || pull.state !== "open" || pull.merged) return "not-ferry";
   const environment = ferry.environment;
   if (pull.baseRef !== loaded.baseBranch) return "not-ferry";
+  // Its images moved to another unit's PR (docs/config.md "Grouping"): closed, never merged.
+  if (await closeIfObsolete(deps, loaded, pull, ferry.block)) return "stopped";
   if (loaded.config.environments[environment]?.merge !== "auto") return "review";
   // Native auto-merge is on: GitHub merges when the requirements are met. Merging as well would
   // race it and turn the loser's 405 into a false "could not merge" comment. On a base with a merge

@@ -14,9 +14,17 @@ import { bodyRows } from "./pr-body-rows.js";
 import { upsertPromotionPr, type UpsertResult } from "./upsert-promotion-pr.js";
 import { upstreamPins, type Pins } from "./upstream-pins.js";
 import type { SoakConfig } from "../core/config/health-schema.js";
+import { describeUnit } from "../core/pr/branch.js";
+import { promotionUnits, type UnitImages } from "../core/pr/promotion-unit.js";
+import { setUnitHold } from "../core/state/ferry-state.js";
 
 export interface PromoteInput {
   environment: string;
+  /**
+   * The unit the command was given on (its PR; docs/config.md "Grouping"): only its images, on its
+   * branch. Absent: every unit of the environment (or the named image's), each on its own PR.
+   */
+  unit?: UnitImages;
   image?: { name: string; tag: string };
   by: string;
   /** Where the command was given; the PR links back to it. */
@@ -67,19 +75,27 @@ export async function promote(
   } else {
     note = `Requested by @${input.by} with /promote: the newest version the policy admits.`;
   }
-  const plan = await planEnvironment(
-    { registry: deps.registryFor(config), files, now: deps.now(), secrets: deps.secrets },
-    config,
-    input.environment,
-    { ...(pins ? { pins } : {}), ...(input.image ? { images: [input.image.name] } : {}) },
-  );
-  await input.allow?.(plan.changes.map((change) => change.image));
-  const upsert = await deps.locks.run(
-    `${deps.github.owner}/${deps.github.repo}#${input.environment}`,
-    async () =>
+  const replies: { action: UpsertResult["action"]; text: string }[] = [];
+  // Every unit is planned before any is written, so that the image rights (docs/config.md "Who may
+  // promote what") see all the command would change and a refusal writes nothing.
+  const planned = [];
+  for (const unit of unitsOf(loaded, input, input.image ? [input.image.name] : undefined))
+    planned.push({
+      unit,
+      plan: await planEnvironment(
+        { registry: deps.registryFor(config), files, now: deps.now(), secrets: deps.secrets },
+        config,
+        input.environment,
+        { ...(pins ? { pins } : {}), images: unit.images },
+      ),
+    });
+  await input.allow?.(planned.flatMap(({ plan }) => plan.changes.map((change) => change.image)));
+  for (const { unit, plan } of planned) {
+    const upsert = await deps.locks.run(`${deps.github.owner}/${deps.github.repo}#${unit.branch}`, async () =>
       upsertPromotionPr(deps, {
         loaded,
         plan,
+        ...(unit.group ? { group: unit.group } : {}),
         kind: "promote",
         requestedBy: input.by,
         rows: await bodyRows(
@@ -92,8 +108,10 @@ export async function promote(
         note,
         ...(input.issueNumber !== undefined ? { requestedIn: input.issueNumber } : {}),
       }),
-  );
-  return reply(input.environment, upsert);
+    );
+    replies.push({ action: upsert.action, text: reply(describeUnit(unit), upsert) });
+  }
+  return joinReplies(replies, describeUnit(input.unit ?? { environment: input.environment }));
 }
 
 /**
@@ -110,6 +128,9 @@ export async function rollback(
   const { config } = loaded;
   const files = repoFileSource(deps.github, loaded.base.treeSha);
   const running = await currentImages(files, config, input.environment);
+  // On a unit's PR only the unit's images are rolled back.
+  if (input.unit)
+    for (const name of Object.keys(running)) if (!input.unit.images.includes(name)) delete running[name];
   let pins: Pins = {};
   if (input.image) {
     if (!(input.image.name in config.images))
@@ -130,17 +151,16 @@ export async function rollback(
     }
   }
   await input.allow?.(Object.keys(pins));
-  const plan = await planEnvironment(
-    { registry: deps.registryFor(config), files, now: deps.now(), secrets: deps.secrets },
-    config,
-    input.environment,
-    {
-      pins,
-      images: Object.keys(pins),
-    },
-  );
+  const units = unitsOf(loaded, input, Object.keys(pins));
+  // On a unit's PR the rollback holds that unit; elsewhere the whole environment.
+  const held = describeUnit(input.unit ?? { environment: input.environment });
   await updateState(deps, loaded, (state) => {
-    state.holds[input.environment] = { by: input.by, at: deps.now().toISOString(), reason: "rollback" };
+    setUnitHold(state, input.environment, input.unit?.group, undefined);
+    setUnitHold(state, input.environment, input.unit?.group, {
+      by: input.by,
+      at: deps.now().toISOString(),
+      reason: "rollback",
+    });
     for (const name of Object.keys(pins)) {
       const tag = running[name]?.tag;
       const floors = (state.floors[input.environment] ??= {});
@@ -151,21 +171,58 @@ export async function rollback(
         floors[name] = tag;
     }
   });
-  const upsert = await deps.locks.run(
-    `${deps.github.owner}/${deps.github.repo}#${input.environment}`,
-    async () =>
+  const replies: { action: UpsertResult["action"]; text: string }[] = [];
+  for (const unit of units) {
+    const plan = await planEnvironment(
+      { registry: deps.registryFor(config), files, now: deps.now(), secrets: deps.secrets },
+      config,
+      input.environment,
+      { pins, images: unit.images.filter((image) => image in pins) },
+    );
+    const upsert = await deps.locks.run(`${deps.github.owner}/${deps.github.repo}#${unit.branch}`, async () =>
       upsertPromotionPr(deps, {
         loaded,
         plan,
+        ...(unit.group ? { group: unit.group } : {}),
         kind: "rollback",
         requestedBy: input.by,
         rows: await bodyRows(deps, config, input.environment, plan, "rollback"),
-        note: `Requested by @${input.by} with /rollback. ${input.environment} is on hold until /unhold ${input.environment}.`,
+        note: `Requested by @${input.by} with /rollback. ${held} is on hold until /unhold ${input.environment}.`,
         ...(input.issueNumber !== undefined ? { requestedIn: input.issueNumber } : {}),
       }),
-  );
-  const answer = reply(input.environment, upsert);
-  return answer && `${answer} ${input.environment} is on hold until \`/unhold ${input.environment}\`.`;
+    );
+    replies.push({ action: upsert.action, text: reply(describeUnit(unit), upsert) });
+  }
+  const answer = joinReplies(replies, held);
+  return answer && `${answer} ${held} is on hold until \`/unhold ${input.environment}\`.`;
+}
+
+/**
+ * The units a command acts on: the one it was given on, else those holding `images` (every image
+ * of the environment by default). An image named outside the unit is refused.
+ */
+function unitsOf(loaded: LoadedConfig, input: PromoteInput, images?: string[]): UnitImages[] {
+  if (!input.unit) return promotionUnits(loaded.config, input.environment, images);
+  const outside = (images ?? []).filter((image) => !input.unit!.images.includes(image));
+  if (outside.length > 0)
+    throw new UserError(
+      "other-unit",
+      `${outside.join(", ")} is not in ${describeUnit(input.unit)}; give the command on its own PR or on an issue`,
+    );
+  return [input.unit];
+}
+
+/**
+ * The replies of the units in one: "" when every PR was opened or updated (🚀 says it all); the
+ * units with nothing to change are named only when no unit had anything.
+ */
+function joinReplies(replies: { action: UpsertResult["action"]; text: string }[], scope: string): string {
+  const acted = replies.filter((entry) => entry.action !== "none");
+  if (acted.length === 0) return `${scope} already runs that; nothing to change.`;
+  return acted
+    .map((entry) => entry.text)
+    .filter((text) => text.length > 0)
+    .join("\n");
 }
 
 /** Per image, the version before the one running now in the environment's history. */

@@ -1,6 +1,6 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { parseBody } from "../core/pr/body.js";
-import { parseBranchName } from "../core/pr/branch.js";
+import { parseUnitBranch, sameGroup, type UnitGroup } from "../core/pr/branch.js";
 import { planSealInput, type PlanBlock } from "../core/pr/plan-block.js";
 import type { AppDeps } from "./app-deps.js";
 import type { PullRequestInfo, RepoIdentity } from "./github-port.js";
@@ -14,6 +14,8 @@ import type { PullRequestInfo, RepoIdentity } from "./github-port.js";
  */
 export interface FerryPull {
   environment: string;
+  /** The unit's group, from the branch name (docs/config.md "Grouping"); absent for `ferry/<env>`. */
+  group?: UnitGroup;
   /** The plan Ferry wrote, when the body still carries it with a valid seal. */
   block?: PlanBlock;
   /** The head is the commit Ferry wrote (the sealed block names it). */
@@ -40,16 +42,23 @@ function sealVerifies(key: string, block: PlanBlock): boolean {
 
 /** Ferry's view of a PR: undefined when Ferry did not open it (whatever its branch or body says). */
 export function ferryPull(deps: AppDeps<RepoIdentity>, pull: PullRequestInfo): FerryPull | undefined {
-  const environment = parseBranchName(pull.headRef);
-  if (environment === undefined) return undefined;
+  const unit = parseUnitBranch(pull.headRef);
+  if (unit === undefined) return undefined;
+  const { environment, group } = unit;
   if (deps.appLogin === undefined || pull.author !== deps.appLogin) return undefined;
   const repository = `${deps.github.owner}/${deps.github.repo}`.toLowerCase();
   if (pull.headRepo?.toLowerCase() !== repository) return undefined;
   const parsed = parseBody(pull.body);
   const block =
-    parsed && parsed.environment === environment && sealVerifies(deps.sealKey, parsed) ? parsed : undefined;
+    parsed &&
+    parsed.environment === environment &&
+    sameGroup(parsed.group, group) &&
+    sealVerifies(deps.sealKey, parsed)
+      ? parsed
+      : undefined;
   return {
     environment,
+    ...(group ? { group } : {}),
     ...(block ? { block } : {}),
     headIsFerrys: block?.head !== undefined && block.head === pull.headSha,
   };

@@ -11,6 +11,9 @@ import { promote, rollback } from "./promote.js";
 import { statusTable, updateState, type StateWork } from "./state.js";
 import type { GitHubAccess } from "./github-port.js";
 import { authorizeImages } from "./authorize-images.js";
+import { commandUnit } from "./command-unit.js";
+import { describeUnit } from "../core/pr/branch.js";
+import { setUnitHold } from "../core/state/ferry-state.js";
 
 export interface CommentInput {
   commentId: number;
@@ -29,6 +32,8 @@ export interface CommentInput {
    * person's hourly budget has fewer left); the rest are answered with one line.
    */
   maxCommands?: number;
+  /** The comment is on a pull request (then a command on a unit's PR acts on that unit: command-unit.ts). */
+  isPullRequest?: boolean;
 }
 
 /** `failed`: GitHub or a registry failed for now; the commenter got 👎 and is asked to retry. */
@@ -74,7 +79,9 @@ export async function runCommentCommands(deps: AppDeps, input: CommentInput): Pr
       );
     const replies: string[] = [];
     for (const command of commands)
-      replies.push(await runCommand(deps, loaded, command, input.author, input.issueNumber));
+      replies.push(
+        await runCommand(deps, loaded, command, input.author, input.issueNumber, input.isPullRequest),
+      );
     if (commands.length < parsed.length)
       replies.push(
         skippedCommandsLine(
@@ -116,6 +123,7 @@ async function runCommand(
   command: Command,
   author: string,
   issueNumber: number,
+  isPullRequest?: boolean,
 ): Promise<string> {
   if (command.name === "status") {
     await authorize(deps, loaded, author, undefined);
@@ -133,38 +141,45 @@ async function runCommand(
   if (!(environment in loaded.config.environments))
     throw new UserError("unknown-environment", `unknown environment ${environment}`);
   const permission = await authorize(deps, loaded, author, environment);
+  const unit =
+    command.name === "unfloor"
+      ? undefined
+      : await commandUnit(deps, loaded, environment, issueNumber, isPullRequest);
   // Each image touched must admit the actor too (docs/config.md "Who may promote what"): a named
-  // image before any work, otherwise what the command is about to change, before it writes.
+  // image before any work, otherwise what the command is about to change, before it writes. On a
+  // group's PR, a hold touches that group's images only.
   const allow = (images: string[] | "environment") =>
     authorizeImages(deps, loaded, { login: author, permission, environment, images, verb: command.name });
   if ("image" in command && command.image) await allow([command.image.name]);
   else if (command.name === "unfloor") await allow(command.imageName ? [command.imageName] : "environment");
-  else if (command.name === "hold" || command.name === "unhold") await allow("environment");
+  else if (command.name === "hold" || command.name === "unhold")
+    await allow(unit ? unit.images : "environment");
+  const scope = { ...(unit ? { unit } : {}), environment, by: author, issueNumber };
+  const what = unit ? describeUnit(unit) : environment;
   switch (command.name) {
     case "promote":
-      return promote(deps, loaded, {
-        environment,
-        ...(command.image ? { image: command.image } : { allow }),
-        by: author,
-        issueNumber,
-      });
+      return promote(deps, loaded, { ...scope, ...(command.image ? { image: command.image } : { allow }) });
     case "rollback":
-      return rollback(deps, loaded, {
-        environment,
-        ...(command.image ? { image: command.image } : { allow }),
-        by: author,
-        issueNumber,
-      });
+      return rollback(deps, loaded, { ...scope, ...(command.image ? { image: command.image } : { allow }) });
     case "hold":
       await updateState(deps, loaded, (state) => {
-        state.holds[environment] ??= { by: author, at: deps.now().toISOString(), reason: "hold" };
+        setUnitHold(state, environment, unit?.group, {
+          by: author,
+          at: deps.now().toISOString(),
+          reason: "hold",
+        });
       });
-      return `${environment} is on hold: automatic updates stop until \`/unhold ${environment}\`.`;
-    case "unhold":
+      return `${what} is on hold: automatic updates stop until \`/unhold ${environment}\`.`;
+    case "unhold": {
+      let still = false;
       await updateState(deps, loaded, (state) => {
-        delete state.holds[environment];
+        setUnitHold(state, environment, unit?.group, undefined);
+        still = unit !== undefined && environment in state.holds;
       });
-      return `${environment} is no longer on hold: automatic updates resume with versions newer than what was held.`;
+      return still
+        ? `${what} is no longer on hold itself, but all of ${environment} still is: \`/unhold ${environment}\` on an issue releases it.`
+        : `${what} is no longer on hold: automatic updates resume with versions newer than what was held.`;
+    }
     case "unfloor":
       return unfloor(deps, loaded, environment, command.imageName);
   }

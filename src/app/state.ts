@@ -1,7 +1,7 @@
 import { environmentOrder, type FerryConfig } from "../core/config/schema.js";
 import { readDeploymentStatus, type EnvironmentDeployment } from "../core/deployment-status.js";
 import { TransientError } from "../core/errors.js";
-import { formatBranchName } from "../core/pr/branch.js";
+import { promotionUnits } from "../core/pr/promotion-unit.js";
 import {
   DASHBOARD_MARKER,
   DASHBOARD_TITLE,
@@ -13,8 +13,9 @@ import {
   parseNotices,
   type PolicyNotice,
   type StatusInput,
+  type UnitStatus,
 } from "../core/pr/dashboard.js";
-import { formatStateFile, parseStateFile, type FerryState } from "../core/state/ferry-state.js";
+import { formatStateFile, parseStateFile, unitHold, type FerryState } from "../core/state/ferry-state.js";
 import type { AppDeps, LoadedConfig } from "./app-deps.js";
 import { errorText } from "./error-text.js";
 import { currentImages } from "./plan-environment.js";
@@ -87,7 +88,7 @@ async function migratedState(
 export interface KnownDashboardInputs {
   /** The dashboard issue as just read (null: just found absent; undefined: not read). */
   dashboard?: IssueInfo | null;
-  /** Each environment's open Ferry PR as just seen (undefined value: none open). */
+  /** Each unit's open Ferry PR as just seen, by branch (undefined value: none open). */
   pulls?: Record<string, PullRequestInfo | undefined>;
   /** The notices of the plans just made (a scan); otherwise the dashboard keeps the ones it shows. */
   notices?: PolicyNotice[];
@@ -138,7 +139,12 @@ async function swapState(
 }
 
 function commitMessage(state: FerryState): string {
-  const held = Object.keys(state.holds).sort();
+  const held = [
+    ...Object.keys(state.holds),
+    ...Object.entries(state.unitHolds ?? {}).flatMap(([environment, keys]) =>
+      Object.keys(keys).map((key) => `${environment} ${key}`),
+    ),
+  ].sort();
   return `Ferry state: ${held.length > 0 ? `held ${held.join(", ")}` : "no holds"}\n`;
 }
 
@@ -265,6 +271,7 @@ export async function collectStatus(
   const running: StatusInput["running"] = {};
   const pulls: StatusInput["pulls"] = {};
   const deployments: NonNullable<StatusInput["deployments"]> = {};
+  const units: NonNullable<StatusInput["units"]> = {};
   for (const environment of order) {
     try {
       const images = await currentImages(files, config, environment);
@@ -278,11 +285,24 @@ export async function collectStatus(
       );
       running[environment] = {};
     }
-    const pull =
-      environment in knownPulls
-        ? knownPulls[environment]
-        : await deps.github.findOpenPull(formatBranchName(environment));
-    pulls[environment] = pull ? { number: pull.number, title: pull.title } : undefined;
+    // One PR per unit (docs/config.md "Grouping"): the default unit's in its own column as before.
+    for (const unit of promotionUnits(config, environment)) {
+      const pull =
+        unit.branch in knownPulls ? knownPulls[unit.branch] : await deps.github.findOpenPull(unit.branch);
+      const open = pull ? { number: pull.number, title: pull.title } : undefined;
+      if (!unit.group) {
+        pulls[environment] = open;
+        continue;
+      }
+      const hold = unitHold(state, environment, unit.group);
+      const status: UnitStatus = {
+        label: `${unit.group.kind} ${unit.group.name}`,
+        ...(open ? { pull: open } : {}),
+        ...(hold ? { hold } : {}),
+      };
+      for (const image of unit.images) (units[environment] ??= {})[image] = status;
+    }
+    if (!(environment in pulls)) pulls[environment] = undefined;
     const deployment = await latestDeployment(deps, config, environment, loaded.baseBranch);
     if (deployment) deployments[environment] = deployment;
   }
@@ -298,6 +318,7 @@ export async function collectStatus(
     pulls,
     holds: state.holds,
     ...(Object.keys(deployments).length > 0 ? { deployments } : {}),
+    ...(Object.keys(units).length > 0 ? { units } : {}),
   };
 }
 
@@ -353,6 +374,7 @@ export async function lastNotices(
   return parseNotices(issue?.body);
 }
 
+/** The whole environment is held (a unit's own hold: `unitHold`). */
 export function isHeld(state: FerryState, environment: string): boolean {
   return environment in state.holds;
 }

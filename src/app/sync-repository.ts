@@ -1,26 +1,20 @@
 import { sameImage } from "../core/image-ref.js";
-import { environmentOrder, environmentPolicy, type FerryConfig } from "../core/config/schema.js";
+import { environmentOrder, type FerryConfig } from "../core/config/schema.js";
 import type { PolicyNotice } from "../core/pr/dashboard.js";
 import { isUserError } from "../core/errors.js";
-import { formatBranchName } from "../core/pr/branch.js";
-import { RuleViolationError } from "../core/rule-violation.js";
-import { isNewer } from "../core/policy/select-tag.js";
+import { promotionUnits } from "../core/pr/promotion-unit.js";
 import { gateOutcome } from "../core/policy/ci-gating.js";
 import type { AppDeps, LoadedConfig } from "./app-deps.js";
 import { errorText } from "./error-text.js";
 import { loadRepoConfig, type ConfigReading } from "./load-repo-config.js";
+import { closeEmptyDefaultUnit } from "./obsolete-units.js";
 import type { Promoting } from "./promote.js";
-import { planEnvironment, currentImages } from "./plan-environment.js";
-import { bodyRows } from "./pr-body-rows.js";
 import type { GitHubChecks, PullRequestInfo } from "./github-port.js";
 import type { ImageDescription } from "./ports.js";
 import { repoFileSource } from "./repo-files.js";
-import { retryStuckMerge } from "./retry-stuck-merge.js";
-import { recordRefusal, standingRefusal } from "./rule-refusals.js";
 import { soakPending } from "./soak.js";
 import { isHeld, loadState, writeDashboard } from "./state.js";
-import { upsertPromotionPr, type UpsertResult } from "./upsert-promotion-pr.js";
-import { upstreamPins, type Pins } from "./upstream-pins.js";
+import { followPins, syncUnit, type UnitAction } from "./sync-unit.js";
 
 export interface SyncTrigger {
   /** Why we look (log context): `registry`, `workflow_run`, `push`, `scan`… */
@@ -36,7 +30,27 @@ export interface SyncResult {
   skipped?: "no-config" | "invalid-config";
   /** `soaking`: the environment follows an upstream that has not been healthy for its `soak` yet. */
   /** `refused`: a repository ruleset refuses the environment's branch write (rule-refusals.ts). */
-  environments: Record<string, UpsertResult["action"] | "held" | "soaking" | "refused" | "error">;
+  environments: Record<string, UnitAction>;
+  /**
+   * Per unit's branch (docs/config.md "Grouping"): what happened to it. `environments` sums an
+   * environment's units up: its one unit's answer, else the most telling one (an error first).
+   */
+  units?: Record<string, UnitAction>;
+}
+
+const TELLING: UnitAction[] = [
+  "error",
+  "refused",
+  "held",
+  "soaking",
+  "opened",
+  "updated",
+  "closed",
+  "unchanged",
+];
+
+function summary(actions: UnitAction[]): UnitAction {
+  return TELLING.find((action) => actions.includes(action)) ?? "none";
 }
 
 /**
@@ -60,122 +74,84 @@ export async function syncRepository(
   if (images.length === 0) return { environments: {} };
   const { state, dashboard } = await loadState(deps);
   const result: SyncResult = { environments: {} };
-  // Open PRs this sync has just seen, so the dashboard does not look them up again.
+  // Open PRs this sync has just seen (by branch), so the dashboard does not look them up again.
   const pulls: Record<string, PullRequestInfo | undefined> = {};
   // What the plans say a human should know (a running tag outside its policy), for the dashboard.
   const notices: PolicyNotice[] = [];
+  // Bugs and transient failures of one unit, rethrown once every other unit had its turn.
+  const failures: unknown[] = [];
   for (const environment of environmentOrder(config)) {
     const environmentConfig = config.environments[environment]!;
     if (environmentConfig.update !== "auto") continue;
+    // Only the units holding a triggering image are looked at, each with all its images.
+    const units = promotionUnits(config, environment).filter((unit) =>
+      unit.images.some((image) => images.includes(image)),
+    );
+    const actions: UnitAction[] = [];
+    const settle = (branch: string, action: UnitAction) => {
+      (result.units ??= {})[branch] = action;
+      actions.push(action);
+    };
     if (isHeld(state, environment)) {
+      for (const unit of units) settle(unit.branch, "held");
       result.environments[environment] = "held";
       continue;
     }
     try {
-      result.environments[environment] = await deps.locks.run(
-        `${deps.github.owner}/${deps.github.repo}#${environment}`,
-        async () => {
-          // Said once on the dashboard; not written again until the rules or the config change.
-          const refused = await standingRefusal(deps, config, environment, formatBranchName(environment));
-          if (refused) {
-            notices.push({ environment, message: refused });
-            return "refused";
-          }
-          if (environmentConfig.from !== undefined) {
-            // The same gate as /promote: a later scan takes the upstream's versions once it has soaked.
-            const pending = await soakPending(deps, loaded, environmentConfig.from, environmentConfig.soak);
-            if (pending) {
-              deps.log.info({ environment, reason: pending.reason }, "waiting for the upstream to soak");
-              // The dashboard says why the promotion waits (a soak never passes silently).
-              for (const image of images)
-                notices.push({
-                  environment,
-                  image,
-                  message: `waits for ${environmentConfig.from}: ${pending.reason}`,
-                });
-              return "soaking";
-            }
-          }
-          const files = repoFileSource(deps.github, loaded.base.treeSha);
-          const follow =
-            environmentConfig.from !== undefined
-              ? await followPins(deps, loaded, environment, files, state.floors[environment] ?? {})
-              : undefined;
-          const plan = await planEnvironment(
-            { registry: deps.registryFor(config), files, now: deps.now(), secrets: deps.secrets },
-            config,
-            environment,
-            // Every image is planned, not only the triggering one: the PR carries the whole environment.
-            // With `from`, the environment follows exactly what its upstream runs (same digest), never backwards.
-            follow
-              ? { pins: follow, images: Object.keys(follow) }
-              : { floor: state.floors[environment] ?? {}, eligible: ciGate(deps, config) },
-          );
-          for (const notice of plan.notices) notices.push({ environment, ...notice });
-          for (const file of files.skipped?.() ?? [])
-            deps.log.warn({ environment, file: file.path, reason: file.reason }, "file skipped");
-          const upsert = await upsertPromotionPr(deps, {
-            loaded,
-            plan,
-            kind: "bump",
-            rows: await bodyRows(deps, config, environment, plan),
-          });
-          // Only answers that leave the PR as it was read: a PR just opened may already be merged.
-          if (upsert.action === "unchanged" || upsert.action === "none") {
-            pulls[environment] = upsert.pull;
-            // The scan also retries a PR left mergeable but unmerged (no event will come for it).
-            if (trigger.reason === "scan" && upsert.pull)
-              if ((await retryStuckMerge(deps, loaded, upsert.pull)) === "merged")
-                pulls[environment] = undefined;
-          }
-          if (upsert.action === "closed") pulls[environment] = undefined;
-          return upsert.action;
-        },
-      );
-    } catch (error) {
-      if (error instanceof RuleViolationError) {
-        await recordRefusal(deps, config, environment, error);
-        notices.push({ environment, message: error.message });
-        deps.log.warn({ environment, error: error.message }, "ruleset refused the branch write");
-        result.environments[environment] = "refused";
-        continue;
+      if (environmentConfig.from !== undefined) {
+        // The same gate as /promote: a later scan takes the upstream's versions once it has soaked.
+        const pending = await soakPending(deps, loaded, environmentConfig.from, environmentConfig.soak);
+        if (pending) {
+          deps.log.info({ environment, reason: pending.reason }, "waiting for the upstream to soak");
+          // The dashboard says why the promotion waits (a soak never passes silently).
+          for (const image of images)
+            notices.push({
+              environment,
+              image,
+              message: `waits for ${environmentConfig.from}: ${pending.reason}`,
+            });
+          for (const unit of units) settle(unit.branch, "soaking");
+          result.environments[environment] = "soaking";
+          continue;
+        }
       }
+      const files = repoFileSource(deps.github, loaded.base.treeSha);
+      const follow =
+        environmentConfig.from !== undefined
+          ? await followPins(deps, loaded, environment, files, state.floors[environment] ?? {})
+          : undefined;
+      const context = {
+        loaded,
+        state,
+        reason: trigger.reason,
+        files,
+        ...(follow ? { follow } : {}),
+        eligible: ciGate(deps, config),
+        notices,
+        pulls,
+        unitCount: promotionUnits(config, environment).length,
+      };
+      // One unit's failure never stops the next (docs/config.md "Grouping").
+      for (const unit of units) {
+        const outcome = await syncUnit(deps, context, unit);
+        if (outcome.failure !== undefined) failures.push(outcome.failure);
+        settle(unit.branch, outcome.action);
+      }
+      await closeEmptyDefaultUnit(deps, loaded, environment, units, pulls, trigger.reason);
+      for (const file of files.skipped?.() ?? [])
+        deps.log.warn({ environment, file: file.path, reason: file.reason }, "file skipped");
+    } catch (error) {
       if (!isUserError(error)) throw error;
       deps.log.warn({ environment, error: errorText(error, deps.secrets) }, "environment skipped");
-      result.environments[environment] = "error";
+      actions.push("error");
     }
+    result.environments[environment] = summary(actions);
   }
+  if (failures.length > 0) throw failures[0];
   // The periodic scan also keeps the pinned dashboard current (merges and commands refresh it too).
   if (trigger.reason === "scan") await writeDashboard(deps, loaded, state, { dashboard, pulls, notices });
   deps.log.info({ reason: trigger.reason, environments: result.environments }, "sync done");
   return result;
-}
-
-/**
- * `update: auto` with `from`: the upstream's exact versions, for images where the upstream runs a
- * newer tag than this environment and than its floor (no downgrade, human reverts respected).
- */
-async function followPins(
-  deps: Pick<AppDeps, "registryFor">,
-  loaded: LoadedConfig,
-  environment: string,
-  files: ReturnType<typeof repoFileSource>,
-  floors: Record<string, string>,
-): Promise<Pins> {
-  const { config } = loaded;
-  const upstream = config.environments[environment]!.from!;
-  const ours = await currentImages(files, config, environment);
-  const { pins } = await upstreamPins(deps.registryFor(config), files, config, upstream, {
-    include: (name, running) => {
-      const current = ours[name];
-      if (!current || running.tag === undefined) return false;
-      const policy = environmentPolicy(config, environment, name);
-      if (current.tag !== undefined && isNewer(running.tag, current.tag, policy) !== true) return false;
-      const floor = floors[name];
-      return floor === undefined || isNewer(running.tag, floor, policy) === true;
-    },
-  });
-  return pins;
 }
 
 function imagesFor(config: FerryConfig, repositories: string[] | undefined): string[] {

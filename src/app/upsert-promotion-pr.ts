@@ -3,7 +3,7 @@ import { isUserError, UserError } from "../core/errors.js";
 import { isNewer } from "../core/policy/select-tag.js";
 import { formatBody, type BodyRow } from "../core/pr/body.js";
 import { inlineCode } from "../core/pr/markdown.js";
-import { formatBranchName, formatLabels } from "../core/pr/branch.js";
+import { formatBranchName, formatLabels, parseBranchName, type UnitGroup } from "../core/pr/branch.js";
 import type { PlanBlock, PlanKind } from "../core/pr/plan-block.js";
 import { formatTitle } from "../core/pr/title.js";
 import type { AppDeps, LoadedConfig } from "./app-deps.js";
@@ -15,10 +15,15 @@ import { ferryPull, sealPlan } from "./pull-trust.js";
 import { repoFileSource } from "./repo-files.js";
 import { warnOfStaleApprovals } from "./stale-approvals.js";
 import { pullReviewers } from "../core/rights/image-rights.js";
+import { baseMovedUnder } from "./unit-base.js";
 
 export interface UpsertInput {
   loaded: LoadedConfig;
   plan: EnvironmentPlan;
+  /** The plan's unit (docs/config.md "Grouping"): its images only; absent for the environment's default unit. */
+  group?: UnitGroup;
+  /** Other units of the environment edit its files too: a PR left behind by the base is rebuilt (unit-base.ts). */
+  sharedFiles?: boolean;
   kind: PlanKind;
   requestedBy?: string;
   /** Policy description and source range per image, for the body table. */
@@ -55,12 +60,13 @@ export async function upsertPromotionPr(
 ): Promise<UpsertResult> {
   const { loaded, plan, kind } = input;
   const environment = plan.environment;
-  const branch = formatBranchName(environment);
+  const branch = formatBranchName(environment, input.group);
   const block = planBlock(input);
   const title = formatTitle(
     environment,
     block.changes.map((change) => ({ image: change.image, version: change.to.tag ?? change.to.digest })),
     kind === "rollback" ? "rollback" : "promote",
+    input.group?.kind === "group" ? input.group.name : undefined,
   );
   const message = commitMessage(title, plan);
   // The body names the commit just written, under a seal: the only head Ferry will merge.
@@ -108,7 +114,7 @@ export async function upsertPromotionPr(
         "Closing: the base branch already has this change, or it is no longer wanted.",
       );
       await deps.github.updatePull(existing.number, { state: "closed" });
-      deps.log.info({ environment, pull: existing.number }, "pull request closed: nothing to change");
+      deps.log.info({ branch, pull: existing.number }, "pull request closed: nothing to change");
       return { action: "closed", pull: existing };
     }
     return existing ? { action: "none", pull: existing } : { action: "none" };
@@ -118,11 +124,16 @@ export async function upsertPromotionPr(
   if (existing && existingPlan && kind === "bump" && existingPlan.kind !== "bump")
     return { action: "unchanged", pull: existing };
   if (existing && existingPlan && trusted?.headIsFerrys && sameChanges(existingPlan, block)) {
+    // Another unit's merge changed a file this unit's PR edits too: the PR is rebuilt on the base.
+    const sharedMoved =
+      input.sharedFiles === true && (await baseMovedUnder(deps, loaded, existingPlan, existing, plan.files));
     // The same change, but the base moved on and requires branches to be up to date: it would
     // never merge as it is, so the branch is rebuilt on the base (docs/reliability.md row 75).
-    if (existingPlan.base === loaded.base.sha || !(await upToDateRequired(deps, loaded, existing)))
-      return { action: "unchanged", pull: existing };
-    deps.log.info({ environment, pull: existing.number }, "pull request behind a strict base: rebuilt");
+    if (!sharedMoved) {
+      if (existingPlan.base === loaded.base.sha || !(await upToDateRequired(deps, loaded, existing)))
+        return { action: "unchanged", pull: existing };
+      deps.log.info({ environment, pull: existing.number }, "pull request behind a strict base: rebuilt");
+    }
   }
   // Replicas race: one that listed the tags before the newest push must not move another's PR
   // back to an older tag (docs/reliability.md row 22). The newer PR stays; the next sync re-plans.
@@ -230,6 +241,7 @@ function planBlock(input: UpsertInput): PlanBlock {
   return {
     version: 1,
     environment: input.plan.environment,
+    ...(input.group ? { group: input.group } : {}),
     kind: input.kind,
     changes: input.plan.changes.map((change) => ({
       image: change.image,
@@ -264,7 +276,7 @@ async function openPull(
     await deps.github.updatePull(raced.number, { title, body });
     return { action: "updated", pull: { ...raced, title, body } };
   }
-  await deps.github.addLabels(pull.number, formatLabels(environment));
+  await deps.github.addLabels(pull.number, formatLabels(environment, input.group));
   const environmentConfig = loaded.config.environments[environment];
   let notice: string | undefined;
   if (environmentConfig?.merge === "review") {
@@ -298,7 +310,8 @@ async function afterWrite(
   head: string,
   opened = false,
 ): Promise<void> {
-  const environmentConfig = loaded.config.environments[pull.headRef.replace(/^ferry\//, "")];
+  const environment = parseBranchName(pull.headRef) ?? "";
+  const environmentConfig = loaded.config.environments[environment];
   if (environmentConfig?.merge !== "auto") return;
   // A base with a merge queue is never armed: GitHub would not queue a PR armed after its checks
   // passed, so Ferry enqueues it itself once they pass (mergeWhenReady).
@@ -311,7 +324,7 @@ async function afterWrite(
     // Just after a PR opens or moves, GitHub refuses auto-merge in `unstable` status while it
     // computes mergeability: ask again with bounded backoff. In `clean` status (the checks
     // already passed) it is refused for good, and Ferry merges the head it wrote itself.
-    const method = await mergeMethodFor(deps, loaded, pull.headRef.replace(/^ferry\//, ""));
+    const method = await mergeMethodFor(deps, loaded, environment);
     for (let attempt = 0; ; attempt++) {
       const enabled = await deps.github
         .enableAutoMerge(pull, head, method)

@@ -4,6 +4,7 @@ import { z } from "zod";
 import { isDuration } from "../duration.js";
 import { healthSchema, soakSchema } from "./health-schema.js";
 import { imagePromotersSchema, imageReviewersSchema } from "./rights-schema.js";
+import { environmentGroupingField, imageGroupField } from "./group-schema.js";
 import { InvalidImageRefError, parseImageName } from "../image-ref.js";
 import {
   mergePolicyLayers,
@@ -78,6 +79,7 @@ const imageSchema = z.strictObject({
   helm: z.array(helmKeysSchema).optional().describe("Extra Helm values key paths that hold this image."),
   promoters: imagePromotersSchema.optional(),
   reviewers: imageReviewersSchema.optional(),
+  group: imageGroupField,
 });
 
 const PERMISSIONS = ["read", "triage", "write", "maintain", "admin"] as const;
@@ -133,6 +135,7 @@ const environmentSchema = z.strictObject({
     .record(z.string(), policyFieldsSchema)
     .optional()
     .describe("Per-image policy overrides, by image name."),
+  grouping: environmentGroupingField,
 });
 
 const registrySchema = z.strictObject({

@@ -40,6 +40,17 @@ export interface StatusInput {
   notices?: PolicyNotice[];
   /** environment → its reconciler's latest Deployment status: sync, health, drift. */
   deployments?: Record<string, EnvironmentDeployment>;
+  /**
+   * environment → image → its unit, for images outside the environment's default unit
+   * (docs/config.md "Grouping"): the unit in words (`group team-a`), its open PR and its hold.
+   */
+  units?: Record<string, Record<string, UnitStatus>>;
+}
+
+export interface UnitStatus {
+  label: string;
+  pull?: { number: number; title: string };
+  hold?: Hold;
 }
 
 /** What a plan tells a human about one image of one environment: e.g. running 2.0.0 outside range 1.x. */
@@ -90,12 +101,13 @@ export function parseNotices(body: string | null | undefined): PolicyNotice[] {
 export function formatStatusTable(input: StatusInput): string {
   const lines = ["| Environment | Image | Version | Digest | Open PR | Hold |", "|---|---|---|---|---|---|"];
   for (const { name } of input.environments) {
-    const pull = input.pulls[name];
-    const hold = input.holds[name];
     for (const image of input.images) {
       const cell = input.running[name]?.[image];
+      const unit = input.units?.[name]?.[image];
+      const pull = unit ? unit.pull : input.pulls[name];
+      const hold = input.holds[name] ?? unit?.hold;
       lines.push(
-        `| ${escapeMarkdown(name)} | ${escapeMarkdown(image)} | ${cell?.tag !== undefined ? inlineCode(cell.tag) : cell?.digest ? "" : "(not found)"} | ${inlineCode(shortDigest(cell?.digest))} | ${pull ? `#${pull.number}` : ""} | ${hold ? `on hold (${hold.reason} by @${escapeMarkdown(hold.by)})` : ""} |`,
+        `| ${escapeMarkdown(name)} | ${escapeMarkdown(image)}${unit ? ` (${escapeMarkdown(unit.label)})` : ""} | ${cell?.tag !== undefined ? inlineCode(cell.tag) : cell?.digest ? "" : "(not found)"} | ${inlineCode(shortDigest(cell?.digest))} | ${pull ? `#${pull.number}` : ""} | ${hold ? `on hold (${hold.reason} by @${escapeMarkdown(hold.by)})` : ""} |`,
       );
     }
   }

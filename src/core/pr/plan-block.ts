@@ -1,5 +1,6 @@
 import { NAME_PATTERN } from "../config/names.js";
 import { isValidDigest, isValidTag } from "../image-ref.js";
+import type { UnitGroup } from "./branch.js";
 import { formatHiddenBlock, parseHiddenBlock } from "./markdown.js";
 
 /**
@@ -21,6 +22,8 @@ export type PlanKind = "bump" | "promote" | "rollback";
 export interface PlanBlock {
   version: 1;
   environment: string;
+  /** The unit's group (docs/config.md "Grouping"); absent for the environment's default unit. */
+  group?: UnitGroup;
   kind: PlanKind;
   changes: PlanBlockChange[];
   /** The base commit the branch was built on. */
@@ -49,7 +52,7 @@ export function formatPlanBlock(block: PlanBlock): string {
 export function parsePlanBlock(body: string | null | undefined): PlanBlock | undefined {
   const data = parseHiddenBlock("plan", body ?? "") as Record<string, unknown> | undefined;
   if (typeof data !== "object" || data === null || data.version !== 1) return undefined;
-  const { environment, kind, changes, base, requestedBy, head, seal } = data;
+  const { environment, group, kind, changes, base, requestedBy, head, seal } = data;
   if (typeof environment !== "string" || !NAME.test(environment)) return undefined;
   if (kind !== "bump" && kind !== "promote" && kind !== "rollback") return undefined;
   if (!Array.isArray(changes)) return undefined;
@@ -60,6 +63,12 @@ export function parsePlanBlock(body: string | null | undefined): PlanBlock | und
     parsed.push(valid);
   }
   const block: PlanBlock = { version: 1, environment, kind, changes: parsed };
+  if (group !== undefined) {
+    const { kind: groupKind, name } = (group ?? {}) as Record<string, unknown>;
+    if ((groupKind !== "group" && groupKind !== "image") || typeof name !== "string" || !NAME.test(name))
+      return undefined;
+    block.group = { kind: groupKind, name };
+  }
   if (typeof base === "string" && SHA.test(base)) block.base = base;
   if (typeof requestedBy === "string" && LOGIN.test(requestedBy)) block.requestedBy = requestedBy;
   if (typeof head === "string" && SHA.test(head)) block.head = head;
@@ -87,6 +96,8 @@ export function planSealInput(block: PlanBlock): string {
     block.base ?? null,
     block.requestedBy ?? null,
     block.head ?? null,
+    // Only a unit's block has a group: a default unit's seal is the one it had before groups.
+    ...(block.group ? [["group", block.group.kind, block.group.name]] : []),
   ]);
 }
 
@@ -124,4 +135,35 @@ function parseVersion(
     version.digest = digest;
   } else if (digestRequired) return undefined;
   return version;
+}
+
+/**
+ * Room for the plan block in a PR body: GitHub's 65,536 characters less what the visible text
+ * needs at least (the cut table and its note). A unit with more changes than fit is proposed in
+ * parts (docs/config.md "Grouping").
+ */
+export const PLAN_BLOCK_BUDGET = 56_000;
+
+/**
+ * How many of `block`'s changes, in order, fit in a block of at most `budget` characters (with
+ * the fields written after a plan: head and seal). At least one: a single change always fits.
+ */
+export function changesThatFit(block: PlanBlock, budget = PLAN_BLOCK_BUDGET): number {
+  const sealed = { ...block, changes: [], head: "0".repeat(40), seal: "0".repeat(64) };
+  let size = formatPlanBlock(sealed).length;
+  let count = 0;
+  for (const change of block.changes) {
+    const { image, repository, from, to, revision } = change;
+    const json = formatHiddenBlock("plan", {
+      image,
+      repository,
+      from,
+      to,
+      ...(revision ? { revision } : {}),
+    });
+    size += json.length - "<!-- ferry:plan  -->".length + 1;
+    if (size > budget && count > 0) break;
+    count++;
+  }
+  return count;
 }

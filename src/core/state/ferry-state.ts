@@ -1,5 +1,6 @@
 import { NAME_PATTERN } from "../config/names.js";
 import { isValidDigest, isValidTag } from "../image-ref.js";
+import type { UnitGroup } from "../pr/branch.js";
 
 /**
  * Ferry's state, the only data it keeps of its own: holds, floors and the history of deployed
@@ -15,7 +16,13 @@ export interface Hold {
 
 export interface FerryState {
   version: 1;
+  /** Holds of a whole environment: every unit of it (`/hold <env>` on a PR of the default unit, or elsewhere). */
   holds: Record<string, Hold>;
+  /**
+   * Holds of one unit of an environment (docs/config.md "Grouping"): environment → `group:<name>`
+   * or `image:<name>` → hold. Absent in state files from before groups, which read unchanged.
+   */
+  unitHolds?: Record<string, Record<string, Hold>>;
   /**
    * Per environment and image, the tag that automatic updates must stay above: the last tag a Ferry
    * PR brought in (so a human revert is not undone by the next scan) or the tag a rollback left.
@@ -130,7 +137,58 @@ export function formatStateFile(state: FerryState): string {
     Object.entries(sorted(state.history)).map(([environment, images]) => [environment, sorted(images)]),
   );
   const dashboard = state.dashboard !== undefined ? { dashboard: state.dashboard } : {};
-  return `${JSON.stringify({ version: 1, holds, floors, history, ...dashboard }, null, 2)}\n`;
+  // Written only when a unit is held: a state without unit holds is the same bytes as before groups.
+  const units = Object.entries(sorted(state.unitHolds ?? {}))
+    .filter(([, keys]) => Object.keys(keys).length > 0)
+    .map(([environment, keys]) => [
+      environment,
+      Object.fromEntries(
+        Object.entries(sorted(keys)).map(([key, { by, at, reason }]) => [key, { by, at, reason }]),
+      ),
+    ]);
+  const unitHolds = units.length > 0 ? { unitHolds: Object.fromEntries(units) } : {};
+  return `${JSON.stringify({ version: 1, holds, ...unitHolds, floors, history, ...dashboard }, null, 2)}\n`;
+}
+
+/** A unit's key in `unitHolds`: `group:<name>` or `image:<name>`. */
+export function unitKey(group: UnitGroup): string {
+  return `${group.kind}:${group.name}`;
+}
+
+/** Whether automatic updates of the unit stop: its environment is held, or the unit itself. */
+export function unitHold(state: FerryState, environment: string, group?: UnitGroup): Hold | undefined {
+  return state.holds[environment] ?? (group ? state.unitHolds?.[environment]?.[unitKey(group)] : undefined);
+}
+
+/** Holds or releases one unit (the whole environment when `group` is absent). */
+export function setUnitHold(
+  state: FerryState,
+  environment: string,
+  group: UnitGroup | undefined,
+  hold: Hold | undefined,
+): void {
+  if (!group) {
+    if (hold) state.holds[environment] ??= hold;
+    else delete state.holds[environment];
+    return;
+  }
+  const key = unitKey(group);
+  if (hold) ((state.unitHolds ??= {})[environment] ??= {})[key] ??= hold;
+  else if (state.unitHolds?.[environment]) {
+    delete state.unitHolds[environment][key];
+    if (Object.keys(state.unitHolds[environment]).length === 0) delete state.unitHolds[environment];
+  }
+}
+
+const UNIT_KEY = /^(?:group|image):[a-z0-9][a-z0-9_-]{0,62}$/;
+
+function parseHold(hold: unknown): Hold | undefined {
+  if (typeof hold !== "object" || hold === null) return undefined;
+  const { by, at, reason } = hold as Record<string, unknown>;
+  if (typeof by !== "string" || !LOGIN.test(by) || typeof at !== "string" || Number.isNaN(Date.parse(at)))
+    return undefined;
+  if (reason !== "hold" && reason !== "rollback") return undefined;
+  return { by, at, reason };
 }
 
 /** Anything malformed is dropped field by field (a body or the file can be edited by hand). */
@@ -141,12 +199,18 @@ export function stateFromData(raw: unknown): FerryState {
   const holds = data.holds as Record<string, unknown> | undefined;
   if (typeof holds === "object" && holds !== null) {
     for (const [environment, hold] of Object.entries(holds)) {
-      if (!NAME.test(environment) || typeof hold !== "object" || hold === null) continue;
-      const { by, at, reason } = hold as Record<string, unknown>;
-      if (typeof by !== "string" || !LOGIN.test(by) || typeof at !== "string" || Number.isNaN(Date.parse(at)))
-        continue;
-      if (reason !== "hold" && reason !== "rollback") continue;
-      state.holds[environment] = { by, at, reason };
+      const parsed = NAME.test(environment) ? parseHold(hold) : undefined;
+      if (parsed) state.holds[environment] = parsed;
+    }
+  }
+  const unitHolds = data.unitHolds as Record<string, unknown> | undefined;
+  if (typeof unitHolds === "object" && unitHolds !== null) {
+    for (const [environment, units] of Object.entries(unitHolds)) {
+      if (!NAME.test(environment) || typeof units !== "object" || units === null) continue;
+      for (const [key, hold] of Object.entries(units as Record<string, unknown>)) {
+        const parsed = UNIT_KEY.test(key) ? parseHold(hold) : undefined;
+        if (parsed) ((state.unitHolds ??= {})[environment] ??= {})[key] = parsed;
+      }
     }
   }
   const floors = data.floors as Record<string, unknown> | undefined;

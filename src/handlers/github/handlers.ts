@@ -25,7 +25,7 @@ const repoOf = (payload: RepositoryPayload) => ({
 interface CommentPayload extends RepositoryPayload {
   action: string;
   comment: { id: number; body: string; user: { login: string; type: string } };
-  issue: { number: number; state: string };
+  issue: { number: number; state: string; pull_request?: unknown };
 }
 
 /**
@@ -74,6 +74,7 @@ export async function onIssueComment(
       author,
       authorType: payload.comment.user.type,
       maxCommands: decision.commands,
+      isPullRequest: payload.issue.pull_request !== undefined && payload.issue.pull_request !== null,
       ...(payload.repository.default_branch ? { defaultBranch: payload.repository.default_branch } : {}),
     });
     // Only refusals count against the comment burst; every command counts for the hour either way.
@@ -298,12 +299,12 @@ export async function onChecksCompleted(
   );
   // Only Ferry's own branches carry PRs Ferry merges; other checks in the config repo are not its business.
   if (onFerryBranch) {
-    const environment = branches
-      .map((branch) => (typeof branch === "string" ? parseBranchName(branch) : undefined))
-      .find((name) => name !== undefined)!;
+    const branch = branches.find(
+      (name): name is string => typeof name === "string" && parseBranchName(name) !== undefined,
+    )!;
     services.queue.enqueue(`checks:${owner}/${repo}@${sha}`, async () => {
       const deps = services.depsFor(event.octokit, owner, repo);
-      await mergeFerryPullAt(deps, environment, sha, payload.repository.default_branch);
+      await mergeFerryPullAt(deps, branch, sha, payload.repository.default_branch);
     });
     return;
   }

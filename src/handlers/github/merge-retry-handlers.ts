@@ -1,6 +1,6 @@
 import { loadRepoConfig } from "../../app/load-repo-config.js";
 import { mergeWhenReady } from "../../app/merge-when-ready.js";
-import { formatBranchName, parseBranchName } from "../../core/pr/branch.js";
+import { formatBranchName, parseUnitBranch } from "../../core/pr/branch.js";
 import type { HandlerEvent, HandlerServices, RepositoryPayload } from "./services.js";
 
 /**
@@ -36,11 +36,11 @@ const FINAL_REASONS = new Set(["MANUAL", "MERGE", "ALREADY_MERGED"]);
 
 const requeues = new WeakMap<HandlerServices, Map<string, number>>();
 
-/** The environment of a PR Ferry opened on its own branch, else undefined. */
-function ferryEnvironment(payload: PullPayload, appLogin: string | undefined): string | undefined {
+/** The branch of a PR Ferry opened on its own branch (any unit's), else undefined. */
+function ferryBranch(payload: PullPayload, appLogin: string | undefined): string | undefined {
   const pull = payload.pull_request;
   if (appLogin === undefined || pull.user?.login !== appLogin) return undefined;
-  return parseBranchName(pull.head.ref);
+  return parseUnitBranch(pull.head.ref) ? pull.head.ref : undefined;
 }
 
 /** pull_request_review submitted with an approval: the approval may be what the merge waited for. */
@@ -53,13 +53,13 @@ export async function onPullRequestReview(
   const owner = payload.repository.owner.login;
   const repo = payload.repository.name;
   const deps = services.depsFor(event.octokit, owner, repo);
-  const environment = ferryEnvironment(payload, deps.appLogin);
-  if (environment === undefined) return;
+  const branch = ferryBranch(payload, deps.appLogin);
+  if (branch === undefined) return;
   const sha = payload.pull_request.head.sha;
   services.queue.enqueue(`checks:${owner}/${repo}@${sha}`, () =>
     mergeFerryPullAt(
       services.depsFor(event.octokit, owner, repo),
-      environment,
+      branch,
       sha,
       payload.repository.default_branch,
     ),
@@ -76,8 +76,8 @@ export async function onPullRequestDequeued(
   const owner = payload.repository.owner.login;
   const repo = payload.repository.name;
   const deps = services.depsFor(event.octokit, owner, repo);
-  const environment = ferryEnvironment(payload, deps.appLogin);
-  if (environment === undefined) return;
+  const branch = ferryBranch(payload, deps.appLogin);
+  if (branch === undefined) return;
   const pull = payload.pull_request;
   const counts = requeues.get(services) ?? new Map<string, number>();
   requeues.set(services, counts);
@@ -101,22 +101,24 @@ export async function onPullRequestDequeued(
   services.queue.enqueue(`checks:${owner}/${repo}@${pull.head.sha}`, () =>
     mergeFerryPullAt(
       services.depsFor(event.octokit, owner, repo),
-      environment,
+      branch,
       pull.head.sha,
       payload.repository.default_branch,
     ),
   );
 }
 
-/** Merges (or enqueues) the environment's open Ferry PR if its head is still `sha` and it may merge. */
+/** Merges (or enqueues) the open Ferry PR of `branch` (a unit's) if its head is still `sha` and it may merge. */
 export async function mergeFerryPullAt(
   deps: ReturnType<HandlerServices["depsFor"]>,
-  environment: string,
+  branch: string,
   sha: string,
   defaultBranch: string | undefined,
 ): Promise<void> {
+  const unit = parseUnitBranch(branch);
+  if (!unit) return;
   const loaded = await loadRepoConfig(deps, defaultBranch);
-  if (!loaded.ok || loaded.config.environments[environment]?.merge !== "auto") return;
-  const pull = await deps.github.findOpenPull(formatBranchName(environment));
+  if (!loaded.ok || loaded.config.environments[unit.environment]?.merge !== "auto") return;
+  const pull = await deps.github.findOpenPull(formatBranchName(unit.environment, unit.group));
   if (pull && pull.headSha === sha) await mergeWhenReady(deps, loaded, pull);
 }
