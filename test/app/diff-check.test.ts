@@ -56,7 +56,7 @@ function world(commits: Record<string, Record<string, string>>) {
         metadata: { name: "cm" },
         data: { value: text },
       };
-      return [object];
+      return { objects: [object], notRendered: [] };
     },
   };
   const deps: AppDeps<DiffGitHub> = {
