@@ -67,10 +67,10 @@ export async function checkDiff(
   if (!diff || !startCheckRun || !completeCheckRun) return "skipped";
   const config = await baseConfig(deps, input.baseSha);
   if (!config) return "skipped";
-  const lists = await Promise.all([
-    listSnapshot(deps.github, input.baseSha),
-    listSnapshot(deps.github, input.headSha),
-  ])
+  // A fork's head is never read (docs/diff-check.md "Forks"): its environments are found from the
+  // PR's file list and the base's kustomizations.
+  const shas = input.fork ? [input.baseSha] : [input.baseSha, input.headSha];
+  const lists = await Promise.all(shas.map((sha) => listSnapshot(deps.github, sha)))
     .then((pair) => ({ pair }))
     .catch((error: unknown) => {
       if (isUserError(error) && error.code === "diff-limit") return { limit: errorText(error, deps.secrets) };
@@ -79,7 +79,7 @@ export async function checkDiff(
   const snapshots = "pair" in lists ? lists.pair.map((list) => lazySnapshot(deps, list)) : [];
   const kustomizations = await Promise.all(snapshots.map(async (read) => kustomizationTexts(await read())));
   const changedFiles =
-    input.changedFiles ?? ("pair" in lists ? changedBetween(lists.pair[0], lists.pair[1]) : []);
+    input.changedFiles ?? ("pair" in lists ? changedBetween(lists.pair[0]!, lists.pair[1]!) : []);
   const affected = new Set<string>();
   for (const texts of kustomizations.length > 0 ? kustomizations : [new Map<string, string>()])
     for (const name of affectedEnvironments({

@@ -3,11 +3,12 @@
  * staging PR, on a person's PR that would prune an object, on a PR changing a Secret, and on PR
  * heads that try to leave the render's confinement or pass its limits.
  */
+import { createHmac } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { actAs } from "../../packages/sandbox/src/github/index.js";
-import { startWorld, type World } from "../support/app-e2e-world.js";
+import { SECRET, startWorld, type World } from "../support/app-e2e-world.js";
 import { diffRun, files, OVERLAY, overlay, personPull, RESOURCES, secret } from "../support/diff-e2e.js";
 
 describe("the ferry/diff check (end to end)", { timeout: 240_000 }, () => {
@@ -154,6 +155,50 @@ describe("the ferry/diff check (end to end)", { timeout: 240_000 }, () => {
       expect(run.conclusion).toBe("neutral");
       expect(run.output.title).toMatch(/symlink/);
       expect(`${run.output.summary}${run.output.text}`).not.toMatch(/root:x:0:0/);
+    });
+
+    it("renders nothing for a fork's PR and says why in a neutral check", async () => {
+      const branch = "from-fork";
+      await personPull(world, branch, { [OVERLAY]: overlay(host, "1.7.5", RESOURCES) });
+      await world.settle();
+      // The emulator has no forks: the same PR as GitHub delivers it from a fork (head.repo is
+      // mallory's), at a head commit Ferry has not seen, through the real webhook route.
+      const opened = world.emu.webhooks
+        .deliveries()
+        .find(
+          (d) =>
+            d.event === "pull_request" && d.action === "opened" && JSON.stringify(d.payload).includes(branch),
+        )!;
+      const head = await actAs.commit(
+        world.emu,
+        "acme",
+        "config",
+        branch,
+        { [OVERLAY]: overlay(host, "1.7.6", RESOURCES) },
+        "fork push",
+        { as: "mona" },
+      );
+      const payload = structuredClone(opened.payload) as {
+        pull_request: { head: { sha: string; repo: { full_name: string } } };
+      };
+      payload.pull_request.head.sha = head;
+      payload.pull_request.head.repo.full_name = "mallory/config";
+      const body = JSON.stringify(payload);
+      const response = await fetch(`${world.server.url}/api/github/webhooks`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          "x-github-event": "pull_request",
+          "x-github-delivery": "fork-delivery-1",
+          "x-hub-signature-256": `sha256=${createHmac("sha256", SECRET).update(body).digest("hex")}`,
+        },
+        body,
+      });
+      expect(response.status).toBeLessThan(300);
+      const run = await diffRun(world, head);
+      expect(run.conclusion).toBe("neutral");
+      expect(run.output.title).toBe("Not rendered: the head is in a fork");
+      expect(run.output.summary).toMatch(/comes from a fork: Ferry does not render it/);
     });
 
     it("stops a 50 MB render at the output cap", async () => {
