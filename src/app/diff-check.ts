@@ -11,7 +11,13 @@
  * Renders run one at a time per installation and are cached by what was rendered.
  */
 import { CONFIG_PATH, loadConfig } from "../core/config/load-config.js";
-import { diffConclusion, diffEnvironment, formatDiffReport, type NamedDiff } from "../core/diff/index.js";
+import {
+  code,
+  diffConclusion,
+  diffEnvironment,
+  formatDiffReport,
+  type NamedDiff,
+} from "../core/diff/index.js";
 import { isUserError } from "../core/errors.js";
 import { affectedEnvironments } from "../core/pr/affected-environments.js";
 import type { AppDeps } from "./app-deps.js";
@@ -61,10 +67,10 @@ export async function checkDiff(
   if (!diff || !startCheckRun || !completeCheckRun) return "skipped";
   const config = await baseConfig(deps, input.baseSha);
   if (!config) return "skipped";
-  const lists = await Promise.all([
-    listSnapshot(deps.github, input.baseSha),
-    listSnapshot(deps.github, input.headSha),
-  ])
+  // A fork's head is never read (docs/diff-check.md "Forks"): its environments are found from the
+  // PR's file list and the base's kustomizations.
+  const shas = input.fork ? [input.baseSha] : [input.baseSha, input.headSha];
+  const lists = await Promise.all(shas.map((sha) => listSnapshot(deps.github, sha)))
     .then((pair) => ({ pair }))
     .catch((error: unknown) => {
       if (isUserError(error) && error.code === "diff-limit") return { limit: errorText(error, deps.secrets) };
@@ -73,7 +79,7 @@ export async function checkDiff(
   const snapshots = "pair" in lists ? lists.pair.map((list) => lazySnapshot(deps, list)) : [];
   const kustomizations = await Promise.all(snapshots.map(async (read) => kustomizationTexts(await read())));
   const changedFiles =
-    input.changedFiles ?? ("pair" in lists ? changedBetween(lists.pair[0], lists.pair[1]) : []);
+    input.changedFiles ?? ("pair" in lists ? changedBetween(lists.pair[0]!, lists.pair[1]!) : []);
   const affected = new Set<string>();
   for (const texts of kustomizations.length > 0 ? kustomizations : [new Map<string, string>()])
     for (const name of affectedEnvironments({
@@ -163,6 +169,7 @@ async function renderAll(
   const sideDeps = { ...diff, secrets: deps.secrets };
   const rendered: NamedDiff[] = [];
   const unrendered: Unrendered[] = [];
+  const partial: { environment: string; line: string }[] = [];
   for (const environment of affected) {
     const paths = environments[environment]!.paths;
     const sides: SideResult[] = [];
@@ -171,6 +178,10 @@ async function renderAll(
     const [base, head] = sides as [SideResult, SideResult];
     if ("objects" in base && "objects" in head) {
       rendered.push({ environment, diff: diffEnvironment(base.objects, head.objects) });
+      // What the head did not render (a path, an Argo CD override), then what only the base did not.
+      const baseOnly = base.notRendered.filter((line) => !head.notRendered.includes(line));
+      for (const line of [...head.notRendered, ...baseOnly.map((item) => `base: ${item}`)])
+        partial.push({ environment, line });
       continue;
     }
     const failedSide = "failed" in head ? head : (base as Extract<SideResult, { failed: string }>);
@@ -182,19 +193,23 @@ async function renderAll(
       reason: `${which}: ${failedSide.reason}`,
     });
   }
-  return composeResult(deps, rendered, unrendered);
+  return composeResult(deps, rendered, unrendered, partial);
 }
 
 function composeResult(
   deps: AppDeps<DiffGitHub>,
   rendered: NamedDiff[],
   unrendered: Unrendered[],
+  partial: { environment: string; line: string }[],
 ): CheckRunResult & { table: string } {
   const redact = (text: string) => (deps.secrets ? deps.secrets.redact(text) : text);
-  const notes = unrendered.map(
-    (item) =>
-      `- **${item.environment}** not rendered (${item.failed === "limit" ? "over a limit or refused" : "does not render"}): ${item.reason.replace(/[\r\n]+/g, " ")}`,
-  );
+  const notes = [
+    ...unrendered.map(
+      (item) =>
+        `- **${item.environment}** not rendered (${item.failed === "limit" ? "over a limit or refused" : "does not render"}): ${item.reason.replace(/[\r\n]+/g, " ")}`,
+    ),
+    ...partial.map(({ environment, line }) => `- **${environment}** not rendered: ${code(line)}`),
+  ];
   const prefix = notes.length > 0 ? redact(`${notes.join("\n")}\n\n`) : "";
   const report = formatDiffReport(
     rendered,

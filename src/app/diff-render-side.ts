@@ -15,7 +15,9 @@ import { errorText } from "./error-text.js";
 import type { SnapshotRenderer } from "./ports.js";
 import type { RenderCache } from "./render-cache.js";
 
-export type SideResult = { objects: KubeObject[] } | { failed: "limit" | "broken"; reason: string };
+/** The objects rendered and what was not (a path, an Argo CD override), or why nothing was. */
+export type SideResult =
+  { objects: KubeObject[]; notRendered: string[] } | { failed: "limit" | "broken"; reason: string };
 
 /** Render codes that mean a limit or a refusal of the render's confinement, not a broken config. */
 const LIMIT_CODES = new Set([
@@ -73,9 +75,7 @@ export async function renderSide(
   try {
     const files = await snapshot();
     const refused = refusedInput(files, environmentInputs(paths, kustomizationTexts(files)));
-    result = refused
-      ? { failed: "limit", reason: refused }
-      : { objects: await deps.renderer.render(files.files, paths) };
+    result = refused ? { failed: "limit", reason: refused } : await deps.renderer.render(files.files, paths);
   } catch (error) {
     if (!isUserError(error)) throw error;
     const reason = errorText(error, deps.secrets);
@@ -85,13 +85,13 @@ export async function renderSide(
   deps.cache.set(
     key,
     "objects" in result
-      ? { objects: result.objects }
+      ? { objects: result.objects, notRendered: result.notRendered }
       : { error: { code: result.failed, message: result.reason } },
   );
   return result;
 }
 
 function fromCache(cached: NonNullable<ReturnType<RenderCache["get"]>>): SideResult {
-  if ("objects" in cached) return { objects: cached.objects };
+  if ("objects" in cached) return { objects: cached.objects, notRendered: cached.notRendered };
   return { failed: cached.error.code === "limit" ? "limit" : "broken", reason: cached.error.message };
 }

@@ -42,6 +42,12 @@ export interface RegistryReader {
  * `src/adapters/render/`; docs/diff-check.md "Rendering safely".
  */
 export interface SnapshotRenderer {
-  /** Objects of every path, in order; UserError with the render's code on a limit or refusal. */
-  render(files: ReadonlyMap<string, string>, paths: readonly string[]): Promise<KubeObject[]>;
+  /**
+   * Objects of every path, in order, and one line per path (or Argo CD override) not rendered
+   * and why; UserError with the render's code on a limit or refusal.
+   */
+  render(
+    files: ReadonlyMap<string, string>,
+    paths: readonly string[],
+  ): Promise<{ objects: KubeObject[]; notRendered: string[] }>;
 }

@@ -5,7 +5,8 @@
  */
 import type { KubeObject } from "../core/kube-object.js";
 
-export type CachedRender = { objects: KubeObject[] } | { error: { code: string; message: string } };
+export type CachedRender =
+  { objects: KubeObject[]; notRendered: string[] } | { error: { code: string; message: string } };
 
 export class RenderCache {
   readonly #items = new Map<string, { value: CachedRender; weight: number }>();

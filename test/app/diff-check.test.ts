@@ -18,6 +18,7 @@ function world(commits: Record<string, Record<string, string>>) {
   const runs: { id: number; name: string; sha: string; result?: CheckRunResult }[] = [];
   const renders: string[][] = [];
   const blobs = new Map<string, string>();
+  const listed: string[] = [];
   const github: DiffGitHub = {
     owner: "acme",
     repo: "config",
@@ -25,6 +26,7 @@ function world(commits: Record<string, Record<string, string>>) {
       return commits[ref]?.[path];
     },
     async listTree(sha): Promise<TreeEntry[]> {
+      listed.push(sha);
       return Object.entries(commits[sha] ?? {}).map(([path, text]) => {
         const blob = `${path}:${text}`;
         blobs.set(blob, text);
@@ -56,7 +58,7 @@ function world(commits: Record<string, Record<string, string>>) {
         metadata: { name: "cm" },
         data: { value: text },
       };
-      return [object];
+      return { objects: [object], notRendered: [] };
     },
   };
   const deps: AppDeps<DiffGitHub> = {
@@ -71,15 +73,15 @@ function world(commits: Record<string, Record<string, string>>) {
     sealKey: "seal",
     diff: { renderer, cache: new RenderCache() },
   };
-  return { deps, runs, renders };
+  return { deps, runs, renders, listed };
 }
 
 const base = { ".github/ferry.yml": CONFIG, "overlays/staging/cm.yaml": "a" };
 const head = { ".github/ferry.yml": CONFIG, "overlays/staging/cm.yaml": "b" };
 
 describe("checkDiff", () => {
-  it("posts a neutral check on a fork's PR and renders nothing", async () => {
-    const { deps, runs, renders } = world({ base, head });
+  it("posts a neutral check on a fork's PR and renders nothing, nor reads its head", async () => {
+    const { deps, runs, renders, listed } = world({ base, head });
     const outcome = await checkDiff(deps, {
       baseSha: "base",
       headSha: "head",
@@ -90,6 +92,7 @@ describe("checkDiff", () => {
     expect(runs).toHaveLength(1);
     expect(runs[0]!.result!.title).toMatch(/fork/);
     expect(renders).toEqual([]);
+    expect(listed).toEqual(["base"]);
   });
 
   it("posts nothing for a PR that touches no environment", async () => {

@@ -3,102 +3,13 @@
  * staging PR, on a person's PR that would prune an object, on a PR changing a Secret, and on PR
  * heads that try to leave the render's confinement or pass its limits.
  */
+import { createHmac } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { actAs } from "../../packages/sandbox/src/github/index.js";
-import { startWorld, type World } from "../support/app-e2e-world.js";
-
-const OVERLAY = "overlays/staging/kustomization.yaml";
-
-function deployment(host: string): string {
-  return `apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: shop
-spec:
-  selector:
-    matchLabels: { app: shop }
-  template:
-    metadata:
-      labels: { app: shop }
-    spec:
-      containers:
-        - name: shop
-          image: ${host}/acme/shop:1.0.0
-`;
-}
-
-const SERVICE = `apiVersion: v1
-kind: Service
-metadata:
-  name: shop
-spec:
-  selector: { app: shop }
-  ports: [{ port: 80 }]
-`;
-
-const secret = (data: Record<string, string>) =>
-  `apiVersion: v1
-kind: Secret
-metadata:
-  name: shop-db
-data:
-${Object.entries(data)
-  .map(([key, value]) => `  ${key}: ${Buffer.from(value).toString("base64")}`)
-  .join("\n")}
-`;
-
-function overlay(host: string, tag: string, resources: string[]): string {
-  return `apiVersion: kustomize.config.k8s.io/v1beta1
-kind: Kustomization
-resources:
-${resources.map((name) => `  - ${name}`).join("\n")}
-images:
-  - name: ${host}/acme/shop
-    newTag: "${tag}"
-`;
-}
-
-const RESOURCES = ["deployment.yaml", "service.yaml", "secret.yaml"];
-
-function files(host: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const env of ["staging", "prod"]) {
-    out[`overlays/${env}/kustomization.yaml`] = overlay(host, "1.7.0", RESOURCES);
-    out[`overlays/${env}/deployment.yaml`] = deployment(host);
-    out[`overlays/${env}/service.yaml`] = SERVICE;
-    out[`overlays/${env}/secret.yaml`] = secret({ password: "hunter2-base-value" });
-  }
-  return out;
-}
-
-interface Run {
-  name: string;
-  status: string;
-  conclusion: string | null;
-  output: { title: string | null; summary: string | null; text: string | null };
-}
-
-/** The completed `ferry/diff` run on `sha`, waited for with a generous deadline. */
-async function diffRun(world: World, sha: string): Promise<Run> {
-  const deadline = Date.now() + 90_000;
-  for (;;) {
-    await world.settle();
-    const { data } = await world.as.mona.rest.checks.listForRef({ owner: "acme", repo: "config", ref: sha });
-    const run = (data.check_runs as unknown as Run[]).find((item) => item.name === "ferry/diff");
-    if (run?.status === "completed") return run;
-    if (Date.now() > deadline) throw new Error(`no completed ferry/diff on ${sha}: ${JSON.stringify(run)}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
-
-/** A PR from `branch` (made from main) whose one commit writes `changes`; returns its head SHA. */
-async function personPull(world: World, branch: string, changes: Record<string, string | null>) {
-  const head = await actAs.commit(world.emu, "acme", "config", branch, changes, `${branch}`, { as: "mona" });
-  await actAs.openPullRequest(world.emu, "acme", "config", { head: branch, title: branch, as: "mona" });
-  return head;
-}
+import { SECRET, startWorld, type World } from "../support/app-e2e-world.js";
+import { diffRun, files, OVERLAY, overlay, personPull, RESOURCES, secret } from "../support/diff-e2e.js";
 
 describe("the ferry/diff check (end to end)", { timeout: 240_000 }, () => {
   let world: World;
@@ -244,6 +155,50 @@ describe("the ferry/diff check (end to end)", { timeout: 240_000 }, () => {
       expect(run.conclusion).toBe("neutral");
       expect(run.output.title).toMatch(/symlink/);
       expect(`${run.output.summary}${run.output.text}`).not.toMatch(/root:x:0:0/);
+    });
+
+    it("renders nothing for a fork's PR and says why in a neutral check", async () => {
+      const branch = "from-fork";
+      await personPull(world, branch, { [OVERLAY]: overlay(host, "1.7.5", RESOURCES) });
+      await world.settle();
+      // The emulator has no forks: the same PR as GitHub delivers it from a fork (head.repo is
+      // mallory's), at a head commit Ferry has not seen, through the real webhook route.
+      const opened = world.emu.webhooks
+        .deliveries()
+        .find(
+          (d) =>
+            d.event === "pull_request" && d.action === "opened" && JSON.stringify(d.payload).includes(branch),
+        )!;
+      const head = await actAs.commit(
+        world.emu,
+        "acme",
+        "config",
+        branch,
+        { [OVERLAY]: overlay(host, "1.7.6", RESOURCES) },
+        "fork push",
+        { as: "mona" },
+      );
+      const payload = structuredClone(opened.payload) as {
+        pull_request: { head: { sha: string; repo: { full_name: string } } };
+      };
+      payload.pull_request.head.sha = head;
+      payload.pull_request.head.repo.full_name = "mallory/config";
+      const body = JSON.stringify(payload);
+      const response = await fetch(`${world.server.url}/api/github/webhooks`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          "x-github-event": "pull_request",
+          "x-github-delivery": "fork-delivery-1",
+          "x-hub-signature-256": `sha256=${createHmac("sha256", SECRET).update(body).digest("hex")}`,
+        },
+        body,
+      });
+      expect(response.status).toBeLessThan(300);
+      const run = await diffRun(world, head);
+      expect(run.conclusion).toBe("neutral");
+      expect(run.output.title).toBe("Not rendered: the head is in a fork");
+      expect(run.output.summary).toMatch(/comes from a fork: Ferry does not render it/);
     });
 
     it("stops a 50 MB render at the output cap", async () => {

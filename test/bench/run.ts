@@ -10,7 +10,8 @@ import { BenchSkipped } from "./skipped.js";
 
 type Bench = () => Promise<Record<string, number>>;
 
-const AREAS: Record<string, () => Promise<{ bench: Bench }>> = {
+/** A group may export `targets`: figure name → the target printed beside it (`< 5000`). */
+const AREAS: Record<string, () => Promise<{ bench: Bench; targets?: Record<string, string> }>> = {
   policy: () => import("./policy.js"),
   edit: () => import("./edit.js"),
   "set-image": () => import("./set-image.js"),
@@ -24,6 +25,7 @@ const AREAS: Record<string, () => Promise<{ bench: Bench }>> = {
   intake: () => import("./intake.js"),
   signatures: () => import("./signatures.js"),
   scale: () => import("./scale.js"),
+  diff: () => import("./diff.js"),
 };
 
 async function main(): Promise<void> {
@@ -34,19 +36,26 @@ async function main(): Promise<void> {
     ?.slice("--only=".length)
     .split(",");
   const figures: Record<string, number> = {};
+  const targets: Record<string, string> = {};
   const failures: Record<string, string> = {};
   const skipped: Record<string, string> = {};
   for (const [area, load] of Object.entries(AREAS)) {
     if (only && !only.includes(area)) continue;
     const started = performance.now();
     try {
-      const { bench } = await load();
-      const result = await bench();
+      const loaded = await load();
+      const result = await loaded.bench();
       Object.assign(figures, result);
+      const areaTargets = Object.fromEntries(
+        Object.entries(loaded.targets ?? {}).filter(([name]) => name in result),
+      );
+      Object.assign(targets, areaTargets);
       if (!json) {
         process.stdout.write(`\n== ${area} (${((performance.now() - started) / 1000).toFixed(1)} s)\n`);
-        for (const [name, value] of Object.entries(result))
-          process.stdout.write(`  ${name.padEnd(56)} ${format(value)}\n`);
+        for (const [name, value] of Object.entries(result)) {
+          const target = areaTargets[name] ? `  (target ${areaTargets[name]})` : "";
+          process.stdout.write(`  ${name.padEnd(56)} ${format(value)}${target}\n`);
+        }
       }
     } catch (error) {
       if (error instanceof BenchSkipped && !noSkip) {
@@ -58,7 +67,7 @@ async function main(): Promise<void> {
       if (!json) process.stdout.write(`\n== ${area}: FAILED: ${failures[area]}\n`);
     }
   }
-  if (json) process.stdout.write(`${JSON.stringify({ figures, failures, skipped }, null, 2)}\n`);
+  if (json) process.stdout.write(`${JSON.stringify({ figures, targets, failures, skipped }, null, 2)}\n`);
   // Exit now rather than when the event loop drains: a group that failed half-way may leave a
   // server or a socket open, and the bench (in CI too) must end with its figures, not hang.
   process.exit(Object.keys(failures).length > 0 ? 1 : 0);

@@ -123,8 +123,8 @@ export async function startWorld(options: {
     slug: "ferry",
     // As app.yml asks (actions: read brings workflow_run events from source repos).
     permissions: ferryAppManifest().permissions,
-    // repository_ruleset too, as app.yml subscribes to it (not in @octokit/webhooks-schemas yet).
-    events: [...ALL_EVENTS, "repository_ruleset"],
+    // repository_ruleset (not in @octokit/webhooks-schemas yet) and merge_group too, as app.yml subscribes to them.
+    events: [...ALL_EVENTS, "repository_ruleset", "merge_group"],
     webhookSecret: SECRET,
   });
   accounts.installApp(emu, app.id, "acme");

@@ -12,6 +12,7 @@ const STEPS = [
   "staging-pr",
   "staging-rollout",
   "promote-command",
+  "prod-diff",
   "prod-pr",
   "self-heal",
   "rollback",
@@ -57,6 +58,11 @@ describe("ferry sandbox --json (the release of shop 1.8.0, end to end)", () => {
     expect(detail["staging-pr"]).toContain(pushed);
     expect(detail["staging-pr"]).toMatch(/check passed, (auto-merge by )?ferry\[bot\] merged [0-9a-f]{7}/);
     expect(detail["prod-pr"]).toContain(`staging's ${pushed}`);
+    // The prod PR's ferry/diff shows the rendered image change, at staging's digest, and nothing else.
+    expect(detail["prod-diff"]).toMatch(
+      /^ferry\/diff on #\d+: success; prod: 0 added, 1 changed, 0 removed, \d+ unchanged; \S+\/acme\/shop 1\.7\.3 → 1\.8\.0 /,
+    );
+    expect(detail["prod-diff"]).toContain(pushed!.slice("sha256:".length));
     expect(detail["promote-command"]).toMatch(/eve refused 👎 .*mona accepted 🚀/);
     expect(detail["self-heal"]).toMatch(/restored 3\/3 available/);
     expect(detail.rollback).toMatch(/prod\/shop runs 1\.7\.3, 3\/3 available; held by mona \(rollback\)/);

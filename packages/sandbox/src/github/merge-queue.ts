@@ -5,7 +5,8 @@
  * changes on the current base, on a `gh-readonly-queue/<base>/pr-<n>-<head>` branch, runs the
  * simulated CI there ("A merge queue may use GitHub Actions or your own CI provider to run
  * required checks", GitHub's merge queue documentation) and, once the base's required checks
- * pass on the group, moves the base to it and closes the PR as merged. A failing check, a base
+ * have all reported and passed on the group (an app's check, posted on `merge_group`, is waited
+ * for), moves the base to it and closes the PR as merged. A failing check, a base
  * that moved meanwhile, or a push to the PR's head drops the PR from the queue; it stays open.
  * Entering and leaving the queue send `pull_request` `enqueued` and `dequeued` (with GitHub's
  * `reason`, e.g. `CI_FAILURE`; the webhook schemas in @octokit/openapi-webhooks-types).
@@ -123,9 +124,19 @@ async function addGroup(
     login,
   );
   const delay = Math.max(0, ...repo.ci.map((ci) => ci.delayMs));
-  emu.later(() => land(emu, repo, issue, login, { ref, group, baseSha }), delay + 1);
+  const entry = { ref, group, baseSha, deadline: Date.now() + delay + CHECK_RESPONSE_MS };
+  emu.later(() => land(emu, repo, issue, login, entry), delay + 1);
   return undefined;
 }
+
+/**
+ * How long the queue waits for the group's required checks to report. GitHub waits the ruleset's
+ * `check_response_timeout_minutes` (60) and then removes the PR (reason `CI_TIMEOUT`); the
+ * emulator waits a minute of real time, so a check posted by an app (on `merge_group`) is
+ * awaited as on GitHub and a check nobody reports still ends the entry.
+ */
+const CHECK_RESPONSE_MS = 60_000;
+const CHECK_POLL_MS = 100;
 
 /** Lands the group when the base's required checks passed on it; otherwise drops the PR from the queue. */
 async function land(
@@ -133,13 +144,19 @@ async function land(
   repo: Repo,
   issue: Issue,
   login: string,
-  entry: { ref: string; group: string; baseSha: string },
+  entry: { ref: string; group: string; baseSha: string; deadline: number },
 ): Promise<void> {
   const p = issue.pull!;
   const git = repo.git;
-  const passed = requiredChecksFor(repo, p.baseRef).every(
-    (context) => contextState(repo, entry.group, context) === "success",
+  const states = requiredChecksFor(repo, p.baseRef).map((context) =>
+    contextState(repo, entry.group, context),
   );
+  const waiting = !states.includes("failure") && states.some((state) => state !== "success");
+  if (waiting && Date.now() < entry.deadline && issue.state === "open" && p.queuedGroup === entry.group) {
+    emu.later(() => land(emu, repo, issue, login, entry), CHECK_POLL_MS);
+    return;
+  }
+  const passed = states.every((state) => state === "success");
   const landed =
     passed &&
     issue.state === "open" &&
@@ -150,6 +167,6 @@ async function land(
   if (landed) await markMerged(emu, repo, issue, login, entry.baseSha, entry.group);
   else if (issue.state === "open")
     await emitPull(emu, repo, issue, "dequeued", login, {
-      reason: passed ? "UNKNOWN_REMOVAL_REASON" : "CI_FAILURE",
+      reason: passed ? "UNKNOWN_REMOVAL_REASON" : waiting ? "CI_TIMEOUT" : "CI_FAILURE",
     });
 }

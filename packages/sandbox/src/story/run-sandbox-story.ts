@@ -29,6 +29,7 @@ import {
   rolloutProbe,
   type PullSeen,
 } from "./observe.js";
+import { prodDiff } from "./diff-step.js";
 import { startSandboxWorld, type SandboxWorld } from "./sandbox-world.js";
 import { describeDrift, shortDigest, shortSha } from "../../../../src/embedding.js";
 import { type EnvironmentSummary, type SandboxEndpoints, type StepResult } from "./timeline.js";
@@ -64,9 +65,9 @@ interface StoryState {
   digest?: string;
   issue?: number;
   lastProdPull?: number;
-  /** When step 5's merge landed on main (its commit's date), for step 8's question. */
+  /** When step 6's merge landed on main (its commit's date), for step 9's question. */
   prodMergedAt?: string;
-  /** When prod's reconciler reported step 5's merge applied (its Deployment status). */
+  /** When prod's reconciler reported step 6's merge applied (its Deployment status). */
   prodDeployedAt?: string;
 }
 
@@ -103,10 +104,11 @@ export async function runSandboxStory(options: SandboxStoryOptions = {}): Promis
     ["staging-pr", () => stagingPullRequest(world, state)],
     ["staging-rollout", () => stagingRollout(world)],
     ["promote-command", () => promoteCommand(world, state)],
+    ["prod-diff", () => prodDiff(world, state.digest)],
     ["prod-pr", () => prodPullRequest(world, state)],
     ["self-heal", () => selfHeal(world)],
     ["rollback", () => rollbackProd(world, state)],
-    ["history", () => historyAtStep5(world, state)],
+    ["history", () => historyAtProdRollout(world, state)],
   ];
   for (const [name, run] of story) {
     const started = name === "setup" ? setupStarted : performance.now();
@@ -267,7 +269,7 @@ async function promoteCommand(world: SandboxWorld, state: StoryState): Promise<s
   return `on #${issue.number}: eve refused 👎 ("${firstSentence((refused.reply ?? "").replace(/^@eve\s*/, ""))}"), mona accepted 🚀`;
 }
 
-/** 5. The prod PR carries staging's exact digest; mona approves and merges it; prod rolls out. */
+/** 6. The prod PR carries staging's exact digest; mona approves and merges it; prod rolls out. */
 async function prodPullRequest(world: SandboxWorld, state: StoryState): Promise<string> {
   const title = `Promote shop ${NEW_VERSION} to prod`;
   const pull = await waitFor(
@@ -295,7 +297,7 @@ async function prodPullRequest(world: SandboxWorld, state: StoryState): Promise<
   return `#${pull.number} carries staging's ${shortDigest(change.to.digest)}; mona approved and merged ${shortSha(mergeSha)}; prod/shop runs ${NEW_VERSION}, ${rollout.available}/${rollout.replicas} available`;
 }
 
-/** 6. Someone scales prod by hand; the reconciler puts Git's replica count back. */
+/** 7. Someone scales prod by hand; the reconciler puts Git's replica count back. */
 async function selfHeal(world: SandboxWorld): Promise<string> {
   const wanted = ENVIRONMENTS.find((env) => env.name === "prod")!.replicas;
   const manual = 1;
@@ -329,11 +331,11 @@ async function selfHeal(world: SandboxWorld): Promise<string> {
   return `scaled prod/shop ${wanted} → ${manual} by hand; self-heal restored ${healed.available}/${healed.replicas} available; recorded ${undone.field} ${undone.live} → ${undone.git} by ${undone.manager ?? "an unknown manager"}; the Deployment status says "${said}"`;
 }
 
-/** 7. /rollback prod: the revert PR is approved and merged, prod runs 1.7.3 again and is held. */
+/** 8. /rollback prod: the revert PR is approved and merged, prod runs 1.7.3 again and is held. */
 async function rollbackProd(world: SandboxWorld, state: StoryState): Promise<string> {
   const issue = state.issue!;
-  // A minute passes on the emulator's clock, whose times are whole seconds like GitHub's: step 8
-  // asks what ran at step 5's rollout, which must not share a second with this merge.
+  // A minute passes on the emulator's clock, whose times are whole seconds like GitHub's: step 9
+  // asks what ran at step 6's rollout, which must not share a second with this merge.
   world.emu.advanceClock(60_000);
   const { data: command } = await world.as.mona.rest.issues.createComment({
     ...repo,
@@ -365,7 +367,7 @@ async function rollbackProd(world: SandboxWorld, state: StoryState): Promise<str
     const held = (await holds(world)).prod;
     return held ? done(held) : notYet("prod not held");
   });
-  // The dashboard, rewritten with the hold, shows step 6's drift from the prod Deployment status.
+  // The dashboard, rewritten with the hold, shows step 7's drift from the prod Deployment status.
   const drift = `**prod**: ${describeDrift(1)}`;
   await waitFor(world, `the dashboard to say "${drift}"`, dashboardProbe(world, drift));
   return `#${pull.number} rolls back to ${FIRST_VERSION} (${shortDigest(change.to.digest)}), merged ${shortSha(mergeSha)}; prod/shop runs ${FIRST_VERSION}, ${rollout.available}/${rollout.replicas} available; held by ${hold.by} (${hold.reason}); the dashboard shows prod's drift`;
@@ -387,11 +389,11 @@ async function deploymentSuccessAt(
 }
 
 /**
- * 8. "What ran in prod at the time of step 5?", answered by `/ferry history prod --at …` from the
- * config repo's history and the prod reconciler's Deployment statuses (asked at the moment step 5's
+ * 9. "What ran in prod at the time of step 6?", answered by `/ferry history prod --at …` from the
+ * config repo's history and the prod reconciler's Deployment statuses (asked at the moment step 6's
  * rollout was reported applied: at the merge itself prod still ran the version before).
  */
-async function historyAtStep5(world: SandboxWorld, state: StoryState): Promise<string> {
+async function historyAtProdRollout(world: SandboxWorld, state: StoryState): Promise<string> {
   const issue = state.issue!;
   const at = (state.prodDeployedAt ?? state.prodMergedAt!).replace(/\.\d+Z$/, "Z");
   const body = `/ferry history prod --at ${at}`;

@@ -158,7 +158,11 @@ export async function startSandboxWorld(options: SandboxWorldOptions = {}): Prom
       registryCoalesceMs: 20,
       // `/status` on a loopback listener of its own, so the sandbox can show it without a token.
       status: { listen: { host: "127.0.0.1", port: 0 } },
-      ...(options.statusTtlMs !== undefined ? { ferry: { statusTtlMs: options.statusTtlMs } } : {}),
+      // The ferry/diff check run on every PR (docs/diff-check.md), as `ferry serve` has it.
+      ferry: {
+        diffCheck: true,
+        ...(options.statusTtlMs !== undefined ? { statusTtlMs: options.statusTtlMs } : {}),
+      },
       log: pino({ level: "warn", base: { name: "ferry" } }, { write: (line: string) => logSink(line) }),
     });
     closers.push(() => ferry.close());
