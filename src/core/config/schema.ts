@@ -3,6 +3,7 @@ import { NAME_PATTERN } from "./names.js";
 import { z } from "zod";
 import { isDuration } from "../duration.js";
 import { healthSchema, soakSchema } from "./health-schema.js";
+import { windowFields } from "./window-schema.js";
 import { InvalidImageRefError, parseImageName } from "../image-ref.js";
 import {
   mergePolicyLayers,
@@ -130,6 +131,7 @@ const environmentSchema = z.strictObject({
     .record(z.string(), policyFieldsSchema)
     .optional()
     .describe("Per-image policy overrides, by image name."),
+  ...windowFields,
 });
 
 const registrySchema = z.strictObject({
