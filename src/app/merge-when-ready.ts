@@ -4,12 +4,14 @@ import type {
   GitHubBranches,
   GitHubChecks,
   GitHubComments,
+  GitHubContents,
   GitHubMerges,
   GitHubPulls,
   PullRequestInfo,
   RepoIdentity,
 } from "./github-port.js";
 import { ferryPull } from "./pull-trust.js";
+import { mayMergeNow } from "./window-gate.js";
 
 /** The GitHub roles for writing Ferry's PR branch, opening the PR and merging it. */
 export type PullWork = RepoIdentity &
@@ -17,7 +19,8 @@ export type PullWork = RepoIdentity &
   GitHubChecks &
   GitHubMerges &
   GitHubPulls &
-  GitHubComments;
+  GitHubComments &
+  GitHubContents;
 
 export type MergeOutcome = "merged" | "waiting" | "not-ferry" | "review" | "stopped";
 
@@ -37,6 +40,8 @@ export async function mergeWhenReady(
   const environment = ferry.environment;
   if (pull.baseRef !== loaded.baseBranch) return "not-ferry";
   if (loaded.config.environments[environment]?.merge !== "auto") return "review";
+  // Never into a closed environment (a change window or freeze), unless overridden for this head.
+  if (!(await mayMergeNow(deps, loaded, environment, pull.headSha))) return "waiting";
   // Native auto-merge is on: GitHub merges when the requirements are met. Merging as well would
   // race it and turn the loser's 405 into a false "could not merge" comment. On a base with a merge
   // queue GitHub only queues an armed PR on a later change, so one armed after its checks passed

@@ -14,6 +14,8 @@ import { bodyRows } from "./pr-body-rows.js";
 import { upsertPromotionPr, type UpsertResult } from "./upsert-promotion-pr.js";
 import { upstreamPins, type Pins } from "./upstream-pins.js";
 import type { SoakConfig } from "../core/config/health-schema.js";
+import type { GitHubStatuses } from "./github-port.js";
+import { withWindowOverride } from "./window-gate.js";
 
 export interface PromoteInput {
   environment: string;
@@ -21,10 +23,12 @@ export interface PromoteInput {
   by: string;
   /** Where the command was given; the PR links back to it. */
   issueNumber?: number;
+  /** A change-window override the command passed (window-gate.ts), recorded for the PR's head. */
+  override?: { reason: string; closed: string };
 }
 
 /** The GitHub roles `/promote` and `/rollback` call: the state, the soak gate and the PR. */
-export type Promoting = StateWork & PullWork & GitHubDeployments;
+export type Promoting = StateWork & PullWork & GitHubDeployments & GitHubStatuses;
 
 /**
  * `/promote <env> [image@tag]` (docs/config.md "Commands"): with `from`, the environment gets exactly what its
@@ -90,7 +94,7 @@ export async function promote(
         ...(input.issueNumber !== undefined ? { requestedIn: input.issueNumber } : {}),
       }),
   );
-  return reply(input.environment, upsert);
+  return withWindowOverride(deps, loaded, input, "promote", upsert, reply(input.environment, upsert));
 }
 
 /**
@@ -161,7 +165,14 @@ export async function rollback(
       }),
   );
   const answer = reply(input.environment, upsert);
-  return answer && `${answer} ${input.environment} is on hold until \`/unhold ${input.environment}\`.`;
+  return withWindowOverride(
+    deps,
+    loaded,
+    input,
+    "rollback",
+    upsert,
+    answer && `${answer} ${input.environment} is on hold until \`/unhold ${input.environment}\`.`,
+  );
 }
 
 /** Per image, the version before the one running now in the environment's history. */

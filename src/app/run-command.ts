@@ -9,6 +9,7 @@ import { historyAnswer } from "./history-command.js";
 import { promote, rollback } from "./promote.js";
 import { statusTable, updateState, type StateWork } from "./state.js";
 import type { GitHubAccess } from "./github-port.js";
+import { commandWindowGate } from "./window-gate.js";
 
 export interface CommentInput {
   commentId: number;
@@ -127,6 +128,16 @@ async function runCommand(
   if (!(environment in loaded.config.environments))
     throw new UserError("unknown-environment", `unknown environment ${environment}`);
   await authorize(deps, loaded, author, environment);
+  // Refused in a closed environment unless overridden by the role (docs/config.md "Change windows and freezes").
+  const override =
+    command.name === "promote" || command.name === "rollback"
+      ? await commandWindowGate(deps, loaded, {
+          environment,
+          command: command.name,
+          by: author,
+          ...(command.overrideFreeze !== undefined ? { overrideFreeze: command.overrideFreeze } : {}),
+        })
+      : undefined;
   switch (command.name) {
     case "promote":
       return promote(deps, loaded, {
@@ -134,6 +145,7 @@ async function runCommand(
         ...(command.image ? { image: command.image } : {}),
         by: author,
         issueNumber,
+        ...(override ? { override } : {}),
       });
     case "rollback":
       return rollback(deps, loaded, {
@@ -141,6 +153,7 @@ async function runCommand(
         ...(command.image ? { image: command.image } : {}),
         by: author,
         issueNumber,
+        ...(override ? { override } : {}),
       });
     case "hold":
       await updateState(deps, loaded, (state) => {

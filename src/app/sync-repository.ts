@@ -21,6 +21,7 @@ import { soakPending } from "./soak.js";
 import { isHeld, loadState, writeDashboard } from "./state.js";
 import { upsertPromotionPr, type UpsertResult } from "./upsert-promotion-pr.js";
 import { upstreamPins, type Pins } from "./upstream-pins.js";
+import { publishWindowTransitions } from "./window-transitions.js";
 
 export interface SyncTrigger {
   /** Why we look (log context): `registry`, `workflow_run`, `push`, `scan`… */
@@ -145,6 +146,8 @@ export async function syncRepository(
       result.environments[environment] = "error";
     }
   }
+  // The scan re-posts `ferry/window` where a change window opened or closed since it last did.
+  if (trigger.reason === "scan") await publishWindowTransitions(deps, loaded, state);
   // The periodic scan also keeps the pinned dashboard current (merges and commands refresh it too).
   if (trigger.reason === "scan") await writeDashboard(deps, loaded, state, { dashboard, pulls, notices });
   deps.log.info({ reason: trigger.reason, environments: result.environments }, "sync done");

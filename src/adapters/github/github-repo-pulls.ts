@@ -4,7 +4,7 @@ import type { GitHubMerges, GitHubPulls, PullRequestInfo } from "../../app/githu
 import { type GitHubRepoContext, message, orUndefinedOn404, status } from "./github-repo-context.js";
 
 /** Pull request data from the REST shape. */
-function toPull(data: {
+export function toPull(data: {
   number: number;
   node_id: string;
   state: string;

@@ -1,5 +1,6 @@
 import { NAME_PATTERN } from "../config/names.js";
 import { isValidDigest, isValidTag } from "../image-ref.js";
+import { formatWindowState, windowStateFromData, type WindowState } from "./window-state.js";
 
 /**
  * Ferry's state, the only data it keeps of its own: holds, floors and the history of deployed
@@ -33,6 +34,8 @@ export interface FerryState {
    * the dashboard), since anyone with write access can edit the ref.
    */
   dashboard?: number;
+  /** Change-window overrides and what `ferry/window` last said (window-state.ts). */
+  windows?: WindowState;
 }
 
 export interface DeployedVersion {
@@ -130,7 +133,8 @@ export function formatStateFile(state: FerryState): string {
     Object.entries(sorted(state.history)).map(([environment, images]) => [environment, sorted(images)]),
   );
   const dashboard = state.dashboard !== undefined ? { dashboard: state.dashboard } : {};
-  return `${JSON.stringify({ version: 1, holds, floors, history, ...dashboard }, null, 2)}\n`;
+  const windows = formatWindowState(state.windows);
+  return `${JSON.stringify({ version: 1, holds, floors, history, ...dashboard, ...windows }, null, 2)}\n`;
 }
 
 /** Anything malformed is dropped field by field (a body or the file can be edited by hand). */
@@ -181,5 +185,7 @@ export function stateFromData(raw: unknown): FerryState {
   }
   if (typeof data.dashboard === "number" && Number.isSafeInteger(data.dashboard) && data.dashboard > 0)
     state.dashboard = data.dashboard;
+  const windows = windowStateFromData(data.windows);
+  if (windows) state.windows = windows;
   return state;
 }
