@@ -27,6 +27,8 @@ import { soakHealthWarnings } from "./soak-health-warnings.js";
 import { closeBrokenConfigIssue, loadRepoConfig, type ConfigReading } from "./load-repo-config.js";
 import type { FileSource } from "./plan-inputs.js";
 import { repoFileSource } from "./repo-files.js";
+import { touchesRights, withRightsChanges } from "./rights-check.js";
+import { needsCodeowners } from "../core/rights/image-rights.js";
 
 /**
  * PRs touching `.github/ferry.yml` get a `ferry/config` check run with annotations on the
@@ -45,7 +47,8 @@ export async function checkConfigPullRequest(
   // GitHub cut (3,000 files) may leave them out: checked then too.
   if (
     !input.listCut &&
-    !input.changedFiles.some((file) => file === CONFIG_PATH || ENVIRONMENT_FILE.test(file))
+    !input.changedFiles.some((file) => file === CONFIG_PATH || ENVIRONMENT_FILE.test(file)) &&
+    !touchesRights(input.changedFiles)
   )
     return "skipped";
   // The Git Data API resolves a commit SHA to its tree, so the head needs no commit lookup.
@@ -69,7 +72,10 @@ export async function checkConfigPullRequest(
       ...(await soakHealthWarnings(deps, loaded.config, head.text, () => deps.github.defaultBranch())),
     );
   }
-  const output = formatConfigCheck(CONFIG_PATH, problems, warnings);
+  let output = formatConfigCheck(CONFIG_PATH, problems, warnings);
+  // Who gains or loses promote rights (a commit SHA names its tree to the Git Data API).
+  if (loaded.ok && (input.listCut || touchesRights(input.changedFiles) || ownedByFiles(loaded.config)))
+    output = await withRightsChanges(deps, output, { config: loaded.config, treeSha: input.headSha });
   await deps.github.createCheckRun({ name: CONFIG_CHECK_NAME, headSha: input.headSha, ...output });
   return output.conclusion;
 }
@@ -108,6 +114,11 @@ export async function checkConfigOnDefaultBranch(
   });
   if (loaded.ok) await closeBrokenConfigIssue(deps);
   return loaded.ok;
+}
+
+/** An image's rights follow its files (`codeowners: true`): moving a reference can change them. */
+function ownedByFiles(config: FerryConfig): boolean {
+  return needsCodeowners(config, Object.keys(config.images));
 }
 
 /** The config's own warnings (e.g. `auth: github` on GHCR), placed in the config file. */

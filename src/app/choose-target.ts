@@ -229,7 +229,7 @@ function withHeldBack(target: Target, heldBack: string | undefined): Target {
   return target;
 }
 
-async function checkSignature(
+export async function checkSignature(
   registry: RegistryReader,
   repository: string,
   digest: string,

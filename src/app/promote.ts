@@ -25,6 +25,8 @@ export interface PromoteInput {
   issueNumber?: number;
   /** A change-window override the command passed (window-gate.ts), recorded for the PR's head. */
   override?: { reason: string; closed: string };
+  /** Refuses (throws) when the requester may not change these images (docs/config.md "Who may promote what"). */
+  allow?: (images: string[]) => Promise<void>;
 }
 
 /** The GitHub roles `/promote` and `/rollback` call: the state, the soak gate and the PR. */
@@ -75,6 +77,7 @@ export async function promote(
     input.environment,
     { ...(pins ? { pins } : {}), ...(input.image ? { images: [input.image.name] } : {}) },
   );
+  await input.allow?.(plan.changes.map((change) => change.image));
   const upsert = await deps.locks.run(
     `${deps.github.owner}/${deps.github.repo}#${input.environment}`,
     async () =>
@@ -130,6 +133,7 @@ export async function rollback(
       );
     }
   }
+  await input.allow?.(Object.keys(pins));
   const plan = await planEnvironment(
     { registry: deps.registryFor(config), files, now: deps.now(), secrets: deps.secrets },
     config,

@@ -6,10 +6,12 @@ import { boundReply, MAX_COMMANDS_PER_COMMENT, skippedCommandsLine } from "../co
 import { errorText } from "./error-text.js";
 import { loadRepoConfig } from "./load-repo-config.js";
 import { historyAnswer } from "./history-command.js";
+import { whyAnswer } from "./why-command.js";
 import { promote, rollback } from "./promote.js";
 import { statusTable, updateState, type StateWork } from "./state.js";
 import type { GitHubAccess } from "./github-port.js";
 import { commandWindowGate } from "./window-gate.js";
+import { authorizeImages } from "./authorize-images.js";
 
 export interface CommentInput {
   commentId: number;
@@ -124,10 +126,21 @@ async function runCommand(
     await authorize(deps, loaded, author, undefined);
     return historyAnswer(deps, loaded, command);
   }
+  if (command.name === "why") {
+    await authorize(deps, loaded, author, undefined);
+    return whyAnswer(deps, loaded, command);
+  }
   const environment = command.environment;
   if (!(environment in loaded.config.environments))
     throw new UserError("unknown-environment", `unknown environment ${environment}`);
-  await authorize(deps, loaded, author, environment);
+  const permission = await authorize(deps, loaded, author, environment);
+  // Each image touched must admit the actor too (docs/config.md "Who may promote what"): a named
+  // image before any work, otherwise what the command is about to change, before it writes.
+  const allow = (images: string[] | "environment") =>
+    authorizeImages(deps, loaded, { login: author, permission, environment, images, verb: command.name });
+  if ("image" in command && command.image) await allow([command.image.name]);
+  else if (command.name === "unfloor") await allow(command.imageName ? [command.imageName] : "environment");
+  else if (command.name === "hold" || command.name === "unhold") await allow("environment");
   // Refused in a closed environment unless overridden by the role (docs/config.md "Change windows and freezes").
   const override =
     command.name === "promote" || command.name === "rollback"
@@ -142,7 +155,7 @@ async function runCommand(
     case "promote":
       return promote(deps, loaded, {
         environment,
-        ...(command.image ? { image: command.image } : {}),
+        ...(command.image ? { image: command.image } : { allow }),
         by: author,
         issueNumber,
         ...(override ? { override } : {}),
@@ -150,7 +163,7 @@ async function runCommand(
     case "rollback":
       return rollback(deps, loaded, {
         environment,
-        ...(command.image ? { image: command.image } : {}),
+        ...(command.image ? { image: command.image } : { allow }),
         by: author,
         issueNumber,
         ...(override ? { override } : {}),
@@ -206,19 +219,21 @@ async function unfloor(
 
 /**
  * Live permission check (docs/reliability.md row 12): the collaborator permission API, or membership
- * of one of the environment's `promoters.teams`. `/ferry status` needs read access.
+ * of one of the environment's `promoters.teams`. `/ferry status` needs read access. Returns the
+ * permission read, for the images' own rules (authorize-images.ts).
  */
 async function authorize(
   deps: AppDeps<GitHubAccess>,
   loaded: LoadedConfig,
   login: string,
   environment: string | undefined,
-): Promise<void> {
+): Promise<Permission | "none"> {
   const promoters = environment ? loaded.config.environments[environment]?.promoters : undefined;
   const needed: Permission = environment ? (promoters?.permission ?? "maintain") : "read";
   const permission = await deps.github.permissionOf(login);
-  if (RANK[permission] >= RANK[needed]) return;
-  for (const team of promoters?.teams ?? []) if (await deps.github.isTeamMember(team, login)) return;
+  if (RANK[permission] >= RANK[needed]) return permission;
+  for (const team of promoters?.teams ?? [])
+    if (await deps.github.isTeamMember(team, login)) return permission;
   throw new UserError(
     "forbidden",
     environment

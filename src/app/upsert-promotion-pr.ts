@@ -15,6 +15,7 @@ import { ferryPull, sealPlan } from "./pull-trust.js";
 import { repoFileSource } from "./repo-files.js";
 import { warnOfStaleApprovals } from "./stale-approvals.js";
 import { mayMergeNow } from "./window-gate.js";
+import { pullReviewers } from "../core/rights/image-rights.js";
 
 export interface UpsertInput {
   loaded: LoadedConfig;
@@ -249,8 +250,13 @@ async function openPull(
   await deps.github.addLabels(pull.number, formatLabels(environment));
   const environmentConfig = loaded.config.environments[environment];
   let notice: string | undefined;
-  if (environmentConfig?.merge === "review" && environmentConfig.reviewers) {
-    const { users, teams } = environmentConfig.reviewers;
+  if (environmentConfig?.merge === "review") {
+    // The environment's reviewers and those of each image the PR changes.
+    const { users, teams } = pullReviewers(
+      loaded.config,
+      environment,
+      input.plan.changes.map((change) => change.image),
+    );
     // GitHub refuses the whole request when one of them has no access to the repository; the PR
     // is open all the same, so it counts as opened and the requester is told.
     if (

@@ -10,14 +10,16 @@ import { configContextFromEnv } from "../core/config/config-context.js";
 import { CONFIG_PATH, formatProblems, loadConfig } from "../core/config/load-config.js";
 import { environmentOrder, type FerryConfig } from "../core/config/schema.js";
 import { UserError } from "../core/errors.js";
-import { shortDigest } from "../core/image-ref.js";
+import { isValidTag, shortDigest } from "../core/image-ref.js";
+import { formatExplanation } from "../core/why/explain-tag.js";
+import { explainImageTag, type WhySources } from "../app/why-tag.js";
 import { gateNoticeForPlan } from "../core/policy/ci-gating.js";
 import type { RegistryReader } from "../app/ports.js";
 import { runRegistryReads } from "../app/run-registry-reads.js";
 import { EXIT, UsageError, type CliIo } from "./io.js";
 import { cliRegistryClient } from "./registry-access.js";
 
-const USAGE = "usage: ferry plan [--dir DIR] [--env NAME] [--json]";
+const USAGE = "usage: ferry plan [--dir DIR] [--env NAME] [--json] [--why IMAGE[@TAG]]";
 
 export interface PlanReport {
   changes: {
@@ -57,6 +59,7 @@ export async function runPlan(
       dir: { type: "string" },
       env: { type: "string" },
       json: { type: "boolean" },
+      why: { type: "string" },
       help: { type: "boolean", short: "h" },
     },
     allowPositionals: true,
@@ -78,6 +81,14 @@ export async function runPlan(
   }
   const registry = cliRegistryClient(config, io.env, registryOverrides);
   const files = localFileSource(dir);
+  if (values.why !== undefined)
+    return printWhy(
+      values.why,
+      { registry, files, config, now: io.now() },
+      environments,
+      values.json === true,
+      io,
+    );
   const output = await buildPlanReport(registry, files, config, environments, io.now());
   if (values.json) io.stdout(`${JSON.stringify(output, null, 2)}\n`);
   else io.stdout(formatPlanReport(output));
@@ -219,4 +230,36 @@ async function readConfig(dir: string, env: CliIo["env"]): Promise<FerryConfig> 
       `invalid ${CONFIG_PATH}:\n${formatProblems(CONFIG_PATH, result.problems)}`,
     );
   return result.config;
+}
+
+/**
+ * `ferry plan --why IMAGE[@TAG]`: the reason chain for that tag (or the policy's newest) in each
+ * environment, or in `--env`. What needs GitHub (Ferry's state, CI gating, soak) says so.
+ */
+async function printWhy(
+  question: string,
+  sources: WhySources,
+  environments: string[],
+  json: boolean,
+  io: CliIo,
+): Promise<number> {
+  const at = question.indexOf("@");
+  const image = at < 0 ? question : question.slice(0, at);
+  const tag = at < 0 ? undefined : question.slice(at + 1);
+  if (!(image in sources.config.images))
+    throw new UserError(
+      "unknown-image",
+      `unknown image ${JSON.stringify(image)} (known: ${Object.keys(sources.config.images).join(", ")})`,
+    );
+  if (tag !== undefined && !isValidTag(tag))
+    throw new UsageError(`--why: ${JSON.stringify(tag)} is not a valid tag`);
+  const answers = [];
+  for (const environment of environments)
+    answers.push({
+      environment,
+      ...(await explainImageTag(sources, { environment, image, ...(tag !== undefined ? { tag } : {}) })),
+    });
+  if (json) io.stdout(`${JSON.stringify(answers, null, 2)}\n`);
+  else io.stdout(`${answers.map((answer) => formatExplanation(answer)).join("\n\n")}\n`);
+  return EXIT.ok;
 }

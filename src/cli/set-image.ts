@@ -4,7 +4,7 @@ import { parseArgs } from "node:util";
 import { writeFileAtomic } from "../adapters/fs/write-file-atomic.js";
 import { UserError } from "../core/errors.js";
 import { parseImageRef } from "../core/image-ref.js";
-import { findReferences, type FindOptions } from "../core/targets/index.js";
+import type { FindOptions } from "../core/targets/index.js";
 import { stripTagAndDigest } from "../core/yaml-edit/plan-edits.js";
 import { updateImage, type ImageUpdate } from "../core/yaml-edit/update-image.js";
 import { EXIT, UsageError, type CliIo } from "./io.js";
@@ -40,11 +40,13 @@ export async function run(args: string[], io: CliIo): Promise<number> {
 
   const options: FindOptions = { fileName: file };
   if (values.name !== undefined) options.markerName = values.name;
-  if (findReferences(text, update.image, options).length === 0) {
+  // One parse, narrowed to what can hold the image (docs/architecture.md "Editing files"), both
+  // finds the references and edits them.
+  const result = updateImage(text, update, options);
+  if (!result.referenced) {
     io.stderr(`ferry set-image: ${update.image} is not referenced in ${file}\n`);
     return EXIT.noMatch;
   }
-  const result = updateImage(text, update, options);
   if (result.edits.length > 0) await writeFileAtomic(path, result.text);
   for (const edit of result.edits)
     io.stdout(`${file}:${edit.line} ${edit.from === "" ? "(none)" : edit.from} -> ${edit.to}\n`);

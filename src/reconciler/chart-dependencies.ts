@@ -10,7 +10,7 @@
 import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import semver from "semver";
-import { parse } from "yaml";
+import { parseUnique } from "../core/yaml/unique-keys.js";
 import { UserError } from "../core/errors.js";
 import {
   DEFAULT_CHART_ARCHIVE_LIMITS,
@@ -41,7 +41,7 @@ interface Dependency {
 }
 
 function dependenciesOf(chartYaml: string, display: string): Dependency[] {
-  const doc = parse(chartYaml) as { dependencies?: unknown } | null;
+  const doc = parseUnique(chartYaml) as { dependencies?: unknown } | null;
   const list = doc?.dependencies;
   if (list === undefined || list === null) return [];
   if (!Array.isArray(list)) throw new UserError("chart-invalid", `${display}: dependencies is not a list`);

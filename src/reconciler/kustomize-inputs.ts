@@ -12,7 +12,8 @@
  */
 import { lstat, readdir, readFile, realpath, stat } from "node:fs/promises";
 import path from "node:path";
-import { parseAllDocuments, visit } from "yaml";
+import { visit } from "yaml";
+import { parseAllDocumentsUnique } from "../core/yaml/unique-keys.js";
 import { addressProblem } from "../adapters/registry/address-guard.js";
 import { referenceHost } from "../core/egress-admission.js";
 import { UserError } from "../core/errors.js";
@@ -54,7 +55,7 @@ function isYamlFile(file: string): boolean {
 /** Checks one YAML text: documents, alias nodes, alias expansion. Returns the parsed documents' values. */
 export function checkYamlText(text: string, where: string, limits: InputLimits): unknown[] {
   // Merge keys (`<<`) as kustomize's YAML 1.1 decoder reads them.
-  const documents = parseAllDocuments(text, { prettyErrors: false, merge: true });
+  const documents = parseAllDocumentsUnique(text, { prettyErrors: false, merge: true });
   if (!Array.isArray(documents)) return [];
   if (documents.length > limits.maxDocumentsPerFile) {
     throw new UserError(

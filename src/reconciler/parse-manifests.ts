@@ -3,7 +3,7 @@
  * config repo from exhausting memory (docs/reliability.md row 29: size caps, document caps, alias
  * bombs). Pure: text in, objects or a UserError out.
  */
-import { parseAllDocuments } from "yaml";
+import { parseAllDocumentsUnique } from "../core/yaml/unique-keys.js";
 import { UserError } from "../core/errors.js";
 import type { KubeObject } from "./types.js";
 
@@ -93,7 +93,7 @@ export class RenderBudget {
 export function parseManifests(text: string, source: string, budget: RenderBudget): RenderedObject[] {
   budget.addBytes(Buffer.byteLength(text, "utf8"), source);
   const objects: RenderedObject[] = [];
-  const documents = parseAllDocuments(text, { prettyErrors: false, uniqueKeys: true });
+  const documents = parseAllDocumentsUnique(text, { prettyErrors: false });
   if (!Array.isArray(documents)) {
     // parseAllDocuments returns an EmptyStream for empty input.
     return objects;

@@ -8,7 +8,8 @@
  */
 import { spawn } from "node:child_process";
 import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
-import { parseAllDocuments, Scalar, visit } from "yaml";
+import { Scalar, visit } from "yaml";
+import { parseAllDocumentsUnique } from "../core/yaml/unique-keys.js";
 import { UserError } from "../core/errors.js";
 import { confinementVariables } from "./render-environment.js";
 
@@ -94,7 +95,7 @@ export async function rewriteReferences(
   file: string,
   replacements: ReadonlyMap<string, string>,
 ): Promise<void> {
-  const documents = parseAllDocuments(await readFile(file, "utf8"), { merge: true });
+  const documents = parseAllDocumentsUnique(await readFile(file, "utf8"), { merge: true });
   if (!Array.isArray(documents) || documents.length !== 1)
     throw new UserError(
       "remote-base-refused",

@@ -11,7 +11,7 @@
 import { cp, mkdtemp, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { parse } from "yaml";
+import { parseUnique } from "../core/yaml/unique-keys.js";
 import { z } from "zod";
 import { UserError } from "../core/errors.js";
 import type { ChartArchiveLimits } from "./chart-archive.js";
@@ -109,7 +109,7 @@ async function readChartSource(folder: string, relative: string): Promise<z.infe
     throw new UserError("chart-source-invalid", `${where}: over ${MAX_CHART_SOURCE_BYTES} bytes`);
   let doc: unknown;
   try {
-    doc = parse(await readFile(file, "utf8"), { maxAliasCount: 0 });
+    doc = parseUnique(await readFile(file, "utf8"), { maxAliasCount: 0 });
   } catch (error) {
     throw new UserError("chart-source-invalid", `${where}: ${(error as Error).message.split("\n")[0]}`);
   }

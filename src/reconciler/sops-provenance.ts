@@ -7,7 +7,7 @@
  * this set holds no plaintext and means nothing after the render.
  */
 import { createHmac, randomBytes } from "node:crypto";
-import { parseAllDocuments } from "yaml";
+import { parseAllDocumentsUnique } from "../core/yaml/unique-keys.js";
 import type { SopsFormat } from "../core/sops-file.js";
 import type { RenderedObject } from "./parse-manifests.js";
 
@@ -43,7 +43,7 @@ export class DecryptedValues {
       return;
     }
     // A file with aliases contributes nothing (its Secrets are then refused as plaintext): no expansion.
-    for (const document of parseAllDocuments(text)) {
+    for (const document of parseAllDocumentsUnique(text)) {
       try {
         this.addLeaves(document.toJS({ maxAliasCount: 0 }) as unknown, 0);
       } catch {

@@ -114,14 +114,20 @@ describe("ferry/config check", () => {
     const { conclusion, run } = await checkPull(github, { ".github/ferry.yml": `${CONFIG}# reviewed\n` });
     expect(conclusion).toBe("success");
     expect(run.annotations).toEqual([]);
-    // Tree, config blob, the two overlays, the check run: no contents-API reads.
+    // Tree, config blob, the two overlays, the check run: no contents-API reads. Then the default
+    // branch's config, to say who gains or loses promote rights: its branch, tree and blob.
     expect([...github.calls].sort()).toEqual([
       "createCheckRun",
+      "defaultBranch",
+      "getBranch",
+      "listTree",
       "listTree",
       "readBlob",
       "readBlob",
       "readBlob",
+      "readBlob",
     ]);
+    expect(run.summary).toContain("Who may promote: no change.");
   });
 
   it("refuses to follow a symlinked environment path and warns on that environment's paths line", async () => {
@@ -139,7 +145,9 @@ describe("ferry/config check", () => {
         message: expect.stringContaining("never follows links"),
       }),
     ]);
-    expect(github.calls.filter((call) => call === "readBlob")).toHaveLength(2);
+    // The head's config, prod's overlay, and the default
+    // branch's config (for who may promote).
+    expect(github.calls.filter((call) => call === "readBlob")).toHaveLength(3);
   });
 
   it("warns once about an environment path that holds no YAML files", async () => {

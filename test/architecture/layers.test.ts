@@ -202,6 +202,24 @@ describe("architecture", () => {
     expect(offences).toEqual([]);
   });
 
+  it("parses YAML through core/yaml/unique-keys.ts, whose duplicate-key check is linear (the library's own is quadratic)", () => {
+    // plaintext-secrets.ts parses with uniqueKeys off on purpose (it reads broken files too).
+    const allowed = ["core/yaml/unique-keys.ts", "core/check/plaintext-secrets.ts"];
+    const offences: string[] = [];
+    for (const file of files) {
+      if (allowed.includes(file.path)) continue;
+      for (const match of withoutComments(file.text).matchAll(
+        /import\s*\{([^}]*)\}\s*from\s*["']yaml["']/g,
+      )) {
+        const names = match[1]!.split(",").map((name) => name.trim().split(/\s+as\s+/)[0]!);
+        for (const name of names)
+          if (["parse", "parseDocument", "parseAllDocuments"].includes(name))
+            offences.push(`${file.path} imports ${name} from yaml (use core/yaml/unique-keys.ts)`);
+      }
+    }
+    expect(offences).toEqual([]);
+  });
+
   it("never imports the test tree from src/", () => {
     const offences = files.flatMap((file) =>
       importsOf(file.text)

@@ -13,6 +13,7 @@ type Bench = () => Promise<Record<string, number>>;
 const AREAS: Record<string, () => Promise<{ bench: Bench }>> = {
   policy: () => import("./policy.js"),
   edit: () => import("./edit.js"),
+  "set-image": () => import("./set-image.js"),
   registry: () => import("./registry.js"),
   plan: () => import("./plan.js"),
   "registry-credentials": () => import("./registry-credentials.js"),

@@ -1,4 +1,5 @@
-import { isMap, isSeq, LineCounter, parseDocument } from "yaml";
+import { isMap, isSeq, LineCounter } from "yaml";
+import { parseDocumentUnique } from "../yaml/unique-keys.js";
 import { CONFIG_PATH } from "../config/load-config.js";
 import type { FerryConfig } from "../config/schema.js";
 import { isUserError } from "../errors.js";
@@ -100,7 +101,7 @@ export function environmentPathsPosition(
 ): { line: number; column: number } {
   if (configText === undefined) return { line: 1, column: 1 };
   const lineCounter = new LineCounter();
-  const document = parseDocument(configText, { lineCounter });
+  const document = parseDocumentUnique(configText, { lineCounter });
   const environments = document.get("environments", true);
   if (!isMap(environments)) return { line: 1, column: 1 };
   const pair = environments.items.find(
@@ -118,7 +119,7 @@ export function environmentPathsPosition(
 /** The line and column of the key `registries.<key>` in the config text, else 1:1. */
 export function registryKeyPosition(configText: string, key: string): { line: number; column: number } {
   const lineCounter = new LineCounter();
-  const document = parseDocument(configText, { lineCounter });
+  const document = parseDocumentUnique(configText, { lineCounter });
   const registries = document.get("registries", true);
   if (!isMap(registries)) return { line: 1, column: 1 };
   const pair = registries.items.find((item) => String((item.key as { value?: unknown })?.value) === key);

@@ -1,4 +1,5 @@
 import { isMap, isScalar, isSeq, LineCounter, parseAllDocuments, type Node } from "yaml";
+import { parseAllDocumentsUnique } from "../yaml/unique-keys.js";
 import type { ReferenceProblem } from "./check-references.js";
 
 /**
@@ -155,7 +156,7 @@ function forEachGenerator(
   const lineCounter = new LineCounter();
   let documents;
   try {
-    documents = parseAllDocuments(text, { lineCounter });
+    documents = parseAllDocumentsUnique(text, { lineCounter });
   } catch {
     return;
   }

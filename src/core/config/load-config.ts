@@ -1,4 +1,5 @@
-import { isMap, isNode, isPair, isScalar, LineCounter, parseDocument, type Document } from "yaml";
+import { isMap, isNode, isPair, isScalar, LineCounter, type Document } from "yaml";
+import { parseDocumentUnique } from "../yaml/unique-keys.js";
 import type { z } from "zod";
 import { DEFAULT_CONFIG_CONTEXT, type ConfigContext } from "./config-context.js";
 import { registryRuleProblems } from "./registry-rules.js";
@@ -36,7 +37,7 @@ export function loadConfig(text: string, context: ConfigContext = DEFAULT_CONFIG
     };
   }
   const lineCounter = new LineCounter();
-  const document = parseDocument(text, { lineCounter, uniqueKeys: true, prettyErrors: false });
+  const document = parseDocumentUnique(text, { lineCounter, prettyErrors: false });
   const position = (offset: number | undefined): { line: number; column: number } => {
     if (offset === undefined) return { line: 1, column: 1 };
     const { line, col } = lineCounter.linePos(offset);

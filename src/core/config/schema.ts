@@ -4,6 +4,7 @@ import { z } from "zod";
 import { isDuration } from "../duration.js";
 import { healthSchema, soakSchema } from "./health-schema.js";
 import { windowFields } from "./window-schema.js";
+import { imagePromotersSchema, imageReviewersSchema } from "./rights-schema.js";
 import { InvalidImageRefError, parseImageName } from "../image-ref.js";
 import {
   mergePolicyLayers,
@@ -76,6 +77,8 @@ const imageSchema = z.strictObject({
     .describe("The app repo: enables CI gating and changelog links."),
   policy: policySchema.optional().describe("Default tag policy for every environment."),
   helm: z.array(helmKeysSchema).optional().describe("Extra Helm values key paths that hold this image."),
+  promoters: imagePromotersSchema.optional(),
+  reviewers: imageReviewersSchema.optional(),
 });
 
 const PERMISSIONS = ["read", "triage", "write", "maintain", "admin"] as const;

@@ -7,7 +7,7 @@
  * (as `--set`, highest precedence); `spec.destination.namespace` as the release namespace. Every
  * other override is listed by name as not applied. docs/diff.md "Argo CD Applications". Pure.
  */
-import { parse } from "yaml";
+import { parseUnique } from "../yaml/unique-keys.js";
 import type { KubeObject } from "../kube-object.js";
 import { podSpecOf, splitImage } from "./images.js";
 
@@ -105,7 +105,7 @@ function helmValuesOf(helm: Json, where: string, notApplied: string[]): Json | u
   if (isRecord(helm.valuesObject)) values = structuredClone(helm.valuesObject);
   else if (typeof helm.values === "string" && helm.values.trim() !== "") {
     try {
-      const parsed: unknown = parse(helm.values, { maxAliasCount: 100 });
+      const parsed: unknown = parseUnique(helm.values, { maxAliasCount: 100 });
       if (isRecord(parsed)) values = parsed;
       else notApplied.push(`${where}: helm.values is not a mapping; not applied`);
     } catch {

@@ -1,4 +1,5 @@
-import { parseAllDocuments, stringify } from "yaml";
+import { stringify } from "yaml";
+import { parseAllDocumentsUnique } from "../yaml/unique-keys.js";
 import type { RegistryConfig } from "../config/schema.js";
 import { UserError } from "../errors.js";
 import { isArgoDocument, readArgoCd } from "./argocd.js";
@@ -31,7 +32,7 @@ export function importPeerConfig(files: InputFile[], from?: Peer): ImportResult 
   const documents: PeerDocument[] = [];
   const markers = new Map<string, string[]>();
   for (const { file, text } of files) {
-    for (const document of parseAllDocuments(text, { uniqueKeys: true, prettyErrors: false })) {
+    for (const document of parseAllDocumentsUnique(text, { prettyErrors: false })) {
       const error = document.errors[0];
       if (error !== undefined)
         throw new ImportInputError(`${file}: invalid YAML: ${error.message.split("\n")[0]}`);

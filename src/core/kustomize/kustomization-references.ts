@@ -9,7 +9,7 @@
  * and `?ref=` parameters, hosts written without a scheme (`github.com/owner/repo`), and plain
  * HTTP(S) file URLs, which kustomize's file loader fetches for any path field.
  */
-import { parse, parseDocument } from "yaml";
+import { parseDocumentUnique, parseUnique } from "../yaml/unique-keys.js";
 import { foldedFields, isRecord } from "./folded-fields.js";
 
 export const KUSTOMIZATION_FILE_NAMES = ["kustomization.yaml", "kustomization.yml", "Kustomization"];
@@ -150,7 +150,7 @@ export function kustomizationReferences(kustomization: unknown): KustomizationRe
       if (!isInline(value)) return add(name, value, true);
       let inline: unknown;
       try {
-        inline = parse(value, { merge: true, maxAliasCount: 100 });
+        inline = parseUnique(value, { merge: true, maxAliasCount: 100 });
       } catch {
         return; // kustomize reports an unreadable configuration itself
       }
@@ -196,7 +196,7 @@ export function remoteAllowed(value: string, allowedPrefixes: readonly string[])
  */
 export function remoteReferencesIn(text: string): KustomizationReference[] {
   try {
-    const document = parseDocument(text, { prettyErrors: false, merge: true });
+    const document = parseDocumentUnique(text, { prettyErrors: false, merge: true });
     if (document.errors.length > 0) return [];
     return kustomizationReferences(document.toJS({ maxAliasCount: 100 })).filter(
       (reference) => reference.remote,

@@ -1,4 +1,5 @@
-import { parse as parseYaml, YAMLParseError } from "yaml";
+import { YAMLParseError } from "yaml";
+import { parseUnique } from "../yaml/unique-keys.js";
 import { UserError } from "../errors.js";
 import { policySchema, resolvePolicy, type Policy } from "./schema.js";
 
@@ -18,7 +19,7 @@ export function parsePolicy(input: string | unknown): Policy {
   if (typeof input === "string") {
     try {
       // Bounded like every user YAML Ferry reads (docs/reliability.md row 29: alias bombs).
-      value = parseYaml(input, { maxAliasCount: 100, uniqueKeys: true });
+      value = parseUnique(input, { maxAliasCount: 100 });
     } catch (error) {
       const detail = error instanceof YAMLParseError ? error.message.split("\n")[0] : String(error);
       throw new InvalidPolicyError(`policy: invalid YAML: ${detail}`);

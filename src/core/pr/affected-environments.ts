@@ -5,7 +5,7 @@
  * followed from kustomization to kustomization. A PR whose file list GitHub cut (3,000 files) may
  * touch anything: every environment is affected. Pure: the kustomization texts are handed in.
  */
-import { parseDocument } from "yaml";
+import { parseDocumentUnique } from "../yaml/unique-keys.js";
 import { KUSTOMIZATION_FILE_NAMES, kustomizationReferences } from "../kustomize/kustomization-references.js";
 
 /** Kustomizations followed per environment at most: a reference loop or a huge graph stops here. */
@@ -34,7 +34,7 @@ function kustomizationIn(folder: string, kustomizations: ReadonlyMap<string, str
 
 function localReferences(text: string): string[] {
   try {
-    const document = parseDocument(text, { prettyErrors: false, merge: true });
+    const document = parseDocumentUnique(text, { prettyErrors: false, merge: true });
     if (document.errors.length > 0) return [];
     return kustomizationReferences(document.toJS({ maxAliasCount: 100 }))
       .filter((reference) => !reference.remote)

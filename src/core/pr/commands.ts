@@ -10,6 +10,7 @@ import { isValidTag, TAG_SOURCE } from "../image-ref.js";
  *   /hold <env>   /unhold <env>
  *   /unfloor <env> [image]       /ferry status
  *   /ferry history <env> [image] [--since DATE | --at DATE]
+ *   /ferry why <env> <image>[@tag]
  */
 export type Command =
   | {
@@ -23,7 +24,9 @@ export type Command =
   /** Lowers the floor of one image (or of every image) of an environment: only a command does. */
   | { name: "unfloor"; environment: string; imageName?: string }
   | { name: "status" }
-  | { name: "history"; environment: string; imageName?: string; since?: string; at?: string };
+  | { name: "history"; environment: string; imageName?: string; since?: string; at?: string }
+  /** The reason chain for one tag (or the policy's newest) of one image in one environment. */
+  | { name: "why"; environment: string; imageName: string; tag?: string };
 
 const NAME = NAME_SOURCE;
 const TAG = TAG_SOURCE;
@@ -36,6 +39,7 @@ const STATUS = /^\/ferry[ \t]+status[ \t]*$/;
 const HISTORY = new RegExp(
   `^/ferry[ \\t]+history[ \\t]+(${NAME})(?:[ \\t]+(?!--)(${NAME}))?(?:[ \\t]+--(since|at)[ \\t]+([0-9T:.+Z-]{10,29}))?[ \\t]*$`,
 );
+const WHY = new RegExp(`^/ferry[ \\t]+why[ \\t]+(${NAME})[ \\t]+(${NAME})(?:@(${TAG}))?[ \\t]*$`);
 /** Bound the work on huge comments: commands are in the first lines. */
 const MAX_LINES = 50;
 /** GitHub's own limit on a comment's length; anything past it is not read. */
@@ -153,6 +157,17 @@ export function parseCommandLine(line: string): Command | undefined {
       ...(key !== undefined && date !== undefined ? { [key]: date } : {}),
     };
   }
+  const why = WHY.exec(line);
+  if (why) {
+    const [, environment, imageName, tag] = why;
+    if (tag !== undefined && !isValidTag(tag)) return undefined;
+    return {
+      name: "why",
+      environment: environment!,
+      imageName: imageName!,
+      ...(tag !== undefined ? { tag } : {}),
+    };
+  }
   return undefined;
 }
 
@@ -162,6 +177,8 @@ export function formatCommand(command: Command): string {
       return "/ferry status";
     case "history":
       return `/ferry history ${command.environment}${command.imageName ? ` ${command.imageName}` : ""}${command.since ? ` --since ${command.since}` : ""}${command.at ? ` --at ${command.at}` : ""}`;
+    case "why":
+      return `/ferry why ${command.environment} ${command.imageName}${command.tag !== undefined ? `@${command.tag}` : ""}`;
     case "hold":
     case "unhold":
       return `/${command.name} ${command.environment}`;

@@ -1,4 +1,5 @@
-import { parse, type Scalar } from "yaml";
+import type { Scalar } from "yaml";
+import { parseUnique } from "../yaml/unique-keys.js";
 import { UserError } from "../errors.js";
 
 /**
@@ -11,7 +12,7 @@ export function plainWouldChange(value: string): boolean {
   for (const version of ["1.2", "1.1"] as const) {
     let read: unknown;
     try {
-      read = parse(value, { version });
+      read = parseUnique(value, { version });
     } catch {
       return true;
     }

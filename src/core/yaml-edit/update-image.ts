@@ -24,8 +24,9 @@ interface Splice {
 }
 
 /**
- * Pure. Returns the new text and the edits (empty when nothing changes). Throws UserError and
- * changes nothing when the value is invalid or verification fails.
+ * Pure. Returns the new text, the edits (empty when nothing changes) and whether the file
+ * references the image at all. Throws UserError and changes nothing when the value is invalid or
+ * verification fails.
  *
  * Only the bytes of each value change (docs/architecture.md "Editing files"): the new value is spliced into the
  * original text in the quoting style of the old one, then the result is parsed again and
@@ -36,17 +37,18 @@ export function updateImage(
   text: string,
   update: ImageUpdate,
   options: FindOptions = {},
-): { text: string; edits: FileEdit[] } {
+): { text: string; edits: FileEdit[]; referenced: boolean } {
   validateUpdate(update);
   const parsed = parseForImage(text, update.image, options);
   const targets = findTargets(parsed, update.image, options);
-  if (targets.length === 0) return { text, edits: [] };
+  if (targets.length === 0) return { text, edits: [], referenced: false };
   const plan = planEdits(parsed, targets, update);
-  if (plan.sets.length === 0 && plan.inserts.length === 0) return { text, edits: [] };
+  if (plan.sets.length === 0 && plan.inserts.length === 0) return { text, edits: [], referenced: true };
   // An added key is a new entry of its map, which may have been parsed only in part: adding
   // one (rare: a first digest pin, a missing tag) takes the whole file.
-  if (parsed.partial && plan.inserts.length > 0) return applyPlan(parseYaml(text), options, update);
-  return applyPlan(parsed, options, update, plan);
+  if (parsed.partial && plan.inserts.length > 0)
+    return { ...applyPlan(parseYaml(text), options, update), referenced: true };
+  return { ...applyPlan(parsed, options, update, plan), referenced: true };
 }
 
 function applyPlan(

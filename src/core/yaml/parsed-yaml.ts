@@ -26,8 +26,11 @@ export const MAX_EXPANDED_NODES = 200_000;
 
 export type PathKey = string | number;
 
-/** uniqueKeys: a duplicated key is ambiguous (which one does Kubernetes take?) so it is refused. */
-export const YAML_PARSE_OPTIONS = { prettyErrors: false, uniqueKeys: true, keepSourceTokens: false } as const;
+/**
+ * A duplicated key is ambiguous (which one does Kubernetes take?) so it is refused: every parse
+ * goes through `unique-keys.ts`, which does that in linear time.
+ */
+export const YAML_PARSE_OPTIONS = { prettyErrors: false, keepSourceTokens: false } as const;
 
 /** One top-level `key: …` entry: from its key line to the next entry's (comments included). */
 export interface TopLevelEntry {

@@ -1,4 +1,4 @@
-import { LineCounter, parseAllDocuments, visit, type Document, type Range } from "yaml";
+import { LineCounter, visit, type Document, type Range } from "yaml";
 import {
   MAX_YAML_CHARS,
   YAML_PARSE_OPTIONS,
@@ -9,6 +9,7 @@ import {
   type PartialParse,
   type TopLevelEntry,
 } from "./parsed-yaml.js";
+import { parseAllDocumentsUnique } from "./unique-keys.js";
 
 /**
  * Parsing only the part of a large file that can matter. A YAML document whose root is a block
@@ -251,7 +252,7 @@ export function parseKept(text: string, rule: KeepRule): ParsedYaml | undefined 
   if (kept.every((flags, index) => !documents[index]!.entries || flags.every((keep) => keep === true)))
     return undefined;
   const slice = keptText(text, documents, kept);
-  const parsed = parseAllDocuments(slice.text, YAML_PARSE_OPTIONS);
+  const parsed = parseAllDocumentsUnique(slice.text, YAML_PARSE_OPTIONS);
   if (!Array.isArray(parsed) || parsed.length !== documents.length) return undefined;
   if (parsed.some((document) => document.errors.length > 0)) return undefined;
   const toFile = fileOffsets(slice.pieces);
@@ -307,7 +308,7 @@ export function reparseKept(
     const why = sameEntries(document.entries, old.entries, partial.kept[index]!);
     if (why) return { why };
   }
-  const parsed = parseAllDocuments(keptText(after, documents, partial.kept).text, YAML_PARSE_OPTIONS);
+  const parsed = parseAllDocumentsUnique(keptText(after, documents, partial.kept).text, YAML_PARSE_OPTIONS);
   if (!Array.isArray(parsed)) return { documents: [] };
   const error = parsed.flatMap((document) => document.errors)[0];
   if (error) return { why: `the edited file does not parse (${error.message.split("\n")[0]!})` };

@@ -4,7 +4,6 @@ import {
   isScalar,
   isSeq,
   LineCounter,
-  parseAllDocuments,
   type Alias,
   type Document,
   type Node,
@@ -19,6 +18,7 @@ import {
   type ParsedYaml,
   type PathKey,
 } from "./parsed-yaml.js";
+import { parseAllDocumentsUnique } from "./unique-keys.js";
 
 export type { ParsedYaml, PathKey } from "./parsed-yaml.js";
 
@@ -37,7 +37,7 @@ export function parseYaml(text: string): ParsedYaml {
   if (text.length > MAX_YAML_CHARS)
     throw new UserError("file-too-large", `file is larger than ${MAX_YAML_CHARS} characters`);
   const lineCounter = new LineCounter();
-  const documents = parseAllDocuments(text, { ...YAML_PARSE_OPTIONS, lineCounter });
+  const documents = parseAllDocumentsUnique(text, { ...YAML_PARSE_OPTIONS, lineCounter });
   if (!Array.isArray(documents)) return { text, documents: [], lineCounter };
   for (const document of documents) {
     const error = document.errors[0];

@@ -169,3 +169,21 @@ describe("/ferry history", () => {
     expect(parseCommands("```\n/ferry history prod\n```")).toEqual([]);
   });
 });
+
+describe("/ferry why", () => {
+  it("takes an environment and an image, with an optional tag", () => {
+    expect(parseCommands("/ferry why prod shop")).toEqual([
+      { name: "why", environment: "prod", imageName: "shop" },
+    ]);
+    expect(parseCommands("/ferry why prod shop@1.8.0")).toEqual([
+      { name: "why", environment: "prod", imageName: "shop", tag: "1.8.0" },
+    ]);
+  });
+
+  it("is not a command without an image, with a bad tag, extra words, or inside code", () => {
+    expect(parseCommands("/ferry why prod")).toEqual([]);
+    expect(parseCommands("/ferry why prod shop@-bad")).toEqual([]);
+    expect(parseCommands("/ferry why prod shop please")).toEqual([]);
+    expect(parseCommands("`/ferry why prod shop`")).toEqual([]);
+  });
+});
