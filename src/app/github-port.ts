@@ -279,6 +279,22 @@ export interface GitHubChecks {
   tagCommit?(repo: { owner: string; repo: string }, tag: string): Promise<string | undefined>;
 }
 
+/**
+ * Commit statuses Ferry writes (`ferry/window`) and the open PRs it writes them on
+ * (docs/config.md "Change windows and freezes").
+ */
+export interface GitHubStatuses {
+  /** POST /repos/{o}/{r}/statuses/{sha}; the description at most 140 characters. */
+  postStatus?(
+    sha: string,
+    input: { context: string; state: "success" | "failure" | "pending"; description: string },
+  ): Promise<void>;
+  /** Open PRs of the repository, most recently updated first, at most `limit`. */
+  listOpenPulls?(limit: number): Promise<PullRequestInfo[]>;
+  /** A PR's changed files (renamed ones by both names), at most `limit`; `cut` when there were more. */
+  listPullFiles?(number: number, limit: number): Promise<{ files: string[]; cut: boolean }>;
+}
+
 /** Comments on issues and PRs, and the reactions that answer (and dedupe) a command. */
 export interface GitHubComments {
   comment(issueNumber: number, body: string): Promise<void>;
@@ -347,4 +363,5 @@ export interface GitHubRepoPort
     GitHubComments,
     GitHubIssues,
     GitHubAccess,
-    GitHubDeployments {}
+    GitHubDeployments,
+    GitHubStatuses {}

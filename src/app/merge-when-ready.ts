@@ -4,6 +4,7 @@ import type {
   GitHubBranches,
   GitHubChecks,
   GitHubComments,
+  GitHubContents,
   GitHubMerges,
   GitHubPulls,
   PullRequestInfo,
@@ -11,6 +12,7 @@ import type {
 } from "./github-port.js";
 import { closeIfObsolete } from "./obsolete-units.js";
 import { ferryPull } from "./pull-trust.js";
+import { mayMergeNow } from "./window-gate.js";
 
 /** The GitHub roles for writing Ferry's PR branch, opening the PR and merging it. */
 export type PullWork = RepoIdentity &
@@ -18,7 +20,8 @@ export type PullWork = RepoIdentity &
   GitHubChecks &
   GitHubMerges &
   GitHubPulls &
-  GitHubComments;
+  GitHubComments &
+  GitHubContents;
 
 export type MergeOutcome = "merged" | "waiting" | "not-ferry" | "review" | "stopped";
 
@@ -40,6 +43,8 @@ export async function mergeWhenReady(
   // Its images moved to another unit's PR (docs/config.md "Grouping"): closed, never merged.
   if (await closeIfObsolete(deps, loaded, pull, ferry.block)) return "stopped";
   if (loaded.config.environments[environment]?.merge !== "auto") return "review";
+  // Never into a closed environment (a change window or freeze), unless overridden for this head.
+  if (!(await mayMergeNow(deps, loaded, environment, pull.headSha))) return "waiting";
   // Native auto-merge is on: GitHub merges when the requirements are met. Merging as well would
   // race it and turn the loser's 405 into a false "could not merge" comment. On a base with a merge
   // queue GitHub only queues an armed PR on a later change, so one armed after its checks passed

@@ -17,6 +17,8 @@ import type { SoakConfig } from "../core/config/health-schema.js";
 import { describeUnit } from "../core/pr/branch.js";
 import { promotionUnits, type UnitImages } from "../core/pr/promotion-unit.js";
 import { setUnitHold } from "../core/state/ferry-state.js";
+import type { GitHubStatuses } from "./github-port.js";
+import { withWindowOverride } from "./window-gate.js";
 
 export interface PromoteInput {
   environment: string;
@@ -29,12 +31,14 @@ export interface PromoteInput {
   by: string;
   /** Where the command was given; the PR links back to it. */
   issueNumber?: number;
+  /** A change-window override the command passed (window-gate.ts), recorded for the PR's head. */
+  override?: { reason: string; closed: string };
   /** Refuses (throws) when the requester may not change these images (docs/config.md "Who may promote what"). */
   allow?: (images: string[]) => Promise<void>;
 }
 
 /** The GitHub roles `/promote` and `/rollback` call: the state, the soak gate and the PR. */
-export type Promoting = StateWork & PullWork & GitHubDeployments;
+export type Promoting = StateWork & PullWork & GitHubDeployments & GitHubStatuses;
 
 /**
  * `/promote <env> [image@tag]` (docs/config.md "Commands"): with `from`, the environment gets exactly what its
@@ -109,7 +113,17 @@ export async function promote(
         ...(input.issueNumber !== undefined ? { requestedIn: input.issueNumber } : {}),
       }),
     );
-    replies.push({ action: upsert.action, text: reply(describeUnit(unit), upsert) });
+    replies.push({
+      action: upsert.action,
+      text: await withWindowOverride(
+        deps,
+        loaded,
+        input,
+        "promote",
+        upsert,
+        reply(describeUnit(unit), upsert),
+      ),
+    });
   }
   return joinReplies(replies, describeUnit(input.unit ?? { environment: input.environment }));
 }
@@ -191,7 +205,17 @@ export async function rollback(
         ...(input.issueNumber !== undefined ? { requestedIn: input.issueNumber } : {}),
       }),
     );
-    replies.push({ action: upsert.action, text: reply(describeUnit(unit), upsert) });
+    replies.push({
+      action: upsert.action,
+      text: await withWindowOverride(
+        deps,
+        loaded,
+        input,
+        "rollback",
+        upsert,
+        reply(describeUnit(unit), upsert),
+      ),
+    });
   }
   const answer = joinReplies(replies, held);
   return answer && `${answer} ${held} is on hold until \`/unhold ${input.environment}\`.`;

@@ -10,6 +10,7 @@ import { whyAnswer } from "./why-command.js";
 import { promote, rollback } from "./promote.js";
 import { statusTable, updateState, type StateWork } from "./state.js";
 import type { GitHubAccess } from "./github-port.js";
+import { commandWindowGate } from "./window-gate.js";
 import { authorizeImages } from "./authorize-images.js";
 import { commandUnit } from "./command-unit.js";
 import { describeUnit } from "../core/pr/branch.js";
@@ -154,7 +155,23 @@ async function runCommand(
   else if (command.name === "unfloor") await allow(command.imageName ? [command.imageName] : "environment");
   else if (command.name === "hold" || command.name === "unhold")
     await allow(unit ? unit.images : "environment");
-  const scope = { ...(unit ? { unit } : {}), environment, by: author, issueNumber };
+  // Refused in a closed environment unless overridden by the role (docs/config.md "Change windows and freezes").
+  const override =
+    command.name === "promote" || command.name === "rollback"
+      ? await commandWindowGate(deps, loaded, {
+          environment,
+          command: command.name,
+          by: author,
+          ...(command.overrideFreeze !== undefined ? { overrideFreeze: command.overrideFreeze } : {}),
+        })
+      : undefined;
+  const scope = {
+    ...(unit ? { unit } : {}),
+    environment,
+    by: author,
+    issueNumber,
+    ...(override ? { override } : {}),
+  };
   const what = unit ? describeUnit(unit) : environment;
   switch (command.name) {
     case "promote":

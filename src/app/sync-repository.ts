@@ -15,6 +15,7 @@ import { repoFileSource } from "./repo-files.js";
 import { soakPending } from "./soak.js";
 import { isHeld, loadState, writeDashboard } from "./state.js";
 import { followPins, syncUnit, type UnitAction } from "./sync-unit.js";
+import { publishWindowTransitions } from "./window-transitions.js";
 
 export interface SyncTrigger {
   /** Why we look (log context): `registry`, `workflow_run`, `push`, `scan`… */
@@ -147,6 +148,8 @@ export async function syncRepository(
     }
     result.environments[environment] = summary(actions);
   }
+  // The scan re-posts `ferry/window` where a change window opened or closed since it last did.
+  if (trigger.reason === "scan") await publishWindowTransitions(deps, loaded, state);
   if (failures.length > 0) throw failures[0];
   // The periodic scan also keeps the pinned dashboard current (merges and commands refresh it too).
   if (trigger.reason === "scan") await writeDashboard(deps, loaded, state, { dashboard, pulls, notices });

@@ -14,6 +14,7 @@ import { writeBranch } from "./write-branch.js";
 import { ferryPull, sealPlan } from "./pull-trust.js";
 import { repoFileSource } from "./repo-files.js";
 import { warnOfStaleApprovals } from "./stale-approvals.js";
+import { mayMergeNow } from "./window-gate.js";
 import { pullReviewers } from "../core/rights/image-rights.js";
 import { baseMovedUnder } from "./unit-base.js";
 
@@ -313,6 +314,8 @@ async function afterWrite(
   const environment = parseBranchName(pull.headRef) ?? "";
   const environmentConfig = loaded.config.environments[environment];
   if (environmentConfig?.merge !== "auto") return;
+  // A closed environment is neither armed nor merged (docs/config.md "Change windows and freezes").
+  if (!(await mayMergeNow(deps, loaded, pull.headRef.replace(/^ferry\//, ""), head))) return;
   // A base with a merge queue is never armed: GitHub would not queue a PR armed after its checks
   // passed, so Ferry enqueues it itself once they pass (mergeWhenReady).
   if (loaded.base.protected && !(await deps.github.hasMergeQueue?.(pull.baseRef))) {

@@ -13,7 +13,7 @@ interface RuleShape {
 }
 
 /** Pull request data from the REST shape. */
-function toPull(data: {
+export function toPull(data: {
   number: number;
   node_id: string;
   state: string;

@@ -7,6 +7,7 @@ import { gitDataOf } from "./github-repo-git-data.js";
 import { healthOf } from "./github-repo-health.js";
 import { issuesOf } from "./github-repo-issues.js";
 import { pullsOf } from "./github-repo-pulls.js";
+import { statusesOf } from "./github-repo-statuses.js";
 
 export type { OctokitLike } from "./github-repo-context.js";
 
@@ -41,5 +42,6 @@ export function createGitHubRepo(
     ...issuesOf(ctx),
     ...checksOf(ctx),
     ...healthOf(ctx),
+    ...statusesOf(ctx),
   };
 }

@@ -3,6 +3,7 @@ import { NAME_PATTERN } from "./names.js";
 import { z } from "zod";
 import { isDuration } from "../duration.js";
 import { healthSchema, soakSchema } from "./health-schema.js";
+import { windowFields } from "./window-schema.js";
 import { imagePromotersSchema, imageReviewersSchema } from "./rights-schema.js";
 import { environmentGroupingField, imageGroupField } from "./group-schema.js";
 import { InvalidImageRefError, parseImageName } from "../image-ref.js";
@@ -136,6 +137,7 @@ const environmentSchema = z.strictObject({
     .optional()
     .describe("Per-image policy overrides, by image name."),
   grouping: environmentGroupingField,
+  ...windowFields,
 });
 
 const registrySchema = z.strictObject({

@@ -6,13 +6,20 @@ import { isValidTag, TAG_SOURCE } from "../image-ref.js";
 /**
  * The comment command grammar (docs/architecture.md "GitHub conventions"): a command is the first word of a
  * line and the whole line must match exactly; anything else on the line makes it not a command.
- *   /promote <env> [image@tag]   /rollback <env> [image@tag]   /hold <env>   /unhold <env>
+ *   /promote <env> [image@tag] [--override-freeze "reason"]   /rollback <env> [image@tag] [--override-freeze "reason"]
+ *   /hold <env>   /unhold <env>
  *   /unfloor <env> [image]       /ferry status
  *   /ferry history <env> [image] [--since DATE | --at DATE]
  *   /ferry why <env> <image>[@tag]
  */
 export type Command =
-  | { name: "promote" | "rollback"; environment: string; image?: { name: string; tag: string } }
+  | {
+      name: "promote" | "rollback";
+      environment: string;
+      image?: { name: string; tag: string };
+      /** The reason of a change-window override (docs/config.md "Change windows and freezes"). */
+      overrideFreeze?: string;
+    }
   | { name: "hold" | "unhold"; environment: string }
   /** Lowers the floor of one image (or of every image) of an environment: only a command does. */
   | { name: "unfloor"; environment: string; imageName?: string }
@@ -23,7 +30,9 @@ export type Command =
 
 const NAME = NAME_SOURCE;
 const TAG = TAG_SOURCE;
-const WITH_IMAGE = new RegExp(`^/(promote|rollback)[ \\t]+(${NAME})(?:[ \\t]+(${NAME})@(${TAG}))?[ \\t]*$`);
+const WITH_IMAGE = new RegExp(
+  `^/(promote|rollback)[ \\t]+(${NAME})(?:[ \\t]+(${NAME})@(${TAG}))?(?:[ \\t]+--override-freeze[ \\t]+"([^"\\u0000-\\u001f\\u007f]{1,140})")?[ \\t]*$`,
+);
 const ENVIRONMENT_ONLY = new RegExp(`^/(hold|unhold)[ \\t]+(${NAME})[ \\t]*$`);
 const UNFLOOR = new RegExp(`^/unfloor[ \\t]+(${NAME})(?:[ \\t]+(${NAME}))?[ \\t]*$`);
 const STATUS = /^\/ferry[ \t]+status[ \t]*$/;
@@ -118,11 +127,15 @@ function paragraphLines(body: string): string[] {
 export function parseCommandLine(line: string): Command | undefined {
   const withImage = WITH_IMAGE.exec(line);
   if (withImage) {
-    const [, name, environment, image, tag] = withImage;
+    const [, name, environment, image, tag, reason] = withImage;
     if (tag !== undefined && !isValidTag(tag)) return undefined;
-    return image !== undefined && tag !== undefined
-      ? { name: name as "promote" | "rollback", environment: environment!, image: { name: image, tag } }
-      : { name: name as "promote" | "rollback", environment: environment! };
+    if (reason !== undefined && reason.trim() === "") return undefined;
+    return {
+      name: name as "promote" | "rollback",
+      environment: environment!,
+      ...(image !== undefined && tag !== undefined ? { image: { name: image, tag } } : {}),
+      ...(reason !== undefined ? { overrideFreeze: reason.trim() } : {}),
+    };
   }
   const environmentOnly = ENVIRONMENT_ONLY.exec(line);
   if (environmentOnly)
@@ -172,6 +185,6 @@ export function formatCommand(command: Command): string {
     case "unfloor":
       return `/unfloor ${command.environment}${command.imageName !== undefined ? ` ${command.imageName}` : ""}`;
     default:
-      return `/${command.name} ${command.environment}${command.image ? ` ${command.image.name}@${command.image.tag}` : ""}`;
+      return `/${command.name} ${command.environment}${command.image ? ` ${command.image.name}@${command.image.tag}` : ""}${command.overrideFreeze !== undefined ? ` --override-freeze "${command.overrideFreeze}"` : ""}`;
   }
 }

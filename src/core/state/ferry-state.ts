@@ -1,6 +1,7 @@
 import { NAME_PATTERN } from "../config/names.js";
 import { isValidDigest, isValidTag } from "../image-ref.js";
 import type { UnitGroup } from "../pr/branch.js";
+import { formatWindowState, windowStateFromData, type WindowState } from "./window-state.js";
 
 /**
  * Ferry's state, the only data it keeps of its own: holds, floors and the history of deployed
@@ -40,6 +41,8 @@ export interface FerryState {
    * the dashboard), since anyone with write access can edit the ref.
    */
   dashboard?: number;
+  /** Change-window overrides and what `ferry/window` last said (window-state.ts). */
+  windows?: WindowState;
 }
 
 export interface DeployedVersion {
@@ -147,7 +150,8 @@ export function formatStateFile(state: FerryState): string {
       ),
     ]);
   const unitHolds = units.length > 0 ? { unitHolds: Object.fromEntries(units) } : {};
-  return `${JSON.stringify({ version: 1, holds, ...unitHolds, floors, history, ...dashboard }, null, 2)}\n`;
+  const windows = formatWindowState(state.windows);
+  return `${JSON.stringify({ version: 1, holds, ...unitHolds, floors, history, ...dashboard, ...windows }, null, 2)}\n`;
 }
 
 /** A unit's key in `unitHolds`: `group:<name>` or `image:<name>`. */
@@ -245,5 +249,7 @@ export function stateFromData(raw: unknown): FerryState {
   }
   if (typeof data.dashboard === "number" && Number.isSafeInteger(data.dashboard) && data.dashboard > 0)
     state.dashboard = data.dashboard;
+  const windows = windowStateFromData(data.windows);
+  if (windows) state.windows = windows;
   return state;
 }

@@ -9,6 +9,7 @@ import { syncRepository, type SyncTrigger } from "../../app/sync-repository.js";
 import { parseCommands } from "../../core/pr/commands.js";
 import { MAX_COMMANDS_PER_COMMENT } from "../../core/pr/reply-bounds.js";
 import { mergeFerryPullAt } from "./merge-retry-handlers.js";
+import { postMergeGroupWindowStatus, postPullWindowStatus } from "../../app/window-status.js";
 import type { HandlerEvent, HandlerServices, RepositoryPayload } from "./services.js";
 
 /**
@@ -160,6 +161,25 @@ export async function onPullRequest(
       });
     });
   }
+  // `ferry/window` on every PR head, when the base's config has a change window or freeze.
+  if (opened && pull.base.sha) {
+    const baseSha = pull.base.sha;
+    services.queue.enqueue(`window-status:${owner}/${repo}@${pull.head.sha}`, () =>
+      postPullWindowStatus(deps(), {
+        headSha: pull.head.sha,
+        baseSha,
+        changedFiles: async () => {
+          const files = await listFiles();
+          return {
+            files: files.flatMap((file) =>
+              file.previous_filename ? [file.filename, file.previous_filename] : [file.filename],
+            ),
+            cut: files.length >= MAX_LISTED_FILES,
+          };
+        },
+      }),
+    );
+  }
   if (opened && !ferrys) {
     services.queue.enqueue(`config-check:${owner}/${repo}@${pull.head.sha}`, async () => {
       const files = await listFiles();
@@ -198,7 +218,7 @@ interface MergeGroupPayload extends RepositoryPayload {
 
 /**
  * merge_group checks_requested: the diff check on the group commit against its base, so that a
- * required `ferry/diff` reports there too and the queue never waits for it.
+ * required `ferry/diff` reports there too and the queue never waits for it; `ferry/window` likewise.
  */
 export async function onMergeGroup(
   event: HandlerEvent<MergeGroupPayload>,
@@ -206,8 +226,15 @@ export async function onMergeGroup(
 ): Promise<void> {
   const { payload } = event;
   const { owner, repo } = repoOf(payload);
-  if (payload.action !== "checks_requested" || !services.depsFor(event.octokit, owner, repo).diff) return;
+  if (payload.action !== "checks_requested") return;
   const group = payload.merge_group;
+  services.queue.enqueue(`window-status:${owner}/${repo}@${group.head_sha}`, () =>
+    postMergeGroupWindowStatus(services.depsFor(event.octokit, owner, repo), {
+      headSha: group.head_sha,
+      baseSha: group.base_sha,
+    }),
+  );
+  if (!services.depsFor(event.octokit, owner, repo).diff) return;
   services.queue.enqueue(`diff-check:${owner}/${repo}@${group.head_sha}`, async () => {
     await checkDiffPullRequest(services.depsFor(event.octokit, owner, repo), {
       headSha: group.head_sha,

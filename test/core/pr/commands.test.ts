@@ -101,6 +101,30 @@ describe("comment commands", () => {
     });
   });
 
+  it("reads --override-freeze with its quoted reason, after the optional image", () => {
+    expect(parseCommands('/promote prod --override-freeze "hotfix for INC-42"')).toEqual([
+      { name: "promote", environment: "prod", overrideFreeze: "hotfix for INC-42" },
+    ]);
+    expect(parseCommands('/rollback prod shop@1.7.0 --override-freeze "bad release"')).toEqual([
+      {
+        name: "rollback",
+        environment: "prod",
+        image: { name: "shop", tag: "1.7.0" },
+        overrideFreeze: "bad release",
+      },
+    ]);
+    // No reason, an empty one, an unquoted one, one past 140 characters, a quote inside: not a command.
+    for (const line of [
+      "/promote prod --override-freeze",
+      '/promote prod --override-freeze ""',
+      '/promote prod --override-freeze "  "',
+      "/promote prod --override-freeze hotfix",
+      `/promote prod --override-freeze "${"a".repeat(141)}"`,
+      '/promote prod --override-freeze "a"b"',
+    ])
+      expect(parseCommands(line)).toEqual([]);
+  });
+
   it("refuses tags that are not OCI tags", () => {
     expect(parseCommands("/promote prod shop@.hidden")).toEqual([]);
     expect(parseCommands(`/promote prod shop@${"a".repeat(129)}`)).toEqual([]);
