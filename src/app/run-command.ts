@@ -9,6 +9,7 @@ import { historyAnswer } from "./history-command.js";
 import { promote, rollback } from "./promote.js";
 import { statusTable, updateState, type StateWork } from "./state.js";
 import type { GitHubAccess } from "./github-port.js";
+import { notifyHeld } from "./notifications.js";
 
 export interface CommentInput {
   commentId: number;
@@ -142,11 +143,14 @@ async function runCommand(
         by: author,
         issueNumber,
       });
-    case "hold":
+    case "hold": {
+      let hold: { by: string; at: string } | undefined;
       await updateState(deps, loaded, (state) => {
-        state.holds[environment] ??= { by: author, at: deps.now().toISOString(), reason: "hold" };
+        hold = state.holds[environment] ??= { by: author, at: deps.now().toISOString(), reason: "hold" };
       });
+      if (hold) notifyHeld(deps, loaded.config, environment, hold);
       return `${environment} is on hold: automatic updates stop until \`/unhold ${environment}\`.`;
+    }
     case "unhold":
       await updateState(deps, loaded, (state) => {
         delete state.holds[environment];

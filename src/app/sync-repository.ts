@@ -18,6 +18,7 @@ import { repoFileSource } from "./repo-files.js";
 import { retryStuckMerge } from "./retry-stuck-merge.js";
 import { recordRefusal, standingRefusal } from "./rule-refusals.js";
 import { soakPending } from "./soak.js";
+import { notifyBlocked } from "./notifications.js";
 import { isHeld, loadState, writeDashboard } from "./state.js";
 import { upsertPromotionPr, type UpsertResult } from "./upsert-promotion-pr.js";
 import { upstreamPins, type Pins } from "./upstream-pins.js";
@@ -86,6 +87,12 @@ export async function syncRepository(
             const pending = await soakPending(deps, loaded, environmentConfig.from, environmentConfig.soak);
             if (pending) {
               deps.log.info({ environment, reason: pending.reason }, "waiting for the upstream to soak");
+              notifyBlocked(deps, config, {
+                environment,
+                reason: "soak",
+                detail: `waits for ${environmentConfig.from}: ${pending.reason}`,
+                occurrence: `sync:${loaded.base.sha}`,
+              });
               // The dashboard says why the promotion waits (a soak never passes silently).
               for (const image of images)
                 notices.push({

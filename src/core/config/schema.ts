@@ -3,6 +3,7 @@ import { NAME_PATTERN } from "./names.js";
 import { z } from "zod";
 import { isDuration } from "../duration.js";
 import { healthSchema, soakSchema } from "./health-schema.js";
+import { notifySchema } from "./notify-schema.js";
 import { InvalidImageRefError, parseImageName } from "../image-ref.js";
 import {
   mergePolicyLayers,
@@ -126,6 +127,7 @@ const environmentSchema = z.strictObject({
     })
     .optional()
     .describe("Reviewers requested on this environment's PRs."),
+  notify: notifySchema.optional(),
   policy: z
     .record(z.string(), policyFieldsSchema)
     .optional()
