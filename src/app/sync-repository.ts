@@ -118,7 +118,17 @@ export async function syncRepository(
               ? { pins: follow, images: Object.keys(follow) }
               : { floor: state.floors[environment] ?? {}, eligible: ciGate(deps, config) },
           );
-          for (const notice of plan.notices) notices.push({ environment, ...notice });
+          for (const { heldBack, ...notice } of plan.notices) {
+            notices.push({ environment, ...notice });
+            // Once per held tag: the same block seen by every later scan and replica is one event.
+            if (heldBack)
+              notifyBlocked(deps, config, {
+                environment,
+                reason: heldBack.reason,
+                detail: `${notice.image}: ${notice.message}`,
+                occurrence: `${notice.image}@${heldBack.tag}`,
+              });
+          }
           for (const file of files.skipped?.() ?? [])
             deps.log.warn({ environment, file: file.path, reason: file.reason }, "file skipped");
           const upsert = await upsertPromotionPr(deps, {
