@@ -200,7 +200,11 @@ export function createFerry(options: FerryAppOptions): Ferry {
       ruleRefusals,
       sealKey: options.sealKey,
       // The rules of this installation: secrets bound to other installations are refused.
-      configContext: { ...configContext, installationOwner: owner },
+      configContext: {
+        ...configContext,
+        installationOwner: owner,
+        ...(notifyTargets ? { notifyTargets } : {}),
+      },
       secrets,
       ...(identity.login ? { appLogin: identity.login } : {}),
       ...(options.onPullRequest ? { onPullRequest: options.onPullRequest } : {}),

@@ -79,3 +79,43 @@ describe("notification targets from the operator's environment", () => {
     expect(targetsFor(undefined, "held")).toEqual([]);
   });
 });
+
+describe("notify: in a config", () => {
+  it("warns in ferry serve, at its line, about a target bound to another installation or not configured", async () => {
+    const { loadConfig } = await import("../../../src/core/config/load-config.js");
+    const { DEFAULT_CONFIG_CONTEXT } = await import("../../../src/core/config/config-context.js");
+    const text = [
+      "images:",
+      "  shop: { repository: ghcr.io/acme/shop }",
+      "environments:",
+      "  prod:",
+      "    paths: [overlays/prod]",
+      "    notify:",
+      "      - target: releases",
+      "      - target: acme_only",
+      "      - target: nowhere",
+      "",
+    ].join("\n");
+    const notifyTargets = notifyTargetsFromEnv({
+      FERRY_NOTIFY_RELEASES_URL: "https://hooks.example.com/a",
+      FERRY_NOTIFY_RELEASES_SECRET: "k",
+      FERRY_NOTIFY_RELEASES_OWNERS: "*",
+      FERRY_NOTIFY_ACME_ONLY_URL: "https://hooks.example.com/b",
+      FERRY_NOTIFY_ACME_ONLY_SECRET: "k",
+      FERRY_NOTIFY_ACME_ONLY_OWNERS: "acme",
+    });
+    const loaded = loadConfig(text, {
+      ...DEFAULT_CONFIG_CONTEXT,
+      notifyTargets,
+      installationOwner: "globex",
+    });
+    expect(loaded.ok).toBe(true);
+    const warnings = loaded.ok ? loaded.warnings.map((w) => `${w.line}: ${w.message}`) : [];
+    expect(warnings).toEqual([
+      expect.stringMatching(/^8: FERRY_NOTIFY_ACME_ONLY is not available to installation globex/),
+      expect.stringMatching(/^9: notify target nowhere is not configured/),
+    ]);
+    const cli = loadConfig(text, DEFAULT_CONFIG_CONTEXT);
+    expect(cli.ok && cli.warnings).toEqual([]);
+  });
+});
