@@ -36,6 +36,8 @@ export async function onDeploymentStatus(
     return;
   const owner = payload.repository.owner.login;
   const repo = payload.repository.name;
+  // No target configured in this Ferry: nothing to read.
+  if (!services.depsFor(event.octokit, owner, repo).notify) return;
   services.queue.enqueue(`deployment-status:${owner}/${repo}#${status.id}`, async () => {
     const deps = services.depsFor(event.octokit, owner, repo);
     const logUrl = status.log_url || status.target_url;
