@@ -251,8 +251,14 @@ describe("notifications out of GitHub (end to end)", { timeout: 180_000 }, () =>
     await world.settle();
     await promoteAndMerge(world);
 
-    const seen = receiver.received.map((r) => `${r.body.event} ${r.body.environment}`);
-    expect(seen.sort()).toEqual(["merged staging", "opened prod", "opened staging", "promoted prod"]);
+    // Every event the replicas saw arrives once: no delivery id twice, no PR's event twice, every
+    // kind there. (Two replicas syncing at once may open a second staging PR: its own event.)
+    const seen = new Set(receiver.received.map((r) => `${r.body.event} ${r.body.environment}`));
+    expect([...seen].sort()).toEqual(["merged staging", "opened prod", "opened staging", "promoted prod"]);
+    const deliveries = receiver.received.map((r) => r.delivery);
+    expect(new Set(deliveries).size).toBe(deliveries.length);
+    const pulls = receiver.received.map((r) => `${r.body.event} #${r.body.pull?.number}`);
+    expect(new Set(pulls).size).toBe(pulls.length);
     expect(receiver.received.every((r) => r.valid)).toBe(true);
   });
 

@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import type { GitHubNotifyLedger } from "../../app/github-port.js";
 import { TransientError } from "../../core/errors.js";
 import { claimInLedger, LEDGER_FILE, LEDGER_REF } from "../../core/notify/ledger.js";
@@ -38,7 +39,9 @@ export function ledgerOf(ctx: GitHubRepoContext): Required<GitHubNotifyLedger> {
       });
       const commit = await ctx.octokit.rest.git.createCommit({
         ...ctx.r,
-        message: `ferry: notification ${eventId}`,
+        // A nonce of this claim: two replicas claiming the same id from the same parent in the same
+        // second would write the same commit, and both would see the ref "already at" theirs.
+        message: `ferry: notification ${eventId}\n\nclaim ${randomUUID()}`,
         tree: tree.data.sha,
         parents: parent ? [parent] : [],
       });
