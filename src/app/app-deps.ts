@@ -3,6 +3,7 @@ import type { FerryConfig } from "../core/config/schema.js";
 import type { SecretRedactor } from "../core/redact.js";
 import type { GitHubRepoPort } from "./github-port.js";
 import type { KeyedMutex } from "./keyed-mutex.js";
+import type { Notifier } from "./notifier.js";
 import type { RegistryReader, SnapshotRenderer } from "./ports.js";
 import type { RenderCache } from "./render-cache.js";
 import type { RuleRefusals } from "./rule-refusals.js";
@@ -53,6 +54,8 @@ export interface AppDeps<GitHub = GitHubRepoPort> {
   diff?: { renderer: SnapshotRenderer; cache: RenderCache };
   /** Called after a PR is opened or updated (metrics and the bench's push-to-PR latency). */
   onPullRequest?: (event: { environment: string; number: number; action: "opened" | "updated" }) => void;
+  /** Where notifications go (notifications.ts); absent: no target is configured. */
+  notify?: Notifier;
 }
 
 export interface LoadedConfig {

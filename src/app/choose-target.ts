@@ -25,9 +25,15 @@ import type { ImageDescription, RegistryReader } from "./ports.js";
 /** How many candidate tags are described (manifest + config GET) before giving up on metadata policies. */
 const MAX_DESCRIBED_CANDIDATES = 50;
 
+/** A newer tag held back: by CI gating or by its signature (a `blocked` notification, notifications.ts). */
+export interface HeldBack {
+  reason: "gating" | "signature";
+  tag: string;
+}
+
 export type Target = (
   { tag?: string; digest: string; reason: string; revision?: string } | { unchanged: string }
-) & { notice?: string };
+) & { notice?: string; heldBack?: HeldBack };
 
 export async function pinnedTarget(
   registry: RegistryReader,
@@ -158,6 +164,7 @@ async function chooseByPolicy(
   // The best-ranked tag held back by CI gating or refused for its signature: "why not?" must have
   // an answer, the same one on the plan, /status and the dashboard.
   let heldBack: string | undefined;
+  let heldBackBy: HeldBack | undefined;
   for (const tag of ranked.slice(0, MAX_DESCRIBED_CANDIDATES)) {
     const description = await deps.registry.describe(repository, tag);
     const candidate: TagCandidate = { tag, digest: description.digest, platforms: description.platforms };
@@ -165,6 +172,7 @@ async function chooseByPolicy(
     const gate = options.eligible ? await options.eligible(name, tag, description) : true;
     if (gate !== true) {
       heldBack ??= gateWaitMessage(tag, gate === false ? "its source commit has not passed CI" : gate);
+      heldBackBy ??= { reason: "gating", tag };
       continue;
     }
     if (policy.verify !== undefined) {
@@ -177,6 +185,7 @@ async function chooseByPolicy(
       );
       if (!candidate.signature.verified) {
         heldBack ??= notSignedReason(tag, policy.verify, candidate.signature.reason);
+        heldBackBy ??= { reason: "signature", tag };
         continue;
       }
     }
@@ -186,6 +195,7 @@ async function chooseByPolicy(
         return withHeldBack(
           withNotice(selection, withDescription(description, tag, selection.reason)),
           heldBack,
+          heldBackBy,
         );
       continue;
     }
@@ -197,6 +207,7 @@ async function chooseByPolicy(
       return {
         unchanged: `${heldBack}; none of the ${checked} newest admitted tags passed ${gated ? "CI gating and " : ""}${policy.verify !== undefined ? "the signature check and " : ""}the policy`,
         notice: heldBack,
+        ...(heldBackBy ? { heldBack: heldBackBy } : {}),
       };
     return {
       unchanged: `none of the ${checked} newest admitted tags passed ${gated ? "CI gating and " : ""}the policy`,
@@ -212,11 +223,13 @@ async function chooseByPolicy(
         unchanged: heldBack !== undefined ? `${heldBack}; ${selection.reason}` : selection.reason,
       }),
       heldBack,
+      heldBackBy,
     );
   const chosen = candidates.find((c) => c.candidate.tag === selection.tag)!;
   return withHeldBack(
     withNotice(selection, withDescription(chosen.description, selection.tag, selection.reason)),
     heldBack,
+    heldBackBy,
   );
 }
 
@@ -224,8 +237,11 @@ async function chooseByPolicy(
  * A newer tag held back (CI gating, a missing signature) is worth a notice even when an older
  * eligible one is chosen.
  */
-function withHeldBack(target: Target, heldBack: string | undefined): Target {
-  if (heldBack !== undefined && target.notice === undefined) target.notice = heldBack;
+function withHeldBack(target: Target, heldBack: string | undefined, by: HeldBack | undefined): Target {
+  if (heldBack !== undefined && target.notice === undefined) {
+    target.notice = heldBack;
+    if (by) target.heldBack = by;
+  }
   return target;
 }
 

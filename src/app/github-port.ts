@@ -191,7 +191,7 @@ export interface GitHubPulls {
    */
   requestReviewers(number: number, users: string[], teams: string[]): Promise<void | "refused">;
   /** The PR's reviews (first 100), each with its state (`APPROVED`, `DISMISSED`, …) and commit. */
-  listReviews?(number: number): Promise<{ state: string; commitId: string | null }[]>;
+  listReviews?(number: number): Promise<{ state: string; commitId: string | null; user?: string }[]>;
 }
 
 /** Merging a PR: GitHub's native auto-merge, or Ferry's own merge at the head it validated. */
@@ -348,6 +348,14 @@ export interface GitHubDeployments {
 }
 
 /**
+ * The ledger of notifications claimed (core/notify/ledger.ts): `claimed` for the one caller of all
+ * replicas that records `eventId` first, `seen` for every later one.
+ */
+export interface GitHubNotifyLedger {
+  claimNotification?(eventId: string): Promise<"claimed" | "seen">;
+}
+
+/**
  * Every role: what the Octokit adapter implements and the app wiring hands to use cases. A use
  * case declares only the roles it calls (docs/architecture.md "The GitHub port").
  */
@@ -364,4 +372,5 @@ export interface GitHubRepoPort
     GitHubIssues,
     GitHubAccess,
     GitHubDeployments,
-    GitHubStatuses {}
+    GitHubStatuses,
+    GitHubNotifyLedger {}

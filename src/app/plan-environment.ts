@@ -5,7 +5,7 @@ import { describeVersion } from "../core/image-ref.js";
 import { currentImageIn, type FindOptions } from "../core/targets/index.js";
 import { parseYaml, type ParsedYaml } from "../core/yaml/yaml-tree.js";
 import { updateImage } from "../core/yaml-edit/update-image.js";
-import { chooseTarget, pinnedTarget, type Target } from "./choose-target.js";
+import { chooseTarget, pinnedTarget, type HeldBack, type Target } from "./choose-target.js";
 import { errorText } from "./error-text.js";
 import type { CurrentImage, FileSource, PlanDependencies, PlanOptions } from "./plan-inputs.js";
 
@@ -39,7 +39,7 @@ export interface EnvironmentPlan {
    * What a human should know although the plan is what the policy says: a running tag outside
    * the policy (kept, or moved back with allowDowngrade). Shown by `ferry plan` and the dashboard.
    */
-  notices: { image: string; message: string }[];
+  notices: { image: string; message: string; heldBack?: HeldBack }[];
 }
 
 /** What each image runs in an environment, read from its files (first reference wins). */
@@ -132,7 +132,12 @@ export async function planEnvironment(
       });
       continue;
     }
-    if (target.notice !== undefined) plan.notices.push({ image: name, message: target.notice });
+    if (target.notice !== undefined)
+      plan.notices.push({
+        image: name,
+        message: target.notice,
+        ...(target.heldBack ? { heldBack: target.heldBack } : {}),
+      });
     if ("unchanged" in target) {
       plan.unchanged.push({ image: name, reason: target.unchanged });
       continue;

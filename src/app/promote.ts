@@ -9,6 +9,7 @@ import type { GitHubDeployments } from "./github-port.js";
 import type { PullWork } from "./merge-when-ready.js";
 import { repoFileSource } from "./repo-files.js";
 import { soakPending } from "./soak.js";
+import { notifyBlocked } from "./notifications.js";
 import { loadState, updateState, type StateWork } from "./state.js";
 import { bodyRows } from "./pr-body-rows.js";
 import { upsertPromotionPr, type UpsertResult } from "./upsert-promotion-pr.js";
@@ -57,7 +58,7 @@ export async function promote(
   let note: string;
   if (environmentConfig.from !== undefined) {
     const upstream = environmentConfig.from;
-    await requireSoaked(deps, loaded, upstream, environmentConfig.soak);
+    await requireSoaked(deps, loaded, upstream, environmentConfig.soak, input.environment, input.by);
     ({ pins } = await upstreamPins(deps.registryFor(config), files, config, upstream, {
       include: (name, current) => {
         if (input.image && input.image.name !== name) return false;
@@ -290,9 +291,19 @@ async function requireSoaked(
   loaded: LoadedConfig,
   upstream: string,
   soak: SoakConfig | undefined,
+  environment: string,
+  by: string,
 ): Promise<void> {
   const pending = await soakPending(deps, loaded, upstream, soak);
-  if (pending !== undefined) throw new UserError(pending.code, pending.reason);
+  if (pending === undefined) return;
+  notifyBlocked(deps, loaded.config, {
+    environment,
+    reason: "soak",
+    detail: pending.reason,
+    occurrence: `promote:${loaded.base.sha}:${by}`,
+    requestedBy: by,
+  });
+  throw new UserError(pending.code, pending.reason);
 }
 
 /**

@@ -3,6 +3,7 @@ import type { AppDeps } from "./app-deps.js";
 import type { GitHubComments, PullRequestInfo } from "./github-port.js";
 import { loadRepoConfig, type ConfigReading } from "./load-repo-config.js";
 import { ferryPull } from "./pull-trust.js";
+import { notifyPullMerged } from "./notifications.js";
 import { updateState, type StateWork } from "./state.js";
 import { shortSha } from "../core/commit-sha.js";
 
@@ -40,5 +41,6 @@ export async function recordMerge(
         (state.floors[environment] ??= {})[change.image] = change.to.tag;
     }
   });
+  await notifyPullMerged(deps, loaded.config, pull, block);
   return true;
 }

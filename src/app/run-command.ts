@@ -14,7 +14,8 @@ import { commandWindowGate } from "./window-gate.js";
 import { authorizeImages } from "./authorize-images.js";
 import { commandUnit } from "./command-unit.js";
 import { describeUnit } from "../core/pr/branch.js";
-import { setUnitHold } from "../core/state/ferry-state.js";
+import { setUnitHold, unitHold } from "../core/state/ferry-state.js";
+import { notifyHeld } from "./notifications.js";
 
 export interface CommentInput {
   commentId: number;
@@ -178,15 +179,17 @@ async function runCommand(
       return promote(deps, loaded, { ...scope, ...(command.image ? { image: command.image } : { allow }) });
     case "rollback":
       return rollback(deps, loaded, { ...scope, ...(command.image ? { image: command.image } : { allow }) });
-    case "hold":
+    case "hold": {
+      const hold = { by: author, at: deps.now().toISOString(), reason: "hold" as const };
+      let held = false;
       await updateState(deps, loaded, (state) => {
-        setUnitHold(state, environment, unit?.group, {
-          by: author,
-          at: deps.now().toISOString(),
-          reason: "hold",
-        });
+        // Told once: a hold that was already there is not a new event.
+        held = unitHold(state, environment, unit?.group) === undefined;
+        setUnitHold(state, environment, unit?.group, hold);
       });
+      if (held) notifyHeld(deps, loaded.config, environment, hold);
       return `${what} is on hold: automatic updates stop until \`/unhold ${environment}\`.`;
+    }
     case "unhold": {
       let still = false;
       await updateState(deps, loaded, (state) => {

@@ -13,6 +13,7 @@ import type { GitHubChecks, PullRequestInfo } from "./github-port.js";
 import type { ImageDescription } from "./ports.js";
 import { repoFileSource } from "./repo-files.js";
 import { soakPending } from "./soak.js";
+import { notifyBlocked } from "./notifications.js";
 import { isHeld, loadState, writeDashboard } from "./state.js";
 import { followPins, syncUnit, type UnitAction } from "./sync-unit.js";
 import { publishWindowTransitions } from "./window-transitions.js";
@@ -104,6 +105,12 @@ export async function syncRepository(
         const pending = await soakPending(deps, loaded, environmentConfig.from, environmentConfig.soak);
         if (pending) {
           deps.log.info({ environment, reason: pending.reason }, "waiting for the upstream to soak");
+          notifyBlocked(deps, config, {
+            environment,
+            reason: "soak",
+            detail: `waits for ${environmentConfig.from}: ${pending.reason}`,
+            occurrence: `sync:${loaded.base.sha}`,
+          });
           // The dashboard says why the promotion waits (a soak never passes silently).
           for (const image of images)
             notices.push({

@@ -1,3 +1,4 @@
+import { notifyBlocked } from "./notifications.js";
 import { environmentPolicy } from "../core/config/schema.js";
 import type { PolicyNotice } from "../core/pr/dashboard.js";
 import { isUserError } from "../core/errors.js";
@@ -96,7 +97,17 @@ export async function syncUnit(
         deps.log.info({ branch, changes: plan.changes.length, proposed: fit }, "unit proposed in parts");
         plan = await planOf(plan.changes.slice(0, fit).map((change) => change.image));
       }
-      for (const notice of plan.notices) notices.push({ environment, ...notice });
+      for (const { heldBack, ...notice } of plan.notices) {
+        notices.push({ environment, ...notice });
+        // Once per held tag: the same block seen by every later scan and replica is one event.
+        if (heldBack)
+          notifyBlocked(deps, config, {
+            environment,
+            reason: heldBack.reason,
+            detail: `${notice.image}: ${notice.message}`,
+            occurrence: `${notice.image}@${heldBack.tag}`,
+          });
+      }
       const upsert = await upsertPromotionPr(deps, {
         loaded,
         plan,

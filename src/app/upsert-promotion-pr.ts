@@ -12,6 +12,7 @@ import { mergeMethodFor, mergeWhenReady, pauseBeforeRetry, type PullWork } from 
 import { currentImages, type EnvironmentPlan } from "./plan-environment.js";
 import { writeBranch } from "./write-branch.js";
 import { ferryPull, sealPlan } from "./pull-trust.js";
+import { notifyPullOpened } from "./notifications.js";
 import { repoFileSource } from "./repo-files.js";
 import { warnOfStaleApprovals } from "./stale-approvals.js";
 import { mayMergeNow } from "./window-gate.js";
@@ -300,6 +301,7 @@ async function openPull(
   }
   deps.log.info({ environment, pull: pull.number }, "pull request opened");
   deps.onPullRequest?.({ environment, number: pull.number, action: "opened" });
+  await notifyPullOpened(deps, loaded.config, pull, planBlock(input));
   await afterWrite(deps, loaded, pull, head, true);
   return { action: "opened", pull, ...(notice ? { notice } : {}) };
 }

@@ -1,3 +1,4 @@
+import { notifyBlocked } from "./notifications.js";
 import type { Permission } from "../core/config/schema.js";
 import { UserError } from "../core/errors.js";
 import { parseStateFile } from "../core/state/ferry-state.js";
@@ -6,7 +7,7 @@ import { evaluateWindows, type WindowVerdict } from "../core/windows/evaluate-wi
 import { closedLine, overrideLine, WINDOW_STATUS_CONTEXT } from "../core/windows/window-text.js";
 import type { AppDeps, LoadedConfig } from "./app-deps.js";
 import { STATE_FILE, STATE_REF, type GitHubAccess, type GitHubContents } from "./github-port.js";
-import type { GitHubStatuses, PullRequestInfo } from "./github-port.js";
+import type { GitHubPulls, GitHubStatuses, PullRequestInfo, RepoIdentity } from "./github-port.js";
 import { updateState, type StateWork } from "./state.js";
 
 /**
@@ -45,7 +46,7 @@ export async function recordedOverride(
 
 /** Whether Ferry may merge its PR at `headSha` into `environment` now: open, or overridden for that head. */
 export async function mayMergeNow(
-  deps: AppDeps<GitHubContents>,
+  deps: AppDeps<GitHubContents & RepoIdentity & Pick<GitHubPulls, "listReviews">>,
   loaded: LoadedConfig,
   environment: string,
   headSha: string,
@@ -53,10 +54,10 @@ export async function mayMergeNow(
   const verdict = windowVerdict(deps, loaded, environment);
   if (verdict.open) return true;
   if (await recordedOverride(deps, environment, headSha)) return true;
-  deps.log.info(
-    { environment, reason: closedLine(environment, verdict) },
-    "not merged: the environment is closed",
-  );
+  const closed = closedLine(environment, verdict);
+  deps.log.info({ environment, reason: closed }, "not merged: the environment is closed");
+  // Once per held head: every later event and replica seeing the same head is the same block.
+  notifyBlocked(deps, loaded.config, { environment, reason: "window", detail: closed, occurrence: headSha });
   return false;
 }
 

@@ -14,6 +14,11 @@ import { RenderCache } from "../app/render-cache.js";
 import { createGitHubRepo, type OctokitLike } from "../adapters/github/github-repo.js";
 import type { AppDeps, AppLogger } from "../app/app-deps.js";
 import { RuleRefusals } from "../app/rule-refusals.js";
+import { NotificationOutbox, type NotifyOutcome, type WebhookPoster } from "../app/notify-outbox.js";
+import { repositoryNotifier } from "../app/notifications.js";
+import { webhookPoster } from "../adapters/notify/webhook-sender.js";
+import type { RetrySchedule } from "../core/notify/backoff.js";
+import type { NotifyTargets } from "../core/notify/targets.js";
 import { KeyedMutex } from "../app/keyed-mutex.js";
 import type { RegistryReader } from "../app/ports.js";
 import type { ScanRound } from "../app/scan-state.js";
@@ -73,6 +78,17 @@ export interface FerryAppOptions {
   /** Observers (metrics, bench). */
   onPullRequest?: AppDeps["onPullRequest"];
   log?: AppLogger;
+  /**
+   * Notification targets (FERRY_NOTIFY_*, docs/config.md "Notifications"), and for tests the
+   * poster, the retry schedule and the pause between attempts.
+   */
+  notify?: {
+    targets: NotifyTargets;
+    poster?: WebhookPoster;
+    schedule?: RetrySchedule;
+    sleep?: (ms: number) => Promise<void>;
+    observe?: (outcome: NotifyOutcome, target: string) => void;
+  };
   /** How long a `GET /status` answer is reused (default 10 s): each one walks every installation and repository. */
   statusTtlMs?: number;
   /** At most this many repositories are visited for one `/status` answer (default 200). */
@@ -117,6 +133,11 @@ export function createFerry(options: FerryAppOptions): Ferry {
   const secrets = new SecretRedactor();
   for (const secret of [options.sealKey, ...(options.heldSecrets ?? []), ...Object.values(options.env ?? {})])
     secrets.add(secret);
+  // A target's URL is a secret too (Slack's and Teams' carry their key in the path).
+  for (const target of options.notify?.targets.values() ?? []) {
+    secrets.add(target.url);
+    secrets.add(target.secret);
+  }
   let log: AppLogger = redactingLogger(
     options.log ?? { info: () => {}, warn: () => {}, error: () => {} },
     secrets,
@@ -144,6 +165,20 @@ export function createFerry(options: FerryAppOptions): Ferry {
     ...(options.registryFor ? { registryFor: options.registryFor } : {}),
     ...(options.budgetShare ? { budgetShare: options.budgetShare } : {}),
   });
+  const notifyTargets = options.notify?.targets;
+  const outbox =
+    notifyTargets && notifyTargets.size > 0
+      ? new NotificationOutbox({
+          poster:
+            options.notify?.poster ??
+            webhookPoster({ refusePrivate: options.refusePrivateRegistries ?? false }),
+          log: () => log,
+          now: clockMs,
+          sleep: options.notify?.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms))),
+          ...(options.notify?.schedule ? { schedule: options.notify.schedule } : {}),
+          ...(options.notify?.observe ? { observe: options.notify.observe } : {}),
+        })
+      : undefined;
   const contentCache = new GitContentCache();
   const identity: AppIdentity = {};
   const diff = options.diffCheck
@@ -153,25 +188,43 @@ export function createFerry(options: FerryAppOptions): Ferry {
       }
     : undefined;
 
-  const depsFor = (octokit: OctokitLike, owner: string, repo: string): AppDeps => ({
-    github: createGitHubRepo(octokit, owner, repo, contentCache, accessCache),
-    registryFor: (config) => registries.for(config, octokit, owner),
-    now: options.now ?? (() => new Date()),
-    log,
-    webUrl: options.webUrl ?? "https://github.com",
-    locks,
-    ruleRefusals,
-    sealKey: options.sealKey,
-    // The rules of this installation: secrets bound to other installations are refused.
-    configContext: { ...configContext, installationOwner: owner },
-    secrets,
-    ...(identity.login ? { appLogin: identity.login } : {}),
-    ...(options.onPullRequest ? { onPullRequest: options.onPullRequest } : {}),
-    ...(diff ? { diff } : {}),
-    ...(options.mergeabilityRetryDelaysMs
-      ? { mergeabilityRetryDelaysMs: options.mergeabilityRetryDelaysMs }
-      : {}),
-  });
+  const depsFor = (octokit: OctokitLike, owner: string, repo: string): AppDeps => {
+    const github = createGitHubRepo(octokit, owner, repo, contentCache, accessCache);
+    return {
+      github,
+      registryFor: (config) => registries.for(config, octokit, owner),
+      now: options.now ?? (() => new Date()),
+      log,
+      webUrl: options.webUrl ?? "https://github.com",
+      locks,
+      ruleRefusals,
+      sealKey: options.sealKey,
+      // The rules of this installation: secrets bound to other installations are refused.
+      configContext: {
+        ...configContext,
+        installationOwner: owner,
+        ...(notifyTargets ? { notifyTargets } : {}),
+      },
+      secrets,
+      ...(identity.login ? { appLogin: identity.login } : {}),
+      ...(options.onPullRequest ? { onPullRequest: options.onPullRequest } : {}),
+      ...(diff ? { diff } : {}),
+      ...(options.mergeabilityRetryDelaysMs
+        ? { mergeabilityRetryDelaysMs: options.mergeabilityRetryDelaysMs }
+        : {}),
+      ...(outbox && notifyTargets
+        ? {
+            notify: repositoryNotifier({
+              outbox,
+              targets: notifyTargets,
+              ledger: github,
+              owner,
+              log: () => log,
+            }),
+          }
+        : {}),
+    };
+  };
 
   const services: HandlerServices = {
     depsFor,
@@ -208,6 +261,7 @@ export function createFerry(options: FerryAppOptions): Ferry {
     async idle() {
       while (walks.size > 0) await Promise.allSettled([...walks]);
       await queue.idle();
+      await outbox?.idle();
     },
     scan(probot, sharding) {
       return walk(scanInstallations(probot, services, sharding));

@@ -12,6 +12,7 @@ import {
 } from "../handlers/github/handlers.js";
 import { onPullRequestDequeued, onPullRequestReview } from "../handlers/github/merge-retry-handlers.js";
 import { onRepositoryRuleset } from "../handlers/github/on-ruleset.js";
+import { onDeploymentStatus } from "../handlers/github/on-deployment-status.js";
 import type { HandlerEvent, HandlerServices } from "../handlers/github/services.js";
 
 /** The app's own login, looked up once (and again after a failure): it decides which PRs are Ferry's. */
@@ -75,6 +76,7 @@ export function registerEvents(probot: Probot, services: HandlerServices, identi
   });
   probot.on("push", (context) => onPush(event(context), services));
   probot.on("repository_ruleset", (context) => onRepositoryRuleset(event(context), services));
+  probot.on("deployment_status.created", (context) => onDeploymentStatus(event(context), services));
   probot.on("merge_group.checks_requested", (context) => onMergeGroup(event(context), services));
   probot.on(
     ["check_suite.completed", "check_run.completed", "status", "workflow_run.completed"],

@@ -162,6 +162,17 @@ export async function startFerryServer(options: FerryServerOptions): Promise<Fer
       metrics.pullRequests.inc({ action: event.action });
       options.ferry?.onPullRequest?.(event);
     },
+    ...(options.ferry?.notify
+      ? {
+          notify: {
+            ...options.ferry.notify,
+            observe: (outcome, target) => {
+              metrics.notifications.inc({ outcome, target });
+              options.ferry?.notify?.observe?.(outcome, target);
+            },
+          },
+        }
+      : {}),
   });
   await probot.load(ferry.app);
   registerBudgetGauges(metrics.registry, () => ferry.registryBudgetUse());

@@ -6,6 +6,8 @@ export interface ServerMetrics {
   pullRequests: Counter<"action">;
   hintsReceived: Counter;
   scans: Counter;
+  /** Notifications by outcome (sent, failed, dropped, duplicate) and target name (an operator's word, never a URL). */
+  notifications: Counter<"outcome" | "target">;
 }
 
 /** Webhook bodies in flight against the intake budget (read at scrape time). */
@@ -48,6 +50,12 @@ export function createServerMetrics(): ServerMetrics {
       registers: [registry],
     }),
     scans: new Counter({ name: "ferry_scans_total", help: "Periodic scans run", registers: [registry] }),
+    notifications: new Counter({
+      name: "ferry_notifications_total",
+      help: "Notifications by outcome: sent, failed (attempts or time spent), dropped (queue full), duplicate (claimed elsewhere)",
+      labelNames: ["outcome", "target"],
+      registers: [registry],
+    }),
   };
 }
 

@@ -1,3 +1,4 @@
+import { notifyTargetsFromEnv } from "../core/notify/targets.js";
 import {
   configContextFromEnv,
   githubApiBaseUrl,
@@ -48,6 +49,8 @@ export function serverOptionsFromEnv(env: NodeJS.ProcessEnv): FerryServerOptions
       refusePrivateRegistries: context.refusePrivateRegistries,
       // The ferry/diff check (docs/diff-check.md): on unless the operator turns it off.
       diffCheck: env.FERRY_DIFF_CHECK !== "off",
+      // Notification targets: URLs and keys from the operator, bound to installations (_OWNERS).
+      notify: { targets: notifyTargetsFromEnv(env) },
       // An operator setting, never the config repo's: whose Docker credentials Ferry may use.
       ...(env.FERRY_DOCKER_CONFIG ? { dockerConfigPath: env.FERRY_DOCKER_CONFIG } : {}),
       // An operator setting: the Sigstore trusted root keyless signatures chain to; read at start.

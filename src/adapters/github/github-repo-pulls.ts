@@ -116,13 +116,19 @@ export function pullsOf(ctx: GitHubRepoContext): Required<GitHubPulls & GitHubMe
     }
   }
 
-  async function listReviews(number: number): Promise<{ state: string; commitId: string | null }[]> {
+  async function listReviews(
+    number: number,
+  ): Promise<{ state: string; commitId: string | null; user?: string }[]> {
     const { data } = await ctx.octokit.rest.pulls.listReviews({
       ...ctx.r,
       pull_number: number,
       per_page: 100,
     });
-    return data.map((review) => ({ state: review.state, commitId: review.commit_id ?? null }));
+    return data.map((review) => ({
+      state: review.state,
+      commitId: review.commit_id ?? null,
+      ...(review.user?.login ? { user: review.user.login } : {}),
+    }));
   }
 
   async function enableAutoMerge(

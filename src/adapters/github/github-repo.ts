@@ -6,6 +6,7 @@ import { githubRepoContext, type OctokitLike } from "./github-repo-context.js";
 import { gitDataOf } from "./github-repo-git-data.js";
 import { healthOf } from "./github-repo-health.js";
 import { issuesOf } from "./github-repo-issues.js";
+import { ledgerOf } from "./github-repo-ledger.js";
 import { pullsOf } from "./github-repo-pulls.js";
 import { statusesOf } from "./github-repo-statuses.js";
 
@@ -43,5 +44,6 @@ export function createGitHubRepo(
     ...checksOf(ctx),
     ...healthOf(ctx),
     ...statusesOf(ctx),
+    ...ledgerOf(ctx),
   };
 }

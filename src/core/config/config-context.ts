@@ -10,6 +10,7 @@ import {
   secretBindingsFromEnv,
   type SecretBindings,
 } from "./secret-bindings.js";
+import type { NotifyTargets } from "../notify/targets.js";
 
 export interface ConfigContext {
   /** The container registry of the GitHub Ferry talks to: the one host `auth: github` may name. */
@@ -25,6 +26,8 @@ export interface ConfigContext {
    * which has none: then only the hosts of a secret's binding apply.
    */
   installationOwner?: string;
+  /** The operator's notification targets (`ferry serve`): a `notify:` naming another's is warned about. */
+  notifyTargets?: NotifyTargets;
 }
 
 export const DEFAULT_CONFIG_CONTEXT: ConfigContext = {

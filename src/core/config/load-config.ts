@@ -5,6 +5,7 @@ import { DEFAULT_CONFIG_CONTEXT, type ConfigContext } from "./config-context.js"
 import { registryRuleProblems } from "./registry-rules.js";
 import { configSchema, crossFieldProblems, type FerryConfig } from "./schema.js";
 import { soakWarnings } from "./soak-warnings.js";
+import { notifyWarnings } from "./notify-warnings.js";
 
 export const CONFIG_PATH = ".github/ferry.yml";
 /** Config files are small; anything bigger is a mistake or an attack (docs/reliability.md row 29). */
@@ -77,7 +78,11 @@ export function loadConfig(text: string, context: ConfigContext = DEFAULT_CONFIG
     return {
       ok: true,
       config: parsed.data,
-      warnings: located([...rules.warnings, ...soakWarnings(parsed.data)]),
+      warnings: located([
+        ...rules.warnings,
+        ...soakWarnings(parsed.data),
+        ...notifyWarnings(parsed.data, context),
+      ]),
     };
   if (parsed.success) return { ok: false, problems: located(rules.errors) };
   // Zod skips refinements of an object whose fields failed; run the cross-field checks anyway so

@@ -6,6 +6,7 @@ import { healthSchema, soakSchema } from "./health-schema.js";
 import { windowFields } from "./window-schema.js";
 import { imagePromotersSchema, imageReviewersSchema } from "./rights-schema.js";
 import { environmentGroupingField, imageGroupField } from "./group-schema.js";
+import { notifySchema } from "./notify-schema.js";
 import { InvalidImageRefError, parseImageName } from "../image-ref.js";
 import {
   mergePolicyLayers,
@@ -132,6 +133,7 @@ const environmentSchema = z.strictObject({
     })
     .optional()
     .describe("Reviewers requested on this environment's PRs."),
+  notify: notifySchema.optional(),
   policy: z
     .record(z.string(), policyFieldsSchema)
     .optional()

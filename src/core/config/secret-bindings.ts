@@ -144,7 +144,8 @@ function parseHosts(variable: string, value: string): string[] {
   return hosts;
 }
 
-function parseOwners(variable: string, value: string): readonly string[] | "any" {
+/** `<NAME>_OWNERS`: logins, or `*` alone for every installation; a one-line error otherwise. */
+export function parseOwners(variable: string, value: string): readonly string[] | "any" {
   const owners = list(value).map((entry) => entry.toLowerCase());
   if (owners.length === 1 && owners[0] === "*") return "any";
   if (owners.length === 0) throw new UserError("invalid-setting", `${variable} names no installation`);
