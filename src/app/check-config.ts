@@ -1,3 +1,4 @@
+import { loadConfigAt } from "./generation-source.js";
 import {
   byPosition,
   checkReferences,
@@ -10,9 +11,11 @@ import {
   plaintextSecretProblems,
   secretGeneratorSources,
 } from "../core/check/plaintext-secrets.js";
-import { CONFIG_PATH, loadConfig, MAX_CONFIG_BYTES, type ConfigProblem } from "../core/config/load-config.js";
+import { CONFIG_PATH, MAX_CONFIG_BYTES, type ConfigProblem } from "../core/config/load-config.js";
 import type { FerryConfig } from "../core/config/schema.js";
 import { isUserError } from "../core/errors.js";
+import type { GeneratedEntry } from "../core/generate/expand-config.js";
+import { formatGenerated } from "../core/generate/format-generated.js";
 import { CONFIG_CHECK_NAME, formatConfigCheck } from "../core/pr/check-run.js";
 import type { AppDeps } from "./app-deps.js";
 import { errorText } from "./error-text.js";
@@ -58,21 +61,21 @@ export async function checkConfigPullRequest(
   const loaded =
     "problem" in head
       ? { ok: false as const, problems: [head.problem] }
-      : loadConfig(head.text, deps.configContext);
+      : await loadConfigAt(deps, head.text, input.headSha, files);
   const problems: ConfigProblem[] = loaded.ok ? [] : loaded.problems;
   const warnings: ReferenceProblem[] = [];
   if (loaded.ok) warnings.push(...configWarnings(loaded.warnings));
   if (loaded.ok && "text" in head) {
     warnings.push(
       ...(head.treeListed
-        ? await referenceProblems(files, loaded.config, head.text)
+        ? await referenceProblems(files, loaded.config, head.text, loaded.generated)
         : [{ file: CONFIG_PATH, line: 1, column: 1, message: TREE_TOO_LARGE }]),
     );
     warnings.push(
       ...(await soakHealthWarnings(deps, loaded.config, head.text, () => deps.github.defaultBranch())),
     );
   }
-  let output = formatConfigCheck(CONFIG_PATH, problems, warnings);
+  let output = withGenerated(formatConfigCheck(CONFIG_PATH, problems, warnings), loaded);
   // Who gains or loses promote rights (a commit SHA names its tree to the Git Data API).
   if (loaded.ok && (input.listCut || touchesRights(input.changedFiles) || ownedByFiles(loaded.config)))
     output = await withRightsChanges(deps, output, { config: loaded.config, treeSha: input.headSha });
@@ -98,7 +101,7 @@ export async function checkConfigOnDefaultBranch(
     const files = repoFileSource(deps.github, loaded.base.treeSha);
     try {
       const text = await files.readFile(CONFIG_PATH);
-      warnings.push(...(await referenceProblems(files, loaded.config, text)));
+      warnings.push(...(await referenceProblems(files, loaded.config, text, loaded.generated)));
       warnings.push(...(await soakHealthWarnings(deps, loaded.config, text, input.branch)));
     } catch (error) {
       // loadRepoConfig already read the config (refusing links); a tree too large to list is the
@@ -110,7 +113,7 @@ export async function checkConfigOnDefaultBranch(
   await deps.github.createCheckRun({
     name: CONFIG_CHECK_NAME,
     headSha: input.headSha,
-    ...formatConfigCheck(CONFIG_PATH, problems, warnings),
+    ...withGenerated(formatConfigCheck(CONFIG_PATH, problems, warnings), loaded),
   });
   if (loaded.ok) await closeBrokenConfigIssue(deps);
   return loaded.ok;
@@ -119,6 +122,17 @@ export async function checkConfigOnDefaultBranch(
 /** An image's rights follow its files (`codeowners: true`): moving a reference can change them. */
 function ownedByFiles(config: FerryConfig): boolean {
   return needsCodeowners(config, Object.keys(config.images));
+}
+
+/** A valid config's check also lists what it generates (docs/config.md "Generated images and environments"). */
+function withGenerated<T extends { summary: string }>(
+  output: T,
+  loaded: { ok: boolean; generated?: GeneratedEntry[]; shadowed?: GeneratedEntry[] },
+): T {
+  const lines = loaded.ok
+    ? formatGenerated(loaded.generated ?? [], loaded.shadowed ?? [], { markdown: true })
+    : [];
+  return lines.length === 0 ? output : { ...output, summary: [output.summary, "", ...lines].join("\n") };
 }
 
 /** The config's own warnings (e.g. `auth: github` on GHCR), placed in the config file. */
@@ -130,6 +144,7 @@ export function configWarnings(warnings: ConfigProblem[]): ReferenceProblem[] {
     message: warning.message,
   }));
 }
+
 /** Files a PR may add a plaintext Secret with: manifests and kustomizations, and generator sources. */
 const ENVIRONMENT_FILE = /(\.ya?ml|\.env|\/Kustomization)$/i;
 
@@ -183,6 +198,7 @@ export async function referenceProblems(
   files: FileSource,
   config: FerryConfig,
   configText: string,
+  generated: readonly GeneratedEntry[] = [],
 ): Promise<ReferenceProblem[]> {
   const problems: ReferenceProblem[] = [];
   const filesByEnvironment = new Map<string, Map<string, string>>();
@@ -217,7 +233,7 @@ export async function referenceProblems(
   };
   return [
     ...problems,
-    ...checkReferences(readable, filesByEnvironment, configText),
+    ...checkReferences(readable, filesByEnvironment, configText, generated),
     ...checkRemoteBases(readable, filesByEnvironment, configText),
     ...(await secretProblems(files, filesByEnvironment)),
   ].sort(byPosition);

@@ -10,7 +10,8 @@
  * (the content cache keeps the rest), two for the check run (in progress, then completed).
  * Renders run one at a time per installation and are cached by what was rendered.
  */
-import { CONFIG_PATH, loadConfig } from "../core/config/load-config.js";
+import { loadConfigAt } from "./generation-source.js";
+import { CONFIG_PATH } from "../core/config/load-config.js";
 import {
   code,
   diffConclusion,
@@ -121,7 +122,8 @@ async function baseConfig(deps: AppDeps<DiffGitHub>, baseSha: string) {
     throw error;
   }
   if (text === undefined) return undefined;
-  const loaded = loadConfig(text, deps.configContext);
+  // Generated environments are diffed like written ones: expanded over the base's tree.
+  const loaded = await loadConfigAt(deps, text, baseSha);
   return loaded.ok ? loaded.config : undefined;
 }
 

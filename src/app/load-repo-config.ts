@@ -1,6 +1,8 @@
-import { CONFIG_PATH, loadConfig, type ConfigProblem } from "../core/config/load-config.js";
+import { loadConfigAt } from "./generation-source.js";
+import { CONFIG_PATH, type ConfigProblem } from "../core/config/load-config.js";
 import { isUserError, UserError } from "../core/errors.js";
 import { BROKEN_CONFIG_TITLE, formatBrokenConfigIssue } from "../core/pr/check-run.js";
+import type { GeneratedEntry } from "../core/generate/expand-config.js";
 import type { AppDeps, LoadedConfig } from "./app-deps.js";
 import type { GitHubBranches, GitHubComments, GitHubContents, GitHubIssues } from "./github-port.js";
 
@@ -8,7 +10,12 @@ import type { GitHubBranches, GitHubComments, GitHubContents, GitHubIssues } fro
 export type ConfigReading = GitHubBranches & GitHubContents & GitHubIssues;
 
 export type RepoConfigResult =
-  | ({ ok: true; warnings: ConfigProblem[] } & LoadedConfig)
+  | ({
+      ok: true;
+      warnings: ConfigProblem[];
+      generated: GeneratedEntry[];
+      shadowed: GeneratedEntry[];
+    } & LoadedConfig)
   | { ok: false; reason: "missing" }
   | { ok: false; reason: "invalid"; problems: ConfigProblem[]; sha: string };
 
@@ -27,12 +34,14 @@ export async function loadRepoConfig(
   if (!base) return { ok: false, reason: "missing" };
   const text = await readConfigText(deps, base);
   if (text === undefined) return { ok: false, reason: "missing" };
-  const loaded = loadConfig(text, deps.configContext);
+  // Generated entries are expanded before anything reads the config (docs/config.md "Generated images and environments").
+  const loaded = await loadConfigAt(deps, text, base.treeSha);
   if (!loaded.ok) {
     if (!options.readOnly) await upsertBrokenConfigIssue(deps, loaded.problems, base.sha);
     return { ok: false, reason: "invalid", problems: loaded.problems, sha: base.sha };
   }
-  return { ok: true, config: loaded.config, warnings: loaded.warnings, baseBranch: branch, base };
+  const { config, warnings, generated, shadowed } = loaded;
+  return { ok: true, config, warnings, generated, shadowed, baseBranch: branch, base };
 }
 
 /**

@@ -1,4 +1,5 @@
-import { CONFIG_PATH, loadConfig } from "../core/config/load-config.js";
+import { loadConfigAt } from "./generation-source.js";
+import { CONFIG_PATH } from "../core/config/load-config.js";
 import type { FerryConfig } from "../core/config/schema.js";
 import { isUserError } from "../core/errors.js";
 import type { CheckOutput } from "../core/pr/check-run.js";
@@ -67,7 +68,7 @@ async function configAt(
     if (isUserError(error)) return "invalid";
     throw error;
   }
-  const loaded = loadConfig(text, deps.configContext);
+  const loaded = await loadConfigAt(deps, text, treeSha);
   return loaded.ok ? loaded.config : "invalid";
 }
 

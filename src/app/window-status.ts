@@ -1,4 +1,5 @@
-import { CONFIG_PATH, loadConfig } from "../core/config/load-config.js";
+import { loadConfigAt } from "./generation-source.js";
+import { CONFIG_PATH } from "../core/config/load-config.js";
 import type { FerryConfig } from "../core/config/schema.js";
 import { isUserError } from "../core/errors.js";
 import { affectedEnvironments } from "../core/pr/affected-environments.js";
@@ -108,7 +109,7 @@ async function configAt(deps: AppDeps<GitHubContents>, sha: string): Promise<Fer
     throw error;
   }
   if (text === undefined) return undefined;
-  const loaded = loadConfig(text, deps.configContext);
+  const loaded = await loadConfigAt(deps, text, sha);
   return loaded.ok ? loaded.config : undefined;
 }
 

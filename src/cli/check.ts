@@ -1,14 +1,14 @@
-import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { localFileSource } from "../adapters/fs/local-file-source.js";
 import type { RegistryClientOptions } from "../adapters/registry/index.js";
 import { configWarnings, referenceProblems } from "../app/check-config.js";
 import { registryKeyPosition } from "../core/check/check-references.js";
-import { configContextFromEnv } from "../core/config/config-context.js";
-import { CONFIG_PATH, formatProblems, loadConfig } from "../core/config/load-config.js";
+import { CONFIG_PATH, formatProblems } from "../core/config/load-config.js";
+import { formatGenerated } from "../core/generate/format-generated.js";
 import { SecretRedactor } from "../core/redact.js";
 import { EXIT, UsageError, type CliIo } from "./io.js";
+import { loadLocalConfig } from "./load-local-config.js";
 import { cliRegistryClient, probeRegistries, PROBE_LIMITS } from "./registry-access.js";
 
 const USAGE = "usage: ferry check [--dir DIR] [--offline]";
@@ -45,16 +45,13 @@ export async function runCheck(
   if (positionals.length > 0) throw new UsageError(USAGE);
   const root = resolve(io.cwd, values.dir ?? ".");
 
-  let configText: string;
-  try {
-    configText = await readFile(resolve(root, CONFIG_PATH), "utf8");
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+  // The rules of a server started with the same environment (which GHCR, which variables).
+  const loaded = await loadLocalConfig(root, io.env);
+  if (loaded === undefined) {
     io.stdout(`${CONFIG_PATH}:1:1 not found in ${values.dir ?? "."}\n`);
     return EXIT.invalid;
   }
-  // The rules of a server started with the same environment (which GHCR, which variables).
-  const loaded = loadConfig(configText, configContextFromEnv(io.env));
+  const configText = loaded.text;
   if (!loaded.ok) {
     io.stdout(`${formatProblems(CONFIG_PATH, loaded.problems)}\n`);
     return EXIT.invalid;
@@ -63,7 +60,12 @@ export async function runCheck(
   // Warnings about the config itself (it works, but not for everything) never fail the command.
   for (const warning of configWarnings(loaded.warnings))
     io.stdout(`${warning.file}:${warning.line}:${warning.column} warning: ${warning.message}\n`);
-  const problems = await referenceProblems(localFileSource(root), loaded.config, configText);
+  const problems = await referenceProblems(
+    localFileSource(root),
+    loaded.config,
+    configText,
+    loaded.generated,
+  );
   if (problems.length > 0) {
     io.stdout(
       problems
@@ -94,6 +96,7 @@ export async function runCheck(
       return EXIT.invalid;
     }
   }
+  for (const line of formatGenerated(loaded.generated, loaded.shadowed)) io.stdout(`${line}\n`);
   const environments = Object.keys(loaded.config.environments).length;
   const images = Object.keys(loaded.config.images).length;
   io.stdout(

@@ -7,18 +7,18 @@
  * change is dangerous, 1 on an error, 2 on a usage error.
  */
 import { execFile } from "node:child_process";
-import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { parseArgs, promisify } from "node:util";
 import { exportTree, type ExportedTree } from "../adapters/git/tree-export.js";
-import { configContextFromEnv, REGISTRY_ENV_PREFIX } from "../core/config/config-context.js";
-import { CONFIG_PATH, formatProblems, loadConfig } from "../core/config/load-config.js";
+import { REGISTRY_ENV_PREFIX } from "../core/config/config-context.js";
+import { CONFIG_PATH, formatProblems } from "../core/config/load-config.js";
 import type { FerryConfig } from "../core/config/schema.js";
 import { diffEnvironment, formatDiffPlain, type NamedDiff } from "../core/diff/index.js";
 import { UserError } from "../core/errors.js";
 import { SecretRedactor } from "../core/redact.js";
 import { renderPaths } from "../reconciler/render-paths.js";
 import { EXIT, UsageError, type CliIo } from "./io.js";
+import { loadLocalConfig } from "./load-local-config.js";
 
 const USAGE =
   "usage: ferry diff [--dir DIR] [--env NAME]... --base REF [--head REF] [--json] [--fail-on-danger] [--allow-remote-base PREFIX]...";
@@ -45,15 +45,12 @@ async function readConfig(
   io: CliIo,
   required: string | undefined,
 ): Promise<FerryConfig | undefined> {
-  let text: string;
-  try {
-    text = await readFile(path.join(root, CONFIG_PATH), "utf8");
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+  // Generated environments are diffed like written ones: each side expands its own config.
+  const loaded = await loadLocalConfig(root, io.env);
+  if (loaded === undefined) {
     if (required) throw new UserError("config-missing", `${CONFIG_PATH} not found in ${required}`);
     return undefined;
   }
-  const loaded = loadConfig(text, configContextFromEnv(io.env));
   if (loaded.ok) return loaded.config;
   if (required)
     throw new UserError(

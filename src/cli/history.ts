@@ -1,10 +1,9 @@
-import { readFile } from "node:fs/promises";
-import { join, resolve } from "node:path";
+import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { gitHistorySource } from "../adapters/git/git-history-source.js";
 import { environmentHistory } from "../app/environment-history.js";
 import { DEFAULT_CONFIG_CONTEXT } from "../core/config/config-context.js";
-import { CONFIG_PATH, formatProblems, loadConfig } from "../core/config/load-config.js";
+import { CONFIG_PATH, formatProblems } from "../core/config/load-config.js";
 import { SECRETS_NEVER_SENT } from "../core/config/secret-bindings.js";
 import { UserError } from "../core/errors.js";
 import {
@@ -14,6 +13,7 @@ import {
   type HistoryQuery,
 } from "../core/history/history.js";
 import { EXIT, UsageError, type CliIo } from "./io.js";
+import { loadLocalConfig } from "./load-local-config.js";
 
 const USAGE =
   "usage: ferry history [--dir DIR] <env> [image] [--since DATE | --at DATE] [--max-commits N] [--json]";
@@ -66,14 +66,13 @@ export async function run(args: string[], io: CliIo): Promise<number> {
       throw new UsageError(`--max-commits must be a whole number from 1 to ${MAX_HISTORY_COMMITS}\n${USAGE}`);
   }
   const root = resolve(io.cwd, values.dir ?? ".");
-  let text: string;
-  try {
-    text = await readFile(join(root, CONFIG_PATH), "utf8");
-  } catch {
-    throw new UserError("config-missing", `no ${CONFIG_PATH} in ${values.dir ?? "."}`);
-  }
   // History reads Git only and sends no secret: the bindings of the config's secrets do not apply.
-  const loaded = loadConfig(text, { ...DEFAULT_CONFIG_CONTEXT, secretBindings: SECRETS_NEVER_SENT });
+  const loaded = await loadLocalConfig(root, io.env, {
+    ...DEFAULT_CONFIG_CONTEXT,
+    secretBindings: SECRETS_NEVER_SENT,
+  });
+  if (loaded === undefined)
+    throw new UserError("config-missing", `no ${CONFIG_PATH} in ${values.dir ?? "."}`);
   if (!loaded.ok)
     throw new UserError(
       "invalid-config",

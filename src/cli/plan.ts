@@ -1,13 +1,13 @@
-import { readFile } from "node:fs/promises";
-import { join, resolve } from "node:path";
+import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { localFileSource } from "../adapters/fs/local-file-source.js";
 import type { RegistryClientOptions } from "../adapters/registry/index.js";
 import { planEnvironment, type EnvironmentPlan } from "../app/plan-environment.js";
 import type { FileSource } from "../app/plan-inputs.js";
 import { upstreamPins } from "../app/upstream-pins.js";
-import { configContextFromEnv } from "../core/config/config-context.js";
-import { CONFIG_PATH, formatProblems, loadConfig } from "../core/config/load-config.js";
+import { CONFIG_PATH, formatProblems } from "../core/config/load-config.js";
+import type { GeneratedEntry } from "../core/generate/expand-config.js";
+import { formatGenerated } from "../core/generate/format-generated.js";
 import { environmentOrder, type FerryConfig } from "../core/config/schema.js";
 import { UserError } from "../core/errors.js";
 import { isValidTag, shortDigest } from "../core/image-ref.js";
@@ -17,6 +17,7 @@ import { gateNoticeForPlan } from "../core/policy/ci-gating.js";
 import type { RegistryReader } from "../app/ports.js";
 import { runRegistryReads } from "../app/run-registry-reads.js";
 import { EXIT, UsageError, type CliIo } from "./io.js";
+import { loadLocalConfig } from "./load-local-config.js";
 import { cliRegistryClient } from "./registry-access.js";
 
 const USAGE = "usage: ferry plan [--dir DIR] [--env NAME] [--json] [--why IMAGE[@TAG]]";
@@ -71,7 +72,7 @@ export async function runPlan(
   if (positionals.length > 0)
     throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}\n${USAGE}`);
   const dir = resolve(io.cwd, values.dir ?? ".");
-  const config = await readConfig(dir, io.env);
+  const { config, generated, shadowed } = await readConfig(dir, io.env);
   const environments = values.env !== undefined ? [values.env] : environmentOrder(config);
   if (values.env !== undefined && !(values.env in config.environments)) {
     throw new UserError(
@@ -90,8 +91,13 @@ export async function runPlan(
       io,
     );
   const output = await buildPlanReport(registry, files, config, environments, io.now());
-  if (values.json) io.stdout(`${JSON.stringify(output, null, 2)}\n`);
-  else io.stdout(formatPlanReport(output));
+  // The expanded list: which entries were generated, by which rule or set (docs/config.md).
+  const expanded = generated.length > 0 || shadowed.length > 0 ? { generated, shadowed } : {};
+  if (values.json) io.stdout(`${JSON.stringify({ ...output, ...expanded }, null, 2)}\n`);
+  else {
+    for (const line of formatGenerated(generated, shadowed)) io.stdout(`${line}\n`);
+    io.stdout(formatPlanReport(output));
+  }
   // Everything readable was planned and printed; an image whose registry failed still fails the run.
   const failed = output.unchanged.filter((entry) => entry.error);
   if (failed.length > 0) {
@@ -216,20 +222,18 @@ export function formatPlanReport(output: PlanReport): string {
   return `${lines.join("\n")}\n`;
 }
 
-async function readConfig(dir: string, env: CliIo["env"]): Promise<FerryConfig> {
-  let text: string;
-  try {
-    text = await readFile(join(dir, CONFIG_PATH), "utf8");
-  } catch {
-    throw new UserError("config-missing", `no ${CONFIG_PATH} in ${dir}`);
-  }
-  const result = loadConfig(text, configContextFromEnv(env));
+async function readConfig(
+  dir: string,
+  env: CliIo["env"],
+): Promise<{ config: FerryConfig; generated: GeneratedEntry[]; shadowed: GeneratedEntry[] }> {
+  const result = await loadLocalConfig(dir, env);
+  if (result === undefined) throw new UserError("config-missing", `no ${CONFIG_PATH} in ${dir}`);
   if (!result.ok)
     throw new UserError(
       "invalid-config",
       `invalid ${CONFIG_PATH}:\n${formatProblems(CONFIG_PATH, result.problems)}`,
     );
-  return result.config;
+  return result;
 }
 
 /**

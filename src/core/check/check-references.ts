@@ -22,14 +22,19 @@ export interface ReferenceProblem {
  * which one is current).
  *
  * `configText` (the text of .github/ferry.yml), when given, lets a missing reference point at
- * the environment's `paths` line instead of the top of the file.
+ * the environment's `paths` line instead of the top of the file. `generated` names the entries
+ * imageRules and environmentSets made: a generated image lives where it was found and a generated
+ * environment holds its own app, so neither is missed elsewhere (docs/config.md "Generated images
+ * and environments").
  */
 export function checkReferences(
   config: FerryConfig,
   filesByEnvironment: Map<string, Map<string, string>>,
   configText?: string,
+  generated: readonly { kind: "image" | "environment"; name: string }[] = [],
 ): ReferenceProblem[] {
   const problems: ReferenceProblem[] = [];
+  const made = new Set(generated.map((entry) => `${entry.kind}:${entry.name}`));
   const unreadable = new Set<string>();
   for (const [environment, environmentConfig] of Object.entries(config.environments)) {
     const files = filesByEnvironment.get(environment) ?? new Map<string, string>();
@@ -72,7 +77,8 @@ export function checkReferences(
         }
       }
       // A file that could not be read is already reported, and may hold the reference.
-      if (!referenced && ![...files.keys()].some((file) => unreadable.has(file))) {
+      const expected = !made.has(`image:${imageName}`) && !made.has(`environment:${environment}`);
+      if (expected && !referenced && ![...files.keys()].some((file) => unreadable.has(file))) {
         const where = environmentPathsPosition(configText, environment);
         problems.push({
           file: CONFIG_PATH,

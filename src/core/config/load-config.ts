@@ -3,6 +3,7 @@ import { parseDocumentUnique } from "../yaml/unique-keys.js";
 import type { z } from "zod";
 import { DEFAULT_CONFIG_CONTEXT, type ConfigContext } from "./config-context.js";
 import { registryRuleProblems } from "./registry-rules.js";
+import { withImpliedEntries } from "./generate-schema.js";
 import { configSchema, crossFieldProblems, type FerryConfig } from "./schema.js";
 import { soakWarnings } from "./soak-warnings.js";
 import { notifyWarnings } from "./notify-warnings.js";
@@ -64,16 +65,11 @@ export function loadConfig(text: string, context: ConfigContext = DEFAULT_CONFIG
       problems: [{ path: "", message: `YAML: ${(error as Error).message}`, line: 1, column: 1 }],
     };
   }
-  const parsed = configSchema.safeParse(data ?? {});
+  data = withImpliedEntries(data ?? {});
+  const parsed = configSchema.safeParse(data);
   const rules = registryRuleProblems(data, context);
   const located = (issues: { path: string[]; message: string }[]): ConfigProblem[] =>
-    issues
-      .map((issue) => ({
-        path: issue.path.join("."),
-        message: issue.message,
-        ...position(offsetOf(document, issue.path)),
-      }))
-      .sort((a, b) => a.line - b.line || a.column - b.column);
+    locateIn(document, position, issues);
   if (parsed.success && rules.errors.length === 0)
     return {
       ok: true,
@@ -87,15 +83,7 @@ export function loadConfig(text: string, context: ConfigContext = DEFAULT_CONFIG
   if (parsed.success) return { ok: false, problems: located(rules.errors) };
   // Zod skips refinements of an object whose fields failed; run the cross-field checks anyway so
   // that every problem is reported at once.
-  const issues = parsed.error.issues.flatMap((issue) =>
-    // Point each unknown key at its own line (a typo or a secret pasted inline), not at its parent.
-    issue.code === "unrecognized_keys"
-      ? issue.keys.map((key) => ({
-          path: [...issue.path.map(String), key],
-          message: `unknown key ${JSON.stringify(key)}`,
-        }))
-      : [{ path: issue.path.map(String), message: issueMessage(issue, data) }],
-  );
+  const issues = schemaProblems(parsed.error.issues, data);
   for (const problem of [...crossFieldProblems(data), ...rules.errors]) {
     if (
       !issues.some(
@@ -108,10 +96,60 @@ export function loadConfig(text: string, context: ConfigContext = DEFAULT_CONFIG
 }
 
 /**
+ * Problems placed in the config text: each at its `at` path (default: its own path), or at the
+ * nearest part of it the file has, sorted by position.
+ */
+export function locateProblems(
+  text: string,
+  issues: { path: string[]; message: string; at?: string[] }[],
+): ConfigProblem[] {
+  const lineCounter = new LineCounter();
+  const document = parseDocumentUnique(text, { lineCounter, prettyErrors: false });
+  return locateIn(
+    document,
+    (offset) => {
+      if (offset === undefined) return { line: 1, column: 1 };
+      const { line, col } = lineCounter.linePos(offset);
+      return { line, column: col };
+    },
+    issues,
+  );
+}
+
+function locateIn(
+  document: Document,
+  position: (offset: number | undefined) => { line: number; column: number },
+  issues: { path: string[]; message: string; at?: string[] }[],
+): ConfigProblem[] {
+  return issues
+    .map((issue) => ({
+      path: issue.path.join("."),
+      message: issue.message,
+      ...position(offsetOf(document, issue.at ?? issue.path)),
+    }))
+    .sort((a, b) => a.line - b.line || a.column - b.column);
+}
+
+/**
  * Zod's generic wording, said the way a person fixes it: a required key that is absent is
  * "missing" (not "expected string, received undefined"), and a refused record key (an image or
  * environment name) gives the key's own rule instead of "Invalid key in record".
  */
+/** Zod's issues as problems: each unknown key at its own line (a typo or a secret pasted inline), not at its parent. */
+export function schemaProblems(
+  issues: z.core.$ZodIssue[],
+  data: unknown,
+): { path: string[]; message: string }[] {
+  return issues.flatMap((issue) =>
+    issue.code === "unrecognized_keys"
+      ? issue.keys.map((key) => ({
+          path: [...issue.path.map(String), key],
+          message: `unknown key ${JSON.stringify(key)}`,
+        }))
+      : [{ path: issue.path.map(String), message: issueMessage(issue, data) }],
+  );
+}
+
 function issueMessage(issue: z.core.$ZodIssue, data: unknown): string {
   if (issue.code === "invalid_type" && issue.path.length > 0) {
     const key = issue.path[issue.path.length - 1]!;

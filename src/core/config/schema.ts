@@ -7,6 +7,7 @@ import { windowFields } from "./window-schema.js";
 import { imagePromotersSchema, imageReviewersSchema } from "./rights-schema.js";
 import { environmentGroupingField, imageGroupField } from "./group-schema.js";
 import { notifySchema } from "./notify-schema.js";
+import { generateFields } from "./generate-schema.js";
 import { InvalidImageRefError, parseImageName } from "../image-ref.js";
 import {
   mergePolicyLayers,
@@ -179,6 +180,7 @@ export const configSchema = z
       environmentSchema,
     ),
     registries: z.record(z.string(), registrySchema).optional(),
+    ...generateFields(imageSchema, environmentSchema),
     scan: z
       .strictObject({
         interval: duration
@@ -215,6 +217,8 @@ function hasSource(image: unknown): boolean {
 
 interface LooseConfig {
   images?: Record<string, unknown>;
+  imageRules?: unknown;
+  environmentSets?: unknown;
   environments?: Record<
     string,
     { from?: unknown; soak?: unknown; policy?: Record<string, unknown> } | undefined
@@ -234,6 +238,9 @@ export function crossFieldProblems(data: unknown): { path: string[]; message: st
   const environments =
     typeof config.environments === "object" && config.environments !== null ? config.environments : {};
   const names = Object.keys(environments);
+  // Names generated later (src/core/generate) are checked once the config is expanded.
+  const imagesGenerated = Array.isArray(config.imageRules) && config.imageRules.length > 0;
+  const environmentsGenerated = Array.isArray(config.environmentSets) && config.environmentSets.length > 0;
   for (const [name, image] of Object.entries(images)) {
     if (needsSource((image as { policy?: unknown } | null)?.policy) && !hasSource(image))
       problems.push({
@@ -243,7 +250,7 @@ export function crossFieldProblems(data: unknown): { path: string[]; message: st
   }
   for (const [name, environment] of Object.entries(environments)) {
     if (typeof environment !== "object" || environment === null) continue;
-    if (typeof environment.from === "string" && !names.includes(environment.from)) {
+    if (typeof environment.from === "string" && !names.includes(environment.from) && !environmentsGenerated) {
       problems.push({
         path: ["environments", name, "from"],
         message: `unknown environment ${JSON.stringify(environment.from)}`,
@@ -258,8 +265,9 @@ export function crossFieldProblems(data: unknown): { path: string[]; message: st
             message:
               "attestations are checked against the image's source: set source (owner/repo) on the image",
           });
-        if (!(image in images)) problems.push({ path, message: `unknown image ${JSON.stringify(image)}` });
-        else
+        if (!(image in images)) {
+          if (!imagesGenerated) problems.push({ path, message: `unknown image ${JSON.stringify(image)}` });
+        } else
           problems.push(
             ...mergedPolicyProblems((images[image] as { policy?: unknown } | null)?.policy, override).map(
               (problem) => ({ path: [...path, ...problem.path], message: problem.message }),
