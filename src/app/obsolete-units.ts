@@ -54,6 +54,8 @@ export async function closeEmptyDefaultUnit(
   if (reason !== "scan" || units.length === 0 || units.some((unit) => !unit.group)) return;
   const branch = formatBranchName(environment);
   if ((unitOfBranch(loaded.config, branch)?.images.length ?? 0) > 0) return;
+  // Listed by this scan as having no PR: nothing to close. A listed PR is read again.
+  if (branch in pulls && pulls[branch] === undefined) return;
   const pull = await deps.github.findOpenPull(branch);
   const ferry = pull && ferryPull(deps, pull);
   if (pull && ferry && (await closeIfObsolete(deps, loaded, pull, ferry.block))) pulls[branch] = undefined;

@@ -2,6 +2,7 @@ import { sameImage } from "../core/image-ref.js";
 import { environmentOrder, type FerryConfig } from "../core/config/schema.js";
 import type { PolicyNotice } from "../core/pr/dashboard.js";
 import { isUserError } from "../core/errors.js";
+import { formatBranchName } from "../core/pr/branch.js";
 import { promotionUnits } from "../core/pr/promotion-unit.js";
 import { gateOutcome } from "../core/policy/ci-gating.js";
 import type { AppDeps, LoadedConfig } from "./app-deps.js";
@@ -77,7 +78,9 @@ export async function syncRepository(
   const { state, dashboard } = await loadState(deps);
   const result: SyncResult = { environments: {} };
   // Open PRs this sync has just seen (by branch), so the dashboard does not look them up again.
-  const pulls: Record<string, PullRequestInfo | undefined> = {};
+  // A scan reads them all at once: its steady cost does not grow with the units (docs/capacity.md).
+  const pulls: Record<string, PullRequestInfo | undefined> =
+    trigger.reason === "scan" ? await listedPulls(deps, config) : {};
   // What the plans say a human should know (a running tag outside its policy), for the dashboard.
   const notices: PolicyNotice[] = [];
   // Bugs and transient failures of one unit, rethrown once every other unit had its turn.
@@ -162,6 +165,35 @@ export async function syncRepository(
   if (trigger.reason === "scan") await writeDashboard(deps, loaded, state, { dashboard, pulls, notices });
   deps.log.info({ reason: trigger.reason, environments: result.environments }, "sync done");
   return result;
+}
+
+/** A scan lists at most this many open PRs (10 pages) before it looks up each unit's branch instead. */
+export const MAX_LISTED_PULLS = 1000;
+
+/**
+ * Every unit's branch (and each environment's default one) → its open PR, from one listing of the
+ * repository's open PRs; empty (each branch looked up on its own) when there are too many to list.
+ */
+async function listedPulls(
+  deps: AppDeps<Promoting>,
+  config: FerryConfig,
+): Promise<Record<string, PullRequestInfo | undefined>> {
+  if (!deps.github.listOpenPulls) return {};
+  const listed = await deps.github.listOpenPulls(MAX_LISTED_PULLS + 1);
+  if (listed.length > MAX_LISTED_PULLS) return {};
+  // Forks left out, as findOpenPull does: a fork's branch named like Ferry's is not Ferry's.
+  const own = `${deps.github.owner}/${deps.github.repo}`.toLowerCase();
+  const open = listed.filter((pull) => pull.headRepo?.toLowerCase() === own);
+  const byBranch = new Map(open.map((pull) => [pull.headRef, pull]));
+  const out: Record<string, PullRequestInfo | undefined> = {};
+  for (const environment of Object.keys(config.environments)) {
+    for (const branch of [
+      formatBranchName(environment),
+      ...promotionUnits(config, environment).map((unit) => unit.branch),
+    ])
+      out[branch] = byBranch.get(branch);
+  }
+  return out;
 }
 
 function imagesFor(config: FerryConfig, repositories: string[] | undefined): string[] {

@@ -115,6 +115,7 @@ export async function syncUnit(
         ...(context.unitCount > 1 ? { sharedFiles: true } : {}),
         kind: "bump",
         rows: await bodyRows(deps, config, environment, plan),
+        ...(branch in pulls ? { listed: { pull: pulls[branch] } } : {}),
       });
       // Only answers that leave the PR as it was read: a PR just opened may already be merged.
       if (upsert.action === "unchanged" || upsert.action === "none") {

@@ -38,6 +38,11 @@ export interface UpsertInput {
    * write. Otherwise a bump never moves `ferry/<env>` from a newer tag back to an older one.
    */
   replaceNewerTip?: boolean;
+  /**
+   * What a listing of the open PRs taken by this scan shows for the branch: with nothing to
+   * change and no PR listed, no lookup is needed. A listed PR is always read again.
+   */
+  listed?: { pull: PullRequestInfo | undefined };
 }
 
 export type UpsertResult =
@@ -96,7 +101,10 @@ export async function upsertPromotionPr(
       return openPull(deps, input, branch, commit.sha, title, body(commit.sha));
   }
 
-  const existing = await deps.github.findOpenPull(branch);
+  const existing =
+    plan.changes.length === 0 && input.listed && input.listed.pull === undefined
+      ? undefined
+      : await deps.github.findOpenPull(branch);
   const trusted = existing ? ferryPull(deps, existing) : undefined;
   if (existing && !trusted)
     // Someone else's PR from a branch named like Ferry's: never adopted, updated or merged.

@@ -57,6 +57,11 @@ export interface FerryServerOptions {
   membership?: Membership;
   /** An installation with more repositories than this is split by repository among members (default 500). */
   largeInstallationRepositories?: number;
+  /**
+   * GitHub's secondary limits on content-creating requests per installation (default 80 a minute,
+   * 500 an hour, github.com's); GitHub Enterprise Server's administrators may set others.
+   */
+  githubWrites?: { perMinute?: number; perHour?: number };
   /** Refuse weak webhook secrets (NODE_ENV=production). */
   production?: boolean;
   logLevel?: "trace" | "debug" | "info" | "warn" | "error" | "fatal";
@@ -126,7 +131,7 @@ export async function startFerryServer(options: FerryServerOptions): Promise<Fer
     return fleetSize;
   };
   // Each installation's content-creating requests, this replica's part of GitHub's secondary limits.
-  const writeBudget = createWriteBudget({ share: budgetShare });
+  const writeBudget = createWriteBudget({ share: budgetShare, ...options.githubWrites });
   const probot = new Probot({
     appId: options.appId,
     privateKey: options.privateKey,

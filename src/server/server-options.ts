@@ -68,25 +68,19 @@ export function serverOptionsFromEnv(env: NodeJS.ProcessEnv): FerryServerOptions
       env.FERRY_SCAN_INTERVAL === "off"
         ? false
         : parseDurationWithin("FERRY_SCAN_INTERVAL", env.FERRY_SCAN_INTERVAL, SECOND_MS, WEEK_MS);
-  if (env.FERRY_LARGE_INSTALLATION_REPOSITORIES) {
-    const limit = Number(env.FERRY_LARGE_INSTALLATION_REPOSITORIES);
-    if (!Number.isSafeInteger(limit) || limit < 1)
-      throw new UserError(
-        "invalid-setting",
-        `FERRY_LARGE_INSTALLATION_REPOSITORIES must be a whole number of repositories, not ${JSON.stringify(env.FERRY_LARGE_INSTALLATION_REPOSITORIES)}`,
-      );
-    options.largeInstallationRepositories = limit;
-  }
-  if (env.FERRY_INTAKE_CONNECTIONS_PER_SOURCE) {
-    // Behind a reverse proxy every connection comes from the proxy's address.
-    const limit = Number(env.FERRY_INTAKE_CONNECTIONS_PER_SOURCE);
-    if (!Number.isSafeInteger(limit) || limit < 1)
-      throw new UserError(
-        "invalid-setting",
-        `FERRY_INTAKE_CONNECTIONS_PER_SOURCE must be a whole number of connections, not ${JSON.stringify(env.FERRY_INTAKE_CONNECTIONS_PER_SOURCE)}`,
-      );
-    options.intake = { maxConnectionsPerSource: limit };
-  }
+  const large = wholeNumber(env, "FERRY_LARGE_INSTALLATION_REPOSITORIES", "repositories");
+  if (large !== undefined) options.largeInstallationRepositories = large;
+  // Behind a reverse proxy every connection comes from the proxy's address.
+  const perSource = wholeNumber(env, "FERRY_INTAKE_CONNECTIONS_PER_SOURCE", "connections");
+  if (perSource !== undefined) options.intake = { maxConnectionsPerSource: perSource };
+  // GitHub Enterprise Server's administrators set their own secondary limits (docs/capacity.md).
+  const perMinute = wholeNumber(env, "FERRY_GITHUB_WRITES_PER_MINUTE", "writes");
+  const perHour = wholeNumber(env, "FERRY_GITHUB_WRITES_PER_HOUR", "writes");
+  if (perMinute !== undefined || perHour !== undefined)
+    options.githubWrites = {
+      ...(perMinute !== undefined ? { perMinute } : {}),
+      ...(perHour !== undefined ? { perHour } : {}),
+    };
   const statusListen = env.FERRY_STATUS_LISTEN ? listenAddress(env.FERRY_STATUS_LISTEN) : undefined;
   if (env.FERRY_STATUS_TOKEN || statusListen)
     options.status = {
@@ -202,4 +196,17 @@ function readPrivateKey(path: string): string {
       `cannot read PRIVATE_KEY_PATH ${path}: ${(error as NodeJS.ErrnoException).code ?? "unreadable"}`,
     );
   }
+}
+
+/** A positive whole-number setting, undefined when unset; anything else is refused in one line. */
+function wholeNumber(env: NodeJS.ProcessEnv, name: string, unit: string): number | undefined {
+  const text = env[name];
+  if (!text) return undefined;
+  const value = Number(text);
+  if (!Number.isSafeInteger(value) || value < 1)
+    throw new UserError(
+      "invalid-setting",
+      `${name} must be a whole number of ${unit}, not ${JSON.stringify(text)}`,
+    );
+  return value;
 }

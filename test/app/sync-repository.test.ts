@@ -1,7 +1,7 @@
 import { parseNotices } from "../../src/core/pr/dashboard.js";
 import { describe, expect, it } from "vitest";
 import { parseBody } from "../../src/core/pr/body.js";
-import { syncRepository } from "../../src/app/sync-repository.js";
+import { MAX_LISTED_PULLS, syncRepository } from "../../src/app/sync-repository.js";
 import { mergeWhenReady } from "../../src/app/merge-when-ready.js";
 import { recordMerge } from "../../src/app/record-merge.js";
 import { loadRepoConfig } from "../../src/app/load-repo-config.js";
@@ -243,16 +243,58 @@ describe("syncRepository: new image → PR per environment", () => {
     );
   });
 
-  it("reads the dashboard issue and each open PR once per scan", async () => {
+  it("reads the dashboard issue once and the open PRs in one listing per scan, looking up only a branch with a change", async () => {
     const { github, registry, deps } = setup();
+    github.protectedBranches.set("main", ["ci"]);
     registry.push("ghcr.io/acme/shop", "1.8.0");
     await syncRepository(deps, { reason: "scan" });
+    github.checks.set(github.pulls[0]!.headSha, "pending");
     const mark = github.calls.length;
     await syncRepository(deps, { reason: "scan" });
     const calls = github.calls.slice(mark);
     expect(calls.filter((call) => call === "findIssue")).toHaveLength(1);
-    // staging's PR was seen by the sync; prod (manual) is looked up for the table.
-    expect(calls.filter((call) => call === "findOpenPull")).toHaveLength(2);
+    expect(calls.filter((call) => call === "listOpenPulls")).toHaveLength(1);
+    // staging still carries 1.8.0, so its PR is read again; prod (manual, none listed) is not looked up.
+    expect(calls.filter((call) => call === "findOpenPull")).toHaveLength(1);
+    // An event's sync does not list: it looks up the units it touches.
+    const eventMark = github.calls.length;
+    await syncRepository(deps, { reason: "registry" });
+    expect(github.calls.slice(eventMark).filter((call) => call === "listOpenPulls")).toHaveLength(0);
+  });
+
+  it("looks up each branch on its own when there are more open PRs than a scan lists", async () => {
+    const { github, registry, deps } = setup();
+    await syncRepository(deps, { reason: "scan" });
+    const many = Array.from({ length: MAX_LISTED_PULLS + 1 }, (_, index) => ({
+      headRef: `feature-${index}`,
+      headRepo: "acme/config",
+    }));
+    github.listOpenPulls = async () => many as unknown as Awaited<ReturnType<FakeGitHub["listOpenPulls"]>>;
+    registry.push("ghcr.io/acme/shop", "1.7.1");
+    const mark = github.calls.length;
+    await syncRepository(deps, { reason: "scan" });
+    // Each unit's branch is read on its own (staging's change, prod's for the dashboard), as before
+    // the listing existed; a listing that would be cut is never taken for "no PR".
+    expect(github.calls.slice(mark).filter((call) => call === "findOpenPull").length).toBeGreaterThanOrEqual(
+      2,
+    );
+  });
+
+  it("never takes a fork's PR from a branch named like Ferry's for Ferry's own on the dashboard", async () => {
+    const { github, registry, deps } = setup();
+    await syncRepository(deps, { reason: "scan" });
+    github.pulls.push({
+      ...github.pulls[0]!,
+      number: 99,
+      state: "open",
+      headRef: "ferry/prod",
+      headRepo: "mallory/config",
+      author: "mallory",
+    } as (typeof github.pulls)[number]);
+    registry.push("ghcr.io/acme/shop", "1.7.1");
+    await syncRepository(deps, { reason: "scan" });
+    const dashboard = github.issues.find((issue) => issue.title === "Ferry dashboard")!;
+    expect(dashboard.body).not.toContain("#99");
   });
 
   it("makes no changes and opens one issue while the config is broken", async () => {

@@ -25,6 +25,7 @@ const AREAS: Record<string, () => Promise<{ bench: Bench; targets?: Record<strin
   intake: () => import("./intake.js"),
   signatures: () => import("./signatures.js"),
   scale: () => import("./scale.js"),
+  "many-apps": () => import("./many-apps.js"),
   diff: () => import("./diff.js"),
 };
 

@@ -128,6 +128,26 @@ describe("ferry serve: webhook intake", () => {
       );
   });
 
+  it("reads GitHub Enterprise Server's write limits, and refuses one that is not a whole number", () => {
+    const base = { APP_ID: "7", PRIVATE_KEY: "k", WEBHOOK_SECRET: "s" };
+    expect(serverOptionsFromEnv(base).githubWrites).toBeUndefined();
+    expect(serverOptionsFromEnv({ ...base, FERRY_GITHUB_WRITES_PER_MINUTE: "300" }).githubWrites).toEqual({
+      perMinute: 300,
+    });
+    expect(
+      serverOptionsFromEnv({
+        ...base,
+        FERRY_GITHUB_WRITES_PER_MINUTE: "300",
+        FERRY_GITHUB_WRITES_PER_HOUR: "5000",
+      }).githubWrites,
+    ).toEqual({ perMinute: 300, perHour: 5000 });
+    for (const name of ["FERRY_GITHUB_WRITES_PER_MINUTE", "FERRY_GITHUB_WRITES_PER_HOUR"])
+      for (const text of ["0", "2.5", "lots"])
+        expect(() => serverOptionsFromEnv({ ...base, [name]: text })).toThrow(
+          `${name} must be a whole number of writes, not ${JSON.stringify(text)}`,
+        );
+  });
+
   it("refuses a FERRY_SCAN_INTERVAL that would scan in a loop or overflow Node's timer, and takes off", () => {
     const base = { APP_ID: "7", PRIVATE_KEY: "k", WEBHOOK_SECRET: "s" };
     for (const text of ["0s", "500ms", "8d", "30d"]) {

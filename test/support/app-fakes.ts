@@ -167,6 +167,14 @@ export class FakeGitHub implements GitHubRepoPort {
     const pull = this.pulls.find((p) => p.headRef === head && p.state === "open");
     return pull ? { ...pull } : undefined;
   }
+  /** As GitHub's `GET /pulls?state=open`: every open PR, forks' too, at most `limit`. */
+  async listOpenPulls(limit: number) {
+    this.calls.push("listOpenPulls");
+    return this.pulls
+      .filter((p) => p.state === "open")
+      .slice(0, limit)
+      .map((p) => ({ ...p }));
+  }
   async getPull(number: number) {
     this.calls.push("getPull");
     const pull = this.pulls.find((p) => p.number === number);
