@@ -78,11 +78,12 @@ export async function bench(): Promise<Record<string, number>> {
   targets[`${label}, steady scan: GitHub requests`] = "≤ 1 tree read + 1 per changed group";
   targets[`${label}, steady scan, tag cache expired: registry tag lists`] =
     `≤ ${images} (one per repository)`;
-  targets[`${label}: growth through the first and steady scans, MB (RSS minus the process before them)`] =
-    "< 300";
+  targets[`${label}: the world from start through the steady scans, MB (an upper bound on Ferry's RSS)`] =
+    "< 300 (Ferry's RSS)";
   const rss = () => process.memoryUsage().rss / 2 ** 20;
   // The burst is measured without Ferry's write pacing (as on a GitHub Enterprise Server without
   // secondary limits); the time github.com's limits would take is derived from the writes.
+  const bare = rss();
   const world = await startWorld({
     ci: true,
     files: (host) => files(host, groups, perGroup),
@@ -99,6 +100,7 @@ export async function bench(): Promise<Record<string, number>> {
     const steady = await measuredScan(world);
     peak = Math.max(peak, first.rssMb, steady.rssMb);
     const scanGrowth = peak - before;
+    const steadyPeak = peak;
     // Past the tag cache's 60 s: what a steady scan costs the registry once per cache lifetime.
     let expired: Awaited<ReturnType<typeof measuredScan>> | undefined;
     if (!quick) {
@@ -163,6 +165,10 @@ export async function bench(): Promise<Record<string, number>> {
       [`${label}: peak RSS of the bench process (Ferry, the emulator, the registry), MB`]: peak,
       [`${label}: growth through the first and steady scans, MB (RSS minus the process before them)`]:
         scanGrowth,
+      // The emulator, the registry and Ferry (its syncs of the 300 pushes included), from before the
+      // world started: more than Ferry's own RSS, which shares the process.
+      [`${label}: the world from start through the steady scans, MB (an upper bound on Ferry's RSS)`]:
+        steadyPeak - bare,
       [`${label}: growth through the burst too, MB (the emulator keeps every PR and commit)`]: peak - before,
     };
   } finally {
