@@ -125,6 +125,8 @@ export async function syncUnit(
           if ((await retryStuckMerge(deps, loaded, upsert.pull)) === "merged") pulls[branch] = undefined;
       }
       if (upsert.action === "closed") pulls[branch] = undefined;
+      // Opened or updated: the dashboard reads it afresh, not what the scan's listing showed.
+      if (upsert.action === "opened" || upsert.action === "updated") delete pulls[branch];
       return upsert.action;
     });
     return { action };

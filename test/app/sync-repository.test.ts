@@ -262,6 +262,17 @@ describe("syncRepository: new image → PR per environment", () => {
     expect(github.calls.slice(eventMark).filter((call) => call === "listOpenPulls")).toHaveLength(0);
   });
 
+  it("shows on the dashboard the PR a scan just opened, not what its listing saw before", async () => {
+    const { github, registry, deps } = setup();
+    github.protectedBranches.set("main", ["ci"]);
+    registry.push("ghcr.io/acme/shop", "1.8.0");
+    await syncRepository(deps, { reason: "scan" });
+    const pull = github.pulls.find((candidate) => candidate.headRef === "ferry/staging")!;
+    expect(pull.state).toBe("open");
+    const dashboard = github.issues.find((issue) => issue.title === "Ferry dashboard")!;
+    expect(dashboard.body).toContain(`#${pull.number}`);
+  });
+
   it("looks up each branch on its own when there are more open PRs than a scan lists", async () => {
     const { github, registry, deps } = setup();
     await syncRepository(deps, { reason: "scan" });
