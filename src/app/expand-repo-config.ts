@@ -1,5 +1,5 @@
 import type { ConfigContext } from "../core/config/config-context.js";
-import { locateProblems, type ConfigProblem } from "../core/config/load-config.js";
+import { loadConfig, locateProblems, type ConfigProblem } from "../core/config/load-config.js";
 import type { FerryConfig } from "../core/config/schema.js";
 import { isUserError } from "../core/errors.js";
 import { discoverImages } from "../core/generate/discover-images.js";
@@ -96,6 +96,16 @@ export async function expandLoadedConfig(
     if (!warnings.some((known) => known.line === warning.line && known.message === warning.message))
       warnings.push(warning);
   return { ...expanded, warnings };
+}
+
+/** A config text loaded and its generated entries expanded over `source`: what every loader returns. */
+export async function loadExpandedConfig(
+  text: string,
+  source: GenerationSource,
+  context?: ConfigContext,
+): Promise<ExpandedConfigResult> {
+  const written = loadConfig(text, context);
+  return written.ok ? expandLoadedConfig(text, written, source, context) : written;
 }
 
 function basename(path: string): string {

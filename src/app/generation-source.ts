@@ -1,9 +1,7 @@
 import { UserError, isUserError } from "../core/errors.js";
-import type { ConfigProblem } from "../core/config/load-config.js";
-import { loadConfig } from "../core/config/load-config.js";
 import type { ExpandedConfigResult } from "../core/generate/validate-expansion.js";
 import type { AppDeps } from "./app-deps.js";
-import { expandLoadedConfig, type GenerationSource } from "./expand-repo-config.js";
+import { loadExpandedConfig, type GenerationSource } from "./expand-repo-config.js";
 import { repoFileSource } from "./repo-files.js";
 import type { GitHubContents, TreeEntry } from "./github-port.js";
 import type { FileSource } from "./plan-inputs.js";
@@ -62,12 +60,5 @@ export async function loadConfigAt(
   treeSha: string,
   files: FileSource = repoFileSource(deps.github, treeSha),
 ): Promise<ExpandedConfigResult> {
-  const written = loadConfig(text, deps.configContext);
-  if (!written.ok) return written satisfies { ok: false; problems: ConfigProblem[] };
-  return expandLoadedConfig(
-    text,
-    written,
-    repoGenerationSource(deps.github, treeSha, files),
-    deps.configContext,
-  );
+  return loadExpandedConfig(text, repoGenerationSource(deps.github, treeSha, files), deps.configContext);
 }

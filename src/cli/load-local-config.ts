@@ -1,9 +1,9 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { localGenerationSource } from "../adapters/fs/local-generation-source.js";
-import { expandLoadedConfig } from "../app/expand-repo-config.js";
+import { loadExpandedConfig } from "../app/expand-repo-config.js";
 import { configContextFromEnv, type ConfigContext } from "../core/config/config-context.js";
-import { CONFIG_PATH, loadConfig } from "../core/config/load-config.js";
+import { CONFIG_PATH } from "../core/config/load-config.js";
 import type { ExpandedConfigResult } from "../core/generate/validate-expansion.js";
 
 /**
@@ -23,7 +23,5 @@ export async function loadLocalConfig(
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
     throw error;
   }
-  const written = loadConfig(text, context);
-  if (!written.ok) return { ...written, text };
-  return { ...(await expandLoadedConfig(text, written, localGenerationSource(dir), context)), text };
+  return { ...(await loadExpandedConfig(text, localGenerationSource(dir), context)), text };
 }

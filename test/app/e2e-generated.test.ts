@@ -6,9 +6,9 @@
  * and one team's failing check keeps only its own PR from merging.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { actAs, inspect } from "../../packages/sandbox/src/github/index.js";
+import { inspect } from "../../packages/sandbox/src/github/index.js";
 import { pushImage } from "../../packages/sandbox/src/registry/push-image.js";
-import { startWorld, type World } from "../support/app-e2e-world.js";
+import { ciFailsOnly, startWorld, type World } from "../support/app-e2e-world.js";
 
 const owner = "acme";
 const repo = "config";
@@ -63,12 +63,7 @@ describe("generated config (end to end)", { timeout: 600_000 }, () => {
       ["ferry-group/staging/team-c", "Promote search 1.1.0 to staging (team-c)"],
     ]);
     // prod is manual and follows staging: nothing for it yet.
-    for (const pull of open)
-      actAs.setStatus(world.emu, owner, repo, pull.head.sha, {
-        context: "ci",
-        state: pull.head.ref.endsWith("team-b") ? "failure" : "success",
-      });
-    await world.settle();
+    await ciFailsOnly(world, open, "team-b");
 
     const after = Object.fromEntries((await world.pulls("all")).map((pull) => [pull.head.ref, pull]));
     expect(after["ferry-group/staging/team-a"]?.merged_at).not.toBeNull();

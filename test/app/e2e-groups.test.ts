@@ -6,9 +6,9 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { Octokit } from "@octokit/rest";
-import { accounts, actAs, inspect, repos } from "../../packages/sandbox/src/github/index.js";
+import { accounts, inspect, repos } from "../../packages/sandbox/src/github/index.js";
 import { pushImage } from "../../packages/sandbox/src/registry/push-image.js";
-import { commandReply, dashboards, startWorld, type World } from "../support/app-e2e-world.js";
+import { ciFailsOnly, commandReply, dashboards, startWorld, type World } from "../support/app-e2e-world.js";
 
 const owner = "acme";
 const repo = "config";
@@ -99,12 +99,7 @@ describe("a PR per group (end to end)", { timeout: 600_000 }, () => {
       "ferry-group/staging/team-b",
       "ferry-group/staging/team-c",
     ]);
-    for (const pull of open)
-      actAs.setStatus(world.emu, owner, repo, pull.head.sha, {
-        context: "ci",
-        state: pull.head.ref.endsWith("team-b") ? "failure" : "success",
-      });
-    await world.settle();
+    await ciFailsOnly(world, open, "team-b");
     const after = Object.fromEntries((await world.pulls("all")).map((pull) => [pull.head.ref, pull]));
     expect(after["ferry-group/staging/team-a"]?.merged_at).not.toBeNull();
     expect(after["ferry-group/staging/team-c"]?.merged_at).not.toBeNull();

@@ -274,3 +274,20 @@ export async function commandReply(world: World, issue: number, body: string): P
   await world.settle();
   return (await commentsOn(world, issue)).at(-1)!;
 }
+
+/**
+ * Posts the `ci` status on each PR's head and waits for Ferry: `failure` on the one whose branch
+ * ends with `failing`, `success` on the others (one group's red CI beside the others' green).
+ */
+export async function ciFailsOnly(
+  world: World,
+  pulls: { head: { ref: string; sha: string } }[],
+  failing: string,
+): Promise<void> {
+  for (const pull of pulls)
+    actAs.setStatus(world.emu, "acme", "config", pull.head.sha, {
+      context: "ci",
+      state: pull.head.ref.endsWith(failing) ? "failure" : "success",
+    });
+  await world.settle();
+}
