@@ -17,7 +17,7 @@ import { repoFileSource } from "./repo-files.js";
 import { warnOfStaleApprovals } from "./stale-approvals.js";
 import { mayMergeNow } from "./window-gate.js";
 import { pullReviewers } from "../core/rights/image-rights.js";
-import { baseMovedUnder } from "./unit-base.js";
+import { alreadyOnMovedBase, baseMovedUnder } from "./unit-base.js";
 
 export interface UpsertInput {
   loaded: LoadedConfig;
@@ -165,6 +165,15 @@ export async function upsertPromotionPr(
     kind === "bump" && !input.replaceNewerTip
       ? (tip: BranchInfo) => tipProposesNewer(deps, loaded, block, tip, judged)
       : undefined;
+  // An automatic change that merged while this sync waited is not proposed again (a person's
+  // command is answered on the base it read: it asked for that change, and its budget has no room).
+  if (kind === "bump" && (await alreadyOnMovedBase(deps, loaded, plan.files))) {
+    deps.log.info(
+      { environment, branch },
+      "change already on the base, which moved meanwhile: nothing written",
+    );
+    return existing ? { action: "unchanged", pull: existing } : { action: "none" };
+  }
   const head = await writeBranch(deps, loaded, {
     branch,
     plan,

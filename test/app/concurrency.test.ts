@@ -74,7 +74,7 @@ describe("concurrent writers on one environment", { timeout: 60_000 }, () => {
     return view;
   };
   /** `port`, with `method` running `before` once before its first call (another replica's whole sync). */
-  const before = <K extends "updateRef" | "updatePull">(
+  const before = <K extends "updateRef" | "updatePull" | "findOpenPull">(
     port: GitHubRepoPort,
     method: K,
     run: () => Promise<unknown>,
@@ -138,5 +138,38 @@ describe("concurrent writers on one environment", { timeout: 60_000 }, () => {
     await syncRepository(fakeDeps(freshGitHub, fresh), { reason: "registry" });
     expect(await stagingTag()).toBe("1.8.9");
     expect(await openTitles()).toEqual(["Promote shop 1.8.9 to staging"]);
+  });
+  it("a sync that loaded the base before another sync's PR merged does not open the merged change again", async () => {
+    // The other sync opens the PR for 1.8.0 and it merges (branch deleted, as GitHub does) while
+    // this one, which read the base before that merge, waits its turn (in one process: the unit's
+    // lock). Written as planned, its change would go on the old base as a second PR for 1.8.0.
+    const mona = world.as("mona");
+    const view = registryWith("1.8.0");
+    const mergedMeanwhile = async () => {
+      await syncRepository(fakeDeps(github(), view), { reason: "registry" });
+      const [pull] = (await mona.rest.pulls.list({ owner: "acme", repo: "config", state: "open" })).data;
+      await mona.rest.repos.createCommitStatus({
+        owner: "acme",
+        repo: "config",
+        sha: pull!.head.sha,
+        state: "success",
+        context: "ci",
+      });
+      await mona.rest.pulls.merge({ owner: "acme", repo: "config", pull_number: pull!.number });
+      await mona.rest.git.deleteRef({ owner: "acme", repo: "config", ref: "heads/ferry/staging" });
+    };
+    const late = before(github(), "findOpenPull", mergedMeanwhile);
+    const stale = await syncRepository(fakeDeps(late, view), { reason: "registry" });
+    expect(stale.environments.staging).toBe("none");
+    const titles = (await mona.rest.pulls.list({ owner: "acme", repo: "config", state: "all" })).data.map(
+      (pull) => pull.title,
+    );
+    expect(titles).toEqual(["Promote shop 1.8.0 to staging"]);
+    // Planned from the new base, there is nothing left to propose either.
+    const again = await syncRepository(fakeDeps(github(), view), { reason: "registry" });
+    expect(again.environments.staging).not.toBe("opened");
+    expect((await mona.rest.pulls.list({ owner: "acme", repo: "config", state: "all" })).data).toHaveLength(
+      1,
+    );
   });
 });
