@@ -68,46 +68,44 @@ function config(registryHost: string, source: boolean, registries?: string, repo
   );
 }
 
-export async function startWorld(options: {
+/** What the GitHub side of a world is made of (`startWorld`'s options of the same names). */
+export interface AcmeConfigOptions {
   ci: boolean;
-  /** The image names its source repo acme/shop (created here): CI gating applies. */
   source?: boolean;
-  /** Server options, or a function of the registry host (e.g. to name it the GitHub's registry). */
-  server?: Partial<FerryServerOptions> | ((registryHost: string) => Partial<FerryServerOptions>);
-  /** The registry's options (auth, the GHCR model), given the emulator that issues tokens. */
-  registry?: (emu: GitHubEmulator) => EmbeddedRegistryOptions;
-  /** Credentials for the test's own pushes when the registry needs them. */
-  pushAuth?: { username: string; password: string };
-  /** Lines of the config's `registries:` block, given the registry host. */
   registries?: (registryHost: string) => string;
-  /** The logins whose Deployment statuses are staging's and prod's health (`health.reporters`). */
   reporters?: string[];
-  /** Files of acme/config added to (or replacing) the default ones, given the registry host. */
   files?: (registryHost: string) => Record<string, string>;
-}): Promise<World> {
-  const emu = await startGitHubEmulator();
-  const registry = await startEmbeddedRegistry(options.registry?.(emu));
-  const pushAuth = options.pushAuth ? { auth: options.pushAuth } : {};
+}
+
+/**
+ * The GitHub side of a world, for a registry at `registryHost` that already holds shop:1.7.0:
+ * mona, hubot and eve, the org acme with acme/config (main protected, `ci` required, and passing
+ * when `ci`), acme/shop when `source`, and Ferry's app installed on acme (no webhook URL yet).
+ */
+export async function createAcmeConfig(
+  emu: GitHubEmulator,
+  registryHost: string,
+  options: AcmeConfigOptions,
+) {
   const users = {
     mona: accounts.createUser(emu, "mona"),
     hubot: accounts.createUser(emu, "hubot"),
     eve: accounts.createUser(emu, "eve"),
   };
   accounts.createOrg(emu, "acme");
-  await pushImage(registry.url, "acme/shop", "1.7.0", { content: "1.7.0", ...pushAuth });
   await repos.createRepo(emu, "acme", "config", {
     files: {
       ".github/ferry.yml": config(
-        registry.host,
+        registryHost,
         options.source ?? false,
-        options.registries?.(registry.host),
+        options.registries?.(registryHost),
         options.reporters,
       ),
-      "overlays/staging/kustomization.yaml": shopOverlay(registry.host, "1.7.0"),
+      "overlays/staging/kustomization.yaml": shopOverlay(registryHost, "1.7.0"),
       "overlays/staging/deployment.yaml": "kind: Deployment\n",
-      "overlays/prod/kustomization.yaml": shopOverlay(registry.host, "1.7.0"),
+      "overlays/prod/kustomization.yaml": shopOverlay(registryHost, "1.7.0"),
       "overlays/prod/deployment.yaml": "kind: Deployment\n",
-      ...options.files?.(registry.host),
+      ...options.files?.(registryHost),
     },
     collaborators: { mona: "maintain", hubot: "write" },
     allowAutoMerge: true,
@@ -128,6 +126,31 @@ export async function startWorld(options: {
     webhookSecret: SECRET,
   });
   accounts.installApp(emu, app.id, "acme");
+  return { app, users };
+}
+
+export async function startWorld(options: {
+  ci: boolean;
+  /** The image names its source repo acme/shop (created here): CI gating applies. */
+  source?: boolean;
+  /** Server options, or a function of the registry host (e.g. to name it the GitHub's registry). */
+  server?: Partial<FerryServerOptions> | ((registryHost: string) => Partial<FerryServerOptions>);
+  /** The registry's options (auth, the GHCR model), given the emulator that issues tokens. */
+  registry?: (emu: GitHubEmulator) => EmbeddedRegistryOptions;
+  /** Credentials for the test's own pushes when the registry needs them. */
+  pushAuth?: { username: string; password: string };
+  /** Lines of the config's `registries:` block, given the registry host. */
+  registries?: (registryHost: string) => string;
+  /** The logins whose Deployment statuses are staging's and prod's health (`health.reporters`). */
+  reporters?: string[];
+  /** Files of acme/config added to (or replacing) the default ones, given the registry host. */
+  files?: (registryHost: string) => Record<string, string>;
+}): Promise<World> {
+  const emu = await startGitHubEmulator();
+  const registry = await startEmbeddedRegistry(options.registry?.(emu));
+  const pushAuth = options.pushAuth ? { auth: options.pushAuth } : {};
+  await pushImage(registry.url, "acme/shop", "1.7.0", { content: "1.7.0", ...pushAuth });
+  const { app, users } = await createAcmeConfig(emu, registry.host, options);
   const serverOptions: FerryServerOptions = {
     appId: app.id,
     privateKey: app.privateKey,

@@ -1,0 +1,527 @@
+/**
+ * Load held over time (docs/capacity.md "Soak"): `ferry serve` in its own process against the
+ * GitHub emulator and a real CNCF distribution that notifies it of every push, fed a steady mix at
+ * a fixed rate: signed GitHub deliveries (the emulator's own `push` and `issue_comment` deliveries
+ * replayed under new ids), distribution notifications of the tag already promoted, and `GET
+ * /status` reads; one promotion (push → staging PR merged, prod PR updated) per window. Per window:
+ * acknowledgement latency p50/p99 of each kind, the process's RSS and open file descriptors, PRs
+ * and GitHub writes. Then the reconciler's long-running loop over 1,000 objects for the same time
+ * (cluster simulator): RSS and API requests per cycle. "Growth" is the largest figure after the
+ * warm-up window over the warm-up window's, in percent.
+ */
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { createHmac, randomBytes, randomUUID } from "node:crypto";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { performance } from "node:perf_hooks";
+import { fileURLToPath } from "node:url";
+import { Octokit } from "@octokit/rest";
+import { ConfigRepoFetcher } from "../../src/adapters/git/config-repo-fetcher.js";
+import { KubeCluster } from "../../src/adapters/kubernetes/kube-cluster.js";
+import { DEFAULT_PRUNE_OPTIONS } from "../../src/reconciler/plan.js";
+import { createReconciler } from "../../src/reconciler/reconciler.js";
+import { startClusterSimulator } from "../../packages/sandbox/src/cluster/cluster-simulator.js";
+import {
+  accounts,
+  startGitHubEmulator,
+  type GitHubEmulator,
+} from "../../packages/sandbox/src/github/index.js";
+import { pushImage } from "../../packages/sandbox/src/registry/push-image.js";
+import { createAcmeConfig, REGISTRY_SECRET, SECRET } from "../support/app-e2e-world.js";
+import { distributionMissingMessage, startDistribution } from "../support/registry-distribution.js";
+import { manifests, OBJECTS } from "./reconcile.js";
+import { sized } from "./size.js";
+import { BenchSkipped } from "./skipped.js";
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+/** `FERRY_SOAK_MINUTES` sets the length of each half (serve, then the reconciler); 20 by default. */
+const MINUTES = Number(process.env.FERRY_SOAK_MINUTES ?? sized(20, 0.34));
+const WINDOW_MS = sized(60_000, 10_000);
+const WINDOWS = Math.max(2, Math.round((MINUTES * 60_000) / WINDOW_MS));
+/** Ten sends a second: five GitHub deliveries, three registry notifications, two status reads. */
+const TICK_MS = 100;
+const MIX = [
+  "github",
+  "registry",
+  "github",
+  "status",
+  "github",
+  "registry",
+  "github",
+  "status",
+  "github",
+  "registry",
+] as const;
+type Kind = (typeof MIX)[number];
+/** More sends than this unanswered at once means the server fell behind: the bench stops and says so. */
+const MAX_IN_FLIGHT = 500;
+const WRITES = new Set(["POST", "PUT", "PATCH", "DELETE"]);
+const MB = 1024 * 1024;
+const T0 = performance.now();
+const phase = (name: string) =>
+  process.env.SOAK_DEBUG && console.error(`${((performance.now() - T0) / 1000).toFixed(1)} s ${name}`);
+
+export const targets: Record<string, string> = {
+  "soak.serve.rss_growth_after_warmup_pct": "≤ 10",
+  "soak.serve.fds_growth_after_warmup_pct": "≤ 10",
+  "soak.reconcile.rss_growth_after_warmup_pct": "≤ 10",
+};
+
+interface Window {
+  /** Whether the fixed-rate mix ran during the window (the quiet window: only its promotion). */
+  load: boolean;
+  latencies: Record<Kind, number[]>;
+  failed: number;
+  rss: number;
+  fds: number;
+  pulls: number;
+  writes: number;
+}
+
+function percentile(values: number[], p: number): number {
+  if (values.length === 0) return 0;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+
+/** The largest of `values` after the first, over the first, in percent (0 when it never grew). */
+function growthPct(values: number[]): number {
+  const [warm, ...rest] = values;
+  if (!warm || rest.length === 0) return 0;
+  return Math.max(0, ((Math.max(...rest) - warm) / warm) * 100);
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function processFigures(pid: number): { rss: number; fds: number } {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const rssKb = Number(/^VmRSS:\s+(\d+)/m.exec(status)?.[1] ?? 0);
+  return { rss: (rssKb * 1024) / MB, fds: readdirSync(`/proc/${pid}/fd`).length };
+}
+
+/**
+ * How to run `ferry serve`: as the image does (`node dist/cli.js`) when dist/ is newer than every
+ * file of src/ (`.ci/run` builds it before the bench), else from the sources through tsx, whose
+ * loader adds its own memory (the figure `soak.serve.from_dist` says which).
+ */
+function serveCommand(): { args: string[]; fromDist: boolean } {
+  const dist = path.join(ROOT, "dist", "cli.js");
+  const newest = (dir: string): number =>
+    Math.max(
+      0,
+      ...readdirSync(dir, { withFileTypes: true }).map((entry) =>
+        entry.isDirectory()
+          ? newest(path.join(dir, entry.name))
+          : statSync(path.join(dir, entry.name)).mtimeMs,
+      ),
+    );
+  if (existsSync(dist) && statSync(dist).mtimeMs >= newest(path.join(ROOT, "src")))
+    return { args: [dist], fromDist: true };
+  return { args: ["--import", "tsx", "src/cli.ts"], fromDist: false };
+}
+
+/** `ferry serve` on `port`, in its own process. */
+async function startServe(
+  emu: GitHubEmulator,
+  app: { id: number; privateKey: string },
+  port: number,
+  statusToken: string,
+) {
+  const child = spawn(
+    process.execPath,
+    [...SERVE.args, "serve", "--port", String(port), "--host", "127.0.0.1"],
+    {
+      cwd: ROOT,
+      stdio: ["ignore", "pipe", "pipe"],
+      env: {
+        PATH: process.env.PATH,
+        HOME: process.env.HOME,
+        APP_ID: String(app.id),
+        PRIVATE_KEY: app.privateKey,
+        WEBHOOK_SECRET: SECRET,
+        GITHUB_API_URL: emu.apiUrl,
+        FERRY_SCAN_INTERVAL: "off",
+        FERRY_REGISTRY_WEBHOOK_DISTRIBUTION: REGISTRY_SECRET,
+        FERRY_STATUS_TOKEN: statusToken,
+        LOG_LEVEL: "warn",
+      },
+    },
+  );
+  let output = "";
+  const collect = (chunk: Buffer) => (output = (output + chunk.toString()).slice(-20_000));
+  child.stdout!.on("data", collect);
+  child.stderr!.on("data", collect);
+  const url = await new Promise<string>((resolve, reject) => {
+    const deadline = setTimeout(
+      () => reject(new Error(`ferry serve did not start in 120 s:\n${output}`)),
+      120_000,
+    );
+    child.stdout!.on("data", () => {
+      const match = /ferry serving on (\S+)/.exec(output);
+      if (match) {
+        clearTimeout(deadline);
+        resolve(match[1]!);
+      }
+    });
+    child.once("exit", (code) => {
+      clearTimeout(deadline);
+      reject(new Error(`ferry serve exited (${code}) at start:\n${output}`));
+    });
+  });
+  return { child, url, output: () => output };
+}
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  child.kill("SIGTERM");
+  const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+const SERVE = serveCommand();
+
+async function serveSoak(): Promise<Record<string, number>> {
+  const missing = distributionMissingMessage();
+  if (missing) throw new BenchSkipped(missing);
+  const emu = await startGitHubEmulator();
+  const port = await freePort();
+  const distribution = await startDistribution("none", {
+    notifications: [
+      { url: `http://127.0.0.1:${port}/registry/distribution`, headers: { Authorization: REGISTRY_SECRET } },
+    ],
+  });
+  let serve: Awaited<ReturnType<typeof startServe>> | undefined;
+  try {
+    await pushImage(distribution.url, "acme/shop", "1.7.0", { content: "1.7.0" });
+    const { app, users } = await createAcmeConfig(emu, distribution.host, { ci: true });
+    const statusToken = randomBytes(16).toString("hex");
+    phase("world");
+    serve = await startServe(emu, app, port, statusToken);
+    phase("serve started");
+    accounts.setWebhook(emu, app.id, `${serve.url}/api/github/webhooks`, SECRET);
+    const mona = new Octokit({ baseUrl: emu.apiUrl, auth: users.mona.token, request: { retries: 0 } });
+    const pid = serve.child.pid!;
+
+    const appWrites = (from: number) =>
+      emu
+        .requests()
+        .slice(from)
+        .filter((r) => (r.actor === app.botLogin || r.actor.startsWith("app:")) && WRITES.has(r.method))
+        .length;
+    const pullCount = async () =>
+      (await mona.rest.pulls.list({ owner: "acme", repo: "config", state: "all", per_page: 100 })).data
+        .length;
+    let version = 0;
+    /** Pushes the next tag and waits until its staging PR merged (the real distribution notifies Ferry). */
+    const promote = async (): Promise<string> => {
+      const tag = `1.8.${version++}`;
+      await pushImage(distribution.url, "acme/shop", tag, { content: tag });
+      const deadline = performance.now() + 300_000;
+      for (;;) {
+        const { data } = await mona.rest.pulls.list({
+          owner: "acme",
+          repo: "config",
+          state: "closed",
+          per_page: 100,
+        });
+        if (
+          data.some((pull) => pull.merged_at && pull.head.ref === "ferry/staging" && pull.title.includes(tag))
+        )
+          return tag;
+        if (performance.now() > deadline)
+          throw new Error(
+            `soak: the staging PR for ${tag} did not merge in 300 s:\n${serve!.output().slice(-2000)}`,
+          );
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+    };
+    const quietly = async () => {
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      await emu.idle();
+    };
+
+    // The first promotion opens the prod PR; each later one is the steady cost measured below.
+    let current = await promote();
+    await quietly();
+
+    // What the soak replays: the emulator's own deliveries of a push to main and of a comment that is no command.
+    const issue = (await mona.rest.issues.create({ owner: "acme", repo: "config", title: "Release notes" }))
+      .data.number;
+    await mona.rest.issues.createComment({
+      owner: "acme",
+      repo: "config",
+      issue_number: issue,
+      body: "Looks good.",
+    });
+    await emu.idle();
+    const recorded = emu.webhooks.deliveries();
+    const samples = ["push", "issue_comment"].map((event) => {
+      const delivery = [...recorded]
+        .reverse()
+        .find(
+          (d) =>
+            d.event === event &&
+            d.appId === app.id &&
+            (event !== "push" || d.payload.ref === "refs/heads/main"),
+        );
+      if (!delivery) throw new Error(`soak: the emulator made no ${event} delivery to replay`);
+      return { event, body: JSON.stringify(delivery.payload) };
+    });
+    const envelope = (tag: string) =>
+      JSON.stringify({
+        events: [
+          {
+            id: randomUUID(),
+            action: "push",
+            target: {
+              mediaType: "application/vnd.oci.image.manifest.v1+json",
+              repository: "acme/shop",
+              tag,
+              url: `${distribution.url}/v2/acme/shop/manifests/${tag}`,
+            },
+            request: { host: distribution.host },
+          },
+        ],
+      });
+    let sent = 0;
+    const send = (kind: Kind): Promise<Response> => {
+      if (kind === "status")
+        return fetch(`${serve!.url}/status`, { headers: { authorization: `Bearer ${statusToken}` } });
+      if (kind === "registry")
+        return fetch(`${serve!.url}/registry/distribution`, {
+          method: "POST",
+          headers: {
+            authorization: REGISTRY_SECRET,
+            "content-type": "application/vnd.docker.distribution.events.v1+json",
+          },
+          body: envelope(current),
+        });
+      const sample = samples[sent++ % samples.length]!;
+      return fetch(`${serve!.url}/api/github/webhooks`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          "user-agent": "GitHub-Hookshot/ferry-bench",
+          "x-github-event": sample.event,
+          "x-github-delivery": randomUUID(),
+          "x-github-hook-installation-target-id": String(app.id),
+          "x-github-hook-installation-target-type": "integration",
+          "x-hub-signature-256": `sha256=${createHmac("sha256", SECRET).update(sample.body).digest("hex")}`,
+        },
+        body: sample.body,
+      });
+    };
+
+    const windows: Window[] = [];
+    let inFlight = 0;
+    let window: Window | undefined;
+    let tick = 0;
+    let overload: string | undefined;
+    const ticker = setInterval(() => {
+      const open = window;
+      if (!open?.load) return;
+      const kind = MIX[tick++ % MIX.length]!;
+      if (inFlight >= MAX_IN_FLIGHT) {
+        overload ??= `${inFlight} sends unanswered: the server fell behind the fixed rate`;
+        return;
+      }
+      inFlight++;
+      const started = performance.now();
+      void send(kind)
+        .then(async (response) => {
+          await response.arrayBuffer();
+          if (response.ok) open.latencies[kind].push(performance.now() - started);
+          else open.failed++;
+        })
+        .catch(() => open.failed++)
+        .finally(() => inFlight--);
+    }, TICK_MS);
+    let peakRss = 0;
+    const sampler = setInterval(() => {
+      if (!window) return;
+      const figures = processFigures(pid);
+      window.rss = Math.max(window.rss, figures.rss);
+      window.fds = Math.max(window.fds, figures.fds);
+      peakRss = Math.max(peakRss, figures.rss);
+    }, 1000);
+    /** One window: a promotion, then the rest of the window; the mix runs throughout when `load`. */
+    const runWindow = async (load: boolean): Promise<Window> => {
+      const opened: Window = {
+        load,
+        latencies: { github: [], registry: [], status: [] },
+        failed: 0,
+        rss: 0,
+        fds: 0,
+        pulls: 0,
+        writes: 0,
+      };
+      window = opened;
+      const started = performance.now();
+      const mark = emu.requests().length;
+      const pullsBefore = await pullCount();
+      current = await promote();
+      const rest = WINDOW_MS - (performance.now() - started);
+      if (rest > 0) await new Promise((resolve) => setTimeout(resolve, rest));
+      opened.writes = appWrites(mark);
+      opened.pulls = (await pullCount()) - pullsBefore;
+      if (overload) throw new Error(`soak: ${overload}`);
+      if (serve!.child.exitCode !== null) throw new Error(`soak: ferry serve exited:\n${serve!.output()}`);
+      return opened;
+    };
+    let quiet: Window;
+    try {
+      quiet = await runWindow(false);
+      phase("quiet window");
+      for (let index = 0; index < WINDOWS; index++) windows.push(await runWindow(true));
+    } finally {
+      clearInterval(ticker);
+      clearInterval(sampler);
+      window = undefined;
+    }
+
+    const figures: Record<string, number> = {
+      "soak.serve.minutes": (WINDOWS * WINDOW_MS) / 60_000,
+      "soak.serve.sends_per_second": 1000 / TICK_MS,
+      "soak.serve.from_dist": SERVE.fromDist ? 1 : 0,
+      "soak.serve.quiet_promotion_pulls": quiet.pulls,
+      "soak.serve.quiet_promotion_github_writes": quiet.writes,
+      "soak.serve.quiet_rss_mb": quiet.rss,
+    };
+    windows.forEach((w, index) => {
+      const key = `soak.serve.window_${String(index + 1).padStart(2, "0")}`;
+      for (const kind of ["github", "registry", "status"] as const) {
+        figures[`${key}.${kind}_ack_p50_ms`] = percentile(w.latencies[kind], 50);
+        figures[`${key}.${kind}_ack_p99_ms`] = percentile(w.latencies[kind], 99);
+      }
+      figures[`${key}.refused_or_failed`] = w.failed;
+      figures[`${key}.rss_mb`] = w.rss;
+      figures[`${key}.open_fds`] = w.fds;
+      figures[`${key}.promotion_pulls`] = w.pulls;
+      figures[`${key}.promotion_github_writes`] = w.writes;
+    });
+    const all = (kind: Kind) => windows.flatMap((w) => w.latencies[kind]);
+    for (const kind of ["github", "registry", "status"] as const) {
+      figures[`soak.serve.${kind}_ack_p50_ms`] = percentile(all(kind), 50);
+      figures[`soak.serve.${kind}_ack_p99_ms`] = percentile(all(kind), 99);
+      figures[`soak.serve.${kind}_acknowledged`] = all(kind).length;
+    }
+    figures["soak.serve.refused_or_failed"] = windows.reduce((sum, w) => sum + w.failed, 0);
+    figures["soak.serve.peak_rss_mb"] = peakRss;
+    figures["soak.serve.rss_growth_after_warmup_pct"] = growthPct(windows.map((w) => w.rss));
+    figures["soak.serve.fds_growth_after_warmup_pct"] = growthPct(windows.map((w) => w.fds));
+    figures["soak.serve.promotion_github_writes_max"] = Math.max(...windows.map((w) => w.writes));
+    figures["soak.serve.promotion_github_writes_min"] = Math.min(...windows.map((w) => w.writes));
+    figures["soak.serve.promotion_pulls_max"] = Math.max(...windows.map((w) => w.pulls));
+    figures["soak.serve.promotion_pulls_min"] = Math.min(...windows.map((w) => w.pulls));
+    return figures;
+  } finally {
+    if (serve) await stopChild(serve.child);
+    await distribution.close();
+    await emu.close();
+  }
+}
+
+/** The reconciler's long-running loop over 1,000 objects: a cycle every few seconds for the same time. */
+async function reconcileSoak(): Promise<Record<string, number>> {
+  const sim = await startClusterSimulator({ rolloutStepMs: 1000 });
+  const root = mkdtempSync(path.join(tmpdir(), "ferry-bench-soak-"));
+  try {
+    sim.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: "bench" } });
+    const env = {
+      PATH: process.env.PATH,
+      HOME: root,
+      GIT_AUTHOR_NAME: "bench",
+      GIT_AUTHOR_EMAIL: "bench@example.com",
+      GIT_COMMITTER_NAME: "bench",
+      GIT_COMMITTER_EMAIL: "bench@example.com",
+    };
+    const repo = path.join(root, "config");
+    mkdirSync(path.join(repo, "env"), { recursive: true });
+    writeFileSync(path.join(repo, "env", "all.yaml"), manifests());
+    const git = (...args: string[]) => execFileSync("git", args, { cwd: repo, env, stdio: "ignore" });
+    git("init", "-q", "-b", "main");
+    git("add", "env");
+    git("commit", "-q", "-m", "bench");
+    const reconciler = createReconciler({
+      cluster: KubeCluster.fromOptions({ kubeconfig: sim.kubeconfig() }),
+      source: new ConfigRepoFetcher({ repo, workDir: path.join(root, "work"), env }),
+      settings: {
+        instance: "bench",
+        path: "env",
+        namespace: "bench",
+        inventoryNamespace: "bench",
+        createNamespace: false,
+        dryRun: false,
+        prune: { ...DEFAULT_PRUNE_OPTIONS, prune: true },
+      },
+      lease: { holder: "soak", durationMs: 600_000 },
+    });
+    phase("reconcile start");
+    const first = await reconciler.cycle();
+    phase("converged");
+    if (first.errors.length > 0) throw new Error(`soak: converge failed: ${first.errors[0]}`);
+    const cycleEvery = sized(5_000, 1_000);
+    const windows: { rss: number; requestsPerCycle: number[]; cycleMs: number[] }[] = [];
+    for (let index = 0; index < WINDOWS; index++) {
+      const opened = { rss: 0, requestsPerCycle: [] as number[], cycleMs: [] as number[] };
+      const ends = performance.now() + WINDOW_MS;
+      while (performance.now() < ends) {
+        sim.resetRequests();
+        const started = performance.now();
+        const result = await reconciler.cycle();
+        opened.cycleMs.push(performance.now() - started);
+        opened.requestsPerCycle.push(sim.requests().length);
+        if (result.errors.length > 0) throw new Error(`soak: a cycle failed: ${result.errors[0]}`);
+        opened.rss = Math.max(opened.rss, process.memoryUsage().rss / MB);
+        await new Promise((resolve) => setTimeout(resolve, cycleEvery));
+      }
+      windows.push(opened);
+    }
+    await reconciler.stop();
+    const figures: Record<string, number> = {
+      "soak.reconcile.minutes": (WINDOWS * WINDOW_MS) / 60_000,
+      [`soak.reconcile.objects`]: OBJECTS,
+      "soak.reconcile.cycles": windows.reduce((sum, w) => sum + w.cycleMs.length, 0),
+    };
+    windows.forEach((w, index) => {
+      const key = `soak.reconcile.window_${String(index + 1).padStart(2, "0")}`;
+      figures[`${key}.rss_mb`] = w.rss;
+      figures[`${key}.requests_per_cycle_max`] = Math.max(...w.requestsPerCycle);
+      figures[`${key}.cycle_ms_p50`] = percentile(w.cycleMs, 50);
+    });
+    figures["soak.reconcile.rss_growth_after_warmup_pct"] = growthPct(windows.map((w) => w.rss));
+    figures["soak.reconcile.requests_per_cycle_max"] = Math.max(
+      ...windows.flatMap((w) => w.requestsPerCycle),
+    );
+    return figures;
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+    await sim.close();
+  }
+}
+
+export async function bench(): Promise<Record<string, number>> {
+  return { ...(await serveSoak()), ...(await reconcileSoak()) };
+}
