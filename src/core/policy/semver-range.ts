@@ -108,10 +108,21 @@ export function parseRange(
     );
     groups.push({ constraints, hasPre: constraints.some((c) => c.con.prerelease.length > 0) });
   }
-  const test = (version: Version) =>
-    groups.some(({ constraints, hasPre }) =>
-      constraints.every((c) => check(version, c, options.includePrerelease || hasPre)),
-    );
+  // Plain loops, no closure per call: a tag list's fast path tests every plain version.
+  const test = (version: Version) => {
+    for (const { constraints, hasPre } of groups) {
+      const includePre = options.includePrerelease || hasPre;
+      let all = true;
+      for (const constraint of constraints) {
+        if (!check(version, constraint, includePre)) {
+          all = false;
+          break;
+        }
+      }
+      if (all) return true;
+    }
+    return false;
+  };
   const plain = new PlainVersion();
   return {
     test,
