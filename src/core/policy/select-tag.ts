@@ -1,7 +1,8 @@
 import { parseDuration } from "../duration.js";
 import { shortDigest } from "../image-ref.js";
 import type { Policy } from "./schema.js";
-import { compileTagOrder, type TagOrder } from "./tag-order.js";
+import type { SemVer } from "semver";
+import { compileTagOrder, NOT_ADMITTED, PLAIN, type MainVersion, type TagOrder } from "./tag-order.js";
 import { describeSigner, type SignatureCheck } from "./verify.js";
 
 /**
@@ -158,6 +159,18 @@ interface Admitted {
 }
 
 export function selectTag(candidates: TagCandidate[], options: SelectOptions): Selection {
+  return select(candidates, options, true);
+}
+
+/**
+ * `selectTag` without its fast path (`bestByName`): every tag through `admit` and the one general
+ * loop. The same selection, by definition; the reference the fast path is tested against.
+ */
+export function selectTagGeneral(candidates: TagCandidate[], options: SelectOptions): Selection {
+  return select(candidates, options, false);
+}
+
+function select(candidates: TagCandidate[], options: SelectOptions, fast: boolean): Selection {
   const { policy, current, now } = options;
   const order = tagOrderOf(policy);
   if (policy.strategy === "digest") return selectDigest(candidates, order, options);
@@ -175,6 +188,24 @@ export function selectTag(candidates: TagCandidate[], options: SelectOptions): S
   const better = (a: Admitted, b: Admitted) =>
     compare(a, b) || order.tieBreak(a.key, b.key, a.candidate.tag, b.candidate.tag);
 
+  function selected(best: Admitted, admittedCount: number): Selection {
+    const unreadableNote =
+      current !== undefined && currentEntry === undefined
+        ? ` (current ${current} is not a tag ${order.describe} can order)`
+        : "";
+    const selection: Selection = {
+      kind: "selected",
+      tag: best.candidate.tag,
+      reason: `${order.describe} admits ${best.candidate.tag}, the ${superlative(policy)} of ${admittedCount} admitted ${plural(admittedCount, "tag")}${unreadableNote}`,
+    };
+    if (best.candidate.digest !== undefined) selection.digest = best.candidate.digest;
+    if (downgrading) {
+      selection.reason += `; moving from ${current}, outside the policy (allowDowngrade)`;
+      selection.notice = outsidePolicyNotice(policy, current, best.candidate.tag)!;
+    }
+    return selection;
+  }
+
   let currentEntry: Admitted | undefined;
   // Moving back on purpose: no admitted tag is "not newer" than a running tag outside the policy.
   const downgrading = mayDowngrade(policy, current);
@@ -187,6 +218,19 @@ export function selectTag(candidates: TagCandidate[], options: SelectOptions): S
       const key = order.read(current);
       if (key !== undefined) currentEntry = { candidate: { tag: current }, key };
     }
+  }
+
+  // A semver policy that needs no metadata: most tags are decided without a SemVer. When nothing
+  // is chosen, the general loop below runs for its reason.
+  if (
+    fast &&
+    order.triage !== undefined &&
+    minAgeMs === undefined &&
+    requiredPlatforms.length === 0 &&
+    !needsDigest
+  ) {
+    const found = bestByName(candidates, order, currentEntry?.key as SemVer | undefined);
+    if (found !== undefined) return selected(found.best, found.admittedCount);
   }
 
   const seen = new Set<string>();
@@ -232,23 +276,7 @@ export function selectTag(candidates: TagCandidate[], options: SelectOptions): S
     if (best === undefined || better(entry, best) > 0) best = entry;
   }
 
-  const unreadableNote =
-    current !== undefined && currentEntry === undefined
-      ? ` (current ${current} is not a tag ${order.describe} can order)`
-      : "";
-  if (best !== undefined) {
-    const selection: Selection = {
-      kind: "selected",
-      tag: best.candidate.tag,
-      reason: `${order.describe} admits ${best.candidate.tag}, the ${superlative(policy)} of ${admittedCount} admitted ${plural(admittedCount, "tag")}${unreadableNote}`,
-    };
-    if (best.candidate.digest !== undefined) selection.digest = best.candidate.digest;
-    if (downgrading) {
-      selection.reason += `; moving from ${current}, outside the policy (allowDowngrade)`;
-      selection.notice = outsidePolicyNotice(policy, current, best.candidate.tag)!;
-    }
-    return selection;
-  }
+  if (best !== undefined) return selected(best, admittedCount);
   const none = (reason: string): Selection => {
     const notice = outsidePolicyNotice(policy, current, bestNotNewer?.candidate.tag);
     return notice === undefined ? { kind: "none", reason } : { kind: "none", reason, notice };
@@ -273,6 +301,55 @@ export function selectTag(candidates: TagCandidate[], options: SelectOptions): S
   return none(
     `no tag ${order.describe} admits is newer than current ${current} (the ${superlative(policy)} is ${highest.candidate.tag})`,
   );
+}
+
+/**
+ * The general loop's choice and admitted count for a semver policy that needs no metadata (every
+ * admitted tag is usable), by `triage`: a tag that is not admitted costs one scan, and a plain
+ * admitted tag whose X.Y.Z is below the version to beat (the best so far, else the running one)
+ * is counted and passed over; only the rest construct a SemVer. Undefined when nothing is chosen.
+ */
+function bestByName(
+  candidates: TagCandidate[],
+  order: TagOrder,
+  currentKey: SemVer | undefined,
+): { best: Admitted; admittedCount: number } | undefined {
+  const triage = order.triage!;
+  const compare = order.compare!;
+  const main: MainVersion = { major: 0, minor: 0, patch: 0 };
+  // Distinct admitted tags, as the general loop counts them; a repeated tag never wins (a tie
+  // with itself), so the first listing of the chosen tag is the one returned, as there.
+  const admitted = new Set<string>();
+  let best: Admitted | undefined;
+  let floor = currentKey;
+  for (const candidate of candidates) {
+    const tag = candidate.tag;
+    const verdict = triage(tag, main);
+    if (verdict === NOT_ADMITTED) continue;
+    if (verdict === PLAIN && floor !== undefined && mainBelow(main, floor)) {
+      admitted.add(tag);
+      continue;
+    }
+    const key = order.admit(tag);
+    if (key === undefined) continue;
+    admitted.add(tag);
+    if (currentKey !== undefined && compare(key, currentKey) <= 0) continue;
+    if (
+      best === undefined ||
+      (compare(key, best.key) || order.tieBreak(key, best.key, tag, best.candidate.tag)) > 0
+    ) {
+      best = { candidate, key };
+      floor = key as SemVer;
+    }
+  }
+  return best === undefined ? undefined : { best, admittedCount: admitted.size };
+}
+
+/** Is X.Y.Z below the version's own (so the version is greater, whatever their prereleases)? */
+function mainBelow(main: MainVersion, version: SemVer): boolean {
+  if (main.major !== version.major) return main.major < version.major;
+  if (main.minor !== version.minor) return main.minor < version.minor;
+  return main.patch < version.patch;
 }
 
 /** Strategy digest: follow one moving tag (`latest`) and choose it again when its digest moved. */

@@ -29,6 +29,39 @@ export class RangeSyntaxError extends Error {}
 export interface SemverRange {
   /** Does the version satisfy the range? */
   test(version: SemVer): boolean;
+  /**
+   * Does the plain version `major.minor.patch` (no prerelease, no build) satisfy the range? The
+   * same answer as `test` of that SemVer, without constructing one: a tag list's fast path.
+   */
+  testPlain(major: number, minor: number, patch: number): boolean;
+  /** Whether any version with a prerelease can satisfy the range (`prerelease: true`, or a group naming one). */
+  admitsPrerelease: boolean;
+}
+
+/** What the constraint checks read of a version: a SemVer, or the plain version of `testPlain`. */
+type Version = Pick<SemVer, "major" | "minor" | "patch" | "prerelease" | "compare" | "comparePre">;
+
+/**
+ * A plain `X.Y.Z` as the checks read it, compared as node-semver compares a SemVer without a
+ * prerelease (`compareMain || comparePre`). One per range, overwritten by each `testPlain`.
+ */
+class PlainVersion implements Version {
+  major = 0;
+  minor = 0;
+  patch = 0;
+  readonly prerelease: (string | number)[] = [];
+
+  compare(other: SemVer): 1 | 0 | -1 {
+    if (this.major !== other.major) return this.major < other.major ? -1 : 1;
+    if (this.minor !== other.minor) return this.minor < other.minor ? -1 : 1;
+    if (this.patch !== other.patch) return this.patch < other.patch ? -1 : 1;
+    return this.comparePre(other);
+  }
+
+  /** Not having a prerelease is greater than having one (semver.org §11). */
+  comparePre(other: SemVer): 1 | 0 | -1 {
+    return other.prerelease.length > 0 ? 1 : 0;
+  }
 }
 
 // The patterns of constraints.go, compiled with RE2 like Go's regexp: a range is config text,
@@ -75,11 +108,31 @@ export function parseRange(
     );
     groups.push({ constraints, hasPre: constraints.some((c) => c.con.prerelease.length > 0) });
   }
+  // Plain loops, no closure per call: a tag list's fast path tests every plain version.
+  const test = (version: Version) => {
+    for (const { constraints, hasPre } of groups) {
+      const includePre = options.includePrerelease || hasPre;
+      let all = true;
+      for (const constraint of constraints) {
+        if (!check(version, constraint, includePre)) {
+          all = false;
+          break;
+        }
+      }
+      if (all) return true;
+    }
+    return false;
+  };
+  const plain = new PlainVersion();
   return {
-    test: (version) =>
-      groups.some(({ constraints, hasPre }) =>
-        constraints.every((c) => check(version, c, options.includePrerelease || hasPre)),
-      ),
+    test,
+    testPlain: (major, minor, patch) => {
+      plain.major = major;
+      plain.minor = minor;
+      plain.patch = patch;
+      return test(plain);
+    },
+    admitsPrerelease: options.includePrerelease || groups.some((group) => group.hasPre),
   };
 }
 
@@ -128,7 +181,7 @@ function quote(text: string): string {
 }
 
 /** constraints.go's constraint functions, one per operator. */
-function check(v: SemVer, c: Constraint, includePre: boolean): boolean {
+function check(v: Version, c: Constraint, includePre: boolean): boolean {
   // The existence of prereleases is decided per OR group and passed in.
   if (v.prerelease.length > 0 && !includePre) return false;
   switch (c.op) {
@@ -155,7 +208,7 @@ function check(v: SemVer, c: Constraint, includePre: boolean): boolean {
   }
 }
 
-function notEqual(v: SemVer, c: Constraint): boolean {
+function notEqual(v: Version, c: Constraint): boolean {
   if (c.dirty) {
     if (c.con.major !== v.major) return true;
     if (c.con.minor !== v.minor && !c.minorDirty) return true;
@@ -169,7 +222,7 @@ function notEqual(v: SemVer, c: Constraint): boolean {
   return v.compare(c.con) !== 0;
 }
 
-function greaterThan(v: SemVer, c: Constraint): boolean {
+function greaterThan(v: Version, c: Constraint): boolean {
   if (!c.dirty) return v.compare(c.con) === 1;
   if (v.major > c.con.major) return true;
   if (v.major < c.con.major) return false;
@@ -179,7 +232,7 @@ function greaterThan(v: SemVer, c: Constraint): boolean {
   return v.compare(c.con) === 1;
 }
 
-function lessThanOrEqual(v: SemVer, c: Constraint): boolean {
+function lessThanOrEqual(v: Version, c: Constraint): boolean {
   if (!c.dirty) return v.compare(c.con) <= 0;
   if (v.major > c.con.major) return false;
   if (v.major === c.con.major && v.minor > c.con.minor && !c.minorDirty) return false;
@@ -187,7 +240,7 @@ function lessThanOrEqual(v: SemVer, c: Constraint): boolean {
 }
 
 // ~2, ~2.x --> >=2.0.0 <3.0.0; ~1.2, ~1.2.3 --> >=1.2.x <1.3.0; ~0.0.0 --> any.
-function tilde(v: SemVer, c: Constraint): boolean {
+function tilde(v: Version, c: Constraint): boolean {
   if (v.compare(c.con) < 0) return false;
   if (c.con.major === 0 && c.con.minor === 0 && c.con.patch === 0 && !c.minorDirty && !c.patchDirty)
     return true;
@@ -197,7 +250,7 @@ function tilde(v: SemVer, c: Constraint): boolean {
 }
 
 // ^1.2.3 --> >=1.2.3 <2.0.0; ^0.2.3 --> >=0.2.3 <0.3.0; ^0.0.3 --> =0.0.3; ^0.0 --> <0.1.0; ^0 --> <1.0.0.
-function caret(v: SemVer, c: Constraint): boolean {
+function caret(v: Version, c: Constraint): boolean {
   if (v.compare(c.con) < 0) return false;
   if (c.con.major > 0 || c.minorDirty) return v.major === c.con.major;
   if (v.major > 0) return false;

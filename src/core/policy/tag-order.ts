@@ -28,7 +28,27 @@ export interface TagOrder<Key = unknown> {
   tieBreak(a: Key, b: Key, tagA: string, tagB: string): number;
   /** "semver ^1.0.0", "numerical asc", "newest-build", "digest of latest" — for reasons. */
   describe: string;
+  /**
+   * Semver only: a first look that decides most tags of a long list without constructing a key
+   * (`admit` constructs a SemVer for every version-like tag). `NOT_ADMITTED`: `admit(tag)` is
+   * undefined. `PLAIN`: `admit(tag)` is the plain version (no prerelease, no build) whose parts
+   * were written to `main`. `ASK_ADMIT`: anything else (a prerelease the range may admit, build
+   * metadata, a part too long to read exactly); `admit` decides.
+   */
+  triage?(tag: string, main: MainVersion): Triage;
 }
+
+/** The `X.Y.Z` of a plain version, written by `triage`. */
+export interface MainVersion {
+  major: number;
+  minor: number;
+  patch: number;
+}
+
+export const NOT_ADMITTED = 0;
+export const PLAIN = 1;
+export const ASK_ADMIT = 2;
+export type Triage = typeof NOT_ADMITTED | typeof PLAIN | typeof ASK_ADMIT;
 
 /** Tags whose `allow` result one compiled policy remembers (a registry lists at most 200,000). */
 const MAX_REMEMBERED_VALUES = 200_000;
@@ -81,6 +101,23 @@ export function compileTagOrder(policy: Policy): TagOrder {
         // on the registry's listing order: the higher build wins, then the most exact tag.
         tieBreak: (a, b, tagA, tagB) => (a as SemVer).compareBuild(b as SemVer) || preferExact(tagA, tagB),
         describe: `semver ${policy.range ?? "*"}${policy.prerelease ? " (prereleases admitted)" : ""}${filters}`,
+        triage: (tag, main) => {
+          const value = allow === undefined ? tag : valueOf(tag);
+          if (value === undefined) return NOT_ADMITTED;
+          const end = scanMain(value, main);
+          if (end === NOT_A_VERSION) return NOT_ADMITTED;
+          if (end === TOO_LONG) return ASK_ADMIT;
+          if (end < value.length) {
+            // `-` after X.Y.Z starts a prerelease (or the value is no version): either way a range
+            // that admits no prerelease does not admit it. `_` (build metadata or not) and the rest: admit.
+            return value.charCodeAt(end) === 45 /* - */ && !range.admitsPrerelease ? NOT_ADMITTED : ASK_ADMIT;
+          }
+          // Cheapest test first; each is a condition of `admit`. Without `allow` the tag is the
+          // value, `v?X.Y.Z` of at most 48 characters: a valid OCI tag.
+          if (!range.testPlain(main.major, main.minor, main.patch)) return NOT_ADMITTED;
+          if (allow !== undefined && !isValidTag(tag)) return NOT_ADMITTED;
+          return ignored(tag) ? NOT_ADMITTED : PLAIN;
+        },
       };
     }
     case "numerical":
@@ -155,6 +192,44 @@ export function parseSemver(value: string, underscoreIsBuildMetadata = false): S
   } catch {
     return undefined;
   }
+}
+
+/** `scanMain`: the value does not start with `v?X.Y.Z`, so it is no version (strict node-semver). */
+const NOT_A_VERSION = -1;
+/** `scanMain`: a part has more than 15 digits, past what a double holds exactly. */
+const TOO_LONG = -2;
+
+/**
+ * Reads the `v?X.Y.Z` a strict version starts with (each part `0|[1-9][0-9]*`, node-semver's
+ * MAINVERSION) into `main`, by one scan and without a RegExp or a SemVer: the index after Z, or
+ * NOT_A_VERSION (then `parseSemver` is undefined too), or TOO_LONG. What follows Z is the caller's.
+ */
+function scanMain(value: string, main: MainVersion): number {
+  const length = value.length;
+  let index = value.charCodeAt(0) === 118 /* v */ ? 1 : 0;
+  for (let part = 0; part < 3; part++) {
+    if (part > 0) {
+      if (index >= length || value.charCodeAt(index) !== 46 /* . */) return NOT_A_VERSION;
+      index++;
+    }
+    const start = index;
+    let number = 0;
+    while (index < length) {
+      const digit = value.charCodeAt(index) - 48;
+      if (digit < 0 || digit > 9) break;
+      number = number * 10 + digit;
+      index++;
+    }
+    const digits = index - start;
+    if (digits === 0) return NOT_A_VERSION;
+    // A leading zero is a part of its own (`0`), so a digit after it fails the match.
+    if (digits > 1 && value.charCodeAt(start) === 48 /* 0 */) return NOT_A_VERSION;
+    if (digits > 15) return TOO_LONG;
+    if (part === 0) main.major = number;
+    else if (part === 1) main.minor = number;
+    else main.patch = number;
+  }
+  return index;
 }
 
 /** An exact decimal: sign, integer digits without leading zeros, fraction digits without trailing zeros. */
