@@ -4,7 +4,9 @@
  * are allowed" (GitHub REST docs, "Rate limits for the REST API" → "About secondary rate limits",
  * https://docs.github.com/en/rest/using-the-rest-api/rate-limits-for-the-rest-api#about-secondary-rate-limits).
  * Over either, github.com answers 403 with the secondary-rate-limit message and a `retry-after`
- * header (seconds), which the docs tell clients to honour. Off unless a test asks for it.
+ * header (seconds), which the docs tell clients to honour. Off unless a test asks for it. The
+ * windows are read on the emulator's clock (`emu.nowMs()`), so a test that moves it with
+ * `emu.advanceClock` slides them without waiting a real minute.
  */
 import { ApiError } from "./router.js";
 

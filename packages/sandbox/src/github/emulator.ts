@@ -138,7 +138,12 @@ export class GitHubEmulator {
   private clockOffsetMs = 0;
 
   now(): string {
-    return new Date(Date.now() + this.clockOffsetMs).toISOString().replace(/\.\d{3}Z$/, "Z");
+    return new Date(this.nowMs()).toISOString().replace(/\.\d{3}Z$/, "Z");
+  }
+
+  /** The emulator's clock (epoch ms): the wall clock plus what `advanceClock` added. */
+  nowMs(): number {
+    return Date.now() + this.clockOffsetMs;
   }
 
   /**
