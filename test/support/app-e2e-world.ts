@@ -72,13 +72,8 @@ export async function startWorld(options: {
   ci: boolean;
   /** The image names its source repo acme/shop (created here): CI gating applies. */
   source?: boolean;
-  /**
-   * Server options, or a function of the registry host (e.g. to name it the GitHub's registry) and
-   * the emulator (e.g. to share its clock).
-   */
-  server?:
-    | Partial<FerryServerOptions>
-    | ((registryHost: string, emu: GitHubEmulator) => Partial<FerryServerOptions>);
+  /** Server options, or a function of the registry host (e.g. to name it the GitHub's registry). */
+  server?: Partial<FerryServerOptions> | ((registryHost: string) => Partial<FerryServerOptions>);
   /** The registry's options (auth, the GHCR model), given the emulator that issues tokens. */
   registry?: (emu: GitHubEmulator) => EmbeddedRegistryOptions;
   /** Credentials for the test's own pushes when the registry needs them. */
@@ -144,7 +139,7 @@ export async function startWorld(options: {
     registrySecrets: { distribution: REGISTRY_SECRET },
     registryCoalesceMs: 20,
     logLevel: "fatal",
-    ...(typeof options.server === "function" ? options.server(registry.host, emu) : options.server),
+    ...(typeof options.server === "function" ? options.server(registry.host) : options.server),
   };
   const server = await startFerryServer(serverOptions);
   const replicas: FerryServer[] = [];

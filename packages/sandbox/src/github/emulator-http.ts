@@ -56,7 +56,7 @@ export async function handleRequest(
     emu.faults.beforeRequest(method, pathname, Date.now());
     const body = await readJsonBody(req);
     if (actor.kind === "installation" && isContentCreating(method, pathname, body))
-      emu.faults.contentLimits.take(actor.installationId, emu.nowMs());
+      emu.faults.contentLimits.take(actor.installationId, Date.now());
     const ctx: RequestContext = { method, params: {}, query: url.searchParams, body, actor, url };
     if (pathname === "/graphql" && method === "POST") {
       const reply = await handleGraphql(emu, ctx);

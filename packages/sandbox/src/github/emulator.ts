@@ -138,12 +138,7 @@ export class GitHubEmulator {
   private clockOffsetMs = 0;
 
   now(): string {
-    return new Date(this.nowMs()).toISOString().replace(/\.\d{3}Z$/, "Z");
-  }
-
-  /** The emulator's clock (epoch ms): the wall clock plus what `advanceClock` added. */
-  nowMs(): number {
-    return Date.now() + this.clockOffsetMs;
+    return new Date(Date.now() + this.clockOffsetMs).toISOString().replace(/\.\d{3}Z$/, "Z");
   }
 
   /**
