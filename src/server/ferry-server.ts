@@ -9,7 +9,7 @@ import type { AddressInfo, Socket } from "node:net";
 import { Probot, ProbotOctokit } from "probot";
 import type { Registry } from "prom-client";
 import { displayUrl, PUBLIC_GOOD_TUF_MIRROR } from "../adapters/registry/index.js";
-import { createWriteBudget } from "../adapters/github/write-budget.js";
+import { createWriteBudget, type WriteBudgetOptions } from "../adapters/github/write-budget.js";
 import { singleMembership, type Membership } from "../adapters/kubernetes/lease-membership.js";
 import { ScanState } from "../app/scan-state.js";
 import { githubContainerRegistry } from "../core/config/config-context.js";
@@ -59,9 +59,10 @@ export interface FerryServerOptions {
   largeInstallationRepositories?: number;
   /**
    * GitHub's secondary limits on content-creating requests per installation (default 80 a minute,
-   * 500 an hour, github.com's); GitHub Enterprise Server's administrators may set others.
+   * 500 an hour, github.com's); GitHub Enterprise Server's administrators may set others. `now`
+   * and `sleep` are the budget's clock (default the wall clock): a test moves it instead of waiting.
    */
-  githubWrites?: { perMinute?: number; perHour?: number };
+  githubWrites?: Pick<WriteBudgetOptions, "perMinute" | "perHour" | "now" | "sleep">;
   /** Refuse weak webhook secrets (NODE_ENV=production). */
   production?: boolean;
   logLevel?: "trace" | "debug" | "info" | "warn" | "error" | "fatal";

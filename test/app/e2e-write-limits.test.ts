@@ -20,6 +20,8 @@ import {
 } from "../../packages/sandbox/src/github/content-limits.js";
 import { startWorld, type World } from "../support/app-e2e-world.js";
 import { shopOverlay } from "../support/app-fakes.js";
+import { within } from "../support/deadline.js";
+import { testClock } from "../support/test-clock.js";
 
 const REPOSITORIES = 5;
 const ENVIRONMENTS = ["dev", "qa", "staging"];
@@ -84,16 +86,20 @@ describe("GitHub's secondary limits on content-creating requests", { timeout: 60
 
   it(`a scan that finds ${ENVIRONMENTS.length} environments behind in each of ${REPOSITORIES} config repositories opens every promotion without one request refused: the writes wait for their slot`, async () => {
     let registryHost = "";
+    // The write budget and the emulator's limits share one clock that moves only when a write
+    // waits for its slot: no real minute is waited out, and however slowly this machine runs the
+    // scan, its writes come faster than 80 a minute on that clock and must be paced.
+    const clock = testClock();
     const w = (world = await startWorld({
       ci: false,
       server: (host) => {
         registryHost = host;
-        return {};
+        return { githubWrites: { now: clock.now, sleep: clock.sleep } };
       },
     }));
     // 1.8.0 is in the registry before the repositories exist: the scan, not a webhook, finds them behind.
     await w.push("1.8.0");
-    w.emu.faults.contentLimits.enforce();
+    w.emu.faults.contentLimits.enforce(GITHUB_CONTENT_LIMITS, clock.now);
     for (let i = 0; i < REPOSITORIES; i++) {
       const files: Record<string, string> = { ".github/ferry.yml": repoConfig(registryHost) };
       for (const env of ENVIRONMENTS) {
@@ -103,18 +109,24 @@ describe("GitHub's secondary limits on content-creating requests", { timeout: 60
       await repos.createRepo(w.emu, "acme", `service-${i}`, { files, collaborators: { mona: "maintain" } });
     }
     const start = w.emu.requests().length;
-    await w.server.scanNow();
-    await w.settle();
+    await within(
+      300_000,
+      `the scan's ${REPOSITORIES * ENVIRONMENTS.length} promotions and the work they queued`,
+      w.server.scanNow().then(() => w.settle()),
+    );
 
     const writes = world
       .appRequests(start)
       .filter((request) => request.method !== "GET" && !request.path.startsWith("/app/"));
     const refused = w.appRequests(start).filter((request) => request.status === 403);
     console.log(
-      `scan of ${REPOSITORIES} repos × ${ENVIRONMENTS.length} environments: ${writes.length} writes, ${refused.length} refused`,
+      `scan of ${REPOSITORIES} repos × ${ENVIRONMENTS.length} environments: ${writes.length} writes, ${refused.length} refused, ` +
+        `${clock.advancedMs} ms waited on the shared clock`,
     );
     // More than a minute's worth: without pacing, GitHub would have refused some of them.
     expect(writes.length).toBeGreaterThan(GITHUB_CONTENT_LIMITS.perMinute);
+    // And the writes did wait for their slots: on the shared clock, not the wall clock.
+    expect(clock.advancedMs).toBeGreaterThan(0);
     expect(refused).toEqual([]);
     expect(w.emu.faults.contentLimits.refused).toBe(0);
     // Nothing dropped: every environment of every repository has its promotion PR.

@@ -1,6 +1,7 @@
 import { Probot, ProbotOctokit } from "probot";
 import { afterEach, describe, expect, it } from "vitest";
 import { createWriteBudget, type WriteBudgetOptions } from "../../../src/adapters/github/write-budget.js";
+import { UnthrottledOctokit } from "../../../packages/sandbox/src/ferry-app.js";
 import {
   startGitHubEmulator,
   type GitHubEmulator,
@@ -46,10 +47,10 @@ async function budgetedClient(limits: Omit<WriteBudgetOptions, "now" | "sleep">)
     appId: app.id,
     privateKey: app.privateKey,
     baseUrl: emu.apiUrl,
-    Octokit: ProbotOctokit.plugin(budget.plugin as never).defaults({
-      throttle: { enabled: false },
-      retry: { enabled: false },
-    }) as typeof ProbotOctokit,
+    // Throttling off as the function form does it: Probot passes its own `throttle` options, which
+    // override an object given to `defaults`, and its throttling spaces notification-triggering
+    // writes (issues, comments) 3 s apart in real time.
+    Octokit: UnthrottledOctokit.plugin(budget.plugin as never) as typeof ProbotOctokit,
     logLevel: "fatal",
   });
   return { emu, installation, budget, waits, octokit: await probot.auth(installation.id) };

@@ -4,7 +4,9 @@
  * are allowed" (GitHub REST docs, "Rate limits for the REST API" → "About secondary rate limits",
  * https://docs.github.com/en/rest/using-the-rest-api/rate-limits-for-the-rest-api#about-secondary-rate-limits).
  * Over either, github.com answers 403 with the secondary-rate-limit message and a `retry-after`
- * header (seconds), which the docs tell clients to honour. Off unless a test asks for it.
+ * header (seconds), which the docs tell clients to honour. Off unless a test asks for it. A test
+ * may give the clock the windows are read on (default the wall clock): one it shares with the code
+ * under test slides them without waiting a real minute.
  */
 import { ApiError } from "./router.js";
 
@@ -26,13 +28,18 @@ export function isContentCreating(method: string, pathname: string, body: Record
 
 export class ContentCreationLimits {
   #limits: ContentLimits | undefined;
+  #now: (() => number) | undefined;
   /** Accepted content-creating requests' times (epoch ms), per installation, for the last hour. */
   readonly #accepted = new Map<number, number[]>();
   #refused = 0;
 
-  /** From now on, refuse what github.com refuses (default: its 80 a minute and 500 an hour). */
-  enforce(limits: ContentLimits = GITHUB_CONTENT_LIMITS): void {
+  /**
+   * From now on, refuse what github.com refuses (default: its 80 a minute and 500 an hour), counted
+   * on `now` (epoch ms) when given instead of the request's arrival time.
+   */
+  enforce(limits: ContentLimits = GITHUB_CONTENT_LIMITS, now?: () => number): void {
     this.#limits = limits;
+    this.#now = now;
   }
 
   /** Requests refused so far with the secondary limit. */
@@ -41,9 +48,10 @@ export class ContentCreationLimits {
   }
 
   /** Records one content-creating request of `installation`, or throws GitHub's 403 when over a limit. */
-  take(installation: number, nowMs: number): void {
+  take(installation: number, arrivedAt: number): void {
     const limits = this.#limits;
     if (!limits) return;
+    const nowMs = this.#now ? this.#now() : arrivedAt;
     const times = (this.#accepted.get(installation) ?? []).filter((at) => at > nowMs - 3_600_000);
     this.#accepted.set(installation, times);
     const lastMinute = times.filter((at) => at > nowMs - 60_000);
@@ -63,6 +71,7 @@ export class ContentCreationLimits {
 
   clear(): void {
     this.#limits = undefined;
+    this.#now = undefined;
     this.#accepted.clear();
     this.#refused = 0;
   }
