@@ -1,5 +1,4 @@
 import { compileRE2 } from "../patterns/engine.js";
-import type { RE2JS } from "re2js";
 import type { SemVer } from "semver";
 
 /**
@@ -38,8 +37,8 @@ const CV = String.raw`v?([0-9|x|X|\*]+)(\.[0-9|x|X|\*]+)?(\.[0-9|x|X|\*]+)?(-([0
 const OPS = String.raw`=||!=|>|<|>=|=>|<=|=<|~|~>|\^`;
 // Compiled at the first range parsed, not when the module loads: a command that parses no range
 // does not pay for four automata.
-const lazyRE2 = (source: string): (() => RE2JS) => {
-  let re: RE2JS | undefined;
+const lazyRE2 = (source: string): (() => ReturnType<typeof compileRE2>) => {
+  let re: ReturnType<typeof compileRE2> | undefined;
   return () => (re ??= compileRE2(source));
 };
 const CONSTRAINT = lazyRE2(String.raw`^\s*(${OPS})\s*(${CV})\s*$`);
