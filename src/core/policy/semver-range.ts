@@ -73,7 +73,21 @@ export function parseRange(
   if (text.length > MAX_RANGE_LENGTH)
     throw new RangeSyntaxError(`range is ${text.length} characters long, over the ${MAX_RANGE_LENGTH} limit`);
   const groups: { constraints: Constraint[]; hasPre: boolean }[] = [];
-  for (const segment of rewriteRange(text).split("||")) {
+  // The default range (a policy without one) is what the patterns below make of "*", without
+  // compiling them: one wildcard constraint, no prerelease (a test holds it to the general path).
+  if (text === "*") {
+    const con = options.makeVersion("0.0.0");
+    const wildcard: Constraint = {
+      con,
+      orig: "*",
+      op: "",
+      dirty: true,
+      minorDirty: false,
+      patchDirty: false,
+    };
+    groups.push({ constraints: [wildcard], hasPre: false });
+  }
+  for (const segment of text === "*" ? [] : rewriteRange(text).split("||")) {
     if (!VALID_CONSTRAINT().test(segment))
       throw new RangeSyntaxError(`improper constraint: ${quote(segment)}`);
     const found = [...FIND_CONSTRAINT().matchAll(segment)].map((match) => match[0] as string);
