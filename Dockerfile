@@ -8,10 +8,12 @@ WORKDIR /src
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 # dist/ is built from src/ alone (tsconfig.build.json): the image carries no tests and no sandbox
-# (packages/sandbox is never copied; npm ci skips the absent workspace).
+# (packages/sandbox is never copied; npm ci skips the absent workspace). `npm run build` is tsc, then
+# the bundled command line (scripts/bundle-cli.mjs: dist/cli.js and dist/chunks/), as `npm pack` builds it.
 COPY tsconfig.json tsconfig.build.json ./
+COPY scripts ./scripts
 COPY src ./src
-RUN npx tsc -p tsconfig.build.json && npm prune --omit=dev
+RUN npm run build && npm prune --omit=dev
 
 FROM node:${NODE_VERSION}-bookworm-slim AS kubectl
 ARG KUBECTL_VERSION=v1.32.4

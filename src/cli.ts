@@ -5,6 +5,7 @@
  * documented exit codes (never a stack trace for bad input).
  */
 import { realpathSync } from "node:fs";
+import * as nodeModule from "node:module";
 import { fileURLToPath } from "node:url";
 import { isTransientError, isUserError } from "./core/errors.js";
 import { EXIT, UsageError, type CliIo, type CommandRun } from "./cli/io.js";
@@ -113,6 +114,11 @@ function isEntryPoint(): boolean {
 }
 
 if (isEntryPoint()) {
+  // Node's on-disk cache of compiled code (Node ≥ 22.1; in the OS temporary directory, or
+  // NODE_COMPILE_CACHE; NODE_DISABLE_COMPILE_CACHE=1 turns it off): a command's chunks, loaded
+  // below, compile once per version rather than on every run. Where the directory cannot be
+  // written, Node runs without it.
+  (nodeModule as { enableCompileCache?: () => unknown }).enableCompileCache?.();
   main(process.argv.slice(2), processIo()).then(
     (code) => {
       process.exitCode = code;

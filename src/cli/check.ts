@@ -9,7 +9,6 @@ import { formatGenerated } from "../core/generate/format-generated.js";
 import { SecretRedactor } from "../core/redact.js";
 import { EXIT, UsageError, type CliIo } from "./io.js";
 import { loadLocalConfig } from "./load-local-config.js";
-import { cliRegistryClient, probeRegistries, PROBE_LIMITS } from "./registry-access.js";
 
 const USAGE = "usage: ferry check [--dir DIR] [--offline]";
 
@@ -76,6 +75,8 @@ export async function runCheck(
   }
   let probed = 0;
   if (!values.offline && loaded.config.registries) {
+    // Loaded only here: --offline (or a config without registries:) never loads the registry client.
+    const { cliRegistryClient, probeRegistries, PROBE_LIMITS } = await import("./registry-access.js");
     const secrets = new SecretRedactor();
     const client = cliRegistryClient(loaded.config, io.env, {
       secrets,

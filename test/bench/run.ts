@@ -27,6 +27,7 @@ const AREAS: Record<string, () => Promise<{ bench: Bench; targets?: Record<strin
   scale: () => import("./scale.js"),
   "many-apps": () => import("./many-apps.js"),
   diff: () => import("./diff.js"),
+  startup: () => import("./startup.js"),
   soak: () => import("./soak.js"),
 };
 

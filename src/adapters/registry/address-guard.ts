@@ -4,7 +4,7 @@ import {
   type LookupAllOptions,
   type LookupOneOptions,
 } from "node:dns";
-import { Agent, buildConnector, fetch as undiciFetch } from "undici";
+import type { Agent } from "undici";
 import { classifyHost, type AddressClass } from "../../core/net-address.js";
 import { RegistryProtocolError } from "./errors.js";
 
@@ -73,20 +73,34 @@ export function guardedLookup(base: LookupFunction, refusePrivate: boolean): Loo
   return guarded as unknown as LookupFunction;
 }
 
-/** A fetch whose connections pass the guard: names through `lookup`, literals before connecting. */
+/**
+ * A fetch whose connections pass the guard: names through `lookup`, literals before connecting.
+ * undici is loaded at the first request, so a command that reads no registry never loads it.
+ */
 export function guardedFetch(options: { lookup?: LookupFunction; refusePrivate: boolean }): typeof fetch {
-  const connector = buildConnector({
-    lookup: guardedLookup(options.lookup ?? dnsLookup, options.refusePrivate),
-  });
-  const dispatcher = new Agent({
-    connect: (connectOptions, callback) => {
-      const problem = addressProblem(connectOptions.hostname, options.refusePrivate);
-      if (problem) return callback(new AddressRefusedError(`${problem}; refused`), null);
-      return connector(connectOptions, callback);
-    },
-  });
-  return ((input: string | URL, init?: RequestInit) =>
-    undiciFetch(input, { ...(init as object), dispatcher })) as unknown as typeof fetch;
+  let ready: Promise<{ dispatcher: Agent; fetch: typeof import("undici").fetch }> | undefined;
+  const load = async () => {
+    // Node gives a CommonJS package's exports by name and as `default`; the bundled CLI
+    // (scripts/bundle-cli.mjs) gives them as `default` only.
+    const loaded = await import("undici");
+    const { Agent, buildConnector, fetch } =
+      "buildConnector" in loaded ? loaded : (loaded as { default: typeof loaded }).default;
+    const connector = buildConnector({
+      lookup: guardedLookup(options.lookup ?? dnsLookup, options.refusePrivate),
+    });
+    const dispatcher = new Agent({
+      connect: (connectOptions, callback) => {
+        const problem = addressProblem(connectOptions.hostname, options.refusePrivate);
+        if (problem) return callback(new AddressRefusedError(`${problem}; refused`), null);
+        return connector(connectOptions, callback);
+      },
+    });
+    return { dispatcher, fetch };
+  };
+  return (async (input: string | URL, init?: RequestInit) => {
+    const { dispatcher, fetch } = await (ready ??= load());
+    return fetch(input, { ...(init as object), dispatcher });
+  }) as unknown as typeof fetch;
 }
 
 /** The guard's refusal inside a fetch failure (undici reports connect errors as their `cause`). */

@@ -13,7 +13,7 @@ import type { RegistryClient } from "./registry-client-api.js";
 import type { RegistryClientOptions } from "./registry-client-options.js";
 import { DEFAULT_REGISTRY_LIMITS, type RegistryLimits } from "./registry-limits.js";
 import { failFor } from "./response-errors.js";
-import { createSignatureChecker } from "./signatures.js";
+import type { SignatureChecker } from "./signatures.js";
 import { createTagLister } from "./tags.js";
 import { createTransport, refuseUnsafeRegistry, type RegistryState } from "./transport.js";
 import { shippedTrustedRoot } from "./trusted-root.js";
@@ -116,7 +116,7 @@ export function createRegistryClient(options: RegistryClientOptions = {}): Regis
       try {
         const name = imageName(parseImageName(repositoryName));
         tags.invalidate(name);
-        signatures.invalidate(name);
+        signatures?.invalidate(name);
       } catch {
         // a hint about a name we could never have cached
       }
@@ -146,7 +146,7 @@ export function createRegistryClient(options: RegistryClientOptions = {}): Regis
       digest: string,
       verify: VerifyPolicy,
     ): Promise<SignatureCheck> {
-      return signatures.check(target(repositoryName).name, digest, verify);
+      return (await signatureChecker()).check(target(repositoryName).name, digest, verify);
     },
 
     requestCounts(): Record<string, number> {
@@ -161,12 +161,22 @@ export function createRegistryClient(options: RegistryClientOptions = {}): Regis
   // Discovery uses only the public methods above, and caches verified digests for the client's life.
   const trustedRoot = options.trustedRoot;
   let shipped: TrustedRoot | undefined;
-  const signatures = createSignatureChecker(client, {
-    trustedRoot: () =>
-      typeof trustedRoot === "function" ? trustedRoot() : (trustedRoot ?? (shipped ??= shippedTrustedRoot())),
-    now,
-    ...(options.unsignedTtlMs !== undefined ? { unsignedTtlMs: options.unsignedTtlMs } : {}),
-  });
+  // Sigstore's verifier is loaded at the first signature check: a client that checks none (a plan
+  // whose config has no `verify:`) never loads it.
+  let signatures: SignatureChecker | undefined;
+  let loading: Promise<SignatureChecker> | undefined;
+  const signatureChecker = (): Promise<SignatureChecker> =>
+    (loading ??= import("./signatures.js").then(
+      ({ createSignatureChecker }) =>
+        (signatures = createSignatureChecker(client, {
+          trustedRoot: () =>
+            typeof trustedRoot === "function"
+              ? trustedRoot()
+              : (trustedRoot ?? (shipped ??= shippedTrustedRoot())),
+          now,
+          ...(options.unsignedTtlMs !== undefined ? { unsignedTtlMs: options.unsignedTtlMs } : {}),
+        })),
+    ));
   return client;
 }
 

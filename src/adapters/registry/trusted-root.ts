@@ -1,7 +1,7 @@
 import { lookup as dnsLookup } from "node:dns";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { TrustedRoot } from "@sigstore/protobuf-specs";
+import type { TrustedRoot } from "@sigstore/protobuf-specs";
 import { classifyHost } from "../../core/net-address.js";
 import { AddressRefusedError, addressProblem, guardedLookup, type LookupFunction } from "./address-guard.js";
 
@@ -44,7 +44,11 @@ export function parseTrustedRoot(text: string, from: string): TrustedRoot {
   } catch (error) {
     throw new TrustedRootError(`${from}: trusted root is not JSON (${(error as Error).message})`);
   }
-  const root = TrustedRoot.fromJSON(json);
+  // Required here, not imported: a process that checks no signature never loads the codecs.
+  const { TrustedRoot: codec } = createRequire(import.meta.url)(
+    "@sigstore/protobuf-specs",
+  ) as typeof import("@sigstore/protobuf-specs");
+  const root = codec.fromJSON(json);
   if (root.certificateAuthorities.length === 0 && root.tlogs.length === 0)
     throw new TrustedRootError(
       `${from}: trusted root names no certificate authority and no transparency log`,

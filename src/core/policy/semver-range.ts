@@ -68,10 +68,16 @@ class PlainVersion implements Version {
 // and these nested, alternating quantifiers must not backtrack on it.
 const CV = String.raw`v?([0-9|x|X|\*]+)(\.[0-9|x|X|\*]+)?(\.[0-9|x|X|\*]+)?(-([0-9A-Za-z\-]+(\.[0-9A-Za-z\-]+)*))?(\+([0-9A-Za-z\-]+(\.[0-9A-Za-z\-]+)*))?`;
 const OPS = String.raw`=||!=|>|<|>=|=>|<=|=<|~|~>|\^`;
-const CONSTRAINT = compileRE2(String.raw`^\s*(${OPS})\s*(${CV})\s*$`);
-const CONSTRAINT_RANGE = compileRE2(String.raw`\s*(${CV})\s+-\s+(${CV})\s*`);
-const FIND_CONSTRAINT = compileRE2(String.raw`(${OPS})\s*(${CV})`);
-const VALID_CONSTRAINT = compileRE2(
+// Compiled at the first range parsed, not when the module loads: a command that parses no range
+// does not pay for four automata.
+const lazyRE2 = (source: string): (() => ReturnType<typeof compileRE2>) => {
+  let re: ReturnType<typeof compileRE2> | undefined;
+  return () => (re ??= compileRE2(source));
+};
+const CONSTRAINT = lazyRE2(String.raw`^\s*(${OPS})\s*(${CV})\s*$`);
+const CONSTRAINT_RANGE = lazyRE2(String.raw`\s*(${CV})\s+-\s+(${CV})\s*`);
+const FIND_CONSTRAINT = lazyRE2(String.raw`(${OPS})\s*(${CV})`);
+const VALID_CONSTRAINT = lazyRE2(
   String.raw`^(\s*(${OPS})\s*(${CV})\s*)((?:\s+|,\s*)(${OPS})\s*(${CV})\s*)*$`,
 );
 
@@ -100,9 +106,24 @@ export function parseRange(
   if (text.length > MAX_RANGE_LENGTH)
     throw new RangeSyntaxError(`range is ${text.length} characters long, over the ${MAX_RANGE_LENGTH} limit`);
   const groups: { constraints: Constraint[]; hasPre: boolean }[] = [];
-  for (const segment of rewriteRange(text).split("||")) {
-    if (!VALID_CONSTRAINT.test(segment)) throw new RangeSyntaxError(`improper constraint: ${quote(segment)}`);
-    const found = [...FIND_CONSTRAINT.matchAll(segment)].map((match) => match[0] as string);
+  // The default range (a policy without one) is what the patterns below make of "*", without
+  // compiling them: one wildcard constraint, no prerelease (a test holds it to the general path).
+  if (text === "*") {
+    const con = options.makeVersion("0.0.0");
+    const wildcard: Constraint = {
+      con,
+      orig: "*",
+      op: "",
+      dirty: true,
+      minorDirty: false,
+      patchDirty: false,
+    };
+    groups.push({ constraints: [wildcard], hasPre: false });
+  }
+  for (const segment of text === "*" ? [] : rewriteRange(text).split("||")) {
+    if (!VALID_CONSTRAINT().test(segment))
+      throw new RangeSyntaxError(`improper constraint: ${quote(segment)}`);
+    const found = [...FIND_CONSTRAINT().matchAll(segment)].map((match) => match[0] as string);
     const constraints = (found.length > 0 ? found : [segment]).map((part) =>
       parseConstraint(part, options.makeVersion),
     );
@@ -139,7 +160,7 @@ export function parseRange(
 /** `A - B` becomes `>= A, <= B ` (constraints.go rewriteRange), before splitting on `||`. */
 function rewriteRange(text: string): string {
   let out = text;
-  for (const match of CONSTRAINT_RANGE.matchAll(text)) {
+  for (const match of CONSTRAINT_RANGE().matchAll(text)) {
     out = out.replace(match[0] as string, () => `>= ${match[1] as string}, <= ${match[11] as string} `);
   }
   return out;
@@ -150,7 +171,7 @@ function isX(part: string): boolean {
 }
 
 function parseConstraint(text: string, makeVersion: (version: string) => SemVer): Constraint {
-  const m = CONSTRAINT.exec(text) as (string | undefined)[] | null;
+  const m = CONSTRAINT().exec(text) as (string | undefined)[] | null;
   if (m === null) throw new RangeSyntaxError(`improper constraint: ${quote(text)}`);
   const [op, orig, major, minor = "", patch = "", pre = ""] = [m[1]!, m[2]!, m[3]!, m[4], m[5], m[6]];
   let version = orig;

@@ -470,6 +470,25 @@ describe("ranges read as Masterminds/semver v3 reads them (Flux, Argo CD Image U
     );
   });
 
+  it('admits with the default range "*" (read without the patterns) exactly what " *" admits through them', () => {
+    const version = fc
+      .tuple(
+        fc.nat(20),
+        fc.nat(20),
+        fc.nat(20),
+        fc.option(fc.constantFrom("rc.1", "alpha", "0", "beta.2"), { nil: undefined }),
+      )
+      .map(([major, minor, patch, pre]) => `${major}.${minor}.${patch}${pre ? `-${pre}` : ""}`);
+    fc.assert(
+      fc.property(version, fc.boolean(), (text, includePrerelease) => {
+        const v = new semver.SemVer(text);
+        expect(compileRange("*", includePrerelease).test(v)).toBe(
+          compileRange(" *", includePrerelease).test(v),
+        );
+      }),
+    );
+  });
+
   it("refuses a range over the length limit before parsing it", () => {
     expect(() =>
       parseRange(">=1.0.0 ".repeat(40), {
