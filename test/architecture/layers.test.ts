@@ -133,7 +133,9 @@ describe("architecture", () => {
         else offences.push(`${file.path} imports ${spec}`);
       }
       // GitHub is reached through the ports (app/github-port.ts), never from a handler.
-      if (/\.(rest|paginate|graphql|request)\b/.test(withoutComments(file.text)))
+      if (
+        /\boctokit\??\.(rest|paginate|graphql|request)\b|\.rest\.\w+\.\w+\(/.test(withoutComments(file.text))
+      )
         offences.push(`${file.path} calls Octokit`);
     }
     expect(offences).toEqual([]);
