@@ -192,6 +192,11 @@ export interface GitHubPulls {
   requestReviewers(number: number, users: string[], teams: string[]): Promise<void | "refused">;
   /** The PR's reviews (first 100), each with its state (`APPROVED`, `DISMISSED`, …) and commit. */
   listReviews?(number: number): Promise<{ state: string; commitId: string | null; user?: string }[]>;
+  /**
+   * Every file a PR changes as GitHub lists them (100 a page, 3,000 in all), each renamed one with
+   * its previous name: what the PR checks read once for all of them.
+   */
+  listChangedFiles?(number: number): Promise<{ filename: string; previous_filename?: string }[]>;
 }
 
 /** Merging a PR: GitHub's native auto-merge, or Ferry's own merge at the head it validated. */

@@ -26,12 +26,10 @@ import { type RetryPolicy, WorkQueue } from "../app/work-queue.js";
 import { DEFAULT_CONFIG_CONTEXT, type ConfigContext } from "../core/config/config-context.js";
 import type { FerryConfig } from "../core/config/schema.js";
 import { SecretRedactor } from "../core/redact.js";
-import type { RegistryHint } from "../handlers/registry/index.js";
+import { onRegistryHints, type RegistryHint, type RegistryHintServices } from "../handlers/registry/index.js";
 import { CommandFloodGuard } from "../handlers/github/command-flood-guard.js";
-import { syncInstallation } from "../handlers/github/handlers.js";
-import type { HandlerServices } from "../handlers/github/services.js";
 import { eachInstallation, installationRepos } from "./installations.js";
-import { hintRepository, registerEvents, type AppIdentity } from "./register-events.js";
+import { registerEvents, type AppIdentity } from "./register-events.js";
 import { RegistryReaders } from "./registry-readers.js";
 import { scanInstallations, type ScanSharding } from "./sharded-scan.js";
 import { createStatusReader } from "./status-reader.js";
@@ -226,11 +224,12 @@ export function createFerry(options: FerryAppOptions): Ferry {
     };
   };
 
-  const services: HandlerServices = {
+  const services: RegistryHintServices = {
     depsFor,
     installationRepos,
     queue,
     commandGuard: new CommandFloodGuard({ now: clockMs }),
+    forgetTags: (repository) => registries.invalidate(repository),
   };
   const status = createStatusReader({
     depsFor,
@@ -266,15 +265,10 @@ export function createFerry(options: FerryAppOptions): Ferry {
     scan(probot, sharding) {
       return walk(scanInstallations(probot, services, sharding));
     },
-    async hint(probot, hints) {
-      if (hints.length === 0) return;
-      for (const hint of hints) registries.invalidate(hintRepository(hint));
-      const repositories = [...new Set(hints.map(hintRepository))].sort();
-      // Queued, so that a GitHub failure listing the installations is retried like any other work.
-      queue.enqueue(`hint:${JSON.stringify(repositories)}`, () =>
-        eachInstallation(probot, async (octokit, installationId) => {
-          syncInstallation({ octokit, installationId }, services, { reason: "registry", repositories });
-        }),
+    hint(probot, hints) {
+      return onRegistryHints(
+        { hints, eachInstallation: (visit) => eachInstallation(probot, visit) },
+        services,
       );
     },
     status,

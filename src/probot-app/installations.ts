@@ -1,11 +1,6 @@
 import type { Probot } from "probot";
 import type { OctokitLike } from "../adapters/github/github-repo.js";
-
-export interface InstallationRepository {
-  owner: string;
-  repo: string;
-  defaultBranch?: string;
-}
+import type { InstallationRepository } from "../app/sync-installation.js";
 
 /** Up to 1,000 unarchived repositories an installation can see, with their default branches. */
 export async function installationRepos(octokit: OctokitLike): Promise<InstallationRepository[]> {

@@ -1,15 +1,13 @@
 import type { Probot } from "probot";
 import type { OctokitLike } from "../adapters/github/github-repo.js";
-import { hintsFromGitHubPackageEvent, type RegistryHint } from "../handlers/registry/index.js";
-import {
-  onChecksCompleted,
-  onInstallation,
-  onIssueComment,
-  onPackage,
-  onPullRequest,
-  onMergeGroup,
-  onPush,
-} from "../handlers/github/handlers.js";
+import { hintRepository, hintsFromGitHubPackageEvent } from "../handlers/registry/index.js";
+import { onChecksCompleted } from "../handlers/github/on-checks-completed.js";
+import { onInstallation } from "../handlers/github/on-installation.js";
+import { onIssueComment } from "../handlers/github/on-issue-comment.js";
+import { onMergeGroup } from "../handlers/github/on-merge-group.js";
+import { onPackage } from "../handlers/github/on-package.js";
+import { onPullRequest } from "../handlers/github/on-pull-request.js";
+import { onPush } from "../handlers/github/on-push.js";
 import { onPullRequestDequeued, onPullRequestReview } from "../handlers/github/merge-retry-handlers.js";
 import { onRepositoryRuleset } from "../handlers/github/on-ruleset.js";
 import { onDeploymentStatus } from "../handlers/github/on-deployment-status.js";
@@ -18,10 +16,6 @@ import type { HandlerEvent, HandlerServices } from "../handlers/github/services.
 /** The app's own login, looked up once (and again after a failure): it decides which PRs are Ferry's. */
 export interface AppIdentity {
   login?: string;
-}
-
-export function hintRepository(hint: RegistryHint): string {
-  return `${hint.registry}/${hint.repository}`;
 }
 
 /** The GitHub events Ferry listens to, each handed to its handler once the app's login is known. */

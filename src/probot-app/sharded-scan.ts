@@ -14,8 +14,8 @@ import {
   shareOf,
   type ScanShareOptions,
 } from "../core/shard/rendezvous.js";
-import { syncInstallation } from "../handlers/github/handlers.js";
-import type { HandlerServices } from "../handlers/github/services.js";
+import { syncInstallation, type InstallationSyncScope } from "../app/sync-installation.js";
+import { type HandlerServices, installationOf } from "../handlers/github/services.js";
 
 /** The periodic scan's view of the fleet (see src/adapters/kubernetes/lease-membership.ts). */
 export interface ScanSharding extends ScanShareOptions {
@@ -69,8 +69,8 @@ export async function scanInstallations(
     const octokit = (await probot.auth(id)) as unknown as OctokitLike;
     round.scanned.push(id);
     syncInstallation(
-      { octokit, installationId: id },
-      services,
+      installationOf(services, octokit, id),
+      services.queue,
       { reason: "scan" },
       sharding ? { ...scopeFor(id, sharding, members, large, round), gate } : { gate },
     );
@@ -84,7 +84,7 @@ function scopeFor(
   members: string[],
   large: Set<number>,
   round: ScanRound,
-): Parameters<typeof syncInstallation>[3] {
+): InstallationSyncScope {
   return {
     selectRepositories: (repositories) => {
       const names = repositories.map((r) => `${r.owner}/${r.repo}`);

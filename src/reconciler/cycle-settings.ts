@@ -1,7 +1,7 @@
 /** What one reconciler's cycles work with: which folder, which namespace, which safeguards. */
 import type { Confinement } from "./confinement.js";
 import type { PruneOptions } from "./plan.js";
-import type { RenderOptions } from "./render.js";
+import type { RenderOptions } from "./render-folder.js";
 import type { PropagationPolicy } from "./sync-options.js";
 
 export interface CycleSettings {

@@ -4,7 +4,7 @@
  */
 import { stringify } from "yaml";
 import { rbacNeeds, rbacObjects } from "./rbac-rules.js";
-import { renderPath } from "./render.js";
+import { renderPath } from "./render-folder.js";
 import { configSourceOf, renderOptionsOf, type ReconcilerSetup } from "./start.js";
 
 export async function printRbac(setup: ReconcilerSetup, name = "ferry-reconciler"): Promise<string> {

@@ -19,7 +19,7 @@ import type { ClusterPort, ConfigSource } from "./ports.js";
 import { pruneAndRecord } from "./prune.js";
 import { lookUpOrphanContents } from "./prune-contents.js";
 import type { OrphanContents } from "./prune-guard.js";
-import { renderPathWithSources } from "./render.js";
+import { renderPathWithSources } from "./render-folder.js";
 import type { ChartDependencyPin } from "./chart-dependencies.js";
 import { closingRecord, recordIntent } from "./cycle-bookkeeping.js";
 import { DiffMemory as CycleMemory } from "./diff-memory.js";

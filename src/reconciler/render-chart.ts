@@ -1,5 +1,5 @@
 /**
- * The chart branch of the render step (render.ts), one path for both kinds of chart folder: the
+ * The chart branch of the render step (render-folder.ts), one path for both kinds of chart folder: the
  * chart's inputs are checked (chart-inputs.ts) and handed to `afterInputCheck`, then, when
  * something must be downloaded, a private temporary directory receives the chart (outside the
  * render process, chart-dependencies.ts), `helm template` runs on it, and it is removed
@@ -25,7 +25,7 @@ import { checkChartInputs } from "./chart-inputs.js";
 import type { InputLimits } from "./kustomize-inputs.js";
 import { parseManifests, type RenderBudget, type RenderedObject } from "./parse-manifests.js";
 import type { ChartRegistry } from "./ports.js";
-import { helmRenderer, MISSING_HELM_HELP, runRenderer, type RendererLimits } from "./renderer.js";
+import { helmRenderer, MISSING_HELM_HELP, runRenderer, type RendererLimits } from "./render-tools.js";
 
 export interface ChartRenderOptions {
   helmValues?: readonly string[];
@@ -36,7 +36,7 @@ export interface ChartRenderOptions {
   chartRegistry?: ChartRegistry;
   chartArchiveLimits?: ChartArchiveLimits;
   /**
-   * Runs once the chart's inputs are checked, before helm (render.ts: decrypting the files it reads);
+   * Runs once the chart's inputs are checked, before helm (render-folder.ts: decrypting the files it reads);
    * returns values files applied last (Ferry's own, outside the repo, so never checked as inputs).
    */
   afterInputCheck?: (valuesFiles: readonly string[]) => Promise<string[]>;

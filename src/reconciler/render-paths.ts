@@ -1,6 +1,6 @@
 /**
  * An environment's `paths` (the files and folders Ferry edits) → what the reconciler would render
- * for them, with the reconciler's own renderer (render.ts: its pins, input checks, limits and
+ * for them, with the reconciler's own renderer (render-folder.ts: its pins, input checks, limits and
  * network confinement): a folder is rendered as it is; a file in a folder with a kustomization or
  * a `Chart.yaml` renders that folder (a values file beside a chart is passed to `helm template`);
  * any other file is read as manifests. A file that holds no Kubernetes object (a values file with
@@ -15,7 +15,7 @@ import { stringify } from "yaml";
 import { applyKustomizeImages, argoApplicationSpec, argoRenderPlan } from "../core/diff/argo-overrides.js";
 import { isUserError } from "../core/errors.js";
 import type { KubeObject } from "../core/kube-object.js";
-import { KUSTOMIZATION_FILES, renderPath, resolveInside, type RenderOptions } from "./render.js";
+import { KUSTOMIZATION_FILES, renderPath, resolveInside, type RenderOptions } from "./render-folder.js";
 
 const MANIFEST_FILE = /\.(ya?ml|json)$/i;
 

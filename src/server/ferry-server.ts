@@ -22,7 +22,7 @@ import { createGitHubWebhookRoute } from "./github-webhook-route.js";
 import { createHealthRoutes } from "./health-routes.js";
 import { schedulePeriodicScan } from "./periodic-scan.js";
 import { startTrustedRootRefresh, type TrustedRootRefreshSettings } from "./trusted-root-refresh.js";
-import { createRegistryReceiver, type RegistryReceiverOptions } from "./registry-webhook-route.js";
+import { createRegistryReceiver, type RegistryReceiverOptions } from "./registry-receiver.js";
 import { IntakeBudget, sourceOf, type IntakeLimits } from "./intake-budget.js";
 import { sendText, type Route } from "./route.js";
 import {

@@ -94,7 +94,7 @@ describe("docs references", () => {
       [...(text ?? "").matchAll(/`(src\/[\w./-]+\.ts)`/g)].map((m) => m[1]!);
     // Each walk names the files from the route to the PR, and every one of them exists.
     expect(files(registry)).toEqual(
-      expect.arrayContaining(["src/server/registry-webhook-route.ts", "src/app/sync-repository.ts"]),
+      expect.arrayContaining(["src/server/registry-receiver.ts", "src/app/sync-repository.ts"]),
     );
     expect(files(push)).toEqual(
       expect.arrayContaining(["src/server/github-webhook-route.ts", "src/app/upsert-promotion-pr.ts"]),

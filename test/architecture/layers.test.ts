@@ -105,6 +105,56 @@ describe("architecture", () => {
     expect(offences).toEqual([]);
   });
 
+  it("takes every inbound hint the same way, route → event → use case: the routes hand a payload only to the event handlers", () => {
+    // server/ferry-server.ts is the server's wiring (it binds each route's output to the app);
+    // every other file of server/ is a route or its plumbing and reaches no use case and no wiring.
+    const offences = files
+      .filter((f) => f.path.startsWith("server/") && f.path !== "server/ferry-server.ts")
+      .flatMap((file) =>
+        importsOf(file.text)
+          .filter((spec) => /(^|\/)(app|probot-app)\//.test(spec))
+          .map((spec) => `${file.path} imports ${spec}`),
+      );
+    expect(offences).toEqual([]);
+  });
+
+  it("keeps the event handlers thin: they import only app/, core/ and handlers/, and the Octokit's type, and never call Octokit", () => {
+    const offences: string[] = [];
+    for (const file of files.filter((f) => f.path.startsWith("handlers/"))) {
+      for (const match of file.text.matchAll(
+        /(?:^|\n)\s*(import|export)(\s+type)?\s[^;]*?from\s+["']([^"']+)["']/g,
+      )) {
+        const [, , typeOnly, spec] = match;
+        const target = relative(SRC, resolve(SRC, dirname(file.path), spec!));
+        if (!spec!.startsWith(".")) offences.push(`${file.path} imports ${spec}`);
+        else if (/^(app|core|handlers)\//.test(target)) continue;
+        // The handlers pass the event's Octokit on to the wiring's depsFor, as a type only.
+        else if (typeOnly && target === "adapters/github/github-repo.js") continue;
+        else offences.push(`${file.path} imports ${spec}`);
+      }
+      // GitHub is reached through the ports (app/github-port.ts), never from a handler.
+      if (
+        /\boctokit\??\.(rest|paginate|graphql|request)\b|\.rest\.\w+\.\w+\(/.test(withoutComments(file.text))
+      )
+        offences.push(`${file.path} calls Octokit`);
+    }
+    expect(offences).toEqual([]);
+  });
+
+  it("holds no use case in the event handlers: each GitHub handler module exports its on<Event> functions only", () => {
+    // services.ts is what the wiring hands the handlers; the flood guard is the handlers' own state.
+    const support = ["handlers/github/services.ts", "handlers/github/command-flood-guard.ts"];
+    const offences = files
+      .filter((f) => f.path.startsWith("handlers/github/") && !support.includes(f.path))
+      .flatMap((file) =>
+        [...file.text.matchAll(/^export\s+(?:async\s+)?function\s+(\w+)/gm)]
+          .map((m) => m[1]!)
+          .filter((name) => !/^on[A-Z]/.test(name))
+          .map((name) => `${file.path} exports ${name}`),
+      );
+    expect(offences).toEqual([]);
+  });
+
   it("lets only entry points and the Probot app wiring import probot", () => {
     const allowed = (path: string) =>
       ["server/ferry-server.ts", "server/ferry-octokit.ts", "cli/serve.ts"].includes(path) ||

@@ -8,7 +8,7 @@ import type { AddressInfo } from "node:net";
 import { performance } from "node:perf_hooks";
 import { createRegistryClient, type RegistryClient } from "../../src/adapters/registry/index.js";
 import type { RegistryHint } from "../../src/handlers/registry/index.js";
-import { createRegistryReceiver } from "../../src/server/registry-webhook-route.js";
+import { createRegistryReceiver } from "../../src/server/registry-receiver.js";
 import { startEmbeddedRegistry } from "../../packages/sandbox/src/registry/embedded-registry.js";
 import { pushImage } from "../../packages/sandbox/src/registry/push-image.js";
 import { sized } from "./size.js";

@@ -14,7 +14,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { renderPath } from "../../src/reconciler/render.js";
+import { renderPath } from "../../src/reconciler/render-folder.js";
 import { makeBareRepo, serveGit, type GitServer } from "../support/git-smart-http.js";
 import { configMapYaml, setupPerTest } from "../support/reconciler-harness.js";
 

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { renderPath } from "../../src/reconciler/render.js";
+import { renderPath } from "../../src/reconciler/render-folder.js";
 
 const dirs: string[] = [];
 afterEach(() => {

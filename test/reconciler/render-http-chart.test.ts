@@ -10,7 +10,7 @@ import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { createRegistryClient } from "../../src/adapters/registry/index.js";
 import { chartRegistryClient } from "../../src/cli/chart-registry.js";
-import { renderPathWithSources } from "../../src/reconciler/render.js";
+import { renderPathWithSources } from "../../src/reconciler/render-folder.js";
 import { startHelmHttpRepo, type HelmHttpChart, type HelmHttpRepo } from "../support/helm-http-repo.js";
 
 const cleanups: (() => Promise<void> | void)[] = [];

@@ -12,7 +12,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { startFilteringProxy } from "../../src/adapters/egress/filtering-proxy.js";
-import { renderPath } from "../../src/reconciler/render.js";
+import { renderPath } from "../../src/reconciler/render-folder.js";
 import { confinementScript, confinementVariables } from "../../src/reconciler/render-environment.js";
 import { configMapYaml, setupPerTest } from "../support/reconciler-harness.js";
 

@@ -19,7 +19,7 @@ import {
 } from "../../packages/sandbox/src/registry/embedded-registry.js";
 import { createRegistryClient } from "../../src/adapters/registry/index.js";
 import { unpackChartArchive } from "../../src/reconciler/chart-archive.js";
-import { renderPathWithSources } from "../../src/reconciler/render.js";
+import { renderPathWithSources } from "../../src/reconciler/render-folder.js";
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {

@@ -2,7 +2,7 @@ import { cpSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { renderPath } from "../../src/reconciler/render.js";
+import { renderPath } from "../../src/reconciler/render-folder.js";
 import { configMapYaml, deploymentYaml, TempDirs } from "../support/reconciler-harness.js";
 
 // Real git, HTTP servers and child processes on a shared, busy machine: allow for slow runs.

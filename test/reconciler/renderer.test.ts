@@ -7,13 +7,13 @@ import { chmodSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "
 import path from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { missingTools } from "../../packages/sandbox/src/command.js";
-import { renderPath } from "../../src/reconciler/render.js";
+import { renderPath } from "../../src/reconciler/render-folder.js";
 import {
   DEFAULT_RENDERER_LIMITS,
   findExecutable,
   findRenderer,
   runRenderer,
-} from "../../src/reconciler/renderer.js";
+} from "../../src/reconciler/render-tools.js";
 import { configMapYaml, TempDirs } from "../support/reconciler-harness.js";
 
 // Child processes on a shared, busy machine: allow for slow runs.

@@ -20,7 +20,7 @@ import {
   PINNED_HELM,
   PINNED_KUSTOMIZE,
   PINNED_SOPS,
-} from "../../src/reconciler/renderer.js";
+} from "../../src/reconciler/render-tools.js";
 import { DISTRIBUTION_BINARY } from "./registry-distribution.js";
 
 /** Debian's chromium: the status page test drives it through playwright-core. */

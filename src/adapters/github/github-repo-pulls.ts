@@ -131,6 +131,15 @@ export function pullsOf(ctx: GitHubRepoContext): Required<GitHubPulls & GitHubMe
     }));
   }
 
+  // Every page (https://docs.github.com/en/rest/pulls/pulls#list-pull-requests-files).
+  function listChangedFiles(number: number): Promise<{ filename: string; previous_filename?: string }[]> {
+    return ctx.octokit.paginate(ctx.octokit.rest.pulls.listFiles, {
+      ...ctx.r,
+      pull_number: number,
+      per_page: 100,
+    });
+  }
+
   async function enableAutoMerge(
     pull: PullRequestInfo,
     expectedHead: string,
@@ -289,6 +298,7 @@ export function pullsOf(ctx: GitHubRepoContext): Required<GitHubPulls & GitHubMe
     addLabels,
     requestReviewers,
     listReviews,
+    listChangedFiles,
     enableAutoMerge,
     enqueuePull,
     disableAutoMerge,

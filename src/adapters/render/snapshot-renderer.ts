@@ -15,7 +15,7 @@ import path from "node:path";
 import type { SnapshotRenderer } from "../../app/ports.js";
 import { UserError } from "../../core/errors.js";
 import { normalizeRepoPath } from "../../core/pr/affected-environments.js";
-import type { RenderOptions } from "../../reconciler/render.js";
+import type { RenderOptions } from "../../reconciler/render-folder.js";
 import { renderPaths, type RenderedPaths } from "../../reconciler/render-paths.js";
 
 export interface SnapshotRendererOptions {

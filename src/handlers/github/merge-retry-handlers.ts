@@ -1,6 +1,5 @@
-import { loadRepoConfig } from "../../app/load-repo-config.js";
-import { mergeWhenReady } from "../../app/merge-when-ready.js";
-import { formatBranchName, parseUnitBranch } from "../../core/pr/branch.js";
+import { mergeFerryPullAt } from "../../app/merge-ferry-pull.js";
+import { parseUnitBranch } from "../../core/pr/branch.js";
 import type { HandlerEvent, HandlerServices, RepositoryPayload } from "./services.js";
 
 /**
@@ -106,19 +105,4 @@ export async function onPullRequestDequeued(
       payload.repository.default_branch,
     ),
   );
-}
-
-/** Merges (or enqueues) the open Ferry PR of `branch` (a unit's) if its head is still `sha` and it may merge. */
-export async function mergeFerryPullAt(
-  deps: ReturnType<HandlerServices["depsFor"]>,
-  branch: string,
-  sha: string,
-  defaultBranch: string | undefined,
-): Promise<void> {
-  const unit = parseUnitBranch(branch);
-  if (!unit) return;
-  const loaded = await loadRepoConfig(deps, defaultBranch);
-  if (!loaded.ok || loaded.config.environments[unit.environment]?.merge !== "auto") return;
-  const pull = await deps.github.findOpenPull(formatBranchName(unit.environment, unit.group));
-  if (pull && pull.headSha === sha) await mergeWhenReady(deps, loaded, pull);
 }

@@ -6,4 +6,5 @@ export {
   hintsFromHarbor,
   hintsFromQuay,
 } from "./hints-from-payloads.js";
-export type { RegistryHint } from "./registry-hint.js";
+export { hintRepository, type RegistryHint } from "./registry-hint.js";
+export { onRegistryHints, type RegistryHintEvent, type RegistryHintServices } from "./on-registry-hints.js";

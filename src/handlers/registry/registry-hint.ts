@@ -14,6 +14,11 @@ export interface RegistryHint {
   source: "distribution" | "harbor" | "dockerhub" | "quay" | "generic" | "github";
 }
 
+/** The registry repository a hint names, `registry/repository`: the key of its cached tag lists. */
+export function hintRepository(hint: RegistryHint): string {
+  return `${hint.registry}/${hint.repository}`;
+}
+
 /**
  * Builds a hint from untrusted strings, or returns undefined when they do not name a valid
  * repository. Tags and digests are checked against the anchored OCI grammars before anything

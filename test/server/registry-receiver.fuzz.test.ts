@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { Readable } from "node:stream";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { createRegistryReceiver } from "../../src/server/registry-webhook-route.js";
+import { createRegistryReceiver } from "../../src/server/registry-receiver.js";
 
 const SECRETS = {
   distribution: "dist-secret",

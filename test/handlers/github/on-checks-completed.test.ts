@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { WorkQueue } from "../../../src/app/work-queue.js";
 import { CommandFloodGuard } from "../../../src/handlers/github/command-flood-guard.js";
-import { onChecksCompleted, syncInstallation } from "../../../src/handlers/github/handlers.js";
+import { onChecksCompleted } from "../../../src/handlers/github/on-checks-completed.js";
 import type { HandlerServices } from "../../../src/handlers/github/services.js";
 
 const silent = { info: () => {}, warn: () => {}, error: () => {} };
@@ -81,31 +81,5 @@ describe("onChecksCompleted", () => {
     );
     await value.queue.idle();
     expect(listings).toHaveLength(0);
-  });
-});
-
-describe("syncInstallation", () => {
-  it("syncs every installation of a scan, not only the first two (one app, several organisations)", async () => {
-    const listed: string[] = [];
-    const value: HandlerServices = {
-      queue: new WorkQueue(silent),
-      installationRepos: async (octokit) => {
-        listed.push((octokit as unknown as { name: string }).name);
-        return [];
-      },
-      depsFor: () => {
-        throw new Error("no repositories to sync");
-      },
-      commandGuard: new CommandFloodGuard(),
-    };
-    for (const [installationId, name] of [
-      [1, "acme"],
-      [2, "globex"],
-      [3, "initech"],
-    ] as const) {
-      syncInstallation({ octokit: { name } as never, installationId }, value, { reason: "scan" });
-    }
-    await value.queue.idle();
-    expect(listed.sort()).toEqual(["acme", "globex", "initech"]);
   });
 });

@@ -168,7 +168,7 @@ export interface RendererEnvironment {
    * own when absent. Whatever else it holds never reaches the renderer.
    */
   env?: NodeJS.ProcessEnv;
-  /** What the render proxy admits; render.ts always gives none (remote bases are fetched by Ferry, remote-bases.ts). */
+  /** What the render proxy admits; render-folder.ts always gives none (remote bases are fetched by Ferry, remote-bases.ts). */
   allowedPrefixes: readonly string[];
   /** Tests only: the render proxy may reach loopback and private addresses. */
   allowPrivateAddressesForTests?: boolean;

@@ -8,7 +8,7 @@ import {
   createRegistryReceiver,
   type RegistryReceiver,
   type RegistryReceiverOptions,
-} from "../../src/server/registry-webhook-route.js";
+} from "../../src/server/registry-receiver.js";
 import { MEDIA_TYPES, startEmbeddedRegistry } from "../../packages/sandbox/src/registry/embedded-registry.js";
 
 const SECRETS = {
