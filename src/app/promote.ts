@@ -4,6 +4,7 @@ import { shortDigest } from "../core/image-ref.js";
 import { versionBefore, type FerryState } from "../core/state/ferry-state.js";
 import { isNewer } from "../core/policy/select-tag.js";
 import type { AppDeps, LoadedConfig } from "./app-deps.js";
+import { unitLock } from "./keyed-mutex.js";
 import { planEnvironment, currentImages } from "./plan-environment.js";
 import type { GitHubDeployments } from "./github-port.js";
 import type { PullWork } from "./merge-when-ready.js";
@@ -98,7 +99,7 @@ export async function promote(
     });
   await input.allow?.(planned.flatMap(({ plan }) => plan.changes.map((change) => change.image)));
   for (const { unit, plan } of planned) {
-    const upsert = await deps.locks.run(`${deps.github.owner}/${deps.github.repo}#${unit.branch}`, async () =>
+    const upsert = await deps.locks.run(unitLock(deps, unit.branch), async () =>
       upsertPromotionPr(deps, {
         loaded,
         plan,
@@ -196,7 +197,7 @@ export async function rollback(
       input.environment,
       { pins, images: unit.images.filter((image) => image in pins) },
     );
-    const upsert = await deps.locks.run(`${deps.github.owner}/${deps.github.repo}#${unit.branch}`, async () =>
+    const upsert = await deps.locks.run(unitLock(deps, unit.branch), async () =>
       upsertPromotionPr(deps, {
         loaded,
         plan,
