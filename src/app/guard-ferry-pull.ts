@@ -2,6 +2,7 @@ import type { AppDeps } from "./app-deps.js";
 import { loadRepoConfig, type ConfigReading } from "./load-repo-config.js";
 import type { PullWork } from "./merge-when-ready.js";
 import { planEnvironment } from "./plan-environment.js";
+import { unitLock } from "./keyed-mutex.js";
 import { ferryPull } from "./pull-trust.js";
 import { repoFileSource } from "./repo-files.js";
 import { bodyRows } from "./pr-body-rows.js";
@@ -27,8 +28,8 @@ export async function guardFerryPull(
   const first = await deps.github.getPull(number);
   const environment = first && ferryPull(deps, first)?.environment;
   if (!first || environment === undefined) return "not-ferry";
-  // The lock of the PR's unit (sync-unit.ts): its branch.
-  return deps.locks.run(`${deps.github.owner}/${deps.github.repo}#${first.headRef}`, async () => {
+  // The lock of the PR's unit: its branch.
+  return deps.locks.run(unitLock(deps, first.headRef), async () => {
     // Re-read inside the environment's lock: a sync of this replica may just have rewritten it.
     const pull = await deps.github.getPull(number);
     const ferry = pull && ferryPull(deps, pull);

@@ -1,3 +1,5 @@
+import type { RepoIdentity } from "./github-port.js";
+
 /**
  * Serializes work per key (repository + environment) inside one process, so that concurrent
  * triggers for the same environment (a registry hint and a workflow_run for the same push) run one
@@ -19,4 +21,12 @@ export class KeyedMutex {
       if (this.#tails.get(key) === tail) this.#tails.delete(key);
     }
   }
+}
+
+/**
+ * The lock key of one promotion unit's branch (`ferry/<env>` for an environment's default unit):
+ * a sync, a command and a PR guard on the same unit run one after the other.
+ */
+export function unitLock(deps: { github: RepoIdentity }, branch: string): string {
+  return `${deps.github.owner}/${deps.github.repo}#${branch}`;
 }

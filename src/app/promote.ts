@@ -4,13 +4,16 @@ import { shortDigest } from "../core/image-ref.js";
 import { versionBefore, type FerryState } from "../core/state/ferry-state.js";
 import { isNewer } from "../core/policy/select-tag.js";
 import type { AppDeps, LoadedConfig } from "./app-deps.js";
-import { planEnvironment, currentImages } from "./plan-environment.js";
+import { unitLock } from "./keyed-mutex.js";
+import { planEnvironment, currentImages, type EnvironmentPlan } from "./plan-environment.js";
 import type { GitHubDeployments } from "./github-port.js";
 import type { PullWork } from "./merge-when-ready.js";
 import { repoFileSource } from "./repo-files.js";
 import { soakPending } from "./soak.js";
 import { notifyBlocked } from "./notifications.js";
-import { loadState, updateState, type StateWork } from "./state.js";
+import type { StateWork } from "./dashboard-issue.js";
+import { loadState } from "./state-ref.js";
+import { updateState } from "./update-state.js";
 import { bodyRows } from "./pr-body-rows.js";
 import { upsertPromotionPr, type UpsertResult } from "./upsert-promotion-pr.js";
 import { upstreamPins, type Pins } from "./upstream-pins.js";
@@ -80,7 +83,7 @@ export async function promote(
   } else {
     note = `Requested by @${input.by} with /promote: the newest version the policy admits.`;
   }
-  const replies: { action: UpsertResult["action"]; text: string }[] = [];
+  const replies: UnitReply[] = [];
   // Every unit is planned before any is written, so that the image rights (docs/config.md "Who may
   // promote what") see all the command would change and a refusal writes nothing.
   const planned = [];
@@ -96,35 +99,12 @@ export async function promote(
     });
   await input.allow?.(planned.flatMap(({ plan }) => plan.changes.map((change) => change.image)));
   for (const { unit, plan } of planned) {
-    const upsert = await deps.locks.run(`${deps.github.owner}/${deps.github.repo}#${unit.branch}`, async () =>
-      upsertPromotionPr(deps, {
-        loaded,
-        plan,
-        ...(unit.group ? { group: unit.group } : {}),
-        kind: "promote",
-        requestedBy: input.by,
-        rows: await bodyRows(
-          deps,
-          config,
-          input.environment,
-          plan,
-          environmentConfig.from ? `promoted from ${environmentConfig.from}` : undefined,
-        ),
+    replies.push(
+      await upsertUnit(deps, loaded, input, "promote", unit, plan, {
+        policy: environmentConfig.from ? `promoted from ${environmentConfig.from}` : undefined,
         note,
-        ...(input.issueNumber !== undefined ? { requestedIn: input.issueNumber } : {}),
       }),
     );
-    replies.push({
-      action: upsert.action,
-      text: await withWindowOverride(
-        deps,
-        loaded,
-        input,
-        "promote",
-        upsert,
-        reply(describeUnit(unit), upsert),
-      ),
-    });
   }
   return joinReplies(replies, describeUnit(input.unit ?? { environment: input.environment }));
 }
@@ -186,7 +166,7 @@ export async function rollback(
         floors[name] = tag;
     }
   });
-  const replies: { action: UpsertResult["action"]; text: string }[] = [];
+  const replies: UnitReply[] = [];
   for (const unit of units) {
     const plan = await planEnvironment(
       { registry: deps.registryFor(config), files, now: deps.now(), secrets: deps.secrets },
@@ -194,32 +174,52 @@ export async function rollback(
       input.environment,
       { pins, images: unit.images.filter((image) => image in pins) },
     );
-    const upsert = await deps.locks.run(`${deps.github.owner}/${deps.github.repo}#${unit.branch}`, async () =>
-      upsertPromotionPr(deps, {
-        loaded,
-        plan,
-        ...(unit.group ? { group: unit.group } : {}),
-        kind: "rollback",
-        requestedBy: input.by,
-        rows: await bodyRows(deps, config, input.environment, plan, "rollback"),
+    replies.push(
+      await upsertUnit(deps, loaded, input, "rollback", unit, plan, {
+        policy: "rollback",
         note: `Requested by @${input.by} with /rollback. ${held} is on hold until /unhold ${input.environment}.`,
-        ...(input.issueNumber !== undefined ? { requestedIn: input.issueNumber } : {}),
       }),
     );
-    replies.push({
-      action: upsert.action,
-      text: await withWindowOverride(
-        deps,
-        loaded,
-        input,
-        "rollback",
-        upsert,
-        reply(describeUnit(unit), upsert),
-      ),
-    });
   }
   const answer = joinReplies(replies, held);
   return answer && `${answer} ${held} is on hold until \`/unhold ${input.environment}\`.`;
+}
+
+/** One unit's answer to `/promote` or `/rollback`: what its upsert did, and the reply line. */
+interface UnitReply {
+  action: UpsertResult["action"];
+  text: string;
+}
+
+/**
+ * Writes one unit's PR for `/promote` or `/rollback` under the unit's lock (its body rows are read
+ * inside it), then records the command's window override for the PR's head: the unit's reply.
+ */
+async function upsertUnit(
+  deps: AppDeps<Promoting>,
+  loaded: LoadedConfig,
+  input: PromoteInput,
+  command: "promote" | "rollback",
+  unit: UnitImages,
+  plan: EnvironmentPlan,
+  body: { policy: string | undefined; note: string },
+): Promise<UnitReply> {
+  const upsert = await deps.locks.run(unitLock(deps, unit.branch), async () =>
+    upsertPromotionPr(deps, {
+      loaded,
+      plan,
+      ...(unit.group ? { group: unit.group } : {}),
+      kind: command,
+      requestedBy: input.by,
+      rows: await bodyRows(deps, loaded.config, input.environment, plan, body.policy),
+      note: body.note,
+      ...(input.issueNumber !== undefined ? { requestedIn: input.issueNumber } : {}),
+    }),
+  );
+  return {
+    action: upsert.action,
+    text: await withWindowOverride(deps, loaded, input, command, upsert, reply(describeUnit(unit), upsert)),
+  };
 }
 
 /**
@@ -241,7 +241,7 @@ function unitsOf(loaded: LoadedConfig, input: PromoteInput, images?: string[]): 
  * The replies of the units in one: "" when every PR was opened or updated (🚀 says it all); the
  * units with nothing to change are named only when no unit had anything.
  */
-function joinReplies(replies: { action: UpsertResult["action"]; text: string }[], scope: string): string {
+function joinReplies(replies: UnitReply[], scope: string): string {
   const acted = replies.filter((entry) => entry.action !== "none");
   if (acted.length === 0) return `${scope} already runs that; nothing to change.`;
   return acted

@@ -4,7 +4,8 @@ import type { GitHubComments, PullRequestInfo } from "./github-port.js";
 import { loadRepoConfig, type ConfigReading } from "./load-repo-config.js";
 import { ferryPull } from "./pull-trust.js";
 import { notifyPullMerged } from "./notifications.js";
-import { updateState, type StateWork } from "./state.js";
+import type { StateWork } from "./dashboard-issue.js";
+import { updateState } from "./update-state.js";
 import { shortSha } from "../core/commit-sha.js";
 
 /**

@@ -15,7 +15,8 @@ import type { ImageDescription } from "./ports.js";
 import { repoFileSource } from "./repo-files.js";
 import { soakPending } from "./soak.js";
 import { notifyBlocked } from "./notifications.js";
-import { isHeld, loadState, writeDashboard } from "./state.js";
+import { writeDashboard } from "./dashboard-issue.js";
+import { isHeld, loadState } from "./state-ref.js";
 import { followPins, syncUnit, type UnitAction } from "./sync-unit.js";
 import { publishWindowTransitions } from "./window-transitions.js";
 

@@ -10,6 +10,7 @@ import { isNewer } from "../core/policy/select-tag.js";
 import { unitHold, type FerryState } from "../core/state/ferry-state.js";
 import type { AppDeps, LoadedConfig } from "./app-deps.js";
 import { errorText } from "./error-text.js";
+import { unitLock } from "./keyed-mutex.js";
 import type { ConfigReading } from "./load-repo-config.js";
 import type { Promoting } from "./promote.js";
 import { planEnvironment, currentImages } from "./plan-environment.js";
@@ -42,11 +43,6 @@ export interface UnitSyncContext {
   pulls: Record<string, PullRequestInfo | undefined>;
   /** How many units the environment has (more than one: they share its files). */
   unitCount: number;
-}
-
-/** The lock of one unit's branch: a sync and a command on the same unit run one after the other. */
-export function unitLock(deps: { github: { owner: string; repo: string } }, branch: string): string {
-  return `${deps.github.owner}/${deps.github.repo}#${branch}`;
 }
 
 /**

@@ -3,7 +3,7 @@ import { formatExplanation } from "../core/why/explain-tag.js";
 import type { AppDeps, LoadedConfig } from "./app-deps.js";
 import { repoFileSource } from "./repo-files.js";
 import { soakPending } from "./soak.js";
-import { loadState } from "./state.js";
+import { loadState } from "./state-ref.js";
 import { ciGate } from "./sync-repository.js";
 import { explainImageTag } from "./why-tag.js";
 

@@ -8,7 +8,8 @@ import { closedLine, overrideLine, WINDOW_STATUS_CONTEXT } from "../core/windows
 import type { AppDeps, LoadedConfig } from "./app-deps.js";
 import { STATE_FILE, STATE_REF, type GitHubAccess, type GitHubContents } from "./github-port.js";
 import type { GitHubPulls, GitHubStatuses, PullRequestInfo, RepoIdentity } from "./github-port.js";
-import { updateState, type StateWork } from "./state.js";
+import type { StateWork } from "./dashboard-issue.js";
+import { updateState } from "./update-state.js";
 
 /**
  * What a change window or freeze stops (docs/config.md "Change windows and freezes"): Ferry

@@ -4,7 +4,8 @@ import { evaluateWindows } from "../core/windows/evaluate-windows.js";
 import type { AppDeps, LoadedConfig } from "./app-deps.js";
 import type { GitHubMerges } from "./github-port.js";
 import { ferryPull } from "./pull-trust.js";
-import { updateState, type StateWork } from "./state.js";
+import type { StateWork } from "./dashboard-issue.js";
+import { updateState } from "./update-state.js";
 import {
   MAX_FILES_READ,
   postWindowStatus,

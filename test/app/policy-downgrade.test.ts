@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { loadRepoConfig } from "../../src/app/load-repo-config.js";
-import { updateState, writeDashboard } from "../../src/app/state.js";
+import { writeDashboard } from "../../src/app/dashboard-issue.js";
+import { updateState } from "../../src/app/update-state.js";
 import { syncRepository } from "../../src/app/sync-repository.js";
 import { parseBody } from "../../src/core/pr/body.js";
 import { parseNotices } from "../../src/core/pr/dashboard.js";

@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createGitHubRepo } from "../../src/adapters/github/github-repo.js";
 import { STATE_FILE, STATE_REF } from "../../src/app/github-port.js";
 import { loadRepoConfig } from "../../src/app/load-repo-config.js";
-import { updateState } from "../../src/app/state.js";
+import { updateState } from "../../src/app/update-state.js";
 import { DASHBOARD_TITLE, parseState } from "../../src/core/pr/dashboard.js";
 import { parseStateFile } from "../../src/core/state/ferry-state.js";
 import { installApp, startWorld as startEmulatorWorld } from "../support/github-emulator-world.js";

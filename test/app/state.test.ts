@@ -6,7 +6,9 @@
 import { describe, expect, it } from "vitest";
 import type { AppDeps, LoadedConfig } from "../../src/app/app-deps.js";
 import { loadRepoConfig } from "../../src/app/load-repo-config.js";
-import { loadState, STATE_WRITE_ATTEMPTS, updateState, writeDashboard } from "../../src/app/state.js";
+import { writeDashboard } from "../../src/app/dashboard-issue.js";
+import { loadState, STATE_WRITE_ATTEMPTS } from "../../src/app/state-ref.js";
+import { updateState } from "../../src/app/update-state.js";
 import { TransientError } from "../../src/core/errors.js";
 import { DASHBOARD_TITLE, formatDashboard, parseState } from "../../src/core/pr/dashboard.js";
 import { emptyState, parseStateFile, type FerryState } from "../../src/core/state/ferry-state.js";

@@ -5,7 +5,7 @@ import { MAX_LISTED_PULLS, syncRepository } from "../../src/app/sync-repository.
 import { mergeWhenReady } from "../../src/app/merge-when-ready.js";
 import { recordMerge } from "../../src/app/record-merge.js";
 import { loadRepoConfig } from "../../src/app/load-repo-config.js";
-import { updateState } from "../../src/app/state.js";
+import { updateState } from "../../src/app/update-state.js";
 import { configRepo, FakeGitHub, FakeRegistry, fakeDeps, kustomization } from "../support/app-fakes.js";
 
 function setup(files = configRepo()) {

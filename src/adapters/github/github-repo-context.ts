@@ -92,3 +92,11 @@ export async function orUndefinedOn404<T>(request: Promise<T>): Promise<T | unde
     throw error;
   }
 }
+
+/** The commit a full ref (`refs/…`) points at, or undefined when it does not exist. */
+export async function refCommit(ctx: GitHubRepoContext, ref: string): Promise<string | undefined> {
+  const response = await orUndefinedOn404(
+    ctx.octokit.rest.git.getRef({ ...ctx.r, ref: ref.slice("refs/".length) }),
+  );
+  return response?.data.object.sha;
+}

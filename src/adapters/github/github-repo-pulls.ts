@@ -1,16 +1,5 @@
-import type { AllowedMergeMethods, MergeMethod } from "../../core/pr/merge-method.js";
-import { mayPassOnRetry } from "../../core/errors.js";
-import type { GitHubMerges, GitHubPulls, PullRequestInfo } from "../../app/github-port.js";
+import type { GitHubPulls, PullRequestInfo } from "../../app/github-port.js";
 import { type GitHubRepoContext, message, orUndefinedOn404, status } from "./github-repo-context.js";
-
-/** What Ferry reads of a rule from `GET /rules/branches/{branch}`. */
-interface RuleShape {
-  type: string;
-  parameters?: {
-    required_status_checks?: { context: string }[];
-    strict_required_status_checks_policy?: boolean;
-  };
-}
 
 /** Pull request data from the REST shape. */
 export function toPull(data: {
@@ -48,264 +37,112 @@ export function toPull(data: {
   };
 }
 
-/**
- * Pull requests and merges: Ferry's PR for an environment, native auto-merge, merge queues and
- * Ferry's own sha-pinned merge (`GitHubPulls`, `GitHubMerges`).
- */
-export function pullsOf(ctx: GitHubRepoContext): Required<GitHubPulls & GitHubMerges> {
-  async function findOpenPull(head: string): Promise<PullRequestInfo | undefined> {
-    const { data } = await ctx.octokit.rest.pulls.list({
-      ...ctx.r,
-      head: `${ctx.owner}:${head}`,
-      state: "open",
-      per_page: 5,
-    });
-    const pull = data.find((candidate) => candidate.head.ref === head);
-    return pull ? toPull(pull) : undefined;
-  }
+/** Pull requests: Ferry's PR for a unit, read, opened, updated, labelled and sent for review (`GitHubPulls`). */
+export function pullsOf(ctx: GitHubRepoContext): Required<GitHubPulls> {
+  return {
+    findOpenPull: (head) => findOpenPull(ctx, head),
+    getPull: (number) => getPull(ctx, number),
+    createPull: (input) => createPull(ctx, input),
+    updatePull: (number, input) => updatePull(ctx, number, input),
+    addLabels: (number, labels) => addLabels(ctx, number, labels),
+    requestReviewers: (number, users, teams) => requestReviewers(ctx, number, users, teams),
+    listReviews: (number) => listReviews(ctx, number),
+    listChangedFiles: (number) => listChangedFiles(ctx, number),
+  };
+}
 
-  async function getPull(number: number): Promise<PullRequestInfo | undefined> {
-    const response = await orUndefinedOn404(ctx.octokit.rest.pulls.get({ ...ctx.r, pull_number: number }));
-    return response ? toPull(response.data) : undefined;
-  }
+async function findOpenPull(ctx: GitHubRepoContext, head: string): Promise<PullRequestInfo | undefined> {
+  const { data } = await ctx.octokit.rest.pulls.list({
+    ...ctx.r,
+    head: `${ctx.owner}:${head}`,
+    state: "open",
+    per_page: 5,
+  });
+  const pull = data.find((candidate) => candidate.head.ref === head);
+  return pull ? toPull(pull) : undefined;
+}
 
-  async function createPull(input: {
+async function getPull(ctx: GitHubRepoContext, number: number): Promise<PullRequestInfo | undefined> {
+  const response = await orUndefinedOn404(ctx.octokit.rest.pulls.get({ ...ctx.r, pull_number: number }));
+  return response ? toPull(response.data) : undefined;
+}
+
+async function createPull(
+  ctx: GitHubRepoContext,
+  input: {
     head: string;
     base: string;
     title: string;
     body: string;
-  }): Promise<PullRequestInfo> {
-    const { data } = await ctx.octokit.rest.pulls.create({
-      ...ctx.r,
-      ...input,
-      maintainer_can_modify: false,
-    });
-    return toPull(data);
-  }
+  },
+): Promise<PullRequestInfo> {
+  const { data } = await ctx.octokit.rest.pulls.create({
+    ...ctx.r,
+    ...input,
+    maintainer_can_modify: false,
+  });
+  return toPull(data);
+}
 
-  async function updatePull(
-    number: number,
-    input: { title?: string; body?: string; state?: "open" | "closed" },
-  ): Promise<void> {
-    await ctx.octokit.rest.pulls.update({ ...ctx.r, pull_number: number, ...input });
-  }
+async function updatePull(
+  ctx: GitHubRepoContext,
+  number: number,
+  input: { title?: string; body?: string; state?: "open" | "closed" },
+): Promise<void> {
+  await ctx.octokit.rest.pulls.update({ ...ctx.r, pull_number: number, ...input });
+}
 
-  async function addLabels(number: number, labels: string[]): Promise<void> {
-    await ctx.octokit.rest.issues.addLabels({ ...ctx.r, issue_number: number, labels });
-  }
+async function addLabels(ctx: GitHubRepoContext, number: number, labels: string[]): Promise<void> {
+  await ctx.octokit.rest.issues.addLabels({ ...ctx.r, issue_number: number, labels });
+}
 
-  async function requestReviewers(
-    number: number,
-    users: string[],
-    teams: string[],
-  ): Promise<void | "refused"> {
-    try {
-      await ctx.octokit.rest.pulls.requestReviewers({
-        ...ctx.r,
-        pull_number: number,
-        reviewers: users,
-        team_reviewers: teams.map((team) => team.split("/").pop()!),
-      });
-    } catch (error) {
-      // "Reviews may only be requested from collaborators. One or more of the users or teams you
-      // specified is not a collaborator of the … repository." (422, after the PR was created:
-      // https://github.com/projectcontour/contour/pull/5998).
-      if (status(error) === 422 && /only be requested from collaborators/i.test(message(error)))
-        return "refused";
-      throw error;
-    }
-  }
-
-  async function listReviews(
-    number: number,
-  ): Promise<{ state: string; commitId: string | null; user?: string }[]> {
-    const { data } = await ctx.octokit.rest.pulls.listReviews({
+async function requestReviewers(
+  ctx: GitHubRepoContext,
+  number: number,
+  users: string[],
+  teams: string[],
+): Promise<void | "refused"> {
+  try {
+    await ctx.octokit.rest.pulls.requestReviewers({
       ...ctx.r,
       pull_number: number,
-      per_page: 100,
+      reviewers: users,
+      team_reviewers: teams.map((team) => team.split("/").pop()!),
     });
-    return data.map((review) => ({
-      state: review.state,
-      commitId: review.commit_id ?? null,
-      ...(review.user?.login ? { user: review.user.login } : {}),
-    }));
+  } catch (error) {
+    // "Reviews may only be requested from collaborators. One or more of the users or teams you
+    // specified is not a collaborator of the … repository." (422, after the PR was created:
+    // https://github.com/projectcontour/contour/pull/5998).
+    if (status(error) === 422 && /only be requested from collaborators/i.test(message(error)))
+      return "refused";
+    throw error;
   }
+}
 
-  // Every page (https://docs.github.com/en/rest/pulls/pulls#list-pull-requests-files).
-  function listChangedFiles(number: number): Promise<{ filename: string; previous_filename?: string }[]> {
-    return ctx.octokit.paginate(ctx.octokit.rest.pulls.listFiles, {
-      ...ctx.r,
-      pull_number: number,
-      per_page: 100,
-    });
-  }
+async function listReviews(
+  ctx: GitHubRepoContext,
+  number: number,
+): Promise<{ state: string; commitId: string | null; user?: string }[]> {
+  const { data } = await ctx.octokit.rest.pulls.listReviews({
+    ...ctx.r,
+    pull_number: number,
+    per_page: 100,
+  });
+  return data.map((review) => ({
+    state: review.state,
+    commitId: review.commit_id ?? null,
+    ...(review.user?.login ? { user: review.user.login } : {}),
+  }));
+}
 
-  async function enableAutoMerge(
-    pull: PullRequestInfo,
-    expectedHead: string,
-    method: MergeMethod,
-  ): Promise<"enabled" | "clean" | "not-yet" | "unavailable"> {
-    try {
-      // expectedHeadOid: GitHub refuses when the head is no longer the commit Ferry wrote.
-      await ctx.octokit.graphql(
-        `mutation($id: ID!, $head: GitObjectID, $mergeMethod: PullRequestMergeMethod) { enablePullRequestAutoMerge(input: { pullRequestId: $id, mergeMethod: $mergeMethod, expectedHeadOid: $head }) { clientMutationId } }`,
-        { id: pull.nodeId, head: expectedHead, mergeMethod: method.toUpperCase() },
-      );
-      return "enabled";
-    } catch (error) {
-      // GitHub refuses auto-merge for a PR that may merge now ("Pull request is in clean status")
-      // and in `unstable` status, which it also reports while mergeability is still computed
-      // (https://github.com/peter-evans/enable-pull-request-automerge/issues/355).
-      const text = message(error);
-      if (/is in clean status/i.test(text)) return "clean";
-      if (/is in unstable status/i.test(text)) return "not-yet";
-      // Auto-merge not allowed on the repo, or its head moved: Ferry merges itself (only the
-      // commit it wrote).
-      return "unavailable";
-    }
-  }
-
-  async function enqueuePull(
-    pull: PullRequestInfo,
-    expectedHead: string,
-  ): Promise<"queued" | { refused: string }> {
-    try {
-      // https://docs.github.com/en/graphql/reference/mutations#enqueuepullrequest
-      await ctx.octokit.graphql(
-        `mutation($id: ID!, $head: GitObjectID) { enqueuePullRequest(input: { pullRequestId: $id, expectedHeadOid: $head }) { clientMutationId } }`,
-        { id: pull.nodeId, head: expectedHead },
-      );
-      return "queued";
-    } catch (error) {
-      // GitHub's 5xx or rate limit is no refusal: the work is retried, not handed to a person.
-      if (mayPassOnRetry(error)) throw error;
-      const reason = message(error);
-      // A second enqueue (another event for the same head) finds it queued: the state wanted.
-      if (/already in the (merge )?queue/i.test(reason)) return "queued";
-      return { refused: reason };
-    }
-  }
-
-  async function disableAutoMerge(pull: PullRequestInfo): Promise<void> {
-    await ctx.octokit.graphql(
-      `mutation($id: ID!) { disablePullRequestAutoMerge(input: { pullRequestId: $id }) { clientMutationId } }`,
-      { id: pull.nodeId },
-    );
-  }
-
-  async function merge(
-    number: number,
-    sha: string,
-    method: MergeMethod,
-  ): Promise<
-    | "merged"
-    | "head-moved"
-    | "base-moved"
-    | "method-refused"
-    | "not-mergeable"
-    | "queue-required"
-    | "review-required"
-  > {
-    try {
-      await ctx.octokit.rest.pulls.merge({
-        ...ctx.r,
-        pull_number: number,
-        sha,
-        merge_method: method,
-      });
-      return "merged";
-    } catch (error) {
-      const code = status(error);
-      // "Head branch is out of date. Review and try the merge again." (a strict base; reported with
-      // 405 and with 409): the PR is read again, and a `behind` one waits to be rebuilt.
-      if ((code === 405 || code === 409) && /head branch is out of date/i.test(message(error)))
-        return "not-mergeable";
-      if (code === 409) return "head-moved";
-      if (code === 405 && /base branch was modified/i.test(message(error))) return "base-moved";
-      // "Squash merges are not allowed on this repository." (a repository setting, never transient)
-      if (code === 405 && /not allowed on this repository/i.test(message(error))) return "method-refused";
-      // "Changes must be made through the merge queue": the base has a merge queue.
-      if (code === 405 && /merge queue/i.test(message(error))) return "queue-required";
-      // "At least 1 approving review is required by reviewers with write access." (or changes
-      // requested): it merges once people approve; Ferry retries on the review.
-      if (code === 405 && /approving review|changes requested/i.test(message(error)))
-        return "review-required";
-      if (code === 405 || code === 422) return "not-mergeable";
-      throw error;
-    }
-  }
-
-  async function allowedMergeMethods(): Promise<AllowedMergeMethods | undefined> {
-    const data = await ctx.readRepository();
-    const { allow_squash_merge: squash, allow_merge_commit: merge, allow_rebase_merge: rebase } = data;
-    // GitHub includes these settings only for tokens that may see them.
-    if (squash === undefined || merge === undefined || rebase === undefined) return undefined;
-    return { squash, merge, rebase };
-  }
-
-  async function requiredChecks(branch: string): Promise<string[] | undefined> {
-    // Classic branch protection: the branch endpoint shows the required contexts without needing
-    // the administration permission. Repository rulesets require checks too
-    // (`required_status_checks` rules, https://docs.github.com/en/rest/repos/rules#get-rules-for-a-branch,
-    // readable with metadata access); GitHub enforces both.
-    const [response, rules] = await Promise.all([
-      orUndefinedOn404(ctx.octokit.rest.repos.getBranch({ ...ctx.r, branch })),
-      branchRules(branch),
-    ]);
-    const checks = response?.data.protected ? response.data.protection?.required_status_checks : undefined;
-    const fromRules = rules.flatMap((rule) =>
-      rule.type === "required_status_checks"
-        ? (rule.parameters?.required_status_checks ?? []).map((check) => check.context)
-        : [],
-    );
-    if (!response?.data.protected && !rules.some((rule) => rule.type === "required_status_checks"))
-      return undefined;
-    return [
-      ...new Set([
-        ...(checks?.contexts ?? []),
-        ...(checks?.checks ?? []).map((check) => check.context),
-        ...fromRules,
-      ]),
-    ];
-  }
-
-  async function hasMergeQueue(branch: string): Promise<boolean> {
-    return (await branchRules(branch)).some((rule) => rule.type === "merge_queue");
-  }
-
-  async function upToDateRequired(branch: string): Promise<boolean> {
-    // "Require branches to be up to date before merging" in a ruleset
-    // (https://docs.github.com/en/rest/repos/rules#get-rules-for-a-branch).
-    return (await branchRules(branch)).some(
-      (rule) =>
-        rule.type === "required_status_checks" &&
-        rule.parameters?.strict_required_status_checks_policy === true,
-    );
-  }
-
-  /** The ruleset rules that apply to a branch (none when the endpoint is unknown, e.g. an older GHES). */
-  async function branchRules(branch: string): Promise<RuleShape[]> {
-    const response = await orUndefinedOn404(
-      ctx.octokit.rest.repos.getBranchRules({ ...ctx.r, branch, per_page: 100 }),
-    );
-    return (response?.data ?? []) as RuleShape[];
-  }
-  return {
-    findOpenPull,
-    getPull,
-    createPull,
-    updatePull,
-    addLabels,
-    requestReviewers,
-    listReviews,
-    listChangedFiles,
-    enableAutoMerge,
-    enqueuePull,
-    disableAutoMerge,
-    merge,
-    allowedMergeMethods,
-    requiredChecks,
-    hasMergeQueue,
-    upToDateRequired,
-  };
+// Every page (https://docs.github.com/en/rest/pulls/pulls#list-pull-requests-files).
+function listChangedFiles(
+  ctx: GitHubRepoContext,
+  number: number,
+): Promise<{ filename: string; previous_filename?: string }[]> {
+  return ctx.octokit.paginate(ctx.octokit.rest.pulls.listFiles, {
+    ...ctx.r,
+    pull_number: number,
+    per_page: 100,
+  });
 }

@@ -15,7 +15,7 @@ const ROOT = join(import.meta.dirname, "..", "..", "..");
 /** The template literals passed to `octokit.graphql(` in Ferry's GitHub adapter. */
 function ferryDocuments(): { file: string; document: string }[] {
   const found: { file: string; document: string }[] = [];
-  for (const file of ["github-repo-issues.ts", "github-repo-pulls.ts"]) {
+  for (const file of ["github-repo-issues.ts", "github-repo-merges.ts"]) {
     const text = readFileSync(join(ROOT, "src", "adapters", "github", file), "utf8");
     for (const m of text.matchAll(/\.graphql\(\s*`([^`]*)`/g))
       // A `${…}` inside a document would be a splice of a value: put a valid literal in its place.
