@@ -1,5 +1,5 @@
 import type { FerryConfig } from "../core/config/schema.js";
-import { environmentPolicy } from "../core/config/schema.js";
+import { environmentPolicy } from "../core/policy/layered-policy.js";
 import { FerryError, UserError } from "../core/errors.js";
 import { describeVersion } from "../core/image-ref.js";
 import { currentImageIn, type FindOptions } from "../core/targets/index.js";

@@ -2,7 +2,8 @@
  * The rows of a promotion pull request's body: each changed image's policy, in words, and the source compare
  * range between the revisions it moves from and to. Used wherever a promotion pull request is written.
  */
-import { environmentPolicy, type FerryConfig } from "../core/config/schema.js";
+import { type FerryConfig } from "../core/config/schema.js";
+import { environmentPolicy } from "../core/policy/layered-policy.js";
 import type { BodyRow } from "../core/pr/body.js";
 import type { AppDeps } from "./app-deps.js";
 import type { EnvironmentPlan } from "./plan-environment.js";

@@ -1,4 +1,4 @@
-import { environmentPolicy } from "../core/config/schema.js";
+import { environmentPolicy } from "../core/policy/layered-policy.js";
 import { UserError } from "../core/errors.js";
 import { shortDigest } from "../core/image-ref.js";
 import { versionBefore, type FerryState } from "../core/state/ferry-state.js";

@@ -1,5 +1,5 @@
 import { notifyBlocked } from "./notifications.js";
-import { environmentPolicy } from "../core/config/schema.js";
+import { environmentPolicy } from "../core/policy/layered-policy.js";
 import type { PolicyNotice } from "../core/pr/dashboard.js";
 import { isUserError } from "../core/errors.js";
 import { describeUnit } from "../core/pr/branch.js";

@@ -1,4 +1,4 @@
-import { environmentPolicy } from "../core/config/schema.js";
+import { environmentPolicy } from "../core/policy/layered-policy.js";
 import { isUserError, UserError } from "../core/errors.js";
 import { isNewer } from "../core/policy/select-tag.js";
 import { formatBody, type BodyRow } from "../core/pr/body.js";

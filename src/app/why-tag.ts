@@ -4,7 +4,8 @@
  * add (Ferry's state, CI gating, the upstream's soak). Shared by `/ferry why` and `ferry plan --why`
  * (docs/config.md "Why a tag is not used").
  */
-import { environmentPolicy, type FerryConfig } from "../core/config/schema.js";
+import { type FerryConfig } from "../core/config/schema.js";
+import { environmentPolicy } from "../core/policy/layered-policy.js";
 import { UserError } from "../core/errors.js";
 import { rankTags, selectTag } from "../core/policy/select-tag.js";
 import type { FerryState } from "../core/state/ferry-state.js";

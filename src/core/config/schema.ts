@@ -9,14 +9,8 @@ import { environmentGroupingField, imageGroupField } from "./group-schema.js";
 import { notifySchema } from "./notify-schema.js";
 import { generateFields } from "./generate-schema.js";
 import { InvalidImageRefError, parseImageName } from "../image-ref.js";
-import {
-  mergePolicyLayers,
-  policyFieldsSchema,
-  policyProblems,
-  policySchema,
-  resolvePolicy,
-  type Policy,
-} from "../policy/schema.js";
+import { policyFieldsSchema, policySchema } from "../policy/schema.js";
+import { mergedPolicyProblems, needsSource } from "../policy/layered-policy.js";
 
 /**
  * The one schema of `.github/ferry.yml` (docs/config.md). It is the source of the
@@ -204,13 +198,6 @@ export const configSchema = z
     for (const problem of crossFieldProblems(config)) ctx.addIssue({ code: "custom", ...problem });
   });
 
-/** A policy layer that asks for attestations (which are checked against the image's source). */
-function needsSource(policy: unknown): boolean {
-  const attestations = (policy as { verify?: { attestations?: unknown } } | null | undefined)?.verify
-    ?.attestations;
-  return Array.isArray(attestations) && attestations.length > 0;
-}
-
 function hasSource(image: unknown): boolean {
   return typeof (image as { source?: unknown } | null)?.source === "string";
 }
@@ -312,44 +299,10 @@ export function crossFieldProblems(data: unknown): { path: string[]; message: st
   return problems;
 }
 
-/**
- * What is wrong with an environment's override once merged over the image's policy, as
- * `environmentPolicy` merges them — leaving out what is already wrong with the image's policy on
- * its own, which is reported at the image. Layers that fail their field types are reported by the
- * schema and skipped here.
- */
-function mergedPolicyProblems(
-  imagePolicy: unknown,
-  override: unknown,
-): { path: string[]; message: string }[] {
-  const base = policyFieldsSchema.safeParse(imagePolicy ?? {});
-  const layer = policyFieldsSchema.safeParse(override);
-  if (!base.success || !layer.success) return [];
-  const key = (problem: { path: string[]; message: string }) =>
-    `${problem.path.join(".")}: ${problem.message}`;
-  const reportedAtImage = new Set(policyProblems(base.data).map(key));
-  return policyProblems(mergePolicyLayers(base.data, layer.data)).filter(
-    (problem) => !reportedAtImage.has(key(problem)),
-  );
-}
-
 export type FerryConfig = z.infer<typeof configSchema>;
 export type ImageConfig = FerryConfig["images"][string];
 export type EnvironmentConfig = FerryConfig["environments"][string];
 export type RegistryConfig = NonNullable<FerryConfig["registries"]>[string];
-
-/** The policy an environment applies to an image: the image default, then the environment's override. */
-export function environmentPolicy(config: FerryConfig, environment: string, image: string): Policy {
-  const policy = resolvePolicy(
-    config.images[image]?.policy,
-    config.environments[environment]?.policy?.[image],
-  );
-  // Provenance is checked against the image's own source repository, never a field of the policy.
-  const source = config.images[image]?.source;
-  if (policy.verify?.attestations !== undefined && source !== undefined)
-    policy.verify = { ...policy.verify, source: `https://github.com/${source}` };
-  return policy;
-}
 
 /** Environments in promotion order: those without `from` first, then their followers. */
 export function environmentOrder(config: FerryConfig): string[] {

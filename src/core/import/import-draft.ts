@@ -1,4 +1,5 @@
-import { environmentPolicy, type FerryConfig, type RegistryConfig } from "../config/schema.js";
+import { type FerryConfig, type RegistryConfig } from "../config/schema.js";
+import { environmentPolicy } from "../policy/layered-policy.js";
 import { mergePolicyLayers, resolvePolicy, type PolicyInput } from "../policy/schema.js";
 import { uniqueName } from "./peer-policy.js";
 

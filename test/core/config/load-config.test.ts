@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { loadConfig, formatProblems } from "../../../src/core/config/load-config.js";
-import { environmentOrder, environmentPolicy } from "../../../src/core/config/schema.js";
+import { environmentOrder } from "../../../src/core/config/schema.js";
+import { environmentPolicy } from "../../../src/core/policy/layered-policy.js";
 import {
   configContextFromEnv,
   DEFAULT_CONFIG_CONTEXT,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../../../src/core/config/load-config.js";
-import { environmentPolicy } from "../../../src/core/config/schema.js";
+import { environmentPolicy } from "../../../src/core/policy/layered-policy.js";
 import { importPeerConfig, renderImport } from "../../../src/core/import/import-config.js";
 import { selectTag, type TagCandidate } from "../../../src/core/policy/select-tag.js";
 import { PEER_TAG_CASES, type PeerTagCase } from "../../support/peer-tag-cases.js";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../../../src/core/config/load-config.js";
-import { environmentPolicy } from "../../../src/core/config/schema.js";
+import { environmentPolicy } from "../../../src/core/policy/layered-policy.js";
 import { parsePolicy } from "../../../src/core/policy/parse-policy.js";
 import { metadataNeeds, selectTag } from "../../../src/core/policy/select-tag.js";
 import { compileGlob } from "../../../src/core/patterns/glob.js";
