@@ -26,13 +26,13 @@ RUN curl -fsSLo /kubectl "https://dl.k8s.io/release/${KUBECTL_VERSION}/bin/linux
 
 FROM golang:1.26-bookworm AS helm
 # helm renders chart folders (`helm template`, offline) for the reconciler; built from its Go module
-# at the release src/reconciler/render-tools.ts PINNED_HELM names, verified by the Go checksum database.
+# at the release src/adapters/render/render-tools.ts PINNED_HELM names, verified by the Go checksum database.
 ARG HELM_VERSION=v3.22.0
 RUN CGO_ENABLED=0 GOBIN=/out go install "helm.sh/helm/v3/cmd/helm@${HELM_VERSION}"
 
 FROM golang:1.26-bookworm AS sops
 # sops decrypts SOPS-encrypted files for the reconciler before it renders (README, "SOPS"); built
-# from its Go module at the release src/reconciler/render-tools.ts PINNED_SOPS names, verified by the
+# from its Go module at the release src/adapters/render/render-tools.ts PINNED_SOPS names, verified by the
 # Go checksum database.
 ARG SOPS_VERSION=v3.13.3
 RUN CGO_ENABLED=0 GOBIN=/out go install "github.com/getsops/sops/v3/cmd/sops@${SOPS_VERSION}"

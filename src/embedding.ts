@@ -8,7 +8,7 @@
  */
 export { startFerryServer, type FerryServer } from "./server/ferry-server.js";
 export { startReconciler, type RunningReconciler } from "./reconciler/start.js";
-export { findExecutable, findRenderer, MISSING_RENDERER_HELP } from "./reconciler/render-tools.js";
+export { findExecutable, findRenderer, MISSING_RENDERER_HELP } from "./adapters/render/render-tools.js";
 export { EXIT, type CliIo } from "./cli/io.js";
 export { parseBody } from "./core/pr/body.js";
 export { DASHBOARD_TITLE, parseState } from "./core/pr/dashboard.js";

@@ -14,7 +14,7 @@ import { DEFAULT_PRUNE_GRACE_CYCLES } from "../reconciler/reconcile-cycle.js";
 import { describeObjects } from "../reconciler/reconciler.js";
 import { buildReconciler, startReconciler, type ReconcilerSetup } from "../reconciler/start.js";
 import { printRbac } from "../reconciler/print-rbac.js";
-import { parseListenAddress } from "../reconciler/status-server.js";
+import { parseListenAddress } from "../adapters/http/reconciler-status-server.js";
 import { diffEnvironment, formatDiffPlain } from "../core/diff/index.js";
 import type { DryRunSides } from "../reconciler/dry-run-sides.js";
 import { cliRedactor } from "./diff.js";

@@ -25,7 +25,12 @@ import { checkChartInputs } from "./chart-inputs.js";
 import type { InputLimits } from "./kustomize-inputs.js";
 import { parseManifests, type RenderBudget, type RenderedObject } from "./parse-manifests.js";
 import type { ChartRegistry } from "./ports.js";
-import { helmRenderer, MISSING_HELM_HELP, runRenderer, type RendererLimits } from "./render-tools.js";
+import {
+  helmRenderer,
+  MISSING_HELM_HELP,
+  runRenderer,
+  type RendererLimits,
+} from "../adapters/render/render-tools.js";
 
 export interface ChartRenderOptions {
   helmValues?: readonly string[];

@@ -1,7 +1,7 @@
 /**
  * The render step: a checked-out folder → validated objects. A folder with a kustomization file
  * has its inputs checked (kustomize-inputs.ts), then goes through kustomize as a bounded child
- * process (render-tools.ts); a folder with a `Chart.yaml` (and no kustomization) has its inputs checked
+ * process (adapters/render/render-tools.ts); a folder with a `Chart.yaml` (and no kustomization) has its inputs checked
  * (chart-inputs.ts) and goes through `helm template` the same way; any other folder is read as
  * plain manifests, recursively, in sorted order. With `sops` set (the reconciler), SOPS-encrypted
  * files are decrypted first into a private copy of the tree the render then reads (sops-decrypt.ts).
@@ -31,7 +31,7 @@ import {
   kustomizeRenderer,
   runRenderer,
   type Renderer,
-} from "./render-tools.js";
+} from "../adapters/render/render-tools.js";
 
 export const KUSTOMIZATION_FILES = KUSTOMIZATION_FILE_NAMES;
 const MANIFEST_EXTENSIONS = new Set([".yaml", ".yml", ".json"]);

@@ -26,7 +26,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { UserError } from "../core/errors.js";
 import { sopsEncryptedFormat, sopsFormatOfName, type SopsFormat } from "../core/sops-file.js";
-import { memoryLimitEnforced, MISSING_SOPS_HELP } from "./render-tools.js";
+import { memoryLimitEnforced, MISSING_SOPS_HELP } from "../adapters/render/render-tools.js";
 import { DecryptedValues } from "./sops-provenance.js";
 
 export interface SopsOptions {

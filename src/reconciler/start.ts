@@ -11,15 +11,15 @@ import { ConfigRepoFetcher } from "../adapters/git/config-repo-fetcher.js";
 import { KubeCluster, loadKubeConfig } from "../adapters/kubernetes/kube-cluster.js";
 import { UserError } from "../core/errors.js";
 import type { BackoffPolicy } from "./backoff.js";
-import { GitHubDeploymentReporter } from "./github-deployment-reporter.js";
+import { GitHubDeploymentReporter } from "../adapters/github/deployment-reporter.js";
 import type { TokenSource } from "./github-app-tokens.js";
 import { DEFAULT_PRUNE_OPTIONS, type PruneOptions } from "./plan.js";
 import type { ChartRegistry, ClusterPort, ConfigSource, DeploymentReporter } from "./ports.js";
 import type { RenderOptions } from "./render-folder.js";
-import { memoryLimitEnforced } from "./render-tools.js";
+import { memoryLimitEnforced } from "../adapters/render/render-tools.js";
 import type { CycleResult, CycleSettings } from "./reconcile-cycle.js";
 import { createReconciler, type Reconciler, type ReconcilerStatus } from "./reconciler.js";
-import { accessFor, startStatusServer } from "./status-server.js";
+import { accessFor, startStatusServer } from "../adapters/http/reconciler-status-server.js";
 
 /** Label values: at most 63 characters, alphanumerics with `-`, `_` or `.` inside. */
 const LABEL_VALUE = /^[A-Za-z0-9]([A-Za-z0-9._-]{0,61}[A-Za-z0-9])?$/;

@@ -13,7 +13,7 @@ import { PUBLIC_GOOD_TUF_MIRROR, readTrustedRootFile } from "../adapters/registr
 import { AZURE_IDENTITY_VARIABLES } from "../core/cloud-registries.js";
 import { parseDurationWithin } from "../core/duration.js";
 import { UserError } from "../core/errors.js";
-import { parseListenAddress } from "../reconciler/status-server.js";
+import { parseListenAddress } from "../adapters/http/reconciler-status-server.js";
 import type { FerryServerOptions } from "./ferry-server.js";
 import type { TrustedRootRefreshSettings } from "./trusted-root-refresh.js";
 

@@ -10,7 +10,7 @@ import { readFileSync } from "node:fs";
 import { parse } from "yaml";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { accounts, repos } from "../../packages/sandbox/src/github/index.js";
-import { GitHubDeploymentReporter } from "../../src/reconciler/github-deployment-reporter.js";
+import { GitHubDeploymentReporter } from "../../src/adapters/github/deployment-reporter.js";
 import { commandReply, startWorld, type World } from "../support/app-e2e-world.js";
 import { setupPerTest } from "../support/reconciler-harness.js";
 import { configHead, soakOnStagingHealth } from "../support/soak-config.js";

@@ -6,7 +6,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { accounts, repos } from "../../packages/sandbox/src/github/index.js";
-import { GitHubDeploymentReporter } from "../../src/reconciler/github-deployment-reporter.js";
+import { GitHubDeploymentReporter } from "../../src/adapters/github/deployment-reporter.js";
 import { commandReply, startWorld, type World } from "../support/app-e2e-world.js";
 
 describe("health only from its reporters (end to end)", { timeout: 60_000 }, () => {

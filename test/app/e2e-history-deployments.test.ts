@@ -6,7 +6,7 @@ import { accounts, repos } from "../../packages/sandbox/src/github/index.js";
  * between, and the answer says so.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { GitHubDeploymentReporter } from "../../src/reconciler/github-deployment-reporter.js";
+import { GitHubDeploymentReporter } from "../../src/adapters/github/deployment-reporter.js";
 import { commandReply, startWorld, type World } from "../support/app-e2e-world.js";
 
 const HOUR_MS = 3600_000;

@@ -15,7 +15,7 @@ import {
   SIGNATURE_HEADER,
   signatureMatches,
 } from "../../src/core/notify/signature.js";
-import { GitHubDeploymentReporter } from "../../src/reconciler/github-deployment-reporter.js";
+import { GitHubDeploymentReporter } from "../../src/adapters/github/deployment-reporter.js";
 import { shopConfig } from "../support/app-fakes.js";
 import { SECRET, startWorld, type World } from "../support/app-e2e-world.js";
 

@@ -3,7 +3,11 @@ import { describe, expect, it, vi } from "vitest";
 import { main } from "../../src/cli.js";
 import { createReconciler } from "../../src/reconciler/reconciler.js";
 import { startReconciler } from "../../src/reconciler/start.js";
-import { accessFor, startStatusServer, parseListenAddress } from "../../src/reconciler/status-server.js";
+import {
+  accessFor,
+  startStatusServer,
+  parseListenAddress,
+} from "../../src/adapters/http/reconciler-status-server.js";
 import {
   configMapYaml,
   deploymentYaml,

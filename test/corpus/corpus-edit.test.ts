@@ -13,7 +13,7 @@ import {
   kubectlRenderer,
   kustomizeRenderer,
   runRenderer,
-} from "../../src/reconciler/render-tools.js";
+} from "../../src/adapters/render/render-tools.js";
 import { CORPUS_CASES } from "../support/corpus-cases.js";
 
 const CORPUS = fileURLToPath(new URL("../fixtures/corpus/", import.meta.url));

@@ -8,7 +8,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
-import { PINNED_SOPS } from "../../src/reconciler/render-tools.js";
+import { PINNED_SOPS } from "../../src/adapters/render/render-tools.js";
 
 const run = promisify(execFile);
 const ROOT = join(import.meta.dirname, "..", "..");

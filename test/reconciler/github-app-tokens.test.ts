@@ -13,7 +13,7 @@ import { ConfigRepoFetcher } from "../../src/adapters/git/config-repo-fetcher.js
 import { githubCredentials } from "../../src/cli/reconcile-github.js";
 import { UsageError, type CliIo } from "../../src/cli/io.js";
 import { InstallationTokens } from "../../src/reconciler/github-app-tokens.js";
-import { GitHubDeploymentReporter } from "../../src/reconciler/github-deployment-reporter.js";
+import { GitHubDeploymentReporter } from "../../src/adapters/github/deployment-reporter.js";
 import {
   accounts,
   repos,

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { ConfigRepoFetcher } from "../../src/adapters/git/config-repo-fetcher.js";
 import { KubeCluster } from "../../src/adapters/kubernetes/kube-cluster.js";
-import { GitHubDeploymentReporter } from "../../src/reconciler/github-deployment-reporter.js";
+import { GitHubDeploymentReporter } from "../../src/adapters/github/deployment-reporter.js";
 import { DEFAULT_PRUNE_OPTIONS } from "../../src/reconciler/plan.js";
 import { createReconciler } from "../../src/reconciler/reconciler.js";
 import {

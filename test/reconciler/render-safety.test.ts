@@ -10,7 +10,7 @@ import path from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { main } from "../../src/cli.js";
 import type { DeploymentReport } from "../../src/reconciler/ports.js";
-import { findRenderer } from "../../src/reconciler/render-tools.js";
+import { findRenderer } from "../../src/adapters/render/render-tools.js";
 import {
   configMapYaml,
   reconcileIo,

@@ -8,7 +8,7 @@ import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, w
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { findExecutable, MISSING_SOPS_HELP } from "../../src/reconciler/render-tools.js";
+import { findExecutable, MISSING_SOPS_HELP } from "../../src/adapters/render/render-tools.js";
 import { renderPath } from "../../src/reconciler/render-folder.js";
 import { confine } from "../../src/reconciler/confinement.js";
 import { makeAgeKey, sopsEncrypt, type AgeKey } from "../support/sops-keys.js";

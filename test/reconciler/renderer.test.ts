@@ -13,7 +13,7 @@ import {
   findExecutable,
   findRenderer,
   runRenderer,
-} from "../../src/reconciler/render-tools.js";
+} from "../../src/adapters/render/render-tools.js";
 import { configMapYaml, TempDirs } from "../support/reconciler-harness.js";
 
 // Child processes on a shared, busy machine: allow for slow runs.

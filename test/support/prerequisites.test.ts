@@ -3,7 +3,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, wr
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { PINNED_AGE, PINNED_HELM, PINNED_SOPS } from "../../src/reconciler/render-tools.js";
+import { PINNED_AGE, PINNED_HELM, PINNED_SOPS } from "../../src/adapters/render/render-tools.js";
 import { missingPrerequisites, withProvisionedTools } from "./prerequisites.js";
 
 const PROVISION = path.join(import.meta.dirname, "provision.sh");

@@ -20,7 +20,7 @@ import {
   PINNED_HELM,
   PINNED_KUSTOMIZE,
   PINNED_SOPS,
-} from "../../src/reconciler/render-tools.js";
+} from "../../src/adapters/render/render-tools.js";
 import { DISTRIBUTION_BINARY } from "./registry-distribution.js";
 
 /** Debian's chromium: the status page test drives it through playwright-core. */

@@ -5,7 +5,7 @@
 #
 # - Node: the image's LTS (test/support/node-lts.sh) when the machine's is older than 22.19.
 # - kustomize (only when neither kubectl nor kustomize is on PATH), helm, sops and age-keygen (the
-#   SOPS tests' keys): built from their Go modules, at the versions src/reconciler/render-tools.ts pins,
+#   SOPS tests' keys): built from their Go modules, at the versions src/adapters/render/render-tools.ts pins,
 #   into ~/.cache/ferry/ (no root).
 # - CNCF distribution (Debian's docker-registry), htpasswd (apache2-utils) and chromium: Debian's
 #   packages, the only source for those builds, installed with apt-get when this runs as root; as
@@ -17,7 +17,7 @@ cd "$(dirname "$0")/../.."
 cache="${XDG_CACHE_HOME:-$HOME/.cache}/ferry"
 # A supported Node first (the machine's may be older): vitest and every test run on it.
 eval "$(bash test/support/node-lts.sh)"
-pinned() { sed -n "s/^export const $1 = \"\(.*\)\";/\1/p" src/reconciler/render-tools.ts; }
+pinned() { sed -n "s/^export const $1 = \"\(.*\)\";/\1/p" src/adapters/render/render-tools.ts; }
 say() { echo "provision: $*" >&2; }
 
 # Go-built tools: into the cache once, then on PATH.

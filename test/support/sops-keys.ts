@@ -1,7 +1,7 @@
 /**
  * Real age keys and real SOPS encryption for the tests: `age-keygen` makes an identity file,
  * `sops encrypt --age` encrypts with its recipient (both built by test/support/provision.sh at the
- * versions src/reconciler/render-tools.ts pins). No vitest here: the cluster tier imports it too.
+ * versions src/adapters/render/render-tools.ts pins). No vitest here: the cluster tier imports it too.
  */
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";

@@ -6,7 +6,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { Reconciler } from "../../../src/reconciler/reconciler.js";
-import { startStatusServer, type StatusServer } from "../../../src/reconciler/status-server.js";
+import { startStatusServer, type StatusServer } from "../../../src/adapters/http/reconciler-status-server.js";
 import { deploymentYaml } from "../../support/reconciler-harness.js";
 import { eventually, type ClusterBackend } from "./backend.js";
 import { startTcpProxy, type TcpProxy } from "./tcp-proxy.js";

@@ -8,7 +8,7 @@
 import { timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { Reconciler } from "./reconciler.js";
+import type { Reconciler } from "../../reconciler/reconciler.js";
 
 export interface StatusServer {
   url: string;

@@ -12,9 +12,14 @@ import { accessSync, constants } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { startFilteringProxy } from "../adapters/egress/filtering-proxy.js";
-import { UserError } from "../core/errors.js";
-import { confinementScript, confinementVariables, rendererEnv, scrubbedExec } from "./render-environment.js";
+import { startFilteringProxy } from "../egress/filtering-proxy.js";
+import { UserError } from "../../core/errors.js";
+import {
+  confinementScript,
+  confinementVariables,
+  rendererEnv,
+  scrubbedExec,
+} from "../../reconciler/render-environment.js";
 
 /** The kustomize release `.ci/run` installs when neither tool is present. */
 export const PINNED_KUSTOMIZE = "v5.8.2";

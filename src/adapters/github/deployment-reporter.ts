@@ -4,9 +4,9 @@
  * when the state or the count of manual changes undone in the last 24 h changes — also across restarts, since the latest status is read back first.
  */
 import { Octokit } from "@octokit/rest";
-import { driftCountIn } from "../core/deployment-status.js";
-import { authenticateWith, staticToken, type TokenSource } from "./github-app-tokens.js";
-import type { DeploymentReport, DeploymentReporter } from "./ports.js";
+import { driftCountIn } from "../../core/deployment-status.js";
+import { authenticateWith, staticToken, type TokenSource } from "../../reconciler/github-app-tokens.js";
+import type { DeploymentReport, DeploymentReporter } from "../../reconciler/ports.js";
 
 export interface GitHubDeploymentReporterOptions {
   /** `owner/repo` of the config repo. */
