@@ -36,22 +36,8 @@ export function manifests(): string {
   return documents.join("---\n");
 }
 
-/** Counts API requests where the backend can: the simulator's request log, kube-apiserver's /metrics. */
-export interface RequestCounter {
-  reset(): Promise<void>;
-  /** Requests and writes (dry-runs excluded) since the last reset. */
-  count(): Promise<{ requests: number; writes: number }>;
-}
-
-/**
- * Converges 1,000 objects from nothing, then runs a no-op cycle, as the reconciler in this process
- * against `kubeconfig`; `prefix` names the figures. Namespace `bench` must exist.
- */
-export async function measureReconcile(
-  kubeconfig: string,
-  counter: RequestCounter,
-  prefix: string,
-): Promise<Record<string, number>> {
+/** A git config repo in a fresh temporary `root` holding `manifests()` under env/, and its fetcher per holder. */
+export function benchConfigRepo(): { root: string; source: (holder: string) => ConfigRepoFetcher } {
   const root = mkdtempSync(path.join(tmpdir(), "ferry-bench-reconcile-"));
   const env = {
     PATH: process.env.PATH,
@@ -68,27 +54,54 @@ export async function measureReconcile(
   git("init", "-q", "-b", "main");
   git("add", "env");
   git("commit", "-q", "-m", "bench");
+  return {
+    root,
+    source: (holder) => new ConfigRepoFetcher({ repo, workDir: path.join(root, `work-${holder}`), env }),
+  };
+}
+
+/** The reconciler every reconcile figure runs: env/ of the bench repo into namespace `bench`, pruning. */
+export function startBenchReconciler(kubeconfig: string, source: ConfigRepoFetcher, holder: string) {
+  return createReconciler({
+    cluster: KubeCluster.fromOptions({ kubeconfig }),
+    source,
+    settings: {
+      instance: "bench",
+      path: "env",
+      namespace: "bench",
+      inventoryNamespace: "bench",
+      createNamespace: false,
+      dryRun: false,
+      prune: { ...DEFAULT_PRUNE_OPTIONS, prune: true },
+    },
+    lease: { holder, durationMs: 600_000 },
+  });
+}
+
+/** Counts API requests where the backend can: the simulator's request log, kube-apiserver's /metrics. */
+export interface RequestCounter {
+  reset(): Promise<void>;
+  /** Requests and writes (dry-runs excluded) since the last reset. */
+  count(): Promise<{ requests: number; writes: number }>;
+}
+
+/**
+ * Converges 1,000 objects from nothing, then runs a no-op cycle, as the reconciler in this process
+ * against `kubeconfig`; `prefix` names the figures. Namespace `bench` must exist.
+ */
+export async function measureReconcile(
+  kubeconfig: string,
+  counter: RequestCounter,
+  prefix: string,
+): Promise<Record<string, number>> {
+  const { root, source } = benchConfigRepo();
 
   let peakRss = process.memoryUsage().rss;
   const sampler = setInterval(() => {
     peakRss = Math.max(peakRss, process.memoryUsage().rss);
   }, 20);
   try {
-    const start = (holder: string) =>
-      createReconciler({
-        cluster: KubeCluster.fromOptions({ kubeconfig }),
-        source: new ConfigRepoFetcher({ repo, workDir: path.join(root, `work-${holder}`), env }),
-        settings: {
-          instance: "bench",
-          path: "env",
-          namespace: "bench",
-          inventoryNamespace: "bench",
-          createNamespace: false,
-          dryRun: false,
-          prune: { ...DEFAULT_PRUNE_OPTIONS, prune: true },
-        },
-        lease: { holder, durationMs: 600_000 },
-      });
+    const start = (holder: string) => startBenchReconciler(kubeconfig, source(holder), holder);
     const reconciler = start("first");
     await counter.reset();
     let started = performance.now();

@@ -9,28 +9,13 @@
  * (cluster simulator): RSS and API requests per cycle. "Growth" is the largest figure after the
  * warm-up window over the warm-up window's, in percent.
  */
-import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import { createHmac, randomBytes, randomUUID } from "node:crypto";
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from "node:fs";
-import { createServer } from "node:net";
-import { tmpdir } from "node:os";
+import { existsSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { Octokit } from "@octokit/rest";
-import { ConfigRepoFetcher } from "../../src/adapters/git/config-repo-fetcher.js";
-import { KubeCluster } from "../../src/adapters/kubernetes/kube-cluster.js";
-import { DEFAULT_PRUNE_OPTIONS } from "../../src/reconciler/plan.js";
-import { createReconciler } from "../../src/reconciler/reconciler.js";
 import { startClusterSimulator } from "../../packages/sandbox/src/cluster/cluster-simulator.js";
 import {
   accounts,
@@ -39,8 +24,8 @@ import {
 } from "../../packages/sandbox/src/github/index.js";
 import { pushImage } from "../../packages/sandbox/src/registry/push-image.js";
 import { createAcmeConfig, REGISTRY_SECRET, SECRET } from "../support/app-e2e-world.js";
-import { distributionMissingMessage, startDistribution } from "../support/registry-distribution.js";
-import { manifests, OBJECTS } from "./reconcile.js";
+import { distributionMissingMessage, freePort, startDistribution } from "../support/registry-distribution.js";
+import { benchConfigRepo, OBJECTS, startBenchReconciler } from "./reconcile.js";
 import { sized } from "./size.js";
 import { BenchSkipped } from "./skipped.js";
 
@@ -100,17 +85,6 @@ function growthPct(values: number[]): number {
   const [warm, ...rest] = values;
   if (!warm || rest.length === 0) return 0;
   return Math.max(0, ((Math.max(...rest) - warm) / warm) * 100);
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 function processFigures(pid: number): { rss: number; fds: number } {
@@ -446,38 +420,10 @@ async function serveSoak(): Promise<Record<string, number>> {
 /** The reconciler's long-running loop over 1,000 objects: a cycle every few seconds for the same time. */
 async function reconcileSoak(): Promise<Record<string, number>> {
   const sim = await startClusterSimulator({ rolloutStepMs: 1000 });
-  const root = mkdtempSync(path.join(tmpdir(), "ferry-bench-soak-"));
+  const { root, source } = benchConfigRepo();
   try {
     sim.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: "bench" } });
-    const env = {
-      PATH: process.env.PATH,
-      HOME: root,
-      GIT_AUTHOR_NAME: "bench",
-      GIT_AUTHOR_EMAIL: "bench@example.com",
-      GIT_COMMITTER_NAME: "bench",
-      GIT_COMMITTER_EMAIL: "bench@example.com",
-    };
-    const repo = path.join(root, "config");
-    mkdirSync(path.join(repo, "env"), { recursive: true });
-    writeFileSync(path.join(repo, "env", "all.yaml"), manifests());
-    const git = (...args: string[]) => execFileSync("git", args, { cwd: repo, env, stdio: "ignore" });
-    git("init", "-q", "-b", "main");
-    git("add", "env");
-    git("commit", "-q", "-m", "bench");
-    const reconciler = createReconciler({
-      cluster: KubeCluster.fromOptions({ kubeconfig: sim.kubeconfig() }),
-      source: new ConfigRepoFetcher({ repo, workDir: path.join(root, "work"), env }),
-      settings: {
-        instance: "bench",
-        path: "env",
-        namespace: "bench",
-        inventoryNamespace: "bench",
-        createNamespace: false,
-        dryRun: false,
-        prune: { ...DEFAULT_PRUNE_OPTIONS, prune: true },
-      },
-      lease: { holder: "soak", durationMs: 600_000 },
-    });
+    const reconciler = startBenchReconciler(sim.kubeconfig(), source("soak"), "soak");
     phase("reconcile start");
     const first = await reconciler.cycle();
     phase("converged");

@@ -107,7 +107,8 @@ export async function startDistribution(
   }
 }
 
-async function freePort(): Promise<number> {
+/** A loopback port free at the time of asking (a listener may still take it before the caller binds). */
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once("error", reject);
