@@ -11,7 +11,7 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { createHmac, randomBytes, randomUUID } from "node:crypto";
-import { existsSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { appendFileSync, existsSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
@@ -137,12 +137,15 @@ async function startServe(
         FERRY_SCAN_INTERVAL: "off",
         FERRY_REGISTRY_WEBHOOK_DISTRIBUTION: REGISTRY_SECRET,
         FERRY_STATUS_TOKEN: statusToken,
-        LOG_LEVEL: "warn",
+        LOG_LEVEL: process.env.SOAK_DEBUG ? "info" : "warn",
       },
     },
   );
   let output = "";
-  const collect = (chunk: Buffer) => (output = (output + chunk.toString()).slice(-20_000));
+  const collect = (chunk: Buffer) => {
+    output = (output + chunk.toString()).slice(-20_000);
+    if (process.env.SOAK_DEBUG) appendFileSync("/tmp/soak-serve.log", chunk);
+  };
   child.stdout!.on("data", collect);
   child.stderr!.on("data", collect);
   const url = await new Promise<string>((resolve, reject) => {
@@ -224,10 +227,12 @@ async function serveSoak(): Promise<Record<string, number>> {
           data.some((pull) => pull.merged_at && pull.head.ref === "ferry/staging" && pull.title.includes(tag))
         )
           return tag;
-        if (performance.now() > deadline)
+        if (performance.now() > deadline) {
+          if (process.env.SOAK_DEBUG) console.error(serve!.output());
           throw new Error(
-            `soak: the staging PR for ${tag} did not merge in 300 s:\n${serve!.output().slice(-2000)}`,
+            `soak: the staging PR for ${tag} did not merge in 300 s:\n${serve!.output().slice(-6000)}`,
           );
+        }
         await new Promise((resolve) => setTimeout(resolve, 250));
       }
     };
