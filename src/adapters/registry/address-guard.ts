@@ -81,7 +81,7 @@ export function guardedFetch(options: { lookup?: LookupFunction; refusePrivate: 
   let ready: Promise<{ dispatcher: Agent; fetch: typeof import("undici").fetch }> | undefined;
   const load = async () => {
     // Node gives a CommonJS package's exports by name and as `default`; the bundled CLI
-    // (scripts/bundle-cli.mjs) gives them as `default` only.
+    // (deploy/bundle-cli.mjs) gives them as `default` only.
     const loaded = await import("undici");
     const { Agent, buildConnector, fetch } =
       "buildConnector" in loaded ? loaded : (loaded as { default: typeof loaded }).default;
