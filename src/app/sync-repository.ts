@@ -141,7 +141,6 @@ export async function syncRepository(
         eligible: ciGate(deps, config),
         notices,
         pulls,
-        unitCount: promotionUnits(config, environment).length,
       };
       // One unit's failure never stops the next (docs/config.md "Grouping").
       for (const unit of units) {

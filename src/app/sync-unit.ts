@@ -41,8 +41,6 @@ export interface UnitSyncContext {
   eligible: (image: string, tag: string, description: ImageDescription) => Promise<true | string>;
   notices: PolicyNotice[];
   pulls: Record<string, PullRequestInfo | undefined>;
-  /** How many units the environment has (more than one: they share its files). */
-  unitCount: number;
 }
 
 /**
@@ -108,7 +106,6 @@ export async function syncUnit(
         loaded,
         plan,
         ...(unit.group ? { group: unit.group } : {}),
-        ...(context.unitCount > 1 ? { sharedFiles: true } : {}),
         kind: "bump",
         rows: await bodyRows(deps, config, environment, plan),
         ...(branch in pulls ? { listed: { pull: pulls[branch] } } : {}),

@@ -1,24 +1,30 @@
 import type { PlanBlock } from "../core/pr/plan-block.js";
 import type { AppDeps, LoadedConfig } from "./app-deps.js";
-import type { GitHubBranches, GitHubContents, PullRequestInfo } from "./github-port.js";
+import type { GitHubBranches, GitHubContents } from "./github-port.js";
 
 /**
  * Whether an open unit PR that already carries the plan must be rebuilt on the current base
- * anyway (docs/config.md "Grouping"): the units of one environment edit the same files, so once
- * another unit's PR merged, this one's files may conflict with the base. When the base moved
- * since the PR was written, the plan (made on the current base) is compared with the PR head's
- * files: one read per file the plan writes, and none while the base stays where it was.
+ * anyway (docs/reliability.md row 77): the base changed, since the PR was written, a file the PR
+ * edits. Another unit of the environment merged an edit to the same file (docs/config.md
+ * "Grouping"), a person edited the line by hand, or the PR was written on a base that a previous
+ * Ferry PR had just left behind: the PR then conflicts with the base, or would undo that edit, and
+ * never merges as it is. Two reads per file the plan writes, and none while the base stays where
+ * the PR was written.
  */
 export async function baseMovedUnder(
   deps: AppDeps<GitHubContents>,
   loaded: LoadedConfig,
   written: PlanBlock,
-  pull: PullRequestInfo,
   files: Record<string, string>,
 ): Promise<boolean> {
   if (written.base === undefined || written.base === loaded.base.sha) return false;
-  for (const [path, text] of Object.entries(files))
-    if ((await deps.github.readFile(pull.headSha, path)) !== text) return true;
+  for (const path of Object.keys(files)) {
+    const [then, now] = await Promise.all([
+      deps.github.readFile(written.base, path),
+      deps.github.readFile(loaded.base.sha, path),
+    ]);
+    if (then !== now) return true;
+  }
   return false;
 }
 

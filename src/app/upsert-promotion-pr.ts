@@ -24,8 +24,6 @@ export interface UpsertInput {
   plan: EnvironmentPlan;
   /** The plan's unit (docs/config.md "Grouping"): its images only; absent for the environment's default unit. */
   group?: UnitGroup;
-  /** Other units of the environment edit its files too: a PR left behind by the base is rebuilt (unit-base.ts). */
-  sharedFiles?: boolean;
   kind: PlanKind;
   requestedBy?: string;
   /** Policy description and source range per image, for the body table. */
@@ -134,12 +132,14 @@ export async function upsertPromotionPr(
   if (existing && existingPlan && kind === "bump" && existingPlan.kind !== "bump")
     return { action: "unchanged", pull: existing };
   if (existing && existingPlan && trusted?.headIsFerrys && sameChanges(existingPlan, block)) {
-    // Another unit's merge changed a file this unit's PR edits too: the PR is rebuilt on the base.
-    const sharedMoved =
-      input.sharedFiles === true && (await baseMovedUnder(deps, loaded, existingPlan, existing, plan.files));
+    // The base changed a file this PR edits since it was written (another unit's merge, a hand
+    // edit, a PR written on a base just left behind): the PR is rebuilt on the base (row 77).
+    const movedUnder = await baseMovedUnder(deps, loaded, existingPlan, plan.files);
     // The same change, but the base moved on and requires branches to be up to date: it would
     // never merge as it is, so the branch is rebuilt on the base (docs/reliability.md row 75).
-    if (!sharedMoved) {
+    if (movedUnder)
+      deps.log.info({ environment, pull: existing.number }, "base changed the pull request's files: rebuilt");
+    else {
       if (existingPlan.base === loaded.base.sha || !(await upToDateRequired(deps, loaded, existing)))
         return { action: "unchanged", pull: existing };
       deps.log.info({ environment, pull: existing.number }, "pull request behind a strict base: rebuilt");

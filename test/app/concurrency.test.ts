@@ -8,7 +8,7 @@ import type { GitHubRepoPort } from "../../src/app/github-port.js";
 import { syncRepository } from "../../src/app/sync-repository.js";
 import { installApp, startWorld, type World } from "../support/github-emulator-world.js";
 import { configRepo, FakeRegistry, fakeDeps } from "../support/app-fakes.js";
-import { inspect, repos } from "../../packages/sandbox/src/github/index.js";
+import { actAs, inspect, repos } from "../../packages/sandbox/src/github/index.js";
 
 describe("concurrent writers on one environment", { timeout: 60_000 }, () => {
   let world: World;
@@ -170,6 +170,55 @@ describe("concurrent writers on one environment", { timeout: 60_000 }, () => {
     expect(again.environments.staging).not.toBe("opened");
     expect((await mona.rest.pulls.list({ owner: "acme", repo: "config", state: "all" })).data).toHaveLength(
       1,
+    );
+  });
+  it("a PR whose line the base changed after it was written is rebuilt on the base, not left conflicting", async () => {
+    // Ferry's PR for 1.8.0 is written on the base that runs 1.7.0; then the base's line moves to
+    // 1.7.5 (a hand edit, or the previous Ferry PR merging after this sync read the base). Planned
+    // on the new base the change is the same (1.8.0), but the PR as written conflicts with the base
+    // on that line and never merges: it is rebuilt, not answered "unchanged" for ever.
+    const mona = world.as("mona");
+    const view = registryWith("1.8.0");
+    expect(
+      (await syncRepository(fakeDeps(github(), view), { reason: "registry" })).environments.staging,
+    ).toBe("opened");
+    const path = "overlays/staging/kustomization.yaml";
+    const text = (await inspect.readFile(world.emu, "acme", "config", "main", path))!;
+    await actAs.commit(
+      world.emu,
+      "acme",
+      "config",
+      "main",
+      { [path]: text.replace('newTag: "1.7.0"', 'newTag: "1.7.5"') },
+      "pin 1.7.5 by hand",
+    );
+    const conflicting = (await mona.rest.pulls.list({ owner: "acme", repo: "config", state: "open" }))
+      .data[0]!;
+    expect(
+      (await mona.rest.pulls.get({ owner: "acme", repo: "config", pull_number: conflicting.number })).data
+        .mergeable,
+    ).toBe(false);
+
+    const again = await syncRepository(fakeDeps(github(), view), { reason: "push" });
+    expect(again.environments.staging).toBe("updated");
+    const { data: pull } = await mona.rest.pulls.get({
+      owner: "acme",
+      repo: "config",
+      pull_number: conflicting.number,
+    });
+    expect(pull.mergeable).toBe(true);
+    const main = (await mona.rest.repos.getBranch({ owner: "acme", repo: "config", branch: "main" })).data
+      .commit.sha;
+    const head = (await mona.rest.git.getCommit({ owner: "acme", repo: "config", commit_sha: pull.head.sha }))
+      .data;
+    // Ferry's own commit with the base as its first parent (a fast-forward of the branch, row 75).
+    expect(head.parents[0]!.sha).toBe(main);
+    expect(await inspect.readFile(world.emu, "acme", "config", "ferry/staging", path)).toContain(
+      'newTag: "1.8.0"',
+    );
+    // Rebuilt once: the next sync finds it written on the base as it is.
+    expect((await syncRepository(fakeDeps(github(), view), { reason: "push" })).environments.staging).toBe(
+      "unchanged",
     );
   });
 });

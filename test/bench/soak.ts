@@ -179,6 +179,36 @@ async function stopChild(child: ChildProcess): Promise<void> {
 
 const SERVE = serveCommand();
 
+/** What a stuck promotion looks like from GitHub's side (SOAK_DEBUG only): the open PRs, their checks, the deliveries that were not pushes or comments. */
+async function stuckReport(mona: Octokit, emu: GitHubEmulator, appId: number): Promise<string> {
+  const lines: string[] = [];
+  const open = await mona.rest.pulls.list({ owner: "acme", repo: "config", state: "open" });
+  for (const listed of open.data) {
+    const { data: pull } = await mona.rest.pulls.get({
+      owner: "acme",
+      repo: "config",
+      pull_number: listed.number,
+    });
+    const checks = await mona.rest.checks.listForRef({ owner: "acme", repo: "config", ref: pull.head.sha });
+    const statuses = await mona.rest.repos.getCombinedStatusForRef({
+      owner: "acme",
+      repo: "config",
+      ref: pull.head.sha,
+    });
+    lines.push(
+      `#${pull.number} ${pull.head.ref}@${pull.head.sha.slice(0, 7)} mergeable=${pull.mergeable} state=${pull.mergeable_state} auto_merge=${JSON.stringify(pull.auto_merge)}`,
+      `  checks: ${checks.data.check_runs.map((run) => `${run.name}:${run.status}/${run.conclusion}@${run.app?.slug}`).join(", ")}`,
+      `  statuses: ${statuses.data.state} ${statuses.data.statuses.map((s) => `${s.context}:${s.state}`).join(", ")}`,
+    );
+  }
+  const deliveries = emu.webhooks
+    .deliveries()
+    .filter((d) => d.appId === appId && d.event !== "push" && d.event !== "issue_comment");
+  for (const d of deliveries.slice(-30))
+    lines.push(`  delivery ${d.event}.${d.action ?? ""} -> ${d.status} ${d.error ?? ""}`);
+  return lines.join("\n");
+}
+
 async function serveSoak(): Promise<Record<string, number>> {
   const missing = distributionMissingMessage();
   if (missing) throw new BenchSkipped(missing);
@@ -228,7 +258,7 @@ async function serveSoak(): Promise<Record<string, number>> {
         )
           return tag;
         if (performance.now() > deadline) {
-          if (process.env.SOAK_DEBUG) console.error(serve!.output());
+          if (process.env.SOAK_DEBUG) console.error(serve!.output(), await stuckReport(mona, emu, app.id));
           throw new Error(
             `soak: the staging PR for ${tag} did not merge in 300 s:\n${serve!.output().slice(-6000)}`,
           );
