@@ -89,11 +89,14 @@ export interface FerryAppOptions {
   };
   /** How long a `GET /status` answer is reused (default 10 s): each one walks every installation and repository. */
   statusTtlMs?: number;
+  /** How long past the TTL the last `/status` answer is served while a walk refreshes it (default 60 s). */
+  statusMaxStaleMs?: number;
   /** At most this many repositories are visited for one `/status` answer (default 200). */
   statusMaxRepositories?: number;
 }
 
 const STATUS_TTL_MS = 10_000;
+const STATUS_MAX_STALE_MS = 60_000;
 const STATUS_MAX_REPOSITORIES = 200;
 
 export type { ScanRound, ScanSharding };
@@ -237,6 +240,7 @@ export function createFerry(options: FerryAppOptions): Ferry {
     clock: clockMs,
     secrets,
     ttlMs: options.statusTtlMs ?? STATUS_TTL_MS,
+    maxStaleMs: options.statusMaxStaleMs ?? STATUS_MAX_STALE_MS,
     maxRepositories: options.statusMaxRepositories ?? STATUS_MAX_REPOSITORIES,
   });
 

@@ -18,6 +18,8 @@ export interface StatusReaderOptions {
   secrets: SecretRedactor;
   /** How long an answer is reused: each one walks every installation and repository. */
   ttlMs: number;
+  /** How long past the TTL the last answer is still served while a walk refreshes it. */
+  maxStaleMs: number;
   /** At most this many repositories are visited for one answer. */
   maxRepositories: number;
 }
@@ -25,12 +27,18 @@ export interface StatusReaderOptions {
 /**
  * `GET /status`: environments × images of every configured repository. A monitoring scrape or a
  * dashboard refresh must not turn into one GitHub walk per request: concurrent and repeated
- * requests within the TTL share one answer (a failure is not kept). A GET never writes.
+ * requests within the TTL share one answer. Past the TTL the last answer is still served, at most
+ * `maxStaleMs` more, while one walk refreshes it in the background, so a scrape never waits on a
+ * walk of GitHub once there is an answer (docs/capacity.md "Soak"); older than that, the
+ * request waits for the walk. A failed walk is not kept. A GET never writes.
  */
 export function createStatusReader(
   options: StatusReaderOptions,
 ): (probot: Probot) => Promise<Record<string, unknown>> {
-  let answer: { at: number; value: Promise<Record<string, unknown>> } | undefined;
+  /** The last walk that succeeded, by the time it started. */
+  let answer: { at: number; value: Record<string, unknown> } | undefined;
+  /** The walk under way: at most one at a time. */
+  let walking: Promise<Record<string, unknown>> | undefined;
 
   const collect = async (probot: Probot): Promise<Record<string, unknown>> => {
     const result: Record<string, unknown> = {};
@@ -69,15 +77,35 @@ export function createStatusReader(
     return result;
   };
 
-  return (probot) => {
-    const at = options.clock();
-    if (answer && at - answer.at < options.ttlMs) return answer.value;
+  const walk = (probot: Probot, at: number): Promise<Record<string, unknown>> => {
+    if (walking) return walking;
     const value = collect(probot).then((found) => options.secrets.redactDeep(found));
-    answer = { at, value };
-    value.catch(() => {
-      if (answer?.value === value) answer = undefined;
-    });
+    walking = value;
+    value
+      .then(
+        (found) => {
+          answer = { at, value: found };
+        },
+        (error: unknown) => {
+          options.log().warn({ error: errorText(error, options.secrets) }, "status: walk failed");
+        },
+      )
+      .finally(() => {
+        if (walking === value) walking = undefined;
+      });
     return value;
+  };
+
+  return async (probot) => {
+    const at = options.clock();
+    const age = answer === undefined ? Infinity : at - answer.at;
+    if (answer && age < options.ttlMs) return answer.value;
+    if (answer && age < options.ttlMs + options.maxStaleMs) {
+      // Served as it was; the walk's failure is logged, and the next request tries again.
+      walk(probot, at).catch(() => undefined);
+      return answer.value;
+    }
+    return walk(probot, at);
   };
 }
 

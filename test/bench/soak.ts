@@ -138,6 +138,8 @@ async function startServe(
         FERRY_REGISTRY_WEBHOOK_DISTRIBUTION: REGISTRY_SECRET,
         FERRY_STATUS_TOKEN: statusToken,
         LOG_LEVEL: process.env.SOAK_DEBUG ? "info" : "warn",
+        // e.g. --heapsnapshot-signal=SIGUSR2 to compare heaps across windows (docs/capacity.md "Soak").
+        ...(process.env.SOAK_NODE_OPTIONS ? { NODE_OPTIONS: process.env.SOAK_NODE_OPTIONS } : {}),
       },
     },
   );

@@ -6,7 +6,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { startWorld, type World } from "../support/app-e2e-world.js";
-import { inspect, repos } from "../../packages/sandbox/src/github/index.js";
+import { actAs, inspect, repos } from "../../packages/sandbox/src/github/index.js";
 
 const TOKEN = "status-token-for-tests";
 
@@ -26,6 +26,30 @@ describe("GET /status", { timeout: 30_000 }, () => {
     return repositories as Record<string, { running: Record<string, Record<string, { tag?: string }>> }>;
   };
 
+  /** Staging's tag, set by a person on main. */
+  const pinStaging = async (tag: string) => {
+    const path = "overlays/staging/kustomization.yaml";
+    const text = (await inspect.readFile(world.emu, "acme", "config", "main", path))!;
+    await actAs.commit(
+      world.emu,
+      "acme",
+      "config",
+      "main",
+      { [path]: text.replace(/newTag: "[^"]+"/, `newTag: "${tag}"`) },
+      `staging ${tag}`,
+    );
+  };
+  /** Polls until `probe` gives a value (generous for a slow machine: 60 s). */
+  const eventually = async <T>(probe: () => Promise<T | undefined>): Promise<T> => {
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      const value = await probe();
+      if (value !== undefined) return value;
+      if (Date.now() > deadline) throw new Error("status: the refreshed answer did not come in 60 s");
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  };
+
   it("reports the scan's members, this replica's shard, scan lag and budget use under \"ferry:scan\"", async () => {
     world = await startWorld({ ci: false, server: { status: { token: TOKEN } } });
     const before = (await statusWithScan())["ferry:scan"] as Record<string, unknown>;
@@ -38,7 +62,7 @@ describe("GET /status", { timeout: 30_000 }, () => {
     expect(after.githubWriteBudgets).toBeTypeOf("object");
   });
 
-  it("answers repeated and concurrent requests within 10 s from one walk of GitHub, and walks again after", async () => {
+  it("answers repeated and concurrent requests within 10 s from one walk of GitHub, then serves that answer while one walk refreshes it", async () => {
     let now = new Date("2026-01-01T00:00:00Z");
     world = await startWorld({ ci: false, server: { status: { token: TOKEN }, ferry: { now: () => now } } });
     const start = world.emu.requests().length;
@@ -46,13 +70,53 @@ describe("GET /status", { timeout: 30_000 }, () => {
     const afterFirst = world.appRequests(start).length;
     expect(afterFirst).toBeGreaterThan(0);
     expect(second).toEqual(first);
+    expect(first["acme/config"]!.running.staging!.shop!.tag).toBe("1.7.0");
     now = new Date(now.getTime() + 9_000);
     expect(await status()).toEqual(first);
     expect(world.appRequests(start).length).toBe(afterFirst);
 
+    // Staging moves on; past the TTL the next read is answered at once from the last walk, and
+    // starts one walk (two reads at once still start one).
+    await pinStaging("1.7.5");
     now = new Date(now.getTime() + 2_000);
-    await status();
-    expect(world.appRequests(start).length).toBeGreaterThan(afterFirst);
+    const [stale, alsoStale] = await Promise.all([status(), status()]);
+    expect(stale).toEqual(first);
+    expect(alsoStale).toEqual(first);
+    const refreshed = await eventually(async () => {
+      const answer = await status();
+      return answer["acme/config"]!.running.staging!.shop!.tag === "1.7.5" ? answer : undefined;
+    });
+    expect(refreshed["acme/config"]!.running.staging!.shop!.tag).toBe("1.7.5");
+    const afterSecond = world.appRequests(start).length;
+    expect(afterSecond - afterFirst).toBeLessThanOrEqual(afterFirst);
+  });
+
+  it("waits for the walk when the last answer is more than a minute past its TTL", async () => {
+    let now = new Date("2026-01-01T00:00:00Z");
+    world = await startWorld({ ci: false, server: { status: { token: TOKEN }, ferry: { now: () => now } } });
+    expect((await status())["acme/config"]!.running.staging!.shop!.tag).toBe("1.7.0");
+    await pinStaging("1.7.5");
+    now = new Date(now.getTime() + 71_000);
+    expect((await status())["acme/config"]!.running.staging!.shop!.tag).toBe("1.7.5");
+  });
+
+  it("keeps serving the last answer when a refreshing walk fails, and answers from the next walk that succeeds", async () => {
+    let now = new Date("2026-01-01T00:00:00Z");
+    world = await startWorld({ ci: false, server: { status: { token: TOKEN }, ferry: { now: () => now } } });
+    const first = await status();
+    await pinStaging("1.7.5");
+    world.emu.faults.serverError({ status: 502, count: 1_000 });
+    now = new Date(now.getTime() + 11_000);
+    expect(await status()).toEqual(first);
+    await world.server.idle();
+    now = new Date(now.getTime() + 1_000);
+    expect(await status()).toEqual(first);
+    world.emu.faults.clear();
+    const refreshed = await eventually(async () => {
+      const answer = await status();
+      return answer["acme/config"]!.running.staging!.shop!.tag === "1.7.5" ? answer : undefined;
+    });
+    expect(refreshed["acme/config"]!.running.staging!.shop!.tag).toBe("1.7.5");
   });
 
   it("visits at most the configured number of repositories", async () => {
