@@ -6,9 +6,9 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createGitHubRepo, type GitHubRepoAdapter } from "../../src/adapters/github/github-repo.js";
 import type { GitHubRepoPort } from "../../src/app/github-port.js";
 import { syncRepository } from "../../src/app/sync-repository.js";
-import { installApp, startWorld, type World } from "../support/github-emulator-world.js";
+import { installApp, setTagOnMain, startWorld, type World } from "../support/github-emulator-world.js";
 import { configRepo, FakeRegistry, fakeDeps } from "../support/app-fakes.js";
-import { actAs, inspect, repos } from "../../packages/sandbox/src/github/index.js";
+import { inspect, repos } from "../../packages/sandbox/src/github/index.js";
 
 describe("concurrent writers on one environment", { timeout: 60_000 }, () => {
   let world: World;
@@ -183,15 +183,7 @@ describe("concurrent writers on one environment", { timeout: 60_000 }, () => {
       (await syncRepository(fakeDeps(github(), view), { reason: "registry" })).environments.staging,
     ).toBe("opened");
     const path = "overlays/staging/kustomization.yaml";
-    const text = (await inspect.readFile(world.emu, "acme", "config", "main", path))!;
-    await actAs.commit(
-      world.emu,
-      "acme",
-      "config",
-      "main",
-      { [path]: text.replace('newTag: "1.7.0"', 'newTag: "1.7.5"') },
-      "pin 1.7.5 by hand",
-    );
+    await setTagOnMain(world.emu, "staging", "1.7.5");
     const conflicting = (await mona.rest.pulls.list({ owner: "acme", repo: "config", state: "open" }))
       .data[0]!;
     expect(

@@ -59,6 +59,7 @@ const phase = (name: string) =>
 
 export const targets: Record<string, string> = {
   "soak.serve.rss_growth_after_warmup_pct": "≤ 10",
+  "soak.serve.heap_floor_growth_after_warmup_pct": "≤ 10",
   "soak.serve.fds_growth_after_warmup_pct": "≤ 10",
   "soak.reconcile.rss_growth_after_warmup_pct": "≤ 10",
 };
@@ -69,6 +70,8 @@ interface Window {
   latencies: Record<Kind, number[]>;
   failed: number;
   rss: number;
+  /** The lowest JS heap in use seen in the window (Ferry's own /metrics): what survives collection. */
+  heapFloor: number;
   fds: number;
   pulls: number;
   writes: number;
@@ -377,6 +380,20 @@ async function serveSoak(): Promise<Record<string, number>> {
       window.fds = Math.max(window.fds, figures.fds);
       peakRss = Math.max(peakRss, figures.rss);
     }, 1000);
+    // The JS heap beside RSS: a leak in Ferry's objects grows the heap's floor, while RSS also holds
+    // what V8 and the allocator keep reserved. Read every 2 s from the public /metrics.
+    const heapSampler = setInterval(() => {
+      const open = window;
+      if (!open) return;
+      void fetch(`${serve!.url}/metrics`)
+        .then((response) => response.text())
+        .then((text) => {
+          const used = Number(/^nodejs_heap_size_used_bytes (\S+)$/m.exec(text)?.[1] ?? NaN) / MB;
+          if (Number.isFinite(used))
+            open.heapFloor = open.heapFloor === 0 ? used : Math.min(open.heapFloor, used);
+        })
+        .catch(() => undefined);
+    }, 2000);
     /** One window: a promotion, then the rest of the window; the mix runs throughout when `load`. */
     const runWindow = async (load: boolean): Promise<Window> => {
       const opened: Window = {
@@ -384,6 +401,7 @@ async function serveSoak(): Promise<Record<string, number>> {
         latencies: { github: [], registry: [], status: [] },
         failed: 0,
         rss: 0,
+        heapFloor: 0,
         fds: 0,
         pulls: 0,
         writes: 0,
@@ -409,6 +427,7 @@ async function serveSoak(): Promise<Record<string, number>> {
     } finally {
       clearInterval(ticker);
       clearInterval(sampler);
+      clearInterval(heapSampler);
       window = undefined;
     }
 
@@ -428,6 +447,7 @@ async function serveSoak(): Promise<Record<string, number>> {
       }
       figures[`${key}.refused_or_failed`] = w.failed;
       figures[`${key}.rss_mb`] = w.rss;
+      figures[`${key}.heap_floor_mb`] = w.heapFloor;
       figures[`${key}.open_fds`] = w.fds;
       figures[`${key}.promotion_pulls`] = w.pulls;
       figures[`${key}.promotion_github_writes`] = w.writes;
@@ -441,6 +461,7 @@ async function serveSoak(): Promise<Record<string, number>> {
     figures["soak.serve.refused_or_failed"] = windows.reduce((sum, w) => sum + w.failed, 0);
     figures["soak.serve.peak_rss_mb"] = peakRss;
     figures["soak.serve.rss_growth_after_warmup_pct"] = growthPct(windows.map((w) => w.rss));
+    figures["soak.serve.heap_floor_growth_after_warmup_pct"] = growthPct(windows.map((w) => w.heapFloor));
     figures["soak.serve.fds_growth_after_warmup_pct"] = growthPct(windows.map((w) => w.fds));
     figures["soak.serve.promotion_github_writes_max"] = Math.max(...windows.map((w) => w.writes));
     figures["soak.serve.promotion_github_writes_min"] = Math.min(...windows.map((w) => w.writes));

@@ -6,7 +6,8 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { startWorld, type World } from "../support/app-e2e-world.js";
-import { actAs, inspect, repos } from "../../packages/sandbox/src/github/index.js";
+import { setTagOnMain } from "../support/github-emulator-world.js";
+import { inspect, repos } from "../../packages/sandbox/src/github/index.js";
 
 const TOKEN = "status-token-for-tests";
 
@@ -26,19 +27,7 @@ describe("GET /status", { timeout: 30_000 }, () => {
     return repositories as Record<string, { running: Record<string, Record<string, { tag?: string }>> }>;
   };
 
-  /** Staging's tag, set by a person on main. */
-  const pinStaging = async (tag: string) => {
-    const path = "overlays/staging/kustomization.yaml";
-    const text = (await inspect.readFile(world.emu, "acme", "config", "main", path))!;
-    await actAs.commit(
-      world.emu,
-      "acme",
-      "config",
-      "main",
-      { [path]: text.replace(/newTag: "[^"]+"/, `newTag: "${tag}"`) },
-      `staging ${tag}`,
-    );
-  };
+  const pinStaging = (tag: string) => setTagOnMain(world.emu, "staging", tag);
   /** Polls until `probe` gives a value (generous for a slow machine: 60 s). */
   const eventually = async <T>(probe: () => Promise<T | undefined>): Promise<T> => {
     const deadline = Date.now() + 60_000;

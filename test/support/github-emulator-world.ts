@@ -5,6 +5,8 @@ import {
   startGitHubEmulator,
   type GitHubEmulator,
   accounts,
+  actAs,
+  inspect,
   repos,
 } from "../../packages/sandbox/src/github/index.js";
 
@@ -124,4 +126,18 @@ export async function installApp(
     installation: octokitFor(world.emu, data.token),
     token: data.token,
   };
+}
+
+/** An environment's tag set by a person on acme/config's main (`overlays/<env>/kustomization.yaml`). */
+export async function setTagOnMain(emu: GitHubEmulator, environment: string, tag: string): Promise<void> {
+  const path = `overlays/${environment}/kustomization.yaml`;
+  const text = (await inspect.readFile(emu, "acme", "config", "main", path))!;
+  await actAs.commit(
+    emu,
+    "acme",
+    "config",
+    "main",
+    { [path]: text.replace(/newTag: "[^"]+"/, `newTag: "${tag}"`) },
+    `${environment}: ${tag} by hand`,
+  );
 }
