@@ -27,11 +27,24 @@ function world(commits: Record<string, Record<string, string>>) {
     },
     async listTree(sha): Promise<TreeEntry[]> {
       listed.push(sha);
-      return Object.entries(commits[sha] ?? {}).map(([path, text]) => {
-        const blob = `${path}:${text}`;
-        blobs.set(blob, text);
-        return { path, type: "blob", sha: blob, size: text.length };
-      });
+      const files = Object.entries(commits[sha] ?? {});
+      // As GitHub's recursive listing: every folder too, as a tree entry.
+      const folders = new Set(
+        files.flatMap(([path]) =>
+          path
+            .split("/")
+            .slice(0, -1)
+            .map((_, index, parts) => parts.slice(0, index + 1).join("/")),
+        ),
+      );
+      return [
+        ...[...folders].map((path): TreeEntry => ({ path, type: "tree", sha: `tree:${path}` })),
+        ...files.map(([path, text]): TreeEntry => {
+          const blob = `${path}:${text}`;
+          blobs.set(blob, text);
+          return { path, type: "blob", sha: blob, size: text.length };
+        }),
+      ];
     },
     async readBlob(sha) {
       return blobs.get(sha)!;
@@ -51,7 +64,7 @@ function world(commits: Record<string, Record<string, string>>) {
   const renderer: SnapshotRenderer = {
     async render(files) {
       renders.push([...files.keys()]);
-      const text = files.get("overlays/staging/cm.yaml") ?? "";
+      const text = [...files].find(([path]) => path.endsWith("/cm.yaml"))?.[1] ?? "";
       const object: KubeObject = {
         apiVersion: "v1",
         kind: "ConfigMap",
@@ -115,5 +128,22 @@ describe("checkDiff", () => {
     expect(runs[1]!.result!.summary).toContain("| staging | 0 | 1 | 0 | 0 | 0 |");
     // .github/ is never written into the snapshot.
     expect(renders.flat().some((path) => path.startsWith(".github/"))).toBe(false);
+  });
+
+  it("diffs a generated environment (environmentSets) like a written one, under its generated name", async () => {
+    const generated =
+      'images:\n  shop:\n    repository: ghcr.io/acme/shop\nenvironmentSets:\n  - over: apps/*/overlays/staging\n    name: "{1}-staging"\n';
+    const { deps, runs, renders } = world({
+      base: { ".github/ferry.yml": generated, "apps/shop/overlays/staging/cm.yaml": "a" },
+      head: { ".github/ferry.yml": generated, "apps/shop/overlays/staging/cm.yaml": "b" },
+    });
+    const outcome = await checkDiff(deps, {
+      baseSha: "base",
+      headSha: "head",
+      changedFiles: ["apps/shop/overlays/staging/cm.yaml"],
+    });
+    expect(outcome).toMatchObject({ conclusion: "success" });
+    expect(renders).toHaveLength(2);
+    expect(runs[0]!.result!.summary).toContain("| shop-staging | 0 | 1 | 0 | 0 | 0 |");
   });
 });
