@@ -38,32 +38,56 @@ export async function onRefChanged(
       if (issue.pull && issue.state === "open" && issue.pull.baseRef === branch)
         issue.pull.mergeabilityUnknownFor = repo.mergeabilityLag;
     }
+    // The PRs whose head is this branch: in this repository, and, for a fork, in the repositories
+    // it was forked from (GitHub's network), which copy the new head as refs/pull/<n>/head.
     for (const issue of repo.issues.values()) {
       const p = issue.pull;
-      if (!p || issue.state !== "open" || p.headRef !== branch) continue;
-      if (after === ZERO_SHA) {
-        // GitHub closes a pull request whose head branch is deleted.
-        const baseSha = await repo.git.readRef(`refs/heads/${p.baseRef}`);
-        p.baseShaAtClose = baseSha ?? null;
-        issue.state = "closed";
-        issue.closedAt = emu.now();
-        issue.updatedAt = issue.closedAt;
-        p.autoMerge = null;
-        await emitPull(emu, repo, issue, "closed", pusher);
-        continue;
+      if (p && issue.state === "open" && p.headRef === branch && !p.headRepo)
+        await movePullHead(emu, repo, issue, after, pusher);
+    }
+    for (let upstream = repo.parent; upstream; upstream = upstream.parent) {
+      for (const issue of upstream.issues.values()) {
+        const p = issue.pull;
+        if (!p || issue.state !== "open" || p.headRef !== branch || p.headRepo !== repo) continue;
+        if (after !== ZERO_SHA)
+          await upstream.git.fetchFrom(repo.git, `+${after}:refs/pull/${issue.number}/head`);
+        await movePullHead(emu, upstream, issue, after, pusher);
       }
-      const previous = p.headSha;
-      p.headSha = after;
-      p.mergeabilityUnknownFor = repo.mergeabilityLag;
-      await leaveQueueOnPush(repo, issue, previous);
-      await dismissStaleApprovals(emu, repo, issue, pusher);
-      issue.updatedAt = emu.now();
-      // GitHub turns auto-merge off when someone without write access pushes; Ferry's bot has it, so keep it.
-      await emitPull(emu, repo, issue, "synchronize", pusher, { before: previous, after });
-      startCi(emu, repo, issue);
+      scheduleAutoMerge(emu, upstream);
     }
   }
   scheduleAutoMerge(emu, repo);
+}
+
+/** An open PR of `repo` whose head branch moved to `after` (closed when the branch was deleted). */
+async function movePullHead(
+  emu: GitHubEmulator,
+  repo: Repo,
+  issue: Issue,
+  after: string,
+  pusher: string,
+): Promise<void> {
+  const p = issue.pull!;
+  if (after === ZERO_SHA) {
+    // GitHub closes a pull request whose head branch is deleted.
+    const baseSha = await repo.git.readRef(`refs/heads/${p.baseRef}`);
+    p.baseShaAtClose = baseSha ?? null;
+    issue.state = "closed";
+    issue.closedAt = emu.now();
+    issue.updatedAt = issue.closedAt;
+    p.autoMerge = null;
+    await emitPull(emu, repo, issue, "closed", pusher);
+    return;
+  }
+  const previous = p.headSha;
+  p.headSha = after;
+  p.mergeabilityUnknownFor = repo.mergeabilityLag;
+  await leaveQueueOnPush(repo, issue, previous);
+  await dismissStaleApprovals(emu, repo, issue, pusher);
+  issue.updatedAt = emu.now();
+  // GitHub turns auto-merge off when someone without write access pushes; Ferry's bot has it, so keep it.
+  await emitPull(emu, repo, issue, "synchronize", pusher, { before: previous, after });
+  startCi(emu, repo, issue);
 }
 
 export function scheduleAutoMerge(emu: GitHubEmulator, repo: Repo): void {
@@ -135,7 +159,15 @@ export function pullsForSha(emu: GitHubEmulator, repo: Repo, sha: string): unkno
       id: issue.pullId,
       number: issue.number,
       url: `${base}/pulls/${issue.number}`,
-      head: { ref: p.headRef, sha: p.headSha, repo: { id: repo.id, url: base, name: repo.name } },
+      head: {
+        ref: p.headRef,
+        sha: p.headSha,
+        repo: {
+          id: (p.headRepo ?? repo).id,
+          url: `${emu.apiUrl}/repos/${(p.headRepo ?? repo).owner}/${(p.headRepo ?? repo).name}`,
+          name: (p.headRepo ?? repo).name,
+        },
+      },
       base: { ref: p.baseRef, sha: p.headSha, repo: { id: repo.id, url: base, name: repo.name } },
     });
   }

@@ -46,6 +46,8 @@ export interface CreateRepoOptions {
   collaborators?: Record<string, RepoRole>;
   allowAutoMerge?: boolean;
   deleteBranchOnMerge?: boolean;
+  /** A fork of this repository: its branches (only the default one with `defaultBranchOnly`), not `files`. */
+  forkOf?: { parent: Repo; defaultBranchOnly?: boolean };
 }
 
 export interface ProtectBranchOptions {
@@ -139,6 +141,19 @@ export async function createRepo(
     ci: [],
     pinnedIssues: [],
   };
+  if (options.forkOf) {
+    const { parent, defaultBranchOnly } = options.forkOf;
+    repo.parent = parent;
+    emu.repos.set(key, repo);
+    await git.fetchFrom(
+      parent.git,
+      defaultBranchOnly
+        ? `+refs/heads/${parent.defaultBranch}:refs/heads/${parent.defaultBranch}`
+        : "+refs/heads/*:refs/heads/*",
+    );
+    const headSha = (await git.readRef(`refs/heads/${defaultBranch}`)) ?? ZERO_SHA;
+    return { id, fullName: `${account.login}/${name}`, defaultBranch, headSha };
+  }
   emu.repos.set(key, repo);
   const tree = await git.writeTree(
     undefined,

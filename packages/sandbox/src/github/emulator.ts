@@ -45,6 +45,7 @@ import {
 } from "./model.js";
 import { ApiError, Router } from "./router.js";
 import { registerAppRoutes } from "./routes-apps.js";
+import { registerForkRoutes } from "./forks.js";
 import type * as shape from "./shapes.js";
 import { WebhookDispatcher } from "./webhooks.js";
 
@@ -89,6 +90,7 @@ export class GitHubEmulator {
   ) {
     registerAppRoutes(this);
     registerRepoRoutes(this);
+    registerForkRoutes(this);
     registerRulesetRoutes(this);
     registerRepoSettingsRoutes(this);
     registerUpdateBranchRoute(this);

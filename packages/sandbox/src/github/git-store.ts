@@ -142,6 +142,14 @@ export class GitRepo {
     await this.git(["config", "uploadpack.allowAnySHA1InWant", "true"]);
   }
 
+  /**
+   * Copies what `refspec` names from another bare repository of the same network (a fork and its
+   * parent share objects on GitHub): `+refs/heads/*:refs/heads/*`, or `<sha>:refs/pull/1/head`.
+   */
+  async fetchFrom(other: GitRepo, refspec: string): Promise<void> {
+    await this.git(["fetch", "--quiet", "--no-tags", other.gitDir, refspec]);
+  }
+
   async writeBlob(content: Buffer | string): Promise<string> {
     const run = await this.git(["hash-object", "-w", "--stdin"], { input: content });
     return run.stdout.toString().trim();

@@ -104,6 +104,11 @@ export interface Reaction {
 
 export interface PullState {
   headRef: string;
+  /**
+   * The fork the head branch is in; undefined when it is in the base repository. Its commits are
+   * copied into the base as `refs/pull/<n>/head`, as GitHub serves a fork PR's head from the base.
+   */
+  headRepo?: Repo;
   /** Head SHA, kept current while the head branch moves (frozen once closed). */
   headSha: string;
   baseRef: string;
@@ -269,6 +274,8 @@ export interface Repo {
   private: boolean;
   defaultBranch: string;
   git: GitRepo;
+  /** The repository this one is a fork of (`POST /repos/{o}/{r}/forks`); undefined for a source repository. */
+  parent?: Repo;
   collaborators: Map<string, RepoRole>;
   allowAutoMerge: boolean;
   deleteBranchOnMerge: boolean;

@@ -278,7 +278,8 @@ async function mergeNow(
       });
     } else {
       const title =
-        request.commitTitle ?? `Merge pull request #${issue.number} from ${repo.owner}/${p.headRef}`;
+        request.commitTitle ??
+        `Merge pull request #${issue.number} from ${(p.headRepo ?? repo).owner}/${p.headRef}`;
       const message = request.commitMessage ?? issue.title;
       newSha = await git.commitTree({
         tree: merged.tree,
@@ -321,7 +322,8 @@ export async function markMerged(
   p.autoMerge = null;
   await onRefChanged(emu, repo, `refs/heads/${p.baseRef}`, baseSha, newSha, request.login);
   await emitPull(emu, repo, issue, "closed", request.login);
-  if (repo.deleteBranchOnMerge) {
+  // A fork's branch is its owner's: GitHub deletes only head branches of the base repository.
+  if (repo.deleteBranchOnMerge && !p.headRepo) {
     const headRef = `refs/heads/${p.headRef}`;
     const current = await git.readRef(headRef);
     const stillUsed = [...repo.issues.values()].some(

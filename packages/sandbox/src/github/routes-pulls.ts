@@ -16,6 +16,8 @@ import {
   type RequestContext,
 } from "./router.js";
 import * as shape from "./shapes.js";
+import { forkOwnedBy } from "./forks.js";
+import { ZERO_SHA } from "./git-store.js";
 
 /** The most files `GET /pulls/{n}/files` lists, over all its pages. */
 const MAX_LISTED_FILES = 3000;
@@ -42,7 +44,10 @@ export async function openPull(
 ): Promise<Issue> {
   const headBranch = input.head.includes(":") ? input.head.slice(input.head.indexOf(":") + 1) : input.head;
   const headOwner = input.head.includes(":") ? input.head.slice(0, input.head.indexOf(":")) : repo.owner;
-  if (headOwner.toLowerCase() !== repo.owner.toLowerCase()) {
+  // `owner:branch` from another owner names a branch of that owner's fork of this repository.
+  const headRepo =
+    headOwner.toLowerCase() === repo.owner.toLowerCase() ? undefined : forkOwnedBy(emu, repo, headOwner);
+  if (headOwner.toLowerCase() !== repo.owner.toLowerCase() && !headRepo) {
     throw validationFailed("Validation Failed", [
       { resource: "PullRequest", field: "head", code: "invalid" },
     ]);
@@ -52,22 +57,29 @@ export async function openPull(
     throw validationFailed("Validation Failed", [
       { resource: "PullRequest", field: "base", code: "invalid" },
     ]);
-  const headSha = await repo.git.readRef(`refs/heads/${headBranch}`);
+  const headSha = await (headRepo ?? repo).git.readRef(`refs/heads/${headBranch}`);
   if (!headSha)
     throw validationFailed("Validation Failed", [
       { resource: "PullRequest", field: "head", code: "invalid" },
     ]);
   for (const other of repo.issues.values()) {
-    if (other.state === "open" && other.pull?.headRef === headBranch && other.pull.baseRef === input.base) {
+    if (
+      other.state === "open" &&
+      other.pull?.headRef === headBranch &&
+      other.pull.headRepo === headRepo &&
+      other.pull.baseRef === input.base
+    ) {
       throw validationFailed("Validation Failed", [
         {
           resource: "PullRequest",
           code: "custom",
-          message: `A pull request already exists for ${repo.owner}:${headBranch}.`,
+          message: `A pull request already exists for ${(headRepo ?? repo).owner}:${headBranch}.`,
         },
       ]);
     }
   }
+  // The fork's commits are served by the base from then on (under refs/pull/<n>/head below).
+  if (headRepo) await repo.git.fetchFrom(headRepo.git, headSha);
   if ((await repo.git.commitsBetween(baseSha, headSha)).length === 0) {
     throw validationFailed("Validation Failed", [
       {
@@ -78,6 +90,7 @@ export async function openPull(
     ]);
   }
   const number = emu.nextNumber(repo);
+  if (headRepo) await repo.git.compareAndSwapRef(`refs/pull/${number}/head`, headSha, ZERO_SHA);
   const id = emu.id();
   const pullId = emu.id();
   const now = emu.now();
@@ -102,6 +115,7 @@ export async function openPull(
     pullNodeId: shape.nodeIdFor("PR", pullId),
     pull: {
       headRef: headBranch,
+      ...(headRepo ? { headRepo } : {}),
       headSha,
       baseRef: input.base,
       merged: false,
@@ -227,7 +241,9 @@ export function registerPullRoutes(emu: GitHubEmulator): void {
     if (head) {
       const [owner, branch] = head.includes(":") ? head.split(/:(.*)/s) : [repo.owner, head];
       pulls = pulls.filter(
-        (i) => owner!.toLowerCase() === repo.owner.toLowerCase() && i.pull!.headRef === branch,
+        (i) =>
+          owner!.toLowerCase() === (i.pull!.headRepo ?? repo).owner.toLowerCase() &&
+          i.pull!.headRef === branch,
       );
     }
     if (base) pulls = pulls.filter((i) => i.pull!.baseRef === base);
@@ -295,11 +311,12 @@ export function registerPullRoutes(emu: GitHubEmulator): void {
         throw validationFailed("Validation Failed", [
           { resource: "PullRequest", code: "custom", message: "Cannot reopen a merged pull request" },
         ]);
-      const head = await repo.git.readRef(`refs/heads/${p.headRef}`);
+      const head = await (p.headRepo ?? repo).git.readRef(`refs/heads/${p.headRef}`);
       if (!head)
         throw validationFailed("Validation Failed", [
           { resource: "PullRequest", code: "custom", message: "The head branch was deleted" },
         ]);
+      if (p.headRepo) await repo.git.fetchFrom(p.headRepo.git, `+${head}:refs/pull/${issue.number}/head`);
       p.headSha = head;
       issue.state = "open";
       issue.closedAt = null;

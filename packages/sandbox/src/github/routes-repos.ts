@@ -1,5 +1,6 @@
 /** Repositories, contents, the Git Data API (blobs, trees, commits, refs), branches, protection, compare, commits. */
 import { rivalPush } from "./emulator-act-as.js";
+import { repositoryWithNetwork } from "./forks.js";
 import { onRefChanged } from "./emulator-pull-effects.js";
 import { authorizeRepo, roleOf } from "./emulator-repos.js";
 import { isBranchProtected } from "./branch-coverage.js";
@@ -126,7 +127,7 @@ export function registerRepoRoutes(emu: GitHubEmulator): void {
 
   r.add("GET", "/repos/:owner/:repo", (ctx) => {
     const repo = authorizeRepo(emu, ctx, "metadata", "read", "read");
-    const body: Record<string, unknown> = shape.repository(c(), repo);
+    const body = repositoryWithNetwork(emu, repo);
     if (ctx.actor.kind === "user") {
       const role = roleOf(emu, repo, ctx.actor.login);
       body.permissions = {

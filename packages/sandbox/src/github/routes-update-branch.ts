@@ -17,8 +17,14 @@ export function registerUpdateBranchRoute(emu: GitHubEmulator): void {
     const repo = authorizeRepo(emu, ctx, ["pull_requests", "contents"], "write", "write");
     const login = emu.actingLogin(ctx.actor);
     const pull = findPull(repo, ctx.params.number!).pull!;
+    // A fork's branch is written only when its owner lets maintainers edit the PR.
+    const headRepo = pull.headRepo ?? repo;
+    if (pull.headRepo && !pull.maintainerCanModify)
+      throw validationFailed(
+        "Validation Failed: the pull request's head is a fork that maintainers may not modify",
+      );
     const ref = `refs/heads/${pull.headRef}`;
-    const head = await repo.git.readRef(ref);
+    const head = await headRepo.git.readRef(ref);
     const base = await repo.git.readRef(`refs/heads/${pull.baseRef}`);
     if (!head || !base) throw validationFailed("Reference does not exist");
     const expected = ctx.body.expected_head_sha;
@@ -35,10 +41,11 @@ export function registerUpdateBranchRoute(emu: GitHubEmulator): void {
         author: identity,
         committer: identity,
       });
-      await refuseRuleViolations(emu, ctx.actor, repo, ref, head, sha);
-      if (!(await repo.git.compareAndSwapRef(ref, sha, head)))
+      await refuseRuleViolations(emu, ctx.actor, headRepo, ref, head, sha);
+      if (headRepo !== repo) await headRepo.git.fetchFrom(repo.git, sha);
+      if (!(await headRepo.git.compareAndSwapRef(ref, sha, head)))
         throw validationFailed("expected head sha didn't match current head ref.");
-      await onRefChanged(emu, repo, ref, head, sha, login);
+      await onRefChanged(emu, headRepo, ref, head, sha, login);
     }
     return {
       status: 202,

@@ -142,7 +142,7 @@ export function repository(c: ShapeContext, r: Repo) {
     owner: simpleUser(c, r.owner),
     html_url: `${c.web}/${full}`,
     description: r.description,
-    fork: false,
+    fork: r.parent !== undefined,
     url,
     forks_url: `${url}/forks`,
     keys_url: `${url}/keys{/key_id}`,
@@ -454,7 +454,7 @@ export function pullSimple(c: ShapeContext, r: Repo, i: Issue, baseSha: string) 
     assignees: i.assignees.map((a) => simpleUser(c, a)),
     requested_reviewers: p.requestedReviewers.map((login) => simpleUser(c, login)),
     requested_teams: [] as unknown[],
-    head: pullBranch(c, r, p.headRef, p.headSha),
+    head: pullBranch(c, p.headRepo ?? r, p.headRef, p.headSha),
     base: pullBranch(c, r, p.baseRef, baseSha),
     _links: {
       self: { href: url },
