@@ -60,6 +60,8 @@ const phase = (name: string) =>
 export const targets: Record<string, string> = {
   "soak.serve.rss_growth_after_warmup_pct": "≤ 10",
   "soak.serve.heap_floor_growth_after_warmup_pct": "≤ 10",
+  "soak.serve.rss_trend_pct": "≤ 10",
+  "soak.serve.heap_floor_trend_pct": "≤ 10",
   "soak.serve.fds_growth_after_warmup_pct": "≤ 10",
   "soak.reconcile.rss_growth_after_warmup_pct": "≤ 10",
 };
@@ -88,6 +90,20 @@ function growthPct(values: number[]): number {
   const [warm, ...rest] = values;
   if (!warm || rest.length === 0) return 0;
   return Math.max(0, ((Math.max(...rest) - warm) / warm) * 100);
+}
+
+/**
+ * The median of the later half of `values` over the median of the earlier half, in percent: a
+ * leak moves the whole later half up, while one window caught before a collection moves only
+ * `growthPct`'s maximum.
+ */
+function trendPct(values: number[]): number {
+  if (values.length < 2) return 0;
+  const median = (list: number[]) => percentile(list, 50);
+  const half = Math.floor(values.length / 2);
+  const earlier = median(values.slice(0, half));
+  if (!earlier) return 0;
+  return ((median(values.slice(values.length - half)) - earlier) / earlier) * 100;
 }
 
 function processFigures(pid: number): { rss: number; fds: number } {
@@ -462,6 +478,8 @@ async function serveSoak(): Promise<Record<string, number>> {
     figures["soak.serve.peak_rss_mb"] = peakRss;
     figures["soak.serve.rss_growth_after_warmup_pct"] = growthPct(windows.map((w) => w.rss));
     figures["soak.serve.heap_floor_growth_after_warmup_pct"] = growthPct(windows.map((w) => w.heapFloor));
+    figures["soak.serve.rss_trend_pct"] = trendPct(windows.map((w) => w.rss));
+    figures["soak.serve.heap_floor_trend_pct"] = trendPct(windows.map((w) => w.heapFloor));
     figures["soak.serve.fds_growth_after_warmup_pct"] = growthPct(windows.map((w) => w.fds));
     figures["soak.serve.promotion_github_writes_max"] = Math.max(...windows.map((w) => w.writes));
     figures["soak.serve.promotion_github_writes_min"] = Math.min(...windows.map((w) => w.writes));
