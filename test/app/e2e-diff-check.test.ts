@@ -161,8 +161,9 @@ describe("the ferry/diff check (end to end)", { timeout: 240_000 }, () => {
       const branch = "from-fork";
       await personPull(world, branch, { [OVERLAY]: overlay(host, "1.7.5", RESOURCES) });
       await world.settle();
-      // The emulator has no forks: the same PR as GitHub delivers it from a fork (head.repo is
-      // mallory's), at a head commit Ferry has not seen, through the real webhook route.
+      // The same PR as GitHub delivers it from a fork (head.repo is mallory's), at a head commit
+      // Ferry has not seen, through the real webhook route (e2e-fork-config-check.test.ts opens a
+      // PR from a fork the emulator made).
       const opened = world.emu.webhooks
         .deliveries()
         .find(

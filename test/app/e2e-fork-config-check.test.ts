@@ -2,15 +2,13 @@
  * A PR from a fork that edits `.github/ferry.yml` gets the `ferry/config` check, safely
  * (README "The GitHub App"): the config at the fork's head commit is read through the API (GitHub
  * serves a fork PR's head commit from the base repository), checked within the same bounds, and
- * never used: nothing it names is fetched, no promotion follows from it. The emulator has no forks,
- * so the PR is delivered as GitHub delivers one from a fork (`head.repo` is mallory's), at a head
- * commit that no branch of the base repository holds, through the real webhook route.
+ * never used: nothing it names is fetched, no promotion follows from it. eve forks acme/config in
+ * the emulator, pushes to her fork and opens the PR from it, as on GitHub.
  */
-import { createHmac } from "node:crypto";
 import { createServer, type Server } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { actAs, inspect } from "../../packages/sandbox/src/github/index.js";
-import { SECRET, startWorld, type World } from "../support/app-e2e-world.js";
+import { startWorld, type World } from "../support/app-e2e-world.js";
 
 const CONFIG = ".github/ferry.yml";
 
@@ -22,75 +20,29 @@ describe("ferry/config on a fork's PR (end to end)", { timeout: 240_000 }, () =>
     await new Promise((resolve) => (listener ? listener.close(resolve) : resolve(undefined)));
   });
 
-  /** Opens a person's PR editing the config, then delivers a fork's push of `forkConfig` to it; returns the fork's head SHA. */
-  async function forkPush(forkConfig: string): Promise<string> {
-    const mona = world.as.mona;
-    const text = (await inspect.readFile(world.emu, "acme", "config", "main", CONFIG))!;
-    const branchHead = await actAs.commit(
+  /** eve's fork of acme/config, a commit of `forkConfig` on its branch, and her PR from it; returns the head SHA. */
+  async function forkPull(forkConfig: string): Promise<string> {
+    const eve = world.as.eve;
+    await eve.rest.repos.createFork({ owner: "acme", repo: "config" });
+    const head = await actAs.commit(
       world.emu,
-      "acme",
+      "eve",
       "config",
       "from-fork",
-      { [CONFIG]: `${text}# reviewed\n` },
-      "Touch the config",
-      { as: "mona" },
+      { [CONFIG]: forkConfig },
+      "Change the config",
+      { as: "eve" },
     );
-    await actAs.openPullRequest(world.emu, "acme", "config", {
-      head: "from-fork",
-      title: "Fork",
-      as: "mona",
+    const { data: pull } = await eve.rest.pulls.create({
+      owner: "acme",
+      repo: "config",
+      head: "eve:from-fork",
+      base: "main",
+      title: "From a fork",
     });
+    expect(pull.head.repo?.full_name).toBe("eve/config");
     await world.settle();
-    // The fork's next commit: in the base repository's object store (as refs/pull/N/head is on
-    // GitHub), on no branch of it.
-    const { data: parent } = await mona.rest.git.getCommit({
-      owner: "acme",
-      repo: "config",
-      commit_sha: branchHead,
-    });
-    const { data: tree } = await mona.rest.git.createTree({
-      owner: "acme",
-      repo: "config",
-      base_tree: parent.tree.sha,
-      tree: [{ path: CONFIG, mode: "100644", type: "blob", content: forkConfig }],
-    });
-    const { data: commit } = await mona.rest.git.createCommit({
-      owner: "acme",
-      repo: "config",
-      message: "fork push",
-      tree: tree.sha,
-      parents: [branchHead],
-    });
-    const opened = world.emu.webhooks
-      .deliveries()
-      .find(
-        (d) =>
-          d.event === "pull_request" &&
-          d.action === "opened" &&
-          JSON.stringify(d.payload).includes("from-fork"),
-      )!;
-    const payload = structuredClone(opened.payload) as {
-      action: string;
-      pull_request: { head: { sha: string; repo: { full_name: string; owner: { login: string } } } };
-    };
-    payload.action = "synchronize";
-    payload.pull_request.head.sha = commit.sha;
-    payload.pull_request.head.repo.full_name = "mallory/config";
-    payload.pull_request.head.repo.owner.login = "mallory";
-    const body = JSON.stringify(payload);
-    const response = await fetch(`${world.server.url}/api/github/webhooks`, {
-      method: "POST",
-      headers: {
-        "content-type": "application/json",
-        "x-github-event": "pull_request",
-        "x-github-delivery": `fork-${commit.sha}`,
-        "x-hub-signature-256": `sha256=${createHmac("sha256", SECRET).update(body).digest("hex")}`,
-      },
-      body,
-    });
-    expect(response.status).toBeLessThan(300);
-    await world.settle();
-    return commit.sha;
+    return head;
   }
 
   const configRun = async (sha: string) => {
@@ -103,7 +55,7 @@ describe("ferry/config on a fork's PR (end to end)", { timeout: 240_000 }, () =>
     const text = (await inspect.readFile(world.emu, "acme", "config", "main", CONFIG))!;
     const broken = text.replace(/paths: \[overlays\/staging\]|paths:\n(\s+)- overlays\/staging/, "paths: 5");
     expect(broken).not.toBe(text);
-    const head = await forkPush(broken);
+    const head = await forkPull(broken);
     const run = await configRun(head);
     expect(run?.conclusion).toBe("failure");
     const { data: annotations } = await world.as.mona.rest.checks.listAnnotations({
@@ -132,7 +84,7 @@ describe("ferry/config on a fork's PR (end to end)", { timeout: 240_000 }, () =>
     const pullsBefore = (await world.as.mona.rest.pulls.list({ owner: "acme", repo: "config", state: "all" }))
       .data.length;
     const start = world.emu.requests().length;
-    const head = await forkPush(evil);
+    const head = await forkPull(evil);
     const run = await configRun(head);
     expect(run?.status).toBe("completed");
     expect(connections).toBe(0);
@@ -149,5 +101,13 @@ describe("ferry/config on a fork's PR (end to end)", { timeout: 240_000 }, () =>
     const pullsAfter = (await world.as.mona.rest.pulls.list({ owner: "acme", repo: "config", state: "all" }))
       .data.length;
     expect(pullsAfter).toBe(pullsBefore + 1);
+    // Nor read anything of the fork itself: only the base repository serves its head.
+    expect(
+      world.emu
+        .requests()
+        .slice(start)
+        .filter((r) => r.actor.startsWith("app") || r.actor.includes("[bot]"))
+        .filter((r) => r.path.includes("/repos/eve/")),
+    ).toEqual([]);
   });
 });
