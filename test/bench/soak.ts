@@ -99,7 +99,11 @@ function growthPct(values: number[]): number {
  */
 function trendPct(values: number[]): number {
   if (values.length < 2) return 0;
-  const median = (list: number[]) => percentile(list, 50);
+  const median = (list: number[]) => {
+    const sorted = [...list].sort((a, b) => a - b);
+    const middle = Math.floor(sorted.length / 2);
+    return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+  };
   const half = Math.floor(values.length / 2);
   const earlier = median(values.slice(0, half));
   if (!earlier) return 0;
