@@ -54,6 +54,10 @@ describe("the emulator's REST responses and webhook payloads match GitHub's publ
     await bot.rest.repos.get({ owner, repo });
     // Repository settings, as an admin changes them (mona is admin here).
     await mona.rest.repos.update({ owner, repo, description: "GitOps config" });
+    // Forks (https://docs.github.com/en/rest/repos/forks): a fork's repository carries parent and source.
+    await hubot.rest.repos.createFork({ owner, repo });
+    await hubot.rest.repos.listForks({ owner, repo });
+    await hubot.rest.repos.get({ owner: "hubot", repo });
     await bot.rest.repos.getBranchRules({ owner, repo, branch: "release" });
     await bot.rest.repos.getBranchRules({ owner, repo, branch: "main" });
     // Rulesets over REST (https://docs.github.com/en/rest/repos/rules).
