@@ -4,17 +4,18 @@ import {
   type LookupAllOptions,
   type LookupOneOptions,
 } from "node:dns";
-import type { Agent } from "undici";
+import type { LookupFunction as NetLookupFunction } from "node:net";
 import { classifyHost, type AddressClass } from "../../core/net-address.js";
 import { RegistryProtocolError } from "./errors.js";
+import { httpFetch } from "./http-fetch.js";
 
 /**
  * The registry client's address guard, applied where a connection is made (docs/security.md):
  * every name is checked after DNS, every address literal before connecting, on the registry, on
  * each redirect and on each token realm alike. Link-local addresses (cloud metadata) are always
- * refused; loopback and private ones when `refusePrivate` (production). The hook is undici's
- * `connect` option (https://undici.nodejs.org/#/docs/api/Connector), which hands `lookup` on to
- * `net.connect`/`tls.connect`.
+ * refused; loopback and private ones when `refusePrivate` (production). `lookup` is handed to
+ * `net.connect`/`tls.connect` for every new connection (http-fetch.ts), so the address checked is
+ * the one connected to.
  */
 
 export type LookupFunction = typeof dnsLookup;
@@ -73,37 +74,18 @@ export function guardedLookup(base: LookupFunction, refusePrivate: boolean): Loo
   return guarded as unknown as LookupFunction;
 }
 
-/**
- * A fetch whose connections pass the guard: names through `lookup`, literals before connecting.
- * undici is loaded at the first request, so a command that reads no registry never loads it.
- */
+/** A fetch whose connections pass the guard: names through `lookup`, literals before each request. */
 export function guardedFetch(options: { lookup?: LookupFunction; refusePrivate: boolean }): typeof fetch {
-  let ready: Promise<{ dispatcher: Agent; fetch: typeof import("undici").fetch }> | undefined;
-  const load = async () => {
-    // Node gives a CommonJS package's exports by name and as `default`; the bundled CLI
-    // (deploy/bundle-cli.mjs) gives them as `default` only.
-    const loaded = await import("undici");
-    const { Agent, buildConnector, fetch } =
-      "buildConnector" in loaded ? loaded : (loaded as { default: typeof loaded }).default;
-    const connector = buildConnector({
-      lookup: guardedLookup(options.lookup ?? dnsLookup, options.refusePrivate),
-    });
-    const dispatcher = new Agent({
-      connect: (connectOptions, callback) => {
-        const problem = addressProblem(connectOptions.hostname, options.refusePrivate);
-        if (problem) return callback(new AddressRefusedError(`${problem}; refused`), null);
-        return connector(connectOptions, callback);
-      },
-    });
-    return { dispatcher, fetch };
-  };
-  return (async (input: string | URL, init?: RequestInit) => {
-    const { dispatcher, fetch } = await (ready ??= load());
-    return fetch(input, { ...(init as object), dispatcher });
-  }) as unknown as typeof fetch;
+  return httpFetch({
+    lookup: guardedLookup(options.lookup ?? dnsLookup, options.refusePrivate) as unknown as NetLookupFunction,
+    refuse: (hostname) => {
+      const problem = addressProblem(hostname, options.refusePrivate);
+      return problem ? new AddressRefusedError(`${problem}; refused`) : undefined;
+    },
+  });
 }
 
-/** The guard's refusal inside a fetch failure (undici reports connect errors as their `cause`). */
+/** The guard's refusal inside a fetch failure (a failed fetch carries the connect error as its `cause`). */
 export function refusedCause(error: unknown): AddressRefusedError | undefined {
   for (let current = error, depth = 0; current && depth < 5; depth += 1) {
     if (current instanceof AddressRefusedError) return current;

@@ -63,7 +63,7 @@ export interface RegistryClientOptions {
    * takes its part, so the fleet as a whole stays under `requestsPerMinute` and `concurrency`.
    */
   budgetShare?: () => number;
-  /** Default: undici's fetch through the address guard. Tests pass a scripted one. */
+  /** Default: a fetch over node:http through the address guard (http-fetch.ts). Tests pass a scripted one. */
   fetch?: typeof fetch;
   /** DNS for the guarded fetch (tests map names to addresses); default `dns.lookup`. */
   lookup?: LookupFunction;

@@ -1,0 +1,117 @@
+import type { LookupFunction as NetLookupFunction } from "node:net";
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from "node:http";
+import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
+import { Readable } from "node:stream";
+import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
+
+/**
+ * The subset of `fetch` the registry client and the notification sender use (docs/security.md,
+ * "the address guard"), over node:http and node:https: a string body, headers as a record, a
+ * signal, never a redirect followed (the callers follow by hand), the answer as a WHATWG
+ * `Response`. Its connections take `lookup` for every name and `refuse` is asked before every
+ * request, so the guard sees the address actually connected to. Node's own HTTP parser is native:
+ * no WebAssembly module is compiled (undici's llhttp kept a short command alive while V8 finished
+ * compiling it in the background).
+ */
+export interface HttpFetchOptions {
+  lookup: NetLookupFunction;
+  /** An error when `hostname` (a name or an address literal) must not be contacted. */
+  refuse: (hostname: string) => Error | undefined;
+}
+
+type FetchInit = {
+  method?: string;
+  headers?: Record<string, string>;
+  body?: string;
+  redirect?: string;
+  signal?: AbortSignal;
+};
+
+/** Statuses whose answer has no body by definition (the Fetch standard's null body statuses). */
+const NULL_BODY = new Set([101, 103, 204, 205, 304]);
+
+export function httpFetch(options: HttpFetchOptions): typeof fetch {
+  // Keep-alive: a registry is asked several times per image; idle sockets do not hold the process open.
+  const agents = {
+    "http:": new HttpAgent({ keepAlive: true }),
+    "https:": new HttpsAgent({ keepAlive: true }),
+  };
+  return ((input: string | URL, init: FetchInit = {}) => {
+    const url = new URL(input);
+    if (url.protocol !== "http:" && url.protocol !== "https:")
+      return Promise.reject(new TypeError(`fetch failed: ${url.protocol} is not http or https`));
+    if (init.redirect !== undefined && init.redirect !== "manual")
+      return Promise.reject(new TypeError(`fetch failed: redirect "${init.redirect}" is not supported`));
+    const hostname = url.hostname.replace(/^\[(.*)\]$/, "$1");
+    const refused = options.refuse(hostname);
+    if (refused) return Promise.reject(new TypeError("fetch failed", { cause: refused }));
+    const method = (init.method ?? "GET").toUpperCase();
+    return new Promise<Response>((resolve, reject) => {
+      const signal = init.signal;
+      if (signal?.aborted) return reject(signal.reason);
+      const send = url.protocol === "https:" ? httpsRequest : httpRequest;
+      const request = send(url, {
+        method,
+        headers: {
+          ...init.headers,
+          ...(init.body !== undefined ? { "content-length": Buffer.byteLength(init.body) } : {}),
+        },
+        agent: agents[url.protocol as "http:" | "https:"],
+        lookup: options.lookup,
+        ...(signal ? { signal } : {}),
+      });
+      request.on("error", (error) =>
+        reject(signal?.aborted ? signal.reason : new TypeError("fetch failed", { cause: error })),
+      );
+      request.on("response", (incoming) => {
+        try {
+          resolve(responseOf(incoming, method, signal));
+        } catch (error) {
+          incoming.destroy();
+          reject(new TypeError("fetch failed", { cause: error }));
+        }
+      });
+      request.end(init.body);
+    });
+  }) as unknown as typeof fetch;
+}
+
+function responseOf(incoming: IncomingMessage, method: string, signal: AbortSignal | undefined): Response {
+  const status = incoming.statusCode ?? 0;
+  const headers = new Headers();
+  const raw = incoming.rawHeaders;
+  for (let index = 0; index + 1 < raw.length; index += 2) headers.append(raw[index]!, raw[index + 1]!);
+  if (method === "HEAD" || NULL_BODY.has(status)) {
+    incoming.resume();
+    return new Response(null, { status, statusText: incoming.statusMessage ?? "", headers });
+  }
+  // As fetch does: a body the server compressed anyway is handed on decompressed (the caller's
+  // size cap then counts the decompressed bytes and stops reading past it).
+  const decoder = decoderFor(headers.get("content-encoding"));
+  const stream: Readable = decoder ? incoming.pipe(decoder) : incoming;
+  if (decoder) incoming.on("error", (error) => decoder.destroy(error));
+  if (signal) {
+    const abort = () => stream.destroy(signal.reason as Error);
+    signal.addEventListener("abort", abort, { once: true });
+    stream.once("close", () => signal.removeEventListener("abort", abort));
+  }
+  return new Response(Readable.toWeb(stream) as ReadableStream<Uint8Array>, {
+    status,
+    statusText: incoming.statusMessage ?? "",
+    headers,
+  });
+}
+
+function decoderFor(encoding: string | null) {
+  switch (encoding?.trim().toLowerCase()) {
+    case "gzip":
+    case "x-gzip":
+      return createGunzip();
+    case "deflate":
+      return createInflate();
+    case "br":
+      return createBrotliDecompress();
+    default:
+      return undefined;
+  }
+}
