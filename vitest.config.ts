@@ -18,6 +18,10 @@ export default defineConfig({
     // (the reliability ledger keys its file on the vitest parent process).
     pool: "forks",
     poolOptions: { forks: { isolate: true } },
+    // Four files at once even on two cores: most of a file's time is spent waiting on git, servers
+    // and child processes, not on the CPU (docs/testing.md "Test suite timing").
+    maxWorkers: 4,
+    minWorkers: 1,
     // A failure is a finding: never retried.
     retry: 0,
   },

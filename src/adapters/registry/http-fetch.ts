@@ -1,6 +1,5 @@
 import type { LookupFunction as NetLookupFunction } from "node:net";
-import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from "node:http";
-import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
+import type { IncomingMessage } from "node:http";
 import { Readable } from "node:stream";
 import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
 
@@ -31,11 +30,7 @@ type FetchInit = {
 const NULL_BODY = new Set([101, 103, 204, 205, 304]);
 
 export function httpFetch(options: HttpFetchOptions): typeof fetch {
-  // Keep-alive: a registry is asked several times per image; idle sockets do not hold the process open.
-  const agents = {
-    "http:": new HttpAgent({ keepAlive: true }),
-    "https:": new HttpsAgent({ keepAlive: true }),
-  };
+  let transports: ReturnType<typeof loadTransports> | undefined;
   return ((input: string | URL, init: FetchInit = {}) => {
     const url = new URL(input);
     if (url.protocol !== "http:" && url.protocol !== "https:")
@@ -49,14 +44,15 @@ export function httpFetch(options: HttpFetchOptions): typeof fetch {
     return new Promise<Response>((resolve, reject) => {
       const signal = init.signal;
       if (signal?.aborted) return reject(signal.reason);
-      const send = url.protocol === "https:" ? httpsRequest : httpRequest;
+      transports ??= loadTransports();
+      const { send, agent } = transports[url.protocol as "http:" | "https:"];
       const request = send(url, {
         method,
         headers: {
           ...init.headers,
           ...(init.body !== undefined ? { "content-length": Buffer.byteLength(init.body) } : {}),
         },
-        agent: agents[url.protocol as "http:" | "https:"],
+        agent,
         lookup: options.lookup,
         ...(signal ? { signal } : {}),
       });
@@ -74,6 +70,21 @@ export function httpFetch(options: HttpFetchOptions): typeof fetch {
       request.end(init.body);
     });
   }) as unknown as typeof fetch;
+}
+
+/**
+ * node:http and node:https with one keep-alive agent each (a registry is asked several times per
+ * image; idle sockets do not hold the process open). Taken with `getBuiltinModule`, not imported:
+ * the ESM face of node:http reads every export, and its WebSocket getters load Node's bundled
+ * undici, about 60 ms of a command's start-up.
+ */
+function loadTransports() {
+  const http = process.getBuiltinModule("node:http") as typeof import("node:http");
+  const https = process.getBuiltinModule("node:https") as typeof import("node:https");
+  return {
+    "http:": { send: http.request, agent: new http.Agent({ keepAlive: true }) },
+    "https:": { send: https.request, agent: new https.Agent({ keepAlive: true }) },
+  };
 }
 
 function responseOf(incoming: IncomingMessage, method: string, signal: AbortSignal | undefined): Response {
