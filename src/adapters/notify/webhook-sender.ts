@@ -1,4 +1,5 @@
 import type { WebhookPoster } from "../../app/notify-outbox.js";
+import type { FetchAnswer } from "../registry/fetch-types.js";
 import { guardedFetch, refusedCause, type LookupFunction } from "../registry/address-guard.js";
 
 /**
@@ -47,7 +48,7 @@ export function webhookPoster(options: {
 }
 
 /** Reads at most MAX_RESPONSE_BYTES of the answer and drops the rest (the connection is then closed). */
-async function drain(response: Response): Promise<void> {
+async function drain(response: FetchAnswer): Promise<void> {
   const reader = response.body?.getReader();
   if (!reader) return;
   let read = 0;

@@ -7,6 +7,7 @@ import {
 import type { LookupFunction as NetLookupFunction } from "node:net";
 import { classifyHost, type AddressClass } from "../../core/net-address.js";
 import { RegistryProtocolError } from "./errors.js";
+import type { FetchLike } from "./fetch-types.js";
 import { httpFetch } from "./http-fetch.js";
 
 /**
@@ -75,7 +76,7 @@ export function guardedLookup(base: LookupFunction, refusePrivate: boolean): Loo
 }
 
 /** A fetch whose connections pass the guard: names through `lookup`, literals before each request. */
-export function guardedFetch(options: { lookup?: LookupFunction; refusePrivate: boolean }): typeof fetch {
+export function guardedFetch(options: { lookup?: LookupFunction; refusePrivate: boolean }): FetchLike {
   return httpFetch({
     lookup: guardedLookup(options.lookup ?? dnsLookup, options.refusePrivate) as unknown as NetLookupFunction,
     refuse: (hostname) => {

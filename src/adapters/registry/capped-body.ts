@@ -1,11 +1,12 @@
 import { RegistryProtocolError } from "./errors.js";
+import type { FetchAnswer } from "./fetch-types.js";
 
 /**
  * A registry answer's body read under a size cap (transport.ts): a success larger than the cap is refused,
  * before reading when its Content-Length says so; an error body is cut at a few KiB, read only for its code.
  */
 
-export async function readCapped(registry: string, response: Response, maxBytes: number): Promise<Buffer> {
+export async function readCapped(registry: string, response: FetchAnswer, maxBytes: number): Promise<Buffer> {
   const okStatus = response.status >= 200 && response.status < 300;
   // Error bodies are only read for their error code: a few KiB is plenty.
   const cap = okStatus ? maxBytes : 4096;

@@ -1,13 +1,14 @@
 import type { LookupFunction as NetLookupFunction } from "node:net";
 import type { IncomingMessage } from "node:http";
+import type { AnswerHeaders, FetchAnswer, FetchLike } from "./fetch-types.js";
 import { Readable } from "node:stream";
 import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
 
 /**
  * The subset of `fetch` the registry client and the notification sender use (docs/security.md,
  * "the address guard"), over node:http and node:https: a string body, headers as a record, a
- * signal, never a redirect followed (the callers follow by hand), the answer as a WHATWG
- * `Response`. Its connections take `lookup` for every name and `refuse` is asked before every
+ * signal, never a redirect followed (the callers follow by hand), the answer's status, headers
+ * and body stream (fetch-types.ts). Its connections take `lookup` for every name and `refuse` is asked before every
  * request, so the guard sees the address actually connected to. Node's own HTTP parser is native:
  * no WebAssembly module is compiled (undici's llhttp kept a short command alive while V8 finished
  * compiling it in the background).
@@ -18,20 +19,12 @@ export interface HttpFetchOptions {
   refuse: (hostname: string) => Error | undefined;
 }
 
-type FetchInit = {
-  method?: string;
-  headers?: Record<string, string>;
-  body?: string;
-  redirect?: string;
-  signal?: AbortSignal;
-};
-
 /** Statuses whose answer has no body by definition (the Fetch standard's null body statuses). */
 const NULL_BODY = new Set([101, 103, 204, 205, 304]);
 
-export function httpFetch(options: HttpFetchOptions): typeof fetch {
+export function httpFetch(options: HttpFetchOptions): FetchLike {
   let transports: ReturnType<typeof loadTransports> | undefined;
-  return ((input: string | URL, init: FetchInit = {}) => {
+  return (input, init = {}) => {
     const url = new URL(input);
     if (url.protocol !== "http:" && url.protocol !== "https:")
       return Promise.reject(new TypeError(`fetch failed: ${url.protocol} is not http or https`));
@@ -41,7 +34,7 @@ export function httpFetch(options: HttpFetchOptions): typeof fetch {
     const refused = options.refuse(hostname);
     if (refused) return Promise.reject(new TypeError("fetch failed", { cause: refused }));
     const method = (init.method ?? "GET").toUpperCase();
-    return new Promise<Response>((resolve, reject) => {
+    return new Promise<FetchAnswer>((resolve, reject) => {
       const signal = init.signal;
       if (signal?.aborted) return reject(signal.reason);
       transports ??= loadTransports();
@@ -69,7 +62,7 @@ export function httpFetch(options: HttpFetchOptions): typeof fetch {
       });
       request.end(init.body);
     });
-  }) as unknown as typeof fetch;
+  };
 }
 
 /**
@@ -87,14 +80,13 @@ function loadTransports() {
   };
 }
 
-function responseOf(incoming: IncomingMessage, method: string, signal: AbortSignal | undefined): Response {
+function responseOf(incoming: IncomingMessage, method: string, signal: AbortSignal | undefined): FetchAnswer {
   const status = incoming.statusCode ?? 0;
-  const headers = new Headers();
-  const raw = incoming.rawHeaders;
-  for (let index = 0; index + 1 < raw.length; index += 2) headers.append(raw[index]!, raw[index + 1]!);
+  if (status < 200 || status > 599) throw new RangeError(`status ${status} is not a final answer`);
+  const headers = new RawHeaders(incoming.rawHeaders);
   if (method === "HEAD" || NULL_BODY.has(status)) {
     incoming.resume();
-    return new Response(null, { status, statusText: incoming.statusMessage ?? "", headers });
+    return { status, headers, body: null };
   }
   // As fetch does: a body the server compressed anyway is handed on decompressed (the caller's
   // size cap then counts the decompressed bytes and stops reading past it).
@@ -106,11 +98,27 @@ function responseOf(incoming: IncomingMessage, method: string, signal: AbortSign
     signal.addEventListener("abort", abort, { once: true });
     stream.once("close", () => signal.removeEventListener("abort", abort));
   }
-  return new Response(Readable.toWeb(stream) as ReadableStream<Uint8Array>, {
-    status,
-    statusText: incoming.statusMessage ?? "",
-    headers,
-  });
+  return { status, headers, body: Readable.toWeb(stream) as ReadableStream<Uint8Array> };
+}
+
+/**
+ * An answer's headers as `Headers.get` reads them: names case-insensitive, repeated ones joined
+ * by ", ". (Not the global `Headers`: it lives in Node's bundled undici, whose loading was a fifth
+ * of a short command's start-up.)
+ */
+class RawHeaders implements AnswerHeaders {
+  readonly #values = new Map<string, string>();
+  constructor(raw: string[]) {
+    for (let index = 0; index + 1 < raw.length; index += 2) {
+      const name = raw[index]!.toLowerCase();
+      const value = raw[index + 1]!.trim();
+      const before = this.#values.get(name);
+      this.#values.set(name, before === undefined ? value : `${before}, ${value}`);
+    }
+  }
+  get(name: string): string | null {
+    return this.#values.get(name.toLowerCase()) ?? null;
+  }
 }
 
 function decoderFor(encoding: string | null) {

@@ -1,9 +1,11 @@
+import type { AnswerHeaders } from "./fetch-types.js";
+
 /**
  * How long a registry asked us to wait, from the headers of a 429 (or 503) answer:
  * `Retry-After` in seconds or as an HTTP date, then Docker Hub's `ratelimit-reset` (epoch
  * seconds) and `ratelimit-remaining: 0;w=21600` (the window, in seconds). docs/reliability.md row 17.
  */
-export function retryAfterMs(headers: Headers, nowMs: number): number | undefined {
+export function retryAfterMs(headers: AnswerHeaders, nowMs: number): number | undefined {
   const retryAfter = headers.get("retry-after")?.trim();
   if (retryAfter) {
     if (/^\d+$/.test(retryAfter)) return Number(retryAfter) * 1000;

@@ -1,4 +1,5 @@
 /** What a registry client is created with: the config's registries, credentials and their bindings, limits. */
+import type { FetchLike } from "./fetch-types.js";
 import type { TrustedRoot } from "@sigstore/protobuf-specs";
 import type { FerryConfig } from "../../core/config/schema.js";
 import type { SecretBindings } from "../../core/config/secret-bindings.js";
@@ -64,7 +65,7 @@ export interface RegistryClientOptions {
    */
   budgetShare?: () => number;
   /** Default: a fetch over node:http through the address guard (http-fetch.ts). Tests pass a scripted one. */
-  fetch?: typeof fetch;
+  fetch?: FetchLike;
   /** DNS for the guarded fetch (tests map names to addresses); default `dns.lookup`. */
   lookup?: LookupFunction;
   /**

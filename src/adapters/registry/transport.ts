@@ -1,4 +1,5 @@
 import type { RegistryConfig } from "../../core/config/schema.js";
+import type { AnswerHeaders, FetchLike } from "./fetch-types.js";
 import { FerryError } from "../../core/errors.js";
 import { registryApiHost } from "../../core/image-ref.js";
 import { classifyHost } from "../../core/net-address.js";
@@ -36,7 +37,7 @@ export interface RegistryState {
 
 export interface Exchange {
   status: number;
-  headers: Headers;
+  headers: AnswerHeaders;
   body: Buffer;
   url: string;
 }
@@ -72,7 +73,7 @@ export interface Transport {
 
 export function createTransport(deps: {
   limits: RegistryLimits;
-  fetch: typeof fetch;
+  fetch: FetchLike;
   now: () => number;
   sleep: (ms: number) => Promise<void>;
   random: () => number;
@@ -85,7 +86,7 @@ export function createTransport(deps: {
 /** What the transport's steps share: the limits, the fetch and the clock, sleep and randomness they use. */
 interface TransportContext {
   limits: RegistryLimits;
-  fetchImpl: typeof fetch;
+  fetchImpl: FetchLike;
   now: () => number;
   sleep: (ms: number) => Promise<void>;
   random: () => number;
@@ -257,15 +258,19 @@ function rateLimited(
  * https://docs.docker.com/docker-hub/usage/pulls/): with only the reserve left, Ferry stops
  * before the registry starts answering 429, until the window (or `ratelimit-reset`) ends.
  */
-function keepUnderRateLimit(ctx: TransportContext, state: RegistryState, headers: Headers): void {
+function keepUnderRateLimit(ctx: TransportContext, state: RegistryState, headers: AnswerHeaders): void {
   const { now } = ctx;
   const remaining = parseRateLimitRemaining(headers.get("ratelimit-remaining"));
   if (!remaining || remaining.remaining > RATE_LIMIT_RESERVE) return;
   const wait =
-    retryAfterMs(new Headers({ "ratelimit-reset": headers.get("ratelimit-reset") ?? "" }), now()) ??
-    (remaining.windowSeconds ?? 3600) * 1000;
+    retryAfterMs(onlyHeader(headers, "ratelimit-reset"), now()) ?? (remaining.windowSeconds ?? 3600) * 1000;
   state.circuit.open(
     now() + wait,
     `the registry's rate limit has ${remaining.remaining} requests left (ratelimit-remaining)`,
   );
+}
+
+/** `headers` with every header but `name` left out. */
+function onlyHeader(headers: AnswerHeaders, name: string): AnswerHeaders {
+  return { get: (asked) => (asked.toLowerCase() === name ? headers.get(name) : null) };
 }
