@@ -59,6 +59,41 @@ export async function writeDashboard(
   state?: FerryState,
   known: KnownDashboardInputs = {},
 ): Promise<void> {
+  // One dashboard write at a time per repository in this process; a write that brings no notices
+  // of its own keeps the ones this process last wrote, not those of an issue body it read before
+  // a scan's write (docs/reliability.md row 78).
+  const key = `${deps.github.owner}/${deps.github.repo} dashboard`;
+  await deps.locks.run(key, async () => {
+    const written = writtenNotices(deps);
+    const notices = known.notices ?? written.get(key);
+    await writeDashboardNow(deps, loaded, state, notices ? { ...known, notices } : known);
+    if (known.notices) remember(written, key, known.notices);
+  });
+}
+
+/** The notices each repository's dashboard was last written with by this process, per process. */
+const noticesWritten = new WeakMap<object, Map<string, PolicyNotice[]>>();
+/** Repositories remembered per process at most (the oldest forgotten first). */
+const MAX_REMEMBERED = 10_000;
+
+function writtenNotices(deps: AppDeps<StateWork>): Map<string, PolicyNotice[]> {
+  let written = noticesWritten.get(deps.locks);
+  if (!written) noticesWritten.set(deps.locks, (written = new Map()));
+  return written;
+}
+
+function remember(written: Map<string, PolicyNotice[]>, key: string, notices: PolicyNotice[]): void {
+  written.delete(key);
+  if (written.size >= MAX_REMEMBERED) written.delete(written.keys().next().value!);
+  written.set(key, notices);
+}
+
+async function writeDashboardNow(
+  deps: AppDeps<StateWork>,
+  loaded: LoadedConfig,
+  state: FerryState | undefined,
+  known: KnownDashboardInputs,
+): Promise<void> {
   let current = state;
   let issue: IssueInfo | undefined;
   if (known.dashboard !== undefined) issue = known.dashboard ?? undefined;

@@ -10,7 +10,7 @@ import { writeDashboard } from "../../src/app/dashboard-issue.js";
 import { loadState, STATE_WRITE_ATTEMPTS } from "../../src/app/state-ref.js";
 import { updateState } from "../../src/app/update-state.js";
 import { TransientError } from "../../src/core/errors.js";
-import { DASHBOARD_TITLE, formatDashboard, parseState } from "../../src/core/pr/dashboard.js";
+import { DASHBOARD_TITLE, formatDashboard, parseNotices, parseState } from "../../src/core/pr/dashboard.js";
 import { emptyState, parseStateFile, type FerryState } from "../../src/core/state/ferry-state.js";
 import { configRepo, FakeGitHub, FakeRegistry, fakeDeps } from "../support/app-fakes.js";
 
@@ -176,6 +176,70 @@ describe("the dashboard", () => {
     // A scan that read the state before the rival's hold writes the dashboard from it.
     await writeDashboard(deps, config, stale);
     expect(Object.keys(dashboardOf(github).holds).sort()).toEqual(["prod", "staging"]);
+  });
+});
+
+describe("the dashboard's notices", () => {
+  const notice = { environment: "staging", image: "shop", message: "runs 9.9.9, outside its policy" };
+  const noticesOf = (github: FakeGitHub) =>
+    parseNotices(github.issues.find((issue) => issue.title === DASHBOARD_TITLE)?.body);
+
+  it("survive a later write that read the issue before the scan wrote them (docs/reliability.md row 78)", async () => {
+    const github = new FakeGitHub(configRepo());
+    const deps = replica(github);
+    const config = await loaded(deps);
+    await writeDashboard(deps, config, emptyState());
+    // A merge's refresh read the issue here, before the scan wrote its notices.
+    const readBefore = structuredClone(github.issues.find((issue) => issue.title === DASHBOARD_TITLE)!);
+    await writeDashboard(deps, config, undefined, { notices: [notice] });
+    expect(noticesOf(github)).toEqual([notice]);
+    await updateState(deps, config, hold("mona"));
+    await writeDashboard(deps, config, undefined, { dashboard: readBefore });
+    expect(noticesOf(github)).toEqual([notice]);
+    expect(Object.keys(dashboardOf(github).holds)).toEqual(["staging"]);
+  });
+
+  it("survive a refresh that was already reading when the scan began", async () => {
+    /** A GitHub that starts the scan's write while the refresh is between its read and its write. */
+    class InterleavingGitHub extends FakeGitHub {
+      between?: () => Promise<void>;
+      override async findIssue(title: string) {
+        const found = await super.findIssue(title);
+        const between = this.between;
+        this.between = undefined;
+        await between?.();
+        return found;
+      }
+    }
+    /** Many turns of the event loop: far more than the in-memory scan needs when nothing holds it. */
+    const turns = async (count: number) => {
+      for (let turn = 0; turn < count; turn++) await new Promise((resolve) => setImmediate(resolve));
+    };
+    const github = new InterleavingGitHub(configRepo());
+    const deps = replica(github);
+    const config = await loaded(deps);
+    await writeDashboard(deps, config, emptyState());
+    let scan: Promise<void> | undefined;
+    // The scan runs to its end meanwhile unless something makes it wait for the refresh.
+    github.between = async () => {
+      scan = writeDashboard(deps, config, undefined, { notices: [notice] });
+      await Promise.race([scan, turns(500)]);
+    };
+    await updateState(deps, config, hold("mona"));
+    await scan;
+    expect(scan).toBeDefined();
+    expect(noticesOf(github)).toEqual([notice]);
+    expect(Object.keys(dashboardOf(github).holds)).toEqual(["staging"]);
+  });
+
+  it("are replaced by the next scan's notices, an empty list included", async () => {
+    const github = new FakeGitHub(configRepo());
+    const deps = replica(github);
+    const config = await loaded(deps);
+    await writeDashboard(deps, config, emptyState(), { notices: [notice] });
+    await writeDashboard(deps, config, undefined, { notices: [] });
+    await writeDashboard(deps, config, undefined, {});
+    expect(noticesOf(github)).toEqual([]);
   });
 });
 
