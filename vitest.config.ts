@@ -10,10 +10,10 @@ export default defineConfig({
     exclude: ["test/cluster/**", "test/fixtures/**", "node_modules/**", "dist/**"],
     // Stops at once, naming each missing tool (git, docker-registry, kubectl or kustomize, helm, ...).
     globalSetup: ["test/support/prerequisites.ts"],
-    // Many tests start real servers, git and child processes on a shared machine: a test that
-    // needs longer says so itself (vi.setConfig or a describe timeout).
-    testTimeout: 20_000,
-    hookTimeout: 30_000,
+    // A backstop for a hang, never the clock a test fails by: a wait for an effect keeps its own
+    // deadline, and no file lowers these (docs/testing.md "Timeouts").
+    testTimeout: 240_000,
+    hookTimeout: 240_000,
     // Separate processes: tests start servers and child processes and set process-wide state
     // (the reliability ledger keys its file on the vitest parent process).
     pool: "forks",

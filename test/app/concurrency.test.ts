@@ -10,7 +10,7 @@ import { installApp, setTagOnMain, startWorld, type World } from "../support/git
 import { configRepo, FakeRegistry, fakeDeps } from "../support/app-fakes.js";
 import { inspect, repos } from "../../packages/sandbox/src/github/index.js";
 
-describe("concurrent writers on one environment", { timeout: 60_000 }, () => {
+describe("concurrent writers on one environment", () => {
   let world: World;
   let github: () => GitHubRepoAdapter;
   const registry = new FakeRegistry();

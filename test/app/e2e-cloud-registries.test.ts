@@ -166,68 +166,64 @@ describe.each([
     vi.unstubAllEnvs();
   });
 
-  it(
-    "a new tag in the registry becomes a staging PR, with credentials derived through the provider, and no credential in logs, PRs, commits or /status",
-    { timeout: 90_000 },
-    async () => {
-      const canary = new CanaryWatch();
-      const running = await provider.start(canary);
-      cleanups.push(() => running.close());
-      await running.push("1.7.0");
-      const logs: string[] = [];
-      world = await startWorld({
-        ci: false,
-        server: {
-          log: pino({ level: "debug" }, canary.sink("ferry log", logs)),
-          ferry: {
-            sealKey: "e2e-seal",
-            // The operator binds its credentials of this kind to the host, for acme.
-            configContext: {
-              ...DEFAULT_CONFIG_CONTEXT,
-              secretBindings: ambientBindings([provider.host], "acme"),
-            },
-            // The product's client; only the cloud host's address (and the SDK's endpoint) is loopback.
-            registryFor: (config) =>
-              createRegistryClient({
-                ...(config.registries ? { registries: config.registries } : {}),
-                secretBindings: ambientBindings([provider.host], "acme"),
-                secretOwner: "acme",
-                ...running.client,
-                identityEnv: process.env,
-                loopbackOrigins: { [provider.host]: running.origin },
-              }),
+  it("a new tag in the registry becomes a staging PR, with credentials derived through the provider, and no credential in logs, PRs, commits or /status", async () => {
+    const canary = new CanaryWatch();
+    const running = await provider.start(canary);
+    cleanups.push(() => running.close());
+    await running.push("1.7.0");
+    const logs: string[] = [];
+    world = await startWorld({
+      ci: false,
+      server: {
+        log: pino({ level: "debug" }, canary.sink("ferry log", logs)),
+        ferry: {
+          sealKey: "e2e-seal",
+          // The operator binds its credentials of this kind to the host, for acme.
+          configContext: {
+            ...DEFAULT_CONFIG_CONTEXT,
+            secretBindings: ambientBindings([provider.host], "acme"),
           },
+          // The product's client; only the cloud host's address (and the SDK's endpoint) is loopback.
+          registryFor: (config) =>
+            createRegistryClient({
+              ...(config.registries ? { registries: config.registries } : {}),
+              secretBindings: ambientBindings([provider.host], "acme"),
+              secretOwner: "acme",
+              ...running.client,
+              identityEnv: process.env,
+              loopbackOrigins: { [provider.host]: running.origin },
+            }),
         },
-      });
-      const repository = `${provider.host}/acme/shop`;
-      await actAs.commit(
-        world.emu,
-        "acme",
-        "config",
-        "main",
-        {
-          ".github/ferry.yml": `images:\n  shop:\n    repository: ${repository}\n    policy: { range: "^1.0.0" }\nenvironments:\n  staging:\n    paths: [overlays/staging]\n    update: auto\nregistries:\n  "${provider.host}": { auth: ${provider.auth} }\n`,
-          "overlays/staging/kustomization.yaml": `apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - deployment.yaml\nimages:\n  - name: ${repository}\n    newTag: "1.7.0"\n`,
-        },
-        "images from the cloud registry",
-        { as: "mona" },
-      );
-      await world.settle();
-      await running.push("1.8.0");
-      await world.server.scanNow();
-      await world.settle();
-      const pulls = await world.pulls("open");
-      expect(pulls.map((pull) => pull.title)).toEqual(["Promote shop 1.8.0 to staging"]);
+      },
+    });
+    const repository = `${provider.host}/acme/shop`;
+    await actAs.commit(
+      world.emu,
+      "acme",
+      "config",
+      "main",
+      {
+        ".github/ferry.yml": `images:\n  shop:\n    repository: ${repository}\n    policy: { range: "^1.0.0" }\nenvironments:\n  staging:\n    paths: [overlays/staging]\n    update: auto\nregistries:\n  "${provider.host}": { auth: ${provider.auth} }\n`,
+        "overlays/staging/kustomization.yaml": `apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - deployment.yaml\nimages:\n  - name: ${repository}\n    newTag: "1.7.0"\n`,
+      },
+      "images from the cloud registry",
+      { as: "mona" },
+    );
+    await world.settle();
+    await running.push("1.8.0");
+    await world.server.scanNow();
+    await world.settle();
+    const pulls = await world.pulls("open");
+    expect(pulls.map((pull) => pull.title)).toEqual(["Promote shop 1.8.0 to staging"]);
 
-      for (const credential of running.handedOut()) canary.plant(credential, `${provider.auth} credential`);
-      canary.scanObject("pull requests", pulls);
-      canary.scan("GET /status", await (await fetch(`${world.server.url}/status`)).text());
-      canary.scanGit("config repo commits", world.emu.repo("acme", "config").git.gitDir);
-      for (const line of logs) canary.scan("ferry log (rescan)", line);
-      expect(logs.length).toBeGreaterThan(0);
-      expect(canary.hits).toEqual([]);
-    },
-  );
+    for (const credential of running.handedOut()) canary.plant(credential, `${provider.auth} credential`);
+    canary.scanObject("pull requests", pulls);
+    canary.scan("GET /status", await (await fetch(`${world.server.url}/status`)).text());
+    canary.scanGit("config repo commits", world.emu.repo("acme", "config").git.gitDir);
+    for (const line of logs) canary.scan("ferry log (rescan)", line);
+    expect(logs.length).toBeGreaterThan(0);
+    expect(canary.hits).toEqual([]);
+  });
 });
 
 describe("a revoked credential end to end", () => {
@@ -237,85 +233,79 @@ describe("a revoked credential end to end", () => {
     vi.unstubAllEnvs();
   });
 
-  it(
-    "auth: gcp with a token the registry refuses: a clear error in the log, nothing written, and the next cycle after restoring opens the PR",
-    { timeout: 90_000 },
-    async () => {
-      const canary = new CanaryWatch();
-      const token = `ya29.${canary.secret("gcp-access-token")}`;
-      const revoked = `ya29.${canary.secret("gcp-revoked-token")}`;
-      const registry = await startDistribution("basic", { users: { oauth2accesstoken: token } });
-      const metadata = await startFakeGceMetadata({ token, expiresIn: 3599 });
-      cleanups.push(
-        () => metadata.close(),
-        () => registry.close(),
-      );
-      vi.stubEnv("GCE_METADATA_HOST", metadata.host);
-      vi.stubEnv("GOOGLE_APPLICATION_CREDENTIALS", "");
-      vi.stubEnv("CLOUDSDK_CONFIG", "/nonexistent/ferry-gcloud");
-      vi.stubEnv("GOOGLE_CLOUD_PROJECT", "ferry-test-project");
-      const auth = { username: "oauth2accesstoken", password: token };
-      await pushImage(registry.url, "acme/shop", "1.7.0", { content: "1.7.0", auth });
-      const logs: string[] = [];
-      world = await startWorld({
-        ci: false,
-        server: {
-          log: pino({ level: "debug" }, canary.sink("ferry log", logs)),
-          ferry: {
-            sealKey: "e2e-seal",
-            configContext: { ...DEFAULT_CONFIG_CONTEXT, secretBindings: ambientBindings([gcp.host], "acme") },
-            registryFor: (config) =>
-              createRegistryClient({
-                ...(config.registries ? { registries: config.registries } : {}),
-                secretBindings: ambientBindings([gcp.host], "acme"),
-                secretOwner: "acme",
-                loopbackOrigins: { [gcp.host]: registry.url },
-              }),
-          },
+  it("auth: gcp with a token the registry refuses: a clear error in the log, nothing written, and the next cycle after restoring opens the PR", async () => {
+    const canary = new CanaryWatch();
+    const token = `ya29.${canary.secret("gcp-access-token")}`;
+    const revoked = `ya29.${canary.secret("gcp-revoked-token")}`;
+    const registry = await startDistribution("basic", { users: { oauth2accesstoken: token } });
+    const metadata = await startFakeGceMetadata({ token, expiresIn: 3599 });
+    cleanups.push(
+      () => metadata.close(),
+      () => registry.close(),
+    );
+    vi.stubEnv("GCE_METADATA_HOST", metadata.host);
+    vi.stubEnv("GOOGLE_APPLICATION_CREDENTIALS", "");
+    vi.stubEnv("CLOUDSDK_CONFIG", "/nonexistent/ferry-gcloud");
+    vi.stubEnv("GOOGLE_CLOUD_PROJECT", "ferry-test-project");
+    const auth = { username: "oauth2accesstoken", password: token };
+    await pushImage(registry.url, "acme/shop", "1.7.0", { content: "1.7.0", auth });
+    const logs: string[] = [];
+    world = await startWorld({
+      ci: false,
+      server: {
+        log: pino({ level: "debug" }, canary.sink("ferry log", logs)),
+        ferry: {
+          sealKey: "e2e-seal",
+          configContext: { ...DEFAULT_CONFIG_CONTEXT, secretBindings: ambientBindings([gcp.host], "acme") },
+          registryFor: (config) =>
+            createRegistryClient({
+              ...(config.registries ? { registries: config.registries } : {}),
+              secretBindings: ambientBindings([gcp.host], "acme"),
+              secretOwner: "acme",
+              loopbackOrigins: { [gcp.host]: registry.url },
+            }),
         },
-      });
-      const repository = `${gcp.host}/acme/shop`;
-      await actAs.commit(
-        world.emu,
-        "acme",
-        "config",
-        "main",
-        {
-          ".github/ferry.yml": `images:\n  shop:\n    repository: ${repository}\n    policy: { range: "^1.0.0" }\nenvironments:\n  staging:\n    paths: [overlays/staging]\n    update: auto\nregistries:\n  "${gcp.host}": { auth: gcp }\n`,
-          "overlays/staging/kustomization.yaml": `apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - deployment.yaml\nimages:\n  - name: ${repository}\n    newTag: "1.7.0"\n`,
-        },
-        "images from Artifact Registry",
-        { as: "mona" },
-      );
-      await world.settle();
-      const branchesBefore = (await world.as.mona.rest.repos.listBranches({ owner: "acme", repo: "config" }))
-        .data.length;
+      },
+    });
+    const repository = `${gcp.host}/acme/shop`;
+    await actAs.commit(
+      world.emu,
+      "acme",
+      "config",
+      "main",
+      {
+        ".github/ferry.yml": `images:\n  shop:\n    repository: ${repository}\n    policy: { range: "^1.0.0" }\nenvironments:\n  staging:\n    paths: [overlays/staging]\n    update: auto\nregistries:\n  "${gcp.host}": { auth: gcp }\n`,
+        "overlays/staging/kustomization.yaml": `apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - deployment.yaml\nimages:\n  - name: ${repository}\n    newTag: "1.7.0"\n`,
+      },
+      "images from Artifact Registry",
+      { as: "mona" },
+    );
+    await world.settle();
+    const branchesBefore = (await world.as.mona.rest.repos.listBranches({ owner: "acme", repo: "config" }))
+      .data.length;
 
-      // The service account's token is revoked: the metadata server hands out one the registry refuses.
-      metadata.set({ token: revoked, expiresIn: 3599 });
-      await pushImage(registry.url, "acme/shop", "1.8.0", { content: "1.8.0", auth });
-      const asked = metadata.tokenRequests();
-      await world.server.scanNow();
-      await world.settle();
-      expect(metadata.tokenRequests()).toBeGreaterThan(asked);
-      expect(await world.pulls("all")).toEqual([]);
-      expect(
-        (await world.as.mona.rest.repos.listBranches({ owner: "acme", repo: "config" })).data,
-      ).toHaveLength(branchesBefore);
-      expect(logs.join("\n")).toContain(
-        `${gcp.host}: unauthorized for acme/shop after re-authenticating with auth: gcp as Google Application Default Credentials; the registry said UNAUTHORIZED`,
-      );
+    // The service account's token is revoked: the metadata server hands out one the registry refuses.
+    metadata.set({ token: revoked, expiresIn: 3599 });
+    await pushImage(registry.url, "acme/shop", "1.8.0", { content: "1.8.0", auth });
+    const asked = metadata.tokenRequests();
+    await world.server.scanNow();
+    await world.settle();
+    expect(metadata.tokenRequests()).toBeGreaterThan(asked);
+    expect(await world.pulls("all")).toEqual([]);
+    expect(
+      (await world.as.mona.rest.repos.listBranches({ owner: "acme", repo: "config" })).data,
+    ).toHaveLength(branchesBefore);
+    expect(logs.join("\n")).toContain(
+      `${gcp.host}: unauthorized for acme/shop after re-authenticating with auth: gcp as Google Application Default Credentials; the registry said UNAUTHORIZED`,
+    );
 
-      // Restored: the next cycle asks again and opens the PR.
-      metadata.set({ token, expiresIn: 3599 });
-      await world.server.scanNow();
-      await world.settle();
-      expect((await world.pulls("open")).map((pull) => pull.title)).toEqual([
-        "Promote shop 1.8.0 to staging",
-      ]);
-      canary.scan("GET /status", await (await fetch(`${world.server.url}/status`)).text());
-      for (const line of logs) canary.scan("ferry log (rescan)", line);
-      expect(canary.hits).toEqual([]);
-    },
-  );
+    // Restored: the next cycle asks again and opens the PR.
+    metadata.set({ token, expiresIn: 3599 });
+    await world.server.scanNow();
+    await world.settle();
+    expect((await world.pulls("open")).map((pull) => pull.title)).toEqual(["Promote shop 1.8.0 to staging"]);
+    canary.scan("GET /status", await (await fetch(`${world.server.url}/status`)).text());
+    for (const line of logs) canary.scan("ferry log (rescan)", line);
+    expect(canary.hits).toEqual([]);
+  });
 });

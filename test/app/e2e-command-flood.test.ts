@@ -16,7 +16,7 @@ import { commentsOn, startWorld, type World } from "../support/app-e2e-world.js"
 
 const mentions = (text: string) => (text.match(/(?<![\w`@])@[A-Za-z0-9]/g) ?? []).length;
 
-describe("a reader's command flood (end to end)", { timeout: 180_000 }, () => {
+describe("a reader's command flood (end to end)", () => {
   let world: World;
   let issue: number;
   beforeEach(async () => {

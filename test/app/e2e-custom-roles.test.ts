@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { commandReactions, startWorld, type World } from "../support/app-e2e-world.js";
 import { repos } from "../../packages/sandbox/src/github/index.js";
 
-describe("Ferry and custom repository roles", { timeout: 30_000 }, () => {
+describe("Ferry and custom repository roles", () => {
   let world: World;
   afterEach(async () => {
     await world.close();

@@ -26,7 +26,7 @@ async function stateFile(world: World): Promise<{ holds: object; dashboard?: num
   return JSON.parse(text ?? "{}") as { holds: object; dashboard?: number };
 }
 
-describe("the dashboard after more than 100 ferry-labelled issues and PRs", { timeout: 60_000 }, () => {
+describe("the dashboard after more than 100 ferry-labelled issues and PRs", () => {
   let world: World;
   afterEach(async () => {
     await world.close();

@@ -68,7 +68,7 @@ const fixtureStatus = (file: string) =>
 
 const cluster = setupPerTest();
 
-describe("Degraded custom resources hold a soak (end to end)", { timeout: 90_000 }, () => {
+describe("Degraded custom resources hold a soak (end to end)", () => {
   let world: World;
   let offsetMs = 0;
   const later = (ms: number) => {

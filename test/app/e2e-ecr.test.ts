@@ -18,7 +18,7 @@ import { actAs } from "../../packages/sandbox/src/github/index.js";
 const ECR = "123456789012.dkr.ecr.eu-west-1.amazonaws.com";
 const PASSWORD = "e2e-ecr-password-canary-5d1e";
 
-describe("auth: aws end to end", { timeout: 60_000 }, () => {
+describe("auth: aws end to end", () => {
   let registry: RunningDistribution;
   let ecr: FakeEcr;
   let world: World;

@@ -12,7 +12,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { actAs, inspect, repos } from "../../packages/sandbox/src/github/index.js";
 import { commandReactions, startWorld, type World } from "../support/app-e2e-world.js";
 
-describe("holds on the state ref, read as GitHub documents the contents API", { timeout: 60_000 }, () => {
+describe("holds on the state ref, read as GitHub documents the contents API", () => {
   let world: World;
   afterEach(async () => {
     await world.close();
@@ -42,7 +42,7 @@ describe("holds on the state ref, read as GitHub documents the contents API", { 
   });
 });
 
-describe("a 403 rate limit while opening the PR", { timeout: 60_000 }, () => {
+describe("a 403 rate limit while opening the PR", () => {
   let world: World;
   afterEach(async () => {
     await world.close();

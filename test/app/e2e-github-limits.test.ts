@@ -46,7 +46,7 @@ function bigConfig(registryHost: string, environments: number, images: number): 
   return lines.join("\n") + "\n";
 }
 
-describe("GitHub's size limits", { timeout: 60_000 }, () => {
+describe("GitHub's size limits", () => {
   let world: World;
   afterEach(async () => {
     await world.close();
@@ -108,7 +108,7 @@ function manyImages(registryHost: string): { config: string; overlay: string; na
   return { config: `${config}\n`, overlay: `${overlay}\n`, names };
 }
 
-describe("a promotion of more images than a title can name", { timeout: 60_000 }, () => {
+describe("a promotion of more images than a title can name", () => {
   let world: World;
   afterEach(async () => {
     await world.close();
@@ -138,7 +138,7 @@ describe("a promotion of more images than a title can name", { timeout: 60_000 }
   });
 });
 
-describe("a ferry/config check with more than 50 annotations", { timeout: 60_000 }, () => {
+describe("a ferry/config check with more than 50 annotations", () => {
   let world: World;
   afterEach(async () => {
     await world.close();
@@ -173,7 +173,7 @@ describe("a ferry/config check with more than 50 annotations", { timeout: 60_000
   });
 });
 
-describe("team reviewers without access to the config repository", { timeout: 30_000 }, () => {
+describe("team reviewers without access to the config repository", () => {
   let world: World;
   afterEach(async () => {
     await world.close();
@@ -217,41 +217,37 @@ describe("team reviewers without access to the config repository", { timeout: 30
   });
 });
 
-describe(
-  "a config repository whose recursive tree GitHub cuts (truncated: true)",
-  { timeout: 30_000 },
-  () => {
-    let world: World;
-    afterEach(async () => {
-      await world.close();
-    });
+describe("a config repository whose recursive tree GitHub cuts (truncated: true)", () => {
+  let world: World;
+  afterEach(async () => {
+    await world.close();
+  });
 
-    it("plans from the environments' own folders: a push still opens the staging PR with the one edit", async () => {
-      world = await startWorld({ ci: false });
-      // The repository has 9 entries; GitHub would cut it past 100,000.
-      repos.setRepoSettings(world.emu, "acme", "config", { treeEntryLimit: 4 });
-      await world.push("1.8.0");
-      const pulls = await world.pulls("open");
-      expect(pulls.map((pull) => pull.title)).toEqual(["Promote shop 1.8.0 to staging"]);
-      const { data: files } = await world.as.mona.rest.pulls.listFiles({
-        owner: "acme",
-        repo: "config",
-        pull_number: pulls[0]!.number,
-      });
-      expect(files.map((file) => [file.filename, file.additions, file.deletions])).toEqual([
-        ["overlays/staging/kustomization.yaml", 1, 1],
-      ]);
+  it("plans from the environments' own folders: a push still opens the staging PR with the one edit", async () => {
+    world = await startWorld({ ci: false });
+    // The repository has 9 entries; GitHub would cut it past 100,000.
+    repos.setRepoSettings(world.emu, "acme", "config", { treeEntryLimit: 4 });
+    await world.push("1.8.0");
+    const pulls = await world.pulls("open");
+    expect(pulls.map((pull) => pull.title)).toEqual(["Promote shop 1.8.0 to staging"]);
+    const { data: files } = await world.as.mona.rest.pulls.listFiles({
+      owner: "acme",
+      repo: "config",
+      pull_number: pulls[0]!.number,
     });
+    expect(files.map((file) => [file.filename, file.additions, file.deletions])).toEqual([
+      ["overlays/staging/kustomization.yaml", 1, 1],
+    ]);
+  });
 
-    it("names the limit and the folder when an environment's folder alone is too big to list", async () => {
-      world = await startWorld({ ci: false });
-      repos.setRepoSettings(world.emu, "acme", "config", { treeEntryLimit: 1 });
-      const issue = await world.openIssue();
-      expect(await commandReactions(world, issue, "/promote staging")).toEqual(["-1", "eyes"]);
-      const reply = inspect.listComments(world.emu, "acme", "config", issue).at(-1)?.body ?? "";
-      expect(reply).toContain(
-        "overlays/staging has more entries than GitHub lists in one request (100,000 entries or 7 MB)",
-      );
-    });
-  },
-);
+  it("names the limit and the folder when an environment's folder alone is too big to list", async () => {
+    world = await startWorld({ ci: false });
+    repos.setRepoSettings(world.emu, "acme", "config", { treeEntryLimit: 1 });
+    const issue = await world.openIssue();
+    expect(await commandReactions(world, issue, "/promote staging")).toEqual(["-1", "eyes"]);
+    const reply = inspect.listComments(world.emu, "acme", "config", issue).at(-1)?.body ?? "";
+    expect(reply).toContain(
+      "overlays/staging has more entries than GitHub lists in one request (100,000 entries or 7 MB)",
+    );
+  });
+});

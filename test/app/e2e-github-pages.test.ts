@@ -37,7 +37,7 @@ async function quietRuns(
   world.onlyEvents(undefined);
 }
 
-describe("more than 100 check runs on one commit", { timeout: 120_000 }, () => {
+describe("more than 100 check runs on one commit", () => {
   let world: World;
   afterEach(async () => {
     await world.close();
@@ -80,7 +80,7 @@ describe("more than 100 check runs on one commit", { timeout: 120_000 }, () => {
   });
 });
 
-describe("a pull request with more than 100 changed files", { timeout: 60_000 }, () => {
+describe("a pull request with more than 100 changed files", () => {
   let world: World;
   afterEach(async () => {
     await world.close();

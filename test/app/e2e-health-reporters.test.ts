@@ -9,7 +9,7 @@ import { accounts, repos } from "../../packages/sandbox/src/github/index.js";
 import { GitHubDeploymentReporter } from "../../src/adapters/github/deployment-reporter.js";
 import { commandReply, startWorld, type World } from "../support/app-e2e-world.js";
 
-describe("health only from its reporters (end to end)", { timeout: 60_000 }, () => {
+describe("health only from its reporters (end to end)", () => {
   let world: World;
   /** Ferry's clock runs with the emulator's, so an hour can pass without waiting for it. */
   let offsetMs = 0;

@@ -11,7 +11,7 @@ import { commandReply, startWorld, type World } from "../support/app-e2e-world.j
 
 const HOUR_MS = 3600_000;
 
-describe("/ferry history with the reconciler's Deployment statuses (end to end)", { timeout: 30_000 }, () => {
+describe("/ferry history with the reconciler's Deployment statuses (end to end)", () => {
   let world: World;
   beforeEach(async () => {
     world = await startWorld({ ci: true, reporters: ["staging-reconciler"] });

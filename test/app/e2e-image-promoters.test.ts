@@ -32,7 +32,7 @@ environments:
 `;
 }
 
-describe("a team promotes its own app and not another's (end to end)", { timeout: 180_000 }, () => {
+describe("a team promotes its own app and not another's (end to end)", () => {
   let world: World;
   afterEach(async () => {
     await world.close();

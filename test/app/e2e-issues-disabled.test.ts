@@ -14,7 +14,7 @@ async function heldEnvironments(world: World): Promise<string[]> {
   return Object.keys((JSON.parse(text ?? "{}") as { holds?: Record<string, unknown> }).holds ?? {});
 }
 
-describe("Ferry on a config repository with issues turned off", { timeout: 30_000 }, () => {
+describe("Ferry on a config repository with issues turned off", () => {
   let world: World;
   afterEach(async () => {
     await world.close();

@@ -12,7 +12,7 @@ function bigYaml(): string {
   return `kind: ConfigMap\napiVersion: v1\nmetadata:\n  name: big\n${line.repeat(60_000)}`;
 }
 
-describe("an oversized file under an environment path (end to end)", { timeout: 40_000 }, () => {
+describe("an oversized file under an environment path (end to end)", () => {
   let world: World;
   afterEach(async () => {
     await world.close();

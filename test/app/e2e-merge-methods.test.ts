@@ -26,7 +26,7 @@ async function mergeParents(world: World, number: number): Promise<number> {
   return commit.parents.length;
 }
 
-describe("Ferry on a repository that allows only merge commits", { timeout: 30_000 }, () => {
+describe("Ferry on a repository that allows only merge commits", () => {
   let world: World;
   afterEach(async () => {
     await world.close();

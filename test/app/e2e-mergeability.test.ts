@@ -16,7 +16,7 @@ import { actAs, repos } from "../../packages/sandbox/src/github/index.js";
 // Short pauses: the retries are what is tested, not their length.
 const ferry = { mergeabilityRetryDelaysMs: [5, 10, 20, 40] };
 
-describe("Ferry while GitHub computes mergeability", { timeout: 30_000 }, () => {
+describe("Ferry while GitHub computes mergeability", () => {
   let world: World;
   afterEach(async () => {
     await world.close();

@@ -125,7 +125,7 @@ async function startFanOut(targets: () => string[]): Promise<{ url: string; clos
   };
 }
 
-describe("notifications out of GitHub (end to end)", { timeout: 180_000 }, () => {
+describe("notifications out of GitHub (end to end)", () => {
   let world: World | undefined;
   const closers: (() => Promise<void>)[] = [];
   afterEach(async () => {

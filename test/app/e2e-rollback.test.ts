@@ -8,7 +8,7 @@ import { inspect } from "../../packages/sandbox/src/github/index.js";
 
 const STAGING = "overlays/staging/kustomization.yaml";
 
-describe("/rollback walks the environment's history (end to end)", { timeout: 40_000 }, () => {
+describe("/rollback walks the environment's history (end to end)", () => {
   let world: World;
   afterEach(async () => {
     await world.close();

@@ -20,7 +20,7 @@ function admin(world: World): Octokit {
   return new Octokit({ baseUrl: world.emu.apiUrl, auth: user.token, request: { retries: 0 } });
 }
 
-describe("rulesets on Ferry's branches", { timeout: 60_000 }, () => {
+describe("rulesets on Ferry's branches", () => {
   let world: World;
   afterEach(async () => {
     await world.close();

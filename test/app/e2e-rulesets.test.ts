@@ -11,7 +11,7 @@ import { actAs, inspect, repos } from "../../packages/sandbox/src/github/index.j
 import { afterEach, describe, expect, it } from "vitest";
 import { startWorld, type World } from "../support/app-e2e-world.js";
 
-describe("a config repository whose required checks come from a ruleset", { timeout: 30_000 }, () => {
+describe("a config repository whose required checks come from a ruleset", () => {
   let world: World;
   afterEach(async () => {
     await world.close();
@@ -42,7 +42,7 @@ describe("a config repository whose required checks come from a ruleset", { time
  * the PR with GraphQL `enqueuePullRequest` (https://github.com/renovatebot/renovate/pull/45721) and
  * the queue merges it once the checks pass on the merge group.
  */
-describe("a config repository whose base has a merge queue", { timeout: 30_000 }, () => {
+describe("a config repository whose base has a merge queue", () => {
   let world: World;
   afterEach(async () => {
     await world.close();

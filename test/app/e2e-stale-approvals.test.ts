@@ -41,7 +41,7 @@ async function approveThenRewrite(world: World): Promise<number> {
   return first.number;
 }
 
-describe("approvals of a merge: review PR that Ferry rewrote", { timeout: 90_000 }, () => {
+describe("approvals of a merge: review PR that Ferry rewrote", () => {
   let world: World;
   afterEach(async () => {
     await world.close();

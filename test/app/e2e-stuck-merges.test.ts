@@ -18,7 +18,7 @@ import { actAs, inspect, repos } from "../../packages/sandbox/src/github/index.j
 const ferry = { mergeabilityRetryDelaysMs: [5, 10] };
 const arm = `mutation($id: ID!) { enablePullRequestAutoMerge(input: { pullRequestId: $id, mergeMethod: SQUASH }) { clientMutationId } }`;
 
-describe("Ferry PRs stuck after Ferry's last merge attempt", { timeout: 60_000 }, () => {
+describe("Ferry PRs stuck after Ferry's last merge attempt", () => {
   let world: World;
   afterEach(async () => {
     await world.close();

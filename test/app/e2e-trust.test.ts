@@ -42,7 +42,7 @@ async function comment(world: World, who: "mona" | "hubot" | "eve", issue: numbe
   await world.settle();
 }
 
-describe("Ferry trusts only its own PRs and commits (end to end)", { timeout: 30_000 }, () => {
+describe("Ferry trusts only its own PRs and commits (end to end)", () => {
   let world: World;
   afterEach(async () => {
     await world.close();

@@ -65,7 +65,7 @@ async function expectBothMerged(world: World): Promise<void> {
   }
 }
 
-describe("a base that requires branches to be up to date", { timeout: 60_000 }, () => {
+describe("a base that requires branches to be up to date", () => {
   let world: World;
   afterEach(async () => {
     await world.close();

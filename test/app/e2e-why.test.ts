@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { commandReply, startWorld, type World } from "../support/app-e2e-world.js";
 
-describe("/ferry why (end to end)", { timeout: 120_000 }, () => {
+describe("/ferry why (end to end)", () => {
   let world: World;
   afterEach(async () => {
     await world.close();

@@ -15,7 +15,7 @@ import { configHead, soakOnStagingHealth } from "../support/soak-config.js";
 
 const STAGING_HEALTH = `    health: { source: argocd, application: shop-staging, reporters: ["argocd-notifier[bot]"] }\n`;
 
-describe("Ferry with Argo CD (end to end)", { timeout: 90_000 }, () => {
+describe("Ferry with Argo CD (end to end)", () => {
   let world: World;
   let offsetMs = 0;
   /** Ferry's clock runs with the emulator's, so half an hour can pass without waiting for it. */

@@ -14,7 +14,7 @@ import { installApp } from "../support/github-emulator-world.js";
 
 const RUN = "deploy/staging";
 
-describe("health from a check run (end to end)", { timeout: 90_000 }, () => {
+describe("health from a check run (end to end)", () => {
   let world: World;
   let offsetMs = 0;
   const later = (ms: number) => {

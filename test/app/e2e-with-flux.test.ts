@@ -18,7 +18,7 @@ import { configHead, soakOnStagingHealth } from "../support/soak-config.js";
 /** `generateDefaultCommitStatus`: kind/name/<uid's first segment>, lowercased. */
 const CONTEXT = "kustomization/shop-staging/7c2b5a04";
 
-describe("Ferry with Flux (end to end)", { timeout: 90_000 }, () => {
+describe("Ferry with Flux (end to end)", () => {
   let world: World;
   let offsetMs = 0;
   const later = (ms: number) => {

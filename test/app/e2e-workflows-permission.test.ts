@@ -14,7 +14,7 @@ import { actAs, inspect } from "../../packages/sandbox/src/github/index.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { startWorld, type World } from "../support/app-e2e-world.js";
 
-describe("updating a Ferry PR after the base changed a workflow", { timeout: 30_000 }, () => {
+describe("updating a Ferry PR after the base changed a workflow", () => {
   let world: World;
   afterEach(async () => {
     await world.close();

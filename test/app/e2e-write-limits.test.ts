@@ -40,7 +40,7 @@ describe("GitHub's secondary limits on content-creating requests", { timeout: 60
   afterEach(async () => {
     await world?.close();
     world = undefined;
-  }, 120_000);
+  });
 
   it("the emulator refuses an installation's 81st content-creating request in a minute as github.com does: 403, the documented message, retry-after", async () => {
     const emu = await startGitHubEmulator();

@@ -8,7 +8,7 @@ import { parseBody } from "../../src/core/pr/body.js";
 import { commandReply, startWorld, type World } from "../support/app-e2e-world.js";
 import { accounts, actAs, inspect, repos } from "../../packages/sandbox/src/github/index.js";
 
-describe("Ferry end to end (Probot + GitHub emulator + embedded registry)", { timeout: 30_000 }, () => {
+describe("Ferry end to end (Probot + GitHub emulator + embedded registry)", () => {
   let world: World;
   afterEach(async () => {
     await world.close();

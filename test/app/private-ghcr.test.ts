@@ -27,7 +27,7 @@ const privateGhcr = (emu: GitHubEmulator) => ({
   },
 });
 
-describe("private GHCR images (end to end)", { timeout: 30_000 }, () => {
+describe("private GHCR images (end to end)", () => {
   let world: World;
   afterEach(async () => {
     await world.close();

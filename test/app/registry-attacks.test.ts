@@ -109,7 +109,7 @@ async function configCheck(world: World, ref: string) {
   return { conclusion: run.conclusion, annotations };
 }
 
-describe("registry credentials under attack (end to end)", { timeout: 30_000 }, () => {
+describe("registry credentials under attack (end to end)", () => {
   let world: World;
   let attacker: Attacker;
   afterEach(async () => {

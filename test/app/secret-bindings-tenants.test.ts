@@ -60,123 +60,120 @@ registries:
 `;
 }
 
-describe(
-  "a secret bound to one installation, named by another's config (ferry serve)",
-  { timeout: 30_000 },
-  () => {
-    let world: World;
-    let listener: Listener;
-    afterEach(async () => {
-      await world.close();
-      await listener.close();
+describe("a secret bound to one installation, named by another's config (ferry serve)", () => {
+  let world: World;
+  let listener: Listener;
+  afterEach(async () => {
+    await world.close();
+    await listener.close();
+  });
+
+  it("refuses the lines in globex's ferry/config check and sends nothing to globex's host", async () => {
+    // The operator's environment: acme's password, bound to acme's registry and to acme.
+    world = await startWorld({
+      ci: true,
+      server: (host) => ({
+        ferry: serverOptionsFromEnv({
+          APP_ID: "1",
+          PRIVATE_KEY: "unused",
+          FERRY_REGISTRY_ACME_PASSWORD: PASSWORD,
+          FERRY_REGISTRY_ACME_PASSWORD_HOSTS: host,
+          FERRY_REGISTRY_ACME_PASSWORD_OWNERS: "acme",
+        }).ferry!,
+      }),
     });
-
-    it("refuses the lines in globex's ferry/config check and sends nothing to globex's host", async () => {
-      // The operator's environment: acme's password, bound to acme's registry and to acme.
-      world = await startWorld({
-        ci: true,
-        server: (host) => ({
-          ferry: serverOptionsFromEnv({
-            APP_ID: "1",
-            PRIVATE_KEY: "unused",
-            FERRY_REGISTRY_ACME_PASSWORD: PASSWORD,
-            FERRY_REGISTRY_ACME_PASSWORD_HOSTS: host,
-            FERRY_REGISTRY_ACME_PASSWORD_OWNERS: "acme",
-          }).ferry!,
-        }),
-      });
-      listener = await startListener();
-      const config = globexConfig(listener.host, world.registry.host);
-      accounts.createOrg(world.emu, "globex");
-      await repos.createRepo(world.emu, "globex", "config", {
-        files: {
-          ".github/ferry.yml": config,
-          "overlays/staging/kustomization.yaml":
-            shopOverlay(listener.host, "1.0.0") +
-            `  - name: ${world.registry.host}/acme/shop\n    newTag: "1.0.0"\n`,
-          "overlays/staging/deployment.yaml": "kind: Deployment\n",
-        },
-        collaborators: { mona: "maintain" },
-      });
-      accounts.installApp(world.emu, world.appId, "globex");
-      // A push that touches the config (the check of the default branch), then a scan of everything.
-      const { data: current } = await world.as.mona.rest.repos.getContent({
-        owner: "globex",
-        repo: "config",
-        path: ".github/ferry.yml",
-      });
-      const { data: pushed } = await world.as.mona.rest.repos.createOrUpdateFileContents({
-        owner: "globex",
-        repo: "config",
-        path: ".github/ferry.yml",
-        branch: "main",
-        message: "Read our images",
-        content: Buffer.from(`${config}# our registries\n`).toString("base64"),
-        sha: (current as { sha: string }).sha,
-      });
-      await world.settle();
-      await world.server.scanNow();
-      await world.settle();
-
-      expect(listener.seen).toEqual([]);
-      const { data: checks } = await world.as.mona.rest.checks.listForRef({
-        owner: "globex",
-        repo: "config",
-        ref: pushed.commit.sha!,
-      });
-      const run = checks.check_runs.find((candidate) => candidate.name === "ferry/config");
-      expect(run?.conclusion).toBe("failure");
-      const { data: annotations } = await world.as.mona.rest.checks.listAnnotations({
-        owner: "globex",
-        repo: "config",
-        check_run_id: run!.id,
-      });
-      const lines = config.split("\n");
-      const lineOf = (host: string) => lines.findIndex((line) => line.startsWith(`  "${host}"`)) + 1;
-      const refusal = expect.stringContaining(
-        "passwordEnv FERRY_REGISTRY_ACME_PASSWORD is not available to installation globex",
-      );
-      expect(annotations).toEqual(
-        expect.arrayContaining([
-          expect.objectContaining({
-            path: ".github/ferry.yml",
-            start_line: lineOf(listener.host),
-            message: refusal,
-          }),
-          expect.objectContaining({
-            path: ".github/ferry.yml",
-            start_line: lineOf(world.registry.host),
-            message: refusal,
-          }),
-        ]),
-      );
-      // Nothing globex can read says where acme's password may go.
-      for (const annotation of annotations) expect(annotation.message).not.toContain("is bound to");
+    listener = await startListener();
+    const config = globexConfig(listener.host, world.registry.host);
+    accounts.createOrg(world.emu, "globex");
+    await repos.createRepo(world.emu, "globex", "config", {
+      files: {
+        ".github/ferry.yml": config,
+        "overlays/staging/kustomization.yaml":
+          shopOverlay(listener.host, "1.0.0") +
+          `  - name: ${world.registry.host}/acme/shop\n    newTag: "1.0.0"\n`,
+        "overlays/staging/deployment.yaml": "kind: Deployment\n",
+      },
+      collaborators: { mona: "maintain" },
     });
+    accounts.installApp(world.emu, world.appId, "globex");
+    // A push that touches the config (the check of the default branch), then a scan of everything.
+    const { data: current } = await world.as.mona.rest.repos.getContent({
+      owner: "globex",
+      repo: "config",
+      path: ".github/ferry.yml",
+    });
+    const { data: pushed } = await world.as.mona.rest.repos.createOrUpdateFileContents({
+      owner: "globex",
+      repo: "config",
+      path: ".github/ferry.yml",
+      branch: "main",
+      message: "Read our images",
+      content: Buffer.from(`${config}# our registries\n`).toString("base64"),
+      sha: (current as { sha: string }).sha,
+    });
+    await world.settle();
+    await world.server.scanNow();
+    await world.settle();
 
-    it("refuses globex's auth: dockerconfig and auth: aws, bound to acme, and sends the Docker credentials nowhere", async () => {
-      listener = await startListener();
-      // The operator's Docker config.json holds a credential for the listener's host; it and the
-      // AWS identity are bound to acme only.
-      const dir = mkdtempSync(join(tmpdir(), "ferry-tenants-"));
-      const dockerConfig = join(dir, "config.json");
-      const auth = Buffer.from(`acme:${PASSWORD}`).toString("base64");
-      writeFileSync(dockerConfig, JSON.stringify({ auths: { [listener.host]: { auth } } }));
-      world = await startWorld({
-        ci: true,
-        server: (host) => ({
-          ferry: serverOptionsFromEnv({
-            APP_ID: "1",
-            PRIVATE_KEY: "unused",
-            FERRY_DOCKER_CONFIG: dockerConfig,
-            FERRY_DOCKER_CONFIG_HOSTS: `${host},${listener.host}`,
-            FERRY_DOCKER_CONFIG_OWNERS: "acme",
-            FERRY_CLOUD_AUTH_AWS_HOSTS: ECR,
-            FERRY_CLOUD_AUTH_AWS_OWNERS: "acme",
-          }).ferry!,
+    expect(listener.seen).toEqual([]);
+    const { data: checks } = await world.as.mona.rest.checks.listForRef({
+      owner: "globex",
+      repo: "config",
+      ref: pushed.commit.sha!,
+    });
+    const run = checks.check_runs.find((candidate) => candidate.name === "ferry/config");
+    expect(run?.conclusion).toBe("failure");
+    const { data: annotations } = await world.as.mona.rest.checks.listAnnotations({
+      owner: "globex",
+      repo: "config",
+      check_run_id: run!.id,
+    });
+    const lines = config.split("\n");
+    const lineOf = (host: string) => lines.findIndex((line) => line.startsWith(`  "${host}"`)) + 1;
+    const refusal = expect.stringContaining(
+      "passwordEnv FERRY_REGISTRY_ACME_PASSWORD is not available to installation globex",
+    );
+    expect(annotations).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          path: ".github/ferry.yml",
+          start_line: lineOf(listener.host),
+          message: refusal,
         }),
-      });
-      const config = `images:
+        expect.objectContaining({
+          path: ".github/ferry.yml",
+          start_line: lineOf(world.registry.host),
+          message: refusal,
+        }),
+      ]),
+    );
+    // Nothing globex can read says where acme's password may go.
+    for (const annotation of annotations) expect(annotation.message).not.toContain("is bound to");
+  });
+
+  it("refuses globex's auth: dockerconfig and auth: aws, bound to acme, and sends the Docker credentials nowhere", async () => {
+    listener = await startListener();
+    // The operator's Docker config.json holds a credential for the listener's host; it and the
+    // AWS identity are bound to acme only.
+    const dir = mkdtempSync(join(tmpdir(), "ferry-tenants-"));
+    const dockerConfig = join(dir, "config.json");
+    const auth = Buffer.from(`acme:${PASSWORD}`).toString("base64");
+    writeFileSync(dockerConfig, JSON.stringify({ auths: { [listener.host]: { auth } } }));
+    world = await startWorld({
+      ci: true,
+      server: (host) => ({
+        ferry: serverOptionsFromEnv({
+          APP_ID: "1",
+          PRIVATE_KEY: "unused",
+          FERRY_DOCKER_CONFIG: dockerConfig,
+          FERRY_DOCKER_CONFIG_HOSTS: `${host},${listener.host}`,
+          FERRY_DOCKER_CONFIG_OWNERS: "acme",
+          FERRY_CLOUD_AUTH_AWS_HOSTS: ECR,
+          FERRY_CLOUD_AUTH_AWS_OWNERS: "acme",
+        }).ferry!,
+      }),
+    });
+    const config = `images:
   shop:
     repository: ${listener.host}/acme/shop
 environments:
@@ -186,45 +183,44 @@ registries:
   "${listener.host}": { auth: dockerconfig }
   "${ECR}": { auth: aws }
 `;
-      accounts.createOrg(world.emu, "globex");
-      await repos.createRepo(world.emu, "globex", "config", {
-        files: {
-          ".github/ferry.yml": config,
-          "overlays/staging/kustomization.yaml": shopOverlay(listener.host, "1.0.0"),
-          "overlays/staging/deployment.yaml": "kind: Deployment\n",
-        },
-        collaborators: { mona: "maintain" },
-      });
-      accounts.installApp(world.emu, world.appId, "globex");
-      const pushed = await pushConfig(world, `${config}# our registries\n`);
-      await world.settle();
-      await world.server.scanNow();
-      await world.settle();
-
-      expect(listener.seen).toEqual([]);
-      const annotations = await configAnnotations(world, pushed);
-      const lines = config.split("\n");
-      const lineOf = (host: string) => lines.findIndex((line) => line.startsWith(`  "${host}"`)) + 1;
-      expect(annotations).toEqual(
-        expect.arrayContaining([
-          expect.objectContaining({
-            start_line: lineOf(listener.host),
-            message: expect.stringContaining(
-              "auth: dockerconfig uses the operator's own credentials: FERRY_DOCKER_CONFIG is not available to installation globex",
-            ),
-          }),
-          expect.objectContaining({
-            start_line: lineOf(ECR),
-            message: expect.stringContaining(
-              "auth: aws uses the operator's own credentials: FERRY_CLOUD_AUTH_AWS is not available to installation globex",
-            ),
-          }),
-        ]),
-      );
-      for (const annotation of annotations) expect(annotation.message).not.toContain("is bound to");
+    accounts.createOrg(world.emu, "globex");
+    await repos.createRepo(world.emu, "globex", "config", {
+      files: {
+        ".github/ferry.yml": config,
+        "overlays/staging/kustomization.yaml": shopOverlay(listener.host, "1.0.0"),
+        "overlays/staging/deployment.yaml": "kind: Deployment\n",
+      },
+      collaborators: { mona: "maintain" },
     });
-  },
-);
+    accounts.installApp(world.emu, world.appId, "globex");
+    const pushed = await pushConfig(world, `${config}# our registries\n`);
+    await world.settle();
+    await world.server.scanNow();
+    await world.settle();
+
+    expect(listener.seen).toEqual([]);
+    const annotations = await configAnnotations(world, pushed);
+    const lines = config.split("\n");
+    const lineOf = (host: string) => lines.findIndex((line) => line.startsWith(`  "${host}"`)) + 1;
+    expect(annotations).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          start_line: lineOf(listener.host),
+          message: expect.stringContaining(
+            "auth: dockerconfig uses the operator's own credentials: FERRY_DOCKER_CONFIG is not available to installation globex",
+          ),
+        }),
+        expect.objectContaining({
+          start_line: lineOf(ECR),
+          message: expect.stringContaining(
+            "auth: aws uses the operator's own credentials: FERRY_CLOUD_AUTH_AWS is not available to installation globex",
+          ),
+        }),
+      ]),
+    );
+    for (const annotation of annotations) expect(annotation.message).not.toContain("is bound to");
+  });
+});
 
 const ECR = "123456789012.dkr.ecr.us-east-1.amazonaws.com";
 

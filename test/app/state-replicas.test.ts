@@ -17,7 +17,7 @@ import { startWorld, type World } from "../support/app-e2e-world.js";
 import { configRepo, FakeRegistry, fakeDeps } from "../support/app-fakes.js";
 import { accounts, inspect } from "../../packages/sandbox/src/github/index.js";
 
-describe("the state ref through the adapter", { timeout: 60_000 }, () => {
+describe("the state ref through the adapter", () => {
   let close: (() => Promise<void>) | undefined;
   afterEach(async () => {
     await close?.();
@@ -100,7 +100,7 @@ async function startPairingBalancer(targets: [string, string], pair = 2): Promis
   return server;
 }
 
-describe("two Ferry replicas", { timeout: 60_000 }, () => {
+describe("two Ferry replicas", () => {
   let world: World;
   let balancer: Server | undefined;
   afterEach(async () => {

@@ -256,7 +256,7 @@ const cases: Case[] = [
 /** The case's environment, with the ambient credentials bound to its host (the CLI's binding). */
 const env = (c: Case) => ({ ...ambientBindingEnv([c.host]), ...c.env?.() });
 
-describe("ferry check reads each configured registry with its credentials", { timeout: 60_000 }, () => {
+describe("ferry check reads each configured registry with its credentials", () => {
   it.each(cases)(
     "$name: ok with the credential, one line naming provider, identity and answer without it, ok again once restored",
     async (c) => {
@@ -310,7 +310,7 @@ describe("ferry check reads each configured registry with its credentials", { ti
   });
 });
 
-describe("ferry plan uses the same credentials", { timeout: 60_000 }, () => {
+describe("ferry plan uses the same credentials", () => {
   it("plans from ACR with auth: azure, and names the provider and identity when Entra ID refuses", async () => {
     stubProviderEnv();
     const root = checkout(ACR, "{ auth: azure }");

@@ -47,7 +47,7 @@ async function tree(host: string): Promise<void> {
   await temp.put("apps/shop/staging/sidecar.yaml", deployment("docker.io/library/nginx:1.27"));
 }
 
-describe("generated config from the CLI", { timeout: 120_000 }, () => {
+describe("generated config from the CLI", () => {
   let registry: EmbeddedRegistry;
   beforeAll(async () => {
     registry = await startEmbeddedRegistry();

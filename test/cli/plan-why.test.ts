@@ -50,7 +50,7 @@ describe("ferry plan --why", () => {
       mkdirSync(dirname(join(dir, path)), { recursive: true });
       writeFileSync(join(dir, path), text);
     }
-  }, 120_000);
+  });
   afterAll(async () => {
     await registry.close();
     rmSync(dir, { recursive: true, force: true });

@@ -197,7 +197,7 @@ describe("ferry plan when a registry cannot be reached", () => {
     );
     expect(io.err).toBe("ferry plan: staging/shop could not be planned (registry errors above)\n");
     rmSync(dir, { recursive: true });
-  }, 30_000);
+  });
 });
 
 describe("a push to a real CNCF distribution registry, notified to ferry serve's distribution route", () => {
@@ -216,7 +216,7 @@ describe("a push to a real CNCF distribution registry, notified to ferry serve's
     await pushImage(distribution.url, "acme/shop", "1.7.3", { content: "old" });
     await repos.createRepo(emu, "acme", "config", { files: configRepo(distribution.host, "1.7.3", "1.7.3") });
     accounts.installApp(emu, world.appId, "acme");
-  }, 60_000);
+  });
   afterAll(async () => {
     await world?.close();
   });
@@ -252,5 +252,5 @@ describe("a push to a real CNCF distribution registry, notified to ferry serve's
       expect.objectContaining({ environment: "staging", from: "1.7.3", to: "1.8.0", digest: pushed.digest }),
     ]);
     rmSync(dir, { recursive: true });
-  }, 60_000);
+  });
 });

@@ -1,11 +1,8 @@
 import path from "node:path";
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { main } from "../../src/cli.js";
 import { type Setup, reconcileIo, setupPerTest } from "../support/reconciler-harness.js";
 import { makeAgeKey, sopsEncrypt } from "../support/sops-keys.js";
-
-// Real git, sops and child processes on a shared, busy machine: allow for slow runs.
-vi.setConfig({ testTimeout: 60_000 });
 
 const { temp, setup } = setupPerTest();
 let env: Setup | undefined;

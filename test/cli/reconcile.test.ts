@@ -1,5 +1,5 @@
 import path from "node:path";
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { main } from "../../src/cli.js";
 import { createReconciler } from "../../src/reconciler/reconciler.js";
 import { startReconciler } from "../../src/reconciler/start.js";
@@ -17,9 +17,6 @@ import {
   setupPerTest,
   writesOf,
 } from "../support/reconciler-harness.js";
-
-// Real git, HTTP servers and child processes on a shared, busy machine: allow for slow runs.
-vi.setConfig({ testTimeout: 30_000 });
 
 const { temp, setup } = setupPerTest();
 let env: Setup | undefined;

@@ -174,5 +174,5 @@ describe("ferry select as a process", () => {
       `${nearMisses}\naaa\n`,
     );
     expect(catastrophic).toMatchObject({ code: 0, stdout: "aaa\n" });
-  }, 120_000);
+  });
 });

@@ -193,5 +193,5 @@ describe("deploy/ install manifests", () => {
       "json",
     ]);
     expect(JSON.parse(stdout).items.map((d: any) => d.metadata.name)).toEqual(["ferry-reconciler"]);
-  }, 30_000);
+  });
 });

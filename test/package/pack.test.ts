@@ -35,7 +35,7 @@ async function packedFiles(options: { build?: boolean } = {}): Promise<string[]>
   return report.files.map((file) => file.path);
 }
 
-describe("the npm package", { timeout: 60_000 }, () => {
+describe("the npm package", () => {
   it("holds only the built product, the App manifest, the JSON Schema and the package's own docs", async () => {
     const files = await packedFiles();
     const outside = files.filter(

@@ -4,7 +4,7 @@
  * object unless a flag allows them, and are neither applied nor pruned.
  */
 import path from "node:path";
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { main } from "../../src/cli.js";
 import type { DeploymentReport } from "../../src/reconciler/ports.js";
 import { startReconciler } from "../../src/reconciler/start.js";
@@ -15,9 +15,6 @@ import {
   setupPerTest,
   writesOf,
 } from "../support/reconciler-harness.js";
-
-// Real git and the simulator on a shared, busy machine: allow for slow runs.
-vi.setConfig({ testTimeout: 60_000 });
 
 const { temp, setup } = setupPerTest();
 let env: Setup | undefined;

@@ -51,7 +51,7 @@ function minted(emulator: GitHubEmulator): number {
     .filter((request) => request.method === "POST" && /\/access_tokens$/.test(request.path)).length;
 }
 
-describe("installation tokens minted from App credentials", { timeout: 60_000 }, () => {
+describe("installation tokens minted from App credentials", () => {
   it("finds the installation, reuses a token until five minutes before expires_at, then mints another", async () => {
     const { emu, app } = await world();
     let now = new Date();

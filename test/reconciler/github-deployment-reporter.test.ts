@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { ConfigRepoFetcher } from "../../src/adapters/git/config-repo-fetcher.js";
 import { KubeCluster } from "../../src/adapters/kubernetes/kube-cluster.js";
 import { GitHubDeploymentReporter } from "../../src/adapters/github/deployment-reporter.js";
@@ -10,9 +10,6 @@ import {
 } from "../../packages/sandbox/src/cluster/cluster-simulator.js";
 import { startGitHubEmulator, accounts, repos } from "../../packages/sandbox/src/github/index.js";
 import { deploymentYaml, GIT_ENV, TempDirs } from "../support/reconciler-harness.js";
-
-// Real git, HTTP servers and child processes on a shared, busy machine: allow for slow runs.
-vi.setConfig({ testTimeout: 30_000 });
 
 type Emulator = Awaited<ReturnType<typeof startGitHubEmulator>>;
 

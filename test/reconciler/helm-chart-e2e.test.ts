@@ -5,7 +5,7 @@
  * chart with the real `helm template` → the simulator's Deployment runs the new image; for each
  * values shape Ferry recognises.
  */
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { ConfigRepoFetcher } from "../../src/adapters/git/config-repo-fetcher.js";
 import { KubeCluster } from "../../src/adapters/kubernetes/kube-cluster.js";
 import { DEFAULT_PRUNE_OPTIONS } from "../../src/reconciler/plan.js";
@@ -30,8 +30,6 @@ import {
 import { pushImage } from "../../packages/sandbox/src/registry/push-image.js";
 import { startFerryServer, type FerryServer } from "../../src/server/ferry-server.js";
 import { GIT_ENV, TempDirs } from "../support/reconciler-harness.js";
-
-vi.setConfig({ testTimeout: 60_000 });
 
 const SECRET = "helm-e2e-webhook-secret";
 const REGISTRY_SECRET = "helm-e2e-registry-secret";

@@ -7,14 +7,13 @@
 import { execFileSync } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { startEmbeddedRegistry } from "../../packages/sandbox/src/registry/embedded-registry.js";
 import { pushChart } from "../../packages/sandbox/src/registry/push-chart.js";
 import { createRegistryClient } from "../../src/adapters/registry/index.js";
 import { startHelmHttpRepo } from "../support/helm-http-repo.js";
 import { setupPerTest } from "../support/reconciler-harness.js";
 
-vi.setConfig({ testTimeout: 60_000 });
 const world = setupPerTest();
 
 function packageChart(name: string, version: string): Buffer {

@@ -4,7 +4,7 @@
  * (The simulator does no authorization: the 403s are injected; test/cluster/install.test.ts has
  * the real RBAC.)
  */
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   configMapYaml,
   deploymentYaml,
@@ -12,8 +12,6 @@ import {
   storedInventory,
   writesOf,
 } from "../support/reconciler-harness.js";
-
-vi.setConfig({ testTimeout: 30_000 });
 
 const { setup } = setupPerTest();
 

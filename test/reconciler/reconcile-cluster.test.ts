@@ -1,5 +1,5 @@
 import { deploymentReportOf } from "../../src/reconciler/deployment-report.js";
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { TransientError } from "../../src/core/errors.js";
 import type { ClusterPort } from "../../src/reconciler/ports.js";
 import { createReconciler } from "../../src/reconciler/reconciler.js";
@@ -11,9 +11,6 @@ import {
   storedInventory,
   writesOf,
 } from "../support/reconciler-harness.js";
-
-// Real git, HTTP servers and child processes on a shared, busy machine: allow for slow runs.
-vi.setConfig({ testTimeout: 30_000 });
 
 const { temp, setup } = setupPerTest();
 let env: Setup | undefined;

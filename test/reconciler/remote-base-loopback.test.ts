@@ -13,13 +13,10 @@ import type { AddressInfo } from "node:net";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { renderPath } from "../../src/reconciler/render-folder.js";
 import { makeBareRepo, serveGit, type GitServer } from "../support/git-smart-http.js";
 import { configMapYaml, setupPerTest } from "../support/reconciler-harness.js";
-
-// Real git, git http-backend and kustomize on a shared, busy machine.
-vi.setConfig({ testTimeout: 120_000 });
 
 const { temp, setup } = setupPerTest();
 

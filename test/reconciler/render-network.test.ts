@@ -10,14 +10,11 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { promisify } from "node:util";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { startFilteringProxy } from "../../src/adapters/egress/filtering-proxy.js";
 import { renderPath } from "../../src/reconciler/render-folder.js";
 import { confinementScript, confinementVariables } from "../../src/reconciler/render-environment.js";
 import { configMapYaml, setupPerTest } from "../support/reconciler-harness.js";
-
-// Real git, kustomize and the simulator on a shared, busy machine: allow for slow runs.
-vi.setConfig({ testTimeout: 60_000 });
 
 const { temp, setup } = setupPerTest();
 const servers: Server[] = [];

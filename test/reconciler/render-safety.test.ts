@@ -7,7 +7,7 @@ import { chmodSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { main } from "../../src/cli.js";
 import type { DeploymentReport } from "../../src/reconciler/ports.js";
 import { findRenderer } from "../../src/adapters/render/render-tools.js";
@@ -18,9 +18,6 @@ import {
   setupPerTest,
   writesOf,
 } from "../support/reconciler-harness.js";
-
-// Real git, child processes and the simulator on a shared, busy machine: allow for slow runs.
-vi.setConfig({ testTimeout: 60_000 });
 
 const { temp, setup } = setupPerTest();
 let env: Setup | undefined;

@@ -1,12 +1,9 @@
 import { cpSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { renderPath } from "../../src/reconciler/render-folder.js";
 import { configMapYaml, deploymentYaml, TempDirs } from "../support/reconciler-harness.js";
-
-// Real git, HTTP servers and child processes on a shared, busy machine: allow for slow runs.
-vi.setConfig({ testTimeout: 30_000 });
 
 const temp = new TempDirs();
 afterEach(() => temp.cleanup());

@@ -16,9 +16,6 @@ import {
 } from "../../src/adapters/render/render-tools.js";
 import { configMapYaml, TempDirs } from "../support/reconciler-harness.js";
 
-// Child processes on a shared, busy machine: allow for slow runs.
-vi.setConfig({ testTimeout: 30_000 });
-
 const temp = new TempDirs();
 afterEach(() => temp.cleanup());
 

@@ -1,12 +1,9 @@
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { TransientError } from "../../src/core/errors.js";
 import { summarizeErrors } from "../../src/reconciler/cycle-result.js";
 import type { ClusterPort } from "../../src/reconciler/ports.js";
 import { createReconciler } from "../../src/reconciler/reconciler.js";
 import { configMapYaml, setupPerTest } from "../support/reconciler-harness.js";
-
-// Real git and an HTTP simulator on a shared, busy machine: allow for slow runs.
-vi.setConfig({ testTimeout: 30_000 });
 
 const { setup } = setupPerTest();
 

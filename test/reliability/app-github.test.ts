@@ -16,7 +16,6 @@ import { finishFile, ledgerFile, record } from "../support/reliability-ledger.js
 import { inspect } from "../../packages/sandbox/src/github/index.js";
 
 ledgerFile("app-github");
-vi.setConfig({ testTimeout: 120_000 });
 
 const canary = new CanaryWatch();
 afterAll(() => finishFile("app-github"));

@@ -7,7 +7,7 @@
  */
 import { renameSync } from "node:fs";
 import fc from "fast-check";
-import { afterAll, describe, expect, it, vi } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import {
   configMapYaml,
   deploymentYaml,
@@ -18,7 +18,6 @@ import {
 import { finishFile, ledgerFile, record } from "../support/reliability-ledger.js";
 
 ledgerFile("reconciler-faults");
-vi.setConfig({ testTimeout: 120_000 });
 
 const { temp, setup } = setupPerTest();
 let env: Setup | undefined;

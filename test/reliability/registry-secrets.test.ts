@@ -58,7 +58,7 @@ async function commit(world: AppWorld, path: string, text: (current: string) => 
   });
 }
 
-describe("registry errors that echo credentials (row 25)", { timeout: 60_000 }, () => {
+describe("registry errors that echo credentials (row 25)", () => {
   let world: AppWorld | undefined;
   let echo: EchoRegistry | undefined;
   afterEach(async () => {

@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { FerryOctokit } from "../../src/server/ferry-octokit.js";
 import { startWorld, type World } from "../support/github-emulator-world.js";
 
-describe("FerryOctokit under rate limits", { timeout: 30_000 }, () => {
+describe("FerryOctokit under rate limits", () => {
   let world: World;
   beforeEach(async () => {
     world = await startWorld();

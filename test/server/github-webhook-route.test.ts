@@ -38,7 +38,7 @@ async function postSigned(url: string, event: string, body: string): Promise<Res
 
 const pingBody = '{"zen":"Keep it logically awesome.","hook_id":1}';
 
-describe("POST /api/github/webhooks under attack", { timeout: 120_000 }, () => {
+describe("POST /api/github/webhooks under attack", () => {
   let server: FerryServer | undefined;
   const logs: string[] = [];
   afterEach(async () => {

@@ -5,7 +5,7 @@
  * not proposed, and the last changes — after a release, a manual scale, a hold and an unlabelled tag.
  */
 import { chromium, type Browser } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSandboxWorld, type SandboxWorld } from "../../packages/sandbox/src/story/sandbox-world.js";
 import { renderStatusPage } from "../../src/server/status-page.js";
 import { startStatusListener } from "../../src/server/status-route.js";
@@ -14,8 +14,6 @@ import { CHROMIUM_BINARY } from "../support/prerequisites.js";
 import { pushImage } from "../../packages/sandbox/src/registry/push-image.js";
 import { CONFIG_REPO, IMAGE_PATH, OWNER } from "../../packages/sandbox/src/story/story-repos.js";
 import { done, notYet, waitUntil } from "../../packages/sandbox/src/story/wait-until.js";
-
-vi.setConfig({ testTimeout: 180_000, hookTimeout: 120_000 });
 
 type Deployment = { sync: string; health: string; drift?: string };
 type Change = { image: string; kind: string; to: string; from?: string; pull?: number; by?: string };

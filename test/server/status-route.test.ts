@@ -11,7 +11,7 @@ import { inspect, repos } from "../../packages/sandbox/src/github/index.js";
 
 const TOKEN = "status-token-for-tests";
 
-describe("GET /status", { timeout: 30_000 }, () => {
+describe("GET /status", () => {
   let world: World;
   afterEach(async () => {
     await world.close();

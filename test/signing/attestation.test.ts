@@ -67,7 +67,7 @@ describe(`SLSA provenance attestations made with ${ATTESTED_WITH}`, () => {
       builder: "https://github.com/acme/shop/.github/workflows/release.yml@*",
       source: "https://github.com/acme/shop",
     };
-  }, 180_000);
+  });
   afterAll(async () => distribution?.close());
 
   it("admits a signed digest whose provenance names the builder and the image's source", async () => {

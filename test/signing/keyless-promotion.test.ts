@@ -94,7 +94,7 @@ describe("keyless signatures from a GitHub Actions release workflow, through fer
     });
     accounts.installApp(emu, world.appId, "acme");
     octokit = new Octokit({ baseUrl: emu.apiUrl, auth: mona.token, request: { retries: 0 } });
-  }, 120_000);
+  });
   afterAll(async () => {
     await world?.close();
     if (rootDir) rmSync(rootDir, { recursive: true, force: true });
@@ -143,5 +143,5 @@ describe("keyless signatures from a GitHub Actions release workflow, through fer
       }),
     ]);
     rmSync(dir, { recursive: true });
-  }, 180_000);
+  });
 });

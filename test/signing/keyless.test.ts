@@ -129,7 +129,7 @@ describe("keyless signatures and provenance, verified offline against a test tru
         "dev.sigstore.cosign/bundle": other.annotations["dev.sigstore.cosign/bundle"]!,
       },
     });
-  }, 120_000);
+  });
   afterAll(async () => distribution?.close());
 
   it("admits a digest signed by the named workflow identity, certificate chained to the trusted root and logged", async () => {

@@ -83,7 +83,7 @@ describe(`signed images through ferry serve and a real distribution registry, si
     });
     accounts.installApp(emu, world.appId, "acme");
     octokit = new Octokit({ baseUrl: emu.apiUrl, auth: mona.token, request: { retries: 0 } });
-  }, 120_000);
+  });
   afterAll(async () => {
     await world?.close();
   });
@@ -182,7 +182,7 @@ describe(`signed images through ferry serve and a real distribution registry, si
       }),
     ]);
     rmSync(dir, { recursive: true });
-  }, 180_000);
+  });
 
   it.each([
     [

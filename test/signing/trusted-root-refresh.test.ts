@@ -77,7 +77,7 @@ beforeAll(async () => {
       Buffer.from(JSON.stringify(bundle)),
     );
   }
-}, 120_000);
+});
 
 afterAll(async () => {
   await distribution?.close();
@@ -118,7 +118,7 @@ describe("ferry serve with FERRY_SIGSTORE_TUF_MIRROR", () => {
         }),
       ),
     });
-  }, 60_000);
+  });
 
   afterAll(async () => {
     await server?.close();

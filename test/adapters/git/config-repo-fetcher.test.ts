@@ -2,11 +2,8 @@ import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { ConfigRepoFetcher } from "../../../src/adapters/git/config-repo-fetcher.js";
-
-// Real git, HTTP servers and child processes on a shared, busy machine: allow for slow runs.
-vi.setConfig({ testTimeout: 30_000 });
 
 const GIT_ENV = {
   PATH: process.env.PATH,

@@ -62,7 +62,7 @@ describe.each(targets)("registry client against $name", (target) => {
       created: CREATED,
     });
     pushed.multi = multi.digest;
-  }, 30_000);
+  });
 
   afterAll(async () => {
     await proxy?.close();

@@ -164,5 +164,5 @@ describe("httpFetch", () => {
     const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
     expect([code, output.trim()]).toEqual([0, "ok"]);
     expect(server.connections()).toBe(1);
-  }, 60_000);
+  });
 });

@@ -5,7 +5,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { startWorld, type World } from "../../support/app-e2e-world.js";
 
-describe("comment commands through GitHub", { timeout: 120_000 }, () => {
+describe("comment commands through GitHub", () => {
   let world: World;
   afterEach(async () => {
     await world.close();

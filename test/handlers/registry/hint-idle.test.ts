@@ -15,7 +15,7 @@ afterEach(async () => {
   stub = undefined;
 });
 
-describe("the server's idle()", { timeout: 30_000 }, () => {
+describe("the server's idle()", () => {
   it("waits until a registry hint's GitHub calls have been answered, however slow GitHub is", async () => {
     stub = await startStubbedFerry(new CanaryWatch(), { installationsDelayMs: 500 });
     const body = REGISTRY_PAYLOADS.generic;

@@ -3,6 +3,6 @@ import { describeInventoryContract } from "../../cluster/contract/inventory-suit
 import { simulatorBackend } from "../../cluster/contract/simulator-backend.js";
 
 // Real git, kubectl and HTTP servers on a shared, busy machine; one case converges 1,000 objects.
-vi.setConfig({ testTimeout: 300_000, hookTimeout: 60_000 });
+vi.setConfig({ testTimeout: 300_000 });
 
 describeInventoryContract("the cluster simulator", simulatorBackend);

@@ -30,7 +30,7 @@ describe("GraphQL documents checked against GitHub's schema", () => {
     expect(documents.length).toBeGreaterThanOrEqual(4);
     for (const { file, document } of documents)
       expect({ file, errors: graphqlSchemaErrors(document) }).toEqual({ file, errors: [] });
-  }, 60_000);
+  });
 
   it("refuses a field, an argument and a required argument GitHub's schema does not allow, in GitHub's words", () => {
     expect(
@@ -50,7 +50,7 @@ describe("GraphQL documents checked against GitHub's schema", () => {
       expect.objectContaining({ message: "Field 'repository' is missing required arguments: name" }),
     ]);
     expect(graphqlSchemaErrors(`query { repository(`)[0]!.message).toMatch(/^Parse error at \[1, 20\]/);
-  }, 60_000);
+  });
 
   describe("over HTTP", () => {
     let world: World;
@@ -75,6 +75,6 @@ describe("GraphQL documents checked against GitHub's schema", () => {
           }),
         ],
       });
-    }, 60_000);
+    });
   });
 });

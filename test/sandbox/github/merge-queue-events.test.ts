@@ -18,7 +18,7 @@ const repo = "config";
 const enqueue = `mutation($id: ID!) { enqueuePullRequest(input: { pullRequestId: $id }) { clientMutationId } }`;
 const arm = `mutation($id: ID!) { enablePullRequestAutoMerge(input: { pullRequestId: $id, mergeMethod: SQUASH }) { clientMutationId } }`;
 
-describe("a merge queue's entries", { timeout: 90_000 }, () => {
+describe("a merge queue's entries", () => {
   let world: World;
   let receiver: Awaited<ReturnType<typeof startReceiver>>;
   beforeEach(async () => {

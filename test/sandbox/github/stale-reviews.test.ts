@@ -14,7 +14,7 @@ import { actAs, repos } from "../../../packages/sandbox/src/github/index.js";
 const owner = "acme";
 const repo = "config";
 
-describe("stale approvals on a push", { timeout: 60_000 }, () => {
+describe("stale approvals on a push", () => {
   let world: World;
   let receiver: Awaited<ReturnType<typeof startReceiver>>;
   beforeEach(async () => {

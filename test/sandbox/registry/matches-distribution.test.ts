@@ -84,7 +84,7 @@ describe.skipIf(missing !== undefined)("the embedded registry answers like CNCF 
         ).toBe(201);
       }
     }
-  }, 30_000);
+  });
 
   afterAll(async () => {
     await Promise.all([distribution?.close(), embedded?.close()]);

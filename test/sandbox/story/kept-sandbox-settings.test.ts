@@ -18,7 +18,7 @@ let world: SandboxWorld;
 
 beforeAll(async () => {
   world = await startSandboxWorld({ log: () => undefined });
-}, 120_000);
+});
 afterAll(async () => {
   await world?.close();
 });
@@ -44,7 +44,7 @@ async function curl(method: string, path: string, token: string, body: unknown) 
   return { status, body: JSON.parse(lines.join("\n") || "null") as Record<string, unknown> };
 }
 
-describe("the kept sandbox's repository settings", { timeout: 60_000 }, () => {
+describe("the kept sandbox's repository settings", () => {
   it("prints octocat's token beside mona's, hubot's and eve's", () => {
     const printed = formatEndpoints(endpointsOf(world));
     for (const user of ["mona", "hubot", "eve", "octocat"] as const)

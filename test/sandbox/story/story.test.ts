@@ -31,7 +31,7 @@ function listeningServers(): number {
 beforeAll(async () => {
   listeningBefore = listeningServers();
   ({ code: exitCode, stdout, stderr } = await runFerry(["sandbox", "--json"], process.cwd()));
-}, 120_000);
+});
 
 describe("ferry sandbox --json (the release of shop 1.8.0, end to end)", () => {
   it("exits 0 and prints nothing but one JSON document on stdout", () => {
