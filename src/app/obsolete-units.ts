@@ -60,3 +60,23 @@ export async function closeEmptyDefaultUnit(
   const ferry = pull && ferryPull(deps, pull);
   if (pull && ferry && (await closeIfObsolete(deps, loaded, pull, ferry.block))) pulls[branch] = undefined;
 }
+
+/**
+ * A scan's listing also shows Ferry PRs on the branch of a group or image unit the config no longer
+ * has (its images moved to other units, the group was removed, `grouping` changed): no sync of that
+ * unit will ever come to update them, so they are closed here, each read again first. A steady scan
+ * lists none of these and makes no request for them.
+ */
+export async function closeRemovedUnits(
+  deps: AppDeps<RepoIdentity & GitHubPulls & GitHubComments>,
+  loaded: LoadedConfig,
+  listed: readonly PullRequestInfo[],
+): Promise<void> {
+  for (const entry of listed) {
+    const unit = unitOfBranch(loaded.config, entry.headRef);
+    if (!unit?.group || unit.images.length > 0) continue;
+    const pull = await deps.github.findOpenPull(entry.headRef);
+    const ferry = pull && ferryPull(deps, pull);
+    if (pull && ferry) await closeIfObsolete(deps, loaded, pull, ferry.block);
+  }
+}

@@ -8,7 +8,7 @@ import { gateOutcome } from "../core/policy/ci-gating.js";
 import type { AppDeps, LoadedConfig } from "./app-deps.js";
 import { errorText } from "./error-text.js";
 import { loadRepoConfig, type ConfigReading } from "./load-repo-config.js";
-import { closeEmptyDefaultUnit } from "./obsolete-units.js";
+import { closeEmptyDefaultUnit, closeRemovedUnits } from "./obsolete-units.js";
 import type { Promoting } from "./promote.js";
 import type { GitHubChecks, PullRequestInfo } from "./github-port.js";
 import type { ImageDescription } from "./ports.js";
@@ -80,8 +80,8 @@ export async function syncRepository(
   const result: SyncResult = { environments: {} };
   // Open PRs this sync has just seen (by branch), so the dashboard does not look them up again.
   // A scan reads them all at once: its steady cost does not grow with the units (docs/capacity.md).
-  const pulls: Record<string, PullRequestInfo | undefined> =
-    trigger.reason === "scan" ? await listedPulls(deps, config) : {};
+  const listing = trigger.reason === "scan" ? await listedPulls(deps, config) : { units: {}, others: [] };
+  const pulls: Record<string, PullRequestInfo | undefined> = listing.units;
   // What the plans say a human should know (a running tag outside its policy), for the dashboard.
   const notices: PolicyNotice[] = [];
   // Bugs and transient failures of one unit, rethrown once every other unit had its turn.
@@ -158,8 +158,16 @@ export async function syncRepository(
     }
     result.environments[environment] = summary(actions);
   }
-  // The scan re-posts `ferry/window` where a change window opened or closed since it last did.
-  if (trigger.reason === "scan") await publishWindowTransitions(deps, loaded, state);
+  if (trigger.reason === "scan") {
+    // PRs of units the config no longer has are closed (docs/config.md "Grouping").
+    try {
+      await closeRemovedUnits(deps, loaded, listing.others);
+    } catch (error) {
+      failures.push(error);
+    }
+    // The scan re-posts `ferry/window` where a change window opened or closed since it last did.
+    await publishWindowTransitions(deps, loaded, state);
+  }
   if (failures.length > 0) throw failures[0];
   // The periodic scan also keeps the pinned dashboard current (merges and commands refresh it too).
   if (trigger.reason === "scan") await writeDashboard(deps, loaded, state, { dashboard, pulls, notices });
@@ -173,14 +181,15 @@ export const MAX_LISTED_PULLS = 1000;
 /**
  * Every unit's branch (and each environment's default one) → its open PR, from one listing of the
  * repository's open PRs; empty (each branch looked up on its own) when there are too many to list.
+ * `others`: the listed PRs of this repository on any other branch (a unit the config no longer has).
  */
 async function listedPulls(
   deps: AppDeps<Promoting>,
   config: FerryConfig,
-): Promise<Record<string, PullRequestInfo | undefined>> {
-  if (!deps.github.listOpenPulls) return {};
+): Promise<{ units: Record<string, PullRequestInfo | undefined>; others: PullRequestInfo[] }> {
+  if (!deps.github.listOpenPulls) return { units: {}, others: [] };
   const listed = await deps.github.listOpenPulls(MAX_LISTED_PULLS + 1);
-  if (listed.length > MAX_LISTED_PULLS) return {};
+  if (listed.length > MAX_LISTED_PULLS) return { units: {}, others: [] };
   // Forks left out, as findOpenPull does: a fork's branch named like Ferry's is not Ferry's.
   const own = `${deps.github.owner}/${deps.github.repo}`.toLowerCase();
   const open = listed.filter((pull) => pull.headRepo?.toLowerCase() === own);
@@ -193,7 +202,7 @@ async function listedPulls(
     ])
       out[branch] = byBranch.get(branch);
   }
-  return out;
+  return { units: out, others: open.filter((pull) => !(pull.headRef in out)) };
 }
 
 function imagesFor(config: FerryConfig, repositories: string[] | undefined): string[] {
