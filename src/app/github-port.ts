@@ -119,18 +119,21 @@ export interface GitHubContents {
   readBlob(sha: string): Promise<string>;
 }
 
+/** A commit's content: the plan's files over a base tree, or a tree written before. */
+export type CommitInput = { parents: string[]; message: string } & (
+  { baseTreeSha: string; files: Record<string, string> } | { treeSha: string }
+);
+
 /** Branches and commits: read the base, write Ferry's `ferry/<env>` branch by compare-and-swap. */
 export interface GitHubBranches {
   defaultBranch(): Promise<string>;
   /** The branch head and whether classic protection is on (one request), or undefined when absent. */
   getBranch(name: string): Promise<BranchInfo | undefined>;
-  /** One commit carrying every file (trees with inline content: no separate blob requests). */
-  createCommit(input: {
-    baseTreeSha: string;
-    parents: string[];
-    files: Record<string, string>;
-    message: string;
-  }): Promise<{ sha: string; treeSha: string }>;
+  /**
+   * One commit carrying every file (trees with inline content: no separate blob requests), or, given
+   * `treeSha`, a commit of a tree already written (one write instead of two).
+   */
+  createCommit(input: CommitInput): Promise<{ sha: string; treeSha: string }>;
   /**
    * `exists` when the ref is already there (docs/reliability.md row 23). Both writes throw
    * RuleViolationError (core/rule-violation.ts) when a repository ruleset refuses them.
@@ -239,6 +242,11 @@ export interface GitHubMerges {
   enqueuePull?(pull: PullRequestInfo, expectedHead: string): Promise<"queued" | { refused: string }>;
   /** The merge methods the repository allows; undefined when its settings cannot be read. */
   allowedMergeMethods(): Promise<AllowedMergeMethods | undefined>;
+  /**
+   * Whether the repository allows native auto-merge (`allow_auto_merge`, off by default on GitHub,
+   * from the same repository read); undefined when its settings cannot be read.
+   */
+  allowsAutoMerge?(): Promise<boolean | undefined>;
   /**
    * Contexts required on the branch by classic protection and by repository rulesets (two
    * requests), or undefined when neither requires any.

@@ -85,6 +85,8 @@ export async function upsertPromotionPr(
       ...(input.requestedIn !== undefined ? { requestedIn: input.requestedIn } : {}),
     });
 
+  // The tree of a commit written on the base before the branch turned out to exist.
+  let planTree: string | undefined;
   if (plan.changes.length > 0 && kind !== "bump") {
     // A PR a person asked for usually starts a new branch. Creating the branch first saves the PR
     // lookup: GitHub closes a PR whose head branch is deleted, so a branch that did not exist has no
@@ -97,6 +99,7 @@ export async function upsertPromotionPr(
     });
     if ((await deps.github.createRef(branch, commit.sha)) === "created")
       return openPull(deps, input, branch, commit.sha, title, body(commit.sha));
+    planTree = commit.treeSha;
   }
 
   const existing =
@@ -179,6 +182,7 @@ export async function upsertPromotionPr(
     plan,
     message,
     probablyNew: existing === undefined && kind === "bump",
+    ...(planTree !== undefined ? { treeSha: planTree } : {}),
     ...(yieldTo ? { yieldTo } : {}),
     upToDateRequired: () => upToDateRequired(deps, loaded, existing),
   });
@@ -347,7 +351,10 @@ async function afterWrite(
     // computes mergeability: ask again with bounded backoff. In `clean` status (the checks
     // already passed) it is refused for good, and Ferry merges the head it wrote itself.
     const method = await mergeMethodFor(deps, loaded, environment);
-    for (let attempt = 0; ; attempt++) {
+    // A repository that does not allow auto-merge (GitHub's default) would refuse it: not asked,
+    // one write fewer per PR.
+    const allowed = (await deps.github.allowsAutoMerge?.()) !== false;
+    for (let attempt = 0; allowed; attempt++) {
       const enabled = await deps.github
         .enableAutoMerge(pull, head, method)
         .catch(() => "unavailable" as const);

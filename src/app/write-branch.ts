@@ -14,6 +14,8 @@ export interface WriteBranchInput {
   message: string;
   /** No open PR: the branch is probably gone, so creating it is tried first. */
   probablyNew: boolean;
+  /** The tree of the plan's files on the base, when a commit of it was already written. */
+  treeSha?: string;
   /** Judges each tip before writing on it; when it says so, nothing is written. */
   yieldTo?: (tip: BranchInfo) => Promise<boolean>;
   /**
@@ -40,13 +42,19 @@ export async function writeBranch(
   input: WriteBranchInput,
 ): Promise<string | undefined> {
   const { branch, plan, message, yieldTo } = input;
-  const onBase = () =>
-    deps.github.createCommit({
-      baseTreeSha: loaded.base.treeSha,
-      parents: [loaded.base.sha],
-      files: plan.files,
-      message,
-    });
+  // Every commit but the one on a workflow-refused head carries the same tree (the plan's files on
+  // the base): it is written once, and each later attempt is one write, not two.
+  let planTree = input.treeSha;
+  const commitOn = async (parents: string[]) => {
+    const commit = await deps.github.createCommit(
+      planTree !== undefined
+        ? { treeSha: planTree, parents, message }
+        : { baseTreeSha: loaded.base.treeSha, files: plan.files, parents, message },
+    );
+    planTree = commit.treeSha;
+    return commit;
+  };
+  const onBase = () => commitOn([loaded.base.sha]);
   if (input.probablyNew) {
     // No open PR: the branch is usually gone (deleted on merge), so try to create it directly and
     // fall back to the read-modify-write below when it exists after all (docs/reliability.md row 23).
@@ -57,12 +65,7 @@ export async function writeBranch(
     const head = await deps.github.getBranch(branch);
     if (head && yieldTo && (await yieldTo(head))) return undefined;
     const parents = head && head.sha !== loaded.base.sha ? [loaded.base.sha, head.sha] : [loaded.base.sha];
-    const commit = await deps.github.createCommit({
-      baseTreeSha: loaded.base.treeSha,
-      parents,
-      files: plan.files,
-      message,
-    });
+    const commit = await commitOn(parents);
     let moved: Awaited<ReturnType<GitHubBranches["updateRef"] | GitHubBranches["createRef"]>>;
     try {
       moved = head
@@ -70,7 +73,7 @@ export async function writeBranch(
         : await deps.github.createRef(branch, commit.sha);
     } catch (error) {
       if (!head || parents.length < 2 || !refusesMergeCommitsOnly(error)) throw error;
-      const linear = await linearWrite(deps, loaded, input, head, onBase);
+      const linear = await linearWrite(deps, input, head, onBase, commitOn);
       if (linear !== "conflict") return linear;
       deps.log.warn({ branch, attempt }, "branch moved while writing; redoing from the new tip");
       continue;
@@ -115,24 +118,19 @@ export async function writeBranch(
  */
 async function linearWrite(
   deps: AppDeps<GitHubBranches>,
-  loaded: LoadedConfig,
   input: WriteBranchInput,
   head: BranchInfo,
   onBase: () => Promise<{ sha: string }>,
+  commitOn: (parents: string[]) => Promise<{ sha: string }>,
 ): Promise<string | "conflict"> {
-  const { branch, plan, message } = input;
+  const { branch } = input;
   if (deps.github.replaceRef && (await input.upToDateRequired?.()) === true) {
     const rebuilt = await onBase();
     if ((await deps.github.replaceRef(branch, rebuilt.sha, head.sha)) === "conflict") return "conflict";
     deps.log.info({ branch }, "linear history and up-to-date branches required: branch rebuilt on the base");
     return rebuilt.sha;
   }
-  const linear = await deps.github.createCommit({
-    baseTreeSha: loaded.base.treeSha,
-    parents: [head.sha],
-    files: plan.files,
-    message,
-  });
+  const linear = await commitOn([head.sha]);
   if ((await deps.github.updateRef(branch, linear.sha)) !== "updated") return "conflict";
   deps.log.info({ branch }, "linear history required: single-parent commit on the branch's head");
   return linear.sha;

@@ -156,6 +156,28 @@ describe("syncRepository: new image → PR per environment", () => {
     expect(github.calls.filter((call) => call === "merge").length).toBe(merges);
   });
 
+  it("does not ask for auto-merge on a repository that does not allow it (GitHub's default), and merges itself", async () => {
+    const { github, registry, deps } = setup();
+    github.protectedBranches.set("main", ["ci"]);
+    registry.push("ghcr.io/acme/shop", "1.8.0");
+    await syncRepository(deps, { reason: "registry" });
+    const pull = github.pulls[0]!;
+    expect(github.calls).not.toContain("enableAutoMerge");
+    github.checks.set(pull.headSha, "success");
+    const loaded = await loadRepoConfig(deps);
+    if (!loaded.ok) throw new Error("config");
+    expect(await mergeWhenReady(deps, loaded, { ...pull })).toBe("merged");
+  });
+
+  it("asks for auto-merge when the repository's settings cannot be read", async () => {
+    const { github, registry, deps } = setup();
+    github.protectedBranches.set("main", ["ci"]);
+    github.settingsHidden = true;
+    registry.push("ghcr.io/acme/shop", "1.8.0");
+    await syncRepository(deps, { reason: "registry" });
+    expect(github.calls).toContain("enableAutoMerge");
+  });
+
   it("aborts the merge when the head moved after validation", async () => {
     const { github, registry, deps } = setup();
     github.protectedBranches.set("main", ["ci"]);

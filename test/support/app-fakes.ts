@@ -5,6 +5,7 @@ import type { AppDeps } from "../../src/app/app-deps.js";
 import type {
   BranchInfo,
   CheckRunInput,
+  CommitInput,
   ChecksState,
   DeploymentHealth,
   GitHubRepoPort,
@@ -114,15 +115,13 @@ export class FakeGitHub implements GitHubRepoPort {
     const [, tree, ...path] = blob.split(":");
     return this.commits.get(tree!.replace(/^tree-/, ""))!.files[path.join(":")]!;
   }
-  async createCommit(input: {
-    baseTreeSha: string;
-    parents: string[];
-    files: Record<string, string>;
-    message: string;
-  }) {
+  async createCommit(input: CommitInput) {
     this.calls.push("createCommit");
-    const base = this.commits.get(input.baseTreeSha.replace(/^tree-/, ""))!;
-    const id = this.#store({ files: { ...base.files, ...input.files }, parents: input.parents });
+    const files =
+      "treeSha" in input
+        ? this.commits.get(input.treeSha.replace(/^tree-/, ""))!.files
+        : { ...this.commits.get(input.baseTreeSha.replace(/^tree-/, ""))!.files, ...input.files };
+    const id = this.#store({ files, parents: input.parents });
     return { sha: id, treeSha: `tree-${id}` };
   }
   async createRef(branch: string, id: string) {
@@ -231,6 +230,11 @@ export class FakeGitHub implements GitHubRepoPort {
   }
   async allowedMergeMethods() {
     return undefined;
+  }
+  /** The repository's settings are not visible to the token (GitHub leaves them out). */
+  settingsHidden = false;
+  async allowsAutoMerge() {
+    return this.settingsHidden ? undefined : this.autoMergeAllowed;
   }
   async disableAutoMerge(pull: PullRequestInfo) {
     this.calls.push("disableAutoMerge");

@@ -1,5 +1,5 @@
 import { mayPassOnRetry } from "../../core/errors.js";
-import type { BranchInfo, GitHubBranches } from "../../app/github-port.js";
+import type { BranchInfo, CommitInput, GitHubBranches } from "../../app/github-port.js";
 import { type GitHubRepoContext, message, orUndefinedOn404, status } from "./github-repo-context.js";
 import {
   ruleViolations,
@@ -43,35 +43,33 @@ async function getBranch(ctx: GitHubRepoContext, name: string): Promise<BranchIn
   return { sha: data.commit.sha, treeSha: data.commit.commit.tree.sha, protected: data.protected };
 }
 
-async function createCommit(
-  ctx: GitHubRepoContext,
-  input: {
-    baseTreeSha: string;
-    parents: string[];
-    files: Record<string, string>;
-    message: string;
-  },
-) {
-  // Inline content: GitHub creates the blobs, one request instead of one per file.
-  const tree = await ctx.octokit.rest.git.createTree({
-    ...ctx.r,
-    base_tree: input.baseTreeSha,
-    tree: Object.entries(input.files).map(([path, content]) => ({
-      path,
-      mode: "100644" as const,
-      type: "blob" as const,
-      content,
-    })),
-  });
+async function createCommit(ctx: GitHubRepoContext, input: CommitInput) {
+  const tree =
+    "treeSha" in input
+      ? input.treeSha
+      : // Inline content: GitHub creates the blobs, one request instead of one per file.
+        (
+          await ctx.octokit.rest.git.createTree({
+            ...ctx.r,
+            base_tree: input.baseTreeSha,
+            tree: Object.entries(input.files).map(([path, content]) => ({
+              path,
+              mode: "100644" as const,
+              type: "blob" as const,
+              content,
+            })),
+          })
+        ).data.sha;
   const commit = await ctx.octokit.rest.git.createCommit({
     ...ctx.r,
     message: input.message,
-    tree: tree.data.sha,
+    tree,
     parents: input.parents,
   });
   // Once merged, these files are on the base: reading them back costs nothing.
-  for (const content of Object.values(input.files)) ctx.cache?.rememberWrittenBlob(ctx.fullName, content);
-  return { sha: commit.data.sha, treeSha: tree.data.sha };
+  if ("files" in input)
+    for (const content of Object.values(input.files)) ctx.cache?.rememberWrittenBlob(ctx.fullName, content);
+  return { sha: commit.data.sha, treeSha: tree };
 }
 
 async function createRef(ctx: GitHubRepoContext, branch: string, sha: string): Promise<"created" | "exists"> {

@@ -14,6 +14,7 @@ export interface RepositorySettings {
   allow_squash_merge?: boolean;
   allow_merge_commit?: boolean;
   allow_rebase_merge?: boolean;
+  allow_auto_merge?: boolean;
 }
 
 /**

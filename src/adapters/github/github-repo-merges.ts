@@ -23,6 +23,8 @@ export function mergesOf(ctx: GitHubRepoContext): Required<GitHubMerges> {
     disableAutoMerge: (pull) => disableAutoMerge(ctx, pull),
     merge: (number, sha, method) => merge(ctx, number, sha, method),
     allowedMergeMethods: () => allowedMergeMethods(ctx),
+    // GitHub includes the setting only for tokens that may see it.
+    allowsAutoMerge: async () => (await ctx.readRepository()).allow_auto_merge,
     requiredChecks: (branch) => requiredChecks(ctx, branch),
     hasMergeQueue: (branch) => hasMergeQueue(ctx, branch),
     upToDateRequired: (branch) => upToDateRequired(ctx, branch),
