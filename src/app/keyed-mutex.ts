@@ -9,6 +9,11 @@ import type { RepoIdentity } from "./github-port.js";
 export class KeyedMutex {
   readonly #tails = new Map<string, Promise<unknown>>();
 
+  /** Whether a task holds `key` now (one started now would wait for it). */
+  busy(key: string): boolean {
+    return this.#tails.has(key);
+  }
+
   async run<T>(key: string, task: () => Promise<T>): Promise<T> {
     const previous = this.#tails.get(key) ?? Promise.resolve();
     const result = previous.then(task, task);

@@ -65,6 +65,28 @@ export async function mergeWhenReady(
     deps.log.info({ environment, pull: pull.number }, "armed pull request enqueued: checks have passed");
     return enqueueOrReport(deps, environment, pull);
   }
+  // One merge of a PR at a time in this process: an event's merge (a check that passed) and the
+  // write's own can arrive together, and the second would only get GitHub's 405. The one that
+  // waited reads the PR again and stops if the first merged it.
+  const key = `${deps.github.owner}/${deps.github.repo}#merge:${pull.number}`;
+  const waited = deps.locks.busy(key);
+  return deps.locks.run(key, async () => {
+    if (waited) {
+      const now = await deps.github.getPull(pull.number);
+      if (now?.merged) return "merged";
+      if (!now || now.state !== "open" || now.headSha !== pull.headSha) return "stopped";
+    }
+    return mergeValidated(deps, loaded, environment, pull);
+  });
+}
+
+/** Merges the head `mergeWhenReady` validated, with the retries GitHub's answers call for. */
+async function mergeValidated(
+  deps: AppDeps<PullWork>,
+  loaded: LoadedConfig,
+  environment: string,
+  pull: PullRequestInfo,
+): Promise<MergeOutcome> {
   const method = await mergeMethodFor(deps, loaded, environment);
   let baseMoves = 0;
   let retries = 0;

@@ -178,6 +178,25 @@ describe("syncRepository: new image → PR per environment", () => {
     expect(github.calls).toContain("enableAutoMerge");
   });
 
+  it("merges a PR once when two merges of it arrive together: the second reads it again instead of asking GitHub", async () => {
+    const { github, registry, deps } = setup();
+    github.protectedBranches.set("main", ["ci"]);
+    registry.push("ghcr.io/acme/shop", "1.8.0");
+    await syncRepository(deps, { reason: "registry" });
+    const pull = github.pulls[0]!;
+    github.checks.set(pull.headSha, "success");
+    const loaded = await loadRepoConfig(deps);
+    if (!loaded.ok) throw new Error("config");
+    const merges = () => github.calls.filter((call) => call === "merge").length;
+    const before = merges();
+    const outcomes = await Promise.all([
+      mergeWhenReady(deps, loaded, { ...pull }),
+      mergeWhenReady(deps, loaded, { ...pull }),
+    ]);
+    expect(outcomes).toEqual(["merged", "merged"]);
+    expect(merges() - before).toBe(1);
+  });
+
   it("aborts the merge when the head moved after validation", async () => {
     const { github, registry, deps } = setup();
     github.protectedBranches.set("main", ["ci"]);
