@@ -9,12 +9,9 @@
  * (cluster simulator): RSS and API requests per cycle. "Growth" is the largest figure after the
  * warm-up window over the warm-up window's, in percent.
  */
-import { spawn, type ChildProcess } from "node:child_process";
 import { createHmac, randomBytes, randomUUID } from "node:crypto";
-import { appendFileSync, existsSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
-import path from "node:path";
+import { appendFileSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { performance } from "node:perf_hooks";
-import { fileURLToPath } from "node:url";
 import { Octokit } from "@octokit/rest";
 import { startClusterSimulator } from "../../packages/sandbox/src/cluster/cluster-simulator.js";
 import {
@@ -26,10 +23,10 @@ import { pushImage } from "../../packages/sandbox/src/registry/push-image.js";
 import { createAcmeConfig, REGISTRY_SECRET, SECRET } from "../support/app-e2e-world.js";
 import { distributionMissingMessage, freePort, startDistribution } from "../support/registry-distribution.js";
 import { benchConfigRepo, OBJECTS, startBenchReconciler } from "./reconcile.js";
+import { serveCommand, startServe, stopChild } from "./serve-process.js";
 import { sized } from "./size.js";
 import { BenchSkipped } from "./skipped.js";
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 /** `FERRY_SOAK_MINUTES` sets the length of each half (serve, then the reconciler); 20 by default. */
 const MINUTES = Number(process.env.FERRY_SOAK_MINUTES ?? sized(20, 0.34));
 const WINDOW_MS = sized(60_000, 10_000);
@@ -116,92 +113,6 @@ function processFigures(pid: number): { rss: number; fds: number } {
   return { rss: (rssKb * 1024) / MB, fds: readdirSync(`/proc/${pid}/fd`).length };
 }
 
-/**
- * How to run `ferry serve`: as the image does (`node dist/cli.js`) when dist/ is newer than every
- * file of src/ (`.ci/run` builds it before the bench), else from the sources through tsx, whose
- * loader adds its own memory (the figure `soak.serve.from_dist` says which).
- */
-function serveCommand(): { args: string[]; fromDist: boolean } {
-  const dist = path.join(ROOT, "dist", "cli.js");
-  const newest = (dir: string): number =>
-    Math.max(
-      0,
-      ...readdirSync(dir, { withFileTypes: true }).map((entry) =>
-        entry.isDirectory()
-          ? newest(path.join(dir, entry.name))
-          : statSync(path.join(dir, entry.name)).mtimeMs,
-      ),
-    );
-  if (existsSync(dist) && statSync(dist).mtimeMs >= newest(path.join(ROOT, "src")))
-    return { args: [dist], fromDist: true };
-  return { args: ["--import", "tsx", "src/cli.ts"], fromDist: false };
-}
-
-/** `ferry serve` on `port`, in its own process. */
-async function startServe(
-  emu: GitHubEmulator,
-  app: { id: number; privateKey: string },
-  port: number,
-  statusToken: string,
-) {
-  const child = spawn(
-    process.execPath,
-    [...SERVE.args, "serve", "--port", String(port), "--host", "127.0.0.1"],
-    {
-      cwd: ROOT,
-      stdio: ["ignore", "pipe", "pipe"],
-      env: {
-        PATH: process.env.PATH,
-        HOME: process.env.HOME,
-        APP_ID: String(app.id),
-        PRIVATE_KEY: app.privateKey,
-        WEBHOOK_SECRET: SECRET,
-        GITHUB_API_URL: emu.apiUrl,
-        FERRY_SCAN_INTERVAL: "off",
-        FERRY_REGISTRY_WEBHOOK_DISTRIBUTION: REGISTRY_SECRET,
-        FERRY_STATUS_TOKEN: statusToken,
-        LOG_LEVEL: process.env.SOAK_DEBUG ? "info" : "warn",
-        // e.g. --heapsnapshot-signal=SIGUSR2 to compare heaps across windows (docs/capacity.md "Soak").
-        ...(process.env.SOAK_NODE_OPTIONS ? { NODE_OPTIONS: process.env.SOAK_NODE_OPTIONS } : {}),
-      },
-    },
-  );
-  let output = "";
-  const collect = (chunk: Buffer) => {
-    output = (output + chunk.toString()).slice(-20_000);
-    if (process.env.SOAK_DEBUG) appendFileSync("/tmp/soak-serve.log", chunk);
-  };
-  child.stdout!.on("data", collect);
-  child.stderr!.on("data", collect);
-  const url = await new Promise<string>((resolve, reject) => {
-    const deadline = setTimeout(
-      () => reject(new Error(`ferry serve did not start in 120 s:\n${output}`)),
-      120_000,
-    );
-    child.stdout!.on("data", () => {
-      const match = /ferry serving on (\S+)/.exec(output);
-      if (match) {
-        clearTimeout(deadline);
-        resolve(match[1]!);
-      }
-    });
-    child.once("exit", (code) => {
-      clearTimeout(deadline);
-      reject(new Error(`ferry serve exited (${code}) at start:\n${output}`));
-    });
-  });
-  return { child, url, output: () => output };
-}
-
-async function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
-  const exited = new Promise((resolve) => child.once("exit", resolve));
-  child.kill("SIGTERM");
-  const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
-  await exited;
-  clearTimeout(timer);
-}
-
 const SERVE = serveCommand();
 
 /** What a stuck promotion looks like from GitHub's side (SOAK_DEBUG only): the open PRs, their checks, the deliveries that were not pushes or comments. */
@@ -250,7 +161,19 @@ async function serveSoak(): Promise<Record<string, number>> {
     const { app, users } = await createAcmeConfig(emu, distribution.host, { ci: true });
     const statusToken = randomBytes(16).toString("hex");
     phase("world");
-    serve = await startServe(emu, app, port, statusToken);
+    serve = await startServe(emu, app, {
+      port,
+      env: {
+        FERRY_SCAN_INTERVAL: "off",
+        FERRY_STATUS_TOKEN: statusToken,
+        LOG_LEVEL: process.env.SOAK_DEBUG ? "info" : "warn",
+        // e.g. --heapsnapshot-signal=SIGUSR2 to compare heaps across windows (docs/capacity.md "Soak").
+        ...(process.env.SOAK_NODE_OPTIONS ? { NODE_OPTIONS: process.env.SOAK_NODE_OPTIONS } : {}),
+      },
+      ...(process.env.SOAK_DEBUG
+        ? { onOutput: (chunk: Buffer) => appendFileSync("/tmp/soak-serve.log", chunk) }
+        : {}),
+    });
     phase("serve started");
     accounts.setWebhook(emu, app.id, `${serve.url}/api/github/webhooks`, SECRET);
     const mona = new Octokit({ baseUrl: emu.apiUrl, auth: users.mona.token, request: { retries: 0 } });
