@@ -10,16 +10,23 @@ export async function run(args: string[], io: CliIo): Promise<number> {
   });
   const { startFerryServer } = await import("../server/ferry-server.js");
   const { serverOptionsFromEnv } = await import("../server/server-options.js");
-  const { membershipFromEnv } = await import("../adapters/kubernetes/lease-membership.js");
+  const { memberIdentity, needsLeases, singleMembership } =
+    await import("../adapters/kubernetes/membership.js");
   const options = serverOptionsFromEnv(io.env);
-  // In a pod or with --kubeconfig: one Lease per replica, and the periodic scan is shared.
+  // In a pod or with --kubeconfig: one Lease per replica, and the periodic scan is shared. Only
+  // then is the Kubernetes client loaded.
   const line = (fields: object, message: string): void =>
     io.stderr(`${JSON.stringify({ msg: message, ...fields })}\n`);
-  options.membership = membershipFromEnv({
+  const setting = {
     env: io.env,
     ...(values.kubeconfig !== undefined ? { kubeconfigFile: values.kubeconfig } : {}),
-    log: { info: line, warn: line },
-  });
+  };
+  options.membership = needsLeases(setting)
+    ? (await import("../adapters/kubernetes/lease-membership.js")).membershipFromEnv({
+        ...setting,
+        log: { info: line, warn: line },
+      })
+    : singleMembership(memberIdentity(io.env));
   if (values.port !== undefined) options.port = Number(values.port);
   if (values.host !== undefined) options.host = values.host;
   const server = await startFerryServer(options);

@@ -10,7 +10,7 @@ import { Probot, ProbotOctokit } from "probot";
 import type { Registry } from "prom-client";
 import { displayUrl, PUBLIC_GOOD_TUF_MIRROR } from "../adapters/registry/index.js";
 import { createWriteBudget, type WriteBudgetOptions } from "../adapters/github/write-budget.js";
-import { singleMembership, type Membership } from "../adapters/kubernetes/lease-membership.js";
+import { singleMembership, type Membership } from "../adapters/kubernetes/membership.js";
 import { ScanState } from "../app/scan-state.js";
 import { githubContainerRegistry } from "../core/config/config-context.js";
 import { NO_SECRET_BINDINGS } from "../core/config/secret-bindings.js";

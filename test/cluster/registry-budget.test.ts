@@ -5,7 +5,8 @@
 import { randomBytes } from "node:crypto";
 import { KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from "vitest";
-import { leaseMembership, type Membership } from "../../src/adapters/kubernetes/lease-membership.js";
+import { leaseMembership } from "../../src/adapters/kubernetes/lease-membership.js";
+import type { Membership } from "../../src/adapters/kubernetes/membership.js";
 import { createRegistryClient } from "../../src/adapters/registry/index.js";
 import {
   startEmbeddedRegistry,

@@ -12,7 +12,6 @@
  * others have seen its Lease stop changing and taken its share.
  */
 import { existsSync, readFileSync } from "node:fs";
-import { hostname } from "node:os";
 import {
   ApiException,
   CoordinationV1Api,
@@ -20,6 +19,14 @@ import {
   V1MicroTime,
   type V1Lease,
 } from "@kubernetes/client-node";
+import {
+  memberIdentity,
+  needsLeases,
+  singleMembership,
+  SERVICE_ACCOUNT_DIR,
+  type LeaseSetting,
+  type Membership,
+} from "./membership.js";
 import { SharedConnectionKubeConfig } from "./shared-connection.js";
 import { parseDurationWithin } from "../../core/duration.js";
 
@@ -33,48 +40,6 @@ const LABEL_SELECTOR = Object.entries(MEMBERSHIP_LABELS)
   .join(",");
 /** Installations this member found to be very large (split by repository among all members). */
 export const LARGE_INSTALLATIONS_ANNOTATION = "ferry.dev/large-installations";
-
-export interface MembershipSnapshot {
-  mode: "kubernetes" | "single";
-  self: string;
-  /** Live members, sorted; empty when this replica could not renew its own Lease. */
-  members: string[];
-  namespace?: string;
-  leaseDurationMs?: number;
-  /** Epoch ms of this replica's last successful renewal. */
-  lastRenewedAt?: number;
-  /** The last renewal or listing error, if the last attempt failed. */
-  lastError?: string;
-}
-
-/** The scan's view of the fleet. */
-export interface Membership {
-  readonly self: string;
-  /** Live members (this replica included while its own Lease is fresh), sorted. */
-  members(): string[];
-  /** Installations any live member announced as very large. */
-  largeInstallations(): Set<number>;
-  /** Announces installations this member found very large (published on its next renewal). */
-  announceLarge(ids: Iterable<number>): void;
-  snapshot(): MembershipSnapshot;
-  start(): Promise<void>;
-  /** Stops renewing and deletes this replica's Lease, so the others take its share at once. */
-  stop(): Promise<void>;
-}
-
-/** Outside Kubernetes: this process is the whole fleet, as before sharding existed. */
-export function singleMembership(self = hostname()): Membership {
-  const large = new Set<number>();
-  return {
-    self,
-    members: () => [self],
-    largeInstallations: () => large,
-    announceLarge: () => undefined,
-    snapshot: () => ({ mode: "single", self, members: [self] }),
-    start: async () => undefined,
-    stop: async () => undefined,
-  };
-}
 
 export interface LeaseMembershipOptions {
   kubeConfig: KubeConfig;
@@ -317,15 +282,8 @@ function leaseDuration(text: string): number {
   return parseDurationWithin("FERRY_LEASE_DURATION", text, 1000, 60 * 60 * 1000);
 }
 
-const SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount";
-
-export interface MembershipFromEnvOptions {
-  env: Record<string, string | undefined>;
-  /** `ferry serve --kubeconfig FILE`. */
-  kubeconfigFile?: string;
+export interface MembershipFromEnvOptions extends LeaseSetting {
   log?: LeaseMembershipOptions["log"];
-  /** Where the in-cluster service account is mounted (tests point it elsewhere). */
-  serviceAccountDir?: string;
 }
 
 /**
@@ -336,10 +294,9 @@ export interface MembershipFromEnvOptions {
  */
 export function membershipFromEnv(options: MembershipFromEnvOptions): Membership {
   const { env } = options;
-  const identity = env.FERRY_MEMBER_NAME || env.POD_NAME || hostname();
+  const identity = memberIdentity(env);
   const saDir = options.serviceAccountDir ?? SERVICE_ACCOUNT_DIR;
-  const inCluster = Boolean(env.KUBERNETES_SERVICE_HOST) && existsSync(`${saDir}/token`);
-  if (options.kubeconfigFile === undefined && !inCluster) return singleMembership(identity);
+  if (!needsLeases(options)) return singleMembership(identity);
   // The reconciler's connection to the same API server carries the Lease requests too.
   const kubeConfig = new SharedConnectionKubeConfig();
   if (options.kubeconfigFile !== undefined) kubeConfig.loadFromFile(options.kubeconfigFile);
