@@ -1,7 +1,8 @@
 /**
  * The scan's view of the fleet (`Membership`) and the single-member fleet, apart from the Lease
- * implementation (`lease-membership.ts`), which loads @kubernetes/client-node (about 85 MB of a
- * process's RSS): a `ferry serve` outside Kubernetes and without `--kubeconfig` never loads it.
+ * implementation (`lease-membership.ts`), which loads @kubernetes/client-node (about 60 MB of
+ * `ferry serve`'s RSS at start): a `ferry serve` outside Kubernetes and without `--kubeconfig`
+ * never loads it.
  */
 import { existsSync } from "node:fs";
 import { hostname } from "node:os";
