@@ -350,11 +350,11 @@ async function afterWrite(
     // Just after a PR opens or moves, GitHub refuses auto-merge in `unstable` status while it
     // computes mergeability: ask again with bounded backoff. In `clean` status (the checks
     // already passed) it is refused for good, and Ferry merges the head it wrote itself.
-    const method = await mergeMethodFor(deps, loaded, environment);
     // A repository that does not allow auto-merge (GitHub's default) would refuse it: not asked,
     // one write fewer per PR.
     const allowed = (await deps.github.allowsAutoMerge?.()) !== false;
-    for (let attempt = 0; allowed; attempt++) {
+    const method = allowed ? await mergeMethodFor(deps, loaded, environment) : undefined;
+    for (let attempt = 0; method !== undefined; attempt++) {
       const enabled = await deps.github
         .enableAutoMerge(pull, head, method)
         .catch(() => "unavailable" as const);

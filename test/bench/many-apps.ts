@@ -7,7 +7,6 @@
  * groups (PRs touched, writes).
  */
 import type { ChildProcess } from "node:child_process";
-import { readFileSync } from "node:fs";
 import { accounts, startGitHubEmulator } from "../../packages/sandbox/src/github/index.js";
 import { startEmbeddedRegistry } from "../../packages/sandbox/src/registry/embedded-registry.js";
 import { pushImage } from "../../packages/sandbox/src/registry/push-image.js";
@@ -19,8 +18,9 @@ import {
   type World,
 } from "../support/app-e2e-world.js";
 import { GITHUB_WRITES_PER_HOUR, GITHUB_WRITES_PER_MINUTE } from "../../src/adapters/github/write-budget.js";
-import { serveCommand, startServe, stopChild } from "./serve-process.js";
+import { processMemory, serveCommand, startServe, stopChild } from "./serve-process.js";
 import { quick, sized } from "./size.js";
+import { waitUntil } from "../support/scan-fleet.js";
 
 const WRITES = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 const ENVIRONMENTS = ["dev", "staging", "prod"] as const;
@@ -261,15 +261,14 @@ async function ownProcess(
      */
     const moreScans = async (count: number, what: string): Promise<void> => {
       const target = (await scans()) + count;
-      await within(900_000, what, async () => ((await scans()) >= target ? true : undefined), output);
+      try {
+        await waitUntil(async () => (await scans()) >= target, 3_600_000, what);
+      } catch (error) {
+        throw new Error(`many-apps: ${(error as Error).message}\n${output().slice(-2_000)}`);
+      }
       await emu.idle();
     };
-    const memory = (): { hwm: number; rss: number } => {
-      const status = readFileSync(`/proc/${pid}/status`, "utf8");
-      const kib = (field: string) =>
-        Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? NaN);
-      return { hwm: kib("VmHWM") / 1024, rss: kib("VmRSS") / 1024 };
-    };
+    const memory = () => processMemory(pid);
     const started = memory();
     // The first scan (its PRs merge on the events they set off), then two steady ones.
     await moreScans(3, "a first and two steady scans");
@@ -284,30 +283,13 @@ async function ownProcess(
         .fromDist
         ? 1
         : 0,
-      [`${label}, Ferry in a process of its own: RSS listening, before its first scan, MB`]: started.rss,
-      [`${label}, Ferry in a process of its own: RSS after the first and two steady scans, MB`]: steady.rss,
-      [`${label}, Ferry in a process of its own: peak RSS through the scans and the burst, MB`]: burst.hwm,
+      [`${label}, Ferry in a process of its own: RSS listening, before its first scan, MB`]: started.rssMb,
+      [`${label}, Ferry in a process of its own: RSS after the first and two steady scans, MB`]: steady.rssMb,
+      [`${label}, Ferry in a process of its own: peak RSS through the scans and the burst, MB`]: burst.peakMb,
     };
   } finally {
     if (child) await stopChild(child);
     await registry.close();
     await emu.close();
-  }
-}
-
-/** Polls `probe` until it answers, or fails after `timeoutMs` with what it waited for and the child's last output. */
-async function within<T>(
-  timeoutMs: number,
-  what: string,
-  probe: () => T | undefined | Promise<T | undefined>,
-  output: () => string,
-): Promise<T> {
-  const started = Date.now();
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() - started > timeoutMs)
-      throw new Error(`many-apps: not within ${timeoutMs} ms: ${what}\n${output().slice(-2_000)}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
   }
 }

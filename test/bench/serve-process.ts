@@ -3,7 +3,7 @@
  * bench measure its RSS apart from the emulator and the registry in the bench process.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, readdirSync, statSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import type { GitHubEmulator } from "../../packages/sandbox/src/github/index.js";
 import { REGISTRY_SECRET, SECRET } from "../support/app-e2e-world.js";
@@ -101,4 +101,11 @@ export async function stopChild(child: ChildProcess): Promise<void> {
   const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
   await exited;
   clearTimeout(timer);
+}
+
+/** A process's RSS now and its peak so far (VmHWM, kept by the kernel), in MiB, from /proc. */
+export function processMemory(pid: number): { rssMb: number; peakMb: number } {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const kib = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? 0);
+  return { rssMb: kib("VmRSS") / 1024, peakMb: kib("VmHWM") / 1024 };
 }

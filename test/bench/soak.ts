@@ -10,7 +10,7 @@
  * warm-up window over the warm-up window's, in percent.
  */
 import { createHmac, randomBytes, randomUUID } from "node:crypto";
-import { appendFileSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { appendFileSync, readdirSync, rmSync } from "node:fs";
 import { performance } from "node:perf_hooks";
 import { Octokit } from "@octokit/rest";
 import { startClusterSimulator } from "../../packages/sandbox/src/cluster/cluster-simulator.js";
@@ -23,7 +23,7 @@ import { pushImage } from "../../packages/sandbox/src/registry/push-image.js";
 import { createAcmeConfig, REGISTRY_SECRET, SECRET } from "../support/app-e2e-world.js";
 import { distributionMissingMessage, freePort, startDistribution } from "../support/registry-distribution.js";
 import { benchConfigRepo, OBJECTS, startBenchReconciler } from "./reconcile.js";
-import { serveCommand, startServe, stopChild } from "./serve-process.js";
+import { processMemory, serveCommand, startServe, stopChild } from "./serve-process.js";
 import { sized } from "./size.js";
 import { BenchSkipped } from "./skipped.js";
 
@@ -108,9 +108,7 @@ function trendPct(values: number[]): number {
 }
 
 function processFigures(pid: number): { rss: number; fds: number } {
-  const status = readFileSync(`/proc/${pid}/status`, "utf8");
-  const rssKb = Number(/^VmRSS:\s+(\d+)/m.exec(status)?.[1] ?? 0);
-  return { rss: (rssKb * 1024) / MB, fds: readdirSync(`/proc/${pid}/fd`).length };
+  return { rss: processMemory(pid).rssMb, fds: readdirSync(`/proc/${pid}/fd`).length };
 }
 
 const SERVE = serveCommand();
