@@ -251,18 +251,29 @@ async function ownProcess(
       url: `${url}/registry/distribution`,
       headers: { Authorization: REGISTRY_SECRET },
     });
-    const scans = async (): Promise<number> => {
-      const text = await (await fetch(`${url}/metrics`)).text();
-      return Number(/^ferry_scans_total (\d+)/m.exec(text)?.[1] ?? 0);
+    /**
+     * Its count of finished scans, or undefined when a read fails while the process still runs (a
+     * connection reset on a loaded machine): the wait asks again.
+     */
+    const scans = async (): Promise<number | undefined> => {
+      try {
+        const text = await (await fetch(`${url}/metrics`)).text();
+        return Number(/^ferry_scans_total (\d+)/m.exec(text)?.[1] ?? 0);
+      } catch (error) {
+        if (child?.exitCode !== null) throw error;
+        return undefined;
+      }
     };
     /**
      * `count` more scans, the emulator quiet after them. At 300 images the two scans after the
      * burst took longer than 15 minutes in the one full run so far (CI beside it): an hour allowed.
      */
     const moreScans = async (count: number, what: string): Promise<void> => {
-      const target = (await scans()) + count;
+      let now: number | undefined;
+      await waitUntil(async () => (now = await scans()) !== undefined, 300_000, "its scan count");
+      const target = now! + count;
       try {
-        await waitUntil(async () => (await scans()) >= target, 3_600_000, what);
+        await waitUntil(async () => ((await scans()) ?? -1) >= target, 3_600_000, what);
       } catch (error) {
         throw new Error(`many-apps: ${(error as Error).message}\n${output().slice(-2_000)}`);
       }
