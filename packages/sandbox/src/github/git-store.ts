@@ -4,6 +4,7 @@
  * Nothing here knows about HTTP or GitHub's JSON; it speaks git objects only.
  */
 import { spawn } from "node:child_process";
+import { createHash } from "node:crypto";
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -115,6 +116,9 @@ export interface ChangedFile {
 
 export type MergeOutcome = { clean: true; tree: string } | { clean: false; conflicts: string[] };
 
+/** A look-up found no such object (not remembered: it may be written later). */
+class AbsentObject extends Error {}
+
 function parseIdentity(line: string): GitIdentity {
   const match = /^(.*) <(.*)> (\d+) ([+-]\d{4})$/.exec(line);
   if (!match) throw new Error(`unreadable git identity: ${line}`);
@@ -126,12 +130,57 @@ function gitDate(iso: string): string {
   return `@${Math.floor(new Date(iso).getTime() / 1000)} +0000`;
 }
 
+const FULL_SHA = /^[0-9a-f]{40}$/;
+/** True when every name is a full object SHA: what git answers about them can never change. */
+const immutable = (...names: string[]): boolean => names.every((name) => FULL_SHA.test(name));
+
+/**
+ * Answers about objects named by full SHAs (a commit, a tree listing, a diff of two trees, a merge
+ * base), kept so the emulator asks git once: an object's content never changes, and nothing here
+ * depends on refs. A pending read is shared; a failed one is forgotten. Least recently used out
+ * past `MEMO_ENTRIES`. Callers get their own copy of what they may mutate.
+ */
+class ObjectMemo {
+  readonly #entries = new Map<string, Promise<unknown>>();
+
+  remember<T>(key: string, read: () => Promise<T>): Promise<T> {
+    const hit = this.#entries.get(key);
+    if (hit) {
+      this.#entries.delete(key);
+      this.#entries.set(key, hit);
+      return hit as Promise<T>;
+    }
+    const pending = read();
+    this.#entries.set(key, pending);
+    pending.catch(() => {
+      if (this.#entries.get(key) === pending) this.#entries.delete(key);
+    });
+    if (this.#entries.size > MEMO_ENTRIES) this.#entries.delete(this.#entries.keys().next().value!);
+    return pending;
+  }
+}
+const MEMO_ENTRIES = 10_000;
+
 /** One bare repository. */
 export class GitRepo {
+  readonly #memo = new ObjectMemo();
+  /** Blob SHAs this repository is known to hold (written or read through it). */
+  readonly #blobs = new Set<string>();
+
   constructor(readonly gitDir: string) {}
 
   private git(args: string[], options?: Parameters<typeof runGit>[2]) {
     return runGit(this.gitDir, args, options);
+  }
+
+  #knowBlob(sha: string): void {
+    if (this.#blobs.size >= MEMO_ENTRIES) this.#blobs.clear();
+    this.#blobs.add(sha);
+  }
+
+  /** `read`'s answer, asked of git once when every name is a full SHA, else every time. */
+  private remember<T>(names: string[], key: string, read: () => Promise<T>): Promise<T> {
+    return immutable(...names) ? this.#memo.remember(key, read) : read();
   }
 
   async init(defaultBranch: string): Promise<void> {
@@ -151,19 +200,40 @@ export class GitRepo {
   }
 
   async writeBlob(content: Buffer | string): Promise<string> {
-    const run = await this.git(["hash-object", "-w", "--stdin"], { input: content });
-    return run.stdout.toString().trim();
+    // Git's own name for the blob; a blob this repository already holds is not written again.
+    const bytes = typeof content === "string" ? Buffer.from(content) : content;
+    const sha = createHash("sha1").update(`blob ${bytes.length}\0`).update(bytes).digest("hex");
+    if (this.#blobs.has(sha)) return sha;
+    const run = await this.git(["hash-object", "-w", "--stdin"], { input: bytes });
+    const written = run.stdout.toString().trim();
+    this.#knowBlob(written);
+    return written;
   }
 
   async readBlob(sha: string): Promise<Buffer> {
-    return (await this.git(["cat-file", "blob", sha])).stdout;
+    const blob = await this.remember([sha], `blob ${sha}`, async () => {
+      const content = (await this.git(["cat-file", "blob", sha])).stdout;
+      this.#knowBlob(sha);
+      return content;
+    });
+    return Buffer.from(blob);
   }
 
   /** The object's type, or undefined when it does not exist. */
   async objectType(sha: string): Promise<string | undefined> {
     if (!/^[0-9a-f]{4,40}$/i.test(sha)) return undefined;
-    const run = await this.git(["cat-file", "-t", sha], { allowExit: [128, 1] });
-    return run.exitCode === 0 ? run.stdout.toString().trim() : undefined;
+    const read = async () => {
+      const run = await this.git(["cat-file", "-t", sha], { allowExit: [128, 1] });
+      // An absent object may be written later: only a found one is remembered.
+      if (run.exitCode !== 0) throw new AbsentObject();
+      return run.stdout.toString().trim();
+    };
+    try {
+      return await this.remember([sha], `type ${sha}`, read);
+    } catch (error) {
+      if (error instanceof AbsentObject) return undefined;
+      throw error;
+    }
   }
 
   /** Resolves a branch name, tag, full ref or SHA to a commit SHA; undefined when unknown. */
@@ -174,15 +244,27 @@ export class GitRepo {
         ? [rev]
         : [`refs/heads/${rev}`, `refs/tags/${rev}`, rev];
     for (const candidate of candidates) {
-      const run = await this.git(["rev-parse", "--verify", "--quiet", `${candidate}^{commit}`], {
-        allowExit: [1, 128],
-      });
-      if (run.exitCode === 0) return run.stdout.toString().trim();
+      const peel = async () => {
+        const run = await this.git(["rev-parse", "--verify", "--quiet", `${candidate}^{commit}`], {
+          allowExit: [1, 128],
+        });
+        if (run.exitCode !== 0) throw new AbsentObject();
+        return run.stdout.toString().trim();
+      };
+      try {
+        return await this.remember([candidate], `peel ${candidate}`, peel);
+      } catch (error) {
+        if (!(error instanceof AbsentObject)) throw error;
+      }
     }
     return undefined;
   }
 
   async readCommit(sha: string): Promise<GitCommitObject> {
+    return structuredClone(await this.remember([sha], `commit ${sha}`, () => this.parseCommit(sha)));
+  }
+
+  private async parseCommit(sha: string): Promise<GitCommitObject> {
     const text = (await this.git(["cat-file", "commit", sha])).stdout.toString("utf8");
     const split = text.indexOf("\n\n");
     const header = split === -1 ? text : text.slice(0, split);
@@ -246,6 +328,10 @@ export class GitRepo {
   }
 
   async readTag(sha: string): Promise<GitTagObject> {
+    return structuredClone(await this.remember([sha], `tag ${sha}`, () => this.parseTag(sha)));
+  }
+
+  private async parseTag(sha: string): Promise<GitTagObject> {
     const text = (await this.git(["cat-file", "tag", sha])).stdout.toString("utf8");
     const split = text.indexOf("\n\n");
     const tag: GitTagObject = {
@@ -269,6 +355,13 @@ export class GitRepo {
   }
 
   async listTree(tree: string, recursive: boolean): Promise<GitTreeEntry[]> {
+    const entries = await this.remember([tree], `tree ${recursive} ${tree}`, () =>
+      this.readTreeListing(tree, recursive),
+    );
+    return entries.map((entry) => ({ ...entry }));
+  }
+
+  private async readTreeListing(tree: string, recursive: boolean): Promise<GitTreeEntry[]> {
     const args = ["ls-tree", "-l", "-z", ...(recursive ? ["-r", "-t"] : []), tree];
     const text = (await this.git(args)).stdout.toString("utf8");
     return text
@@ -292,7 +385,19 @@ export class GitRepo {
   async entryAt(tree: string, path: string): Promise<GitTreeEntry | undefined> {
     const clean = path.replace(/^\/+|\/+$/g, "");
     if (clean === "") return { mode: "040000", type: "tree", sha: tree, path: "" };
+    try {
+      const entry = await this.remember([tree], `entry ${tree} ${clean}`, () => this.readEntry(tree, clean));
+      return entry && { ...entry };
+    } catch (error) {
+      if (error instanceof AbsentObject) return undefined;
+      throw error;
+    }
+  }
+
+  private async readEntry(tree: string, clean: string): Promise<GitTreeEntry | undefined> {
     const run = await this.git(["ls-tree", "-l", "-z", tree, "--", clean], { allowExit: [128] });
+    // No such tree (yet): not an answer to remember.
+    if (run.exitCode === 128) throw new AbsentObject();
     const record = run.stdout.toString("utf8").split("\0").find(Boolean);
     if (!record) return undefined;
     const tab = record.indexOf("\t");
@@ -372,19 +477,26 @@ export class GitRepo {
   }
 
   async isAncestor(ancestor: string, descendant: string): Promise<boolean> {
-    const run = await this.git(["merge-base", "--is-ancestor", ancestor, descendant], { allowExit: [1] });
-    return run.exitCode === 0;
+    return this.remember([ancestor, descendant], `ancestor ${ancestor} ${descendant}`, async () => {
+      const run = await this.git(["merge-base", "--is-ancestor", ancestor, descendant], { allowExit: [1] });
+      return run.exitCode === 0;
+    });
   }
 
   async mergeBase(a: string, b: string): Promise<string | undefined> {
-    const run = await this.git(["merge-base", a, b], { allowExit: [1] });
-    return run.exitCode === 0 ? run.stdout.toString().trim() : undefined;
+    return this.remember([a, b], `merge-base ${a} ${b}`, async () => {
+      const run = await this.git(["merge-base", a, b], { allowExit: [1] });
+      return run.exitCode === 0 ? run.stdout.toString().trim() : undefined;
+    });
   }
 
   /** Commits reachable from `head` and not from `base`, oldest first. */
   async commitsBetween(base: string, head: string): Promise<string[]> {
-    const run = await this.git(["rev-list", "--reverse", "--topo-order", `${base}..${head}`]);
-    return run.stdout.toString().split("\n").filter(Boolean);
+    const shas = await this.remember([base, head], `between ${base} ${head}`, async () => {
+      const run = await this.git(["rev-list", "--reverse", "--topo-order", `${base}..${head}`]);
+      return run.stdout.toString().split("\n").filter(Boolean);
+    });
+    return [...shas];
   }
 
   async log(head: string, options: { path?: string; max?: number } = {}): Promise<string[]> {
@@ -392,18 +504,26 @@ export class GitRepo {
     if (options.max) args.push(`--max-count=${options.max}`);
     args.push(head);
     if (options.path) args.push("--", options.path);
-    const run = await this.git(args);
-    return run.stdout.toString().split("\n").filter(Boolean);
+    const shas = await this.remember([head], `log ${JSON.stringify(args)}`, async () => {
+      const run = await this.git(args);
+      return run.stdout.toString().split("\n").filter(Boolean);
+    });
+    return [...shas];
   }
 
   /** A real three-way merge of two commits, with git's own merge base and conflict detection. */
   async mergeCommits(ours: string, theirs: string): Promise<MergeOutcome> {
-    const run = await this.git(["merge-tree", "--write-tree", "--name-only", "--no-messages", ours, theirs], {
-      allowExit: [1],
+    const outcome = await this.remember([ours, theirs], `merge ${ours} ${theirs}`, async () => {
+      const run = await this.git(
+        ["merge-tree", "--write-tree", "--name-only", "--no-messages", ours, theirs],
+        { allowExit: [1] },
+      );
+      const lines = run.stdout.toString().split("\n").filter(Boolean);
+      return run.exitCode === 0
+        ? ({ clean: true, tree: lines[0]! } as const)
+        : ({ clean: false, conflicts: lines.slice(1) } as const);
     });
-    const lines = run.stdout.toString().split("\n").filter(Boolean);
-    if (run.exitCode === 0) return { clean: true, tree: lines[0]! };
-    return { clean: false, conflicts: lines.slice(1) };
+    return structuredClone(outcome);
   }
 
   /**
@@ -429,6 +549,13 @@ export class GitRepo {
   }
 
   async changedFiles(fromTreeish: string, toTreeish: string): Promise<ChangedFile[]> {
+    const files = await this.remember([fromTreeish, toTreeish], `changed ${fromTreeish} ${toTreeish}`, () =>
+      this.diffTrees(fromTreeish, toTreeish),
+    );
+    return files.map((file) => ({ ...file }));
+  }
+
+  private async diffTrees(fromTreeish: string, toTreeish: string): Promise<ChangedFile[]> {
     const status = (
       await this.git(["diff-tree", "-r", "-z", "-M", "--raw", fromTreeish, toTreeish])
     ).stdout.toString("utf8");
@@ -479,10 +606,12 @@ export class GitRepo {
   }
 
   async patch(fromTreeish: string, toTreeish: string, path: string): Promise<string> {
-    const run = await this.git(["diff", "--no-color", "-M", fromTreeish, toTreeish, "--", path]);
-    const text = run.stdout.toString("utf8");
-    const hunk = text.indexOf("\n@@");
-    return hunk === -1 ? "" : text.slice(hunk + 1);
+    return this.remember([fromTreeish, toTreeish], `patch ${fromTreeish} ${toTreeish} ${path}`, async () => {
+      const run = await this.git(["diff", "--no-color", "-M", fromTreeish, toTreeish, "--", path]);
+      const text = run.stdout.toString("utf8");
+      const hunk = text.indexOf("\n@@");
+      return hunk === -1 ? "" : text.slice(hunk + 1);
+    });
   }
 
   async countObjects(): Promise<number> {
