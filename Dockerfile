@@ -54,5 +54,10 @@ USER 10001:10001
 EXPOSE 3000
 HEALTHCHECK --interval=30s --timeout=3s --start-period=10s --retries=3 \
   CMD ["node", "-e", "fetch(process.env.FERRY_HEALTH_URL).then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
-ENTRYPOINT ["/usr/bin/tini", "--", "node", "/app/dist/cli.js"]
+# Node's flags for every command of the image (docs/capacity.md "Memory of one replica"): V8's young
+# generation capped at 16 MB a semi-space. Uncapped, V8 sizes it from the machine's memory (64 MB a
+# semi-space on a 24 GiB node) and keeps the pages it frees for reuse, which held `ferry serve` at
+# 300 images over 500 MB RSS for a JS heap of 100-200 MB. The bench runs `ferry serve` with these
+# same flags (test/bench/serve-process.ts reads them from this line).
+ENTRYPOINT ["/usr/bin/tini", "--", "node", "--max-semi-space-size=16", "/app/dist/cli.js"]
 CMD ["serve"]

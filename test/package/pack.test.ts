@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { PINNED_SOPS } from "../../src/adapters/render/render-tools.js";
+import { imageNodeFlags, serveCommand } from "../bench/serve-process.js";
 
 const run = promisify(execFile);
 const ROOT = join(import.meta.dirname, "..", "..");
@@ -125,6 +126,16 @@ describe("the image", () => {
     expect(dockerfile).toContain(`ARG SOPS_VERSION=${PINNED_SOPS}`);
     expect(dockerfile).toMatch(/go install "github\.com\/getsops\/sops\/v3\/cmd\/sops@\$\{SOPS_VERSION\}"/);
     expect(dockerfile).toMatch(/^COPY --from=sops \/out\/sops \/usr\/local\/bin\/sops$/m);
+  });
+
+  it("runs node with V8's young generation capped, and the bench runs `ferry serve` with the same flags", () => {
+    const flags = imageNodeFlags(dockerfile);
+    expect(flags).toContain("--max-semi-space-size=16");
+    expect(serveCommand().args.slice(0, flags.length)).toEqual(flags);
+    expect(() => imageNodeFlags('ENTRYPOINT ["/usr/bin/tini", "--", "ferry"]\n')).toThrow(
+      /does not run node \/app\/dist\/cli\.js/,
+    );
+    expect(() => imageNodeFlags("ENTRYPOINT node /app/dist/cli.js\n")).toThrow(/no ENTRYPOINT in JSON form/);
   });
 
   it("finds what the Dockerfile copies from the build context", () => {
