@@ -57,7 +57,7 @@ HEALTHCHECK --interval=30s --timeout=3s --start-period=10s --retries=3 \
 # Node's flags for every command of the image (docs/capacity.md "Memory of one replica"): V8's young
 # generation capped at 16 MB a semi-space. Uncapped, V8 sizes it from the machine's memory (64 MB a
 # semi-space on a 24 GiB node) and keeps the pages it frees for reuse, which held `ferry serve` at
-# 300 images over 500 MB RSS for a JS heap of 100-200 MB. The bench runs `ferry serve` with these
+# 300 images over 500 MB RSS for 100-300 MB of JS objects. The bench runs `ferry serve` with these
 # same flags (test/bench/serve-process.ts reads them from this line).
 ENTRYPOINT ["/usr/bin/tini", "--", "node", "--max-semi-space-size=16", "/app/dist/cli.js"]
 CMD ["serve"]
