@@ -117,7 +117,7 @@ export interface ChangedFile {
 export type MergeOutcome = { clean: true; tree: string } | { clean: false; conflicts: string[] };
 
 /** A look-up found no such object (not remembered: it may be written later). */
-class AbsentObject extends Error {}
+const ABSENT = new Error("no such object");
 
 function parseIdentity(line: string): GitIdentity {
   const match = /^(.*) <(.*)> (\d+) ([+-]\d{4})$/.exec(line);
@@ -183,6 +183,20 @@ export class GitRepo {
     return immutable(...names) ? this.#memo.remember(key, read) : read();
   }
 
+  /** As `remember`, for a look-up whose undefined means "not there (yet)": that is never kept. */
+  private async rememberFound<T>(
+    names: string[],
+    key: string,
+    read: () => Promise<T | undefined>,
+  ): Promise<T | undefined> {
+    try {
+      return await this.remember(names, key, async () => (await read()) ?? Promise.reject(ABSENT));
+    } catch (error) {
+      if (error === ABSENT) return undefined;
+      throw error;
+    }
+  }
+
   async init(defaultBranch: string): Promise<void> {
     await mkdir(this.gitDir, { recursive: true });
     await this.git(["init", "--bare", "--quiet", `--initial-branch=${defaultBranch}`, this.gitDir]);
@@ -222,18 +236,10 @@ export class GitRepo {
   /** The object's type, or undefined when it does not exist. */
   async objectType(sha: string): Promise<string | undefined> {
     if (!/^[0-9a-f]{4,40}$/i.test(sha)) return undefined;
-    const read = async () => {
+    return this.rememberFound([sha], `type ${sha}`, async () => {
       const run = await this.git(["cat-file", "-t", sha], { allowExit: [128, 1] });
-      // An absent object may be written later: only a found one is remembered.
-      if (run.exitCode !== 0) throw new AbsentObject();
-      return run.stdout.toString().trim();
-    };
-    try {
-      return await this.remember([sha], `type ${sha}`, read);
-    } catch (error) {
-      if (error instanceof AbsentObject) return undefined;
-      throw error;
-    }
+      return run.exitCode === 0 ? run.stdout.toString().trim() : undefined;
+    });
   }
 
   /** Resolves a branch name, tag, full ref or SHA to a commit SHA; undefined when unknown. */
@@ -244,18 +250,13 @@ export class GitRepo {
         ? [rev]
         : [`refs/heads/${rev}`, `refs/tags/${rev}`, rev];
     for (const candidate of candidates) {
-      const peel = async () => {
+      const commit = await this.rememberFound([candidate], `peel ${candidate}`, async () => {
         const run = await this.git(["rev-parse", "--verify", "--quiet", `${candidate}^{commit}`], {
           allowExit: [1, 128],
         });
-        if (run.exitCode !== 0) throw new AbsentObject();
-        return run.stdout.toString().trim();
-      };
-      try {
-        return await this.remember([candidate], `peel ${candidate}`, peel);
-      } catch (error) {
-        if (!(error instanceof AbsentObject)) throw error;
-      }
+        return run.exitCode === 0 ? run.stdout.toString().trim() : undefined;
+      });
+      if (commit !== undefined) return commit;
     }
     return undefined;
   }
@@ -385,19 +386,14 @@ export class GitRepo {
   async entryAt(tree: string, path: string): Promise<GitTreeEntry | undefined> {
     const clean = path.replace(/^\/+|\/+$/g, "");
     if (clean === "") return { mode: "040000", type: "tree", sha: tree, path: "" };
-    try {
-      const entry = await this.remember([tree], `entry ${tree} ${clean}`, () => this.readEntry(tree, clean));
-      return entry && { ...entry };
-    } catch (error) {
-      if (error instanceof AbsentObject) return undefined;
-      throw error;
-    }
+    const entry = await this.rememberFound([tree], `entry ${tree} ${clean}`, () =>
+      this.readEntry(tree, clean),
+    );
+    return entry && { ...entry };
   }
 
   private async readEntry(tree: string, clean: string): Promise<GitTreeEntry | undefined> {
     const run = await this.git(["ls-tree", "-l", "-z", tree, "--", clean], { allowExit: [128] });
-    // No such tree (yet): not an answer to remember.
-    if (run.exitCode === 128) throw new AbsentObject();
     const record = run.stdout.toString("utf8").split("\0").find(Boolean);
     if (!record) return undefined;
     const tab = record.indexOf("\t");
