@@ -9,7 +9,7 @@ import { syncRepository } from "../../src/app/sync-repository.js";
 import { installApp, setTagOnMain, startWorld, type World } from "../support/github-emulator-world.js";
 import { configRepo, FakeRegistry, fakeDeps } from "../support/app-fakes.js";
 import { inspect, repos } from "../../packages/sandbox/src/github/index.js";
-import { within } from "../support/deadline.js";
+import { waitUntil } from "../support/scan-fleet.js";
 
 describe("concurrent writers on one environment", () => {
   let world: World;
@@ -163,12 +163,10 @@ describe("concurrent writers on one environment", () => {
       } catch (error) {
         // Ferry asked for auto-merge, and the status just set lets GitHub land the PR itself: on a
         // loaded machine that merge can come first, and mona's is refused. Either way it merges.
-        await within(
+        await waitUntil(
+          merged,
           240_000,
           `PR #${pull!.number} merged after mona's merge was refused (${String(error)})`,
-          (async () => {
-            while (!(await merged())) await new Promise((resolve) => setTimeout(resolve, 100));
-          })(),
         );
       }
       await mona.rest.git.deleteRef({ owner: "acme", repo: "config", ref: "heads/ferry/staging" });
