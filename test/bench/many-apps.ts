@@ -18,7 +18,8 @@ import {
   type World,
 } from "../support/app-e2e-world.js";
 import { GITHUB_WRITES_PER_HOUR, GITHUB_WRITES_PER_MINUTE } from "../../src/adapters/github/write-budget.js";
-import { processMemory, serveCommand, startServe, stopChild } from "./serve-process.js";
+import { serveCommand } from "./serve-command.js";
+import { processMemory, startServe, stopChild } from "./serve-process.js";
 import { quick, sized } from "./size.js";
 import { waitUntil } from "../support/scan-fleet.js";
 

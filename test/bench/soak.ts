@@ -23,7 +23,8 @@ import { pushImage } from "../../packages/sandbox/src/registry/push-image.js";
 import { createAcmeConfig, REGISTRY_SECRET, SECRET } from "../support/app-e2e-world.js";
 import { distributionMissingMessage, freePort, startDistribution } from "../support/registry-distribution.js";
 import { benchConfigRepo, OBJECTS, startBenchReconciler } from "./reconcile.js";
-import { processMemory, serveCommand, startServe, stopChild } from "./serve-process.js";
+import { serveCommand } from "./serve-command.js";
+import { processMemory, startServe, stopChild } from "./serve-process.js";
 import { sized } from "./size.js";
 import { BenchSkipped } from "./skipped.js";
 

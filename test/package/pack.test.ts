@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { PINNED_SOPS } from "../../src/adapters/render/render-tools.js";
-import { imageNodeFlags, serveCommand } from "../bench/serve-process.js";
+import { imageNodeFlags, serveCommand } from "../bench/serve-command.js";
 
 const run = promisify(execFile);
 const ROOT = join(import.meta.dirname, "..", "..");
