@@ -58,6 +58,6 @@ HEALTHCHECK --interval=30s --timeout=3s --start-period=10s --retries=3 \
 # generation capped at 16 MB a semi-space. Uncapped, V8 sizes it from the machine's memory (64 MB a
 # semi-space on a 24 GiB node) and keeps the pages it frees for reuse, which held `ferry serve` at
 # 300 images over 500 MB RSS for 100-300 MB of JS objects. The bench runs `ferry serve` with these
-# same flags (test/bench/serve-process.ts reads them from this line).
+# same flags (test/bench/serve-command.ts reads them from this line).
 ENTRYPOINT ["/usr/bin/tini", "--", "node", "--max-semi-space-size=16", "/app/dist/cli.js"]
 CMD ["serve"]
