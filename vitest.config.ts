@@ -1,4 +1,5 @@
 import { defineConfig } from "vitest/config";
+import { SlowestFilesFirst } from "./test/support/slowest-files-first.js";
 
 /**
  * `npm test`: every test under test/ except the real-API-server tier (test/cluster/, its own
@@ -22,6 +23,9 @@ export default defineConfig({
     // and child processes, not on the CPU (docs/testing.md "Test suite timing").
     maxWorkers: 4,
     minWorkers: 1,
+    // Files that take far longer than their size says start first, so a clean clone's run does
+    // not end on one of them alone (test/support/slowest-files-first.ts).
+    sequence: { sequencer: SlowestFilesFirst },
     // A failure is a finding: never retried.
     retry: 0,
   },
