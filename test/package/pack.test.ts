@@ -128,9 +128,10 @@ describe("the image", () => {
     expect(dockerfile).toMatch(/^COPY --from=sops \/out\/sops \/usr\/local\/bin\/sops$/m);
   });
 
-  it("runs node with V8's young generation capped, and the bench runs `ferry serve` with the same flags", () => {
+  it("runs node with V8's young generation capped and in memory saver mode, and the bench runs `ferry serve` with the same flags", () => {
     const flags = imageNodeFlags(dockerfile);
     expect(flags).toContain("--max-semi-space-size=16");
+    expect(flags).toContain("--memory-saver-mode");
     expect(serveCommand().args.slice(0, flags.length)).toEqual(flags);
     expect(() => imageNodeFlags('ENTRYPOINT ["/usr/bin/tini", "--", "ferry"]\n')).toThrow(
       /does not run node \/app\/dist\/cli\.js/,
