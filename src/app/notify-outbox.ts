@@ -8,6 +8,7 @@ import { renderBody } from "../core/notify/bodies.js";
 import { deliveryId, eventId, type NotifyEvent } from "../core/notify/notify-event.js";
 import { DELIVERY_HEADER, EVENT_HEADER, SIGNATURE_HEADER, signBody } from "../core/notify/signature.js";
 import type { NotifyTarget } from "../core/notify/targets.js";
+import { mayPassOnRetry } from "../core/errors.js";
 import type { AppLogger } from "./app-deps.js";
 
 /**
@@ -115,22 +116,44 @@ export class NotificationOutbox {
   }
 
   private async handle(item: OutboxItem): Promise<void> {
-    const id = eventId(item.event);
-    const log = this.options.log();
-    let claimed: "claimed" | "seen";
-    try {
-      claimed = await item.claim(id);
-    } catch (error) {
-      // Unclaimed, nothing is sent: another replica or a later redelivery may claim it.
-      log.warn({ event: item.event.kind, id, error: (error as Error).message }, "notification not claimed");
-      for (const target of item.targets) this.options.observe?.("failed", target.name);
-      return;
-    }
+    const claimed = await this.claim(item);
+    if (claimed === undefined) return;
     if (claimed === "seen") {
       for (const target of item.targets) this.options.observe?.("duplicate", target.name);
       return;
     }
     await Promise.all(item.targets.map((target) => this.deliver(item.event, target)));
+  }
+
+  /**
+   * The ledger's claim, tried again on the retry schedule while it fails for a reason that may
+   * pass (GitHub's 5xx or rate limit, a contended ledger); undefined when it never succeeded, and
+   * then nothing is sent.
+   */
+  private async claim(item: OutboxItem): Promise<"claimed" | "seen" | undefined> {
+    const id = eventId(item.event);
+    const log = this.options.log();
+    const started = this.options.now();
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await item.claim(id);
+      } catch (error) {
+        const reason = (error as Error).message;
+        const delay = mayPassOnRetry(error)
+          ? retryDelay(this.schedule, attempt, this.options.now() - started)
+          : undefined;
+        if (delay === undefined) {
+          log.warn({ event: item.event.kind, id, attempt, error: reason }, "notification not claimed");
+          for (const target of item.targets) this.options.observe?.("failed", target.name);
+          return undefined;
+        }
+        log.info(
+          { event: item.event.kind, id, attempt, error: reason, retryInMs: delay },
+          "notification claim will be retried",
+        );
+        await this.options.sleep(delay);
+      }
+    }
   }
 
   private async deliver(event: NotifyEvent, target: NotifyTarget): Promise<void> {

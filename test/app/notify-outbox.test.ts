@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { NotificationOutbox, type PostOutcome } from "../../src/app/notify-outbox.js";
 import { silentLogger } from "../../src/app/app-deps.js";
+import { TransientError } from "../../src/core/errors.js";
 import type { NotifyEvent } from "../../src/core/notify/notify-event.js";
 import { DELIVERY_HEADER, SIGNATURE_HEADER, signatureMatches } from "../../src/core/notify/signature.js";
 import type { NotifyTarget } from "../../src/core/notify/targets.js";
@@ -112,6 +113,52 @@ describe("notification outbox", () => {
     await replica.idle();
     expect(o.posts).toHaveLength(1);
     expect(o.outcomes).toEqual(["duplicate", "sent", "duplicate"]);
+  });
+
+  it("claims again on the schedule while the ledger fails for a reason that may pass, then sends once", async () => {
+    const o = outbox([]);
+    const failures: Error[] = [
+      new TransientError("notify-ledger-contended", "the notification ledger moved 6 times"),
+      Object.assign(new Error("Server Error"), { status: 502 }),
+    ];
+    let claims = 0;
+    const flakyClaim = async (id: string) => {
+      claims++;
+      const failure = failures.shift();
+      if (failure) throw failure;
+      return o.claim(id);
+    };
+    o.box.enqueue({ event, targets: [target], claim: flakyClaim });
+    await o.box.idle();
+    expect(claims).toBe(3);
+    expect(o.pauses).toEqual([1000, 2000]);
+    expect(o.posts).toHaveLength(1);
+    expect(o.outcomes).toEqual(["sent"]);
+  });
+
+  it("gives a claim up at once on a final refusal, and after the schedule's last attempt otherwise", async () => {
+    const refused = outbox([]);
+    const forbidden = async () => {
+      throw Object.assign(new Error("Resource not accessible by integration"), { status: 403 });
+    };
+    refused.box.enqueue({ event, targets: [target], claim: forbidden });
+    await refused.box.idle();
+    expect(refused.pauses).toEqual([]);
+    expect(refused.posts).toHaveLength(0);
+    expect(refused.outcomes).toEqual(["failed"]);
+
+    const contended = outbox([]);
+    let claims = 0;
+    const alwaysContended = async (): Promise<"claimed"> => {
+      claims++;
+      throw new TransientError("notify-ledger-contended", "the notification ledger moved 6 times");
+    };
+    contended.box.enqueue({ event, targets: [target], claim: alwaysContended });
+    await contended.box.idle();
+    expect(claims).toBe(5);
+    expect(contended.pauses).toEqual([1000, 2000, 4000, 4000]);
+    expect(contended.posts).toHaveLength(0);
+    expect(contended.outcomes).toEqual(["failed"]);
   });
 
   it("drops what does not fit in the queue, and counts it", async () => {
