@@ -18,6 +18,7 @@ import {
 import { GitHubDeploymentReporter } from "../../src/adapters/github/deployment-reporter.js";
 import { shopConfig } from "../support/app-fakes.js";
 import { SECRET, startWorld, type World } from "../support/app-e2e-world.js";
+import { waitUntil } from "../support/scan-fleet.js";
 
 const KEY = "e2e-notify-key";
 const FAST = { maxAttempts: 5, firstDelayMs: 50, maxDelayMs: 200, maxTotalMs: 30_000 };
@@ -68,6 +69,23 @@ async function startReceiver(
 }
 
 /** Both environments tell target `releases` (events: every one, or these). */
+/**
+ * Until the receiver has heard each of `expected` ("event environment"), then once more quiet: a
+ * merge's message is sent when the merge's own webhook is handled, which can come after the step
+ * that caused it, and a retry sleeps on the outbox's schedule.
+ */
+async function heardAll(world: World, received: Received[], expected: string[]): Promise<void> {
+  await waitUntil(
+    () => {
+      const seen = new Set(received.map((r) => `${r.body.event} ${r.body.environment}`));
+      return expected.every((kind) => seen.has(kind));
+    },
+    120_000,
+    `the receiver hearing ${expected.join(", ")}`,
+  );
+  await world.settle();
+}
+
 function notifyingConfig(registryHost: string, events?: string[]): string {
   const rule = `    notify: [{ target: releases${events ? `, events: [${events.join(", ")}]` : ""} }]\n`;
   return shopConfig({ registry: registryHost, reporters: ["staging-reconciler"], teams: false }).replace(
@@ -207,7 +225,13 @@ describe("notifications out of GitHub (end to end)", () => {
       state: "failure",
       description: "Degraded: shop 0/2 available",
     });
-    await world.settle();
+    await heardAll(world, receiver.received, [
+      "degraded staging",
+      "merged staging",
+      "opened prod",
+      "opened staging",
+      "promoted prod",
+    ]);
 
     const seen = receiver.received.map((r) => `${r.body.event} ${r.body.environment}`);
     expect(seen.sort()).toEqual([
@@ -250,6 +274,12 @@ describe("notifications out of GitHub (end to end)", () => {
     await world.push("1.8.0");
     await world.settle();
     await promoteAndMerge(world);
+    await heardAll(world, receiver.received, [
+      "merged staging",
+      "opened prod",
+      "opened staging",
+      "promoted prod",
+    ]);
 
     // Every event the replicas saw arrives once: no delivery id twice, no PR's event twice, every
     // kind there. (Two replicas syncing at once may open a second staging PR: its own event.)
