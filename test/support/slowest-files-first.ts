@@ -14,7 +14,7 @@ export const LONG_RUNNING_FILES: readonly string[] = [
   "test/sandbox/cluster/scan-fleet.test.ts",
 ];
 
-/** `paths` in their order, except that those in `first` come before all others, in `first`'s order. */
+/** `items` in their order, except that those whose path is in `first` come before all others, in `first`'s order. */
 export function withLongRunningFirst<T>(
   items: readonly T[],
   pathOf: (item: T) => string,
