@@ -68,6 +68,8 @@ async function main(): Promise<void> {
       }
       failures[area] = (error as Error).message.split("\n")[0]!;
       if (!json) process.stdout.write(`\n== ${area}: FAILED: ${failures[area]}\n`);
+      // Where it failed, for whoever reads the log: the figures' output keeps the one line.
+      process.stderr.write(`${area}: ${(error as Error).stack ?? String(error)}\n`);
     }
   }
   if (json) process.stdout.write(`${JSON.stringify({ figures, targets, failures, skipped }, null, 2)}\n`);
