@@ -16,7 +16,18 @@ import {
 } from "../cluster/control-plane.js";
 import { applyFloorMs } from "./apply-floor.js";
 import { manifests, measureReconcile, OBJECTS, type RequestCounter } from "./reconcile.js";
+import { reconcileMemory } from "./reconcile-memory.js";
+import { sized } from "./size.js";
 import { BenchSkipped } from "./skipped.js";
+
+/** Issue #33's goals 1 and 3, printed beside the figures. */
+const LARGE = sized(5000, 500);
+export const targets: Record<string, string> = {
+  [`reconcile_real_apiserver.converge_over_apply_floor_${OBJECTS}_objects_ratio`]: "<= 2",
+  [`reconcile_real_apiserver.own_process_${OBJECTS}_objects.peak_rss_ratio`]: "<= 1.5",
+  [`reconcile_real_apiserver.own_process_${LARGE}_over_${OBJECTS}_objects.ferry_peak_rss_ratio`]: `<= ${LARGE / OBJECTS} (linear)`,
+  [`reconcile_real_apiserver.own_process_${LARGE}_over_${OBJECTS}_objects.ferry_time_ratio`]: `<= ${LARGE / OBJECTS} (linear)`,
+};
 
 const WRITE_VERBS = new Set([
   "POST",
@@ -78,6 +89,7 @@ export async function bench(): Promise<Record<string, number>> {
     const convergeMs = figures[`reconcile_real_apiserver.converge_${OBJECTS}_objects_ms`]!;
     return {
       ...figures,
+      ...(await reconcileMemory(controlPlane, OBJECTS, LARGE)),
       [`reconcile_real_apiserver.apply_floor_${OBJECTS}_objects_ms`]: floorMs,
       [`reconcile_real_apiserver.converge_over_apply_floor_${OBJECTS}_objects_ratio`]: convergeMs / floorMs,
     };

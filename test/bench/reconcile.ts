@@ -19,15 +19,19 @@ import { sized } from "./size.js";
 export const OBJECTS = sized(1000, 100);
 const DEPLOYMENTS = sized(50, 5);
 
-/** The objects every reconcile figure converges, as one multi-document YAML without namespaces. */
-export function manifests(): string {
+/**
+ * The objects every reconcile figure converges, as one multi-document YAML without namespaces:
+ * `objects` in all (1,000 by default), 1 in 20 of them Deployments, the rest ConfigMaps.
+ */
+export function manifests(objects = OBJECTS): string {
+  const deployments = Math.round((objects * DEPLOYMENTS) / OBJECTS);
   const documents: string[] = [];
-  for (let index = 0; index < OBJECTS - DEPLOYMENTS; index++) {
+  for (let index = 0; index < objects - deployments; index++) {
     documents.push(
       `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: config-${index}\ndata:\n  index: "${index}"\n  greeting: hello\n`,
     );
   }
-  for (let index = 0; index < DEPLOYMENTS; index++) {
+  for (let index = 0; index < deployments; index++) {
     documents.push(
       `apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web-${index}\nspec:\n  replicas: 1\n  selector:\n    matchLabels: {app: web-${index}}\n` +
         `  template:\n    metadata:\n      labels: {app: web-${index}}\n    spec:\n      containers:\n        - name: web\n          image: ghcr.io/acme/shop:1.8.0\n`,
@@ -36,8 +40,13 @@ export function manifests(): string {
   return documents.join("---\n");
 }
 
-/** A git config repo in a fresh temporary `root` holding `manifests()` under env/, and its fetcher per holder. */
-export function benchConfigRepo(): { root: string; source: (holder: string) => ConfigRepoFetcher } {
+/** A git config repo in a fresh temporary `root` holding `manifests(objects)` under env/, and its fetcher per holder. */
+export function benchConfigRepo(objects = OBJECTS): {
+  root: string;
+  repo: string;
+  env: NodeJS.ProcessEnv;
+  source: (holder: string) => ConfigRepoFetcher;
+} {
   const root = mkdtempSync(path.join(tmpdir(), "ferry-bench-reconcile-"));
   const env = {
     PATH: process.env.PATH,
@@ -49,13 +58,15 @@ export function benchConfigRepo(): { root: string; source: (holder: string) => C
   };
   const repo = path.join(root, "config");
   mkdirSync(path.join(repo, "env"), { recursive: true });
-  writeFileSync(path.join(repo, "env", "all.yaml"), manifests());
+  writeFileSync(path.join(repo, "env", "all.yaml"), manifests(objects));
   const git = (...args: string[]) => execFileSync("git", args, { cwd: repo, env, stdio: "ignore" });
   git("init", "-q", "-b", "main");
   git("add", "env");
   git("commit", "-q", "-m", "bench");
   return {
     root,
+    repo,
+    env,
     source: (holder) => new ConfigRepoFetcher({ repo, workDir: path.join(root, `work-${holder}`), env }),
   };
 }

@@ -95,6 +95,7 @@ describe("provision.sh, as `npm test` runs it on a new machine", () => {
       XDG_CACHE_HOME: cache,
       FERRY_DISTRIBUTION_BINARY: "/bin/sh",
       FERRY_CHROMIUM_BINARY: "/bin/sh",
+      FERRY_GNU_TIME: "/bin/sh",
     };
     const run = (...args: string[]) => spawnSync("bash", [PROVISION, ...args], { env, encoding: "utf8" });
     return { bin, cache, log, run };

@@ -45,6 +45,8 @@ need_apt=()
 [ -x "${FERRY_DISTRIBUTION_BINARY:-/usr/bin/docker-registry}" ] || need_apt+=(docker-registry)
 command -v htpasswd >/dev/null 2>&1 || need_apt+=(apache2-utils)
 command -v git >/dev/null 2>&1 || need_apt+=(git)
+# GNU time: the bench reads the peak RSS of the reconciler and kubectl as processes of their own.
+[ -x "${FERRY_GNU_TIME:-/usr/bin/time}" ] || need_apt+=(time)
 [ -x "${FERRY_CHROMIUM_BINARY:-/usr/bin/chromium}" ] || need_apt+=(chromium)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then
