@@ -75,13 +75,17 @@ async function startReceiver(
  * that caused it, and a retry sleeps on the outbox's schedule.
  */
 async function heardAll(world: World, received: Received[], expected: string[]): Promise<void> {
-  await waitUntil(
-    () => {
-      const seen = new Set(received.map((r) => `${r.body.event} ${r.body.environment}`));
-      return expected.every((kind) => seen.has(kind));
+  const missing = () => {
+    const seen = new Set(received.map((r) => `${r.body.event} ${r.body.environment}`));
+    return expected.filter((kind) => !seen.has(kind));
+  };
+  await waitUntil(() => missing().length === 0, 120_000, `the receiver hearing ${expected.join(", ")}`).catch(
+    (error: Error) => {
+      const heard = received.map((r) => `${r.body.event} ${r.body.environment} #${r.body.pull?.number}`);
+      throw new Error(
+        `${error.message}; missing ${missing().join(", ")}; heard ${heard.join(", ") || "nothing"}`,
+      );
     },
-    120_000,
-    `the receiver hearing ${expected.join(", ")}`,
   );
   await world.settle();
 }
