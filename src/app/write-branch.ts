@@ -64,6 +64,10 @@ export async function writeBranch(
   for (let attempt = 0; attempt < MAX_REF_ATTEMPTS; attempt++) {
     const head = await deps.github.getBranch(branch);
     if (head && yieldTo && (await yieldTo(head))) return undefined;
+    // Another replica wrote this very plan a moment ago (both found no branch): its commit is the
+    // head, since a commit of ours on top would leave the PR it opens naming a head that is no
+    // longer there (docs/reliability.md row 80).
+    if (head && isPlanOnBase(head, planTree, loaded.base.sha)) return head.sha;
     const parents = head && head.sha !== loaded.base.sha ? [loaded.base.sha, head.sha] : [loaded.base.sha];
     const commit = await commitOn(parents);
     let moved: Awaited<ReturnType<GitHubBranches["updateRef"] | GitHubBranches["createRef"]>>;
@@ -105,6 +109,11 @@ export async function writeBranch(
     deps.log.warn({ branch, attempt }, "branch moved while writing; redoing from the new tip");
   }
   throw new TransientError("branch-contended", `${branch} kept moving; will retry later`);
+}
+
+/** The tip holds exactly the plan's tree with the current base as first parent: what a write would make. */
+function isPlanOnBase(tip: BranchInfo, planTree: string | undefined, baseSha: string): boolean {
+  return planTree !== undefined && tip.treeSha === planTree && tip.parents?.[0] === baseSha;
 }
 
 /**

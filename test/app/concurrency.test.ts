@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createGitHubRepo, type GitHubRepoAdapter } from "../../src/adapters/github/github-repo.js";
 import type { GitHubRepoPort } from "../../src/app/github-port.js";
 import { syncRepository } from "../../src/app/sync-repository.js";
+import { ferryPull } from "../../src/app/pull-trust.js";
 import { installApp, setTagOnMain, startWorld, type World } from "../support/github-emulator-world.js";
 import { configRepo, FakeRegistry, fakeDeps } from "../support/app-fakes.js";
 import { inspect, repos } from "../../packages/sandbox/src/github/index.js";
@@ -46,6 +47,26 @@ describe("concurrent writers on one environment", () => {
         "overlays/staging/kustomization.yaml",
       ),
     ).toContain('newTag: "1.8.0"');
+  });
+
+  it("when five replicas sync at once the PR's head is one commit on the base, the one its sealed plan names", async () => {
+    // Each replica finds no branch and writes the same plan: the losers take the winner's commit
+    // instead of writing over it, so the PR never names a head that has moved (row 80).
+    const results = await Promise.allSettled(
+      Array.from({ length: 5 }, () => syncRepository(fakeDeps(github(), registry), { reason: "registry" })),
+    );
+    expect(results.filter((result) => result.status === "rejected")).toEqual([]);
+    const pull = (await github().findOpenPull("ferry/staging"))!;
+    const trusted = ferryPull(fakeDeps(github(), registry), pull);
+    expect(trusted?.block?.head).toBe(pull.headSha);
+    expect(trusted?.headIsFerrys).toBe(true);
+    const main = await world
+      .as("mona")
+      .rest.repos.getBranch({ owner: "acme", repo: "config", branch: "main" });
+    const { data: head } = await world
+      .as("mona")
+      .rest.git.getCommit({ owner: "acme", repo: "config", commit_sha: pull.headSha });
+    expect(head.parents.map((parent) => parent.sha)).toEqual([main.data.commit.sha]);
   });
 
   it("redoes the write when a rival moves the branch just before the compare-and-swap", async () => {

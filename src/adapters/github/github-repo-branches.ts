@@ -40,7 +40,12 @@ async function getBranch(ctx: GitHubRepoContext, name: string): Promise<BranchIn
   const response = await orUndefinedOn404(ctx.octokit.rest.repos.getBranch({ ...ctx.r, branch: name }));
   if (!response) return undefined;
   const { data } = response;
-  return { sha: data.commit.sha, treeSha: data.commit.commit.tree.sha, protected: data.protected };
+  return {
+    sha: data.commit.sha,
+    treeSha: data.commit.commit.tree.sha,
+    parents: data.commit.parents.map((parent) => parent.sha),
+    protected: data.protected,
+  };
 }
 
 async function createCommit(ctx: GitHubRepoContext, input: CommitInput) {
