@@ -25,11 +25,13 @@ import type { ScanRound } from "../app/scan-state.js";
 import { type RetryPolicy, WorkQueue } from "../app/work-queue.js";
 import { DEFAULT_CONFIG_CONTEXT, type ConfigContext } from "../core/config/config-context.js";
 import type { FerryConfig } from "../core/config/schema.js";
+import { TransientError } from "../core/errors.js";
 import { SecretRedactor } from "../core/redact.js";
 import { onRegistryHints, type RegistryHint, type RegistryHintServices } from "../handlers/registry/index.js";
 import { CommandFloodGuard } from "../handlers/github/command-flood-guard.js";
 import { eachInstallation, installationRepos } from "./installations.js";
-import { registerEvents, type AppIdentity } from "./register-events.js";
+import { AppIdentity } from "./app-identity.js";
+import { registerEvents } from "./register-events.js";
 import { RegistryReaders } from "./registry-readers.js";
 import { scanInstallations, type ScanSharding } from "./sharded-scan.js";
 import { createStatusReader } from "./status-reader.js";
@@ -181,7 +183,7 @@ export function createFerry(options: FerryAppOptions): Ferry {
         })
       : undefined;
   const contentCache = new GitContentCache();
-  const identity: AppIdentity = {};
+  const identity = new AppIdentity(() => log);
   const diff = options.diffCheck
     ? {
         renderer: snapshotRenderer(options.diffCheck === true ? {} : options.diffCheck),
@@ -190,6 +192,12 @@ export function createFerry(options: FerryAppOptions): Ferry {
     : undefined;
 
   const depsFor = (octokit: OctokitLike, owner: string, repo: string): AppDeps => {
+    // Without its own login Ferry cannot tell its PRs from anyone's: no work starts (docs/reliability.md row 81).
+    const appLogin = identity.login;
+    if (appLogin === undefined) {
+      void identity.known();
+      throw new TransientError("app-login-unknown", "Ferry's own GitHub login is not known yet (GET /app)");
+    }
     const github = createGitHubRepo(octokit, owner, repo, contentCache, accessCache);
     return {
       github,
@@ -207,7 +215,7 @@ export function createFerry(options: FerryAppOptions): Ferry {
         ...(notifyTargets ? { notifyTargets } : {}),
       },
       secrets,
-      ...(identity.login ? { appLogin: identity.login } : {}),
+      appLogin,
       ...(options.onPullRequest ? { onPullRequest: options.onPullRequest } : {}),
       ...(diff ? { diff } : {}),
       ...(options.mergeabilityRetryDelaysMs
@@ -236,6 +244,7 @@ export function createFerry(options: FerryAppOptions): Ferry {
   };
   const status = createStatusReader({
     depsFor,
+    ready: () => identity.known(),
     log: () => log,
     clock: clockMs,
     secrets,
@@ -267,9 +276,10 @@ export function createFerry(options: FerryAppOptions): Ferry {
       await outbox?.idle();
     },
     scan(probot, sharding) {
-      return walk(scanInstallations(probot, services, sharding));
+      return walk(identity.known().then(() => scanInstallations(probot, services, sharding)));
     },
-    hint(probot, hints) {
+    async hint(probot, hints) {
+      await identity.known();
       return onRegistryHints(
         { hints, eachInstallation: (visit) => eachInstallation(probot, visit) },
         services,

@@ -12,13 +12,12 @@ import { onPullRequestDequeued, onPullRequestReview } from "../handlers/github/m
 import { onRepositoryRuleset } from "../handlers/github/on-ruleset.js";
 import { onDeploymentStatus } from "../handlers/github/on-deployment-status.js";
 import type { HandlerEvent, HandlerServices } from "../handlers/github/services.js";
+import type { AppIdentity } from "./app-identity.js";
 
-/** The app's own login, looked up once (and again after a failure): it decides which PRs are Ferry's. */
-export interface AppIdentity {
-  login?: string;
-}
-
-/** The GitHub events Ferry listens to, each handed to its handler once the app's login is known. */
+/**
+ * The GitHub events Ferry listens to, each handed to its handler once the app's login is known
+ * (docs/reliability.md row 81): every one, since any of them may start work that asks whether a PR is Ferry's.
+ */
 export function registerEvents(probot: Probot, services: HandlerServices, identity: AppIdentity): void {
   const event = <P>(context: {
     id: string;
@@ -31,55 +30,34 @@ export function registerEvents(probot: Probot, services: HandlerServices, identi
     payload: context.payload as P,
     octokit: context.octokit as OctokitLike,
   });
-  let lookup: Promise<void> | undefined;
-  const knowAppLogin = (): Promise<void> =>
-    identity.login !== undefined
-      ? Promise.resolve()
-      : (lookup ??= probot
-          .auth()
-          .then((octokit) => octokit.rest.apps.getAuthenticated())
-          .then(({ data }) => {
-            if (data?.slug) identity.login = `${data.slug}[bot]`;
-          })
-          .catch((error: unknown) =>
-            probot.log.warn({ error: (error as Error).message }, "app login unknown"),
-          )
-          .finally(() => {
-            lookup = undefined;
-          }));
-  void knowAppLogin();
-  probot.on("issue_comment.created", async (context) => {
-    await knowAppLogin();
-    return onIssueComment(event(context), services);
+  identity.lookUpWith(async () => {
+    const octokit = await probot.auth();
+    const { data } = await octokit.rest.apps.getAuthenticated();
+    return data?.slug ? `${data.slug}[bot]` : undefined;
   });
-  probot.on(
+  void identity.known();
+  type Context = Parameters<Parameters<Probot["on"]>[1]>[0];
+  const on = (names: Parameters<Probot["on"]>[0], handle: (context: Context) => unknown): void =>
+    probot.on(names, async (context) => {
+      await identity.known();
+      await handle(context as Context);
+    });
+  on("issue_comment.created", (context) => onIssueComment(event(context), services));
+  on(
     ["pull_request.opened", "pull_request.synchronize", "pull_request.reopened", "pull_request.closed"],
-    async (context) => {
-      await knowAppLogin();
-      return onPullRequest(event(context), services);
-    },
+    (context) => onPullRequest(event(context), services),
   );
   // A merge may wait on an approval or on a merge queue that dropped the PR: retried on both.
-  probot.on("pull_request_review.submitted", async (context) => {
-    await knowAppLogin();
-    return onPullRequestReview(event(context), services);
-  });
-  probot.on("pull_request.dequeued", async (context) => {
-    await knowAppLogin();
-    return onPullRequestDequeued(event(context), services);
-  });
-  probot.on("push", (context) => onPush(event(context), services));
-  probot.on("repository_ruleset", (context) => onRepositoryRuleset(event(context), services));
-  probot.on("deployment_status.created", (context) => onDeploymentStatus(event(context), services));
-  probot.on("merge_group.checks_requested", (context) => onMergeGroup(event(context), services));
-  probot.on(
-    ["check_suite.completed", "check_run.completed", "status", "workflow_run.completed"],
-    async (context) => {
-      await knowAppLogin();
-      return onChecksCompleted(event(context), services);
-    },
+  on("pull_request_review.submitted", (context) => onPullRequestReview(event(context), services));
+  on("pull_request.dequeued", (context) => onPullRequestDequeued(event(context), services));
+  on("push", (context) => onPush(event(context), services));
+  on("repository_ruleset", (context) => onRepositoryRuleset(event(context), services));
+  on("deployment_status.created", (context) => onDeploymentStatus(event(context), services));
+  on("merge_group.checks_requested", (context) => onMergeGroup(event(context), services));
+  on(["check_suite.completed", "check_run.completed", "status", "workflow_run.completed"], (context) =>
+    onChecksCompleted(event(context), services),
   );
-  probot.on(["registry_package.published", "package.published"], (context) =>
+  on(["registry_package.published", "package.published"], (context) =>
     onPackage(
       event(context),
       services,
@@ -88,7 +66,7 @@ export function registerEvents(probot: Probot, services: HandlerServices, identi
       ),
     ),
   );
-  probot.on(["installation.created", "installation_repositories.added"], (context) =>
+  on(["installation.created", "installation_repositories.added"], (context) =>
     onInstallation(event(context), services),
   );
 }

@@ -11,6 +11,8 @@ import { recentChanges, type RecentChange } from "../app/history-command.js";
 import { eachInstallation, installationRepos } from "./installations.js";
 
 export interface StatusReaderOptions {
+  /** Resolves once the app's own login is known (docs/reliability.md row 81): a walk waits for it. */
+  ready?: () => Promise<void>;
   depsFor(octokit: OctokitLike, owner: string, repo: string): AppDeps;
   log: () => AppLogger;
   clock: () => number;
@@ -41,6 +43,7 @@ export function createStatusReader(
   let walking: Promise<Record<string, unknown>> | undefined;
 
   const collect = async (probot: Probot): Promise<Record<string, unknown>> => {
+    await options.ready?.();
     const result: Record<string, unknown> = {};
     let budget = options.maxRepositories;
     await eachInstallation(probot, async (octokit) => {
