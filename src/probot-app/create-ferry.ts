@@ -192,7 +192,8 @@ export function createFerry(options: FerryAppOptions): Ferry {
     : undefined;
 
   const depsFor = (octokit: OctokitLike, owner: string, repo: string): AppDeps => {
-    // Without its own login Ferry cannot tell its PRs from anyone's: no work starts (docs/reliability.md row 81).
+    // Without its own login Ferry cannot tell its PRs from anyone's: no work starts
+    // (docs/reliability.md row 81).
     const appLogin = identity.login;
     if (appLogin === undefined) {
       void identity.known();

@@ -16,7 +16,8 @@ import type { AppIdentity } from "./app-identity.js";
 
 /**
  * The GitHub events Ferry listens to, each handed to its handler once the app's login is known
- * (docs/reliability.md row 81): every one, since any of them may start work that asks whether a PR is Ferry's.
+ * (docs/reliability.md row 81): every one, since any of them may start work that asks whether a
+ * PR is Ferry's.
  */
 export function registerEvents(probot: Probot, services: HandlerServices, identity: AppIdentity): void {
   const event = <P>(context: {
