@@ -1,5 +1,5 @@
 import { environmentPolicy } from "../core/policy/layered-policy.js";
-import { isUserError, UserError } from "../core/errors.js";
+import { isPullExistsRefusal, isUserError, TransientError, UserError } from "../core/errors.js";
 import { isNewer } from "../core/policy/select-tag.js";
 import { formatBody, type BodyRow } from "../core/pr/body.js";
 import { inlineCode } from "../core/pr/markdown.js";
@@ -295,6 +295,12 @@ async function openPull(
   } catch (error) {
     // Another replica opened it between our lookup and now: update theirs instead.
     const raced = await deps.github.findOpenPull(branch);
+    // GitHub said one is open, yet none is now: it merged or closed in between. The sync is tried
+    // again and plans on the base as it is then (docs/reliability.md row 80).
+    if (!raced && isPullExistsRefusal(error))
+      throw new TransientError("pull-gone", `the pull request from ${branch} merged or closed meanwhile`, {
+        cause: error,
+      });
     if (!raced || !ferryPull(deps, raced)) throw error;
     await deps.github.updatePull(raced.number, { title, body });
     return { action: "updated", pull: { ...raced, title, body } };

@@ -83,6 +83,16 @@ export function askedRetryDelayMs(error: unknown, nowMs: number): number | undef
   return undefined;
 }
 
+/**
+ * GitHub's refusal to open a second PR from a branch that has an open one: 422 "A pull request
+ * already exists for owner:branch." (docs/reliability.md row 80).
+ */
+export function isPullExistsRefusal(error: unknown): boolean {
+  return (
+    httpStatus(error) === 422 && /A pull request already exists/i.test((error as Error | null)?.message ?? "")
+  );
+}
+
 function httpStatus(error: unknown): number | undefined {
   const status = (error as { status?: unknown } | null)?.status;
   return typeof status === "number" ? status : undefined;

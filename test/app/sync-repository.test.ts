@@ -7,6 +7,7 @@ import { recordMerge } from "../../src/app/record-merge.js";
 import { loadRepoConfig } from "../../src/app/load-repo-config.js";
 import { updateState } from "../../src/app/update-state.js";
 import { configRepo, FakeGitHub, FakeRegistry, fakeDeps, kustomization } from "../support/app-fakes.js";
+import { mayPassOnRetry } from "../../src/core/errors.js";
 
 function setup(files = configRepo()) {
   const github = new FakeGitHub(files);
@@ -360,6 +361,45 @@ describe("syncRepository: new image → PR per environment", () => {
     expect(first.skipped).toBe("invalid-config");
     expect(github.pulls).toHaveLength(0);
     expect(github.issues.filter((issue) => issue.title.includes("ferry.yml is invalid"))).toHaveLength(1);
+  });
+});
+
+describe("a PR that merged between GitHub's refusal and the lookup", () => {
+  it("makes the sync a retryable failure, not a final one: the retry plans on the new base", async () => {
+    const { github, registry, deps } = setup();
+    registry.push("ghcr.io/acme/shop", "1.8.0");
+    // Another replica's PR from ferry/staging was open when this one asked to open its own, and
+    // merged before this one looked it up (what e2e-notify's two replicas showed under load).
+    github.createPull = async () => {
+      throw Object.assign(
+        new Error(
+          'Validation Failed: {"resource":"PullRequest","code":"custom","message":"A pull request already exists for acme:ferry/staging."}',
+        ),
+        { status: 422 },
+      );
+    };
+    const failure = await syncRepository(deps, { reason: "registry" }).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(failure).toMatchObject({ code: "pull-gone" });
+    expect(mayPassOnRetry(failure)).toBe(true);
+  });
+
+  it("any other refusal with no PR open stays final", async () => {
+    const { github, registry, deps } = setup();
+    registry.push("ghcr.io/acme/shop", "1.8.0");
+    github.createPull = async () => {
+      throw Object.assign(new Error("Validation Failed: No commits between main and ferry/staging"), {
+        status: 422,
+      });
+    };
+    const failure = await syncRepository(deps, { reason: "registry" }).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect((failure as Error).message).toContain("No commits between");
+    expect(mayPassOnRetry(failure)).toBe(false);
   });
 });
 
