@@ -22,8 +22,8 @@ export const STATE_FILE = "state.json";
 export interface BranchInfo {
   sha: string;
   treeSha: string;
-  /** The tip's parents, first parent first (absent where the source does not say). */
-  parents?: string[];
+  /** The tip's parents, first parent first. */
+  parents: string[];
   /** Branch protection is on (then auto-merge is GitHub's native one). */
   protected: boolean;
 }

@@ -63,11 +63,11 @@ export async function writeBranch(
   }
   for (let attempt = 0; attempt < MAX_REF_ATTEMPTS; attempt++) {
     const head = await deps.github.getBranch(branch);
-    if (head && yieldTo && (await yieldTo(head))) return undefined;
     // Another replica wrote this very plan a moment ago (both found no branch): its commit is the
     // head, since a commit of ours on top would leave the PR it opens naming a head that is no
-    // longer there (docs/reliability.md row 80).
+    // longer there (docs/reliability.md row 80). Judged before `yieldTo`, which reads the tip's files.
     if (head && isPlanOnBase(head, planTree, loaded.base.sha)) return head.sha;
+    if (head && yieldTo && (await yieldTo(head))) return undefined;
     const parents = head && head.sha !== loaded.base.sha ? [loaded.base.sha, head.sha] : [loaded.base.sha];
     const commit = await commitOn(parents);
     let moved: Awaited<ReturnType<GitHubBranches["updateRef"] | GitHubBranches["createRef"]>>;
@@ -113,7 +113,7 @@ export async function writeBranch(
 
 /** The tip holds exactly the plan's tree with the current base as first parent: what a write would make. */
 function isPlanOnBase(tip: BranchInfo, planTree: string | undefined, baseSha: string): boolean {
-  return planTree !== undefined && tip.treeSha === planTree && tip.parents?.[0] === baseSha;
+  return planTree !== undefined && tip.treeSha === planTree && tip.parents[0] === baseSha;
 }
 
 /**

@@ -7,11 +7,16 @@ import type { AppLogger } from "../app/app-deps.js";
  * case runs, so that no work decides with the login unknown (docs/reliability.md row 81).
  */
 export class AppIdentity {
-  login: string | undefined;
+  #login: string | undefined;
   #source: (() => Promise<string | undefined>) | undefined;
   #lookup: Promise<void> | undefined;
 
   constructor(private readonly log: () => AppLogger) {}
+
+  /** `<slug>[bot]`, once a lookup succeeded. */
+  get login(): string | undefined {
+    return this.#login;
+  }
 
   /** Where the login comes from, once Probot is there. */
   lookUpWith(source: () => Promise<string | undefined>): void {
@@ -20,10 +25,10 @@ export class AppIdentity {
 
   /** Resolves once the login is known, or once a lookup failed (said in the log; tried again next time). */
   known(): Promise<void> {
-    if (this.login !== undefined || this.#source === undefined) return Promise.resolve();
+    if (this.#login !== undefined || this.#source === undefined) return Promise.resolve();
     this.#lookup ??= this.#source()
       .then((login) => {
-        if (login) this.login = login;
+        if (login) this.#login = login;
       })
       .catch((error: unknown) => this.log().warn({ error: (error as Error).message }, "app login unknown"))
       .finally(() => {

@@ -92,7 +92,14 @@ export class FakeGitHub implements GitHubRepoPort {
   async getBranch(name: string): Promise<BranchInfo | undefined> {
     this.calls.push("getBranch");
     const id = this.branches.get(name);
-    return id ? { sha: id, treeSha: `tree-${id}`, protected: this.protectedBranches.has(name) } : undefined;
+    if (!id) return undefined;
+    const { parents } = this.commits.get(id)!;
+    return {
+      sha: id,
+      treeSha: `tree-${id}`,
+      parents: [...parents],
+      protected: this.protectedBranches.has(name),
+    };
   }
   async readFile(ref: string, path: string) {
     this.calls.push("readFile");
