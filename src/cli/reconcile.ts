@@ -189,6 +189,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
       : {}),
     chartRegistry: chartRegistryClient(io.env),
     ...(values.kubeconfig ? { kubeconfigFile: path.resolve(io.cwd, values.kubeconfig) } : {}),
+    kubeEnv: io.env,
     ...(gitToken ? { gitToken } : {}),
     gitEnv: {
       PATH: io.env.PATH,

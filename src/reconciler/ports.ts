@@ -1,6 +1,6 @@
 /**
  * What the reconciler needs from the outside world. `src/adapters/kubernetes/` implements the
- * cluster over @kubernetes/client-node; tests fake nothing here — they run the real adapter
+ * cluster on Node's own HTTP/2 client; tests fake nothing here — they run the real adapter
  * against the cluster simulator (docs/testing.md "Fakes and emulators").
  */
 import type { PropagationPolicy } from "./sync-options.js";

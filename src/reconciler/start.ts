@@ -41,6 +41,8 @@ export interface ReconcilerSetup {
   /** Kubeconfig YAML (the simulator's); otherwise `kubeconfigFile`; otherwise in-cluster / default loading. */
   kubeconfig?: string;
   kubeconfigFile?: string;
+  /** Where the default kubeconfig is found without either (KUBECONFIG, HOME, a pod's service account): the process's environment in `ferry reconcile`. */
+  kubeEnv?: NodeJS.ProcessEnv;
   /** Token for fetching the config repo over HTTP(S), or where it comes from (minted installation tokens). */
   gitToken?: string | TokenSource;
   /** Environment for the git child process (PATH, HOME…). */
@@ -165,13 +167,14 @@ export function buildReconciler(setup: ReconcilerSetup): Reconciler {
       config = loadKubeConfig({
         ...(setup.kubeconfig !== undefined ? { kubeconfig: setup.kubeconfig } : {}),
         ...(setup.kubeconfigFile !== undefined ? { kubeconfigFile: setup.kubeconfigFile } : {}),
+        ...(setup.kubeEnv !== undefined ? { env: setup.kubeEnv } : {}),
       });
     } catch (error) {
       throw new UserError("invalid-kubeconfig", `cannot load the kubeconfig: ${(error as Error).message}`, {
         cause: error,
       });
     }
-    contextNamespace = config.getContextObject(config.getCurrentContext())?.namespace;
+    contextNamespace = config.namespace;
     cluster = new KubeCluster(config, undefined, setup.requestTimeoutMs);
   }
   const namespace = setup.namespace ?? contextNamespace ?? "default";

@@ -1,26 +1,24 @@
 /**
- * The cluster port over @kubernetes/client-node 2.x, on one shared connection per API server
- * (`shared-connection.ts`): server-side apply (field manager `ferry`,
- * force), dry-run, list, get, delete and watch. API errors are sorted into UserError (the config
- * is wrong: 400/404/409/422, or credentials: 401/403) and TransientError (429, 5xx, network).
+ * The cluster port on Node's own HTTP clients (`kube-transport.ts`: one connection per API server
+ * for requests, one for watches): server-side apply (field manager `ferry`, force), dry-run, list,
+ * get, delete and watch. API errors are sorted into UserError (the config is wrong:
+ * 400/404/409/422, or credentials: 401/403) and TransientError (429, 5xx, network).
  */
-import { ApiException, KubeConfig, Watch } from "@kubernetes/client-node";
+import { createInterface } from "node:readline";
 import { TransientError, UserError } from "../../core/errors.js";
 import { apiVersionOf, describeRef } from "../../reconciler/object-ref.js";
 import type { ClusterPort, LeaseRecord, NamespaceContents } from "../../reconciler/ports.js";
 import type { KubeObject, ObjectRef, StatusReporting } from "../../reconciler/types.js";
-import { KubeLeases } from "./kube-lease.js";
-import { listNamespaceContents } from "./namespace-contents.js";
-import { DEFAULT_REQUEST_TIMEOUT_MS, RawObjectApi, withinDeadline } from "./raw-object-api.js";
-import { SharedConnectionKubeConfig } from "./shared-connection.js";
 import type { PropagationPolicy } from "../../reconciler/sync-options.js";
+import { loadClusterAccess, type ClusterAccess, type ClusterAccessOptions } from "./cluster-access.js";
+import { KubeLeases } from "./kube-lease.js";
+import { apiVersionPath, KubeObjects, statusOf, type ObjectHeader } from "./kube-objects.js";
+import { DEFAULT_REQUEST_TIMEOUT_MS, KubeApiError, KubeTransport } from "./kube-transport.js";
+import { listNamespaceContents } from "./namespace-contents.js";
 
-export { DEFAULT_REQUEST_TIMEOUT_MS } from "./raw-object-api.js";
+export { DEFAULT_REQUEST_TIMEOUT_MS } from "./kube-transport.js";
 
-export interface KubeClusterOptions {
-  /** Kubeconfig YAML (e.g. the simulator's); otherwise `kubeconfigFile`, otherwise in-cluster/default loading. */
-  kubeconfig?: string;
-  kubeconfigFile?: string;
+export interface KubeClusterOptions extends ClusterAccessOptions {
   /** Objects per list page (`limit`, then `continue`); default 500. */
   listPageSize?: number;
   /** Deadline of each request (watches apart), default 30 s. */
@@ -28,49 +26,21 @@ export interface KubeClusterOptions {
 }
 
 /**
- * How long a watch may stay silent before it is reopened. client-node's default, 30 s, would
- * reopen every quiet watch twice a minute; the server ends watches itself every 30-60 minutes.
+ * How long a watch may stay silent before it is reopened. A shorter wait would reopen every quiet
+ * watch often; the server ends watches itself every 30-60 minutes.
  */
 const WATCH_IDLE_TIMEOUT_MS = 10 * 60_000;
+/** One watch event holds one object (etcd keeps each under 1.5 MiB): a longer line is refused. */
+const MAX_WATCH_LINE_BYTES = 16 * 1024 * 1024;
 
-export function loadKubeConfig(options: KubeClusterOptions): SharedConnectionKubeConfig {
-  const config = new SharedConnectionKubeConfig();
-  if (options.kubeconfig !== undefined) config.loadFromString(options.kubeconfig);
-  else if (options.kubeconfigFile !== undefined) config.loadFromFile(options.kubeconfigFile);
-  // In a pod: the service-account token and KUBERNETES_SERVICE_HOST; elsewhere ~/.kube/config.
-  else {
-    config.loadFromDefault();
-    // With none of those, the library falls back to an unauthenticated http://localhost:8080,
-    // which only surfaces later as an obscure "HTTP protocol is not allowed" in the first cycle.
-    const cluster = config.getCurrentCluster();
-    if (
-      config.getCurrentContext() === "loaded-context" &&
-      cluster?.name === "cluster" &&
-      cluster.server === "http://localhost:8080"
-    ) {
-      throw new Error(
-        "no kubeconfig found: pass --kubeconfig FILE, set KUBECONFIG, or run in a pod with a service account",
-      );
-    }
-  }
-  return config;
-}
-
-function statusOf(error: unknown): number | undefined {
-  return error instanceof ApiException ? error.code : undefined;
+/** The API server and credentials: the given kubeconfig, else the default places (see cluster-access.ts). */
+export function loadKubeConfig(options: ClusterAccessOptions): ClusterAccess {
+  return loadClusterAccess(options);
 }
 
 function apiMessage(error: unknown): string {
-  if (error instanceof ApiException) {
-    let body: unknown = error.body;
-    if (typeof body === "string") {
-      try {
-        body = JSON.parse(body);
-      } catch {
-        // a plain-text body is its own message
-      }
-    }
-    const message = (body as { message?: unknown } | undefined)?.message;
+  if (error instanceof KubeApiError) {
+    const message = (error.body as { message?: unknown } | undefined)?.message;
     return typeof message === "string" ? message : `HTTP ${error.code}`;
   }
   return (error as Error).message;
@@ -93,31 +63,36 @@ export function toFerryError(error: unknown, action: string): Error {
   return new UserError("kubernetes-rejected", message, { cause: error });
 }
 
-/** Turns client-node's typed models (Date objects and all) back into plain JSON. */
-function plain<T>(value: T): KubeObject {
-  return JSON.parse(JSON.stringify(value)) as KubeObject;
+function headerOf(ref: ObjectRef): ObjectHeader {
+  return {
+    apiVersion: apiVersionOf(ref),
+    kind: ref.kind,
+    metadata: { name: ref.name, ...(ref.namespace ? { namespace: ref.namespace } : {}) },
+  };
 }
 
 export class KubeCluster implements ClusterPort {
-  private readonly api: RawObjectApi;
-  private readonly watcher: Watch;
+  private readonly transport: KubeTransport;
+  private readonly api: KubeObjects;
   private readonly leases: KubeLeases;
 
   constructor(
-    readonly config: KubeConfig,
+    readonly access: ClusterAccess,
     private readonly listPageSize = 500,
     requestTimeoutMs = DEFAULT_REQUEST_TIMEOUT_MS,
   ) {
-    this.api = config.makeApiClient(RawObjectApi);
-    this.api.timeoutMs = requestTimeoutMs;
-    this.watcher = new Watch(config instanceof SharedConnectionKubeConfig ? config.forWatches() : config);
-    // The field is private in client-node's types, public in its code (its only knob).
-    (this.watcher as unknown as { requestTimeoutMs: number }).requestTimeoutMs = WATCH_IDLE_TIMEOUT_MS;
-    this.leases = new KubeLeases(config);
+    this.transport = new KubeTransport(access, requestTimeoutMs);
+    this.api = new KubeObjects(this.transport);
+    this.leases = new KubeLeases(this.transport);
   }
 
   static fromOptions(options: KubeClusterOptions): KubeCluster {
-    return new KubeCluster(loadKubeConfig(options), options.listPageSize, options.requestTimeoutMs);
+    return new KubeCluster(loadClusterAccess(options), options.listPageSize, options.requestTimeoutMs);
+  }
+
+  /** Closes the connections to the API server. */
+  close(): void {
+    this.transport.close();
   }
 
   async probe(): Promise<void> {
@@ -173,7 +148,7 @@ export class KubeCluster implements ClusterPort {
   private async readStatusReporting(apiVersion: string, kind: string): Promise<StatusReporting | undefined> {
     const resource = await this.api.discover(apiVersion, kind);
     if (!resource) return undefined;
-    if (this.api.discoveredNames(apiVersion).includes(`${resource.name}/status`)) return "reports";
+    if ((await this.api.discoveredNames(apiVersion)).includes(`${resource.name}/status`)) return "reports";
     const slash = apiVersion.indexOf("/");
     const group = slash === -1 ? "" : apiVersion.slice(0, slash);
     // Built-in kinds without a status subresource (ConfigMap, Role, ...) never carry one.
@@ -205,22 +180,13 @@ export class KubeCluster implements ClusterPort {
       const items: KubeObject[] = [];
       let continueToken: string | undefined;
       do {
-        const page = await this.api.list(
-          apiVersion,
-          kind,
-          namespace,
-          undefined,
-          undefined,
-          undefined,
-          undefined,
+        const page = await this.api.listPage(apiVersion, kind, namespace, {
           labelSelector,
-          this.listPageSize,
-          continueToken,
-        );
-        for (const item of page.items) items.push({ ...plain(item), apiVersion, kind });
-        // Plain JSON now (see RawObjectApi): the field is `continue`, which the typed model renamed `_continue`.
-        const metadata = page.metadata as { continue?: string; _continue?: string } | undefined;
-        continueToken = metadata?.continue || metadata?._continue || undefined;
+          limit: this.listPageSize,
+          ...(continueToken ? { continue: continueToken } : {}),
+        });
+        for (const item of page.items) items.push({ ...item, apiVersion, kind });
+        continueToken = page.continue;
       } while (continueToken);
       return items;
     } catch (error) {
@@ -230,12 +196,7 @@ export class KubeCluster implements ClusterPort {
 
   async get(ref: ObjectRef): Promise<KubeObject | undefined> {
     try {
-      const header = {
-        apiVersion: apiVersionOf(ref),
-        kind: ref.kind,
-        metadata: { name: ref.name, ...(ref.namespace ? { namespace: ref.namespace } : {}) },
-      };
-      return plain(await this.api.read(header));
+      return await this.api.read(headerOf(ref));
     } catch (error) {
       if (statusOf(error) === 404) return undefined;
       throw toFerryError(error, `get ${describeRef(ref)}`);
@@ -244,8 +205,7 @@ export class KubeCluster implements ClusterPort {
 
   async apply(object: KubeObject, options: { dryRun: boolean }): Promise<KubeObject> {
     try {
-      const result = await this.api.serverSideApply(object, options.dryRun);
-      return plain(result);
+      return await this.api.serverSideApply(object, options.dryRun);
     } catch (error) {
       const ref = `${object.kind} ${object.metadata.namespace ? `${object.metadata.namespace}/` : ""}${object.metadata.name}`;
       throw toFerryError(error, `${options.dryRun ? "dry-run apply" : "apply"} ${ref}`);
@@ -254,14 +214,8 @@ export class KubeCluster implements ClusterPort {
 
   async delete(ref: ObjectRef, options: { propagationPolicy?: PropagationPolicy } = {}): Promise<void> {
     try {
-      const header = {
-        apiVersion: apiVersionOf(ref),
-        kind: ref.kind,
-        metadata: { name: ref.name, ...(ref.namespace ? { namespace: ref.namespace } : {}) },
-      };
       // Background propagation unless told (kubectl's default): dependents are collected by Kubernetes' garbage collector.
-      const policy = options.propagationPolicy ?? "Background";
-      await this.api.delete(header, undefined, undefined, undefined, undefined, policy);
+      await this.api.delete(headerOf(ref), options.propagationPolicy ?? "Background");
     } catch (error) {
       if (statusOf(error) === 404) return;
       throw toFerryError(error, `delete ${describeRef(ref)}`);
@@ -270,7 +224,7 @@ export class KubeCluster implements ClusterPort {
 
   async serverVersion(): Promise<string | undefined> {
     try {
-      return await withinDeadline(this.api.timeoutMs, this.leases.serverVersion());
+      return await this.leases.serverVersion();
     } catch (error) {
       throw toFerryError(error, "get /version");
     }
@@ -278,7 +232,7 @@ export class KubeCluster implements ClusterPort {
 
   async readLease(namespace: string, name: string): Promise<LeaseRecord | undefined> {
     try {
-      return await withinDeadline(this.api.timeoutMs, this.leases.read(namespace, name));
+      return await this.leases.read(namespace, name);
     } catch (error) {
       throw toFerryError(error, `get Lease ${namespace}/${name}`);
     }
@@ -286,7 +240,7 @@ export class KubeCluster implements ClusterPort {
 
   async writeLease(record: LeaseRecord): Promise<LeaseRecord> {
     try {
-      return await withinDeadline(this.api.timeoutMs, this.leases.write(record));
+      return await this.leases.write(record);
     } catch (error) {
       if ((error as { code?: string }).code === "lease-conflict") throw error;
       throw toFerryError(error, `write Lease ${record.namespace}/${record.name}`);
@@ -303,34 +257,32 @@ export class KubeCluster implements ClusterPort {
   ): Promise<() => void> {
     const resource = await this.api.discover(apiVersion, kind);
     if (!resource) return () => {};
-    const base = apiVersion.includes("/") ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
     const path =
       namespace && resource.namespaced
-        ? `${base}/namespaces/${namespace}/${resource.name}`
-        : `${base}/${resource.name}`;
+        ? `${apiVersionPath(apiVersion)}/namespaces/${encodeURIComponent(namespace)}/${resource.name}`
+        : `${apiVersionPath(apiVersion)}/${resource.name}`;
     let stopped = false;
     let controller: AbortController | undefined;
     let opened = false;
+    const again = () => {
+      // The server ends watches now and then; reopen after a pause instead of hammering it.
+      if (!stopped) setTimeout(() => void start(), 5_000).unref();
+    };
     const start = async (): Promise<void> => {
       if (stopped) return;
+      const current = new AbortController();
+      controller = current;
       try {
         const reopening = opened;
-        controller = await this.watcher.watch(
-          path,
-          { labelSelector },
-          (phase) => {
-            // The initial ADDED events replay what exists; any of them may be drift, so all count.
-            if (phase === "ADDED" || phase === "MODIFIED" || phase === "DELETED") onChange();
-          },
-          () => {
-            // The server ends watches now and then; reopen after a pause instead of hammering it.
-            if (!stopped) setTimeout(() => void start(), 5_000).unref();
-          },
+        const body = await this.transport.stream(
+          { method: "GET", path, query: { watch: "true", allowWatchBookmarks: "false", labelSelector } },
+          current.signal,
         );
         opened = true;
         if (reopening && !stopped) onReconnect();
+        void this.follow(body, current, onChange).then(again);
       } catch {
-        if (!stopped) setTimeout(() => void start(), 5_000).unref();
+        again();
       }
     };
     await start();
@@ -338,5 +290,46 @@ export class KubeCluster implements ClusterPort {
       stopped = true;
       controller?.abort();
     };
+  }
+
+  /** Reads a watch's events until it ends, is aborted, stays silent too long or sends a line too long. */
+  private async follow(
+    body: NodeJS.ReadableStream & { destroy(): void },
+    controller: AbortController,
+    onChange: () => void,
+  ): Promise<void> {
+    let idle = setTimeout(() => controller.abort(), WATCH_IDLE_TIMEOUT_MS);
+    idle.unref();
+    const lines = createInterface({ input: body, crlfDelay: Infinity });
+    let pending = 0;
+    body.on("data", (chunk: Buffer) => {
+      pending += chunk.length;
+      if (pending > MAX_WATCH_LINE_BYTES) controller.abort();
+    });
+    try {
+      for await (const line of lines) {
+        pending = 0;
+        clearTimeout(idle);
+        idle = setTimeout(() => controller.abort(), WATCH_IDLE_TIMEOUT_MS);
+        idle.unref();
+        if (line.trim() === "") continue;
+        let type: unknown;
+        try {
+          type = (JSON.parse(line) as { type?: unknown }).type;
+        } catch {
+          break;
+        }
+        // The initial ADDED events replay what exists; any of them may be drift, so all count.
+        if (type === "ADDED" || type === "MODIFIED" || type === "DELETED") onChange();
+        // An ERROR event (410 Gone: the resource version expired) ends this watch; it is reopened.
+        if (type === "ERROR") break;
+      }
+    } catch {
+      // aborted or the connection ended: reopened by the caller
+    } finally {
+      clearTimeout(idle);
+      controller.abort();
+      body.destroy();
+    }
   }
 }

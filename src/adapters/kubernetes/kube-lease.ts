@@ -1,21 +1,29 @@
 /**
- * The reconciler's path Lease and the API server's version over client-node's typed clients
- * (no discovery request: both resources are fixed). A write that loses a race (409) is a
- * `lease-conflict`: someone else renewed or took the Lease first.
+ * The reconciler's path Lease and the API server's version (no discovery request: both resources
+ * are fixed). A write that loses a race (409) is a `lease-conflict`: someone else renewed or took
+ * the Lease first.
  */
-import {
-  ApiException,
-  CoordinationV1Api,
-  KubeConfig,
-  V1MicroTime,
-  VersionApi,
-  type V1Lease,
-} from "@kubernetes/client-node";
 import { UserError } from "../../core/errors.js";
 import type { LeaseRecord } from "../../reconciler/ports.js";
+import { KubeApiError, type KubeTransport } from "./kube-transport.js";
 
-function recordOf(lease: V1Lease, namespace: string, name: string): LeaseRecord {
-  const time = (value: unknown) => (value ? new Date(value as string | Date).getTime() : 0);
+interface Lease {
+  metadata?: { resourceVersion?: string };
+  spec?: {
+    holderIdentity?: string;
+    renewTime?: string;
+    acquireTime?: string;
+    leaseDurationSeconds?: number;
+  };
+}
+
+/** A MicroTime as the API server writes one: RFC 3339 with six fractional digits. */
+export function microTime(epochMs: number): string {
+  return new Date(epochMs).toISOString().replace(/\.(\d{3})Z$/, ".$1000Z");
+}
+
+function recordOf(lease: Lease, namespace: string, name: string): LeaseRecord {
+  const time = (value: string | undefined) => (value ? new Date(value).getTime() : 0);
   return {
     namespace,
     name,
@@ -27,27 +35,28 @@ function recordOf(lease: V1Lease, namespace: string, name: string): LeaseRecord 
   };
 }
 
-export class KubeLeases {
-  private readonly coordination: CoordinationV1Api;
-  private readonly version: VersionApi;
+const leasesPath = (namespace: string) =>
+  `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/leases`;
 
-  constructor(config: KubeConfig) {
-    this.coordination = config.makeApiClient(CoordinationV1Api);
-    this.version = config.makeApiClient(VersionApi);
-  }
+export class KubeLeases {
+  constructor(private readonly transport: KubeTransport) {}
 
   async read(namespace: string, name: string): Promise<LeaseRecord | undefined> {
     try {
-      return recordOf(await this.coordination.readNamespacedLease({ name, namespace }), namespace, name);
+      const lease = await this.transport.request({
+        method: "GET",
+        path: `${leasesPath(namespace)}/${encodeURIComponent(name)}`,
+      });
+      return recordOf(lease as Lease, namespace, name);
     } catch (error) {
-      if (error instanceof ApiException && error.code === 404) return undefined;
+      if (error instanceof KubeApiError && error.code === 404) return undefined;
       throw error;
     }
   }
 
   async write(record: LeaseRecord): Promise<LeaseRecord> {
     const { namespace, name } = record;
-    const body: V1Lease = {
+    const body = {
       apiVersion: "coordination.k8s.io/v1",
       kind: "Lease",
       metadata: {
@@ -59,17 +68,27 @@ export class KubeLeases {
       spec: {
         holderIdentity: record.holder,
         leaseDurationSeconds: record.durationSeconds,
-        acquireTime: new V1MicroTime(record.acquireTime),
-        renewTime: new V1MicroTime(record.renewTime),
+        acquireTime: microTime(record.acquireTime),
+        renewTime: microTime(record.renewTime),
       },
     };
     try {
       const written = record.resourceVersion
-        ? await this.coordination.replaceNamespacedLease({ name, namespace, body })
-        : await this.coordination.createNamespacedLease({ namespace, body });
-      return recordOf(written, namespace, name);
+        ? await this.transport.request({
+            method: "PUT",
+            path: `${leasesPath(namespace)}/${encodeURIComponent(name)}`,
+            contentType: "application/json",
+            body: JSON.stringify(body),
+          })
+        : await this.transport.request({
+            method: "POST",
+            path: leasesPath(namespace),
+            contentType: "application/json",
+            body: JSON.stringify(body),
+          });
+      return recordOf(written as Lease, namespace, name);
     } catch (error) {
-      if (error instanceof ApiException && error.code === 409)
+      if (error instanceof KubeApiError && error.code === 409)
         throw new UserError(
           "lease-conflict",
           `Lease ${namespace}/${name} was written by someone else first`,
@@ -83,7 +102,9 @@ export class KubeLeases {
 
   /** `GET /version`: the build the API server runs (`gitVersion`, e.g. v1.34.4). */
   async serverVersion(): Promise<string | undefined> {
-    const version = await this.version.getCode();
+    const version = (await this.transport.request({ method: "GET", path: "/version" })) as {
+      gitVersion?: string;
+    };
     return version.gitVersion || undefined;
   }
 }

@@ -1,5 +1,6 @@
 /**
- * One keep-alive connection per API server for the whole process. client-node 2.x builds a new
+ * One keep-alive connection per API server for the scan Leases of `ferry serve` (`lease-membership.ts`,
+ * on client-node's typed Lease client; the reconciler needs no client library). client-node 2.x builds a new
  * undici Agent, so a new TCP and TLS connection, for every request it authenticates; its own cache
  * holds only the https.Agent of WebSockets. Here every KubeConfig Ferry loads hands out one shared
  * dispatcher per API server, identity and TLS material: requests queue on a single connection
@@ -24,33 +25,6 @@ const { Agent } = clientNodeRequire("undici") as {
 export type ConnectionUse = "requests" | "watches";
 
 const dispatchers = new Map<string, Dispatcher>();
-
-/**
- * Closes a shared dispatcher whose request got no answer in time, so the next request opens a new
- * connection: over HTTP/2 an abandoned request leaves its connection open, and one that has gone
- * silent for good (a load balancer that forgot it) would otherwise hold every later request too.
- */
-export function dropSharedConnection(dispatcher: unknown): void {
-  for (const [key, shared] of dispatchers) {
-    if (shared !== dispatcher) continue;
-    dispatchers.delete(key);
-    // Requests still on it finish or meet their own deadlines; new ones go to a new connection.
-    void shared.close().catch(() => {});
-  }
-}
-
-/**
- * Closes every shared request connection of the process: for a call through a typed client,
- * which does not say which dispatcher it used, past its deadline (one API server per reconciler,
- * so this is that server's; any other reconnects on its next request).
- */
-export function dropSharedRequestConnections(): void {
-  for (const [key, shared] of dispatchers) {
-    if (!key.startsWith("requests:")) continue;
-    dispatchers.delete(key);
-    void shared.close().catch(() => {});
-  }
-}
 
 export class SharedConnectionKubeConfig extends KubeConfig {
   constructor(private readonly use: ConnectionUse = "requests") {

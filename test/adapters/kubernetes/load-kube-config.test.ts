@@ -22,7 +22,7 @@ describe("loadKubeConfig", () => {
 
   it("says no cluster is configured instead of falling back to an unauthenticated localhost:8080", () => {
     emptyHome();
-    expect(() => loadKubeConfig({})).toThrow(/no kubeconfig found.*--kubeconfig/);
+    expect(() => loadKubeConfig({ env: process.env })).toThrow(/no kubeconfig found.*--kubeconfig/);
   });
 
   it("loads the kubeconfig that KUBECONFIG names", () => {
@@ -36,6 +36,6 @@ current-context: dev
 `;
     vi.stubEnv("KUBECONFIG", path.join(home, "config"));
     writeFileSync(path.join(home, "config"), kubeconfig);
-    expect(loadKubeConfig({}).getCurrentCluster()?.server).toBe("https://127.0.0.1:6443");
+    expect(loadKubeConfig({ env: process.env }).server).toBe("https://127.0.0.1:6443");
   });
 });
