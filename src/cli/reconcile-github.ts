@@ -5,7 +5,7 @@
  */
 import { readFile, stat } from "node:fs/promises";
 import path from "node:path";
-import { InstallationTokens, type TokenSource } from "../reconciler/github-app-tokens.js";
+import type { TokenSource } from "../reconciler/github-app-tokens.js";
 import { UsageError, type CliIo } from "./io.js";
 
 /** A PEM private key is a few KiB; anything far larger is no key. */
@@ -51,6 +51,8 @@ export async function githubCredentials(
   const privateKey = await readFile(file, "utf8");
   if (!/-----BEGIN (RSA )?PRIVATE KEY-----/.test(privateKey))
     fail(`--github-app-key-file: ${file} holds no PEM private key`);
+  // Octokit's App auth is loaded only when the App's credentials are given.
+  const { InstallationTokens } = await import("../reconciler/github-app-tokens.js");
   return new InstallationTokens({
     credentials: {
       appId: appId!,

@@ -2,9 +2,22 @@
  * Prometheus metrics of one reconciler, in its own registry so several reconcilers (the sandbox
  * runs two) can live in one process without clashing.
  */
-import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import { createRequire } from "node:module";
+import type * as PromClient from "prom-client";
 import type { CycleResult } from "./reconcile-cycle.js";
 import type { HealthStatus, SyncStatus } from "./types.js";
+
+// prom-client's own modules of the four classes used here, not its index: the index also loads its
+// default metrics, cluster aggregation, push gateway and tracing, about 9 MB of a reconciler's
+// memory (docs/capacity.md "The reconciler at 1,000 and 5,000 objects"). The same classes.
+const requireHere = createRequire(import.meta.url);
+const Counter = requireHere("prom-client/lib/counter.js") as typeof PromClient.Counter;
+const Gauge = requireHere("prom-client/lib/gauge.js") as typeof PromClient.Gauge;
+const Histogram = requireHere("prom-client/lib/histogram.js") as typeof PromClient.Histogram;
+const Registry = requireHere("prom-client/lib/registry.js") as typeof PromClient.Registry;
+type Counter<T extends string> = PromClient.Counter<T>;
+type Gauge<T extends string> = PromClient.Gauge<T>;
+type Histogram<T extends string> = PromClient.Histogram<T>;
 
 const SYNC_STATUSES: SyncStatus[] = ["Synced", "OutOfSync", "Unknown"];
 const HEALTH_STATUSES: HealthStatus[] = [

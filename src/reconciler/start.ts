@@ -11,7 +11,6 @@ import { ConfigRepoFetcher } from "../adapters/git/config-repo-fetcher.js";
 import { KubeCluster, loadKubeConfig } from "../adapters/kubernetes/kube-cluster.js";
 import { UserError } from "../core/errors.js";
 import type { BackoffPolicy } from "./backoff.js";
-import { GitHubDeploymentReporter } from "../adapters/github/deployment-reporter.js";
 import type { TokenSource } from "./github-app-tokens.js";
 import { DEFAULT_PRUNE_OPTIONS, type PruneOptions } from "./plan.js";
 import type { ChartRegistry, ClusterPort, ConfigSource, DeploymentReporter } from "./ports.js";
@@ -150,6 +149,21 @@ export function renderOptionsOf(setup: ReconcilerSetup, namespace: string): Rend
   };
 }
 
+/**
+ * The GitHub reporter, whose Octokit is loaded only by a reconciler that reports to GitHub, on its
+ * first report: one that does not never pays its memory (docs/capacity.md).
+ */
+function loadedOnFirstReport(load: () => Promise<DeploymentReporter>): DeploymentReporter {
+  let loading: Promise<DeploymentReporter> | undefined;
+  return {
+    async report(report) {
+      loading ??= load();
+      loading.catch(() => (loading = undefined));
+      return (await loading).report(report);
+    },
+  };
+}
+
 /** Builds the reconciler and its adapters without starting anything. */
 export function buildReconciler(setup: ReconcilerSetup): Reconciler {
   const instance = setup.instance ?? setup.environment ?? "default";
@@ -204,15 +218,19 @@ export function buildReconciler(setup: ReconcilerSetup): Reconciler {
       instance,
       platform: process.platform,
     });
+  const github = setup.github;
   const reporter =
     setup.reporter ??
-    (setup.github
-      ? new GitHubDeploymentReporter({
-          repository: setup.github.repository,
-          environment: setup.environment ?? instance,
-          token: setup.github.token,
-          instance,
-          ...(setup.github.apiUrl ? { baseUrl: setup.github.apiUrl } : {}),
+    (github
+      ? loadedOnFirstReport(async () => {
+          const { GitHubDeploymentReporter } = await import("../adapters/github/deployment-reporter.js");
+          return new GitHubDeploymentReporter({
+            repository: github.repository,
+            environment: setup.environment ?? instance,
+            token: github.token,
+            instance,
+            ...(github.apiUrl ? { baseUrl: github.apiUrl } : {}),
+          });
         })
       : undefined);
   const leaseDurationMs = setup.leaseDurationMs ?? Math.max(60_000, 3 * (setup.intervalMs ?? 120_000));

@@ -3,7 +3,8 @@
  * as the image runs it: its node flags, dist/ when current) converging N objects into an empty
  * namespace of kube-apiserver, beside `kubectl apply --server-side` applying the same objects into
  * another, both measured by GNU time (the peak resident set the kernel recorded for the process).
- * At two sizes, so the figures say how memory and time grow with the number of objects.
+ * At two sizes, so the figures say how memory and time grow with the number of objects; at the
+ * smaller, the median of three runs each.
  */
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -57,10 +58,20 @@ async function createNamespace(info: ControlPlaneInfo, name: string): Promise<vo
   if (created.status !== 201) throw new Error(`create namespace ${name}: HTTP ${created.status}`);
 }
 
-/** Ferry and kubectl each converging `objects` objects into a namespace of their own. */
+/** The middle of `values` (the lower middle of an even count). */
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor((sorted.length - 1) / 2)]!;
+}
+
+/**
+ * Ferry and kubectl each converging `objects` objects into a namespace of their own, `runs` times
+ * in turn: the median of each figure (one process's peak RSS varies by several MB from run to run).
+ */
 async function side(
   info: ControlPlaneInfo,
   objects: number,
+  runs: number,
 ): Promise<{ ferry: Measured; kubectl: Measured }> {
   const { root, repo, env } = benchConfigRepo(objects);
   try {
@@ -68,48 +79,62 @@ async function side(
     writeFileSync(kubeconfig, kubeconfigFor(info));
     const manifestFile = path.join(root, "all.yaml");
     writeFileSync(manifestFile, manifests(objects));
-    await createNamespace(info, `mem-ferry-${objects}`);
-    await createNamespace(info, `mem-kubectl-${objects}`);
-    // Both start cold: no discovery cache (kubectl keeps one under $HOME/.kube), a fresh clone.
-    const ferry = await measured(
-      process.execPath,
-      [
-        ...serveCommand().args,
-        "reconcile",
-        "--once",
-        "--repo",
-        repo,
-        "--path",
-        "env",
-        "--namespace",
-        `mem-ferry-${objects}`,
-        "--environment",
-        `mem-${objects}`,
-        "--kubeconfig",
-        kubeconfig,
-        "--work-dir",
-        path.join(root, "work"),
-      ],
-      { ...env, HOME: path.join(root, "home-ferry") },
-      path.resolve(import.meta.dirname, "../.."),
-    );
-    const kubectl = await measured(
-      "kubectl",
-      [
-        "apply",
-        "--server-side",
-        "--field-manager=bench",
-        "--kubeconfig",
-        kubeconfig,
-        "-n",
-        `mem-kubectl-${objects}`,
-        "-f",
-        manifestFile,
-      ],
-      { PATH: process.env.PATH, HOME: path.join(root, "home-kubectl") },
-      root,
-    );
-    return { ferry, kubectl };
+    const ferryRuns: Measured[] = [];
+    const kubectlRuns: Measured[] = [];
+    for (let run = 0; run < runs; run++) {
+      const ferryNamespace = `mem-ferry-${objects}-${run}`;
+      const kubectlNamespace = `mem-kubectl-${objects}-${run}`;
+      await createNamespace(info, ferryNamespace);
+      await createNamespace(info, kubectlNamespace);
+      // Both start cold: no discovery cache (kubectl keeps one under $HOME/.kube), a fresh clone.
+      ferryRuns.push(
+        await measured(
+          process.execPath,
+          [
+            ...serveCommand().args,
+            "reconcile",
+            "--once",
+            "--repo",
+            repo,
+            "--path",
+            "env",
+            "--namespace",
+            ferryNamespace,
+            "--environment",
+            ferryNamespace,
+            "--kubeconfig",
+            kubeconfig,
+            "--work-dir",
+            path.join(root, `work-${run}`),
+          ],
+          { ...env, HOME: path.join(root, `home-ferry-${run}`) },
+          path.resolve(import.meta.dirname, "../.."),
+        ),
+      );
+      kubectlRuns.push(
+        await measured(
+          "kubectl",
+          [
+            "apply",
+            "--server-side",
+            "--field-manager=bench",
+            "--kubeconfig",
+            kubeconfig,
+            "-n",
+            kubectlNamespace,
+            "-f",
+            manifestFile,
+          ],
+          { PATH: process.env.PATH, HOME: path.join(root, `home-kubectl-${run}`) },
+          root,
+        ),
+      );
+    }
+    const middle = (all: Measured[]): Measured => ({
+      peakMb: median(all.map((one) => one.peakMb)),
+      ms: median(all.map((one) => one.ms)),
+    });
+    return { ferry: middle(ferryRuns), kubectl: middle(kubectlRuns) };
   } finally {
     rmSync(root, { recursive: true, force: true });
   }
@@ -128,7 +153,8 @@ export async function reconcileMemory(
   };
   const at: Record<number, { ferry: Measured; kubectl: Measured }> = {};
   for (const objects of [small, large]) {
-    const { ferry, kubectl } = (at[objects] = await side(info, objects));
+    // Three runs at the smaller size (its ratio is the goal's), one at the larger (its growth).
+    const { ferry, kubectl } = (at[objects] = await side(info, objects, objects === small ? 3 : 1));
     const prefix = `reconcile_real_apiserver.own_process_${objects}_objects`;
     figures[`${prefix}.ferry_peak_rss_mb`] = ferry.peakMb;
     figures[`${prefix}.kubectl_apply_server_side_peak_rss_mb`] = kubectl.peakMb;
