@@ -4,6 +4,7 @@ import { KubeCluster } from "../../src/adapters/kubernetes/kube-cluster.js";
 import { GitHubDeploymentReporter } from "../../src/adapters/github/deployment-reporter.js";
 import { DEFAULT_PRUNE_OPTIONS } from "../../src/reconciler/plan.js";
 import { createReconciler } from "../../src/reconciler/reconciler.js";
+import { buildReconciler } from "../../src/reconciler/start.js";
 import {
   startClusterSimulator,
   type ClusterSimulator,
@@ -106,6 +107,41 @@ describe("reporting to GitHub", () => {
     // The token shows up nowhere the reconciler writes: logs, status, descriptions.
     const written = [...logs, JSON.stringify(reconciler.status()), JSON.stringify(statuses)].join("\n");
     expect(written).not.toContain(mona.token);
+  });
+
+  it("reports through the reporter `github` names, whose Octokit it loads on the first report", async () => {
+    github = await startGitHubEmulator();
+    sim = await startClusterSimulator({ rolloutStepMs: 20 });
+    sim.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: "shop" } });
+    const mona = accounts.createUser(github, "mona");
+    const repo = await repos.createRepo(github, "mona", "config", {
+      private: true,
+      files: { "env/staging/web.yaml": deploymentYaml("web") },
+    });
+    const reconciler = buildReconciler({
+      repo: github.gitUrl("mona", "config"),
+      path: "env/staging",
+      instance: "staging",
+      environment: "staging",
+      namespace: "shop",
+      kubeconfig: sim.kubeconfig(),
+      gitToken: mona.token,
+      gitEnv: GIT_ENV,
+      workDir: temp.make(),
+      leaseDurationMs: false,
+      github: { repository: "mona/config", token: mona.token, apiUrl: github.apiUrl },
+    });
+    expect((await reconciler.cycle()).errors).toEqual([]);
+    const deployments = await api<DeploymentJson[]>(
+      `/repos/mona/config/deployments?sha=${repo.headSha}`,
+      mona.token,
+    );
+    expect(deployments).toMatchObject([{ sha: repo.headSha, environment: "staging" }]);
+    const statuses = await api<{ state: string }[]>(
+      `/repos/mona/config/deployments/${deployments[0]!.id}/statuses`,
+      mona.token,
+    );
+    expect(statuses.length).toBeGreaterThan(0);
   });
 
   it("finds the existing Deployment after a restart instead of creating a second one", async () => {
