@@ -3,8 +3,8 @@
  * kube-apiserver each take a third of `requestsPerMinute`, counted at the registry itself.
  */
 import { randomBytes } from "node:crypto";
-import { KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from "vitest";
+import { loadClusterAccess } from "../../src/adapters/kubernetes/cluster-access.js";
 import { leaseMembership } from "../../src/adapters/kubernetes/lease-membership.js";
 import type { Membership } from "../../src/adapters/kubernetes/membership.js";
 import { createRegistryClient } from "../../src/adapters/registry/index.js";
@@ -31,9 +31,8 @@ beforeAll(async () => {
   await admin.ok(["apply", "-n", namespace, "-f", "deploy/app/role.yaml"]);
   const token = await serviceAccountToken(info, namespace, "ferry");
   members = ["ferry-a", "ferry-b", "ferry-c"].map((identity) => {
-    const kubeConfig = new KubeConfig();
-    kubeConfig.loadFromString(kubeconfigFor(info, { token, namespace }));
-    return leaseMembership({ kubeConfig, namespace, identity, leaseDurationMs: 3_000 });
+    const access = loadClusterAccess({ kubeconfig: kubeconfigFor(info, { token, namespace }) });
+    return leaseMembership({ access, namespace, identity, leaseDurationMs: 3_000 });
   });
   await Promise.all(members.map((member) => member.start()));
   registry = await startEmbeddedRegistry();

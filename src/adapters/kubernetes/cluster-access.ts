@@ -251,6 +251,16 @@ function inCluster(dir: string, env: NodeJS.ProcessEnv): ClusterAccess | undefin
   };
 }
 
+/** A pod's own API server and service account; a one-line error outside a pod. */
+export function inClusterAccess(dir: string, env: NodeJS.ProcessEnv): ClusterAccess {
+  const pod = inCluster(dir, env);
+  if (!pod)
+    throw new Error(
+      `not in a pod: KUBERNETES_SERVICE_HOST, KUBERNETES_SERVICE_PORT or ${path.join(dir, "token")} is missing`,
+    );
+  return pod;
+}
+
 /**
  * The API server and credentials: the given kubeconfig, else the files `KUBECONFIG` lists (those
  * that exist), else `~/.kube/config`, else the pod's service account; one-line errors otherwise.

@@ -7,8 +7,17 @@ import { UserError } from "../../core/errors.js";
 import type { LeaseRecord } from "../../reconciler/ports.js";
 import { KubeApiError, type KubeTransport } from "./kube-transport.js";
 
-interface Lease {
-  metadata?: { resourceVersion?: string };
+/** A `coordination.k8s.io/v1` Lease, the fields Ferry reads and writes. */
+export interface Lease {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: {
+    name?: string;
+    namespace?: string;
+    resourceVersion?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+  };
   spec?: {
     holderIdentity?: string;
     renewTime?: string;
@@ -38,16 +47,64 @@ function recordOf(lease: Lease, namespace: string, name: string): LeaseRecord {
 const leasesPath = (namespace: string) =>
   `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/leases`;
 
-export class KubeLeases {
+/** The Lease calls, as JSON: a failed one is the transport's KubeApiError (404, 409, ...). */
+export class LeaseApi {
   constructor(private readonly transport: KubeTransport) {}
+
+  async read(namespace: string, name: string): Promise<Lease> {
+    const path = `${leasesPath(namespace)}/${encodeURIComponent(name)}`;
+    return (await this.transport.request({ method: "GET", path })) as Lease;
+  }
+
+  async create(namespace: string, body: Lease): Promise<Lease> {
+    return (await this.transport.request({
+      method: "POST",
+      path: leasesPath(namespace),
+      contentType: "application/json",
+      body: JSON.stringify(body),
+    })) as Lease;
+  }
+
+  async replace(namespace: string, name: string, body: Lease): Promise<Lease> {
+    return (await this.transport.request({
+      method: "PUT",
+      path: `${leasesPath(namespace)}/${encodeURIComponent(name)}`,
+      contentType: "application/json",
+      body: JSON.stringify(body),
+    })) as Lease;
+  }
+
+  async list(namespace: string, labelSelector: string): Promise<Lease[]> {
+    const list = (await this.transport.request({
+      method: "GET",
+      path: leasesPath(namespace),
+      query: { labelSelector },
+    })) as { items?: Lease[] };
+    return list.items ?? [];
+  }
+
+  /** Deletes the Lease, only at `resourceVersion` when given (someone else's newer write stays). */
+  async delete(namespace: string, name: string, resourceVersion?: string): Promise<void> {
+    await this.transport.request({
+      method: "DELETE",
+      path: `${leasesPath(namespace)}/${encodeURIComponent(name)}`,
+      ...(resourceVersion
+        ? { contentType: "application/json", body: JSON.stringify({ preconditions: { resourceVersion } }) }
+        : {}),
+    });
+  }
+}
+
+export class KubeLeases {
+  private readonly api: LeaseApi;
+
+  constructor(private readonly transport: KubeTransport) {
+    this.api = new LeaseApi(transport);
+  }
 
   async read(namespace: string, name: string): Promise<LeaseRecord | undefined> {
     try {
-      const lease = await this.transport.request({
-        method: "GET",
-        path: `${leasesPath(namespace)}/${encodeURIComponent(name)}`,
-      });
-      return recordOf(lease as Lease, namespace, name);
+      return recordOf(await this.api.read(namespace, name), namespace, name);
     } catch (error) {
       if (error instanceof KubeApiError && error.code === 404) return undefined;
       throw error;
@@ -56,7 +113,7 @@ export class KubeLeases {
 
   async write(record: LeaseRecord): Promise<LeaseRecord> {
     const { namespace, name } = record;
-    const body = {
+    const body: Lease = {
       apiVersion: "coordination.k8s.io/v1",
       kind: "Lease",
       metadata: {
@@ -74,19 +131,9 @@ export class KubeLeases {
     };
     try {
       const written = record.resourceVersion
-        ? await this.transport.request({
-            method: "PUT",
-            path: `${leasesPath(namespace)}/${encodeURIComponent(name)}`,
-            contentType: "application/json",
-            body: JSON.stringify(body),
-          })
-        : await this.transport.request({
-            method: "POST",
-            path: leasesPath(namespace),
-            contentType: "application/json",
-            body: JSON.stringify(body),
-          });
-      return recordOf(written as Lease, namespace, name);
+        ? await this.api.replace(namespace, name, body)
+        : await this.api.create(namespace, body);
+      return recordOf(written, namespace, name);
     } catch (error) {
       if (error instanceof KubeApiError && error.code === 409)
         throw new UserError(

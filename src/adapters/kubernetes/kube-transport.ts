@@ -24,7 +24,8 @@ export class KubeApiError extends Error {
     readonly code: number,
     readonly body: unknown,
   ) {
-    super(`HTTP ${code}`);
+    const message = (body as { message?: unknown } | undefined)?.message;
+    super(typeof message === "string" ? `HTTP ${code}: ${message}` : `HTTP ${code}`);
     this.name = "KubeApiError";
   }
 }

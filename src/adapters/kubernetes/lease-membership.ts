@@ -12,13 +12,9 @@
  * others have seen its Lease stop changing and taken its share.
  */
 import { existsSync, readFileSync } from "node:fs";
-import {
-  ApiException,
-  CoordinationV1Api,
-  KubeConfig,
-  V1MicroTime,
-  type V1Lease,
-} from "@kubernetes/client-node";
+import { inClusterAccess, loadClusterAccess, type ClusterAccess } from "./cluster-access.js";
+import { LeaseApi, microTime, type Lease } from "./kube-lease.js";
+import { KubeApiError, KubeTransport } from "./kube-transport.js";
 import {
   memberIdentity,
   needsLeases,
@@ -27,7 +23,6 @@ import {
   type LeaseSetting,
   type Membership,
 } from "./membership.js";
-import { SharedConnectionKubeConfig } from "./shared-connection.js";
 import { parseDurationWithin } from "../../core/duration.js";
 
 /** Labels on every Ferry membership Lease; members are listed by this selector. */
@@ -42,7 +37,8 @@ const LABEL_SELECTOR = Object.entries(MEMBERSHIP_LABELS)
 export const LARGE_INSTALLATIONS_ANNOTATION = "ferry.dev/large-installations";
 
 export interface LeaseMembershipOptions {
-  kubeConfig: KubeConfig;
+  /** The API server and credentials (`cluster-access.ts`). */
+  access: ClusterAccess;
   namespace: string;
   /** This replica's name (the pod name in a Deployment). */
   identity: string;
@@ -74,32 +70,34 @@ export function leaseNameFor(identity: string): string {
 }
 
 export function leaseMembership(options: LeaseMembershipOptions): Membership {
-  const api = options.kubeConfig.makeApiClient(CoordinationV1Api);
   const now = options.now ?? Date.now;
   const durationMs = Math.max(1, Math.ceil((options.leaseDurationMs ?? 15_000) / 1000)) * 1000;
   const renewIntervalMs = options.renewIntervalMs ?? Math.max(200, Math.floor(durationMs / 3));
   const timeoutMs = options.requestTimeoutMs ?? Math.max(1000, durationMs / 2);
   const { namespace, identity } = options;
   const name = leaseNameFor(identity);
+  // Every request under the deadline; one that meets it retires its connection.
+  const transport = new KubeTransport(options.access, timeoutMs);
+  const leases = new LeaseApi(transport);
+  const api = {
+    read: () => leases.read(namespace, name),
+    create: (body: Lease) => leases.create(namespace, body),
+    replace: (body: Lease) => leases.replace(namespace, name, body),
+    list: () => leases.list(namespace, LABEL_SELECTOR),
+    delete: (resourceVersion: string | undefined) => leases.delete(namespace, name, resourceVersion),
+  };
+  const codeOf = (error: unknown) => (error instanceof KubeApiError ? error.code : undefined);
   const observed = new Map<string, Observed>();
   const announced = new Set<number>();
-  let own: V1Lease | undefined;
+  let own: Lease | undefined;
   let lastRenewedAt: number | undefined;
   let lastError: string | undefined;
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
   let ticking: Promise<void> = Promise.resolve();
 
-  const bounded = <T>(work: Promise<T>, what: string): Promise<T> => {
-    let t: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      t = setTimeout(() => reject(new Error(`${what}: no answer within ${timeoutMs} ms`)), timeoutMs);
-    });
-    return Promise.race([work, timeout]).finally(() => clearTimeout(t));
-  };
-
-  const leaseBody = (): V1Lease => {
-    const at = new V1MicroTime(now());
+  const leaseBody = (): Lease => {
+    const at = microTime(now());
     return {
       apiVersion: "coordination.k8s.io/v1",
       kind: "Lease",
@@ -122,42 +120,34 @@ export function leaseMembership(options: LeaseMembershipOptions): Membership {
   const renew = async (): Promise<void> => {
     if (own) {
       try {
-        own = await bounded(
-          api.replaceNamespacedLease({ name, namespace, body: leaseBody() }),
-          "renew Lease",
-        );
+        own = await api.replace(leaseBody());
         return;
       } catch (error) {
         // Conflict (someone else wrote it) or gone (deleted): start again from a create.
-        if (!(error instanceof ApiException) || (error.code !== 409 && error.code !== 404)) throw error;
+        const code = codeOf(error);
+        if (code !== 409 && code !== 404) throw error;
         own = undefined;
-        if (error.code === 409) {
-          own = await bounded(api.readNamespacedLease({ name, namespace }), "read Lease");
-          own = await bounded(
-            api.replaceNamespacedLease({ name, namespace, body: leaseBody() }),
-            "renew Lease",
-          );
+        if (code === 409) {
+          own = await api.read();
+          own = await api.replace(leaseBody());
           return;
         }
       }
     }
     try {
-      own = await bounded(api.createNamespacedLease({ namespace, body: leaseBody() }), "create Lease");
+      own = await api.create(leaseBody());
     } catch (error) {
-      if (!(error instanceof ApiException) || error.code !== 409) throw error;
-      own = await bounded(api.readNamespacedLease({ name, namespace }), "read Lease");
-      own = await bounded(api.replaceNamespacedLease({ name, namespace, body: leaseBody() }), "renew Lease");
+      if (codeOf(error) !== 409) throw error;
+      own = await api.read();
+      own = await api.replace(leaseBody());
     }
   };
 
   const observe = async (): Promise<void> => {
-    const list = await bounded(
-      api.listNamespacedLease({ namespace, labelSelector: LABEL_SELECTOR }),
-      "list Leases",
-    );
+    const items = await api.list();
     const at = now();
     const seen = new Set<string>();
-    for (const lease of list.items) {
+    for (const lease of items) {
       const key = lease.metadata?.name;
       const holder = lease.spec?.holderIdentity;
       if (!key || !holder) continue;
@@ -257,16 +247,7 @@ export function leaseMembership(options: LeaseMembershipOptions): Membership {
       await ticking;
       lastRenewedAt = undefined;
       try {
-        await bounded(
-          api.deleteNamespacedLease({
-            name,
-            namespace,
-            ...(own?.metadata?.resourceVersion
-              ? { body: { preconditions: { resourceVersion: own.metadata.resourceVersion } } }
-              : {}),
-          }),
-          "delete Lease",
-        );
+        await api.delete(own?.metadata?.resourceVersion);
       } catch {
         // Gone already, or unreachable: it expires by itself.
       }
@@ -297,18 +278,18 @@ export function membershipFromEnv(options: MembershipFromEnvOptions): Membership
   const identity = memberIdentity(env);
   const saDir = options.serviceAccountDir ?? SERVICE_ACCOUNT_DIR;
   if (!needsLeases(options)) return singleMembership(identity);
-  // The reconciler's connection to the same API server carries the Lease requests too.
-  const kubeConfig = new SharedConnectionKubeConfig();
-  if (options.kubeconfigFile !== undefined) kubeConfig.loadFromFile(options.kubeconfigFile);
-  else kubeConfig.loadFromCluster();
+  const access =
+    options.kubeconfigFile !== undefined
+      ? loadClusterAccess({ kubeconfigFile: options.kubeconfigFile })
+      : inClusterAccess(saDir, env);
   const podNamespace = existsSync(`${saDir}/namespace`)
     ? readFileSync(`${saDir}/namespace`, "utf8").trim()
     : undefined;
-  const contextNamespace = kubeConfig.getContextObject(kubeConfig.getCurrentContext())?.namespace;
+  const contextNamespace = access.namespace;
   const namespace =
     env.FERRY_LEASE_NAMESPACE || env.POD_NAMESPACE || podNamespace || contextNamespace || "default";
   return leaseMembership({
-    kubeConfig,
+    access,
     namespace,
     identity,
     ...(env.FERRY_LEASE_DURATION ? { leaseDurationMs: leaseDuration(env.FERRY_LEASE_DURATION) } : {}),

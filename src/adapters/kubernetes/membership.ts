@@ -1,8 +1,7 @@
 /**
  * The scan's view of the fleet (`Membership`) and the single-member fleet, apart from the Lease
- * implementation (`lease-membership.ts`), which loads @kubernetes/client-node (about 60 MB of
- * `ferry serve`'s RSS at start): a `ferry serve` outside Kubernetes and without `--kubeconfig`
- * never loads it.
+ * implementation (`lease-membership.ts`) and the Kubernetes adapter it loads: a `ferry serve`
+ * outside Kubernetes and without `--kubeconfig` never loads them.
  */
 import { existsSync } from "node:fs";
 import { hostname } from "node:os";

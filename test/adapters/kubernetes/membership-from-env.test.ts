@@ -48,4 +48,25 @@ current-context: dev
       leaseDurationMs: 20_000,
     });
   });
+
+  it("in a pod, holds its Lease on the pod's API server with the service account, in the pod's namespace", () => {
+    const sa = mkdtempSync(path.join(tmpdir(), "ferry-sa-"));
+    dirs.push(sa);
+    writeFileSync(path.join(sa, "token"), "pod-token\n");
+    writeFileSync(path.join(sa, "namespace"), "ferry-system\n");
+    const env = {
+      KUBERNETES_SERVICE_HOST: "10.0.0.1",
+      KUBERNETES_SERVICE_PORT: "443",
+      FERRY_MEMBER_NAME: "a",
+    };
+    expect(membershipFromEnv({ env, serviceAccountDir: sa }).snapshot()).toMatchObject({
+      mode: "kubernetes",
+      self: "a",
+      namespace: "ferry-system",
+    });
+    const { KUBERNETES_SERVICE_PORT: _port, ...noPort } = env;
+    expect(() => membershipFromEnv({ env: noPort, serviceAccountDir: sa })).toThrow(
+      /not in a pod: KUBERNETES_SERVICE_HOST, KUBERNETES_SERVICE_PORT/,
+    );
+  });
 });
