@@ -69,9 +69,20 @@ interface Connection {
 
 const NO_HTTP2 = new Set(["ERR_SSL_TLSV1_ALERT_NO_APPLICATION_PROTOCOL", "ERR_HTTP2_ERROR"]);
 
+/** `work`, or the signal's reason once it aborts first (the work goes on, unwatched). */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason as Error);
+  return new Promise<T>((resolve, reject) => {
+    const abort = () => reject(signal.reason as Error);
+    signal.addEventListener("abort", abort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener("abort", abort));
+  });
+}
+
 class Http2Connection implements Connection {
   private session: Promise<ClientHttp2Session> | undefined;
-  private active = 0;
+  /** Streams open on each session: a session with none does not hold the process open. */
+  private readonly streams = new WeakMap<ClientHttp2Session, number>();
 
   constructor(
     private readonly origin: string,
@@ -101,8 +112,7 @@ class Http2Connection implements Connection {
     });
     const settled = new Promise<ClientHttp2Session>((resolve, reject) => {
       session.once("connect", () => {
-        // Idle, the session does not hold the process open; a request in flight does (see send).
-        if (this.active === 0) session.unref();
+        if (!this.streams.get(session)) session.unref();
         resolve(session);
       });
       session.once("error", reject);
@@ -113,19 +123,32 @@ class Http2Connection implements Connection {
     return settled;
   }
 
+  private count(session: ClientHttp2Session, change: 1 | -1): void {
+    const open = (this.streams.get(session) ?? 0) + change;
+    this.streams.set(session, open);
+    // Idle, the session does not hold the process open; a request in flight does.
+    if (open === 1 && change === 1) session.ref();
+    if (open === 0 && !session.destroyed) session.unref();
+  }
+
   async send(headers: Record<string, string>, request: KubeRequest, path: string, signal: AbortSignal) {
-    const session = await this.open();
-    signal.throwIfAborted();
-    this.active += 1;
-    session.ref();
-    const stream: ClientHttp2Stream = session.request(
-      { ":method": request.method, ":path": path, ...headers },
-      { signal },
-    );
-    stream.once("close", () => {
-      this.active -= 1;
-      if (this.active === 0 && !session.destroyed) session.unref();
-    });
+    // The deadline holds while connecting too: a server that never answers the handshake.
+    let session = await untilAborted(this.open(), signal);
+    if (session.closed || session.destroyed) {
+      // It began to close (GOAWAY) after it was handed out: the request goes to a new one.
+      this.close();
+      session = await untilAborted(this.open(), signal);
+    }
+    this.count(session, 1);
+    let stream: ClientHttp2Stream;
+    try {
+      stream = session.request({ ":method": request.method, ":path": path, ...headers }, { signal });
+    } catch (error) {
+      this.count(session, -1);
+      this.close();
+      throw error;
+    }
+    stream.once("close", () => this.count(session, -1));
     stream.end(request.body);
     return new Promise<Answer>((resolve, reject) => {
       stream.once("error", reject);
@@ -148,6 +171,7 @@ class Http1Connection implements Connection {
 
   constructor(
     private readonly secure: boolean,
+    private readonly target: { host: string; port: string },
     private readonly agentOptions: https.AgentOptions,
   ) {
     this.agent = this.newAgent();
@@ -169,8 +193,6 @@ class Http1Connection implements Connection {
       outgoing.end(request.body);
     });
   }
-
-  target: { host: string; port: string } = { host: "", port: "" };
 
   close(): void {
     const old = this.agent;
@@ -268,16 +290,20 @@ export class KubeTransport {
     };
     const port = this.base.port || (this.base.protocol === "https:" ? "443" : "80");
     if (h1) {
-      if (this.access.proxyUrl && this.base.protocol === "https:")
-        throw new Error("the API server offers no HTTP/2, which Ferry needs to reach it through proxy-url");
-      const one = new Http1Connection(this.base.protocol === "https:", {
-        ...tlsOptions,
-        keepAlive: true,
-        // Requests: one socket, in turn; watches: one each while open.
-        ...(use === "requests" ? { maxSockets: 1 } : {}),
-      });
-      one.target = { host: this.base.hostname.replace(/^\[|\]$/g, ""), port };
-      connection = one;
+      if (this.access.proxyUrl)
+        throw new Error(
+          "proxy-url: Ferry tunnels only to an https:// API server that speaks HTTP/2, as kube-apiserver does",
+        );
+      connection = new Http1Connection(
+        this.base.protocol === "https:",
+        { host: this.base.hostname.replace(/^\[|\]$/g, ""), port },
+        {
+          ...tlsOptions,
+          keepAlive: true,
+          // Requests: one socket, in turn; watches: one each while open.
+          ...(use === "requests" ? { maxSockets: 1 } : {}),
+        },
+      );
     } else {
       const hostname = this.base.hostname.replace(/^\[|\]$/g, "");
       connection = new Http2Connection(

@@ -280,6 +280,17 @@ describe("KubeTransport", () => {
     expect(server.connections()).toBe(2);
   });
 
+  it("holds the deadline while connecting, to a server that never finishes the handshake", async () => {
+    const silent = net.createServer(() => {});
+    const server = await listen(silent, "https");
+    open.push(server);
+    const transport = new KubeTransport(accessTo(server.url), 2_000);
+    open.push(transport);
+    await expect(transport.request({ method: "GET", path: "/version" })).rejects.toBeInstanceOf(
+      RequestTimeoutError,
+    );
+  });
+
   it("refuses an answer larger than its bound", async () => {
     const server = await listen(http2Server(), "https");
     open.push(server);
