@@ -48,7 +48,8 @@ export interface ClusterPort {
   writeLease?(record: LeaseRecord): Promise<LeaseRecord>;
   /**
    * Calls `onChange` when objects matching the selector change, and `onReconnect` when the watch
-   * opens again after it broke; returns a function that stops watching.
+   * opens after it broke or after a first attempt that failed (either way the API server answers
+   * again); returns a function that stops watching.
    */
   watch?(
     apiVersion: string,

@@ -263,7 +263,8 @@ export class KubeCluster implements ClusterPort {
         : `${apiVersionPath(apiVersion)}/${resource.name}`;
     let stopped = false;
     let controller: AbortController | undefined;
-    let opened = false;
+    /** Opened once, or failed to: any later open is a reconnect. */
+    let tried = false;
     const again = () => {
       // The server ends watches now and then; reopen after a pause instead of hammering it.
       if (!stopped) setTimeout(() => void start(), 5_000).unref();
@@ -272,16 +273,20 @@ export class KubeCluster implements ClusterPort {
       if (stopped) return;
       const current = new AbortController();
       controller = current;
+      // Opening is held to the request deadline; once open, only the idle timer ends a watch.
+      const opening = setTimeout(() => current.abort(), this.transport.timeoutMs);
       try {
-        const reopening = opened;
+        const reopening = tried;
+        tried = true;
         const body = await this.transport.stream(
           { method: "GET", path, query: { watch: "true", allowWatchBookmarks: "false", labelSelector } },
           current.signal,
         );
-        opened = true;
+        clearTimeout(opening);
         if (reopening && !stopped) onReconnect();
         void this.follow(body, current, onChange).then(again);
       } catch {
+        clearTimeout(opening);
         again();
       }
     };
@@ -301,6 +306,9 @@ export class KubeCluster implements ClusterPort {
     let idle = setTimeout(() => controller.abort(), WATCH_IDLE_TIMEOUT_MS);
     idle.unref();
     const lines = createInterface({ input: body, crlfDelay: Infinity });
+    // readline waits for an "end" that a destroyed stream (its connection cut) never emits.
+    body.once("close", () => lines.close());
+    body.once("error", () => lines.close());
     let pending = 0;
     body.on("data", (chunk: Buffer) => {
       pending += chunk.length;

@@ -116,6 +116,10 @@ class Http2Connection implements Connection {
         resolve(session);
       });
       session.once("error", reject);
+      // A connection cut before the handshake ends may close with no error of its own.
+      session.once("close", () =>
+        reject(new Error("the connection to the API server closed before it was established")),
+      );
     });
     session.on("error", forget);
     session.on("close", forget);
@@ -152,6 +156,14 @@ class Http2Connection implements Connection {
     stream.end(request.body);
     return new Promise<Answer>((resolve, reject) => {
       stream.once("error", reject);
+      // Closed with no answer and no error of its own (its session cut, or aborted): no answer comes.
+      stream.once("close", () =>
+        reject(
+          signal.aborted
+            ? (signal.reason as Error)
+            : new Error("the connection to the API server closed before it answered"),
+        ),
+      );
       stream.once("response", (answer) =>
         resolve({ status: Number(answer[":status"]), headers: answer as IncomingHttpHeaders, body: stream }),
       );
