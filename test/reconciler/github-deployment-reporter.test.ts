@@ -38,16 +38,23 @@ async function api<T>(path: string, token: string): Promise<T> {
   return (await response.json()) as T;
 }
 
+/** The emulator and the simulator, and mona's private config repo with one Deployment for staging. */
+async function privateConfigRepo() {
+  github = await startGitHubEmulator();
+  sim = await startClusterSimulator({ rolloutStepMs: 20 });
+  sim.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: "shop" } });
+  const mona = accounts.createUser(github, "mona");
+  const repo = await repos.createRepo(github, "mona", "config", {
+    private: true,
+    files: { "env/staging/web.yaml": deploymentYaml("web") },
+  });
+  return { mona, repo };
+}
+
 describe("reporting to GitHub", () => {
   it("fetches a private config repo over HTTP with a token and reports Deployment statuses on the applied commit", async () => {
-    github = await startGitHubEmulator();
-    sim = await startClusterSimulator({ rolloutStepMs: 20 });
-    sim.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: "shop" } });
-    const mona = accounts.createUser(github, "mona");
-    const repo = await repos.createRepo(github, "mona", "config", {
-      private: true,
-      files: { "env/staging/web.yaml": deploymentYaml("web") },
-    });
+    const { mona, repo } = await privateConfigRepo();
+    if (!github || !sim) throw new Error("the emulator and the simulator did not start");
 
     const logs: string[] = [];
     const reporter = new GitHubDeploymentReporter({
@@ -110,14 +117,8 @@ describe("reporting to GitHub", () => {
   });
 
   it("reports through the reporter `github` names, whose Octokit it loads on the first report", async () => {
-    github = await startGitHubEmulator();
-    sim = await startClusterSimulator({ rolloutStepMs: 20 });
-    sim.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: "shop" } });
-    const mona = accounts.createUser(github, "mona");
-    const repo = await repos.createRepo(github, "mona", "config", {
-      private: true,
-      files: { "env/staging/web.yaml": deploymentYaml("web") },
-    });
+    const { mona, repo } = await privateConfigRepo();
+    if (!github || !sim) throw new Error("the emulator and the simulator did not start");
     const reconciler = buildReconciler({
       repo: github.gitUrl("mona", "config"),
       path: "env/staging",
