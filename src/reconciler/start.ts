@@ -8,7 +8,8 @@ import { randomBytes } from "node:crypto";
 import { hostname, tmpdir } from "node:os";
 import path from "node:path";
 import { ConfigRepoFetcher } from "../adapters/git/config-repo-fetcher.js";
-import { KubeCluster, loadKubeConfig } from "../adapters/kubernetes/kube-cluster.js";
+import { loadClusterAccess } from "../adapters/kubernetes/cluster-access.js";
+import { KubeCluster } from "../adapters/kubernetes/kube-cluster.js";
 import { UserError } from "../core/errors.js";
 import type { BackoffPolicy } from "./backoff.js";
 import type { TokenSource } from "./github-app-tokens.js";
@@ -178,7 +179,7 @@ export function buildReconciler(setup: ReconcilerSetup): Reconciler {
   if (!cluster) {
     let config;
     try {
-      config = loadKubeConfig({
+      config = loadClusterAccess({
         ...(setup.kubeconfig !== undefined ? { kubeconfig: setup.kubeconfig } : {}),
         ...(setup.kubeconfigFile !== undefined ? { kubeconfigFile: setup.kubeconfigFile } : {}),
         ...(setup.kubeEnv !== undefined ? { env: setup.kubeEnv } : {}),

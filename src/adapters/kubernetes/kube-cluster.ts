@@ -33,11 +33,6 @@ const WATCH_IDLE_TIMEOUT_MS = 10 * 60_000;
 /** One watch event holds one object (etcd keeps each under 1.5 MiB): a longer line is refused. */
 const MAX_WATCH_LINE_BYTES = 16 * 1024 * 1024;
 
-/** The API server and credentials: the given kubeconfig, else the default places (see cluster-access.ts). */
-export function loadKubeConfig(options: ClusterAccessOptions): ClusterAccess {
-  return loadClusterAccess(options);
-}
-
 function apiMessage(error: unknown): string {
   if (error instanceof KubeApiError) {
     const message = (error.body as { message?: unknown } | undefined)?.message;

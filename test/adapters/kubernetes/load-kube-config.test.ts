@@ -2,9 +2,9 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { loadKubeConfig } from "../../../src/adapters/kubernetes/kube-cluster.js";
+import { loadClusterAccess } from "../../../src/adapters/kubernetes/cluster-access.js";
 
-describe("loadKubeConfig", () => {
+describe("loadClusterAccess from the default places", () => {
   const homes: string[] = [];
   const emptyHome = (): string => {
     const home = mkdtempSync(path.join(tmpdir(), "ferry-home-"));
@@ -22,7 +22,7 @@ describe("loadKubeConfig", () => {
 
   it("says no cluster is configured instead of falling back to an unauthenticated localhost:8080", () => {
     emptyHome();
-    expect(() => loadKubeConfig({ env: process.env })).toThrow(/no kubeconfig found.*--kubeconfig/);
+    expect(() => loadClusterAccess({ env: process.env })).toThrow(/no kubeconfig found.*--kubeconfig/);
   });
 
   it("loads the kubeconfig that KUBECONFIG names", () => {
@@ -36,6 +36,6 @@ current-context: dev
 `;
     vi.stubEnv("KUBECONFIG", path.join(home, "config"));
     writeFileSync(path.join(home, "config"), kubeconfig);
-    expect(loadKubeConfig({ env: process.env }).server).toBe("https://127.0.0.1:6443");
+    expect(loadClusterAccess({ env: process.env }).server).toBe("https://127.0.0.1:6443");
   });
 });
