@@ -105,7 +105,7 @@ describe("KubeCluster.watch", () => {
     const server = await startServer((stream, attempt) => {
       sendEvent(stream, `c${attempt}`);
       // The first watch's connection is cut mid-stream (a relay gone, a node lost).
-      if (attempt === 1) setTimeout(() => stream.session?.socket.destroy(), 100);
+      if (attempt === 1) setTimeout(() => stream.session?.destroy(), 100);
     });
     const { seen, stop } = await watchIn(server.cluster);
     try {
