@@ -42,6 +42,42 @@ describe("pull requests: creation, listing, mergeability and the three merge met
     );
   });
 
+  it("opens one PR of five asked for at once from the same head and base, and reopens none beside it", async () => {
+    const octokit = world.as("hubot");
+    await branchWith("ferry/staging", { "a.txt": "a\n" });
+    // Five requests in flight together: each passes its checks while the others read git.
+    const created = await Promise.allSettled(
+      Array.from({ length: 5 }, (_, i) =>
+        octokit.rest.pulls.create({ owner, repo, head: "ferry/staging", base: "main", title: `try ${i}` }),
+      ),
+    );
+    expect(created.filter((one) => one.status === "fulfilled")).toHaveLength(1);
+    for (const refused of created.filter((one) => one.status === "rejected"))
+      expect((refused as PromiseRejectedResult).reason).toMatchObject({ status: 422 });
+    const open = (await octokit.rest.pulls.list({ owner, repo, state: "open" })).data;
+    expect(open).toHaveLength(1);
+
+    // A closed PR from the same branch is not reopened while another is open.
+    await octokit.rest.pulls.update({ owner, repo, pull_number: open[0]!.number, state: "closed" });
+    const second = await octokit.rest.pulls.create({
+      owner,
+      repo,
+      head: "ferry/staging",
+      base: "main",
+      title: "two",
+    });
+    const reopen = (await octokit.rest.pulls
+      .update({ owner, repo, pull_number: open[0]!.number, state: "open" })
+      .catch((error: unknown) => error)) as { status?: number; response?: { data?: unknown } };
+    expect(reopen.status).toBe(422);
+    expect(JSON.stringify(reopen.response?.data)).toContain(
+      "A pull request already exists for acme:ferry/staging.",
+    );
+    expect(
+      (await octokit.rest.pulls.list({ owner, repo, state: "open" })).data.map((pull) => pull.number),
+    ).toEqual([second.data.number]);
+  });
+
   it("lists PRs filtered by head owner:branch, base and state, paginated with Link headers", async () => {
     const octokit = world.as("hubot");
     for (let i = 0; i < 5; i++) {

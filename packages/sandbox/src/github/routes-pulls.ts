@@ -28,6 +28,31 @@ export function findPull(repo: Repo, number: string | number): Issue {
   return issue;
 }
 
+/** GitHub's refusal of a second open PR from the same head branch into the same base. */
+function refuseSecondOpenPull(
+  repo: Repo,
+  headBranch: string,
+  headRepo: Repo | undefined,
+  base: string,
+): void {
+  for (const other of repo.issues.values()) {
+    if (
+      other.state === "open" &&
+      other.pull?.headRef === headBranch &&
+      other.pull.headRepo === headRepo &&
+      other.pull.baseRef === base
+    ) {
+      throw validationFailed("Validation Failed", [
+        {
+          resource: "PullRequest",
+          code: "custom",
+          message: `A pull request already exists for ${(headRepo ?? repo).owner}:${headBranch}.`,
+        },
+      ]);
+    }
+  }
+}
+
 /** Opens a pull request as `login`; shared by the REST route and the test helpers. */
 export async function openPull(
   emu: GitHubEmulator,
@@ -62,22 +87,9 @@ export async function openPull(
     throw validationFailed("Validation Failed", [
       { resource: "PullRequest", field: "head", code: "invalid" },
     ]);
-  for (const other of repo.issues.values()) {
-    if (
-      other.state === "open" &&
-      other.pull?.headRef === headBranch &&
-      other.pull.headRepo === headRepo &&
-      other.pull.baseRef === input.base
-    ) {
-      throw validationFailed("Validation Failed", [
-        {
-          resource: "PullRequest",
-          code: "custom",
-          message: `A pull request already exists for ${(headRepo ?? repo).owner}:${headBranch}.`,
-        },
-      ]);
-    }
-  }
+  // Checked again just before the PR is stored: the git reads in between let another request for
+  // the same branch pass this check too, and github.com opens only one of the two.
+  refuseSecondOpenPull(repo, headBranch, headRepo, input.base);
   // The fork's commits are served by the base from then on (under refs/pull/<n>/head below).
   if (headRepo) await repo.git.fetchFrom(headRepo.git, headSha);
   if ((await repo.git.commitsBetween(baseSha, headSha)).length === 0) {
@@ -131,6 +143,7 @@ export async function openPull(
       mergeabilityUnknownFor: repo.mergeabilityLag,
     },
   };
+  refuseSecondOpenPull(repo, headBranch, headRepo, input.base);
   repo.issues.set(number, issue);
   emu.faults.created(`pull:${repo.id}:${number}`);
   emu.faults.created(`issue:${repo.id}:${number}`);
@@ -318,6 +331,7 @@ export function registerPullRoutes(emu: GitHubEmulator): void {
         ]);
       if (p.headRepo) await repo.git.fetchFrom(p.headRepo.git, `+${head}:refs/pull/${issue.number}/head`);
       p.headSha = head;
+      refuseSecondOpenPull(repo, p.headRef, p.headRepo, p.baseRef);
       issue.state = "open";
       issue.closedAt = null;
       p.baseShaAtClose = null;
