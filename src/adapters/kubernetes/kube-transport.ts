@@ -324,6 +324,8 @@ export class KubeTransport {
         this.access.proxyUrl ? connectTunnel(this.access.proxyUrl, hostname, port) : undefined,
       );
     }
+    // One identity per use: a rotated client certificate (an exec plugin's) retires the old one.
+    for (const [other, known] of this.connections) if (other.startsWith(`${use}:`)) this.forget(known);
     this.connections.set(key, connection);
     return connection;
   }

@@ -81,6 +81,9 @@ interface Listening {
   url: string;
   /** TCP connections accepted (one whose HTTP/2 handshake was refused too). */
   connections: () => number;
+  /** Connections still open. */
+  openSockets: () => number;
+  onClose: (listener: () => void) => void;
   close: () => Promise<void>;
 }
 
@@ -93,9 +96,15 @@ async function listen(server: net.Server, scheme: "https" | "http"): Promise<Lis
     sockets.add(socket);
     socket.on("close", () => sockets.delete(socket));
   });
+  const closeListeners: Array<() => void> = [];
+  server.on("connection", (socket: net.Socket) =>
+    socket.on("close", () => closeListeners.forEach((listener) => listener())),
+  );
   return {
     url: `${scheme}://127.0.0.1:${(server.address() as AddressInfo).port}`,
     connections: () => count,
+    openSockets: () => sockets.size,
+    onClose: (listener) => closeListeners.push(listener),
     close: () =>
       new Promise<void>((resolve) => {
         for (const socket of sockets) socket.destroy();
@@ -235,6 +244,36 @@ describe("KubeTransport", () => {
     const seen = (await transport.request({ method: "GET", path: "/version" })) as Record<string, string>;
     expect(seen.peer).toBe("ferry-reconciler");
     expect(seen.authorization).toBeUndefined();
+  });
+
+  it("takes a rotated client certificate on a new connection and closes the old one", async () => {
+    const rotated = selfSignedCertificate(dir, "rotated", { subject: "/CN=ferry-rotated" });
+    const certs = [clientPem, { key: readFileSync(rotated.keyPath), cert: readFileSync(rotated.certPath) }];
+    let calls = 0;
+    const server = await listen(http2Server({ requestCert: true, rejectUnauthorized: false }), "https");
+    open.push(server);
+    let closed = 0;
+    const transport = new KubeTransport({
+      ...accessTo(server.url),
+      credentials: async () => certs[Math.min(calls++, 1)]!,
+    });
+    open.push(transport);
+    const first = (await transport.request({ method: "GET", path: "/version" })) as Record<string, string>;
+    const second = (await transport.request({ method: "GET", path: "/version" })) as Record<string, string>;
+    expect([first.peer, second.peer]).toEqual(["ferry-reconciler", "ferry-rotated"]);
+    await transport.request({ method: "GET", path: "/version" });
+    expect(server.connections()).toBe(2);
+    server.onClose(() => (closed += 1));
+    await new Promise<void>((resolve, reject) => {
+      const deadline = Date.now() + 30_000;
+      const check = () =>
+        closed >= 1 || server.openSockets() === 1
+          ? resolve()
+          : Date.now() > deadline
+            ? reject(new Error("the old connection stayed open"))
+            : setTimeout(check, 50);
+      check();
+    });
   });
 
   it("tunnels through proxy-url with CONNECT, once for many requests", async () => {
