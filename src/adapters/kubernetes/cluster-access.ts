@@ -215,16 +215,26 @@ function fromKubeconfig(sources: Source[]): ClusterAccess {
     throw new Error(`cluster ${JSON.stringify(clusterName)}: server must be an http(s) URL`);
   const userName = text(context, "user");
   const user = userName === undefined ? undefined : merged.users.get(userName);
+  const ca = material(cluster.entry, "certificate-authority", cluster.dir);
   const usesPlugin = user !== undefined && (user.entry.exec != null || user.entry["auth-provider"] != null);
+  // The plugin's cluster carries the CA read here: a path relative to the kubeconfig means nothing there.
+  const pluginCluster = {
+    ...cluster.item,
+    cluster: {
+      ...cluster.entry,
+      "certificate-authority": undefined,
+      "certificate-authority-data": ca?.toString("base64"),
+    },
+  };
   const credentials = !user
     ? async () => ({})
     : usesPlugin
-      ? pluginCredentials(merged.contexts.get(contextName)!.item, cluster.item, user.item)
+      ? pluginCredentials(merged.contexts.get(contextName)!.item, pluginCluster, user.item)
       : staticCredentials(user.entry, user.dir);
   return {
     server: server.replace(/\/+$/, ""),
     namespace: text(context, "namespace"),
-    ca: material(cluster.entry, "certificate-authority", cluster.dir),
+    ca,
     rejectUnauthorized: cluster.entry["insecure-skip-tls-verify"] !== true,
     servername: text(cluster.entry, "tls-server-name"),
     proxyUrl: text(cluster.entry, "proxy-url"),

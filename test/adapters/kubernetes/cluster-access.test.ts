@@ -203,14 +203,19 @@ describe("loadClusterAccess", () => {
       `#!/bin/sh\necho '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"from-plugin"}}'\n`,
     );
     chmodSync(plugin, 0o755);
-    const access = loadClusterAccess({
-      kubeconfig: kubeconfig(
-        { server: "https://h" },
+    // Its CA is a path relative to the kubeconfig, which is not in the working directory.
+    writeFileSync(path.join(dir, "ca.crt"), "CA FILE");
+    const file = path.join(dir, "config");
+    writeFileSync(
+      file,
+      kubeconfig(
+        { server: "https://h", "certificate-authority": "ca.crt" },
         {
           exec: { apiVersion: "client.authentication.k8s.io/v1", command: plugin, interactiveMode: "Never" },
         },
       ),
-    });
+    );
+    const access = loadClusterAccess({ kubeconfigFile: file });
     expect((await access.credentials()).authorization).toBe("Bearer from-plugin");
     // What the reconciler loads at start reaches client-node (and Octokit, loaded by a reconciler
     // that reports to GitHub) through no static import.
