@@ -12,8 +12,8 @@ import type { KubeObject, ObjectRef, StatusReporting } from "../../reconciler/ty
 import type { PropagationPolicy } from "../../reconciler/sync-options.js";
 import { loadClusterAccess, type ClusterAccess, type ClusterAccessOptions } from "./cluster-access.js";
 import { KubeLeases } from "./kube-lease.js";
-import { apiVersionPath, KubeObjects, statusOf, type ObjectHeader } from "./kube-objects.js";
-import { DEFAULT_REQUEST_TIMEOUT_MS, KubeApiError, KubeTransport } from "./kube-transport.js";
+import { apiVersionPath, KubeObjects, type ObjectHeader } from "./kube-objects.js";
+import { DEFAULT_REQUEST_TIMEOUT_MS, KubeApiError, KubeTransport, statusOf } from "./kube-transport.js";
 import { listNamespaceContents } from "./namespace-contents.js";
 
 export { DEFAULT_REQUEST_TIMEOUT_MS } from "./kube-transport.js";

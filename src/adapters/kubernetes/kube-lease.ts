@@ -5,7 +5,7 @@
  */
 import { UserError } from "../../core/errors.js";
 import type { LeaseRecord } from "../../reconciler/ports.js";
-import { KubeApiError, type KubeTransport } from "./kube-transport.js";
+import { statusOf, type KubeTransport } from "./kube-transport.js";
 
 /** A `coordination.k8s.io/v1` Lease, the fields Ferry reads and writes. */
 export interface Lease {
@@ -106,7 +106,7 @@ export class KubeLeases {
     try {
       return recordOf(await this.api.read(namespace, name), namespace, name);
     } catch (error) {
-      if (error instanceof KubeApiError && error.code === 404) return undefined;
+      if (statusOf(error) === 404) return undefined;
       throw error;
     }
   }
@@ -135,7 +135,7 @@ export class KubeLeases {
         : await this.api.create(namespace, body);
       return recordOf(written, namespace, name);
     } catch (error) {
-      if (error instanceof KubeApiError && error.code === 409)
+      if (statusOf(error) === 409)
         throw new UserError(
           "lease-conflict",
           `Lease ${namespace}/${name} was written by someone else first`,

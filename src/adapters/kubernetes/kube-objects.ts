@@ -6,7 +6,7 @@
  */
 import { FIELD_MANAGER } from "../../reconciler/desired-state.js";
 import type { KubeObject } from "../../reconciler/types.js";
-import { KubeApiError, type KubeTransport } from "./kube-transport.js";
+import type { KubeTransport } from "./kube-transport.js";
 
 /** One kind as discovery lists it. */
 export interface ApiResource {
@@ -122,9 +122,4 @@ export class KubeObjects {
     };
     return { items: page.items ?? [], continue: page.metadata?.continue || undefined };
   }
-}
-
-/** The HTTP status of a failed request, if the API server answered at all. */
-export function statusOf(error: unknown): number | undefined {
-  return error instanceof KubeApiError ? error.code : undefined;
 }

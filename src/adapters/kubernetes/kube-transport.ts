@@ -30,6 +30,11 @@ export class KubeApiError extends Error {
   }
 }
 
+/** The HTTP status of a failed request, if the API server answered at all. */
+export function statusOf(error: unknown): number | undefined {
+  return error instanceof KubeApiError ? error.code : undefined;
+}
+
 /** A request the API server did not answer in time. */
 export class RequestTimeoutError extends Error {
   constructor(timeoutMs: number) {

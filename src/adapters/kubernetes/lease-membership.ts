@@ -14,7 +14,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { inClusterAccess, loadClusterAccess, type ClusterAccess } from "./cluster-access.js";
 import { LeaseApi, microTime, type Lease } from "./kube-lease.js";
-import { KubeApiError, KubeTransport } from "./kube-transport.js";
+import { KubeTransport, statusOf } from "./kube-transport.js";
 import {
   memberIdentity,
   needsLeases,
@@ -86,7 +86,6 @@ export function leaseMembership(options: LeaseMembershipOptions): Membership {
     list: () => leases.list(namespace, LABEL_SELECTOR),
     delete: (resourceVersion: string | undefined) => leases.delete(namespace, name, resourceVersion),
   };
-  const codeOf = (error: unknown) => (error instanceof KubeApiError ? error.code : undefined);
   const observed = new Map<string, Observed>();
   const announced = new Set<number>();
   let own: Lease | undefined;
@@ -124,7 +123,7 @@ export function leaseMembership(options: LeaseMembershipOptions): Membership {
         return;
       } catch (error) {
         // Conflict (someone else wrote it) or gone (deleted): start again from a create.
-        const code = codeOf(error);
+        const code = statusOf(error);
         if (code !== 409 && code !== 404) throw error;
         own = undefined;
         if (code === 409) {
@@ -137,7 +136,7 @@ export function leaseMembership(options: LeaseMembershipOptions): Membership {
     try {
       own = await api.create(leaseBody());
     } catch (error) {
-      if (codeOf(error) !== 409) throw error;
+      if (statusOf(error) !== 409) throw error;
       own = await api.read();
       own = await api.replace(leaseBody());
     }
