@@ -6,7 +6,7 @@
  * version 1 (a `data.entries` list of members) is still read, so an upgrade keeps its inventory.
  */
 import { gunzipSync, gzipSync } from "node:zlib";
-import { z } from "zod";
+import * as z from "zod";
 import { UserError } from "../core/errors.js";
 
 export const INVENTORY_FORMAT_KEY = "format";

@@ -12,7 +12,7 @@ import { cp, mkdtemp, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { parseUnique } from "../core/yaml/unique-keys.js";
-import { z } from "zod";
+import * as z from "zod";
 import { UserError } from "../core/errors.js";
 import type { ChartArchiveLimits } from "./chart-archive.js";
 import {

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { segmentPatternProblem } from "../generate/segment-pattern.js";
 import { templateProblem } from "../generate/template.js";
 

@@ -1,6 +1,6 @@
 import { isMap, isNode, isPair, isScalar, LineCounter, type Document } from "yaml";
 import { parseDocumentUnique } from "../yaml/unique-keys.js";
-import type { z } from "zod";
+import type * as z from "zod";
 import { DEFAULT_CONFIG_CONTEXT, type ConfigContext } from "./config-context.js";
 import { registryRuleProblems } from "./registry-rules.js";
 import { withImpliedEntries } from "./generate-schema.js";

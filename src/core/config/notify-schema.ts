@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /**
  * `notify:` of an environment (docs/config.md "Notifications"): which of the operator's

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /**
  * An image entry's `promoters`: who may change this image in any environment, on top of the

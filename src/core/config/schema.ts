@@ -1,6 +1,6 @@
 import { MERGE_METHODS } from "../pr/merge-method.js";
 import { NAME_PATTERN } from "./names.js";
-import { z } from "zod";
+import * as z from "zod";
 import { isDuration } from "../duration.js";
 import { healthSchema, soakSchema } from "./health-schema.js";
 import { windowFields } from "./window-schema.js";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { parseMoment } from "../windows/period-time.js";
 import { isTimeZone } from "../windows/zoned-time.js";
 

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { isDuration } from "../duration.js";
 import { isValidTag } from "../image-ref.js";
 import { globProblem } from "../patterns/glob.js";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /**
  * Signature policy (`verify:` in a tag policy; docs/security.md "Signed images"): a tag is
