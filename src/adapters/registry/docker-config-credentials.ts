@@ -1,4 +1,3 @@
-import { execFile } from "node:child_process";
 import { readFile, stat } from "node:fs/promises";
 import { DOCKER_HUB } from "../../core/image-ref.js";
 import type { ExpiringCredentials } from "./credential-cache.js";
@@ -78,12 +77,15 @@ function hostKeys(registry: string): string[] {
   return [registry, `https://${registry}`, `http://${registry}`];
 }
 
-function runHelper(
+async function runHelper(
   command: string,
   host: string,
   where: string,
   env: Record<string, string | undefined> | undefined,
 ): Promise<{ Username?: unknown; Secret?: unknown }> {
+  // Loaded here, not with the module: a command that runs no helper does not load child_process
+  // (docs/capacity.md "Start-up").
+  const { execFile } = await import("node:child_process");
   return new Promise((resolve, reject) => {
     const child = execFile(
       command,

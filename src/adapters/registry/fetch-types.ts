@@ -17,11 +17,20 @@ export interface AnswerHeaders {
   get(name: string): string | null;
 }
 
+/** What the readers take of a body: a reader's chunks, and a way to drop the rest. A WHATWG `ReadableStream` is one. */
+export interface AnswerBody {
+  getReader(): {
+    read(): Promise<{ done: true; value?: undefined } | { done: false; value: Uint8Array }>;
+    cancel(): Promise<void>;
+  };
+  cancel(): Promise<void>;
+}
+
 export interface FetchAnswer {
   status: number;
   headers: AnswerHeaders;
   /** Null for HEAD and for 204, 205 and 304 answers. */
-  body: ReadableStream<Uint8Array> | null;
+  body: AnswerBody | null;
 }
 
 export type FetchLike = (input: string | URL, init?: FetchInit) => Promise<FetchAnswer>;

@@ -1,8 +1,8 @@
 import type { LookupFunction as NetLookupFunction } from "node:net";
 import type { IncomingMessage } from "node:http";
-import type { AnswerHeaders, FetchAnswer, FetchLike } from "./fetch-types.js";
+import type { AnswerBody, AnswerHeaders, FetchAnswer, FetchLike } from "./fetch-types.js";
 import { Readable } from "node:stream";
-import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
+import { createRequire } from "node:module";
 
 /**
  * The subset of `fetch` the registry client and the notification sender use (docs/security.md,
@@ -23,7 +23,7 @@ export interface HttpFetchOptions {
 const NULL_BODY = new Set([101, 103, 204, 205, 304]);
 
 export function httpFetch(options: HttpFetchOptions): FetchLike {
-  let transports: ReturnType<typeof loadTransports> | undefined;
+  const transports: Partial<Record<"http:" | "https:", Transport>> = {};
   return (input, init = {}) => {
     const url = new URL(input);
     if (url.protocol !== "http:" && url.protocol !== "https:")
@@ -37,8 +37,8 @@ export function httpFetch(options: HttpFetchOptions): FetchLike {
     return new Promise<FetchAnswer>((resolve, reject) => {
       const signal = init.signal;
       if (signal?.aborted) return reject(signal.reason);
-      transports ??= loadTransports();
-      const { send, agent } = transports[url.protocol as "http:" | "https:"];
+      const protocol = url.protocol as "http:" | "https:";
+      const { send, agent } = (transports[protocol] ??= transportFor(protocol));
       const request = send(url, {
         method,
         headers: {
@@ -65,19 +65,25 @@ export function httpFetch(options: HttpFetchOptions): FetchLike {
   };
 }
 
+interface Transport {
+  send: typeof import("node:http").request;
+  agent: import("node:http").Agent;
+}
+
 /**
- * node:http and node:https with one keep-alive agent each (a registry is asked several times per
- * image; idle sockets do not hold the process open). Taken with `getBuiltinModule`, not imported:
- * the ESM face of node:http reads every export, and its WebSocket getters load Node's bundled
- * undici, about 60 ms of a command's start-up.
+ * node:http or node:https with one keep-alive agent each (a registry is asked several times per
+ * image; idle sockets do not hold the process open), each loaded by the first request that needs
+ * it: node:https brings TLS, about 4 ms of a short command's start-up against an http:// registry.
+ * Taken with `getBuiltinModule`, not imported: the ESM face of node:http reads every export, and
+ * its WebSocket getters load Node's bundled undici, about 60 ms of a command's start-up.
  */
-function loadTransports() {
-  const http = process.getBuiltinModule("node:http") as typeof import("node:http");
+function transportFor(protocol: "http:" | "https:"): Transport {
+  if (protocol === "http:") {
+    const http = process.getBuiltinModule("node:http") as typeof import("node:http");
+    return { send: http.request, agent: new http.Agent({ keepAlive: true }) };
+  }
   const https = process.getBuiltinModule("node:https") as typeof import("node:https");
-  return {
-    "http:": { send: http.request, agent: new http.Agent({ keepAlive: true }) },
-    "https:": { send: https.request, agent: new https.Agent({ keepAlive: true }) },
-  };
+  return { send: https.request, agent: new https.Agent({ keepAlive: true }) };
 }
 
 function responseOf(incoming: IncomingMessage, method: string, signal: AbortSignal | undefined): FetchAnswer {
@@ -98,7 +104,30 @@ function responseOf(incoming: IncomingMessage, method: string, signal: AbortSign
     signal.addEventListener("abort", abort, { once: true });
     stream.once("close", () => signal.removeEventListener("abort", abort));
   }
-  return { status, headers, body: Readable.toWeb(stream) as ReadableStream<Uint8Array> };
+  return { status, headers, body: bodyOf(stream) };
+}
+
+/**
+ * The body as its readers read it (AnswerBody): the stream's chunks, an error or abort as a
+ * rejected read. Not `Readable.toWeb`: Node's web streams were loaded for this alone, about 5 ms
+ * of a short command's start-up (docs/capacity.md "Start-up").
+ */
+function bodyOf(stream: Readable): AnswerBody {
+  const chunks = stream[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+  const cancel = (): Promise<void> => {
+    stream.destroy();
+    return Promise.resolve();
+  };
+  return {
+    getReader: () => ({
+      read: async () => {
+        const next = await chunks.next();
+        return next.done ? { done: true } : { done: false, value: next.value };
+      },
+      cancel,
+    }),
+    cancel,
+  };
 }
 
 /**
@@ -121,15 +150,19 @@ class RawHeaders implements AnswerHeaders {
   }
 }
 
+/** zlib, loaded by the first answer that is compressed (docs/capacity.md "Start-up"). */
+const zlib = (): typeof import("node:zlib") =>
+  createRequire(import.meta.url)("node:zlib") as typeof import("node:zlib");
+
 function decoderFor(encoding: string | null) {
   switch (encoding?.trim().toLowerCase()) {
     case "gzip":
     case "x-gzip":
-      return createGunzip();
+      return zlib().createGunzip();
     case "deflate":
-      return createInflate();
+      return zlib().createInflate();
     case "br":
-      return createBrotliDecompress();
+      return zlib().createBrotliDecompress();
     default:
       return undefined;
   }

@@ -8,7 +8,13 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { FetchAnswer, FetchInit } from "../../../src/adapters/registry/fetch-types.js";
 import { httpFetch } from "../../../src/adapters/registry/http-fetch.js";
 
-const text = (answer: FetchAnswer): Promise<string> => new Response(answer.body).text();
+/** The body read as the registry client reads it: through its reader, chunk by chunk. */
+async function text(answer: FetchAnswer): Promise<string> {
+  const reader = answer.body!.getReader();
+  const chunks: Uint8Array[] = [];
+  for (let next = await reader.read(); !next.done; next = await reader.read()) chunks.push(next.value);
+  return Buffer.concat(chunks).toString("utf8");
+}
 
 /** The registry client's fetch over node:http (docs/security.md, "the address guard"). */
 describe("httpFetch", () => {
@@ -113,6 +119,47 @@ describe("httpFetch", () => {
     expect((midBody as Error).name).toBe("TimeoutError");
   });
 
+  it("drops the rest of a body on cancel, closing its connection, and rejects a read when the connection breaks", async () => {
+    let closed = 0;
+    const waiting: (() => void)[] = [];
+    /** Until `count` connections have closed (the test's own deadline bounds the wait). */
+    const closes = async (count: number) => {
+      while (closed < count) await new Promise<void>((resolve) => waiting.push(resolve));
+    };
+    const server = await listen((request, response) => {
+      request.socket.on("close", () => {
+        closed++;
+        for (const wake of waiting.splice(0)) wake();
+      });
+      response.writeHead(200);
+      response.write("first");
+      // A body that never ends, or one cut off by the server mid-way.
+      if (request.url === "/cut") setImmediate(() => request.socket.destroy());
+    });
+    const fetch = open();
+    const endless = await fetch(`${server.origin}/endless`);
+    const reader = endless.body!.getReader();
+    expect(Buffer.from((await reader.read()).value!).toString()).toBe("first");
+    await reader.cancel();
+    await closes(1);
+    const cut = await fetch(`${server.origin}/cut`);
+    const cutReader = cut.body!.getReader();
+    const reads: unknown[] = [];
+    try {
+      for (let next = await cutReader.read(); !next.done; next = await cutReader.read())
+        reads.push(next.value);
+      reads.push("ended without an error");
+    } catch (error) {
+      reads.push((error as Error).message);
+    }
+    expect(reads.at(-1)).toBe("aborted");
+    // A body dropped before it was read (the size cap refusing a Content-Length).
+    const unread = await fetch(`${server.origin}/endless`);
+    await unread.body!.cancel();
+    await closes(3);
+    expect(closed).toBe(3);
+  });
+
   it("asks `refuse` before every request and `lookup` for every name: a refusal connects nowhere", async () => {
     const server = await listen((_request, response) => response.end("ok"));
     const asked: string[] = [];
@@ -152,7 +199,10 @@ describe("httpFetch", () => {
       `import { httpFetch } from ${JSON.stringify(join(import.meta.dirname, "../../../src/adapters/registry/http-fetch.ts"))};`,
       `import { lookup } from "node:dns";`,
       `const response = await httpFetch({ lookup, refuse: () => undefined })(${JSON.stringify(server.origin)});`,
-      `console.log(await new Response(response.body).text());`,
+      `const reader = response.body.getReader();`,
+      `let body = "";`,
+      `for (let next = await reader.read(); !next.done; next = await reader.read()) body += Buffer.from(next.value);`,
+      `console.log(body);`,
     ].join("\n");
     const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
       stdio: ["ignore", "pipe", "pipe"],
