@@ -4,37 +4,58 @@
  * `run(args, io)`; this file only dispatches and turns errors into one-line messages and the
  * documented exit codes (never a stack trace for bad input).
  */
-import { realpathSync } from "node:fs";
-import * as nodeModule from "node:module";
-import { fileURLToPath } from "node:url";
-import { isTransientError, isUserError } from "./core/errors.js";
-import { EXIT, UsageError, type CliIo, type CommandRun } from "./cli/io.js";
+import { codeCacheOf, loadCommandBundle } from "./cli/command-bundle.js";
+import { EXIT, type CliIo, type CommandRun } from "./cli/io.js";
+import { runCommand } from "./cli/run-command.js";
 
-const COMMANDS: Record<string, { summary: string; load: () => Promise<{ run: CommandRun }> }> = {
+// Node's modules taken without their ESM face (docs/capacity.md "Start-up").
+const { existsSync, realpathSync } = process.getBuiltinModule("node:fs") as typeof import("node:fs");
+const nodeModule = process.getBuiltinModule("node:module") as typeof import("node:module");
+const { fileURLToPath } = process.getBuiltinModule("node:url") as typeof import("node:url");
+
+/**
+ * `bundled`: a short command, which dist/ runs from its own bundle through a code cache
+ * (src/cli/command-bundle.ts); the servers (serve, reconcile) and the rarer commands load their
+ * modules as they are.
+ */
+const COMMANDS: Record<
+  string,
+  { summary: string; load: () => Promise<{ run: CommandRun }>; bundled?: true }
+> = {
   select: {
     summary: "print the tag a policy chooses from a tag list",
     load: () => import("./cli/select.js"),
+    bundled: true,
   },
   "set-image": {
     summary: "edit every reference to an image in a file",
     load: () => import("./cli/set-image.js"),
+    bundled: true,
   },
   check: {
     summary: "validate .github/ferry.yml and the image references it expects",
     load: () => import("./cli/check.js"),
+    bundled: true,
   },
   diff: {
     summary: "render each environment at two revisions and print what would change",
     load: () => import("./cli/diff.js"),
+    bundled: true,
   },
-  plan: { summary: "query the registries and print what would change", load: () => import("./cli/plan.js") },
+  plan: {
+    summary: "query the registries and print what would change",
+    load: () => import("./cli/plan.js"),
+    bundled: true,
+  },
   history: {
     summary: "which tag and digest ran in an environment over time, from git history",
     load: () => import("./cli/history.js"),
+    bundled: true,
   },
   import: {
     summary: "print a ferry.yml equivalent to Argo CD Image Updater's or Flux's config",
     load: () => import("./cli/import.js"),
+    bundled: true,
   },
   reconcile: { summary: "run the in-cluster reconciler", load: () => import("./cli/reconcile.js") },
   serve: { summary: "run the GitHub App server (same as npm start)", load: () => import("./cli/serve.js") },
@@ -60,33 +81,20 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     io.stderr(`ferry: unknown command ${JSON.stringify(name)}\n${USAGE}`);
     return EXIT.usage;
   }
-  try {
-    const { run } = await command.load();
-    return await run(args, io);
-  } catch (error) {
-    if (error instanceof UsageError) {
-      io.stderr(`ferry ${name}: ${error.message}\n`);
-      return EXIT.usage;
-    }
-    // A registry or API that could not be reached is not a bug: its message names it; exit 1 as
-    // for any input Ferry could not act on.
-    if (isUserError(error) || isTransientError(error)) {
-      io.stderr(`ferry ${name}: ${error.message}\n`);
+  const bundleFile = command.bundled
+    ? fileURLToPath(new URL(`./commands/${name}.cjs`, import.meta.url))
+    : undefined;
+  if (bundleFile !== undefined && existsSync(bundleFile)) {
+    let bundle;
+    try {
+      bundle = loadCommandBundle(bundleFile, codeCacheOf(io.env, process.getuid?.())).bundle;
+    } catch (error) {
+      io.stderr(`ferry ${name}: internal error: ${(error as Error).message}\n`);
       return EXIT.invalid;
     }
-    // Node's parseArgs reports unknown flags and missing values with these codes.
-    const code = (error as { code?: string }).code;
-    if (
-      code === "ERR_PARSE_ARGS_UNKNOWN_OPTION" ||
-      code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE" ||
-      code === "ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL"
-    ) {
-      io.stderr(`ferry ${name}: ${(error as Error).message}\n`);
-      return EXIT.usage;
-    }
-    io.stderr(`ferry ${name}: internal error: ${(error as Error).message}\n`);
-    return EXIT.invalid;
+    return bundle.runCommand(name, async () => bundle, args, io);
   }
+  return runCommand(name, command.load, args, io);
 }
 
 export function processIo(): CliIo {

@@ -4,7 +4,8 @@
  * sandbox package (packages/sandbox: the emulators); nor does the image the Dockerfile builds.
  */
 import { execFile } from "node:child_process";
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
@@ -61,6 +62,60 @@ describe("the npm package", () => {
       expect(files.filter((file) => SANDBOX_ONLY.test(file))).toEqual([]);
       // dist/cli/sandbox.js loads the package by name where a checkout has it; the tarball holds no other.
       expect(files.filter((file) => /sandbox/.test(file) && file !== "dist/cli/sandbox.js")).toEqual([]);
+    },
+  );
+
+  it(
+    "runs each short command from its bundle in the built dist/ through a private code cache, its errors still one line",
+    { timeout: 600_000 },
+    async () => {
+      // dist/ as the test above built it (built here when this test runs alone).
+      if (!existsSync(join(ROOT, "dist", "commands"))) await run("npm", ["run", "build"], { cwd: ROOT });
+      const cli = join(ROOT, "dist", "cli.js");
+      const cliSource = readFileSync(join(ROOT, "src", "cli.ts"), "utf8");
+      const bundled = [...cliSource.matchAll(/import\("\.\/cli\/([a-z-]+)\.js"\),\s*bundled: true/g)].map(
+        (m) => m[1],
+      );
+      expect(bundled).toEqual(expect.arrayContaining(["select", "set-image", "check", "plan"]));
+      expect(readdirSync(join(ROOT, "dist", "commands")).sort()).toEqual(
+        bundled.map((name) => `${name}.cjs`).sort(),
+      );
+      const dir = mkdtempSync(join(tmpdir(), "ferry-bundled-"));
+      try {
+        writeFileSync(join(dir, "tags.txt"), "1.0.0\n1.2.0\n2.0.0\n");
+        writeFileSync(join(dir, "policy.yml"), 'range: "^1.0.0"\n');
+        const env = { ...process.env, NODE_COMPILE_CACHE: join(dir, "cache") };
+        const ferry = (args: string[]) =>
+          run(process.execPath, [cli, ...args], { cwd: dir, env }).then(
+            ({ stdout }) => ({ code: 0, out: stdout }),
+            (error: { code: number; stdout: string; stderr: string }) => ({
+              code: error.code,
+              out: error.stdout + error.stderr,
+            }),
+          );
+        const select = ["select", "--policy", "policy.yml", "--tags", "tags.txt"];
+        expect(await ferry(select)).toEqual({ code: 0, out: "1.2.0\n" });
+        const cached = readdirSync(join(dir, "cache", "ferry"));
+        expect(cached).toEqual([expect.stringMatching(/^select-v.*\.bin$/)]);
+        expect(await ferry(select)).toEqual({ code: 0, out: "1.2.0\n" });
+        expect(readdirSync(join(dir, "cache", "ferry"))).toEqual(cached);
+        // A usage error and a user error, thrown by the bundle's own classes, still map to exit 2 and 1.
+        expect(await ferry(["select", "--bogus"])).toEqual({
+          code: 2,
+          out: expect.stringMatching(/^ferry select: Unknown option '--bogus'[^\n]*\n$/),
+        });
+        writeFileSync(join(dir, "bad.yml"), 'range: "^^1"\n');
+        expect(await ferry(["select", "--policy", "bad.yml", "--tags", "tags.txt"])).toEqual({
+          code: 1,
+          out: 'ferry select: policy.range: invalid semver range: improper constraint: "^^1"\n',
+        });
+        expect(await ferry(["plan", "--dir", "nowhere"])).toEqual({
+          code: 1,
+          out: `ferry plan: no .github/ferry.yml in ${join(dir, "nowhere")}\n`,
+        });
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
     },
   );
 
