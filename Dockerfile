@@ -10,7 +10,8 @@ COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 # dist/ is built from src/ alone (tsconfig.build.json): the image carries no tests and no sandbox
 # (packages/sandbox is never copied; npm ci skips the absent workspace). `npm run build` is tsc, then
-# the bundled command line (deploy/bundle-cli.mjs: dist/cli.js and dist/chunks/), as `npm pack` builds it.
+# the bundled command line (deploy/bundle-cli.mjs: dist/cli.js, dist/commands/ and dist/chunks/), as
+# `npm pack` builds it.
 COPY tsconfig.json tsconfig.build.json ./
 COPY deploy/bundle-cli.mjs ./deploy/bundle-cli.mjs
 COPY src ./src
