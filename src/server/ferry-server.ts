@@ -4,7 +4,8 @@
  * registry scan. Started by `ferry serve` (and `npm start`), which hands it the environment
  * (`serverOptionsFromEnv`): the CLI is the only place that reads `process.env`.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { IncomingMessage, Server, ServerResponse } from "node:http";
+import { nodeHttp } from "../adapters/http/node-http.js";
 import type { AddressInfo, Socket } from "node:net";
 import { Probot, ProbotOctokit } from "probot";
 import type { Registry } from "prom-client";
@@ -228,7 +229,7 @@ export async function startFerryServer(options: FerryServerOptions): Promise<Fer
   // Slow senders are cut off (docs/security.md "Webhook intake"): headers within the header
   // timeout (checked at least every second), a whole request within its timeout, a body at the minimum
   // rate (readRequestBody), and a bounded number of connections per source address.
-  const server: Server = createServer(
+  const server: Server = nodeHttp().createServer(
     {
       headersTimeout: budget.headerTimeoutMs,
       requestTimeout: budget.requestTimeoutMs,

@@ -1,4 +1,5 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { IncomingMessage, Server, ServerResponse } from "node:http";
+import { nodeHttp } from "../adapters/http/node-http.js";
 import type { AddressInfo } from "node:net";
 import { constantTimeEqual } from "./request-body.js";
 import { sendText, type Route } from "./route.js";
@@ -59,7 +60,7 @@ export async function startStatusListener(
   address: { host: string; port: number },
   onError: (error: unknown) => void,
 ): Promise<{ url: string; close(): Promise<void> }> {
-  const server: Server = createServer((req, res) => {
+  const server: Server = nodeHttp().createServer((req, res) => {
     const path = (req.url ?? "/").split("?")[0]!;
     route(req, res, path)
       .then((handled) => {

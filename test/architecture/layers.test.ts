@@ -281,6 +281,21 @@ describe("architecture", () => {
     expect(offences).toEqual([]);
   });
 
+  it("takes node:http, node:https, node:http2 and node:tls as values only through adapters/http/node-http.ts", () => {
+    // Their ESM face reads every export, and node:http's WebSocket getters load Node's bundled
+    // undici (about 14 MB of resident memory): a type import, or the helper, never does.
+    const offences: string[] = [];
+    for (const file of files) {
+      if (file.path === "adapters/http/node-http.ts") continue;
+      for (const match of withoutComments(file.text).matchAll(
+        /(?:^|\n)\s*(import|export)(\s+type)?\s[^;]*?from\s+["'](node:)?(https?|http2|tls)["']|import\(\s*["'](node:)?(https?|http2|tls)["']\s*\)/g,
+      )) {
+        if (match[2] === undefined) offences.push(`${file.path} imports node:${match[4] ?? match[6]}`);
+      }
+    }
+    expect(offences).toEqual([]);
+  });
+
   it("reads process.env only in entry points", () => {
     const entry = (path: string) => path === "cli.ts" || path.startsWith("cli/");
     const offences = files

@@ -8,7 +8,8 @@
  * client, whose next request is checked again. Every refusal is kept, for one line in the error.
  */
 import { lookup as dnsLookup } from "node:dns";
-import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from "node:http";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { nodeHttp } from "../http/node-http.js";
 import { connect, type Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import { requestRefusal, tunnelRefusal } from "../../core/egress-admission.js";
@@ -70,7 +71,7 @@ export async function startFilteringProxy(options: FilteringProxyOptions): Promi
     const headers = Object.fromEntries(
       Object.entries(request.headers).filter(([name]) => !HOP_HEADERS.has(name.toLowerCase())),
     );
-    const upstream = httpRequest(
+    const upstream = nodeHttp().request(
       {
         host: url.hostname,
         port: url.port || 80,
@@ -137,7 +138,7 @@ export async function startFilteringProxy(options: FilteringProxyOptions): Promi
     client.on("error", () => upstream.destroy());
   };
 
-  const server = createServer(forward);
+  const server = nodeHttp().createServer(forward);
   server.on("connect", tunnel);
   server.on("clientError", (_error, socket: Duplex) => socket.destroy());
   server.on("connection", (socket: Socket) => {

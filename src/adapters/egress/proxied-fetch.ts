@@ -5,9 +5,8 @@
  * again. Bounded: bytes, time, redirects. Used to vendor remote kustomize files (docs/security.md,
  * "Render network").
  */
-import { request as httpRequest, type IncomingMessage } from "node:http";
-import { request as httpsRequest } from "node:https";
-import { connect as tlsConnect } from "node:tls";
+import type { IncomingMessage } from "node:http";
+import { nodeHttp, nodeHttps, nodeTls } from "../http/node-http.js";
 import { UserError } from "../../core/errors.js";
 
 export interface ProxiedFetchLimits {
@@ -61,7 +60,7 @@ function getOnce(proxy: URL, url: URL, deadline: number): Promise<IncomingMessag
   return new Promise((resolve, reject) => {
     const proxyAt = { host: proxy.hostname, port: Number(proxy.port) };
     if (url.protocol === "http:") {
-      const req = httpRequest({
+      const req = nodeHttp().request({
         ...proxyAt,
         method: "GET",
         path: url.href,
@@ -76,7 +75,12 @@ function getOnce(proxy: URL, url: URL, deadline: number): Promise<IncomingMessag
     }
     if (url.protocol !== "https:") return reject(failed(new Error(`${url.protocol} is not HTTP`)));
     const port = Number(url.port || 443);
-    const tunnel = httpRequest({ ...proxyAt, method: "CONNECT", path: `${url.hostname}:${port}`, timeout });
+    const tunnel = nodeHttp().request({
+      ...proxyAt,
+      method: "CONNECT",
+      path: `${url.hostname}:${port}`,
+      timeout,
+    });
     tunnel.on("timeout", () => tunnel.destroy(new Error("timed out")));
     tunnel.on("error", (error) => reject(failed(error)));
     tunnel.on("connect", (answer, socket) => {
@@ -84,8 +88,8 @@ function getOnce(proxy: URL, url: URL, deadline: number): Promise<IncomingMessag
         socket.destroy();
         return reject(failed(new Error(`the proxy answered ${answer.statusCode ?? 0} to CONNECT`)));
       }
-      const secure = tlsConnect({ socket, servername: url.hostname.replace(/^\[|\]$/g, "") });
-      const req = httpsRequest({
+      const secure = nodeTls().connect({ socket, servername: url.hostname.replace(/^\[|\]$/g, "") });
+      const req = nodeHttps().request({
         host: url.hostname,
         port,
         method: "GET",

@@ -6,7 +6,8 @@
  * (FERRY_STATUS_TOKEN) or a listener of their own on an internal address (`--status-listen`).
  */
 import { timingSafeEqual } from "node:crypto";
-import { createServer, type IncomingMessage, type Server } from "node:http";
+import type { IncomingMessage, Server } from "node:http";
+import { nodeHttp } from "./node-http.js";
 import type { AddressInfo } from "node:net";
 import type { Reconciler } from "../../reconciler/reconciler.js";
 
@@ -46,7 +47,7 @@ export async function startStatusServer(
   address: { host: string; port: number },
   access: StatusAccess = accessFor(address.host, undefined),
 ): Promise<StatusServer> {
-  const server: Server = createServer((request, response) => {
+  const server: Server = nodeHttp().createServer((request, response) => {
     const path = (request.url ?? "/").split("?")[0];
     if (request.method !== "GET" && request.method !== "HEAD") {
       response.writeHead(405, { allow: "GET, HEAD" }).end();

@@ -6,12 +6,14 @@
  * request has a deadline, and a connection whose request got no answer in time is left for a new
  * one; every answer is bounded in size before it is read.
  */
-import http, { type IncomingHttpHeaders } from "node:http";
-import http2, { type ClientHttp2Session, type ClientHttp2Stream } from "node:http2";
-import https from "node:https";
+import type http from "node:http";
+import type { IncomingHttpHeaders } from "node:http";
+import type { ClientHttp2Session, ClientHttp2Stream } from "node:http2";
+import type https from "node:https";
 import type { Socket } from "node:net";
 import type { Readable } from "node:stream";
-import tls from "node:tls";
+import type tls from "node:tls";
+import { nodeHttp, nodeHttp2, nodeHttps, nodeTls } from "../http/node-http.js";
 import type { ClusterAccess, Credentials } from "./cluster-access.js";
 
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
@@ -109,10 +111,10 @@ class Http2Connection implements Connection {
 
   private async connect(forget: () => void): Promise<ClientHttp2Session> {
     const socket = this.tunnel ? await this.tunnel() : undefined;
-    const session = http2.connect(this.origin, {
+    const session = nodeHttp2().connect(this.origin, {
       ...this.tlsOptions,
       ...(socket
-        ? { createConnection: () => tls.connect({ ...this.tlsOptions, socket, ALPNProtocols: ["h2"] }) }
+        ? { createConnection: () => nodeTls().connect({ ...this.tlsOptions, socket, ALPNProtocols: ["h2"] }) }
         : {}),
     });
     const settled = new Promise<ClientHttp2Session>((resolve, reject) => {
@@ -195,12 +197,14 @@ class Http1Connection implements Connection {
   }
 
   private newAgent(): http.Agent {
-    return this.secure ? new https.Agent(this.agentOptions) : new http.Agent(this.agentOptions);
+    return this.secure
+      ? new (nodeHttps().Agent)(this.agentOptions)
+      : new (nodeHttp().Agent)(this.agentOptions);
   }
 
   send(headers: Record<string, string>, request: KubeRequest, path: string, signal: AbortSignal) {
     return new Promise<Answer>((resolve, reject) => {
-      const send = this.secure ? https.request : http.request;
+      const send = this.secure ? nodeHttps().request : nodeHttp().request;
       const outgoing = send(
         { ...this.target, path, method: request.method, headers, agent: this.agent, signal },
         (incoming) =>
@@ -245,7 +249,7 @@ function connectTunnel(proxyUrl: string, host: string, port: string): () => Prom
   return () =>
     new Promise((resolve, reject) => {
       const proxy = new URL(proxyUrl);
-      const send = proxy.protocol === "https:" ? https.request : http.request;
+      const send = proxy.protocol === "https:" ? nodeHttps().request : nodeHttp().request;
       const authority = `${host.includes(":") && !host.startsWith("[") ? `[${host}]` : host}:${port}`;
       const auth = proxy.username
         ? {

@@ -1,5 +1,6 @@
 import type { LookupFunction as NetLookupFunction } from "node:net";
-import type { IncomingMessage } from "node:http";
+import type { Agent, IncomingMessage, request as httpRequest } from "node:http";
+import { nodeHttp, nodeHttps } from "../http/node-http.js";
 import type { AnswerBody, AnswerHeaders, FetchAnswer, FetchLike } from "./fetch-types.js";
 import { Readable } from "node:stream";
 import { createRequire } from "node:module";
@@ -66,23 +67,22 @@ export function httpFetch(options: HttpFetchOptions): FetchLike {
 }
 
 interface Transport {
-  send: typeof import("node:http").request;
-  agent: import("node:http").Agent;
+  send: typeof httpRequest;
+  agent: Agent;
 }
 
 /**
  * node:http or node:https with one keep-alive agent each (a registry is asked several times per
  * image; idle sockets do not hold the process open), each loaded by the first request that needs
  * it: node:https brings TLS, about 4 ms of a short command's start-up against an http:// registry.
- * Taken with `getBuiltinModule`, not imported: the ESM face of node:http reads every export, and
- * its WebSocket getters load Node's bundled undici, about 60 ms of a command's start-up.
+ * Taken without their ESM face (../http/node-http.ts).
  */
 function transportFor(protocol: "http:" | "https:"): Transport {
   if (protocol === "http:") {
-    const http = process.getBuiltinModule("node:http") as typeof import("node:http");
+    const http = nodeHttp();
     return { send: http.request, agent: new http.Agent({ keepAlive: true }) };
   }
-  const https = process.getBuiltinModule("node:https") as typeof import("node:https");
+  const https = nodeHttps();
   return { send: https.request, agent: new https.Agent({ keepAlive: true }) };
 }
 
