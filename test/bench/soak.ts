@@ -72,6 +72,13 @@ interface Window {
   rss: number;
   /** The lowest JS heap in use seen in the window (Ferry's own /metrics): what survives collection. */
   heapFloor: number;
+  /**
+   * The most V8 held for the JS heap and the most Node held outside it (buffers, native objects)
+   * in the window (/metrics): beside RSS, they say whether a climb is the heap's, its buffers' or
+   * below both (the allocator, code, native libraries).
+   */
+  heapTotal: number;
+  external: number;
   fds: number;
   pulls: number;
   writes: number;
@@ -330,9 +337,15 @@ async function serveSoak(): Promise<Record<string, number>> {
       void fetch(`${serve!.url}/metrics`)
         .then((response) => response.text())
         .then((text) => {
-          const used = Number(/^nodejs_heap_size_used_bytes (\S+)$/m.exec(text)?.[1] ?? NaN) / MB;
+          const metric = (name: string) =>
+            Number(new RegExp(`^${name} (\\S+)$`, "m").exec(text)?.[1] ?? NaN) / MB;
+          const used = metric("nodejs_heap_size_used_bytes");
           if (Number.isFinite(used))
             open.heapFloor = open.heapFloor === 0 ? used : Math.min(open.heapFloor, used);
+          const total = metric("nodejs_heap_size_total_bytes");
+          if (Number.isFinite(total)) open.heapTotal = Math.max(open.heapTotal, total);
+          const external = metric("nodejs_external_memory_bytes");
+          if (Number.isFinite(external)) open.external = Math.max(open.external, external);
         })
         .catch(() => undefined);
     }, 2000);
@@ -344,6 +357,8 @@ async function serveSoak(): Promise<Record<string, number>> {
         failed: 0,
         rss: 0,
         heapFloor: 0,
+        heapTotal: 0,
+        external: 0,
         fds: 0,
         pulls: 0,
         writes: 0,
@@ -390,6 +405,8 @@ async function serveSoak(): Promise<Record<string, number>> {
       figures[`${key}.refused_or_failed`] = w.failed;
       figures[`${key}.rss_mb`] = w.rss;
       figures[`${key}.heap_floor_mb`] = w.heapFloor;
+      figures[`${key}.heap_total_mb`] = w.heapTotal;
+      figures[`${key}.external_mb`] = w.external;
       figures[`${key}.open_fds`] = w.fds;
       figures[`${key}.promotion_pulls`] = w.pulls;
       figures[`${key}.promotion_github_writes`] = w.writes;
@@ -407,6 +424,9 @@ async function serveSoak(): Promise<Record<string, number>> {
     figures["soak.serve.rss_trend_pct"] = trendPct(windows.map((w) => w.rss));
     figures["soak.serve.heap_floor_trend_pct"] = trendPct(windows.map((w) => w.heapFloor));
     figures["soak.serve.fds_growth_after_warmup_pct"] = growthPct(windows.map((w) => w.fds));
+    figures["soak.serve.fds_trend_pct"] = trendPct(windows.map((w) => w.fds));
+    figures["soak.serve.heap_total_trend_pct"] = trendPct(windows.map((w) => w.heapTotal));
+    figures["soak.serve.external_trend_pct"] = trendPct(windows.map((w) => w.external));
     figures["soak.serve.promotion_github_writes_max"] = Math.max(...windows.map((w) => w.writes));
     figures["soak.serve.promotion_github_writes_min"] = Math.min(...windows.map((w) => w.writes));
     figures["soak.serve.promotion_pulls_max"] = Math.max(...windows.map((w) => w.pulls));
