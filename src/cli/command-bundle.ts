@@ -118,8 +118,8 @@ export function loadCommandBundle(
 /**
  * Writes the cache beside, then renames it into place (a concurrent run reads the old or the new,
  * never half of one). Removes this command's caches of an older build for the same Node and flags,
- * and those of other Node versions or flags unused for a month: the directory holds about one
- * file per command and Node in use. A directory that cannot be written leaves the command as it
+ * those of other Node versions or flags unused for a month, and partial files an hour old: the
+ * directory holds about one file per command and Node in use. A directory that cannot be written leaves the command as it
  * was, uncached.
  */
 function writeCache(script: Script, cacheFile: string, command: string, name: string): void {
@@ -131,10 +131,13 @@ function writeCache(script: Script, cacheFile: string, command: string, name: st
     const monthAgo = Date.now() - 30 * 24 * 3600 * 1000;
     for (const entry of readdirSync(dir)) {
       const path = join(dir, entry);
-      if (!entry.startsWith(`${command}-v`) || !entry.endsWith(".bin") || path === cacheFile) continue;
+      if (!entry.startsWith(`${command}-v`) || path === cacheFile) continue;
       const used = statSync(path);
-      if (entry.startsWith(name) || Math.max(used.atimeMs, used.mtimeMs) < monthAgo)
-        rmSync(path, { force: true });
+      // A partial file an hour old is one whose writer was killed before the rename.
+      const stale = entry.endsWith(".bin")
+        ? entry.startsWith(name) || Math.max(used.atimeMs, used.mtimeMs) < monthAgo
+        : entry.endsWith(".partial") && used.mtimeMs < Date.now() - 3600 * 1000;
+      if (stale) rmSync(path, { force: true });
     }
   } catch {
     try {

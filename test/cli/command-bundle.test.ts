@@ -118,23 +118,29 @@ describe("loadCommandBundle", () => {
     expect(files[0]).not.toBe(older);
   });
 
-  it("removes another Node's or flags' cache of the same command once unused for a month, and no other command's", async () => {
+  it("removes another Node's or flags' cache of the same command once unused for a month, a killed writer's partial file, and no other command's", async () => {
     const { file, cacheDir } = await setUp();
     mkdirSync(cacheDir, { mode: 0o700 });
     const monthsAgo = new Date(Date.now() - 40 * 24 * 3600 * 1000);
-    for (const other of [
+    const hoursAgo = new Date(Date.now() - 2 * 3600 * 1000);
+    const others = [
       "select-v22.0.0-x64-7-a-b-c.bin",
       "select-v20.0.0-x64-7-a-b-c.bin",
       "plan-v22.0.0-x64-7-a-b-c.bin",
-    ])
-      writeFileSync(join(cacheDir, other), "old");
+      "select-v22.0.0-x64-7-a-b-c.bin.123.partial",
+      "select-v22.0.0-x64-7-a-b-d.bin.456.partial",
+    ];
+    for (const other of others) writeFileSync(join(cacheDir, other), "old");
     utimesSync(join(cacheDir, "select-v22.0.0-x64-7-a-b-c.bin"), monthsAgo, monthsAgo);
     utimesSync(join(cacheDir, "plan-v22.0.0-x64-7-a-b-c.bin"), monthsAgo, monthsAgo);
+    utimesSync(join(cacheDir, "select-v22.0.0-x64-7-a-b-c.bin.123.partial"), hoursAgo, hoursAgo);
     await runInProcess(file, cacheDir);
     const left = readdirSync(cacheDir).sort();
+    // A partial file written just now may be a writer still at work: it stays.
     expect(left.filter((entry) => !entry.startsWith(`select-${process.version}`))).toEqual([
       "plan-v22.0.0-x64-7-a-b-c.bin",
       "select-v20.0.0-x64-7-a-b-c.bin",
+      "select-v22.0.0-x64-7-a-b-d.bin.456.partial",
     ]);
   });
 
