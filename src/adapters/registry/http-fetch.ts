@@ -2,8 +2,7 @@ import type { LookupFunction as NetLookupFunction } from "node:net";
 import type { Agent, IncomingMessage, request as httpRequest } from "node:http";
 import { nodeHttp, nodeHttps } from "../http/node-http.js";
 import type { AnswerBody, AnswerHeaders, FetchAnswer, FetchLike } from "./fetch-types.js";
-import { Readable } from "node:stream";
-import { createRequire } from "node:module";
+import type { Readable } from "node:stream";
 
 /**
  * The subset of `fetch` the registry client and the notification sender use (docs/security.md,
@@ -152,7 +151,7 @@ class RawHeaders implements AnswerHeaders {
 
 /** zlib, loaded by the first answer that is compressed (docs/capacity.md "Start-up"). */
 const zlib = (): typeof import("node:zlib") =>
-  createRequire(import.meta.url)("node:zlib") as typeof import("node:zlib");
+  process.getBuiltinModule("node:zlib") as typeof import("node:zlib");
 
 function decoderFor(encoding: string | null) {
   switch (encoding?.trim().toLowerCase()) {
