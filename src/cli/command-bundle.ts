@@ -33,7 +33,7 @@ export interface CodeCache {
   uid: number;
 }
 
-/** What became of the cache on this load; for tests and the bench. */
+/** What became of the cache on this load (the tests read it). */
 export type CacheUse = "off" | "accepted" | "written at exit";
 
 /**

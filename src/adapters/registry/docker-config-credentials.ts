@@ -77,15 +77,15 @@ function hostKeys(registry: string): string[] {
   return [registry, `https://${registry}`, `http://${registry}`];
 }
 
-async function runHelper(
+function runHelper(
   command: string,
   host: string,
   where: string,
   env: Record<string, string | undefined> | undefined,
 ): Promise<{ Username?: unknown; Secret?: unknown }> {
-  // Loaded here, not with the module: a command that runs no helper does not load child_process
-  // (docs/capacity.md "Start-up").
-  const { execFile } = await import("node:child_process");
+  // Taken here, not imported with the module: a command that runs no helper does not load
+  // child_process (docs/capacity.md "Start-up").
+  const { execFile } = process.getBuiltinModule("node:child_process") as typeof import("node:child_process");
   return new Promise((resolve, reject) => {
     const child = execFile(
       command,
