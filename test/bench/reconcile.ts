@@ -72,15 +72,21 @@ export function benchConfigRepo(objects = OBJECTS): {
 }
 
 /** The reconciler every reconcile figure runs: env/ of the bench repo into namespace `bench`, pruning. */
-export function startBenchReconciler(kubeconfig: string, source: ConfigRepoFetcher, holder: string) {
+export function startBenchReconciler(
+  kubeconfig: string,
+  source: ConfigRepoFetcher,
+  holder: string,
+  /** The namespace it applies into and keeps its inventory in, and its instance name. */
+  namespace = "bench",
+) {
   return createReconciler({
     cluster: KubeCluster.fromOptions({ kubeconfig }),
     source,
     settings: {
-      instance: "bench",
+      instance: namespace,
       path: "env",
-      namespace: "bench",
-      inventoryNamespace: "bench",
+      namespace,
+      inventoryNamespace: namespace,
       createNamespace: false,
       dryRun: false,
       prune: { ...DEFAULT_PRUNE_OPTIONS, prune: true },

@@ -28,6 +28,7 @@ const AREAS: Record<string, () => Promise<{ bench: Bench; targets?: Record<strin
   "many-apps": () => import("./many-apps.js"),
   diff: () => import("./diff.js"),
   startup: () => import("./startup.js"),
+  "plan-renovate": () => import("./plan-renovate.js"),
   soak: () => import("./soak.js"),
 };
 

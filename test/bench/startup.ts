@@ -9,8 +9,6 @@
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
-import { createServer, request as httpRequest } from "node:http";
-import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { performance } from "node:perf_hooks";
@@ -18,6 +16,7 @@ import { startEmbeddedRegistry } from "../../packages/sandbox/src/registry/embed
 import { pushImage } from "../../packages/sandbox/src/registry/push-image.js";
 import { sized } from "./size.js";
 import { BenchSkipped } from "./skipped.js";
+import { startTimingRelay } from "./timing-relay.js";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 /** FERRY_BENCH_CLI: another build's cli.js, to measure a before beside an after. */
@@ -124,60 +123,4 @@ export async function bench(): Promise<Record<string, number>> {
     await relay.close();
     await registry.close();
   }
-}
-
-/**
- * A loopback relay in front of the registry that records when each request arrived and when its
- * answer was sent: `busyMs` is the time at least one request was with the registry (the union
- * of those intervals, so concurrent requests count once).
- */
-async function startTimingRelay(upstream: URL): Promise<{
-  host: string;
-  reset: () => void;
-  busyMs: () => number;
-  close: () => Promise<void>;
-}> {
-  let spans: [number, number][] = [];
-  const server = createServer((incoming, outgoing) => {
-    const started = performance.now();
-    const forward = httpRequest(
-      {
-        host: upstream.hostname,
-        port: upstream.port,
-        method: incoming.method,
-        path: incoming.url,
-        headers: { ...incoming.headers, host: upstream.host },
-      },
-      (response) => {
-        outgoing.writeHead(response.statusCode ?? 502, response.headers);
-        response.pipe(outgoing);
-        outgoing.on("finish", () => spans.push([started, performance.now()]));
-      },
-    );
-    forward.on("error", () => outgoing.destroy());
-    incoming.pipe(forward);
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    host: `127.0.0.1:${port}`,
-    reset: () => {
-      spans = [];
-    },
-    busyMs: () => {
-      let total = 0;
-      let end = Number.NEGATIVE_INFINITY;
-      for (const [from, to] of [...spans].sort((a, b) => a[0] - b[0])) {
-        if (to <= end) continue;
-        total += to - Math.max(from, end);
-        end = to;
-      }
-      return total;
-    },
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
 }
