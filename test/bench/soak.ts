@@ -445,30 +445,18 @@ async function serveSoak(): Promise<Record<string, number>> {
     }
     figures["soak.serve.refused_or_failed"] = windows.reduce((sum, w) => sum + w.failed, 0);
     figures["soak.serve.peak_rss_mb"] = peakRss;
+    const rss = windows.map((w) => w.rss);
+    const heapFloor = windows.map((w) => w.heapFloor);
     Object.assign(
       figures,
-      growthFigures(
-        "soak.serve.rss",
-        windows.map((w) => w.rss),
-      ),
+      growthFigures("soak.serve.rss", rss),
+      growthFigures("soak.serve.heap_floor", heapFloor),
     );
-    Object.assign(
-      figures,
-      growthFigures(
-        "soak.serve.heap_floor",
-        windows.map((w) => w.heapFloor),
-      ),
-    );
-    figures["soak.serve.rss_trend_pct"] = trendPct(windows.map((w) => w.rss));
-    figures["soak.serve.heap_floor_trend_pct"] = trendPct(windows.map((w) => w.heapFloor));
-    Object.assign(
-      figures,
-      growthFigures(
-        "soak.serve.fds",
-        windows.map((w) => w.fds),
-      ),
-    );
-    figures["soak.serve.fds_trend_pct"] = trendPct(windows.map((w) => w.fds));
+    figures["soak.serve.rss_trend_pct"] = trendPct(rss);
+    figures["soak.serve.heap_floor_trend_pct"] = trendPct(heapFloor);
+    const fds = windows.map((w) => w.fds);
+    Object.assign(figures, growthFigures("soak.serve.fds", fds));
+    figures["soak.serve.fds_trend_pct"] = trendPct(fds);
     figures["soak.serve.heap_total_trend_pct"] = trendPct(windows.map((w) => w.heapTotal));
     figures["soak.serve.external_trend_pct"] = trendPct(windows.map((w) => w.external));
     figures["soak.serve.promotion_github_writes_max"] = Math.max(...windows.map((w) => w.writes));
@@ -572,7 +560,8 @@ async function reconcileSoak(): Promise<Record<string, number>> {
         const now = await cyclesEnded();
         if (now.failed > 0) throw new Error(`soak: a cycle failed:\n${output}`);
         if (now.ended === seen.ended) continue;
-        // Between two polls one cycle ends at most (a cycle waits 5 s after the last one).
+        // A poll every 250 ms and a cycle every 5 s: one cycle ended since the last poll (were it
+        // more, they would share the requests evenly).
         const requests = sim.requests().length;
         sim.resetRequests();
         opened.requestsPerCycle.push(requests / (now.ended - seen.ended));
