@@ -10,17 +10,17 @@
  * (the image's, where this Node is older), with its proxy set to a closed loopback port, so that it
  * cannot reach anything but the registry here.
  */
-import { execFileSync, spawn } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { homedir, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { performance } from "node:perf_hooks";
 import { startEmbeddedRegistry } from "../../packages/sandbox/src/registry/embedded-registry.js";
 import { pushImage } from "../../packages/sandbox/src/registry/push-image.js";
 import { sized } from "./size.js";
 import { BenchSkipped } from "./skipped.js";
 import { startTimingRelay } from "./timing-relay.js";
+import { median, runWhole } from "./whole-process.js";
 
 const RENOVATE_VERSION = "44.121.2";
 const ROOT = join(import.meta.dirname, "..", "..");
@@ -67,33 +67,6 @@ function renovateEntry(): string {
   if (!existsSync(entry)) throw new Error(`npm installed renovate@${RENOVATE_VERSION} without ${entry}`);
   return entry;
 }
-
-/** One whole process: its wall time in ms and what it printed; throws unless it exits 0. */
-function run(
-  node: string,
-  args: string[],
-  cwd: string,
-  env: NodeJS.ProcessEnv,
-): Promise<{ ms: number; output: string }> {
-  return new Promise((resolve, reject) => {
-    const started = performance.now();
-    const child = spawn(node, args, { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
-    let output = "";
-    child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
-    child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
-    child.on("error", reject);
-    child.on("close", (code) => {
-      const ms = performance.now() - started;
-      if (code === 0) resolve({ ms, output });
-      else reject(new Error(`node ${args.join(" ")}: exit ${code}: ${output.trim().slice(-2000)}`));
-    });
-  });
-}
-
-const median = (values: number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)]!;
-};
 
 /** The newest version Renovate's report proposes for the image, if any. */
 function renovateProposal(reportFile: string, image: string): string | undefined {
@@ -163,7 +136,10 @@ export async function bench(): Promise<Record<string, number>> {
       execFileSync("git", args, { cwd: repo, env: gitEnv });
 
     const ferryRun = async () => {
-      const { ms, output } = await run(process.execPath, [CLI, "plan", "--dir", "."], repo, gitEnv);
+      const { ms, output } = await runWhole(process.execPath, [CLI, "plan", "--dir", "."], {
+        cwd: repo,
+        env: gitEnv,
+      });
       if (!output.includes("1.9.0")) throw new Error(`ferry plan did not propose 1.9.0: ${output.trim()}`);
       return ms;
     };
@@ -172,7 +148,7 @@ export async function bench(): Promise<Record<string, number>> {
       // A base directory of its own each run: no lookup cached from the last, as Ferry has none.
       const base = join(dir, `renovate-${renovateRuns++}`);
       const report = `${base}.json`;
-      const { ms } = await run(
+      const { ms } = await runWhole(
         renovateNodeBinary,
         [
           renovate,
@@ -183,14 +159,16 @@ export async function bench(): Promise<Record<string, number>> {
           "--report-type=file",
           `--report-path=${report}`,
         ],
-        repo,
         {
-          ...gitEnv,
-          LOG_LEVEL: "warn",
-          RENOVATE_BASE_DIR: base,
-          HTTP_PROXY: "http://127.0.0.1:9",
-          HTTPS_PROXY: "http://127.0.0.1:9",
-          NO_PROXY: "127.0.0.1,localhost",
+          cwd: repo,
+          env: {
+            ...gitEnv,
+            LOG_LEVEL: "warn",
+            RENOVATE_BASE_DIR: base,
+            HTTP_PROXY: "http://127.0.0.1:9",
+            HTTPS_PROXY: "http://127.0.0.1:9",
+            NO_PROXY: "127.0.0.1,localhost",
+          },
         },
       );
       const proposed = renovateProposal(report, image);

@@ -5,8 +5,6 @@
  * on loopback and at that distance.
  */
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
-import { createServer, request as httpRequest } from "node:http";
-import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { performance } from "node:perf_hooks";
@@ -15,6 +13,7 @@ import type { CliIo } from "../../src/cli/io.js";
 import { startEmbeddedRegistry } from "../../packages/sandbox/src/registry/embedded-registry.js";
 import { pushImage } from "../../packages/sandbox/src/registry/push-image.js";
 import { sized } from "./size.js";
+import { startTimingRelay } from "./timing-relay.js";
 
 const IMAGES = sized(20, 3);
 const TAGS = sized(200, 40);
@@ -25,7 +24,7 @@ const ENVIRONMENTS = ["dev", "staging", "prod"] as const;
 
 export async function bench(): Promise<Record<string, number>> {
   const registry = await startEmbeddedRegistry();
-  const proxy = await startLatencyProxy(new URL(registry.url), LATENCY_MS);
+  const proxy = await startTimingRelay(new URL(registry.url), LATENCY_MS);
   const dir = await mkdtemp(join(tmpdir(), "ferry-bench-plan-"));
   try {
     const images = Array.from({ length: IMAGES }, (_, index) => `bench/svc-${index}`);
@@ -107,52 +106,4 @@ export async function bench(): Promise<Record<string, number>> {
     await proxy.close();
     await registry.close();
   }
-}
-
-/** A loopback HTTP proxy that waits `latencyMs` before forwarding each request; counts requests. */
-async function startLatencyProxy(
-  upstream: URL,
-  initialLatencyMs: number,
-): Promise<{
-  host: string;
-  requests: () => number;
-  setLatency: (ms: number) => void;
-  close: () => Promise<void>;
-}> {
-  let count = 0;
-  let latencyMs = initialLatencyMs;
-  const server = createServer((incoming, outgoing) => {
-    count += 1;
-    setTimeout(() => {
-      const forward = httpRequest(
-        {
-          host: upstream.hostname,
-          port: upstream.port,
-          method: incoming.method,
-          path: incoming.url,
-          headers: { ...incoming.headers, host: upstream.host },
-        },
-        (response) => {
-          outgoing.writeHead(response.statusCode ?? 502, response.headers);
-          response.pipe(outgoing);
-        },
-      );
-      forward.on("error", () => outgoing.destroy());
-      incoming.pipe(forward);
-    }, latencyMs);
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    host: `127.0.0.1:${port}`,
-    requests: () => count,
-    setLatency: (ms) => {
-      latencyMs = ms;
-    },
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
 }

@@ -14,6 +14,7 @@ import { apiRequest, kubeconfigFor, type ControlPlaneInfo } from "../cluster/con
 import { benchConfigRepo, manifests } from "./reconcile.js";
 import { serveCommand } from "./serve-command.js";
 import { BenchSkipped } from "./skipped.js";
+import { median } from "./whole-process.js";
 
 const GNU_TIME = process.env.FERRY_GNU_TIME ?? "/usr/bin/time";
 
@@ -51,17 +52,11 @@ function measured(command: string, args: string[], env: NodeJS.ProcessEnv, cwd: 
   });
 }
 
-async function createNamespace(info: ControlPlaneInfo, name: string): Promise<void> {
+export async function createNamespace(info: ControlPlaneInfo, name: string): Promise<void> {
   const created = await apiRequest(info, "POST", "/api/v1/namespaces", {
     body: { apiVersion: "v1", kind: "Namespace", metadata: { name } },
   });
   if (created.status !== 201) throw new Error(`create namespace ${name}: HTTP ${created.status}`);
-}
-
-/** The middle of `values` (the lower middle of an even count). */
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor((sorted.length - 1) / 2)]!;
 }
 
 /**

@@ -25,9 +25,10 @@ import {
   startBenchReconciler,
   type RequestCounter,
 } from "./reconcile.js";
-import { reconcileMemory } from "./reconcile-memory.js";
+import { createNamespace, reconcileMemory } from "./reconcile-memory.js";
 import { sized } from "./size.js";
 import { BenchSkipped } from "./skipped.js";
+import { median } from "./whole-process.js";
 
 /** Issue #33's goals 1 and 3, printed beside the figures. */
 const LARGE = sized(5000, 500);
@@ -67,19 +68,6 @@ async function requestTotals(info: ControlPlaneInfo): Promise<{ requests: number
     if (WRITE_VERBS.has(verb) && dryRun === "") writes += value;
   }
   return { requests, writes };
-}
-
-async function createNamespace(info: ControlPlaneInfo, name: string): Promise<void> {
-  const created = await apiRequest(info, "POST", "/api/v1/namespaces", {
-    body: { apiVersion: "v1", kind: "Namespace", metadata: { name } },
-  });
-  if (created.status !== 201) throw new Error(`create namespace ${name}: HTTP ${created.status}`);
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 }
 
 /**

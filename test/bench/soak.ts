@@ -455,26 +455,19 @@ async function serveSoak(): Promise<Record<string, number>> {
     }
     figures["soak.serve.refused_or_failed"] = windows.reduce((sum, w) => sum + w.failed, 0);
     figures["soak.serve.peak_rss_mb"] = peakRss;
-    const rss = windows.map((w) => w.rss);
-    const heapFloor = windows.map((w) => w.heapFloor);
-    Object.assign(
-      figures,
-      growthFigures("soak.serve.rss", rss),
-      growthFigures("soak.serve.heap_floor", heapFloor),
-    );
-    figures["soak.serve.rss_trend_pct"] = trendPct(rss);
-    figures["soak.serve.heap_floor_trend_pct"] = trendPct(heapFloor);
-    const fds = windows.map((w) => w.fds);
-    const fdsFloor = windows.map((w) => w.fdsFloor);
-    Object.assign(
-      figures,
-      growthFigures("soak.serve.fds_floor", fdsFloor),
-      growthFigures("soak.serve.fds", fds),
-    );
-    figures["soak.serve.fds_floor_trend_pct"] = trendPct(fdsFloor);
-    figures["soak.serve.fds_trend_pct"] = trendPct(fds);
-    figures["soak.serve.heap_total_trend_pct"] = trendPct(windows.map((w) => w.heapTotal));
-    figures["soak.serve.external_trend_pct"] = trendPct(windows.map((w) => w.external));
+    // Each per-window series: its growth after warm-up (and over the first window) and its trend.
+    const series: Record<string, number[]> = {
+      rss: windows.map((w) => w.rss),
+      heap_floor: windows.map((w) => w.heapFloor),
+      fds_floor: windows.map((w) => w.fdsFloor),
+      fds: windows.map((w) => w.fds),
+      heap_total: windows.map((w) => w.heapTotal),
+      external: windows.map((w) => w.external),
+    };
+    for (const [name, values] of Object.entries(series)) {
+      Object.assign(figures, growthFigures(`soak.serve.${name}`, values));
+      figures[`soak.serve.${name}_trend_pct`] = trendPct(values);
+    }
     figures["soak.serve.promotion_github_writes_max"] = Math.max(...windows.map((w) => w.writes));
     figures["soak.serve.promotion_github_writes_min"] = Math.min(...windows.map((w) => w.writes));
     figures["soak.serve.promotion_pulls_max"] = Math.max(...windows.map((w) => w.pulls));

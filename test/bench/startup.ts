@@ -6,17 +6,16 @@
  * one-image repo from a registry on loopback (the embedded registry, behind a relay that times it):
  * the time the registry spent answering is taken off the plan's wall time.
  */
-import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { performance } from "node:perf_hooks";
 import { startEmbeddedRegistry } from "../../packages/sandbox/src/registry/embedded-registry.js";
 import { pushImage } from "../../packages/sandbox/src/registry/push-image.js";
 import { sized } from "./size.js";
 import { BenchSkipped } from "./skipped.js";
 import { startTimingRelay } from "./timing-relay.js";
+import { median, runWhole } from "./whole-process.js";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 /** FERRY_BENCH_CLI: another build's cli.js, to measure a before beside an after. */
@@ -27,27 +26,10 @@ export const targets: Record<string, string> = Object.fromEntries(
   ["select", "set_image", "check_offline", "plan"].map((name) => [`startup.${name}.ratio`, "<= 3"]),
 );
 
-/** One whole process: its wall time in ms; throws unless it exits with one of `codes`. */
-function run(args: string[], cwd: string, codes: number[] = [0]): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const started = performance.now();
-    const child = spawn(process.execPath, args, { cwd, stdio: ["ignore", "pipe", "pipe"] });
-    let output = "";
-    child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
-    child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
-    child.on("error", reject);
-    child.on("close", (code) => {
-      const ms = performance.now() - started;
-      if (code !== null && codes.includes(code)) resolve(ms);
-      else reject(new Error(`node ${args.join(" ")}: exit ${code}: ${output.trim().replace(/\n/g, " | ")}`));
-    });
-  });
+/** One whole process of node with `args`: its wall time in ms; throws unless it exits 0. */
+async function run(args: string[], cwd: string): Promise<number> {
+  return (await runWhole(process.execPath, args, { cwd })).ms;
 }
-
-const median = (values: number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)]!;
-};
 
 export async function bench(): Promise<Record<string, number>> {
   if (!existsSync(CLI)) throw new BenchSkipped(`${CLI} is not built: npm run build`);
