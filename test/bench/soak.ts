@@ -66,6 +66,7 @@ export const targets: Record<string, string> = {
   "soak.serve.heap_floor_trend_pct": "≤ 10",
   "soak.serve.fds_floor_growth_after_warmup_pct": "≤ 10",
   "soak.reconcile.rss_growth_after_warmup_pct": "≤ 10",
+  "soak.reconcile.rss_trend_pct": "≤ 10",
 };
 
 interface Window {
@@ -589,13 +590,9 @@ async function reconcileSoak(): Promise<Record<string, number>> {
       figures[`${key}.rss_mb`] = w.rss;
       figures[`${key}.requests_per_cycle_max`] = Math.max(0, ...w.requestsPerCycle);
     });
-    Object.assign(
-      figures,
-      growthFigures(
-        "soak.reconcile.rss",
-        windows.map((w) => w.rss),
-      ),
-    );
+    const rss = windows.map((w) => w.rss);
+    Object.assign(figures, growthFigures("soak.reconcile.rss", rss));
+    figures["soak.reconcile.rss_trend_pct"] = trendPct(rss);
     figures["soak.reconcile.requests_per_cycle_max"] = Math.max(
       0,
       ...windows.flatMap((w) => w.requestsPerCycle),
