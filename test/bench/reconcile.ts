@@ -71,7 +71,7 @@ export function benchConfigRepo(objects = OBJECTS): {
   };
 }
 
-/** The reconciler every reconcile figure runs: env/ of the bench repo into namespace `bench`, pruning. */
+/** The reconciler every reconcile figure runs: env/ of the bench repo into a namespace (`bench` unless given), pruning. */
 export function startBenchReconciler(
   kubeconfig: string,
   source: ConfigRepoFetcher,
