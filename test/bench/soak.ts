@@ -481,12 +481,14 @@ async function serveSoak(): Promise<Record<string, number>> {
   }
 }
 
-/** Sums one counter's samples in a Prometheus text answer. */
-function counterTotal(metrics: string, name: string): number {
+/** Sums a counter's samples in a Prometheus text answer, those whose labels `keep` accepts. */
+function counterSum(metrics: string, name: string, keep: (labels: string) => boolean = () => true): number {
   let total = 0;
-  for (const line of metrics.split("\n"))
-    if (line.startsWith(`${name}{`) || line.startsWith(`${name} `))
-      total += Number(line.slice(line.lastIndexOf(" ") + 1));
+  for (const line of metrics.split("\n")) {
+    if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
+    const labels = line.startsWith(`${name}{`) ? line.slice(name.length + 1, line.lastIndexOf("}")) : "";
+    if (keep(labels)) total += Number(line.slice(line.lastIndexOf(" ") + 1));
+  }
   return total;
 }
 
@@ -541,13 +543,12 @@ async function reconcileSoak(): Promise<Record<string, number>> {
       if (!answer.ok) throw new Error(`soak: GET /metrics: HTTP ${answer.status}`);
       const text = await answer.text();
       return {
-        ended: counterTotal(text, "ferry_reconcile_cycles_total"),
-        failed: text
-          .split("\n")
-          .filter(
-            (line) => line.startsWith("ferry_reconcile_cycles_total{") && !line.includes('result="success"'),
-          )
-          .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(" ") + 1)), 0),
+        ended: counterSum(text, "ferry_reconcile_cycles_total"),
+        failed: counterSum(
+          text,
+          "ferry_reconcile_cycles_total",
+          (labels) => !labels.includes('result="success"'),
+        ),
       };
     };
     phase("reconcile start");
