@@ -15,6 +15,19 @@ const Counter = requireHere("prom-client/lib/counter.js") as typeof PromClient.C
 const Gauge = requireHere("prom-client/lib/gauge.js") as typeof PromClient.Gauge;
 const Histogram = requireHere("prom-client/lib/histogram.js") as typeof PromClient.Histogram;
 const Registry = requireHere("prom-client/lib/registry.js") as typeof PromClient.Registry;
+/**
+ * Node's process figures from prom-client's own default-metric modules, the cheap ones (about 1 MB
+ * together; the event-loop, GC and heap-space ones cost several, the CPU one loads OpenTelemetry).
+ * Registered at the first scrape, so a reconciler nobody scrapes (`--once`) does not load them.
+ */
+const PROCESS_METRICS = [
+  "processStartTime", // process_start_time_seconds
+  "osMemoryHeap", // process_resident_memory_bytes, process_virtual_memory_bytes, process_heap_bytes
+  "processOpenFileDescriptors", // process_open_fds
+  "processMaxFileDescriptors", // process_max_fds
+  "heapSizeAndUsed", // nodejs_heap_size_total_bytes, nodejs_heap_size_used_bytes, nodejs_external_memory_bytes
+  "version", // nodejs_version_info
+];
 type Counter<T extends string> = PromClient.Counter<T>;
 type Gauge<T extends string> = PromClient.Gauge<T>;
 type Histogram<T extends string> = PromClient.Histogram<T>;
@@ -40,6 +53,7 @@ export class ReconcilerMetrics {
   private readonly objects: Gauge<"instance">;
   private readonly driftUndone: Counter<"instance">;
   private readonly driftLeft: Gauge<"instance">;
+  private processMetrics = false;
 
   constructor(private readonly instance: string) {
     const registers = [this.registry];
@@ -115,6 +129,15 @@ export class ReconcilerMetrics {
   }
 
   text(): Promise<string> {
+    if (!this.processMetrics) {
+      this.processMetrics = true;
+      for (const name of PROCESS_METRICS) {
+        const register = requireHere(`prom-client/lib/metrics/${name}.js`) as (
+          registry: PromClient.Registry,
+        ) => void;
+        register(this.registry);
+      }
+    }
     return this.registry.metrics();
   }
 }

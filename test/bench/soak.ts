@@ -6,8 +6,8 @@
  * /status` reads; one promotion (push → staging PR merged, prod PR updated) per window. Per window:
  * acknowledgement latency p50/p99 of each kind, the process's RSS and open file descriptors, PRs
  * and GitHub writes. Then the reconciler's long-running loop over 1,000 objects for the same time
- * (`ferry reconcile` in its own process against the cluster simulator): RSS and API requests per
- * cycle. "Growth after warm-up" is the largest figure after the first window past the warm-up (the
+ * (`ferry reconcile` in its own process against the cluster simulator): the same process figures
+ * (RSS, its JS heap from its /metrics, descriptors) and API requests per cycle. "Growth after warm-up" is the largest figure after the first window past the warm-up (the
  * run's first quarter) over that window's, in percent; growth over the very first window is
  * printed beside it.
  */
@@ -67,13 +67,13 @@ export const targets: Record<string, string> = {
   "soak.serve.fds_floor_growth_after_warmup_pct": "≤ 10",
   "soak.reconcile.rss_growth_after_warmup_pct": "≤ 10",
   "soak.reconcile.rss_trend_pct": "≤ 10",
+  "soak.reconcile.heap_floor_growth_after_warmup_pct": "≤ 10",
+  "soak.reconcile.heap_floor_trend_pct": "≤ 10",
+  "soak.reconcile.fds_floor_growth_after_warmup_pct": "≤ 10",
 };
 
-interface Window {
-  /** Whether the fixed-rate mix ran during the window (the quiet window: only its promotion). */
-  load: boolean;
-  latencies: Record<Kind, number[]>;
-  failed: number;
+/** What one window saw of a Ferry process (either half's): its memory and descriptors. */
+interface ProcessWindow {
   rss: number;
   /** The lowest JS heap in use seen in the window (Ferry's own /metrics): what survives collection. */
   heapFloor: number;
@@ -92,8 +92,61 @@ interface Window {
    * 27 (more than 10 %) with nothing held; a leaked handle raises the floor.
    */
   fdsFloor: number;
+}
+
+interface Window extends ProcessWindow {
+  /** Whether the fixed-rate mix ran during the window (the quiet window: only its promotion). */
+  load: boolean;
+  latencies: Record<Kind, number[]>;
+  failed: number;
   pulls: number;
   writes: number;
+}
+
+function emptyProcessWindow(): ProcessWindow {
+  return { rss: 0, heapFloor: 0, heapTotal: 0, external: 0, fds: 0, fdsFloor: Number.POSITIVE_INFINITY };
+}
+
+/** Takes the process's RSS and open descriptors (from /proc) into the window. */
+function takeProcess(window: ProcessWindow, pid: number): number {
+  const rss = processMemory(pid).rssMb;
+  const fds = readdirSync(`/proc/${pid}/fd`).length;
+  window.rss = Math.max(window.rss, rss);
+  window.fds = Math.max(window.fds, fds);
+  window.fdsFloor = Math.min(window.fdsFloor, fds);
+  return rss;
+}
+
+/** Takes the JS heap's figures from one `/metrics` answer of the process into the window. */
+function takeHeap(window: ProcessWindow, metrics: string): void {
+  const used = sampleMb(metrics, "nodejs_heap_size_used_bytes");
+  if (used !== undefined) window.heapFloor = window.heapFloor === 0 ? used : Math.min(window.heapFloor, used);
+  window.heapTotal = Math.max(window.heapTotal, sampleMb(metrics, "nodejs_heap_size_total_bytes") ?? 0);
+  window.external = Math.max(window.external, sampleMb(metrics, "nodejs_external_memory_bytes") ?? 0);
+}
+
+/** The per-window series of a process's figures, under their bench names. */
+function processSeries(windows: ProcessWindow[]): Record<string, number[]> {
+  return {
+    rss: windows.map((w) => w.rss),
+    heap_floor: windows.map((w) => w.heapFloor),
+    fds_floor: windows.map((w) => w.fdsFloor),
+    fds: windows.map((w) => w.fds),
+    heap_total: windows.map((w) => w.heapTotal),
+    external: windows.map((w) => w.external),
+  };
+}
+
+/** Each window's process figures under `key` (e.g. `soak.serve.window_01`). */
+function processWindowFigures(key: string, w: ProcessWindow): Record<string, number> {
+  return {
+    [`${key}.rss_mb`]: w.rss,
+    [`${key}.heap_floor_mb`]: w.heapFloor,
+    [`${key}.heap_total_mb`]: w.heapTotal,
+    [`${key}.external_mb`]: w.external,
+    [`${key}.open_fds`]: w.fds,
+    [`${key}.open_fds_floor`]: w.fdsFloor,
+  };
 }
 
 function percentile(values: number[], p: number): number {
@@ -147,10 +200,6 @@ function trendPct(values: number[]): number {
   const earlier = median(values.slice(0, half));
   if (!earlier) return 0;
   return ((median(values.slice(values.length - half)) - earlier) / earlier) * 100;
-}
-
-function processFigures(pid: number): { rss: number; fds: number } {
-  return { rss: processMemory(pid).rssMb, fds: readdirSync(`/proc/${pid}/fd`).length };
 }
 
 const SERVE = serveCommand();
@@ -358,11 +407,7 @@ async function serveSoak(): Promise<Record<string, number>> {
     let peakRss = 0;
     const sampler = setInterval(() => {
       if (!window) return;
-      const figures = processFigures(pid);
-      window.rss = Math.max(window.rss, figures.rss);
-      window.fds = Math.max(window.fds, figures.fds);
-      window.fdsFloor = Math.min(window.fdsFloor, figures.fds);
-      peakRss = Math.max(peakRss, figures.rss);
+      peakRss = Math.max(peakRss, takeProcess(window, pid));
     }, 1000);
     // The JS heap beside RSS: a leak in Ferry's objects grows the heap's floor, while RSS also holds
     // what V8 and the allocator keep reserved. Read every 2 s from the public /metrics.
@@ -371,17 +416,7 @@ async function serveSoak(): Promise<Record<string, number>> {
       if (!open) return;
       void fetch(`${serve!.url}/metrics`)
         .then((response) => response.text())
-        .then((text) => {
-          const metric = (name: string) =>
-            Number(new RegExp(`^${name} (\\S+)$`, "m").exec(text)?.[1] ?? NaN) / MB;
-          const used = metric("nodejs_heap_size_used_bytes");
-          if (Number.isFinite(used))
-            open.heapFloor = open.heapFloor === 0 ? used : Math.min(open.heapFloor, used);
-          const total = metric("nodejs_heap_size_total_bytes");
-          if (Number.isFinite(total)) open.heapTotal = Math.max(open.heapTotal, total);
-          const external = metric("nodejs_external_memory_bytes");
-          if (Number.isFinite(external)) open.external = Math.max(open.external, external);
-        })
+        .then((text) => takeHeap(open, text))
         .catch(() => undefined);
     }, 2000);
     /** One window: a promotion, then the rest of the window; the mix runs throughout when `load`. */
@@ -390,12 +425,7 @@ async function serveSoak(): Promise<Record<string, number>> {
         load,
         latencies: { github: [], registry: [], status: [] },
         failed: 0,
-        rss: 0,
-        heapFloor: 0,
-        heapTotal: 0,
-        external: 0,
-        fds: 0,
-        fdsFloor: Number.POSITIVE_INFINITY,
+        ...emptyProcessWindow(),
         pulls: 0,
         writes: 0,
       };
@@ -439,12 +469,7 @@ async function serveSoak(): Promise<Record<string, number>> {
         figures[`${key}.${kind}_ack_p99_ms`] = percentile(w.latencies[kind], 99);
       }
       figures[`${key}.refused_or_failed`] = w.failed;
-      figures[`${key}.rss_mb`] = w.rss;
-      figures[`${key}.heap_floor_mb`] = w.heapFloor;
-      figures[`${key}.heap_total_mb`] = w.heapTotal;
-      figures[`${key}.external_mb`] = w.external;
-      figures[`${key}.open_fds`] = w.fds;
-      figures[`${key}.open_fds_floor`] = w.fdsFloor;
+      Object.assign(figures, processWindowFigures(key, w));
       figures[`${key}.promotion_pulls`] = w.pulls;
       figures[`${key}.promotion_github_writes`] = w.writes;
     });
@@ -456,19 +481,7 @@ async function serveSoak(): Promise<Record<string, number>> {
     }
     figures["soak.serve.refused_or_failed"] = windows.reduce((sum, w) => sum + w.failed, 0);
     figures["soak.serve.peak_rss_mb"] = peakRss;
-    // Each per-window series: its growth after warm-up (and over the first window) and its trend.
-    const series: Record<string, number[]> = {
-      rss: windows.map((w) => w.rss),
-      heap_floor: windows.map((w) => w.heapFloor),
-      fds_floor: windows.map((w) => w.fdsFloor),
-      fds: windows.map((w) => w.fds),
-      heap_total: windows.map((w) => w.heapTotal),
-      external: windows.map((w) => w.external),
-    };
-    for (const [name, values] of Object.entries(series)) {
-      Object.assign(figures, growthFigures(`soak.serve.${name}`, values));
-      figures[`soak.serve.${name}_trend_pct`] = trendPct(values);
-    }
+    Object.assign(figures, seriesFigures("soak.serve", processSeries(windows)));
     figures["soak.serve.promotion_github_writes_max"] = Math.max(...windows.map((w) => w.writes));
     figures["soak.serve.promotion_github_writes_min"] = Math.min(...windows.map((w) => w.writes));
     figures["soak.serve.promotion_pulls_max"] = Math.max(...windows.map((w) => w.pulls));
@@ -479,6 +492,22 @@ async function serveSoak(): Promise<Record<string, number>> {
     await distribution.close();
     await emu.close();
   }
+}
+
+/** An unlabelled sample's value in a Prometheus text answer, in MB; undefined when absent. */
+function sampleMb(metrics: string, name: string): number | undefined {
+  const value = Number(new RegExp(`^${name} (\\S+)$`, "m").exec(metrics)?.[1] ?? NaN) / MB;
+  return Number.isFinite(value) ? value : undefined;
+}
+
+/** Each per-window series' growth after warm-up (and over the first window) and its trend. */
+function seriesFigures(prefix: string, series: Record<string, number[]>): Record<string, number> {
+  const figures: Record<string, number> = {};
+  for (const [name, values] of Object.entries(series)) {
+    Object.assign(figures, growthFigures(`${prefix}.${name}`, values));
+    figures[`${prefix}.${name}_trend_pct`] = trendPct(values);
+  }
+  return figures;
 }
 
 /** Sums a counter's samples in a Prometheus text answer, those whose labels `keep` accepts. */
@@ -538,10 +567,12 @@ async function reconcileSoak(): Promise<Record<string, number>> {
       })(),
     ]);
     const metricsUrl = new URL("/metrics", statusUrl).href;
-    const cyclesEnded = async () => {
+    /** The reconciler's cycles so far, from its /metrics (whose heap figures go into `window`). */
+    const cyclesEnded = async (window?: ProcessWindow) => {
       const answer = await fetch(metricsUrl);
       if (!answer.ok) throw new Error(`soak: GET /metrics: HTTP ${answer.status}`);
       const text = await answer.text();
+      if (window) takeHeap(window, text);
       return {
         ended: counterSum(text, "ferry_reconcile_cycles_total"),
         failed: counterSum(
@@ -561,14 +592,14 @@ async function reconcileSoak(): Promise<Record<string, number>> {
     if (seen.failed > 0) throw new Error(`soak: the converge failed:\n${output}`);
     phase("converged");
     sim.resetRequests();
-    const windows: { rss: number; requestsPerCycle: number[]; cycles: number }[] = [];
+    const windows: (ProcessWindow & { requestsPerCycle: number[]; cycles: number })[] = [];
     for (let index = 0; index < WINDOWS; index++) {
-      const opened = { rss: 0, requestsPerCycle: [] as number[], cycles: 0 };
+      const opened = { ...emptyProcessWindow(), requestsPerCycle: [] as number[], cycles: 0 };
       const ends = performance.now() + WINDOW_MS;
       while (performance.now() < ends) {
         await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 250))]);
-        opened.rss = Math.max(opened.rss, processMemory(child.pid!).rssMb);
-        const now = await cyclesEnded();
+        takeProcess(opened, child.pid!);
+        const now = await cyclesEnded(opened);
         if (now.failed > 0) throw new Error(`soak: a cycle failed:\n${output}`);
         if (now.ended === seen.ended) continue;
         // A poll every 250 ms and a cycle every 5 s: one cycle ended since the last poll (were it
@@ -588,12 +619,10 @@ async function reconcileSoak(): Promise<Record<string, number>> {
     };
     windows.forEach((w, index) => {
       const key = `soak.reconcile.window_${String(index + 1).padStart(2, "0")}`;
-      figures[`${key}.rss_mb`] = w.rss;
+      Object.assign(figures, processWindowFigures(key, w));
       figures[`${key}.requests_per_cycle_max`] = Math.max(0, ...w.requestsPerCycle);
     });
-    const rss = windows.map((w) => w.rss);
-    Object.assign(figures, growthFigures("soak.reconcile.rss", rss));
-    figures["soak.reconcile.rss_trend_pct"] = trendPct(rss);
+    Object.assign(figures, seriesFigures("soak.reconcile", processSeries(windows)));
     figures["soak.reconcile.requests_per_cycle_max"] = Math.max(
       0,
       ...windows.flatMap((w) => w.requestsPerCycle),

@@ -315,6 +315,11 @@ describe("the status server", () => {
       const metrics = await (await fetch(`${server.url}/metrics`)).text();
       expect(metrics).toMatch(/ferry_reconcile_cycles_total\{instance="staging",result="success"\} 1/);
       expect(metrics).toMatch(/ferry_reconcile_sync_status\{instance="staging",status="Synced"\} 1/);
+      // Node's process figures, registered at the first scrape and read afresh at each.
+      for (const name of ["process_resident_memory_bytes", "nodejs_heap_size_used_bytes", "process_open_fds"])
+        expect(metrics).toMatch(new RegExp(`^${name} [1-9]\\d*$`, "m"));
+      const again = await (await fetch(`${server.url}/metrics`)).text();
+      expect(again.match(/^process_open_fds /gm)).toHaveLength(1);
       expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
       expect((await fetch(`${server.url}/nothing`)).status).toBe(404);
     } finally {
