@@ -6,6 +6,7 @@
  * (docs/testing.md "Bench"). Tests never assert on timing; this is where timing lives.
  */
 import { performance } from "node:perf_hooks";
+import { inspect } from "node:util";
 import { BenchSkipped } from "./skipped.js";
 
 type Bench = () => Promise<Record<string, number>>;
@@ -31,6 +32,14 @@ const AREAS: Record<string, () => Promise<{ bench: Bench; targets?: Record<strin
   "plan-renovate": () => import("./plan-renovate.js"),
   soak: () => import("./soak.js"),
 };
+
+/** An error's first line with its causes' (`fetch failed: other side closed`), as one line. */
+function oneLine(error: unknown): string {
+  const parts: string[] = [];
+  for (let cause: unknown = error; cause instanceof Error && parts.length < 5; cause = cause.cause)
+    parts.push(cause.message.split("\n")[0]!);
+  return parts.length > 0 ? parts.join(": ") : String(error);
+}
 
 async function main(): Promise<void> {
   const json = process.argv.includes("--json");
@@ -67,10 +76,10 @@ async function main(): Promise<void> {
         if (!json) process.stdout.write(`\n== ${area}: SKIPPED: ${skipped[area]}\n`);
         continue;
       }
-      failures[area] = (error as Error).message.split("\n")[0]!;
+      failures[area] = oneLine(error);
       if (!json) process.stdout.write(`\n== ${area}: FAILED: ${failures[area]}\n`);
       // Where it failed, for whoever reads the log: the figures' output keeps the one line.
-      process.stderr.write(`${area}: ${(error as Error).stack ?? String(error)}\n`);
+      process.stderr.write(`${area}: ${inspect(error)}\n`);
     }
   }
   if (json) process.stdout.write(`${JSON.stringify({ figures, targets, failures, skipped }, null, 2)}\n`);
