@@ -7,9 +7,9 @@
  * acknowledgement latency p50/p99 of each kind, the process's RSS and open file descriptors, PRs
  * and GitHub writes. Then the reconciler's long-running loop over 1,000 objects for the same time
  * (`ferry reconcile` in its own process against the cluster simulator): the same process figures
- * (RSS, its JS heap from its /metrics, descriptors) and API requests per cycle. "Growth after warm-up" is the largest figure after the first window past the warm-up (the
- * run's first quarter) over that window's, in percent; growth over the very first window is
- * printed beside it.
+ * (RSS, its JS heap from its /metrics, descriptors) and API requests per cycle. "Growth after
+ * warm-up" is the largest figure after the first window past the warm-up (the run's first quarter)
+ * over that window's, in percent; growth over the very first window is printed beside it.
  */
 import { createHmac, randomBytes, randomUUID } from "node:crypto";
 import { spawn, type ChildProcess } from "node:child_process";
