@@ -514,10 +514,21 @@ async function serveSoak(): Promise<Record<string, number>> {
   }
 }
 
-/** An unlabelled sample's value in a Prometheus text answer, in MB; undefined when absent. */
+/** A metric's samples in a Prometheus text answer: each one's labels (`` for none) and value. */
+function samples(metrics: string, name: string): { labels: string; value: number }[] {
+  const found: { labels: string; value: number }[] = [];
+  for (const line of metrics.split("\n")) {
+    if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
+    const labels = line.startsWith(`${name}{`) ? line.slice(name.length + 1, line.lastIndexOf("}")) : "";
+    found.push({ labels, value: Number(line.slice(line.lastIndexOf(" ") + 1)) });
+  }
+  return found;
+}
+
+/** An unlabelled sample's value, in MB; undefined when absent. */
 function sampleMb(metrics: string, name: string): number | undefined {
-  const value = Number(new RegExp(`^${name} (\\S+)$`, "m").exec(metrics)?.[1] ?? NaN) / MB;
-  return Number.isFinite(value) ? value : undefined;
+  const value = samples(metrics, name).find((sample) => sample.labels === "")?.value;
+  return value !== undefined && Number.isFinite(value) ? value / MB : undefined;
 }
 
 /** Each per-window series' growth after warm-up (and over the first window) and its trend. */
@@ -530,15 +541,11 @@ function seriesFigures(prefix: string, series: Record<string, number[]>): Record
   return figures;
 }
 
-/** Sums a counter's samples in a Prometheus text answer, those whose labels `keep` accepts. */
+/** Sums a counter's samples, those whose labels `keep` accepts. */
 function counterSum(metrics: string, name: string, keep: (labels: string) => boolean = () => true): number {
-  let total = 0;
-  for (const line of metrics.split("\n")) {
-    if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
-    const labels = line.startsWith(`${name}{`) ? line.slice(name.length + 1, line.lastIndexOf("}")) : "";
-    if (keep(labels)) total += Number(line.slice(line.lastIndexOf(" ") + 1));
-  }
-  return total;
+  return samples(metrics, name)
+    .filter((sample) => keep(sample.labels))
+    .reduce((total, sample) => total + sample.value, 0);
 }
 
 /**
